@@ -1,0 +1,4 @@
+export * from './acl.js';
+export * from './coordinator.js';
+export * from './errors.js';
+export * from './paths.js';

@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { digestOf, permsFromShort, permsToShort, ZoottError } from '@zoott/core';
+
+describe('digest', () => {
+  it('matches ZooKeeper for xp:123', () => {
+    expect(digestOf('xp', '123')).toBe('xp:LNcZO17uqqJ4GuYoSclIsGjYniQ=');
+  });
+  it('round-trips cdrwa letters', () => {
+    expect(permsToShort(permsFromShort('ARWDC'))).toBe('cdrwa');
+    expect(() => permsFromShort('rx')).toThrow(ZoottError);
+  });
+});

@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+// Tests import workspace packages from source, so an edit is picked up without a rebuild.
+// Subprocess tests (CLI, worker daemon) still run the built dist, which `pnpm test` builds first.
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@zoott/core': src('./packages/core/src/index.ts'),
+      '@zoott/memory-adapter': src('./packages/memory-adapter/src/index.ts'),
+      '@zoott/zk-adapter': src('./packages/zk-adapter/src/index.ts'),
+      '@zoott/conformance': src('./packages/conformance/src/index.ts'),
+      '@zoott/zk-testkit': src('./packages/zk-testkit/src/index.ts'),
+      '@zoott/worker': src('./apps/worker/src/index.ts'),
+      '@zoott/cli': src('./packages/cli/src/index.ts'),
+    },
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // ZooKeeper-backed files each start their own server; two cores only.
+    maxWorkers: 2,
+    // .ci/run reads the JSON report to print the closing `N passed, N failed` line.
+    reporters: process.env.ZOOTT_TEST_REPORT
+      ? ['default', ['json', { outputFile: process.env.ZOOTT_TEST_REPORT }]]
+      : ['default'],
+  },
+});
