@@ -14,6 +14,7 @@ export default defineConfig({
       '@zoott/conformance': src('./packages/conformance/src/index.ts'),
       '@zoott/zk-testkit': src('./packages/zk-testkit/src/index.ts'),
       '@zoott/worker': src('./apps/worker/src/index.ts'),
+      '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
     },
   },
