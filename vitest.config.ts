@@ -20,6 +20,8 @@ export default defineConfig({
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+    // One standalone ZooKeeper for the whole run (inject('zkConnect')); fails the run if none.
+    globalSetup: ['./packages/zk-testkit/src/vitest-global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // ZooKeeper-backed files each start their own server; two cores only.

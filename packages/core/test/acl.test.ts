@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { digestOf, permsFromShort, permsToShort, ZoottError } from '@zoott/core';
+import { describe, expect, it } from 'vitest';
 
 describe('digest', () => {
   it('matches ZooKeeper for xp:123', () => {

@@ -1,1 +1,4 @@
-export {};
+export type { Backend, TestBackend } from './backend.js';
+export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
+export { memoryBackend } from './memory-backend.js';
+export { zookeeperBackend } from './zookeeper-backend.js';

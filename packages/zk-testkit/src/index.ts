@@ -1,1 +1,11 @@
-export {};
+export { ZooKeeperStartError, ZooKeeperUnavailableError } from './errors.js';
+export { type FourLetterCommand, fourLetter, serverMode } from './four-letter.js';
+export { startProxy, type ZkProxy } from './proxy.js';
+export { startEnsemble, startZooKeeper } from './start.js';
+export type {
+  StartEnsembleOptions,
+  StartZooKeeperOptions,
+  StopOptions,
+  ZooKeeperEnsemble,
+  ZooKeeperServer,
+} from './types.js';

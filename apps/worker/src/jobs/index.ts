@@ -1,0 +1,4 @@
+export * from './process.js';
+export * from './racer.js';
+export * from './regular.js';
+export * from './resolve.js';

@@ -1,0 +1,199 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { ProcessRun } from '@zoott/core';
+
+export interface StartOptions {
+  cwd: string;
+  env: Record<string, string>;
+  /** Bytes kept per stream; the rest is read and dropped (the pipe never blocks the child). */
+  maxOutputBytes: number;
+  /** Time between SIGTERM and SIGKILL when the process is stopped. */
+  killGraceMs: number;
+  serverName: string;
+}
+
+/** A started process (or one that failed to start) and the means to stop it. */
+export interface StartedProcess {
+  /** 0 when the process could not be started. */
+  readonly pid: number;
+  /** Resolves once, with the first chunk of stdout or stderr output. */
+  readonly firstOutput: Promise<void>;
+  /** Resolves when the process has ended and its pipes are closed. Never rejects. */
+  readonly done: Promise<ProcessRun>;
+  /**
+   * Stops the whole process group: SIGTERM, then SIGKILL after the grace time
+   * (`immediate` sends SIGKILL at once). Safe to call more than once, or after the end.
+   */
+  stop(options?: { immediate?: boolean; timedOut?: boolean }): void;
+}
+
+/** Signal number for a Node signal name (`SIGKILL` → 9). */
+export function signalNumber(name: NodeJS.Signals): number {
+  return constants.signals[name] ?? 0;
+}
+
+/**
+ * Spawns `path` without a shell, in its own process group (detached), writes `stdin`
+ * and captures output up to a cap. When the group leader ends, whatever else is left in
+ * its group is killed too, so nothing it started outlives the job.
+ */
+export function startProcess(
+  path: string,
+  args: readonly string[],
+  stdin: string,
+  opts: StartOptions,
+): StartedProcess {
+  const started = new Date();
+  let child: ChildProcess;
+  try {
+    child = spawn(path, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      shell: false,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (err) {
+    return failedStart(err as Error, started, opts.serverName);
+  }
+
+  const out = new Capture(opts.maxOutputBytes);
+  const err = new Capture(opts.maxOutputBytes);
+  let resolveFirst!: () => void;
+  const firstOutput = new Promise<void>((r) => {
+    resolveFirst = r;
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out.add(chunk);
+    resolveFirst();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err.add(chunk);
+    resolveFirst();
+  });
+  // A child that exits without reading its input makes the write fail with EPIPE; that is
+  // the child's business, not an error of the run.
+  child.stdin?.on('error', () => {});
+  child.stdin?.end(stdin);
+
+  let exited = false;
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  };
+
+  const done = new Promise<ProcessRun>((resolveDone) => {
+    let settled = false;
+    const settle = (run: ProcessRun) => {
+      if (settled) return;
+      settled = true;
+      if (killTimer) clearTimeout(killTimer);
+      resolveDone(run);
+    };
+    const base = () => ({
+      stdout: out.text(),
+      stderr: err.text(),
+      server: opts.serverName,
+      started,
+      finished: new Date(),
+      truncated: out.truncated || err.truncated,
+      timedOut,
+    });
+    child.once('error', (e) => {
+      // Without a pid the process never ran, and no 'exit' will follow.
+      if (child.pid === undefined)
+        settle({ ...base(), pid: 0, exit: exitForSpawnError(e), error: e.message });
+    });
+    child.once('exit', () => {
+      exited = true;
+      // Reap what the leader left behind in its group (background children, etc.).
+      killGroup('SIGKILL');
+      // A descendant that left the group could hold the pipes open forever; stop
+      // waiting for them after the grace time.
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, opts.killGraceMs).unref();
+    });
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      const pid = child.pid ?? 0;
+      settle(
+        signal !== null
+          ? { ...base(), pid, signal: signalNumber(signal) }
+          : { ...base(), pid, exit: code ?? 0 },
+      );
+    });
+  });
+
+  return {
+    pid: child.pid ?? 0,
+    firstOutput,
+    done,
+    stop({ immediate = false, timedOut: isTimeout = false } = {}) {
+      if (exited || child.pid === undefined) return;
+      if (isTimeout) timedOut = true;
+      if (immediate) {
+        killGroup('SIGKILL');
+        return;
+      }
+      killGroup('SIGTERM');
+      if (!killTimer) {
+        killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs);
+        killTimer.unref();
+      }
+    },
+  };
+}
+
+function exitForSpawnError(e: Error): number {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 127 : 126;
+}
+
+function failedStart(e: Error, started: Date, serverName: string): StartedProcess {
+  const run: ProcessRun = {
+    stdout: '',
+    stderr: '',
+    server: serverName,
+    pid: 0,
+    exit: exitForSpawnError(e),
+    error: e.message,
+    started,
+    finished: new Date(),
+  };
+  return {
+    pid: 0,
+    firstOutput: new Promise<void>(() => {}),
+    done: Promise.resolve(run),
+    stop() {},
+  };
+}
+
+/** Keeps the first `max` bytes of a stream and remembers whether more came. */
+class Capture {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly max: number) {}
+
+  add(chunk: Buffer): void {
+    const room = this.max - this.size;
+    if (chunk.length > room) this.truncated = true;
+    if (room <= 0) return;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(kept);
+    this.size += kept.length;
+  }
+
+  /** The captured bytes as UTF-8 (a character cut by the cap becomes U+FFFD). */
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}

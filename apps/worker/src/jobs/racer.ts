@@ -1,0 +1,116 @@
+import type { ProcessRun } from '@zoott/core';
+import { startProcess } from './process.js';
+import { DEFAULT_KILL_GRACE_MS } from './regular.js';
+import { minimalEnv, resolveExecutable } from './resolve.js';
+
+export interface RacerOptions {
+  serverName: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Bytes of stdout and of stderr kept (default 256 KiB each). */
+  maxOutputBytes?: number;
+  killGraceMs?: number;
+  /** Exit codes that count as a normal end (default `[0]`); any other code wins. */
+  normalExitCodes?: readonly number[];
+  allowExec?: (resolvedPath: string) => boolean;
+}
+
+/** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
+export type RacerOutcome =
+  | { result: 'won'; reason: 'output' | 'abnormal' }
+  | { result: 'lost'; reason: 'normal' };
+
+export interface RacerHandle {
+  /** The racer's pid (also its process group) once started; 0 when it never started. */
+  readonly pid: Promise<number>;
+  /** Settles as soon as the outcome is known: at the first output byte or at the end. */
+  readonly outcome: Promise<RacerOutcome>;
+  /** The complete run once the process has ended (use it for the winner's record). */
+  readonly done: Promise<ProcessRun & { stdin: string }>;
+  /**
+   * Stops the racer's process group (SIGTERM, SIGKILL after the grace time). A racer
+   * killed before it started ends with `error` set; the outcome of a killed racer only
+   * tells how it ended, not that it beat anyone.
+   */
+  kill(options?: { immediate?: boolean }): void;
+}
+
+/**
+ * Starts one racer of a race job: `executable` with `args`, `data` on its stdin. The race
+ * rule of the seed: the first racer that writes anything to stdout or stderr, or that does
+ * not end normally (killed by a signal, an exit code outside `normalExitCodes`, or failing
+ * to start), wins; one that ends normally without output loses. The orchestrator kills
+ * the others and reads the winner's `done`.
+ */
+export function runRacer(
+  executable: string,
+  args: readonly string[],
+  data: string,
+  options: RacerOptions,
+): RacerHandle {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? minimalEnv();
+  const normal = new Set(options.normalExitCodes ?? [0]);
+  let killed = false;
+  let stopProcess: ((o?: { immediate?: boolean }) => void) | undefined;
+
+  const started = (async () => {
+    const found = await resolveExecutable(executable, cwd, env.PATH);
+    const refused =
+      found.ok && options.allowExec && !options.allowExec(found.path)
+        ? `executable ${found.path} is not allowed by this worker's policy`
+        : null;
+    if (!found.ok || refused !== null || killed) {
+      const now = new Date();
+      const run: ProcessRun = {
+        stdout: '',
+        stderr: '',
+        server: options.serverName,
+        pid: 0,
+        exit: found.ok ? 126 : found.exit,
+        error: found.ok ? (refused ?? 'killed before it started') : found.error,
+        started: now,
+        finished: now,
+      };
+      return { proc: null, run };
+    }
+    const proc = startProcess(found.path, args, data, {
+      cwd,
+      env,
+      maxOutputBytes: options.maxOutputBytes ?? 256 * 1024,
+      killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      serverName: options.serverName,
+    });
+    stopProcess = (o) => proc.stop(o);
+    return { proc, run: null };
+  })();
+
+  const done = started.then(async ({ proc, run }) => ({
+    ...(run ?? (await proc!.done)),
+    stdin: data,
+  }));
+
+  const outcome = started.then(async ({ proc }): Promise<RacerOutcome> => {
+    const ended = done.then((run): RacerOutcome => {
+      const normalEnd = run.signal == null && run.error === undefined && normal.has(run.exit ?? 0);
+      if (!normalEnd) return { result: 'won', reason: 'abnormal' };
+      // Output that arrived with the end still wins.
+      if (run.stdout.length > 0 || run.stderr.length > 0)
+        return { result: 'won', reason: 'output' };
+      return { result: 'lost', reason: 'normal' };
+    });
+    if (!proc) return ended;
+    const spoke = proc.firstOutput.then((): RacerOutcome => ({ result: 'won', reason: 'output' }));
+    return Promise.race([spoke, ended]);
+  });
+
+  return {
+    pid: started.then(({ proc }) => proc?.pid ?? 0),
+    outcome,
+    done,
+    kill(o) {
+      killed = true;
+      stopProcess?.(o);
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import {
+  buildRegularResult,
+  DEFAULT_MAX_RESULT_BYTES,
+  type ProcessRun,
+  type RegularJob,
+  type RegularJobResult,
+  ZoottError,
+} from '@zoott/core';
+import { type StartedProcess, startProcess } from './process.js';
+import { minimalEnv, resolveExecutable } from './resolve.js';
+
+export interface RunJobOptions {
+  /** Host name reported as the result's `server`. */
+  serverName: string;
+  /** Working directory of the process (default: the worker's). */
+  cwd?: string;
+  /** The whole environment of the process (default: {@link minimalEnv}). */
+  env?: Record<string, string>;
+  /** Bytes of stdout and of stderr kept while capturing (default 256 KiB each). */
+  maxOutputBytes?: number;
+  /** Cap on the result JSON (default 256 KiB). */
+  maxResultBytes?: number;
+  /**
+   * The worker's limit on run time. A job's own `timeoutMs` can only shorten it: the
+   * smaller of the two applies. No limit when neither is set.
+   */
+  timeoutMs?: number;
+  /** Time between SIGTERM and SIGKILL (default 5000 ms). */
+  killGraceMs?: number;
+  /** Aborting stops the process group and rejects with `ABORTED` once it is gone. */
+  signal?: AbortSignal;
+  /** Policy hook: return false to refuse an executable (after PATH resolution). */
+  allowExec?: (resolvedPath: string) => boolean;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 5000;
+
+/**
+ * Runs a validated regular job to completion and returns its result JSON. Never uses a
+ * shell. An executable that cannot be found or is refused yields a result with `error`,
+ * `pid` 0 and exit 127/126 rather than a rejection, so the producer learns why. Rejects
+ * only with `ABORTED` (after the process group has been killed).
+ */
+export async function runRegularJob(
+  job: RegularJob,
+  options: RunJobOptions,
+): Promise<RegularJobResult> {
+  const { signal } = options;
+  throwIfAborted(signal);
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? minimalEnv();
+  const resultOpts = { maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES };
+
+  const notStarted = (exit: number, error: string): RegularJobResult => {
+    const now = new Date();
+    const run: ProcessRun = {
+      stdout: '',
+      stderr: '',
+      server: options.serverName,
+      pid: 0,
+      exit,
+      error,
+      started: now,
+      finished: now,
+    };
+    return buildRegularResult(job, run, resultOpts);
+  };
+
+  const found = await resolveExecutable(job.executable, cwd, env.PATH);
+  throwIfAborted(signal);
+  if (!found.ok) return notStarted(found.exit, found.error);
+  if (options.allowExec && !options.allowExec(found.path))
+    return notStarted(126, `executable ${found.path} is not allowed by this worker's policy`);
+
+  const proc = startProcess(found.path, job.arguments ?? [], job.stdin ?? '', {
+    cwd,
+    env,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+    serverName: options.serverName,
+  });
+  const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);
+  return buildRegularResult(job, run, resultOpts);
+}
+
+/** The smaller of the job's and the worker's timeouts, or undefined when neither is set. */
+export function effectiveTimeout(jobMs?: number, workerMs?: number): number | undefined {
+  if (jobMs === undefined) return workerMs;
+  if (workerMs === undefined) return jobMs;
+  return Math.min(jobMs, workerMs);
+}
+
+/**
+ * Waits for `proc` to end, stopping it on timeout or abort. On abort it still waits for
+ * the process to be gone, then rejects with `ABORTED`.
+ */
+export async function supervise(
+  proc: StartedProcess,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ProcessRun> {
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => proc.stop({ timedOut: true }), timeoutMs);
+  let aborted = false;
+  const onAbort = () => {
+    aborted = true;
+    proc.stop();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+  try {
+    const run = await proc.done;
+    if (aborted) throw abortError(signal);
+    return run;
+  } finally {
+    if (timer) clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortError(signal);
+}
+
+function abortError(signal: AbortSignal | undefined): ZoottError {
+  return new ZoottError('ABORTED', 'the job was aborted; its process group was stopped', {
+    op: 'runRegularJob',
+    cause: signal?.reason,
+  });
+}

@@ -1,0 +1,208 @@
+import {
+  type Coordinator,
+  type ErrorCode,
+  isZoottError,
+  type SessionEvent,
+  type SessionEventType,
+  type WatchEvent,
+  type Watcher,
+  type ZoottError,
+} from '@zoott/core';
+import { expect } from 'vitest';
+import type { CoordinatorHarness } from './harness.js';
+
+/** The digest user every ACL test grants ALL, so teardown can always clean up. */
+export const ADMIN_USER = 'conf-admin';
+export const ADMIN_PASSWORD = 'conf-secret';
+
+/** What each test gets: a fresh base path and clients that are closed after it. */
+export interface SuiteContext {
+  readonly harness: CoordinatorHarness;
+  /** `/conf-<random>`, created before the test, deleted (recursively) after it. */
+  readonly base: string;
+  /** The first client, connected before the test. */
+  readonly client: Coordinator;
+  /** `base` joined with the given segments. */
+  path(...segments: string[]): string;
+  /** Opens another session on the same tree; closed after the test. */
+  connect(options?: { sessionTimeoutMs?: number }): Promise<Coordinator>;
+  /** Deadline for things that must happen. */
+  readonly timeoutMs: number;
+}
+
+function randomSuffix(): string {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Builds and tears down the per-test context. */
+export class ContextManager {
+  private clients: Coordinator[] = [];
+  private current: SuiteContext | undefined;
+
+  async setUp(harness: CoordinatorHarness): Promise<SuiteContext> {
+    this.clients = [];
+    const connect = async (options?: { sessionTimeoutMs?: number }) => {
+      const c = await harness.connect(options);
+      this.clients.push(c);
+      return c;
+    };
+    const client = await connect();
+    const base = `/conf-${randomSuffix()}`;
+    await client.create(base);
+    this.current = {
+      harness,
+      base,
+      client,
+      connect,
+      timeoutMs: harness.eventTimeoutMs ?? 10_000,
+      path: (...segments) => [base, ...segments].join('/'),
+    };
+    return this.current;
+  }
+
+  get context(): SuiteContext {
+    if (!this.current) throw new Error('conformance: no test context (used outside a test?)');
+    return this.current;
+  }
+
+  /** Closes every client, then removes the base tree with a fresh, fully authorised session. */
+  async tearDown(): Promise<void> {
+    const ctx = this.current;
+    this.current = undefined;
+    const clients = this.clients;
+    this.clients = [];
+    await Promise.allSettled(clients.map((c) => c.close()));
+    if (!ctx) return;
+    const cleaner = await ctx.harness.connect();
+    try {
+      await cleaner.addAuth('digest', `${ADMIN_USER}:${ADMIN_PASSWORD}`);
+      await removeTree(cleaner, ctx.base);
+    } finally {
+      await cleaner.close();
+    }
+  }
+}
+
+async function removeTree(c: Coordinator, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await c.children(path);
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE')) return;
+    throw err;
+  }
+  for (const child of children) await removeTree(c, `${path}/${child}`);
+  try {
+    await c.delete(path);
+  } catch (err) {
+    if (!isZoottError(err, 'NO_NODE')) throw err;
+  }
+}
+
+/** Asserts that `promise` rejects with a ZoottError whose code is one of `codes`; returns it. */
+export async function expectCode(
+  promise: Promise<unknown>,
+  codes: ErrorCode | readonly ErrorCode[],
+): Promise<ZoottError> {
+  const wanted = typeof codes === 'string' ? [codes] : codes;
+  let outcome: unknown;
+  try {
+    outcome = await promise;
+  } catch (err) {
+    if (!isZoottError(err)) {
+      throw new Error(`expected a ZoottError (${wanted.join(' | ')}), got ${String(err)}`);
+    }
+    expect(wanted, `error was: ${err.message}`).toContain(err.code);
+    return err;
+  }
+  throw new Error(
+    `expected a ZoottError (${wanted.join(' | ')}), but it resolved with ${JSON.stringify(outcome)}`,
+  );
+}
+
+function waitUntil<T>(
+  check: () => T | undefined,
+  subscribe: (wake: () => void) => void,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const ready = check();
+  if (ready !== undefined) return Promise.resolve(ready);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`conformance: no ${what} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    subscribe(() => {
+      const value = check();
+      if (value !== undefined) {
+        clearTimeout(timer);
+        resolve(value);
+      }
+    });
+  });
+}
+
+/** A watcher that records what it sees, and lets a test wait for the n-th event. */
+export interface WatchRecorder {
+  readonly watch: Watcher;
+  readonly events: WatchEvent[];
+  /** Resolves with the event number `n` (1-based, default 1) once it arrived. */
+  next(n?: number): Promise<WatchEvent>;
+}
+
+export function recorder(timeoutMs: number, log?: string[], label?: string): WatchRecorder {
+  const events: WatchEvent[] = [];
+  const wakers = new Set<() => void>();
+  return {
+    events,
+    watch: (event) => {
+      events.push(event);
+      log?.push(`${label ?? 'watch'}:${event.type}:${event.path}`);
+      for (const w of [...wakers]) w();
+    },
+    next(n = 1) {
+      return waitUntil(
+        () => events[n - 1],
+        (wake) => wakers.add(wake),
+        timeoutMs,
+        `watch event #${n}`,
+      );
+    },
+  };
+}
+
+/** Records a client's session events from now on. */
+export interface SessionRecorder {
+  readonly events: SessionEvent[];
+  /** Resolves with the first recorded event of this type. */
+  waitFor(type: SessionEventType): Promise<SessionEvent>;
+  stop(): void;
+}
+
+export function sessionRecorder(client: Coordinator, timeoutMs: number): SessionRecorder {
+  const events: SessionEvent[] = [];
+  const wakers = new Set<() => void>();
+  const stop = client.onSession((event) => {
+    events.push(event);
+    for (const w of [...wakers]) w();
+  });
+  return {
+    events,
+    stop,
+    waitFor(type) {
+      return waitUntil(
+        () => events.find((e) => e.type === type),
+        (wake) => wakers.add(wake),
+        timeoutMs,
+        `'${type}' session event`,
+      );
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+export const text = (s: string): Uint8Array => encoder.encode(s);
+export const str = (b: Uint8Array): string => decoder.decode(b);
+export const sorted = (names: readonly string[]): string[] => [...names].sort();

@@ -1,0 +1,132 @@
+import type { Op } from '../contract/coordinator.js';
+import { ZoottError } from '../contract/errors.js';
+import { decodeJson, encodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
+import { type EntryName, entryPrefix, parseEntryName } from './layout.js';
+import { codeOf, taskStateError } from './support.js';
+import type { EntryData } from './types.js';
+import { walkTree } from './walk.js';
+
+/** The pending entry of `key` in its bucket, or `null`. */
+export async function findEntry(
+  ctx: EngineContext,
+  key: TaskKey,
+): Promise<{ entry: EntryName; path: string } | null> {
+  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
+  const encodedKey = key.join(KEY_SEPARATOR);
+  for (const n of await ctx.c.children(bucket)) {
+    const e = parseEntryName(n);
+    if (e && e.encodedKey === encodedKey) return { entry: e, path: `${bucket}/${n}` };
+  }
+  return null;
+}
+
+const RACE_CODES = new Set(['BAD_VERSION', 'NO_NODE', 'NODE_EXISTS', 'NOT_EMPTY']);
+
+/** Repeats `attempt` while it loses races (it returns `undefined` to ask for another round). */
+async function untilSettled<T>(op: string, key: TaskKey, attempt: () => Promise<T | undefined>) {
+  for (let round = 0; round < 8; round++) {
+    try {
+      const out = await attempt();
+      if (out !== undefined) return out;
+    } catch (err) {
+      if (!RACE_CODES.has(codeOf(err) ?? '')) throw err;
+    }
+  }
+  throw new ZoottError('TASK_STATE', `task ${key.join(KEY_SEPARATOR)}: too much contention`, {
+    op,
+  });
+}
+
+/**
+ * Operator retry of a dead-lettered task: ONE multi turning its `x` entry back into an `r`
+ * entry with the attempt count reset, and deleting the failed record.
+ */
+export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void> {
+  validateKey(key, ctx.limits);
+  await untilSettled('retry', key, async () => {
+    const found = await findEntry(ctx, key);
+    if (found?.entry.kind !== 'x')
+      throw taskStateError(key, 'is not failed, so there is nothing to retry', 'retry');
+    const got = await ctx.c.get(found.path);
+    const {
+      lastError: _e,
+      notBefore: _n,
+      claim: _c,
+      ...rest
+    } = decodeJson<EntryData>(got.data, found.path);
+    const fresh: EntryData = { ...rest, attempts: 0 };
+    const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
+    await ctx.c.multi([
+      { op: 'delete', path: found.path, version: got.stat.version },
+      { op: 'delete', path: ctx.layout.recordPath('f', key) },
+      {
+        op: 'create',
+        path: `${bucket}/${entryPrefix('r', found.entry.priority, found.entry.encodedKey)}`,
+        data: encodeJson(fresh),
+        sequential: true,
+      },
+    ]);
+    return true;
+  });
+}
+
+/**
+ * Cancels a task: its entry, claim, completed and failed records go, and its tree node too
+ * unless it keeps children. With `subtree`, every descendant goes first (deepest first, one
+ * multi per task). Returns the keys whose state or node was removed.
+ */
+export async function cancelTask(
+  ctx: EngineContext,
+  key: TaskKey,
+  subtree: boolean,
+): Promise<TaskKey[]> {
+  validateKey(key, ctx.limits);
+  const treePath = ctx.layout.treePath(key);
+  if (!(await ctx.c.exists(treePath)))
+    throw new ZoottError('NO_SUCH_TASK', `task ${key.join(KEY_SEPARATOR)} does not exist`, {
+      op: 'cancel',
+      path: treePath,
+    });
+  const keys: TaskKey[] = [];
+  if (subtree) {
+    const below = await walkTree(ctx, key, () => false);
+    below.sort((a, b) => b.key.length - a.key.length);
+    // Tasks of one depth are independent: cancel them together, deepest level first.
+    let i = 0;
+    while (i < below.length) {
+      const depth = below[i]!.key.length;
+      const level: TaskKey[] = [];
+      while (i < below.length && below[i]!.key.length === depth) level.push(below[i++]!.key);
+      await Promise.all(level.map((k) => cancelOne(ctx, k, true)));
+      keys.push(...level);
+    }
+  }
+  await cancelOne(ctx, key, subtree);
+  keys.push(key);
+  return keys;
+}
+
+async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean): Promise<void> {
+  const { c, layout } = ctx;
+  const treePath = layout.treePath(key);
+  await untilSettled('cancel', key, async () => {
+    const [found, node, working, completed, failed] = await Promise.all([
+      findEntry(ctx, key),
+      c.exists(treePath),
+      c.exists(layout.recordPath('w', key)),
+      c.exists(layout.recordPath('c', key)),
+      c.exists(layout.recordPath('f', key)),
+    ]);
+    const ops: Op[] = [];
+    if (found) ops.push({ op: 'delete', path: found.path });
+    if (working) ops.push({ op: 'delete', path: layout.recordPath('w', key) });
+    if (completed) ops.push({ op: 'delete', path: layout.recordPath('c', key) });
+    if (failed) ops.push({ op: 'delete', path: layout.recordPath('f', key) });
+    if (node && (removeNode || node.numChildren === 0))
+      ops.push({ op: 'delete', path: treePath, version: -1 });
+    if (ops.length > 0) await c.multi(ops);
+    return true;
+  });
+}

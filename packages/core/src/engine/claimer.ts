@@ -1,0 +1,402 @@
+import type { NodeData } from '../contract/coordinator.js';
+import { decodeJson, encodeJson } from '../contract/paths.js';
+import { blockingAncestor } from '../tree/blocking.js';
+import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
+import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import type { EngineContext } from './context.js';
+import { type EntryName, parseEntryName } from './layout.js';
+import { failClaim } from './settle.js';
+import { codeOf, multiFailure } from './support.js';
+import type { Claim, ClaimIdentity, EntryData } from './types.js';
+
+/** How a claimer picks tasks. */
+export interface ClaimerOptions {
+  /** Identity written into the working node and the completed record. */
+  worker: string;
+  /** This worker's locality identity, matched against `hints.server`. */
+  server?: string;
+  host?: string;
+  pid?: number;
+  /** Task types this claimer runs; `undefined` = every type. */
+  types?: readonly string[];
+  /** Extra locality score (files, datasets); added to the `hints.server` preference. */
+  locality?: LocalityScore;
+  /** How long a task hinted to another live worker waits before this one takes it. Default 2000. */
+  localityWaitMs?: number;
+  /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
+  lookahead?: number;
+  /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
+  liveServers?: () => ReadonlySet<string> | undefined;
+}
+
+interface CachedEntry {
+  version: number;
+  czxid: number;
+  data: EntryData;
+  /** When this claimer first saw the entry (engine clock): start of the locality wait. */
+  firstSeen: number;
+}
+
+interface BucketState {
+  entries: EntryName[];
+  present: Set<string>;
+  cache: Map<string, CachedEntry>;
+  /** Must be re-listed before use (watch fired, or a claim found it out of date). */
+  stale: boolean;
+  watchArmed: boolean;
+  /** When the listing was read (engine clock). */
+  listedAt: number;
+}
+
+interface Candidate {
+  priority: number;
+  seq: number;
+  hints?: EntryData['hints'];
+  bucket: number;
+  entry: EntryName;
+  cached: CachedEntry;
+}
+
+const byClaimOrder = (a: EntryName, b: EntryName) =>
+  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
+
+/**
+ * Keeps listings of pending buckets and picks the next runnable task. Listings of watched
+ * buckets are cached and re-read only after their children watch fired; entry data is read
+ * once per entry name (a changed entry is renamed), so a steady stream of claims costs about
+ * one read per task on top of the claim write.
+ */
+export class Claimer {
+  private readonly buckets = new Map<number, BucketState>();
+  private readonly watched = new Set<number>();
+  /** Keys someone else holds a working node for; cleared by an exists watch. */
+  private readonly busy = new Set<string>();
+  /** Earliest time a task skipped for `notBefore` or locality becomes eligible. */
+  wakeAt = Number.POSITIVE_INFINITY;
+  private closed = false;
+  private session: string | null = null;
+  private readonly score: LocalityScore;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly opts: ClaimerOptions,
+    /** Keys held by this process (claimed, not yet settled). */
+    private readonly held: Set<string>,
+    /** Called when a watch says something changed: an idle worker wakes up. */
+    private readonly onChange: () => void = () => {},
+  ) {
+    const server = hintLocality({ server: opts.server });
+    const extra = opts.locality;
+    this.score = extra ? (t) => server(t) + extra(t) : server;
+  }
+
+  /** Buckets whose listings are cached and watched; all others are listed on every use. */
+  setWatched(buckets: Iterable<number>): void {
+    this.watched.clear();
+    for (const b of buckets) this.watched.add(b);
+    for (const b of [...this.buckets.keys()]) if (!this.watched.has(b)) this.buckets.delete(b);
+  }
+
+  /** Stops reacting to watches. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Makes the next claim re-read a bucket (after a claim was given back, say). */
+  touch(bucket: number): void {
+    const st = this.buckets.get(bucket);
+    if (!st) return;
+    st.stale = true;
+    st.listedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Forgets every listing (after a session change, when watches may be gone). */
+  invalidate(): void {
+    this.buckets.clear();
+    this.busy.clear();
+  }
+
+  /** Claims the best runnable task among `buckets`, or returns `null` when none is runnable. */
+  async claim(buckets: readonly number[]): Promise<Claim | null> {
+    return (await this.claimBatch(buckets, 1))[0] ?? null;
+  }
+
+  /**
+   * Claims up to `max` runnable tasks among `buckets`, best first. The claim writes for
+   * several candidates go out together (pipelined), so a worker with free slots fills them
+   * in one round trip instead of one per task.
+   */
+  async claimBatch(buckets: readonly number[], max: number): Promise<Claim[]> {
+    this.wakeAt = Number.POSITIVE_INFINITY;
+    // Watches belong to a session: after a new one, every cached listing is unwatched and
+    // may lack entries whose claims died with the old session.
+    if (this.ctx.c.sessionId !== this.session) {
+      this.invalidate();
+      this.session = this.ctx.c.sessionId;
+    }
+    const won: Claim[] = [];
+    for (let round = 0; round < 4 && won.length < max; round++) {
+      await this.refresh(buckets);
+      const candidates = await this.candidates(buckets);
+      if (candidates.length === 0) break;
+      let offset = 0;
+      for (let tries = 0; tries < 3 && won.length < max && offset < candidates.length; tries++) {
+        const batch = candidates.slice(offset, offset + (max - won.length));
+        offset += batch.length;
+        const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
+        for (const claim of got) if (claim) won.push(claim);
+      }
+    }
+    return won;
+  }
+
+  private async refresh(buckets: readonly number[]): Promise<void> {
+    await Promise.all(
+      buckets
+        .filter((b) => {
+          const st = this.buckets.get(b);
+          if (!st || !this.watched.has(b)) return true;
+          if (!st.stale) return false;
+          // A big listing is costly: while it still offers work, re-read it at most every
+          // entries/8 ms. A stale listing never lets a task run early (see docs/protocol.md);
+          // it only shows new work a little later.
+          const spacing = st.entries.length < 256 ? 0 : Math.min(1000, st.entries.length / 8);
+          return st.entries.length === 0 || this.ctx.clock.now() - st.listedAt >= spacing;
+        })
+        .map((b) => this.list(b)),
+    );
+  }
+
+  private async list(b: number): Promise<void> {
+    let st = this.buckets.get(b);
+    if (!st) {
+      st = {
+        entries: [],
+        present: new Set(),
+        cache: new Map(),
+        stale: true,
+        watchArmed: false,
+        listedAt: 0,
+      };
+      this.buckets.set(b, st);
+    }
+    const state = st;
+    state.stale = false;
+    state.listedAt = this.ctx.clock.now();
+    const wantWatch = this.watched.has(b) && !state.watchArmed;
+    if (wantWatch) state.watchArmed = true;
+    let names: string[];
+    try {
+      names = await this.ctx.c.children(
+        this.ctx.layout.bucketPath('p', b),
+        wantWatch
+          ? {
+              watch: () => {
+                state.watchArmed = false;
+                state.stale = true;
+                if (!this.closed) this.onChange();
+              },
+            }
+          : undefined,
+      );
+    } catch (err) {
+      if (wantWatch) state.watchArmed = false;
+      state.stale = true;
+      throw err;
+    }
+    const entries: EntryName[] = [];
+    const present = new Set<string>();
+    for (const n of names) {
+      const e = parseEntryName(n);
+      if (!e) continue;
+      entries.push(e);
+      present.add(e.encodedKey);
+    }
+    entries.sort(byClaimOrder);
+    const live = new Set(names);
+    for (const name of state.cache.keys()) if (!live.has(name)) state.cache.delete(name);
+    state.entries = entries;
+    state.present = present;
+  }
+
+  private typeOk(type: string): boolean {
+    return this.opts.types === undefined || this.opts.types.includes(type);
+  }
+
+  /** Why a known entry cannot be claimed now; records when it may become eligible. */
+  private waiting(cached: CachedEntry, now: number): boolean {
+    const d = cached.data;
+    if (!this.typeOk(d.type)) return true;
+    if (d.notBefore !== undefined && d.notBefore > now) {
+      this.wakeAt = Math.min(this.wakeAt, d.notBefore);
+      return true;
+    }
+    const server = d.hints?.server;
+    if (server !== undefined && server !== this.opts.server) {
+      const live = this.opts.liveServers?.();
+      const alive = live === undefined || live.has(server);
+      const until = cached.firstSeen + (this.opts.localityWaitMs ?? 2000);
+      if (alive && until > now) {
+        this.wakeAt = Math.min(this.wakeAt, until);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private async candidates(buckets: readonly number[]): Promise<Candidate[]> {
+    const lookahead = this.opts.lookahead ?? 16;
+    const now = this.ctx.clock.now();
+    const known: Candidate[] = [];
+    const fetches: Promise<void>[] = [];
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      if (!st) continue;
+      const stateOf = (k: TaskKey) =>
+        st.present.has(k.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
+      let taken = 0;
+      for (const e of st.entries) {
+        if (taken >= lookahead) break;
+        if (e.kind === 'x' || this.held.has(e.encodedKey) || this.busy.has(e.encodedKey)) continue;
+        const key = e.encodedKey.split(KEY_SEPARATOR);
+        if (key.length > 1 && blockingAncestor(key, stateOf) !== null) continue;
+        const cached = st.cache.get(e.name);
+        if (cached && this.waiting(cached, now)) continue;
+        taken++;
+        if (cached) {
+          known.push(this.candidate(b, e, cached));
+          continue;
+        }
+        fetches.push(
+          this.fetch(b, st, e).then((fresh) => {
+            if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
+          }),
+        );
+      }
+    }
+    await Promise.all(fetches);
+    return orderForWorker(known, this.score);
+  }
+
+  private candidate(bucket: number, entry: EntryName, cached: CachedEntry): Candidate {
+    const c: Candidate = { priority: entry.priority, seq: cached.czxid, bucket, entry, cached };
+    if (cached.data.hints) c.hints = cached.data.hints;
+    return c;
+  }
+
+  private async fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+    const path = `${this.ctx.layout.bucketPath('p', b)}/${e.name}`;
+    let node: NodeData;
+    try {
+      node = await this.ctx.c.get(path);
+    } catch (err) {
+      if (codeOf(err) === 'NO_NODE') {
+        st.stale = true;
+        return null;
+      }
+      throw err;
+    }
+    const cached: CachedEntry = {
+      version: node.stat.version,
+      czxid: node.stat.czxid,
+      data: decodeJson<EntryData>(node.data, path),
+      firstSeen: this.ctx.clock.now(),
+    };
+    st.cache.set(e.name, cached);
+    return cached;
+  }
+
+  private async tryClaim(cand: Candidate): Promise<Claim | null> {
+    const { ctx } = this;
+    const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
+    const entryPath = `${ctx.layout.bucketPath('p', cand.bucket)}/${cand.entry.name}`;
+    const st = this.buckets.get(cand.bucket);
+    const d = cand.cached.data;
+    // Attempts are counted at claim time, so a task whose workers all died while running it
+    // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
+    // dead-lettered at once, so a task that kills its worker cannot loop forever.
+    const exhausted = d.attempts >= d.maxAttempts;
+    const session = ctx.c.sessionId;
+    if (session === null) return null;
+    const now = ctx.clock.now();
+    const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
+    if (this.opts.host !== undefined) identity.host = this.opts.host;
+    if (this.opts.pid !== undefined) identity.pid = this.opts.pid;
+    const claimed: EntryData = {
+      ...d,
+      attempts: exhausted ? d.attempts : d.attempts + 1,
+      claim: identity,
+    };
+    const workingPath = ctx.layout.recordPath('w', key);
+    this.held.add(cand.entry.encodedKey);
+    try {
+      await ctx.c.multi([
+        { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
+        { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
+      ]);
+    } catch (err) {
+      this.held.delete(cand.entry.encodedKey);
+      const failure = multiFailure(err);
+      if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
+        this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+        return null;
+      }
+      if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
+        st?.cache.delete(cand.entry.name);
+        if (st) st.stale = true;
+        return null;
+      }
+      throw err;
+    }
+    if (st) {
+      // Claimed: not a candidate any more, but it still blocks its descendants (present)
+      // until a fresh listing shows it gone.
+      st.cache.delete(cand.entry.name);
+      st.entries = st.entries.filter((e) => e.name !== cand.entry.name);
+    }
+    const claim: Claim = {
+      key,
+      name: d.name,
+      type: d.type,
+      data: d.data,
+      attempt: claimed.attempts,
+      maxAttempts: d.maxAttempts,
+      session,
+      worker: this.opts.worker,
+      startedAt: now,
+      entryPath,
+      entryVersion: cand.cached.version + 1,
+      workingPath,
+      entry: claimed,
+    };
+    if (d.hints) claim.hints = d.hints;
+    if (exhausted) {
+      const error = {
+        message: `worker lost during attempt ${d.attempts} of ${d.maxAttempts} (last claimed by ${d.claim?.worker ?? 'unknown'})`,
+        code: 'WORKER_LOST',
+      };
+      ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
+      await failClaim(ctx, claim, error);
+      this.held.delete(cand.entry.encodedKey);
+      return null;
+    }
+    return claim;
+  }
+
+  /** Someone else works on `key`: skip it until its working node goes. */
+  private markBusy(encodedKey: string, workingPath: string, bucket: number): void {
+    this.busy.add(encodedKey);
+    const clear = () => {
+      this.busy.delete(encodedKey);
+      const st = this.buckets.get(bucket);
+      if (st) st.stale = true;
+      if (!this.closed) this.onChange();
+    };
+    this.ctx.c.exists(workingPath, { watch: clear }).then(
+      (stat) => {
+        if (stat === null) this.busy.delete(encodedKey);
+      },
+      () => this.busy.delete(encodedKey),
+    );
+  }
+}

@@ -1,0 +1,16 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import type { TaskLimits } from '../tree/limits.js';
+import type { WorldLayout } from './layout.js';
+import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
+
+/** What every engine part shares once the world's meta has been read. */
+export interface EngineContext {
+  readonly c: Coordinator;
+  readonly layout: WorldLayout;
+  readonly clock: EngineClock;
+  readonly logger: EngineLogger;
+  readonly limits: Partial<TaskLimits> | undefined;
+  readonly defaults: { maxAttempts: number; backoff: BackoffOptions };
+  /** Largest completed/failed record, in bytes; larger results are refused. */
+  readonly maxRecordBytes: number;
+}

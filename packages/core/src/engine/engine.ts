@@ -1,0 +1,322 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { ZoottError } from '../contract/errors.js';
+import { decodeJson, encodeJson } from '../contract/paths.js';
+import { childNamesFor, type NameFunctor } from '../tree/functors.js';
+import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
+import type { TaskLimits } from '../tree/limits.js';
+import { validateTaskInfo, validateWorldName } from '../tree/names.js';
+import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
+import { cancelTask, retryTask } from './admin.js';
+import { Claimer, type ClaimerOptions } from './claimer.js';
+import type { EngineContext } from './context.js';
+import { watchEvents } from './events.js';
+import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
+import { type Area, DEFAULT_BUCKETS, MAX_BUCKETS, WorldLayout } from './layout.js';
+import { queueAt, resolveQueueOptions } from './queue.js';
+import { completeClaim, failClaim, releaseClaim } from './settle.js';
+import { codeOf, consoleLogger, ensureNode, systemEngineClock } from './support.js';
+import type {
+  AreaCounts,
+  BackoffOptions,
+  Claim,
+  EngineClock,
+  EngineEvent,
+  EngineLogger,
+  ListedTask,
+  QueuedTask,
+  QueueOptions,
+  SettleOutcome,
+  TaskRecord,
+  TaskStateName,
+  TreeNode,
+} from './types.js';
+import { walkTree } from './walk.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  world: string;
+  /** Buckets per area when `init` creates the world (default 64); an existing world keeps its own. */
+  buckets?: number;
+  clock?: EngineClock;
+  logger?: EngineLogger;
+  limits?: Partial<TaskLimits>;
+  /** Defaults for `queue` options. */
+  defaults?: { maxAttempts?: number; backoff?: Partial<BackoffOptions> };
+  /** Largest completed/failed record in bytes (default 900 KiB, under ZooKeeper's ~1 MB). */
+  maxRecordBytes?: number;
+}
+
+/** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
+export type QueueParent = ParentPattern | { key: TaskKey } | null | undefined;
+
+const AREAS: readonly Area[] = ['p', 'w', 'c', 'f'];
+const META_VERSION = 1;
+
+interface WorldMeta {
+  zoott: number;
+  buckets: number;
+}
+
+/**
+ * The task engine of one world, written against the Coordinator contract only.
+ * See docs/protocol.md for the layout and guarantees.
+ */
+export class Engine {
+  readonly world: string;
+  private ctxPromise: Promise<EngineContext> | null = null;
+  /** Keys claimed through this engine and not yet settled. */
+  private readonly held = new Set<string>();
+  private defaultClaimer: Claimer | null = null;
+  /** Claimers made by this engine: a released claim is re-listed by all of them. */
+  private readonly claimers = new Set<Claimer>();
+
+  constructor(
+    readonly coordinator: Coordinator,
+    private readonly options: EngineOptions,
+  ) {
+    this.world = validateWorldName(options.world);
+    const b = options.buckets;
+    if (b !== undefined && (!Number.isInteger(b) || b < 1 || b > MAX_BUCKETS))
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `buckets ${String(b)}: must be an integer in [1, ${MAX_BUCKETS}]`,
+        { field: 'buckets' },
+      );
+  }
+
+  private makeContext(buckets: number): EngineContext {
+    const o = this.options;
+    const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
+    return {
+      c: this.coordinator,
+      layout: new WorldLayout(this.world, buckets),
+      clock: o.clock ?? systemEngineClock,
+      logger: o.logger ?? consoleLogger,
+      limits: o.limits,
+      defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
+      maxRecordBytes: o.maxRecordBytes ?? 900 * 1024,
+    };
+  }
+
+  /** The context, reading the world meta once (the bucket count is fixed per world). */
+  context(): Promise<EngineContext> {
+    if (!this.ctxPromise) {
+      const root = new WorldLayout(this.world, 1).root;
+      this.ctxPromise = this.coordinator.get(root).then(
+        (got) => this.makeContext(parseMeta(got.data, root).buckets),
+        (err) => {
+          this.ctxPromise = null;
+          if (codeOf(err) === 'NO_NODE')
+            throw new ZoottError(
+              'NO_SUCH_TASK',
+              `world ${this.world} is not initialised (no ${root}); call init first`,
+              { path: root },
+            );
+          throw err;
+        },
+      );
+    }
+    return this.ctxPromise;
+  }
+
+  /**
+   * Creates the world's areas and buckets. Idempotent, and safe when several processes call
+   * it at once (every create tolerates NODE_EXISTS). A world that exists with another bucket
+   * count keeps it; asking for a different one explicitly is INVALID_CONFIG.
+   */
+  async init(): Promise<void> {
+    const c = this.coordinator;
+    const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
+    const root = new WorldLayout(this.world, wanted).root;
+    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}`)));
+    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
+    let buckets = wanted;
+    try {
+      await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));
+    } catch (err) {
+      if (codeOf(err) !== 'NODE_EXISTS') throw err;
+      const got = await c.get(root);
+      if (got.data.length === 0) {
+        // A bare tree root (made by a tree import, say): adopt it.
+        await c.set(root, encodeJson({ zoott: META_VERSION, buckets: wanted }), got.stat.version);
+      } else {
+        buckets = parseMeta(got.data, root).buckets;
+        if (this.options.buckets !== undefined && buckets !== this.options.buckets)
+          throw new ZoottError(
+            'INVALID_CONFIG',
+            `world ${this.world} already exists with ${buckets} buckets, not ${this.options.buckets}; buckets cannot change`,
+            { field: 'buckets', path: root },
+          );
+      }
+    }
+    const layout = new WorldLayout(this.world, buckets);
+    await Promise.all(
+      AREAS.flatMap((a) =>
+        Array.from({ length: buckets }, (_, b) => ensureNode(c, layout.bucketPath(a, b))),
+      ),
+    );
+    this.ctxPromise = Promise.resolve(this.makeContext(buckets));
+  }
+
+  /**
+   * Queues a task: at the top level without `parent`, under the exact `{ key }`, or under
+   * every tree node whose name and type match the pattern (`nameFunctor` names each child).
+   * One multi per target: tree node + pending entry. Re-queue rules: docs/protocol.md.
+   * Returns what was queued (an empty list when no parent matched).
+   */
+  async queue(
+    taskInfo: unknown,
+    parent?: QueueParent,
+    nameFunctor?: NameFunctor | null,
+    options?: QueueOptions,
+  ): Promise<QueuedTask[]> {
+    const ctx = await this.context();
+    const info = validateTaskInfo(taskInfo, ctx.limits);
+    const opts = resolveQueueOptions(ctx, options);
+    let parents: { key: TaskKey; name: string }[];
+    if (parent === null || parent === undefined) {
+      parents = [];
+    } else if ('key' in parent) {
+      const key = validateKey(parent.key, ctx.limits);
+      parents = [{ key, name: key[key.length - 1]! }];
+    } else {
+      const matcher = compileParentPattern(parent);
+      const nameOnly = compileParentPattern({ name: parent.name });
+      const nodes = await walkTree(ctx, [], (k) =>
+        nameOnly.matches({ name: k[k.length - 1]!, type: '' }),
+      );
+      parents = nodes
+        .filter((n) => n.type !== undefined && matcher.matches({ name: n.name, type: n.type }))
+        .map((n) => ({ key: n.key, name: n.name }));
+      if (parents.length === 0) return [];
+    }
+    if (parents.length === 0) return [await queueAt(ctx, [info.name], info, opts)];
+    const names = childNamesFor(parents, info.name, nameFunctor ?? undefined, ctx.limits);
+    return Promise.all(parents.map((p, i) => queueAt(ctx, [...p.key, names[i]!], info, opts)));
+  }
+
+  /** A claimer with its own listing cache; `runWorker` uses one per worker. */
+  async claimer(options: ClaimerOptions, onChange?: () => void): Promise<Claimer> {
+    const claimer = new Claimer(await this.context(), options, this.held, onChange);
+    this.claimers.add(claimer);
+    return claimer;
+  }
+
+  /**
+   * Claims the next runnable task over all buckets (an ephemeral working node holding the
+   * worker identity), or returns `null`. Listings are cached and watched between calls.
+   */
+  async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim | null> {
+    const ctx = await this.context();
+    if (!this.defaultClaimer) {
+      this.defaultClaimer = new Claimer(
+        ctx,
+        { ...options, worker: options.worker ?? `engine-${this.world}` },
+        this.held,
+      );
+      this.defaultClaimer.setWatched(allBuckets(ctx));
+      this.claimers.add(this.defaultClaimer);
+    }
+    return this.defaultClaimer.claim(allBuckets(ctx));
+  }
+
+  /** Records the result: ONE multi, fenced on the claim's session and working node. */
+  async complete(claim: Claim, result?: unknown): Promise<SettleOutcome> {
+    return this.settle(claim, (ctx) => completeClaim(ctx, claim, result));
+  }
+
+  /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
+  async fail(claim: Claim, error: unknown): Promise<SettleOutcome> {
+    return this.settle(claim, (ctx) => failClaim(ctx, claim, error));
+  }
+
+  /** Gives a claim back without counting the attempt (for a worker that stops early). */
+  async release(claim: Claim): Promise<SettleOutcome> {
+    return this.settle(claim, async (ctx) => {
+      const out = await releaseClaim(ctx, claim);
+      // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
+      const bucket = ctx.layout.bucketOf(claim.key);
+      for (const c of this.claimers) c.touch(bucket);
+      return out;
+    });
+  }
+
+  private async settle(
+    claim: Claim,
+    run: (ctx: EngineContext) => Promise<SettleOutcome>,
+  ): Promise<SettleOutcome> {
+    const ctx = await this.context();
+    try {
+      return await run(ctx);
+    } finally {
+      this.held.delete(claim.key.join(KEY_SEPARATOR));
+    }
+  }
+
+  /** Operator retry of a failed (dead-lettered) task; TASK_STATE when it is not failed. */
+  async retry(key: TaskKey): Promise<void> {
+    await retryTask(await this.context(), key);
+  }
+
+  /** Cancels a task (and with `subtree` all its descendants); returns the keys removed. */
+  async cancel(key: TaskKey, options: { subtree?: boolean } = {}): Promise<TaskKey[]> {
+    return cancelTask(await this.context(), key, options.subtree === true);
+  }
+
+  /** Counts per area. */
+  async counts(): Promise<AreaCounts> {
+    return countAreas(await this.context());
+  }
+
+  /** Tasks in a state (all states when omitted). */
+  async list(state?: TaskStateName): Promise<ListedTask[]> {
+    return listTasks(await this.context(), state);
+  }
+
+  /** The task tree (below `root` when given) with each node's state. */
+  async tree(root?: TaskKey): Promise<TreeNode[]> {
+    return taskTree(await this.context(), root);
+  }
+
+  /** One task's full record, or `null`. */
+  async task(key: TaskKey): Promise<TaskRecord | null> {
+    return taskRecord(await this.context(), key);
+  }
+
+  /** State changes of this world, built on watches; ends when `signal` aborts or the loop breaks. */
+  events(options: { signal?: AbortSignal } = {}): AsyncIterable<EngineEvent> {
+    return watchEvents(() => this.context(), options.signal);
+  }
+
+  /** Stops the default claimer's watches from waking anything. */
+  close(): void {
+    for (const c of this.claimers) c.close();
+    this.claimers.clear();
+  }
+}
+
+function allBuckets(ctx: EngineContext): number[] {
+  return Array.from({ length: ctx.layout.buckets }, (_, i) => i);
+}
+
+function parseMeta(data: Uint8Array, path: string): WorldMeta {
+  const meta = decodeJson<Partial<WorldMeta> | null>(data, path);
+  if (
+    !meta ||
+    typeof meta.buckets !== 'number' ||
+    !Number.isInteger(meta.buckets) ||
+    meta.buckets < 1 ||
+    meta.buckets > MAX_BUCKETS
+  )
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `${path} does not hold zoott world meta ({"zoott":1,"buckets":N}); run init`,
+      { path },
+    );
+  return { zoott: meta.zoott ?? META_VERSION, buckets: meta.buckets };
+}
+
+/** The engine of one world over a coordinator. */
+export function createEngine(coordinator: Coordinator, options: EngineOptions): Engine {
+  return new Engine(coordinator, options);
+}

@@ -1,0 +1,183 @@
+import { KEY_SEPARATOR } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
+import { type Area, parseEntryName } from './layout.js';
+import type { EngineEvent, EngineEventType } from './types.js';
+
+type Derived =
+  | { state: 'pending'; entry: string; kind: 'q' | 'r' }
+  | { state: 'working'; entry: string }
+  | { state: 'failed' }
+  | { state: 'completed' };
+
+const LISTED: readonly Area[] = ['p', 'w', 'c'];
+
+/**
+ * Derives per-key states of one bucket from its pending, working and completed listings
+ * (read in that order, so a task that completes between two reads shows as completed).
+ */
+function derive(p: string[], w: string[], c: string[]): Map<string, Derived> {
+  const out = new Map<string, Derived>();
+  const working = new Set(w);
+  for (const n of p) {
+    const e = parseEntryName(n);
+    if (!e) continue;
+    if (e.kind === 'x') out.set(e.encodedKey, { state: 'failed' });
+    else if (working.has(e.encodedKey)) out.set(e.encodedKey, { state: 'working', entry: n });
+    else out.set(e.encodedKey, { state: 'pending', entry: n, kind: e.kind });
+  }
+  for (const k of c) out.set(k, { state: 'completed' });
+  return out;
+}
+
+/** The event a state change stands for, or `null` when nothing observable happened. */
+function transition(
+  before: Derived | undefined,
+  after: Derived | undefined,
+): EngineEventType | null {
+  if (!after) return before ? 'cancelled' : null;
+  switch (after.state) {
+    case 'pending':
+      if (before?.state === 'pending' && before.entry === after.entry) return null;
+      if (before?.state === 'working' && before.entry === after.entry) return 'retried';
+      return after.kind === 'r' ? 'retried' : 'queued';
+    case 'working':
+      return before?.state === 'working' && before.entry === after.entry ? null : 'started';
+    case 'failed':
+      return before?.state === 'failed' ? null : 'failed';
+    case 'completed':
+      return before?.state === 'completed' ? null : 'completed';
+  }
+}
+
+/**
+ * An async iterable of a world's state changes. Every bucket's three listings carry a
+ * children watch; a fired watch re-lists that bucket only and the difference becomes events.
+ * Changes undone between two listings (queued and completed in between) show as their end
+ * state only; order is kept within a bucket, not across buckets.
+ */
+export function watchEvents(
+  context: () => Promise<EngineContext>,
+  signal?: AbortSignal,
+): AsyncIterable<EngineEvent> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<EngineEvent> {
+      return new EventStream(context, signal);
+    },
+  };
+}
+
+class EventStream implements AsyncIterator<EngineEvent> {
+  private readonly queue: EngineEvent[] = [];
+  private waiter: ((r: IteratorResult<EngineEvent>) => void) | null = null;
+  private closed = false;
+  private started: Promise<void> | null = null;
+  private ctx: EngineContext | null = null;
+  private readonly states = new Map<number, Map<string, Derived>>();
+  private readonly armed = new Set<string>();
+  private readonly dirty = new Set<number>();
+  private pumping = false;
+  private failure: unknown = null;
+
+  constructor(
+    private readonly context: () => Promise<EngineContext>,
+    private readonly signal?: AbortSignal,
+  ) {
+    signal?.addEventListener('abort', () => this.finish(), { once: true });
+  }
+
+  async next(): Promise<IteratorResult<EngineEvent>> {
+    if (!this.started) this.started = this.start();
+    await this.started;
+    if (this.failure) throw this.failure;
+    const e = this.queue.shift();
+    if (e) return { value: e, done: false };
+    if (this.closed) return { value: undefined, done: true };
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  async return(): Promise<IteratorResult<EngineEvent>> {
+    this.finish();
+    return { value: undefined, done: true };
+  }
+
+  private finish(): void {
+    this.closed = true;
+    const w = this.waiter;
+    this.waiter = null;
+    w?.({ value: undefined, done: true });
+  }
+
+  private async start(): Promise<void> {
+    if (this.signal?.aborted) return this.finish();
+    this.ctx = await this.context();
+    const n = this.ctx.layout.buckets;
+    await Promise.all(
+      Array.from({ length: n }, async (_, b) => {
+        this.states.set(b, await this.snapshot(b));
+      }),
+    );
+  }
+
+  private async snapshot(b: number): Promise<Map<string, Derived>> {
+    const ctx = this.ctx!;
+    const [p, w, c] = await Promise.all(
+      LISTED.map((area) => {
+        const id = `${area}${b}`;
+        const arm = !this.armed.has(id);
+        if (arm) this.armed.add(id);
+        return ctx.c.children(
+          ctx.layout.bucketPath(area, b),
+          arm
+            ? {
+                watch: () => {
+                  this.armed.delete(id);
+                  this.changed(b);
+                },
+              }
+            : undefined,
+        );
+      }),
+    );
+    return derive(p!, w!, c!);
+  }
+
+  private changed(b: number): void {
+    if (this.closed) return;
+    this.dirty.add(b);
+    if (!this.pumping) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.dirty.size > 0 && !this.closed) {
+        const b = this.dirty.values().next().value as number;
+        this.dirty.delete(b);
+        const before = this.states.get(b) ?? new Map<string, Derived>();
+        const after = await this.snapshot(b);
+        this.states.set(b, after);
+        const keys = new Set([...before.keys(), ...after.keys()]);
+        for (const k of keys) {
+          const type = transition(before.get(k), after.get(k));
+          if (type) this.emit({ type, key: k.split(KEY_SEPARATOR), world: this.ctx!.layout.world });
+        }
+      }
+    } catch (err) {
+      this.failure = err;
+      this.finish();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private emit(e: EngineEvent): void {
+    if (this.closed) return;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = null;
+      w({ value: e, done: false });
+    } else this.queue.push(e);
+  }
+}

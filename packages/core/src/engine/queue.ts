@@ -1,0 +1,218 @@
+import type { Op } from '../contract/coordinator.js';
+import { ZoottError } from '../contract/errors.js';
+import { decodeJson, encodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
+import type { TaskInfo } from '../tree/names.js';
+import type { EngineContext } from './context.js';
+import { entryPrefix, parseEntryName, validatePriority } from './layout.js';
+import { codeOf, multiFailure, taskStateError } from './support.js';
+import type { BackoffOptions, EntryData, QueuedTask, QueueOptions } from './types.js';
+
+/** A queue option set with defaults applied. */
+export interface ResolvedQueueOptions {
+  priority: number;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  hints?: EntryData['hints'];
+  notBefore?: number;
+}
+
+const HINT_FIELDS = ['server', 'filename', 'dataset'] as const;
+
+/** Validates `queue` options; every problem is INVALID_TASK naming the field. */
+export function resolveQueueOptions(
+  ctx: EngineContext,
+  options: QueueOptions | undefined,
+): ResolvedQueueOptions {
+  const o = options ?? {};
+  const bad = (field: string, why: string) =>
+    new ZoottError('INVALID_TASK', `options.${field}: ${why}`, { field: `options.${field}` });
+  if (typeof o !== 'object') throw bad('', 'options must be an object');
+  const known = new Set(['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore']);
+  for (const k of Object.keys(o))
+    if (!known.has(k)) throw bad(k, `unknown option (allowed: ${[...known].join(', ')})`);
+  const priority = validatePriority(o.priority ?? 0, 'options.priority');
+  const maxAttempts = o.maxAttempts ?? ctx.defaults.maxAttempts;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000)
+    throw bad('maxAttempts', `${String(maxAttempts)} must be an integer in [1, 1000]`);
+  const backoff = { ...ctx.defaults.backoff, ...stripUndefined(o.backoff ?? {}) };
+  for (const f of ['baseMs', 'maxMs'] as const) {
+    const v = backoff[f];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      throw bad(`backoff.${f}`, `${String(v)} must be a finite number >= 0`);
+  }
+  const out: ResolvedQueueOptions = { priority, maxAttempts, backoff };
+  if (o.hints !== undefined) {
+    if (typeof o.hints !== 'object' || o.hints === null) throw bad('hints', 'must be an object');
+    const hints: NonNullable<EntryData['hints']> = {};
+    for (const k of Object.keys(o.hints)) {
+      if (!(HINT_FIELDS as readonly string[]).includes(k))
+        throw bad(`hints.${k}`, `unknown hint (allowed: ${HINT_FIELDS.join(', ')})`);
+      const v = (o.hints as Record<string, unknown>)[k];
+      if (v === undefined) continue;
+      if (typeof v !== 'string' || v.length === 0 || v.length > 1024)
+        throw bad(`hints.${k}`, 'must be a non-empty string of at most 1024 characters');
+      hints[k as (typeof HINT_FIELDS)[number]] = v;
+    }
+    out.hints = hints;
+  }
+  if (o.notBefore !== undefined) {
+    if (typeof o.notBefore !== 'number' || !Number.isFinite(o.notBefore))
+      throw bad('notBefore', `${String(o.notBefore)} must be a time in ms since the epoch`);
+    out.notBefore = o.notBefore;
+  }
+  return out;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function entryData(
+  ctx: EngineContext,
+  info: TaskInfo,
+  name: string,
+  opts: ResolvedQueueOptions,
+): EntryData {
+  const d: EntryData = {
+    name,
+    type: info.type,
+    attempts: 0,
+    maxAttempts: opts.maxAttempts,
+    backoff: opts.backoff,
+    queuedAt: ctx.clock.now(),
+  };
+  if (info.data !== undefined) d.data = info.data;
+  if (opts.hints) d.hints = opts.hints;
+  if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
+  return d;
+}
+
+/**
+ * Queues one task at `key`: ONE multi creating the tree node and the pending entry, or for
+ * an existing tree node the re-queue rules of docs/protocol.md.
+ */
+export async function queueAt(
+  ctx: EngineContext,
+  key: TaskKey,
+  info: TaskInfo,
+  opts: ResolvedQueueOptions,
+): Promise<QueuedTask> {
+  validateKey(key, ctx.limits);
+  const name = key[key.length - 1]!;
+  const { layout } = ctx;
+  const treePath = layout.treePath(key);
+  const encodedKey = key.join(KEY_SEPARATOR);
+  const bucket = layout.bucketPath('p', layout.bucketOf(key));
+  const prefix = `${bucket}/${entryPrefix('q', opts.priority, encodedKey)}`;
+  const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
+  const entryBytes = encodeJson(entryData(ctx, info, name, opts));
+
+  for (let round = 0; round < 8; round++) {
+    try {
+      const res = await ctx.c.multi([
+        { op: 'create', path: treePath, data: treeData },
+        { op: 'create', path: prefix, data: entryBytes, sequential: true },
+      ]);
+      return { key, entry: pathOf(res[1]), previous: null };
+    } catch (err) {
+      const f = multiFailure(err);
+      if (f?.index === 0 && f.code === 'NO_NODE') {
+        throw new ZoottError(
+          'NO_SUCH_TASK',
+          key.length === 1
+            ? `world ${layout.world} is not initialised (no ${layout.root}); call init first`
+            : `parent ${key.slice(0, -1).join(KEY_SEPARATOR)} does not exist in world ${layout.world}`,
+          { op: 'queue', path: treePath },
+        );
+      }
+      if (f?.index === 1 && f.code === 'NO_NODE')
+        throw new ZoottError(
+          'NO_SUCH_TASK',
+          `world ${layout.world} is not initialised; call init`,
+          {
+            op: 'queue',
+            path: bucket,
+          },
+        );
+      if (!(f?.index === 0 && f.code === 'NODE_EXISTS')) throw err;
+    }
+    const done = await requeue(ctx, key, info, treeData, prefix, entryBytes);
+    if (done) return done;
+  }
+  throw new ZoottError('TASK_STATE', `task ${encodedKey}: too much contention, queue again`, {
+    op: 'queue',
+  });
+}
+
+function pathOf(r: { op: string } | undefined): string {
+  return r && 'path' in r ? (r as { path: string }).path : '';
+}
+
+/** One re-queue attempt; `null` when a concurrent change means it should be tried again. */
+async function requeue(
+  ctx: EngineContext,
+  key: TaskKey,
+  info: TaskInfo,
+  treeData: Uint8Array,
+  prefix: string,
+  entryBytes: Uint8Array,
+): Promise<QueuedTask | null> {
+  const { c, layout } = ctx;
+  const encodedKey = key.join(KEY_SEPARATOR);
+  const treePath = layout.treePath(key);
+  const bucket = layout.bucketPath('p', layout.bucketOf(key));
+  const [tree, names] = await Promise.all([
+    c.get(treePath).catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err))),
+    c.children(bucket),
+  ]);
+  if (!tree) return null; // deleted meanwhile: the create path runs again
+  const existing = decodeJson<{ type?: string } | null>(tree.data, treePath);
+  if (existing && typeof existing.type === 'string' && existing.type !== info.type) {
+    throw new ZoottError(
+      'INVALID_TASK',
+      `task ${encodedKey} already exists with type ${JSON.stringify(existing.type)}; name + type is the unique key, so it cannot be queued with type ${JSON.stringify(info.type)} at the same place`,
+      { field: 'type', op: 'queue', path: treePath },
+    );
+  }
+  const entryName = names.find((n) => parseEntryName(n)?.encodedKey === encodedKey);
+  const entry = entryName ? parseEntryName(entryName)! : null;
+  const entryPath = entryName ? `${bucket}/${entryName}` : '';
+  // The entry is read BEFORE the working node (one client's requests are served in order):
+  // a claim that the working read misses has not bumped the version we delete with yet.
+  const [entryStat, working, completed, failed] = await Promise.all([
+    entry ? c.exists(entryPath) : Promise.resolve(null),
+    c.exists(layout.recordPath('w', key)),
+    c.exists(layout.recordPath('c', key)),
+    c.exists(layout.recordPath('f', key)),
+  ]);
+  if (working) {
+    throw taskStateError(
+      key,
+      'is being worked on; re-queue it after the attempt ends, or cancel it first',
+      'queue',
+    );
+  }
+  if (entry && !entryStat) return null;
+  const ops: Op[] = [{ op: 'set', path: treePath, data: treeData, version: tree.stat.version }];
+  let previous: QueuedTask['previous'] = null;
+  if (entry && entryStat) {
+    ops.push({ op: 'delete', path: entryPath, version: entryStat.version });
+    previous = entry.kind === 'x' ? 'failed' : 'pending';
+  }
+  if (failed)
+    ops.push({ op: 'delete', path: layout.recordPath('f', key), version: failed.version });
+  if (completed) {
+    ops.push({ op: 'delete', path: layout.recordPath('c', key), version: completed.version });
+    previous = 'completed';
+  }
+  ops.push({ op: 'create', path: prefix, data: entryBytes, sequential: true });
+  try {
+    const res = await c.multi(ops);
+    return { key, entry: pathOf(res[res.length - 1]), previous };
+  } catch (err) {
+    const code = codeOf(err);
+    if (code === 'BAD_VERSION' || code === 'NO_NODE' || code === 'NODE_EXISTS') return null;
+    throw err;
+  }
+}

@@ -1,0 +1,213 @@
+import { encodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
+import { entryPrefix, parseEntryName } from './layout.js';
+import { backoffDelay, codeOf, toTaskError } from './support.js';
+import type {
+  Claim,
+  CompletedRecord,
+  EntryData,
+  FailedRecord,
+  SettleOutcome,
+  TaskError,
+} from './types.js';
+
+/**
+ * Ending a claim: complete, fail (retry or dead letter) or release. Each is ONE multi that
+ * starts with a check on the claimer's own working node, so a claimer that lost its
+ * session, or whose task was cancelled or re-claimed, can never write (fencing).
+ */
+
+function fenced(ctx: EngineContext, claim: Claim, op: string): SettleOutcome | null {
+  const now = ctx.c.sessionId;
+  if (now !== claim.session) {
+    const reason = `claim belongs to session ${claim.session}, the coordinator is now in ${now ?? 'no session'}`;
+    ctx.logger.warn({ key: claim.key.join(KEY_SEPARATOR), op, reason }, 'result dropped: fenced');
+    return { status: 'dropped', reason };
+  }
+  return null;
+}
+
+function dropped(ctx: EngineContext, claim: Claim, op: string, err: unknown): SettleOutcome {
+  const reason = `the claim is no longer held (${codeOf(err) ?? String(err)})`;
+  ctx.logger.warn(
+    { key: claim.key.join(KEY_SEPARATOR), op, reason, error: String(err) },
+    'result dropped: fenced',
+  );
+  return { status: 'dropped', reason };
+}
+
+/** Codes that mean "this claim is void": never retried, the result is dropped. */
+const VOID_CODES = new Set(['SESSION_EXPIRED', 'NO_NODE', 'BAD_VERSION', 'NODE_EXISTS', 'CLOSED']);
+
+/** Runs a settle multi; a void claim becomes `dropped`, anything else is thrown. */
+async function settleMulti(
+  ctx: EngineContext,
+  claim: Claim,
+  op: string,
+  ops: Parameters<EngineContext['c']['multi']>[0],
+  ok: SettleOutcome,
+): Promise<SettleOutcome> {
+  const blocked = fenced(ctx, claim, op);
+  if (blocked) return blocked;
+  try {
+    await ctx.c.multi(ops);
+    return ok;
+  } catch (err) {
+    const code = codeOf(err);
+    if (code && VOID_CODES.has(code)) return dropped(ctx, claim, op, err);
+    throw err;
+  }
+}
+
+/** The base entry data without claim bookkeeping, for a renamed entry. */
+function freshEntry(claim: Claim): EntryData {
+  const { claim: _held, ...rest } = claim.entry;
+  return rest;
+}
+
+/** Records a result: check working + create completed + delete entry + delete working. */
+export async function completeClaim(
+  ctx: EngineContext,
+  claim: Claim,
+  result: unknown,
+): Promise<SettleOutcome> {
+  const record: CompletedRecord = {
+    name: claim.name,
+    type: claim.type,
+    attempts: claim.attempt,
+    worker: claim.worker,
+    queuedAt: claim.entry.queuedAt,
+    startedAt: claim.startedAt,
+    completedAt: ctx.clock.now(),
+  };
+  if (result !== undefined) record.result = result;
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeJson(record);
+  } catch (err) {
+    return failClaim(ctx, claim, { message: `result is not JSON: ${(err as Error).message}` });
+  }
+  if (bytes.length > ctx.maxRecordBytes) {
+    return failClaim(ctx, claim, {
+      message: `result is ${bytes.length} bytes of JSON, more than the limit of ${ctx.maxRecordBytes}`,
+      code: 'DATA_TOO_LARGE',
+    });
+  }
+  return settleMulti(
+    ctx,
+    claim,
+    'complete',
+    [
+      { op: 'check', path: claim.workingPath, version: 0 },
+      { op: 'create', path: ctx.layout.recordPath('c', claim.key), data: bytes },
+      { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
+      { op: 'delete', path: claim.workingPath, version: 0 },
+    ],
+    { status: 'completed' },
+  );
+}
+
+/**
+ * Records a failed attempt. With attempts left the entry is renamed to an `r` entry whose
+ * `notBefore` carries the backoff; after the last one it becomes an `x` entry (which keeps
+ * the descendants blocked) plus a failed record.
+ */
+export async function failClaim(
+  ctx: EngineContext,
+  claim: Claim,
+  error: unknown,
+): Promise<SettleOutcome> {
+  const taskError = toTaskError(error);
+  const parsed = parseEntryName(claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1));
+  const priority = parsed?.priority ?? 0;
+  const encodedKey = claim.key.join(KEY_SEPARATOR);
+  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
+  const base = { ...freshEntry(claim), attempts: claim.attempt, lastError: taskError };
+  if (claim.attempt >= claim.maxAttempts) {
+    return deadLetter(ctx, claim, base, taskError, priority);
+  }
+  const delay = backoffDelay(claim.attempt, claim.entry.backoff, () => ctx.clock.random());
+  const notBefore = ctx.clock.now() + delay;
+  const retry: EntryData = { ...base, notBefore };
+  return settleMulti(
+    ctx,
+    claim,
+    'fail',
+    [
+      { op: 'check', path: claim.workingPath, version: 0 },
+      { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
+      {
+        op: 'create',
+        path: `${bucket}/${entryPrefix('r', priority, encodedKey)}`,
+        data: encodeJson(retry),
+        sequential: true,
+      },
+      { op: 'delete', path: claim.workingPath, version: 0 },
+    ],
+    { status: 'retrying', notBefore, attempt: claim.attempt },
+  );
+}
+
+function deadLetter(
+  ctx: EngineContext,
+  claim: Claim,
+  base: EntryData,
+  error: TaskError,
+  priority: number,
+): Promise<SettleOutcome> {
+  const encodedKey = claim.key.join(KEY_SEPARATOR);
+  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
+  const record: FailedRecord = {
+    name: claim.name,
+    type: claim.type,
+    error,
+    attempts: claim.attempt,
+    worker: claim.worker,
+    queuedAt: claim.entry.queuedAt,
+    failedAt: ctx.clock.now(),
+  };
+  const { notBefore: _nb, ...dead } = base;
+  return settleMulti(
+    ctx,
+    claim,
+    'fail',
+    [
+      { op: 'check', path: claim.workingPath, version: 0 },
+      { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
+      {
+        op: 'create',
+        path: `${bucket}/${entryPrefix('x', priority, encodedKey)}`,
+        data: encodeJson(dead),
+        sequential: true,
+      },
+      { op: 'create', path: ctx.layout.recordPath('f', claim.key), data: encodeJson(record) },
+      { op: 'delete', path: claim.workingPath, version: 0 },
+    ],
+    { status: 'failed' },
+  );
+}
+
+/**
+ * Gives a claim back without counting the attempt (a worker stopping before it ran or
+ * finished the task): the entry gets its attempt count back and the working node goes.
+ */
+export async function releaseClaim(ctx: EngineContext, claim: Claim): Promise<SettleOutcome> {
+  const restored: EntryData = { ...freshEntry(claim), attempts: claim.attempt - 1 };
+  return settleMulti(
+    ctx,
+    claim,
+    'release',
+    [
+      { op: 'check', path: claim.workingPath, version: 0 },
+      {
+        op: 'set',
+        path: claim.entryPath,
+        data: encodeJson(restored),
+        version: claim.entryVersion,
+      },
+      { op: 'delete', path: claim.workingPath, version: 0 },
+    ],
+    { status: 'dropped', reason: 'released' },
+  );
+}

@@ -1,0 +1,84 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { type ErrorCode, isZoottError, ZoottError } from '../contract/errors.js';
+import type { EngineClock, EngineLogger, TaskError } from './types.js';
+
+/** The shared error code of `err`, or `undefined` for anything that is not a ZoottError. */
+export function codeOf(err: unknown): ErrorCode | undefined {
+  return isZoottError(err) ? err.code : undefined;
+}
+
+/** For a failed multi: the index and code of the op that failed. */
+export function multiFailure(err: unknown): { index: number; code: ErrorCode } | null {
+  if (!isZoottError(err)) return null;
+  if (err.opIndex !== undefined) return { index: err.opIndex, code: err.code };
+  const i = err.opCodes?.findIndex((c) => c !== null && c !== undefined) ?? -1;
+  return { index: i, code: err.code };
+}
+
+/** Creates a persistent node unless it exists; concurrent callers all succeed. */
+export async function ensureNode(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
+  try {
+    await c.create(path, data);
+  } catch (err) {
+    if (codeOf(err) !== 'NODE_EXISTS') throw err;
+  }
+}
+
+/** Wall-clock time, real timers, Math.random. */
+export const systemEngineClock: EngineClock = {
+  now: () => Date.now(),
+  sleep(ms, signal) {
+    return new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  },
+  random: () => Math.random(),
+};
+
+/** Writes warnings and errors to the console; the default when no logger is given. */
+export const consoleLogger: EngineLogger = {
+  warn: (fields, msg) => console.warn(`[zoott] ${msg}`, fields),
+  error: (fields, msg) => console.error(`[zoott] ${msg}`, fields),
+};
+
+/**
+ * Delay before retry number `attempt` (1 = after the first failure): exponential with full
+ * jitter, capped. Full jitter spreads a burst of failures evenly instead of in waves.
+ */
+export function backoffDelay(
+  attempt: number,
+  backoff: { baseMs: number; maxMs: number },
+  random: () => number,
+): number {
+  const ceiling = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/** A thrown value as a JSON-safe error record, with the message capped for node size. */
+export function toTaskError(err: unknown, maxChars = 16_384): TaskError {
+  const cap = (s: string) => (s.length > maxChars ? `${s.slice(0, maxChars)}...[truncated]` : s);
+  if (err instanceof Error) {
+    const out: TaskError = { message: cap(err.message) };
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') out.code = code;
+    if (err.stack) out.stack = cap(err.stack);
+    return out;
+  }
+  if (typeof err === 'object' && err !== null && typeof (err as TaskError).message === 'string') {
+    const e = err as TaskError;
+    return { message: cap(e.message), ...(e.code ? { code: String(e.code) } : {}) };
+  }
+  return { message: cap(String(err)) };
+}
+
+/** A ZoottError for a task that is not in the right state for an operation. */
+export function taskStateError(key: readonly string[], why: string, op: string): ZoottError {
+  return new ZoottError('TASK_STATE', `task ${key.join('|')}: ${why}`, { op });
+}

@@ -1,0 +1,198 @@
+import type { TaskKey } from '../tree/keys.js';
+
+/** Placement hints: which worker, file or dataset a task would like to run near. */
+export interface PlacementHints {
+  /** A worker's `server` identity (usually its host name). */
+  server?: string;
+  filename?: string;
+  dataset?: string;
+}
+
+/** Exponential backoff with full jitter between attempts, capped at `maxMs`. */
+export interface BackoffOptions {
+  baseMs: number;
+  maxMs: number;
+}
+
+/** Per-task options given to `queue`. */
+export interface QueueOptions {
+  /** Integer in [-999999, 999999]; higher runs first. Default 0. */
+  priority?: number;
+  hints?: PlacementHints;
+  /** Attempts before the task is dead-lettered. Default 3. */
+  maxAttempts?: number;
+  backoff?: Partial<BackoffOptions>;
+  /** Not claimable before this time (ms since the epoch, engine clock). */
+  notBefore?: number;
+}
+
+/** The error a failed attempt leaves behind. */
+export interface TaskError {
+  message: string;
+  code?: string;
+  stack?: string;
+}
+
+/** Who holds a claim. */
+export interface ClaimIdentity {
+  worker: string;
+  session: string;
+  host?: string;
+  pid?: number;
+  at: number;
+}
+
+/** The data of a pending entry: a copy of everything a worker needs. */
+export interface EntryData {
+  name: string;
+  type: string;
+  data?: unknown;
+  attempts: number;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  hints?: PlacementHints;
+  notBefore?: number;
+  queuedAt: number;
+  lastError?: TaskError;
+  claim?: ClaimIdentity;
+}
+
+/** Data of a completed record. */
+export interface CompletedRecord {
+  name: string;
+  type: string;
+  result?: unknown;
+  attempts: number;
+  worker: string;
+  queuedAt: number;
+  startedAt: number;
+  completedAt: number;
+}
+
+/** Data of a failed record (dead letter). */
+export interface FailedRecord {
+  name: string;
+  type: string;
+  error: TaskError;
+  attempts: number;
+  worker?: string;
+  queuedAt: number;
+  failedAt: number;
+}
+
+/** What `queue` did for one matched parent. */
+export interface QueuedTask {
+  key: TaskKey;
+  /** Pending entry path created. */
+  entry: string;
+  /** State the task was in before (`null` for a new task or one without state). */
+  previous: 'pending' | 'completed' | 'failed' | null;
+}
+
+/** A claim held by this process. Pass it to `complete` or `fail`. */
+export interface Claim {
+  key: TaskKey;
+  name: string;
+  type: string;
+  data: unknown;
+  /** 1 for the first run. */
+  attempt: number;
+  maxAttempts: number;
+  hints?: PlacementHints;
+  /** Session that owns the working node; the claim is void in any other session. */
+  session: string;
+  worker: string;
+  startedAt: number;
+  /** Internal bookkeeping: entry path and version after the claim. */
+  readonly entryPath: string;
+  readonly entryVersion: number;
+  readonly workingPath: string;
+  readonly entry: EntryData;
+}
+
+/** Result of `complete` / `fail`: `dropped` when fencing refused it. */
+export type SettleOutcome =
+  | { status: 'completed' }
+  | { status: 'retrying'; notBefore: number; attempt: number }
+  | { status: 'failed' }
+  | { status: 'dropped'; reason: string };
+
+export type TaskStateName = 'pending' | 'working' | 'completed' | 'failed';
+
+/** Counts per area of a world. `pending` excludes working and failed tasks. */
+export interface AreaCounts {
+  pending: number;
+  working: number;
+  completed: number;
+  failed: number;
+}
+
+/** One task's full record, from `task(key)`. */
+export interface TaskRecord {
+  key: TaskKey;
+  name: string;
+  type: string;
+  data?: unknown;
+  /** `null`: the tree node exists without state (cancelled while it had children). */
+  state: TaskStateName | null;
+  priority?: number;
+  attempts: number;
+  maxAttempts?: number;
+  hints?: PlacementHints;
+  notBefore?: number;
+  queuedAt?: number;
+  worker?: ClaimIdentity;
+  startedAt?: number;
+  completedAt?: number;
+  failedAt?: number;
+  result?: unknown;
+  error?: TaskError;
+  lastError?: TaskError;
+}
+
+/** One node of `tree()`. */
+export interface TreeNode {
+  key: TaskKey;
+  name: string;
+  type: string;
+  state: TaskStateName | null;
+  children: TreeNode[];
+}
+
+/** A task in `list(state)`. */
+export interface ListedTask {
+  key: TaskKey;
+  state: TaskStateName;
+  priority?: number;
+}
+
+export type EngineEventType =
+  | 'queued'
+  | 'started'
+  | 'completed'
+  | 'failed'
+  | 'retried'
+  | 'cancelled';
+
+export interface EngineEvent {
+  type: EngineEventType;
+  key: TaskKey;
+  world: string;
+}
+
+/** Fields first, message second: the shape pino uses, so a pino logger fits as is. */
+export interface EngineLogger {
+  debug?(fields: object, msg: string): void;
+  info?(fields: object, msg: string): void;
+  warn(fields: object, msg: string): void;
+  error?(fields: object, msg: string): void;
+}
+
+/** Time and randomness the engine depends on; injectable for deterministic tests. */
+export interface EngineClock {
+  now(): number;
+  /** Resolves after `ms`, or early (without error) when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A number in [0, 1). */
+  random(): number;
+}

@@ -1,0 +1,63 @@
+import { decodeJson } from '../contract/paths.js';
+import type { TaskKey } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
+import { codeOf } from './support.js';
+
+/** A tree node found by a walk. `type` is read only when asked for. */
+export interface WalkedNode {
+  key: TaskKey;
+  name: string;
+  type?: string;
+  data?: unknown;
+}
+
+/**
+ * Every node below `from` (not `from` itself), level by level: each level's listings go out
+ * together, so a walk costs one round trip per level, not per node. `readData(node)` says
+ * whether a node's data (name, type, data) must be read.
+ */
+export async function walkTree(
+  ctx: EngineContext,
+  from: TaskKey,
+  readData: (key: TaskKey) => boolean,
+): Promise<WalkedNode[]> {
+  const out: WalkedNode[] = [];
+  let level: TaskKey[] = [from];
+  while (level.length > 0) {
+    const listed = await Promise.all(
+      level.map((k) =>
+        ctx.c
+          .children(ctx.layout.treePath(k))
+          .then((names) => names.map((n) => [...k, n] as TaskKey))
+          .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err))),
+      ),
+    );
+    const next = listed.flat().sort(compareKeys);
+    await Promise.all(
+      next.map(async (key) => {
+        const node: WalkedNode = { key, name: key[key.length - 1]! };
+        out.push(node);
+        if (!readData(key)) return;
+        const path = ctx.layout.treePath(key);
+        try {
+          const got = await ctx.c.get(path);
+          const d = decodeJson<{ type?: unknown; data?: unknown } | null>(got.data, path);
+          if (d && typeof d.type === 'string') node.type = d.type;
+          if (d && d.data !== undefined && d.data !== null) node.data = d.data;
+        } catch (err) {
+          if (codeOf(err) !== 'NO_NODE') throw err;
+        }
+      }),
+    );
+    level = next;
+  }
+  return out;
+}
+
+export function compareKeys(a: TaskKey, b: TaskKey): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  }
+  return a.length - b.length;
+}

@@ -1,0 +1,468 @@
+import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
+import { isZoottError, ZoottError } from '../contract/errors.js';
+import { encodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
+import type { LocalityScore } from '../tree/ordering.js';
+import type { Claimer } from './claimer.js';
+import { createEngine, type Engine, type EngineOptions } from './engine.js';
+import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
+import { codeOf, systemEngineClock } from './support.js';
+import type { Claim, EngineClock, EngineLogger, PlacementHints, SettleOutcome } from './types.js';
+
+/** What a handler gets for one task. */
+export interface TaskContext {
+  key: TaskKey;
+  name: string;
+  type: string;
+  data: unknown;
+  /** 1 for the first run. */
+  attempt: number;
+  maxAttempts: number;
+  hints?: PlacementHints;
+  /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
+  signal: AbortSignal;
+  worker: string;
+}
+
+/** Runs one task; the resolved value is the result, a throw is a failed attempt. */
+export type TaskHandler = (task: TaskContext) => unknown;
+
+/** Handlers by task type; types without a handler are left for other workers. */
+export type Handlers = Readonly<Record<string, TaskHandler>>;
+
+export interface WorkerOptions {
+  world: string;
+  /** Tasks run at once. Default 1. */
+  concurrency?: number;
+  /** Identity in working nodes and records. Default a random `w-xxxxxxxx`. */
+  id?: string;
+  /** Locality identity matched against `hints.server` (usually the host name). */
+  server?: string;
+  host?: string;
+  pid?: number;
+  locality?: LocalityScore;
+  localityWaitMs?: number;
+  lookahead?: number;
+  /** Idle time before this worker scans buckets it does not own. Default 1000 ms. */
+  stealAfterMs?: number;
+  /** Longest idle sleep before listings are checked again anyway. Default 5000 ms. */
+  pollMs?: number;
+  /** Call `renewSession()` after the session is lost. Default true. */
+  renewSession?: boolean;
+  /** On `stop()`, running handlers are aborted after this long. Default 30000 ms. */
+  stopTimeoutMs?: number;
+  /** Stops the worker gracefully when aborted. */
+  signal?: AbortSignal;
+  clock?: EngineClock;
+  logger?: EngineLogger;
+  /** Reuse an engine (else one is made from these options). */
+  engine?: Engine;
+  engineOptions?: Omit<EngineOptions, 'world'>;
+}
+
+export interface WorkerStats {
+  claimed: number;
+  completed: number;
+  retried: number;
+  failed: number;
+  dropped: number;
+}
+
+/** A running worker. */
+export interface WorkerHandle {
+  readonly id: string;
+  /** Registry node of the current session, `null` while unregistered. */
+  readonly registryPath: string | null;
+  /** Buckets this worker owns now. */
+  readonly buckets: readonly number[];
+  readonly stats: Readonly<WorkerStats>;
+  /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
+  stop(): Promise<void>;
+  /** Settles when the worker has stopped; rejects on a fatal error. */
+  readonly done: Promise<void>;
+}
+
+interface Running {
+  claim: Claim;
+  abort: AbortController;
+  /** Set when the claim is void (session lost): the outcome is not written. */
+  void: boolean;
+  /** Set when the worker stops hard: the claim is given back, not failed. */
+  release: boolean;
+}
+
+/**
+ * A worker loop: registers in the world's registry, owns buckets by rendezvous hashing,
+ * claims runnable tasks whose type it handles, runs them with up to `concurrency` at once,
+ * and records results. Stops claiming while the connection is `suspended`, aborts handlers
+ * when the session is `lost`, and re-registers on the next session.
+ */
+export function runWorker(
+  coordinator: Coordinator,
+  handlers: Handlers,
+  options: WorkerOptions,
+): WorkerHandle {
+  return new WorkerLoop(coordinator, handlers, options).handle();
+}
+
+class WorkerLoop {
+  private readonly engine: Engine;
+  private readonly id: string;
+  private readonly types: string[];
+  private readonly concurrency: number;
+  private readonly logger: EngineLogger | undefined;
+  private registryPath: string | null = null;
+  private registeredSession: string | null = null;
+  private owned: number[] = [];
+  private registry: RegistryView | null = null;
+  private claimer: Claimer | null = null;
+  private readonly running = new Map<string, Running>();
+  private stopping = false;
+  private paused = false;
+  private wakeup: AbortController = new AbortController();
+  private registryDirty = true;
+  private stealCursor = 0;
+  private idleSince: number;
+  readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
+  private readonly unsubscribe: () => void;
+  private readonly done: Promise<void>;
+  private stopPromise: Promise<void> | null = null;
+
+  constructor(
+    private readonly c: Coordinator,
+    private readonly handlers: Handlers,
+    private readonly opts: WorkerOptions,
+  ) {
+    this.types = Object.keys(handlers);
+    if (this.types.length === 0)
+      throw new ZoottError('INVALID_CONFIG', 'handlers: give at least one task type', {
+        field: 'handlers',
+      });
+    for (const t of this.types)
+      if (typeof handlers[t] !== 'function')
+        throw new ZoottError('INVALID_CONFIG', `handlers.${t}: must be a function`, {
+          field: `handlers.${t}`,
+        });
+    const concurrency = opts.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `concurrency ${concurrency}: must be an integer >= 1`,
+        {
+          field: 'concurrency',
+        },
+      );
+    this.concurrency = concurrency;
+    this.engine =
+      opts.engine ??
+      createEngine(c, {
+        ...(opts.engineOptions ?? {}),
+        world: opts.world,
+        ...(opts.clock ? { clock: opts.clock } : {}),
+        ...(opts.logger ? { logger: opts.logger } : {}),
+      });
+    this.logger = opts.logger;
+    this.id =
+      opts.id ??
+      `w-${Math.floor(Math.random() * 0xffffffff)
+        .toString(16)
+        .padStart(8, '0')}`;
+    this.idleSince = this.now();
+    this.unsubscribe = c.onSession((e) => this.onSession(e));
+    opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    this.done = this.main().finally(() => this.unsubscribe());
+  }
+
+  handle(): WorkerHandle {
+    const self = this;
+    return {
+      id: this.id,
+      get registryPath() {
+        return self.registryPath;
+      },
+      get buckets() {
+        return self.owned;
+      },
+      stats: this.stats,
+      stop: () => this.stop(),
+      done: this.done,
+    };
+  }
+
+  private now(): number {
+    return (this.opts.clock ?? { now: Date.now }).now();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return (this.opts.clock ?? systemEngineClock).sleep(ms, this.wakeup.signal);
+  }
+
+  private wake(): void {
+    this.wakeup.abort();
+  }
+
+  private log(level: 'warn' | 'info', fields: object, msg: string): void {
+    const l = this.logger;
+    if (!l) return;
+    if (level === 'warn') l.warn(fields, msg);
+    else l.info?.(fields, msg);
+  }
+
+  private onSession(e: SessionEvent): void {
+    switch (e.type) {
+      case 'suspended':
+        this.paused = true;
+        break;
+      case 'reconnected':
+        this.paused = false;
+        this.wake();
+        break;
+      case 'lost':
+        this.paused = true;
+        this.registryPath = null;
+        this.registeredSession = null;
+        for (const r of this.running.values()) {
+          r.void = true;
+          r.abort.abort(new ZoottError('SESSION_EXPIRED', 'session lost: the claim is gone'));
+        }
+        this.claimer?.invalidate();
+        if (this.opts.renewSession !== false && !this.stopping) {
+          this.c
+            .renewSession()
+            .catch((err) => this.log('warn', { err: String(err) }, 'renewSession failed'));
+        }
+        this.wake();
+        break;
+      case 'connected':
+        if (e.sessionId !== this.registeredSession) {
+          this.paused = false;
+          this.registryDirty = true;
+          this.claimer?.invalidate();
+          this.wake();
+        }
+        break;
+      case 'closed':
+        this.stopping = true;
+        this.wake();
+        break;
+    }
+  }
+
+  private async register(): Promise<void> {
+    const ctx = await this.engine.context();
+    const session = this.c.sessionId;
+    if (session === null) return;
+    const info: WorkerInfo = {
+      id: this.id,
+      types: this.types,
+      buckets: [],
+      started: this.now(),
+      version: 1,
+    };
+    if (this.opts.host !== undefined) info.host = this.opts.host;
+    if (this.opts.pid !== undefined) info.pid = this.opts.pid;
+    if (this.opts.server !== undefined) info.server = this.opts.server;
+    this.registryPath = await this.c.create(`${ctx.layout.registry}/worker-`, encodeJson(info), {
+      ephemeral: true,
+      sequential: true,
+    });
+    this.registeredSession = session;
+    this.registry = new RegistryView(this.c, ctx.layout.registry);
+    this.registryDirty = true;
+  }
+
+  /** Re-reads the registry and recomputes the owned buckets. */
+  private async rebalance(): Promise<void> {
+    const ctx = await this.engine.context();
+    if (!this.registry || !this.registryPath) return;
+    this.registryDirty = false;
+    const names = await this.registry.refresh(() => {
+      this.registryDirty = true;
+      this.wake();
+    });
+    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+    const owned = ownedBuckets(me, names, ctx.layout.buckets);
+    if (owned.join() !== this.owned.join()) {
+      this.owned = owned;
+      this.claimer?.setWatched(owned);
+      const info: WorkerInfo = {
+        id: this.id,
+        types: this.types,
+        buckets: owned,
+        started: this.now(),
+        version: 1,
+      };
+      if (this.opts.host !== undefined) info.host = this.opts.host;
+      if (this.opts.pid !== undefined) info.pid = this.opts.pid;
+      if (this.opts.server !== undefined) info.server = this.opts.server;
+      await this.c.set(this.registryPath, encodeJson(info)).catch(() => undefined);
+      this.log('info', { worker: this.id, buckets: owned.length }, 'buckets rebalanced');
+    }
+  }
+
+  private async main(): Promise<void> {
+    const ctx = await this.engine.context();
+    this.claimer = await this.engine.claimer(
+      {
+        worker: this.id,
+        types: this.types,
+        ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
+        ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
+        ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
+        ...(this.opts.locality ? { locality: this.opts.locality } : {}),
+        ...(this.opts.localityWaitMs !== undefined
+          ? { localityWaitMs: this.opts.localityWaitMs }
+          : {}),
+        ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
+        liveServers: () => this.registry?.servers(),
+      },
+      () => this.wake(),
+    );
+    const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
+    const stealAfter = this.opts.stealAfterMs ?? 1000;
+    const pollMs = this.opts.pollMs ?? 5000;
+    while (!this.stopping) {
+      if (this.wakeup.signal.aborted) this.wakeup = new AbortController();
+      try {
+        if (this.c.state === 'closed') break;
+        if (this.paused || this.c.state !== 'connected') {
+          await this.sleep(pollMs);
+          if (this.c.state === 'connected') this.paused = false;
+          continue;
+        }
+        if (this.registeredSession !== this.c.sessionId) await this.register();
+        if (this.registryDirty) await this.rebalance();
+        if (this.running.size >= this.concurrency) {
+          await this.sleep(pollMs);
+          continue;
+        }
+        const free = this.concurrency - this.running.size;
+        let claims = await this.claimer.claimBatch(this.owned, free);
+        const now = this.now();
+        if (claims.length === 0 && now - this.idleSince >= stealAfter) {
+          const others = all.filter((b) => !this.owned.includes(b));
+          for (let i = 0; i < others.length && claims.length === 0 && !this.stopping; i++) {
+            const b = others[(this.stealCursor + i) % others.length]!;
+            claims = await this.claimer.claimBatch([b], free);
+            if (claims.length > 0) this.stealCursor = (this.stealCursor + i + 1) % others.length;
+          }
+        }
+        if (claims.length > 0) {
+          if (this.stopping) {
+            await Promise.all(claims.map((claim) => this.engine.release(claim)));
+            break;
+          }
+          for (const claim of claims) this.start(claim);
+          this.idleSince = this.now();
+          continue;
+        }
+        const wakeAt = Math.min(this.claimer.wakeAt, now + pollMs, this.idleSince + stealAfter);
+        await this.sleep(Math.max(1, wakeAt - now));
+      } catch (err) {
+        if (this.stopping) break;
+        const code = codeOf(err);
+        if (
+          !isZoottError(err) ||
+          (code !== 'CONNECTION_LOSS' &&
+            code !== 'SESSION_EXPIRED' &&
+            code !== 'OPERATION_TIMEOUT' &&
+            code !== 'CLOSED')
+        ) {
+          this.log('warn', { err: String(err) }, 'worker loop error');
+        }
+        this.claimer.invalidate();
+        await this.sleep(Math.min(pollMs, 100));
+      }
+    }
+    this.claimer.close();
+    await this.drain();
+    if (this.registryPath) {
+      await this.c.delete(this.registryPath).catch(() => undefined);
+      this.registryPath = null;
+    }
+  }
+
+  private start(claim: Claim): void {
+    const key = claim.key.join(KEY_SEPARATOR);
+    const r: Running = { claim, abort: new AbortController(), void: false, release: false };
+    this.running.set(key, r);
+    this.stats.claimed++;
+    void this.execute(r).finally(() => {
+      this.running.delete(key);
+      this.wake();
+    });
+  }
+
+  private async execute(r: Running): Promise<void> {
+    const { claim } = r;
+    const ctx: TaskContext = {
+      key: claim.key,
+      name: claim.name,
+      type: claim.type,
+      data: claim.data,
+      attempt: claim.attempt,
+      maxAttempts: claim.maxAttempts,
+      signal: r.abort.signal,
+      worker: this.id,
+    };
+    if (claim.hints) ctx.hints = claim.hints;
+    let ok = false;
+    let value: unknown;
+    try {
+      value = await this.handlers[claim.type]!(ctx);
+      ok = true;
+    } catch (err) {
+      value = err;
+    }
+    let outcome: SettleOutcome;
+    try {
+      if (r.void) {
+        this.log('warn', { key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
+        outcome = { status: 'dropped', reason: 'session lost' };
+      } else if (r.release) outcome = await this.engine.release(claim);
+      else if (ok) outcome = await this.engine.complete(claim, value);
+      else outcome = await this.engine.fail(claim, value);
+    } catch (err) {
+      this.log(
+        'warn',
+        { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
+        'could not record the outcome',
+      );
+      outcome = { status: 'dropped', reason: String(err) };
+    }
+    if (outcome.status === 'completed') this.stats.completed++;
+    else if (outcome.status === 'retrying') this.stats.retried++;
+    else if (outcome.status === 'failed') this.stats.failed++;
+    else if (!r.release) this.stats.dropped++;
+  }
+
+  /** Waits for running handlers; after `stopTimeoutMs` aborts them and gives their claims back. */
+  private async drain(): Promise<void> {
+    if (this.running.size === 0) return;
+    const timeout = this.opts.stopTimeoutMs ?? 30_000;
+    const deadline = this.now() + timeout;
+    while (this.running.size > 0) {
+      const left = deadline - this.now();
+      if (left <= 0) {
+        for (const r of this.running.values()) {
+          r.release = true;
+          r.abort.abort(new ZoottError('ABORTED', 'worker stopping'));
+        }
+        this.wakeup = new AbortController();
+        while (this.running.size > 0) await this.sleep(50);
+        return;
+      }
+      this.wakeup = new AbortController();
+      await this.sleep(Math.min(left, 50));
+    }
+  }
+
+  stop(): Promise<void> {
+    if (!this.stopPromise) {
+      this.stopping = true;
+      this.wake();
+      this.stopPromise = this.done.catch(() => undefined);
+    }
+    return this.stopPromise;
+  }
+}

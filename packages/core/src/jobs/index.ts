@@ -1,0 +1,4 @@
+export * from './output.js';
+export * from './results.js';
+export * from './types.js';
+export * from './validate.js';

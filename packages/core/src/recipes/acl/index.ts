@@ -1,0 +1,3 @@
+export * from './acl-lists.js';
+export * from './digest.js';
+export * from './perms.js';

@@ -1,0 +1,1 @@
+export * from './cas-loop.js';

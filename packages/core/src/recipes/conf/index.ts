@@ -1,0 +1,2 @@
+export * from './conf-values.js';
+export * from './zk-conf.js';

@@ -1,0 +1,2 @@
+export * from './close-coordinator.js';
+export * from './coordinator-source.js';

@@ -1,0 +1,2 @@
+export * from './host-info.js';
+export * from './lock-id.js';

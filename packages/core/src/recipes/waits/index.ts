@@ -1,0 +1,4 @@
+export type { WaitOptions } from './conditioned-wait.js';
+export * from './get-next.js';
+export * from './wait-absent.js';
+export * from './wait-timeout.js';

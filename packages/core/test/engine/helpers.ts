@@ -1,0 +1,76 @@
+import type { Coordinator, EngineClock, EngineLogger, Op } from '@zoott/core';
+
+/** A clock the test moves by hand; `sleep` yields to the event loop only. */
+export class TestClock implements EngineClock {
+  constructor(
+    public t = 1_000_000,
+    public rnd = 0.5,
+  ) {}
+  now(): number {
+    return this.t;
+  }
+  async sleep(_ms: number, _signal?: AbortSignal): Promise<void> {
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  random(): number {
+    return this.rnd;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+/** Collects warnings instead of printing them. */
+export function memoryLogger(): EngineLogger & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, warn: (_f, msg) => lines.push(msg), info: () => {} };
+}
+
+/** Counts requests by kind; `writes` counts create/set/delete/multi (a multi is one). */
+export interface CallCounts {
+  reads: number;
+  writes: number;
+  byMethod: Record<string, number>;
+}
+
+const READS = new Set(['get', 'exists', 'children', 'childrenWithStat', 'getAcl']);
+const WRITES = new Set(['create', 'set', 'delete', 'multi', 'setAcl']);
+
+/** Wraps a coordinator and counts every request it forwards. */
+export function counting(c: Coordinator): { c: Coordinator; counts: CallCounts; ops: Op[][] } {
+  const counts: CallCounts = { reads: 0, writes: 0, byMethod: {} };
+  const ops: Op[][] = [];
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (READS.has(prop)) counts.reads++;
+        if (WRITES.has(prop)) counts.writes++;
+        if (prop === 'multi') ops.push(args[0] as Op[]);
+        counts.byMethod[prop] = (counts.byMethod[prop] ?? 0) + 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { c: proxy, counts, ops };
+}
+
+/** Polls `cond` until it holds (real time), failing after `ms`. */
+export async function eventually(
+  cond: () => boolean | Promise<boolean>,
+  ms = 10_000,
+): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+let counter = 0;
+/** A world name unique in this process, so tests on one server never collide. */
+export function worldName(prefix = 'w'): string {
+  counter++;
+  return `${prefix}${process.pid}x${counter}`;
+}

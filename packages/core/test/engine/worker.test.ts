@@ -1,0 +1,150 @@
+import { createEngine, runWorker } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { eventually, memoryLogger, worldName } from './helpers.js';
+
+const fast = { pollMs: 200, stealAfterMs: 50, localityWaitMs: 50 };
+
+describeOnBackends('engine: worker loop', (backend) => {
+  it('runs handlers by type with concurrency and leaves unsupported types', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    for (let i = 0; i < 12; i++) await engine.queue({ name: `sq${i}`, type: 'square', data: i });
+    await engine.queue({ name: 'alien', type: 'unknown' });
+    const wc = await backend().connect();
+    let running = 0;
+    let peak = 0;
+    const results = new Map<string, unknown>();
+    const worker = runWorker(
+      wc,
+      {
+        square: async (t) => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, 5));
+          running--;
+          results.set(t.name, (t.data as number) ** 2);
+          return (t.data as number) ** 2;
+        },
+      },
+      { world, concurrency: 3, logger: memoryLogger(), ...fast },
+    );
+    await eventually(async () => (await engine.counts()).completed === 12);
+    expect(peak).toBeLessThanOrEqual(3);
+    expect(peak).toBeGreaterThan(1);
+    expect(await engine.task(['sq3'])).toMatchObject({ result: 9, state: 'completed' });
+    expect((await engine.task(['alien']))?.state).toBe('pending');
+    await worker.stop();
+    expect(worker.registryPath).toBeNull();
+    expect(await producer.children(`/zoott_workers/${world}`)).toEqual([]);
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('records handler errors as failed attempts with retries', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'flaky', type: 't' }, null, null, {
+      maxAttempts: 3,
+      backoff: { baseMs: 1, maxMs: 5 },
+    });
+    await engine.queue({ name: 'doomed', type: 't' }, null, null, {
+      maxAttempts: 2,
+      backoff: { baseMs: 1, maxMs: 5 },
+    });
+    const wc = await backend().connect();
+    const worker = runWorker(
+      wc,
+      {
+        t: (task) => {
+          if (task.name === 'doomed') throw new Error('always');
+          if (task.attempt < 3) throw new Error(`attempt ${task.attempt}`);
+          return task.attempt;
+        },
+      },
+      { world, logger: memoryLogger(), ...fast },
+    );
+    await eventually(async () => {
+      const n = await engine.counts();
+      return n.completed === 1 && n.failed === 1;
+    });
+    expect(await engine.task(['flaky'])).toMatchObject({ result: 3, attempts: 3 });
+    expect(await engine.task(['doomed'])).toMatchObject({
+      attempts: 2,
+      error: { message: 'always' },
+    });
+    expect(worker.stats).toMatchObject({ completed: 1, failed: 1, retried: 3 });
+    await worker.stop();
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('aborts handlers when the session is lost, re-registers, and another worker finishes', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 4, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'long', type: 't' });
+    const wc = await backend().connect();
+    let aborted = false;
+    let started = false;
+    const worker = runWorker(
+      wc,
+      {
+        t: (task) =>
+          new Promise((_resolve, reject) => {
+            started = true;
+            task.signal.addEventListener('abort', () => {
+              aborted = true;
+              reject(task.signal.reason);
+            });
+          }),
+      },
+      { world, logger: memoryLogger(), ...fast },
+    );
+    await eventually(() => started && worker.registryPath !== null);
+    const firstRegistration = worker.registryPath;
+    await backend().expireSession(wc);
+    await eventually(() => aborted);
+    // It renews its session and registers again.
+    await eventually(() => worker.registryPath !== null && wc.state === 'connected');
+    expect(worker.registryPath).not.toBe(firstRegistration);
+    await worker.stop();
+    const other = await backend().connect();
+    const w2 = runWorker(
+      other,
+      { t: () => 'finished' },
+      { world, logger: memoryLogger(), ...fast },
+    );
+    await eventually(async () => (await engine.task(['long']))?.state === 'completed');
+    expect(await engine.task(['long'])).toMatchObject({ result: 'finished', attempts: 2 });
+    await w2.stop();
+    await Promise.all([producer.close(), wc.close(), other.close()]);
+  });
+
+  it('splits buckets between workers and rebalances when one leaves', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 16, logger: memoryLogger() });
+    await engine.init();
+    const clients = await Promise.all([1, 2, 3].map(() => backend().connect()));
+    const workers = clients.map((x) =>
+      runWorker(x, { t: () => 1 }, { world, logger: memoryLogger(), ...fast }),
+    );
+    await eventually(() => {
+      const all = workers.flatMap((w) => [...w.buckets]);
+      return all.length === 16 && new Set(all).size === 16;
+    });
+    await workers[0]!.stop();
+    await eventually(() => {
+      const all = workers.slice(1).flatMap((w) => [...w.buckets]);
+      return all.length === 16 && new Set(all).size === 16;
+    });
+    for (let i = 0; i < 20; i++) await engine.queue({ name: `t${i}`, type: 't' });
+    await eventually(async () => (await engine.counts()).completed === 20);
+    await Promise.all(workers.slice(1).map((w) => w.stop()));
+    await Promise.all([producer, ...clients].map((x) => x.close()));
+  });
+});

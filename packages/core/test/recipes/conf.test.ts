@@ -1,0 +1,82 @@
+import { digestOf, isZoottError, ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core';
+import { describe, expect, it } from 'vitest';
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return isZoottError(err) ? err.code : 'not a ZoottError';
+  }
+  return undefined;
+}
+
+describe('ZkConf', () => {
+  it('takes explicit values, then env, then the file, then defaults', () => {
+    const conf = new ZkConf(
+      { hosts: '127.0.0.1:9999' },
+      {
+        env: { ZOOTT_ZK_HOSTS: 'env:1', ZOOTT_ZK_LOCK_DIR: 'env_locks/' },
+        file: { lock_dir: 'file_locks/', record_dir: 'file_records/', node_id: 'web-3' },
+      },
+    );
+    expect(conf.hosts()).toBe('127.0.0.1:9999');
+    expect(conf.lockDir()).toBe('env_locks/');
+    expect(conf.recordDir()).toBe('file_records/');
+    expect(conf.nodeId()).toBe('web-3');
+    expect(conf.journalDir()).toBe(ZK_CONF_DEFAULTS.journalDir);
+    expect(conf.auth()).toBeNull();
+    expect([conf.origin('hosts'), conf.origin('lockDir'), conf.origin('recordDir')]).toEqual([
+      'explicit',
+      'env',
+      'file',
+    ]);
+    expect(conf.origin('journalDir')).toBe('default');
+  });
+
+  it('defaults to zkutil dirs and builds absolute paths', () => {
+    const conf = new ZkConf();
+    expect(conf.hosts()).toBe('127.0.0.1:2181');
+    expect(conf.lockDir()).toBe('lock/');
+    expect(conf.lock('foo')).toBe('/lock/foo');
+    expect(conf.lock(12)).toBe('/lock/0000000012');
+    expect(conf.record('r')).toBe('/record/r');
+    expect(new ZkConf({ lockDir: '/mycluster/mylocks/' }).lock('x')).toBe('/mycluster/mylocks/x');
+    expect(conf.nodeId()).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  it('parses auth and acl from text and lists', () => {
+    const conf = new ZkConf(
+      {},
+      { env: { ZOOTT_ZK_AUTH: 'digest:xp:1:23', ZOOTT_ZK_ACL: 'xp:123:cdrwa, foo:bar:rw' } },
+    );
+    expect(conf.auth()).toEqual(['digest', 'xp', '1:23']);
+    expect(conf.authArgs()).toEqual(['digest', 'xp:1:23']);
+    expect(conf.acl()).toEqual([
+      ['xp', '123', 'cdrwa'],
+      ['foo', 'bar', 'rw'],
+    ]);
+    expect(conf.digestAcl()).toEqual([
+      { scheme: 'digest', id: digestOf('xp', '123'), perms: 31 },
+      { scheme: 'digest', id: digestOf('foo', 'bar'), perms: 3 },
+    ]);
+    const fromFile = new ZkConf(
+      {},
+      { file: { auth: ['digest', 'a', 'b'], acl: [['a', 'b', 'r']] } },
+    );
+    expect(fromFile.authArgs()).toEqual(['digest', 'a:b']);
+    expect(ZkConf.from('h:1').hosts()).toBe('h:1');
+  });
+
+  it('rejects bad values with INVALID_CONFIG naming the field', () => {
+    expect(codeOf(() => new ZkConf({ acl: [['xp', '123', 'cdrwx']] }))).toBe('INVALID_CONFIG');
+    expect(codeOf(() => new ZkConf({}, { env: { ZOOTT_ZK_AUTH: 'digest' } }))).toBe(
+      'INVALID_CONFIG',
+    );
+    expect(codeOf(() => new ZkConf({}, { file: { lock_dri: 'x' } }))).toBe('INVALID_CONFIG');
+    expect(codeOf(() => new ZkConf({}, { file: ['hosts'] }))).toBe('INVALID_CONFIG');
+    expect(codeOf(() => new ZkConf({ hosts: '' as string }))).toBe('INVALID_CONFIG');
+    expect(() => new ZkConf({}, { file: { lock_dir: 7 }, fileName: 'zoott.yaml' })).toThrow(
+      'zoott.yaml: lock_dir',
+    );
+  });
+});

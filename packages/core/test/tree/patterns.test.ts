@@ -1,0 +1,145 @@
+import { compileParentPattern, DEFAULT_PATTERN_LIMITS, ZoottError } from '@zoott/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+const node = (name: string, type = 't') => ({ name, type });
+
+function patternError(p: { name: unknown; type?: unknown }): ZoottError {
+  try {
+    compileParentPattern(p as { name: string; type?: string });
+  } catch (err) {
+    if (err instanceof ZoottError) return err;
+    throw err;
+  }
+  throw new Error(`expected ${JSON.stringify(p)} to be rejected`);
+}
+
+describe('compileParentPattern', () => {
+  it('matches the whole name (anchored)', () => {
+    const m = compileParentPattern({ name: 'alpha' });
+    expect(m.matches(node('alpha'))).toBe(true);
+    expect(m.matches(node('requestFile_alpha'))).toBe(false);
+    expect(m.matches(node('alphabet'))).toBe(false);
+    expect(compileParentPattern({ name: '.*_alpha' }).matches(node('requestFile_alpha'))).toBe(
+      true,
+    );
+  });
+
+  it('keeps alternation inside the anchors', () => {
+    const m = compileParentPattern({ name: 'a|b' });
+    expect(m.matches(node('a'))).toBe(true);
+    expect(m.matches(node('b'))).toBe(true);
+    expect(m.matches(node('ab'))).toBe(false);
+    expect(m.matches(node('xb'))).toBe(false);
+  });
+
+  it('matches the type too when given, any type otherwise', () => {
+    const m = compileParentPattern({ name: 'request.*', type: 'fetch|get' });
+    expect(m.matches(node('requestA', 'fetch'))).toBe(true);
+    expect(m.matches(node('requestA', 'fetcher'))).toBe(false);
+    expect(compileParentPattern({ name: 'x' }).matches(node('x', 'anything'))).toBe(true);
+    expect(m.source).toEqual({ name: 'request.*', type: 'fetch|get' });
+  });
+
+  it('never matches input longer than the bound', () => {
+    const m = compileParentPattern({ name: 'a*' });
+    expect(m.matches(node('a'.repeat(DEFAULT_PATTERN_LIMITS.maxInputLength)))).toBe(true);
+    expect(m.matches(node('a'.repeat(DEFAULT_PATTERN_LIMITS.maxInputLength + 1)))).toBe(false);
+  });
+
+  it('accepts common safe shapes', () => {
+    for (const name of [
+      'requestFile_(alpha|beta)',
+      '(ab|cd)+',
+      '[a-z_]+',
+      '\\w+_\\d{1,3}',
+      '(?:x-)?file_.*',
+      '.*_.*_.*',
+      '[]]', // an empty class then ']': matches nothing, but is valid
+      'a{',
+    ]) {
+      expect(() => compileParentPattern({ name })).not.toThrow();
+    }
+  });
+
+  it.each([
+    [{ name: 3 }, 'parent.name', /must be a string/],
+    [{ name: '' }, 'parent.name', /must not be empty/],
+    [{ name: 'x'.repeat(257) }, 'parent.name', /at most 256 characters/],
+    [{ name: '(a' }, 'parent.name', /not a valid regular expression/],
+    [{ name: '[a-' }, 'parent.name', /not a valid regular expression/],
+    [{ name: '*a' }, 'parent.name', /not a valid regular expression/],
+    [{ name: 'a)|(b' }, 'parent.name', /unbalanced parentheses/],
+    [{ name: 'ok', type: '(' }, 'parent.type', /not a valid regular expression/],
+    [{ name: 'ok', type: 5 }, 'parent.type', /must be a string/],
+    [{ name: '(a+)+' }, 'parent.name', /nested quantifiers/],
+    [{ name: '(a*)*b' }, 'parent.name', /nested quantifiers/],
+    [{ name: '(\\w+_)*x' }, 'parent.name', /nested quantifiers/],
+    [{ name: '(a?){25}a{25}' }, 'parent.name', /nested quantifiers/],
+    [{ name: '((a)+)+' }, 'parent.name', /nested quantifiers/],
+    [{ name: '(a|a)+' }, 'parent.name', /none is a prefix/],
+    [{ name: '(a|ab)*c' }, 'parent.name', /none is a prefix/],
+    [{ name: '([a-z]|_)+' }, 'parent.name', /character class/],
+    [{ name: '(a|)+' }, 'parent.name', /none is a prefix/],
+    [{ name: '(a)\\1' }, 'parent.name', /backreferences/],
+    [{ name: '(?<x>a)\\k<x>' }, 'parent.name', /backreferences/],
+    [{ name: '.*_.*_.*_.*' }, 'parent.name', /too many repetitions/],
+    [{ name: `${'a?'.repeat(30)}${'a'.repeat(30)}` }, 'parent.name', /too many repetitions/],
+  ])('rejects %o (%s)', (p, field, reason) => {
+    const err = patternError(p);
+    expect(err.code).toBe('INVALID_PATTERN');
+    expect(err.field).toBe(field);
+    expect(err.message).toMatch(reason);
+  });
+
+  it('honours custom pattern limits', () => {
+    expect(compileParentPattern({ name: 'abcd' }).matches(node('abcd'))).toBe(true);
+    expect(() => compileParentPattern({ name: 'abcd' }, { maxPatternLength: 3 })).toThrow(
+      /at most 3/,
+    );
+  });
+
+  it('every accepted pattern finishes on hostile names of the maximum length', () => {
+    // Random patterns assembled from quantifier-heavy pieces: whatever compiles must run
+    // against adversarial input without hanging (vitest's timeout catches a hang).
+    const piece = fc.constantFrom(
+      'a',
+      'a*',
+      'a+',
+      'a?',
+      '.*',
+      '(a)',
+      '(ab|ba)+',
+      '\\w+',
+      '_',
+      '[ab]+',
+    );
+    const hostile = ['a'.repeat(199) + '!', 'ab'.repeat(100), '_'.repeat(200), 'a_'.repeat(100)];
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => {
+        let matcher: ReturnType<typeof compileParentPattern>;
+        try {
+          matcher = compileParentPattern({ name: pieces.join('') });
+        } catch (err) {
+          expect(err).toBeInstanceOf(ZoottError);
+          return;
+        }
+        for (const name of hostile) expect(typeof matcher.matches(node(name))).toBe('boolean');
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('never throws anything but ZoottError on arbitrary input', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), fc.option(fc.string({ maxLength: 20 })), (n, t) => {
+        try {
+          compileParentPattern(t === null ? { name: n } : { name: n, type: t });
+        } catch (err) {
+          expect(err).toBeInstanceOf(ZoottError);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,478 @@
+import {
+  type Acl,
+  type Coordinator,
+  type CreateOptions,
+  type ErrorCode,
+  type NodeData,
+  type Op,
+  type OpResult,
+  type SessionEvent,
+  type SessionEventType,
+  type SessionListener,
+  type SessionState,
+  type Stat,
+  validatePath,
+  type WatchEventType,
+  type Watcher,
+  type WatchOptions,
+  ZoottError,
+} from '@zoott/core';
+import { type AuthId, authenticate } from './acl-rules.js';
+import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';
+import type { ServerState, Session, SessionPeer } from './server-state.js';
+import type { WatchRegistration } from './watches.js';
+
+/** How a client was opened; kept so `renewSession()` can open an identical one. */
+export interface ClientSettings {
+  chroot: string;
+  sessionTimeoutMs: number;
+  auth: Array<{ scheme: string; auth: string }>;
+  defaultAcl: readonly Acl[];
+}
+
+interface PendingEvent {
+  type: WatchEventType;
+  path: string;
+  watchers: Watcher[];
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Reports a throwing listener without letting it break the server's bookkeeping. */
+function reportListenerError(err: unknown): void {
+  queueMicrotask(() => {
+    throw err;
+  });
+}
+
+function checkVersion(version: number | undefined, op: string, path: string): number {
+  if (version === undefined) return -1;
+  if (!Number.isInteger(version) || version < -1) {
+    throw new ZoottError('BAD_ARGUMENTS', `version must be an integer >= -1, got ${version}`, {
+      op,
+      path,
+      field: 'version',
+    });
+  }
+  return version;
+}
+
+function checkData(data: unknown, op: string, path: string): Uint8Array {
+  if (data === undefined) return EMPTY;
+  if (!(data instanceof Uint8Array)) {
+    throw new ZoottError('BAD_ARGUMENTS', 'data must be a Uint8Array', { op, path, field: 'data' });
+  }
+  return data;
+}
+
+/**
+ * One client session against a {@link MemoryServer}. Requests run one at a time in the order
+ * they were issued; each runs to completion on the server in a microtask, so everything is
+ * deterministic. Watch callbacks for changes this client made run before the request's promise
+ * settles; other clients get theirs in a microtask, and always before any later reply.
+ *
+ * Created by `MemoryServer.connect()`; do not construct it directly.
+ */
+export class MemoryCoordinator implements Coordinator {
+  private current: SessionState = 'connecting';
+  private session: Session | null = null;
+  private readonly listeners = new Set<SessionListener>();
+  private tail: Promise<unknown> = Promise.resolve();
+  private inbox: PendingEvent[] = [];
+  private flushQueued = false;
+  /** Watches kept by the client while its connection is down, and the last zxid it saw. */
+  private away: { watches: WatchRegistration[]; lastZxid: number } | null = null;
+  /** The server ended the session while we were disconnected; we learn it on reconnect. */
+  private expiredWhileAway = false;
+  private readonly auth: Array<{ scheme: string; auth: string }>;
+
+  /** @internal Use `MemoryServer.connect()`. */
+  constructor(
+    private readonly server: ServerState,
+    private readonly settings: ClientSettings,
+  ) {
+    this.auth = [...settings.auth];
+  }
+
+  /** @internal Opens the first session; called by `MemoryServer.connect()`. */
+  open(): void {
+    this.startSession();
+  }
+
+  get sessionId(): string | null {
+    return this.session?.id ?? null;
+  }
+
+  get state(): SessionState {
+    return this.current;
+  }
+
+  get sessionTimeoutMs(): number {
+    return this.settings.sessionTimeoutMs;
+  }
+
+  onSession(listener: SessionListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  // ---- connection control (memory-only) -------------------------------------------------
+
+  /**
+   * Simulates a dropped connection: `suspended`. The session lives on the server (its
+   * ephemerals stay), requests fail CONNECTION_LOSS, and the server forgets this client's
+   * watches until `reconnect()` re-sets them. With timers in use, the session expires once it
+   * has been disconnected for its timeout, and the client then sees `lost`.
+   */
+  disconnect(): void {
+    if (this.current !== 'connected' || !this.session) return;
+    const lastZxid = this.server.zxid;
+    const watches = this.server.connectionDropped(this.session);
+    this.away = { watches, lastZxid };
+    this.current = 'suspended';
+    this.emit('suspended');
+  }
+
+  /**
+   * Ends a `disconnect()`: `reconnected` with the same session (watches whose node changed
+   * meanwhile fire right after), or `lost` if the session expired in the meantime.
+   */
+  reconnect(): void {
+    if (this.current !== 'suspended' || !this.session) return;
+    if (this.expiredWhileAway || !this.session.alive) {
+      this.server.stopTimer(this.session);
+      this.becomeLost();
+      return;
+    }
+    const away = this.away ?? { watches: [], lastZxid: this.server.zxid };
+    this.away = null;
+    this.current = 'connected';
+    this.emit('reconnected');
+    this.server.connectionRestored(this.session, away.watches, away.lastZxid);
+  }
+
+  // ---- Coordinator ----------------------------------------------------------------------
+
+  create(path: string, data?: Uint8Array, options: CreateOptions = {}): Promise<string> {
+    return this.request('create', path, (s) => {
+      const bytes = checkData(data, 'create', path);
+      const full = this.server.create(s, {
+        path: this.toServer(path),
+        data: bytes,
+        ephemeral: options.ephemeral === true,
+        sequential: options.sequential === true,
+        acl: options.acl ?? this.settings.defaultAcl,
+      });
+      return this.toClient(full);
+    });
+  }
+
+  get(path: string, options: WatchOptions = {}): Promise<NodeData> {
+    return this.request('get', path, (s) =>
+      this.server.getData(s, this.toServer(path), options.watch),
+    );
+  }
+
+  set(path: string, data: Uint8Array, version?: number): Promise<Stat> {
+    return this.request('set', path, (s) =>
+      this.server.setData(
+        s,
+        this.toServer(path),
+        checkData(data ?? null, 'set', path),
+        checkVersion(version, 'set', path),
+      ),
+    );
+  }
+
+  delete(path: string, version?: number): Promise<void> {
+    return this.request('delete', path, (s) =>
+      this.server.delete(s, this.toServer(path), checkVersion(version, 'delete', path)),
+    );
+  }
+
+  exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
+    return this.request('exists', path, (s) =>
+      this.server.exists(s, this.toServer(path), options.watch),
+    );
+  }
+
+  children(path: string, options: WatchOptions = {}): Promise<string[]> {
+    return this.request(
+      'children',
+      path,
+      (s) => this.server.getChildren(s, this.toServer(path), options.watch).children,
+    );
+  }
+
+  childrenWithStat(
+    path: string,
+    options: WatchOptions = {},
+  ): Promise<{ children: string[]; stat: Stat }> {
+    return this.request('childrenWithStat', path, (s) =>
+      this.server.getChildren(s, this.toServer(path), options.watch),
+    );
+  }
+
+  multi(ops: readonly Op[]): Promise<OpResult[]> {
+    return this.request('multi', undefined, (s) => {
+      if (!Array.isArray(ops)) {
+        throw new ZoottError('BAD_ARGUMENTS', 'multi takes an array of ops', { op: 'multi' });
+      }
+      // Everything the client can check is checked before the server sees any op.
+      const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
+      try {
+        return this.server
+          .multi(s, prepared)
+          .map(
+            (r): OpResult =>
+              r.op === 'create' ? { op: 'create', path: this.toClient(r.path) } : r,
+          );
+      } catch (err) {
+        if (err instanceof MultiRefusal) {
+          const failed = ops[err.opIndex];
+          throw new ZoottError(err.code, err.reason, {
+            op: 'multi',
+            path: failed?.path,
+            opIndex: err.opIndex,
+            opCodes: err.opCodes,
+          });
+        }
+        throw err;
+      }
+    });
+  }
+
+  getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
+    return this.request('getAcl', path, (s) => this.server.getAcl(s, this.toServer(path)));
+  }
+
+  setAcl(path: string, acl: readonly Acl[], version?: number): Promise<Stat> {
+    return this.request('setAcl', path, (s) =>
+      this.server.setAcl(s, this.toServer(path), acl, checkVersion(version, 'setAcl', path)),
+    );
+  }
+
+  addAuth(scheme: string, auth: string): Promise<void> {
+    return this.request('addAuth', undefined, (s) => {
+      const id = authenticate(scheme, auth);
+      addAuthId(s.authIds, id);
+      this.auth.push({ scheme, auth });
+    });
+  }
+
+  renewSession(): Promise<void> {
+    return this.enqueue(() => {
+      if (this.current === 'closed') {
+        throw new ZoottError('CLOSED', 'renewSession after close()', { op: 'renewSession' });
+      }
+      if (this.current !== 'lost') return;
+      this.startSession();
+    });
+  }
+
+  close(): Promise<void> {
+    return this.enqueue(() => {
+      if (this.current === 'closed') return;
+      if (this.session) this.server.closeSession(this.session);
+      this.session = null;
+      this.away = null;
+      this.current = 'closed';
+      this.emit('closed');
+    });
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  private startSession(): void {
+    const ids: AuthId[] = [];
+    for (const { scheme, auth } of this.auth) {
+      try {
+        addAuthId(ids, authenticate(scheme, auth));
+      } catch (err) {
+        throw this.translate(err, 'connect', undefined);
+      }
+    }
+    // A session that already ended may still report (a late timer): only the current one counts.
+    let mine: Session | null = null;
+    const peer: SessionPeer = {
+      notify: (type, path, watchers) => {
+        if (mine === this.session) this.deliverLater({ type, path, watchers });
+      },
+      expired: (observed) => {
+        if (mine !== this.session || this.current === 'closed' || this.current === 'lost') return;
+        if (observed) this.becomeLost();
+        else this.expiredWhileAway = true;
+      },
+    };
+    mine = this.server.openSession(peer, this.settings.sessionTimeoutMs, ids);
+    this.session = mine;
+    this.expiredWhileAway = false;
+    this.away = null;
+    this.current = 'connected';
+    this.emit('connected');
+  }
+
+  private becomeLost(): void {
+    this.session = null;
+    this.away = null;
+    this.expiredWhileAway = false;
+    this.current = 'lost';
+    this.emit('lost');
+  }
+
+  private emit(type: SessionEventType): void {
+    const event: SessionEvent = { type, sessionId: this.sessionId };
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch (err) {
+        reportListenerError(err);
+      }
+    }
+  }
+
+  private deliverLater(event: PendingEvent): void {
+    this.inbox.push(event);
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.flushInbox();
+    });
+  }
+
+  private flushInbox(): void {
+    while (this.inbox.length > 0) {
+      const next = this.inbox.shift() as PendingEvent;
+      const event = { type: next.type, path: this.toClient(next.path) };
+      for (const watcher of next.watchers) {
+        try {
+          watcher(event);
+        } catch (err) {
+          reportListenerError(err);
+        }
+      }
+    }
+  }
+
+  /** Runs `fn` after every earlier request of this client, FIFO. */
+  private enqueue<T>(fn: () => T): Promise<T> {
+    const run = this.tail.then(() => {
+      this.flushInbox();
+      try {
+        return fn();
+      } finally {
+        // Watches this request fired belong before its reply.
+        this.flushInbox();
+      }
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A request that needs a live, connected session; `path` is checked first if given. */
+  private request<T>(op: string, path: string | undefined, fn: (s: Session) => T): Promise<T> {
+    return this.enqueue(() => {
+      try {
+        if (path !== undefined) validatePath(path, op);
+        return fn(this.liveSession(op, path));
+      } catch (err) {
+        throw this.translate(err, op, path);
+      }
+    });
+  }
+
+  private liveSession(op: string, path: string | undefined): Session {
+    switch (this.current) {
+      case 'closed':
+        throw new ZoottError('CLOSED', undefined, { op, path });
+      case 'lost':
+        throw new ZoottError('SESSION_EXPIRED', 'the session expired; call renewSession()', {
+          op,
+          path,
+        });
+      case 'suspended':
+        throw new ZoottError('CONNECTION_LOSS', 'disconnected from the memory server', {
+          op,
+          path,
+        });
+      default:
+        if (!this.session) throw new ZoottError('CONNECTION_LOSS', undefined, { op, path });
+        return this.session;
+    }
+  }
+
+  private translate(err: unknown, op: string, path: string | undefined): unknown {
+    if (err instanceof ServerRefusal) {
+      return new ZoottError(err.code, err.reason, { op, path });
+    }
+    return err;
+  }
+
+  /** Client-side checks of one multi op; a failure names the op's index like a server refusal. */
+  private prepareOp(op: Op, index: number, count: number): Op {
+    const fail = (code: ErrorCode, why: string, field?: string): never => {
+      throw new ZoottError(code, `op ${index} (${String(op?.op)}): ${why}`, {
+        op: 'multi',
+        path: typeof op?.path === 'string' ? op.path : undefined,
+        opIndex: index,
+        opCodes: multiCodes(count, index, code),
+        field,
+      });
+    };
+    const version = (v: number | undefined): number => {
+      if (v === undefined) return -1;
+      if (!Number.isInteger(v) || v < -1) {
+        return fail('BAD_ARGUMENTS', `version must be an integer >= -1, got ${v}`, 'version');
+      }
+      return v;
+    };
+    if (typeof op !== 'object' || op === null) return fail('BAD_ARGUMENTS', 'not an op object');
+    try {
+      validatePath(op.path, 'multi');
+    } catch (err) {
+      return fail('INVALID_PATH', (err as Error).message, 'path');
+    }
+    const path = this.toServer(op.path);
+    switch (op.op) {
+      case 'create':
+        if (op.data !== undefined && !(op.data instanceof Uint8Array)) {
+          return fail('BAD_ARGUMENTS', 'data must be a Uint8Array', 'data');
+        }
+        return { ...op, path, acl: op.acl ?? this.settings.defaultAcl };
+      case 'set':
+        if (!(op.data instanceof Uint8Array)) {
+          return fail('BAD_ARGUMENTS', 'data must be a Uint8Array', 'data');
+        }
+        return { ...op, path, version: version(op.version) };
+      case 'delete':
+        return { ...op, path, version: version(op.version) };
+      case 'check':
+        if (op.version === undefined) {
+          return fail('BAD_ARGUMENTS', 'check needs a version', 'version');
+        }
+        return { ...op, path, version: version(op.version) };
+      default:
+        return fail('BAD_ARGUMENTS', 'op must be create, set, delete or check', 'op');
+    }
+  }
+
+  private toServer(path: string): string {
+    const chroot = this.settings.chroot;
+    if (!chroot) return path;
+    return path === '/' ? chroot : chroot + path;
+  }
+
+  private toClient(path: string): string {
+    const chroot = this.settings.chroot;
+    if (!chroot) return path;
+    if (path === chroot) return '/';
+    return path.startsWith(`${chroot}/`) ? path.slice(chroot.length) : path;
+  }
+}
+
+function addAuthId(ids: AuthId[], id: AuthId): void {
+  if (!ids.some((a) => a.scheme === id.scheme && a.id === id.id)) ids.push(id);
+}

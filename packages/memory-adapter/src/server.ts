@@ -1,0 +1,118 @@
+import { type Acl, OPEN_ACL, validatePath, ZoottError } from '@zoott/core';
+import { type Clock, systemClock } from './clock.js';
+import { MemoryCoordinator } from './coordinator.js';
+import { ServerState } from './server-state.js';
+
+/**
+ * ZooKeeper's default `jute.maxbuffer` (0xfffff). Real ZooKeeper applies it to the whole
+ * request packet, so slightly less data fits there; the memory server applies it to the data.
+ */
+export const DEFAULT_MAX_DATA_BYTES = 1048575;
+export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
+export interface MemoryServerOptions {
+  /** Largest node data accepted; one byte more fails DATA_TOO_LARGE. Default 1048575. */
+  maxDataBytes?: number;
+  /**
+   * Time source for ctime/mtime and, when given, timers for session expiry. Without a clock
+   * the server reads `Date.now()` and never schedules a timer: sessions then end only by
+   * `close()` or `expireSession()`. Pass `systemClock` for real timers, a `ManualClock` to
+   * move time by hand.
+   */
+  clock?: Clock;
+  /** Session timeout for clients that do not ask for one. Default 10000 ms. */
+  defaultSessionTimeoutMs?: number;
+}
+
+export interface MemoryConnectOptions {
+  /** Namespace: every path is taken relative to it. Like ZooKeeper, the node must exist. */
+  chroot?: string;
+  sessionTimeoutMs?: number;
+  /** Credentials added to the session when it opens (and again on `renewSession()`). */
+  auth?: Array<{ scheme: string; auth: string }>;
+  /** ACL for creates that do not pass one. Default `OPEN_ACL`. */
+  defaultAcl?: readonly Acl[];
+}
+
+function positive(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new ZoottError('INVALID_CONFIG', `${field} must be a positive number, got ${value}`, {
+      field,
+    });
+  }
+  return value;
+}
+
+/**
+ * One in-memory ZooKeeper: a single tree that any number of client sessions share, so a test
+ * can run several "processes" against it. Separate servers share nothing.
+ */
+export class MemoryServer {
+  private readonly state: ServerState;
+
+  constructor(options: MemoryServerOptions = {}) {
+    const maxDataBytes = positive(options.maxDataBytes, DEFAULT_MAX_DATA_BYTES, 'maxDataBytes');
+    if (!Number.isInteger(maxDataBytes)) {
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `maxDataBytes must be an integer, got ${maxDataBytes}`,
+        {
+          field: 'maxDataBytes',
+        },
+      );
+    }
+    this.state = new ServerState({
+      maxDataBytes,
+      clock: options.clock ?? systemClock,
+      timers: options.clock !== undefined,
+      defaultSessionTimeoutMs: positive(
+        options.defaultSessionTimeoutMs,
+        DEFAULT_SESSION_TIMEOUT_MS,
+        'defaultSessionTimeoutMs',
+      ),
+    });
+  }
+
+  /** The data size limit this server enforces. */
+  get maxDataBytes(): number {
+    return this.state.options.maxDataBytes;
+  }
+
+  /** Ids of the sessions alive on the server, oldest first. */
+  get sessionIds(): string[] {
+    return [...this.state.sessions.keys()];
+  }
+
+  /** Opens a new client session. Rejects with AUTH_FAILED for unusable credentials. */
+  async connect(options: MemoryConnectOptions = {}): Promise<MemoryCoordinator> {
+    let chroot = '';
+    if (options.chroot !== undefined && options.chroot !== '/') {
+      validatePath(options.chroot, 'connect');
+      chroot = options.chroot;
+    }
+    const client = new MemoryCoordinator(this.state, {
+      chroot,
+      sessionTimeoutMs: positive(
+        options.sessionTimeoutMs,
+        this.state.options.defaultSessionTimeoutMs,
+        'sessionTimeoutMs',
+      ),
+      auth: [...(options.auth ?? [])],
+      defaultAcl: options.defaultAcl ?? OPEN_ACL,
+    });
+    client.open();
+    return client;
+  }
+
+  /**
+   * Ends a session from the server side, as when ZooKeeper stops hearing from a client: its
+   * ephemerals are deleted (other clients' watches fire) and its client sees `lost` — at once
+   * if connected, otherwise when it reconnects or its own session timer runs out. Ids of
+   * sessions that already ended are ignored.
+   */
+  expireSession(sessionId: string): void {
+    const session = this.state.sessions.get(sessionId);
+    if (session) this.state.expire(session);
+  }
+}

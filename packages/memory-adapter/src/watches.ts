@@ -1,0 +1,97 @@
+import type { WatchEventType, Watcher } from '@zoott/core';
+import type { Trigger } from './tree.js';
+
+/**
+ * How a watch was set. ZooKeeper's server keeps only data and child watches; the client also
+ * remembers `exists` watches on absent nodes, which matters when watches are re-set after a
+ * reconnect.
+ */
+export type WatchKind = 'data' | 'exists' | 'child';
+
+/** One registration, as detached from the server while its connection is down. */
+export interface WatchRegistration {
+  path: string;
+  kind: WatchKind;
+  watcher: Watcher;
+}
+
+/** A notification for one connection: the event (server path) and the watchers it consumes. */
+export interface Delivery<O> {
+  owner: O;
+  type: WatchEventType;
+  path: string;
+  watchers: Watcher[];
+}
+
+type Table<O> = Map<string, Map<O, Map<Watcher, WatchKind>>>;
+
+/**
+ * Server-side watch tables. Watches are one-shot: triggering removes them. Within one trigger,
+ * owners are served in the order they first registered on the path, and each watcher function
+ * runs once per event even if it was registered several ways (as ZooKeeper's Java client does).
+ */
+export class WatchManager<O> {
+  private readonly dataWatches: Table<O> = new Map();
+  private readonly childWatches: Table<O> = new Map();
+
+  add(owner: O, path: string, kind: WatchKind, watcher: Watcher): void {
+    const table = kind === 'child' ? this.childWatches : this.dataWatches;
+    let byOwner = table.get(path);
+    if (!byOwner) {
+      byOwner = new Map();
+      table.set(path, byOwner);
+    }
+    let watchers = byOwner.get(owner);
+    if (!watchers) {
+      watchers = new Map();
+      byOwner.set(owner, watchers);
+    }
+    // A `get` watch on a node also counts as an exists watch; keep the stronger kind.
+    if (watchers.get(watcher) !== 'data') watchers.set(watcher, kind);
+  }
+
+  /** Removes and returns every watch of one owner (its connection dropped or its session ended). */
+  detach(owner: O): WatchRegistration[] {
+    const out: WatchRegistration[] = [];
+    for (const table of [this.dataWatches, this.childWatches]) {
+      for (const [path, byOwner] of table) {
+        const watchers = byOwner.get(owner);
+        if (!watchers) continue;
+        for (const [watcher, kind] of watchers) out.push({ path, kind, watcher });
+        byOwner.delete(owner);
+        if (byOwner.size === 0) table.delete(path);
+      }
+    }
+    return out;
+  }
+
+  /** Consumes the watches a change fires, in ZooKeeper's order. */
+  trigger(t: Trigger): Array<Delivery<O>> {
+    const sources: Table<O>[] =
+      t.type === 'childrenChanged'
+        ? [this.childWatches]
+        : t.type === 'deleted'
+          ? [this.dataWatches, this.childWatches]
+          : [this.dataWatches];
+    const perOwner = new Map<O, Set<Watcher>>();
+    for (const table of sources) {
+      const byOwner = table.get(t.path);
+      if (!byOwner) continue;
+      table.delete(t.path);
+      for (const [owner, watchers] of byOwner) {
+        let set = perOwner.get(owner);
+        if (!set) {
+          set = new Set();
+          perOwner.set(owner, set);
+        }
+        for (const w of watchers.keys()) set.add(w);
+      }
+    }
+    return [...perOwner].map(([owner, watchers]) => ({
+      owner,
+      type: t.type,
+      path: t.path,
+      watchers: [...watchers],
+    }));
+  }
+}

@@ -1,0 +1,82 @@
+import { type Acl, codeFromZk, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/core';
+import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.js';
+
+/** A jute `long` (8 bytes, big endian) as a number; exact below 2^53. */
+export function longOf(buf: Buffer): number {
+  return Number(buf.readBigInt64BE(0));
+}
+
+/** Session ids are written as 16 hex digits, as ZooKeeper's own tools print them. */
+export function sessionHex(buf: Buffer): string {
+  return buf.toString('hex').padStart(16, '0');
+}
+
+export function statOf(s: LibStat): Stat {
+  const owner = sessionHex(s.ephemeralOwner);
+  return {
+    czxid: longOf(s.czxid),
+    mzxid: longOf(s.mzxid),
+    pzxid: longOf(s.pzxid),
+    ctime: longOf(s.ctime),
+    mtime: longOf(s.mtime),
+    version: s.version,
+    cversion: s.cversion,
+    aversion: s.aversion,
+    ephemeralOwner: owner === '0000000000000000' ? null : owner,
+    dataLength: s.dataLength,
+    numChildren: s.numChildren,
+  };
+}
+
+export function aclToLib(acl: readonly Acl[]): LibAcl[] {
+  return acl.map((a) => {
+    if (a.perms === 0) {
+      // The library's ACL constructor refuses a mask of 0, which ZooKeeper itself accepts.
+      const entry = Object.create(lib.ACL.prototype) as LibAcl;
+      entry.permission = 0;
+      entry.id = new lib.Id(a.scheme, a.id);
+      return entry;
+    }
+    return new lib.ACL(a.perms, new lib.Id(a.scheme, a.id));
+  });
+}
+
+export function aclFromLib(acl: readonly LibAcl[] | undefined): Acl[] {
+  return (acl ?? []).map((a) => ({ scheme: a.id.scheme, id: a.id.id, perms: a.permission }));
+}
+
+/** Node data as the library wants it: a Buffer, or null for "no data". */
+export function bufferOf(data: Uint8Array | null | undefined): Buffer | null {
+  if (data === null || data === undefined) return null;
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+export function dataOf(data: Buffer | undefined): Uint8Array {
+  return data ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(0);
+}
+
+function isLibException(err: unknown): err is LibException {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as LibException).code === 'number' &&
+    typeof (err as LibException).name === 'string'
+  );
+}
+
+/**
+ * Any failure from the library as a ZoottError: server codes through the shared registry
+ * (unknown ones become UNKNOWN_SERVER_ERROR), the library's argument assertions as
+ * BAD_ARGUMENTS. The original error is kept as `cause`, never exposed as a type.
+ */
+export function toZoottError(err: unknown, details: ZoottErrorDetails): ZoottError {
+  if (err instanceof ZoottError) return err;
+  if (isLibException(err)) {
+    const code = codeFromZk(err.code);
+    const text =
+      code === 'UNKNOWN_SERVER_ERROR' ? `server answered with error code ${err.code}` : undefined;
+    return new ZoottError(code, text, { ...details, cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ZoottError('BAD_ARGUMENTS', message, { ...details, cause: err });
+}

@@ -1,0 +1,108 @@
+import { type Acl, OPEN_ACL, validateAcl, ZoottError } from '@zoott/core';
+
+/** Retry of reads and idempotent writes after a connection loss. */
+export interface ZkRetryOptions {
+  /** Attempts in all, the first included (default 10). */
+  maxAttempts?: number;
+  /** First backoff; it doubles per attempt up to 1 s, with jitter (default 100 ms). */
+  baseDelayMs?: number;
+  /** No new attempt starts later than this after the first (default: the session timeout). */
+  deadlineMs?: number;
+}
+
+export interface ZkOptions {
+  /** Requested session timeout; the server clamps it to its 2..20 ticks range (default 10000). */
+  sessionTimeoutMs?: number;
+  /** Longest wait for any one reply before the call fails (default: twice the session timeout). */
+  requestTimeoutMs?: number;
+  /** Longest wait for the first connection (default: the session timeout). */
+  connectTimeoutMs?: number;
+  /** Credentials added to every session, e.g. `{ scheme: 'digest', auth: 'user:password' }`. */
+  auth?: Array<{ scheme: string; auth: string }>;
+  /** ACL for creates that give none (default OPEN_ACL). */
+  defaultAcl?: readonly Acl[];
+  retry?: ZkRetryOptions;
+  /**
+   * Protected sequential creates (default true): the node name carries a unique marker before
+   * the sequence number, so a create whose reply was lost is found after the reconnect
+   * instead of being made twice. Without it such a create fails with CONNECTION_LOSS.
+   */
+  protectSequential?: boolean;
+  /** Largest node data accepted (default 1047552, leaving room in ZooKeeper's 1 MB packet). */
+  maxDataBytes?: number;
+}
+
+export interface ResolvedOptions {
+  sessionTimeoutMs: number;
+  requestTimeoutMs: number;
+  connectTimeoutMs: number;
+  auth: Array<{ scheme: string; auth: string }>;
+  defaultAcl: readonly Acl[];
+  retry: Required<ZkRetryOptions>;
+  protectSequential: boolean;
+  maxDataBytes: number;
+}
+
+/** ZooKeeper's jute.maxbuffer is 1048575 bytes per packet; keep 1 KiB for path, ACL, headers. */
+export const ZK_MAX_DATA_BYTES = 1_047_552;
+
+function positiveInt(value: unknown, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `${field} must be a positive integer, got ${JSON.stringify(value)}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+/** Checks every option and fills in the defaults; throws INVALID_CONFIG naming the field. */
+export function resolveOptions(options: ZkOptions = {}): ResolvedOptions {
+  const sessionTimeoutMs = positiveInt(options.sessionTimeoutMs, 10_000, 'sessionTimeoutMs');
+  const auth = options.auth ?? [];
+  if (!Array.isArray(auth)) {
+    throw new ZoottError('INVALID_CONFIG', 'auth must be an array of { scheme, auth }', {
+      field: 'auth',
+    });
+  }
+  auth.forEach((a, i) => {
+    if (typeof a?.scheme !== 'string' || a.scheme === '' || typeof a.auth !== 'string') {
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `auth[${i}] needs a non-empty scheme and an auth string`,
+        {
+          field: `auth[${i}]`,
+        },
+      );
+    }
+  });
+  const defaultAcl = options.defaultAcl ?? OPEN_ACL;
+  try {
+    validateAcl(defaultAcl);
+  } catch (err) {
+    throw new ZoottError('INVALID_CONFIG', `defaultAcl: ${(err as Error).message}`, {
+      field: 'defaultAcl',
+    });
+  }
+  const retry = options.retry ?? {};
+  return {
+    sessionTimeoutMs,
+    requestTimeoutMs: positiveInt(
+      options.requestTimeoutMs,
+      2 * sessionTimeoutMs,
+      'requestTimeoutMs',
+    ),
+    connectTimeoutMs: positiveInt(options.connectTimeoutMs, sessionTimeoutMs, 'connectTimeoutMs'),
+    auth: auth.map((a) => ({ scheme: a.scheme, auth: a.auth })),
+    defaultAcl,
+    retry: {
+      maxAttempts: positiveInt(retry.maxAttempts, 10, 'retry.maxAttempts'),
+      baseDelayMs: positiveInt(retry.baseDelayMs, 100, 'retry.baseDelayMs'),
+      deadlineMs: positiveInt(retry.deadlineMs, sessionTimeoutMs, 'retry.deadlineMs'),
+    },
+    protectSequential: options.protectSequential ?? true,
+    maxDataBytes: positiveInt(options.maxDataBytes, ZK_MAX_DATA_BYTES, 'maxDataBytes'),
+  };
+}

@@ -1,0 +1,165 @@
+import type { SessionEvent, WatchEvent } from '@zoott/core';
+import { startProxy, startZooKeeper, type ZooKeeperServer } from '@zoott/zk-testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killSession, unprotectedName } from '../src/index.js';
+import { bytes, freshNamespace, nextSessionEvent, open, text, zkServer } from './helpers.js';
+
+describe('sessions on a real ZooKeeper', () => {
+  it('loses the session when the server expires it, then renews on request', async () => {
+    const ns = await freshNamespace();
+    const zk = await open(ns, { sessionTimeoutMs: 4000 });
+    const watcher = await open(ns);
+    await zk.create('/claim', undefined, { ephemeral: true });
+    const events: SessionEvent[] = [];
+    zk.onSession((e) => events.push(e));
+    const oldId = zk.sessionId;
+
+    await killSession(zk);
+    expect(zk.state).toBe('lost');
+    // The server drops the connection first ('suspended'; killSession may need a second try,
+    // and the client may briefly get its session back); it always ends in 'lost'.
+    expect(events[0]?.type).toBe('suspended');
+    expect(events.at(-1)).toEqual({ type: 'lost', sessionId: null });
+    await expect(zk.get('/claim')).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+    expect(await watcher.exists('/claim')).toBeNull();
+
+    await zk.renewSession();
+    expect(zk.state).toBe('connected');
+    expect(zk.sessionId).not.toBe(oldId);
+    expect(events.at(-1)).toEqual({ type: 'connected', sessionId: zk.sessionId });
+    await zk.create('/claim', undefined, { ephemeral: true });
+  });
+
+  it('calls the session lost on its own when partitioned for the whole session timeout', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      const zk = await open(`${proxy.hostPort}${chroot}`, { sessionTimeoutMs: 2000 });
+      const types: string[] = [];
+      zk.onSession((e) => types.push(e.type));
+      const pending = zk.get('/nothing-here').catch((e: unknown) => e);
+      proxy.setPartitioned(true);
+      await nextSessionEvent(zk, 'lost');
+      expect(types).toEqual(['suspended', 'lost']);
+      proxy.setPartitioned(false);
+      // A request caught in the partition fails instead of hanging.
+      expect(await pending).toMatchObject({ op: 'get' });
+      await zk.renewSession();
+      expect(zk.state).toBe('connected');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('keeps the session through a dropped connection, and watches set before it still fire', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      const zk = await open(`${proxy.hostPort}${chroot}`);
+      const other = await open(ns);
+      await zk.create('/node', bytes('v1'));
+      const fired = new Promise<WatchEvent>((resolve) => {
+        void zk.get('/node', { watch: resolve });
+      });
+      await zk.exists('/node');
+      const id = zk.sessionId;
+      const types: string[] = [];
+      zk.onSession((e) => types.push(e.type));
+      proxy.dropConnections();
+      await nextSessionEvent(zk, 'reconnected');
+      expect(zk.sessionId).toBe(id);
+      await other.set('/node', bytes('v2'));
+      expect(await fired).toEqual({ type: 'dataChanged', path: '/node' });
+      expect(types).toEqual(['suspended', 'reconnected']);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('leaves exactly one node when the reply to a sequential create is lost', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      const zk = await open(`${proxy.hostPort}${chroot}`);
+      await zk.create('/q');
+      const lost = proxy.loseNextReply();
+      const path = await zk.create('/q/job-', bytes('payload'), {
+        sequential: true,
+        ephemeral: true,
+      });
+      await lost; // the server applied the create; its reply never arrived
+      const children = await zk.children('/q');
+      expect(children).toHaveLength(1);
+      expect(`/q/${children[0]}`).toBe(path);
+      expect(unprotectedName(children[0]!)).toMatch(/^job-\d{10}$/);
+      expect(text((await zk.get(path)).data)).toBe('payload');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('sends credentials before requests queued while disconnected', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      const zk = await open(`${proxy.hostPort}${chroot}`);
+      await zk.addAuth('digest', 'bob:pw');
+      await zk.create('/locked', bytes('x'), {
+        acl: [{ scheme: 'auth', id: '', perms: 31 }],
+      });
+      proxy.setPartitioned(true);
+      proxy.dropConnections();
+      await nextSessionEvent(zk, 'suspended');
+      const read = zk.get('/locked'); // queued while disconnected
+      proxy.setPartitioned(false);
+      expect(text((await read).data)).toBe('x');
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('a server restart', () => {
+  let server: ZooKeeperServer;
+  beforeAll(async () => {
+    server = await startZooKeeper({ own: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('suspends the client, which carries on with the same session after the restart', async () => {
+    const zk = await open(server.connectString, { sessionTimeoutMs: 10_000 });
+    await zk.create('/kept', bytes('before'));
+    await zk.create('/mine', undefined, { ephemeral: true });
+    const id = zk.sessionId;
+    const suspended = nextSessionEvent(zk, 'suspended');
+    await server.stop();
+    await suspended;
+    expect(zk.state).toBe('suspended');
+    const read = zk.get('/kept'); // retried until the server is back
+    await server.start();
+    expect(text((await read).data)).toBe('before');
+    expect(zk.state).toBe('connected');
+    expect(zk.sessionId).toBe(id);
+    expect((await zk.exists('/mine'))?.ephemeralOwner).toBe(id);
+  });
+
+  it('loses the session when the server stays down past the session timeout', async () => {
+    const zk = await open(server.connectString, { sessionTimeoutMs: 2000 });
+    const lost = nextSessionEvent(zk, 'lost');
+    await server.stop({ signal: 'SIGKILL' });
+    try {
+      await lost;
+      expect(zk.state).toBe('lost');
+    } finally {
+      await server.start();
+    }
+    await zk.renewSession();
+    expect(zk.state).toBe('connected');
+  });
+});

@@ -1,0 +1,177 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ZooKeeperStartError } from './errors.js';
+import { fourLetter, serverMode } from './four-letter.js';
+import type { LocalInstall } from './local-install.js';
+import { exited, guard } from './processes.js';
+import type { StopOptions, ZooKeeperServer } from './types.js';
+
+/** One member of an ensemble as it appears in every member's zoo.cfg. */
+export interface Peer {
+  id: number;
+  quorumPort: number;
+  electionPort: number;
+}
+
+export interface LocalServerLayout {
+  /** Folder holding zoo.cfg, the logs and `data/`. */
+  dir: string;
+  clientPort: number;
+  tickTimeMs: number;
+  /** Set for an ensemble member: all members, and this server's id among them. */
+  ensemble?: { peers: readonly Peer[]; myId: number };
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 10_000;
+
+/** A ZooKeeper JVM started from the local install. */
+export class LocalZooKeeper implements ZooKeeperServer {
+  readonly kind = 'local' as const;
+  readonly connectString: string;
+  private child: ChildProcess | null = null;
+  private retireWatchdog: () => void = () => {};
+
+  constructor(
+    private readonly install: LocalInstall,
+    readonly layout: LocalServerLayout,
+  ) {
+    this.connectString = `127.0.0.1:${layout.clientPort}`;
+    writeConfig(layout);
+  }
+
+  get running(): boolean {
+    return this.child !== null;
+  }
+
+  /** Starts the JVM and waits until it answers `ruok` (and `srvr` reports a mode, if asked). */
+  async start(options: { waitServing?: boolean } = {}): Promise<void> {
+    if (this.child) return;
+    const { dir } = this.layout;
+    const out = openSync(path.join(dir, 'stdout.log'), 'a');
+    const child = spawn(
+      this.install.java,
+      [
+        '-Xmx128m',
+        '-Xms16m',
+        '-XX:+UseSerialGC',
+        // C1 only: the server is short-lived and C2 compilation would eat a core at startup.
+        '-XX:TieredStopAtLevel=1',
+        '-XX:-UsePerfData',
+        '-Djava.awt.headless=true',
+        `-Dlog4j.configuration=file:${path.join(dir, 'log4j.properties')}`,
+        `-Dlogback.configurationFile=${path.join(dir, 'logback.xml')}`,
+        '-Dzookeeper.jmx.log4j.disable=true',
+        '-cp',
+        this.install.classpath,
+        'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+        path.join(dir, 'zoo.cfg'),
+      ],
+      { stdio: ['ignore', out, out] },
+    );
+    closeSync(out);
+    child.unref();
+    this.child = child;
+    this.retireWatchdog = guard(child);
+    child.once('exit', () => {
+      if (this.child === child) this.child = null;
+    });
+    try {
+      await this.waitReady(child, options.waitServing ?? !this.layout.ensemble);
+    } catch (err) {
+      await this.stop({ signal: 'SIGKILL' });
+      throw err;
+    }
+  }
+
+  async stop(options: StopOptions = {}): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.retireWatchdog();
+    child.kill(options.signal ?? 'SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited(child);
+    clearTimeout(timer);
+    this.child = null;
+  }
+
+  /** The last lines of the server's log and console output, for error messages. */
+  logTail(lines = 15): string {
+    const tail = (file: string) => {
+      const p = path.join(this.layout.dir, file);
+      if (!existsSync(p)) return '';
+      return readFileSync(p, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    };
+    return [tail('stdout.log'), tail('zookeeper.log')].filter(Boolean).join('\n');
+  }
+
+  private async waitReady(child: ChildProcess, serving: boolean): Promise<void> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new ZooKeeperStartError(
+          `ZooKeeper on port ${this.layout.clientPort} exited (${child.exitCode ?? child.signalCode}) before it was ready; log in ${this.layout.dir}:\n${this.logTail()}`,
+        );
+      }
+      const ok = await fourLetter(this.connectString, 'ruok', 1000).catch(() => '');
+      if (ok === 'imok' && (!serving || (await serverMode(this.connectString)) !== null)) return;
+      await sleep(50);
+    }
+    throw new ZooKeeperStartError(
+      `ZooKeeper on port ${this.layout.clientPort} was not ready after ${READY_TIMEOUT_MS} ms; log in ${this.layout.dir}:\n${this.logTail()}`,
+    );
+  }
+}
+
+function writeConfig(layout: LocalServerLayout): void {
+  const { dir, clientPort, tickTimeMs, ensemble } = layout;
+  const dataDir = path.join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const lines = [
+    `tickTime=${tickTimeMs}`,
+    `dataDir=${dataDir}`,
+    `clientPort=${clientPort}`,
+    'clientPortAddress=127.0.0.1',
+    // Tests open many sessions from one address; the default cap of 60 would refuse them.
+    'maxClientCnxns=0',
+    'minSessionTimeout=' + 2 * tickTimeMs,
+    'maxSessionTimeout=' + Math.max(120 * tickTimeMs, 60_000),
+    'admin.enableServer=false',
+    '4lw.commands.whitelist=*',
+    'autopurge.purgeInterval=0',
+  ];
+  if (ensemble) {
+    lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');
+    for (const p of ensemble.peers) {
+      lines.push(`server.${p.id}=127.0.0.1:${p.quorumPort}:${p.electionPort}`);
+    }
+    writeFileSync(path.join(dataDir, 'myid'), `${ensemble.myId}\n`);
+  }
+  writeFileSync(path.join(dir, 'zoo.cfg'), `${lines.join('\n')}\n`);
+  const logFile = path.join(dir, 'zookeeper.log');
+  // Debian's build logs through log4j 1.2, Apache's 3.8 releases through logback: configure both.
+  writeFileSync(
+    path.join(dir, 'log4j.properties'),
+    [
+      'log4j.rootLogger=INFO, FILE',
+      'log4j.appender.FILE=org.apache.log4j.FileAppender',
+      `log4j.appender.FILE.File=${logFile}`,
+      'log4j.appender.FILE.layout=org.apache.log4j.PatternLayout',
+      'log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    path.join(dir, 'logback.xml'),
+    `<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>${logFile}</file>
+    <encoder><pattern>%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+`,
+  );
+}

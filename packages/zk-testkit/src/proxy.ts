@@ -1,0 +1,118 @@
+import net from 'node:net';
+import { parseHostPort } from './ports.js';
+
+/**
+ * A TCP proxy between ZooKeeper clients and one server, for tests that need the network to
+ * misbehave: drop every connection, go silent (a partition), or lose one reply in flight.
+ */
+export interface ZkProxy {
+  /** `127.0.0.1:port` to give clients instead of the server's address. */
+  readonly hostPort: string;
+  /** Closes every connection through the proxy; clients see a connection loss and reconnect. */
+  dropConnections(): void;
+  /**
+   * While on, nothing passes in either direction and new connections get no answer: a
+   * network partition, in which the client only notices silence. Turning it off closes the
+   * connections that were silenced, so clients reconnect on a clean stream.
+   */
+  setPartitioned(on: boolean): void;
+  /**
+   * Arms the proxy to lose the next reply from the server whose xid matches (by default any
+   * reply to a request: xid >= 0, not pings or watch events): that frame is not delivered and
+   * the connection is cut, as if the network failed after the server applied the request.
+   * Resolves once a reply has been lost.
+   */
+  loseNextReply(match?: (xid: number) => boolean): Promise<void>;
+  /** Number of client connections open right now. */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+interface Pair {
+  client: net.Socket;
+  server: net.Socket;
+}
+
+/** Starts a proxy on a free port of 127.0.0.1 forwarding to `target` (`host:port`). */
+export async function startProxy(target: string): Promise<ZkProxy> {
+  const { host, port } = parseHostPort(target);
+  const pairs = new Set<Pair>();
+  let partitioned = false;
+  let lose: { match: (xid: number) => boolean; done: () => void } | null = null;
+
+  const listener = net.createServer((client) => {
+    const server = net.connect({ host, port });
+    const pair: Pair = { client, server };
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      server.destroy();
+    };
+    client.on('error', end);
+    server.on('error', end);
+    client.on('close', end);
+    server.on('close', end);
+    client.on('data', (chunk) => {
+      if (!partitioned) server.write(chunk);
+    });
+    // Server-to-client bytes are split into ZooKeeper frames (4-byte length + body) so that a
+    // single reply can be held back. The first frame of a connection is the connect response.
+    let pending = Buffer.alloc(0);
+    let first = true;
+    server.on('data', (chunk) => {
+      if (partitioned) return;
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 4) {
+        const size = pending.readInt32BE(0);
+        if (pending.length < 4 + size) break;
+        const frame = pending.subarray(0, 4 + size);
+        pending = pending.subarray(4 + size);
+        if (!first && lose && size >= 4 && lose.match(frame.readInt32BE(4))) {
+          const { done } = lose;
+          lose = null;
+          end();
+          done();
+          return;
+        }
+        first = false;
+        client.write(frame);
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(0, '127.0.0.1', () => resolve());
+  });
+  listener.unref();
+  const address = listener.address() as net.AddressInfo;
+
+  const dropAll = () => {
+    for (const { client, server } of pairs) {
+      client.destroy();
+      server.destroy();
+    }
+    pairs.clear();
+  };
+
+  return {
+    hostPort: `127.0.0.1:${address.port}`,
+    get connections() {
+      return pairs.size;
+    },
+    dropConnections: dropAll,
+    setPartitioned(on: boolean) {
+      if (partitioned && !on) dropAll();
+      partitioned = on;
+    },
+    loseNextReply(match = (xid: number) => xid >= 0) {
+      return new Promise<void>((resolve) => {
+        lose = { match, done: resolve };
+      });
+    },
+    async close() {
+      dropAll();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** A running ZooKeeper server that a test can use (and, unless external, stop and restart). */
+export interface ZooKeeperServer {
+  /** `127.0.0.1:port` of the client port. */
+  readonly connectString: string;
+  /**
+   * Where it runs: `external` (ZOOTT_ZK_CONNECT; stop/start do nothing, it is not ours),
+   * `local` (a JVM from the local install), `docker` (a testcontainers container).
+   */
+  readonly kind: 'external' | 'local' | 'docker';
+  /**
+   * Stops the server and resolves once the process is gone. `SIGKILL` simulates a crash;
+   * the default lets the server shut down cleanly. Idempotent.
+   */
+  stop(options?: StopOptions): Promise<void>;
+  /** Starts it again after `stop()`, on the same port and with the same data. */
+  start(): Promise<void>;
+}
+
+export interface StopOptions {
+  signal?: 'SIGTERM' | 'SIGKILL';
+}
+
+export interface StartZooKeeperOptions {
+  /** Data folder to use (kept afterwards); default: a fresh temporary folder, removed at exit. */
+  dataDir?: string;
+  /**
+   * ZooKeeper's tick in ms (default 500). The server accepts session timeouts from 2 to 120
+   * ticks, so a small tick lets tests use short session timeouts.
+   */
+  tickTimeMs?: number;
+  /**
+   * Ignore ZOOTT_ZK_CONNECT and start a server of our own: for tests that stop, restart or
+   * otherwise disturb the server.
+   */
+  own?: boolean;
+}
+
+/** Three (or `size`) servers on 127.0.0.1 forming one quorum. */
+export interface ZooKeeperEnsemble {
+  /** Every member's client address, comma separated. */
+  readonly connectString: string;
+  readonly members: ZooKeeperServer[];
+  /** Index of the current leader (asks each member's `srvr`); waits through an election. */
+  leader(): Promise<number>;
+  /** Stops one member (SIGKILL by default: a crash). */
+  stopMember(i: number, options?: StopOptions): Promise<void>;
+  /** Starts a stopped member and waits until it serves again (has joined the quorum). */
+  startMember(i: number): Promise<void>;
+  /** Waits until a quorum serves requests (every running member reports a mode). */
+  waitServing(): Promise<void>;
+  /** Stops every member. */
+  stop(): Promise<void>;
+}
+
+export interface StartEnsembleOptions {
+  /** Number of servers, default 3 (an odd number, at least 3). */
+  size?: number;
+  tickTimeMs?: number;
+}
