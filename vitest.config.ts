@@ -16,6 +16,7 @@ export default defineConfig({
       '@zoott/worker': src('./apps/worker/src/index.ts'),
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
+      '@zoott/dashboard': src('./apps/dashboard/src/index.ts'),
     },
   },
   test: {

@@ -1,13 +1,6 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: ['src/index.ts', 'src/vitest-global-setup.ts'],
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  sourcemap: true,
-  clean: true,
-  dts: false,
+export default packageBuild(['src/index.ts', 'src/vitest-global-setup.ts'], {
   // Docker-only path: loaded at run time when a Docker engine answers, never bundled.
   external: ['testcontainers'],
 });

@@ -1,1 +1,11 @@
-export {};
+export * from './config.js';
+export * from './constants.js';
+export * from './daemon.js';
+export * from './handlers/index.js';
+export * from './job-engine.js';
+export * from './jobs/index.js';
+export * from './metrics.js';
+export * from './policy.js';
+export * from './reply.js';
+export * from './submit.js';
+export { VERSION } from './version.js';

@@ -126,14 +126,16 @@ describe('sessions on a real ZooKeeper', () => {
 describe('a server restart', () => {
   let server: ZooKeeperServer;
   beforeAll(async () => {
-    server = await startZooKeeper({ own: true });
+    // tick 1 s: sessions may last 2..20 s, so a slow JVM restart on a loaded machine still
+    // fits inside the session timeout of the first test.
+    server = await startZooKeeper({ own: true, tickTimeMs: 1000 });
   });
   afterAll(async () => {
     await server?.stop();
   });
 
   it('suspends the client, which carries on with the same session after the restart', async () => {
-    const zk = await open(server.connectString, { sessionTimeoutMs: 10_000 });
+    const zk = await open(server.connectString, { sessionTimeoutMs: 20_000 });
     await zk.create('/kept', bytes('before'));
     await zk.create('/mine', undefined, { ephemeral: true });
     const id = zk.sessionId;

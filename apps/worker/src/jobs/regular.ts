@@ -31,6 +31,8 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   /** Policy hook: return false to refuse an executable (after PATH resolution). */
   allowExec?: (resolvedPath: string) => boolean;
+  /** Called with the pid (= process group) once the process runs, e.g. to track it. */
+  onSpawn?: (pid: number) => void;
 }
 
 export const DEFAULT_KILL_GRACE_MS = 5000;
@@ -79,6 +81,7 @@ export async function runRegularJob(
     killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     serverName: options.serverName,
   });
+  if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);
   return buildRegularResult(job, run, resultOpts);
 }

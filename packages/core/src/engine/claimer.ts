@@ -25,6 +25,12 @@ export interface ClaimerOptions {
   localityWaitMs?: number;
   /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
   lookahead?: number;
+  /**
+   * Longest time a changed bucket is served from its cached listing while that listing still
+   * offers plenty of work (2 x lookahead entries). Default 500 ms, and at least 1 ms per
+   * cached entry. A bucket running low is re-read at once.
+   */
+  relistMs?: number;
   /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
   liveServers?: () => ReadonlySet<string> | undefined;
 }
@@ -35,6 +41,8 @@ interface CachedEntry {
   data: EntryData;
   /** When this claimer first saw the entry (engine clock): start of the locality wait. */
   firstSeen: number;
+  /** This claimer claimed this entry version; it is skipped until the entry changes. */
+  claimed?: boolean;
 }
 
 interface BucketState {
@@ -46,6 +54,12 @@ interface BucketState {
   watchArmed: boolean;
   /** When the listing was read (engine clock). */
   listedAt: number;
+  /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
+  parsed: Map<string, EntryName>;
+  /** Entry reads in flight, by entry name. */
+  fetching: Map<string, Promise<CachedEntry | null>>;
+  /** The listing being read now, so two claims never read one bucket twice at once. */
+  listing: Promise<void> | null;
 }
 
 interface Candidate {
@@ -108,6 +122,7 @@ export class Claimer {
     if (!st) return;
     st.stale = true;
     st.listedAt = Number.NEGATIVE_INFINITY;
+    for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -136,9 +151,15 @@ export class Claimer {
     }
     const won: Claim[] = [];
     for (let round = 0; round < 4 && won.length < max; round++) {
-      await this.refresh(buckets);
-      const candidates = await this.candidates(buckets);
-      if (candidates.length === 0) break;
+      // Round 0 works from cached listings; only when they offer nothing are stale ones
+      // waited for (a partial batch is fine: the next call claims more).
+      if (round > 0 && won.length > 0) break;
+      await this.refresh(buckets, round > 0);
+      const candidates = await this.candidates(buckets, max - won.length);
+      if (candidates.length === 0) {
+        if (round > 0) break;
+        continue;
+      }
       let offset = 0;
       for (let tries = 0; tries < 3 && won.length < max && offset < candidates.length; tries++) {
         const batch = candidates.slice(offset, offset + (max - won.length));
@@ -150,24 +171,50 @@ export class Claimer {
     return won;
   }
 
-  private async refresh(buckets: readonly number[]): Promise<void> {
-    await Promise.all(
-      buckets
-        .filter((b) => {
-          const st = this.buckets.get(b);
-          if (!st || !this.watched.has(b)) return true;
-          if (!st.stale) return false;
-          // A big listing is costly: while it still offers work, re-read it at most every
-          // entries/8 ms. A stale listing never lets a task run early (see docs/protocol.md);
-          // it only shows new work a little later.
-          const spacing = st.entries.length < 256 ? 0 : Math.min(1000, st.entries.length / 8);
-          return st.entries.length === 0 || this.ctx.clock.now() - st.listedAt >= spacing;
-        })
-        .map((b) => this.list(b)),
-    );
+  /**
+   * Re-lists the buckets that need it. `eager` waits for every stale bucket; otherwise only
+   * for buckets without a usable listing, and the others are re-read in the background while
+   * this claim works from the cached listing. A stale listing never lets a task run early
+   * (see docs/protocol.md); it only shows new work a little later.
+   */
+  private async refresh(buckets: readonly number[], eager: boolean): Promise<void> {
+    const waits: Promise<void>[] = [];
+    const now = this.ctx.clock.now();
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
+      // A listing in flight was started after the last change seen: wait for it when needed.
+      if (st?.listing) {
+        if (unusable || eager) waits.push(st.listing);
+        continue;
+      }
+      if (st && this.watched.has(b) && !st.stale) continue;
+      // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
+      // under load every completion fires the watch, and re-reading a big bucket per task
+      // would cost more than the task. A listing running low is re-read at once.
+      // A listing costs in proportion to its size, so a big bucket waits 1 ms per entry.
+      const size = st?.entries.length ?? 0;
+      const plenty = size >= 2 * (this.opts.lookahead ?? 16);
+      const spacing = Math.max(this.opts.relistMs ?? 500, size);
+      if (!unusable && !eager && plenty && now - (st?.listedAt ?? 0) < spacing) continue;
+      const p = this.list(b);
+      if (unusable || eager) waits.push(p);
+      else p.catch(() => undefined);
+    }
+    await Promise.all(waits);
   }
 
-  private async list(b: number): Promise<void> {
+  private list(b: number): Promise<void> {
+    const p = this.readListing(b).finally(() => {
+      const st = this.buckets.get(b);
+      if (st?.listing === p) st.listing = null;
+    });
+    const st = this.buckets.get(b);
+    if (st) st.listing = p;
+    return p;
+  }
+
+  private async readListing(b: number): Promise<void> {
     let st = this.buckets.get(b);
     if (!st) {
       st = {
@@ -177,6 +224,9 @@ export class Claimer {
         stale: true,
         watchArmed: false,
         listedAt: 0,
+        listing: null,
+        parsed: new Map(),
+        fetching: new Map(),
       };
       this.buckets.set(b, st);
     }
@@ -206,12 +256,15 @@ export class Claimer {
     }
     const entries: EntryName[] = [];
     const present = new Set<string>();
+    const parsed = new Map<string, EntryName>();
     for (const n of names) {
-      const e = parseEntryName(n);
+      const e = state.parsed.get(n) ?? parseEntryName(n);
       if (!e) continue;
+      parsed.set(n, e);
       entries.push(e);
       present.add(e.encodedKey);
     }
+    state.parsed = parsed;
     entries.sort(byClaimOrder);
     const live = new Set(names);
     for (const name of state.cache.keys()) if (!live.has(name)) state.cache.delete(name);
@@ -244,7 +297,7 @@ export class Claimer {
     return false;
   }
 
-  private async candidates(buckets: readonly number[]): Promise<Candidate[]> {
+  private async candidates(buckets: readonly number[], wanted: number): Promise<Candidate[]> {
     const lookahead = this.opts.lookahead ?? 16;
     const now = this.ctx.clock.now();
     const known: Candidate[] = [];
@@ -261,6 +314,7 @@ export class Claimer {
         const key = e.encodedKey.split(KEY_SEPARATOR);
         if (key.length > 1 && blockingAncestor(key, stateOf) !== null) continue;
         const cached = st.cache.get(e.name);
+        if (cached?.claimed) continue;
         if (cached && this.waiting(cached, now)) continue;
         taken++;
         if (cached) {
@@ -274,6 +328,13 @@ export class Claimer {
         );
       }
     }
+    // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
+    // instead of delaying this claim.
+    if (known.length >= wanted) {
+      const ordered = orderForWorker(known, this.score);
+      Promise.all(fetches).catch(() => undefined);
+      return ordered;
+    }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
   }
@@ -284,7 +345,16 @@ export class Claimer {
     return c;
   }
 
-  private async fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+  /** Reads an entry once, however many claims ask for it while the read is in flight. */
+  private fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+    const inFlight = st.fetching.get(e.name);
+    if (inFlight) return inFlight;
+    const p = this.readEntry(b, st, e).finally(() => st.fetching.delete(e.name));
+    st.fetching.set(e.name, p);
+    return p;
+  }
+
+  private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     const path = `${this.ctx.layout.bucketPath('p', b)}/${e.name}`;
     let node: NodeData;
     try {
@@ -350,8 +420,9 @@ export class Claimer {
     }
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
-      // until a fresh listing shows it gone.
-      st.cache.delete(cand.entry.name);
+      // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
+      // read before its completion does not make this claimer read a deleted entry.
+      st.cache.set(cand.entry.name, { ...cand.cached, claimed: true });
       st.entries = st.entries.filter((e) => e.name !== cand.entry.name);
     }
     const claim: Claim = {

@@ -67,6 +67,7 @@ export class Engine {
   /** Keys claimed through this engine and not yet settled. */
   private readonly held = new Set<string>();
   private defaultClaimer: Claimer | null = null;
+  private defaultClaimerId = '';
   /** Claimers made by this engine: a released claim is re-listed by all of them. */
   private readonly claimers = new Set<Claimer>();
 
@@ -208,12 +209,19 @@ export class Engine {
    */
   async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim | null> {
     const ctx = await this.context();
-    if (!this.defaultClaimer) {
+    // One cached claimer per set of options; other options make a new one.
+    const id = JSON.stringify(options, (_k, v) => (typeof v === 'function' ? String(v) : v));
+    if (!this.defaultClaimer || this.defaultClaimerId !== id) {
+      if (this.defaultClaimer) {
+        this.defaultClaimer.close();
+        this.claimers.delete(this.defaultClaimer);
+      }
       this.defaultClaimer = new Claimer(
         ctx,
         { ...options, worker: options.worker ?? `engine-${this.world}` },
         this.held,
       );
+      this.defaultClaimerId = id;
       this.defaultClaimer.setWatched(allBuckets(ctx));
       this.claimers.add(this.defaultClaimer);
     }

@@ -82,6 +82,8 @@ export interface WorkerHandle {
   readonly done: Promise<void>;
 }
 
+const WAKE = Symbol('wake');
+
 interface Running {
   claim: Claim;
   abort: AbortController;
@@ -110,6 +112,7 @@ class WorkerLoop {
   private readonly id: string;
   private readonly types: string[];
   private readonly concurrency: number;
+  private readonly lowWater: number;
   private readonly logger: EngineLogger | undefined;
   private registryPath: string | null = null;
   private registeredSession: string | null = null;
@@ -153,6 +156,7 @@ class WorkerLoop {
         },
       );
     this.concurrency = concurrency;
+    this.lowWater = Math.max(1, Math.floor(concurrency / 4));
     this.engine =
       opts.engine ??
       createEngine(c, {
@@ -198,7 +202,8 @@ class WorkerLoop {
   }
 
   private wake(): void {
-    this.wakeup.abort();
+    // A constant reason: abort() would otherwise build a DOMException on every wake-up.
+    this.wakeup.abort(WAKE);
   }
 
   private log(level: 'warn' | 'info', fields: object, msg: string): void {
@@ -332,11 +337,13 @@ class WorkerLoop {
         }
         if (this.registeredSession !== this.c.sessionId) await this.register();
         if (this.registryDirty) await this.rebalance();
-        if (this.running.size >= this.concurrency) {
+        const free = this.concurrency - this.running.size;
+        // Claim in batches: with work running, wait until a quarter of the slots are free,
+        // so one claim round trip fills several slots instead of one each.
+        if (free <= 0 || (this.running.size > 0 && free < this.lowWater)) {
           await this.sleep(pollMs);
           continue;
         }
-        const free = this.concurrency - this.running.size;
         let claims = await this.claimer.claimBatch(this.owned, free);
         const now = this.now();
         if (claims.length === 0 && now - this.idleSince >= stealAfter) {

@@ -31,6 +31,8 @@ export interface CallCounts {
   reads: number;
   writes: number;
   byMethod: Record<string, number>;
+  /** Failed requests by `method:CODE`. */
+  errors: Record<string, number>;
 }
 
 const READS = new Set(['get', 'exists', 'children', 'childrenWithStat', 'getAcl']);
@@ -38,7 +40,7 @@ const WRITES = new Set(['create', 'set', 'delete', 'multi', 'setAcl']);
 
 /** Wraps a coordinator and counts every request it forwards. */
 export function counting(c: Coordinator): { c: Coordinator; counts: CallCounts; ops: Op[][] } {
-  const counts: CallCounts = { reads: 0, writes: 0, byMethod: {} };
+  const counts: CallCounts = { reads: 0, writes: 0, byMethod: {}, errors: {} };
   const ops: Op[][] = [];
   const proxy = new Proxy(c, {
     get(target, prop, receiver) {
@@ -49,7 +51,14 @@ export function counting(c: Coordinator): { c: Coordinator; counts: CallCounts; 
         if (WRITES.has(prop)) counts.writes++;
         if (prop === 'multi') ops.push(args[0] as Op[]);
         counts.byMethod[prop] = (counts.byMethod[prop] ?? 0) + 1;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const out = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (out instanceof Promise) {
+          out.catch((err: { code?: string }) => {
+            const k = `${prop}:${err?.code ?? 'error'}`;
+            counts.errors[k] = (counts.errors[k] ?? 0) + 1;
+          });
+        }
+        return out;
       };
     },
   });

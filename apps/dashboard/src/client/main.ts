@@ -1,0 +1,192 @@
+import './app.css';
+import { api, type Config, pageReadOnly, pageWorld } from './api.js';
+import { h, replace } from './dom.js';
+import { LiveConnection, type LiveStatus } from './live.js';
+import { failedView } from './views/failed.js';
+import { overviewView } from './views/overview.js';
+import { taskView } from './views/task.js';
+import { treeView } from './views/tree.js';
+import { errorText, href, type View, type ViewContext } from './views/view.js';
+import { workersView } from './views/workers.js';
+
+const PAGES = [
+  ['overview', 'Overview'],
+  ['tree', 'Tree'],
+  ['workers', 'Workers'],
+  ['failed', 'Failed'],
+] as const;
+
+interface Route {
+  world: string | null;
+  page: string;
+  key: string[] | null;
+}
+
+/** `#/<world>/<page>` or `#/<world>/task/<a|b|c>`. */
+function parseHash(): Route {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const [world, page, key] = parts;
+  return {
+    world: world || null,
+    page: page || 'overview',
+    key: page === 'task' && key ? key.split('|') : null,
+  };
+}
+
+class App {
+  private config: Config = { readOnly: pageReadOnly, world: null, worlds: [], zookeeper: '' };
+  private world: string | null = null;
+  private view: View | null = null;
+  private live: LiveConnection | null = null;
+  private readonly worldSelect = h('select', { 'aria-label': 'world' });
+  private readonly nav = h('nav', { class: 'tabs' });
+  private readonly status = h('span', { class: 'live-status', 'data-live': 'off' }, 'connecting…');
+  private readonly toast = h('div', { class: 'toast', role: 'status', hidden: true });
+  private readonly main = h('main', {});
+  private toastTimer: ReturnType<typeof setTimeout> | null = null;
+
+  async start(root: HTMLElement): Promise<void> {
+    replace(
+      root,
+      h(
+        'header',
+        {},
+        h('h1', {}, h('span', { class: 'logo' }, 'zoott'), ' dashboard'),
+        this.worldSelect,
+        this.nav,
+        h('span', { class: 'spacer' }),
+        pageReadOnly ? h('span', { class: 'badge read-only' }, 'read-only') : null,
+        this.status,
+      ),
+      this.toast,
+      this.main,
+    );
+    this.worldSelect.addEventListener('change', () => {
+      location.hash = href(
+        this.worldSelect.value,
+        parseHash().page === 'task' ? 'tree' : parseHash().page,
+      );
+    });
+    window.addEventListener('hashchange', () => void this.route());
+    await this.loadConfig();
+    await this.route();
+  }
+
+  private async loadConfig(): Promise<void> {
+    try {
+      this.config = await api.config();
+    } catch (err) {
+      this.notify(`cannot reach the dashboard server: ${errorText(err)}`, 'error');
+    }
+    const { worlds } = this.config;
+    replace(
+      this.worldSelect,
+      worlds.map((w) => h('option', { value: w }, w)),
+    );
+  }
+
+  private async route(): Promise<void> {
+    const r = parseHash();
+    const world = r.world ?? (pageWorld || this.config.world);
+    if (!world) {
+      this.show(
+        null,
+        h(
+          'section',
+          { class: 'page' },
+          h('h2', {}, 'No world yet'),
+          h(
+            'p',
+            {},
+            'Nothing is initialised in this namespace. Queue a task (zoott queue …) and this page picks it up.',
+          ),
+        ),
+      );
+      setTimeout(() => void this.loadConfig().then(() => this.route()), 3000);
+      return;
+    }
+    if (!r.world) {
+      location.replace(href(world, 'overview'));
+      return;
+    }
+    if (!this.config.worlds.includes(world)) await this.loadConfig();
+    this.worldSelect.value = world;
+    replace(
+      this.nav,
+      PAGES.map(([page, label]) =>
+        h('a', { href: href(world, page), class: page === r.page ? 'active' : '' }, label),
+      ),
+    );
+    const ctx: ViewContext = {
+      world,
+      readOnly: this.config.readOnly || pageReadOnly,
+      notify: (m, k) => this.notify(m, k),
+    };
+    const view =
+      r.page === 'task' && r.key
+        ? taskView(ctx, r.key)
+        : r.page === 'tree'
+          ? treeView(ctx)
+          : r.page === 'workers'
+            ? workersView(ctx)
+            : r.page === 'failed'
+              ? failedView(ctx)
+              : overviewView(ctx);
+    this.show(view, view.el);
+    if (world !== this.world) this.connect(world);
+    await this.load(view);
+  }
+
+  private show(view: View | null, el: HTMLElement): void {
+    this.view?.dispose?.();
+    this.view = view;
+    replace(this.main, el);
+  }
+
+  private async load(view: View): Promise<void> {
+    try {
+      await view.refresh();
+    } catch (err) {
+      if (this.view === view) this.notify(errorText(err), 'error');
+    }
+  }
+
+  private connect(world: string): void {
+    this.live?.close();
+    this.world = world;
+    this.live = new LiveConnection(world, {
+      task: (e) => this.view?.onTask?.(e),
+      workers: () => this.view?.onWorkers?.(),
+      resync: () => {
+        if (this.view) void this.load(this.view);
+      },
+      status: (s) => this.showStatus(s),
+    });
+  }
+
+  private showStatus(s: LiveStatus): void {
+    const live = s.stream === 'live' && (s.zookeeper === 'connected' || s.zookeeper === 'unknown');
+    this.status.dataset.live = live ? 'on' : 'off';
+    this.status.dataset.stream = s.stream;
+    this.status.dataset.zookeeper = s.zookeeper;
+    this.status.className = `live-status ${live ? 'ok' : 'warn'}`;
+    this.status.textContent =
+      s.stream !== 'live' ? 'reconnecting…' : live ? '● live' : `ZooKeeper ${s.zookeeper}…`;
+  }
+
+  notify(message: string, kind: 'info' | 'error' = 'info'): void {
+    this.toast.textContent = message;
+    this.toast.className = `toast ${kind}`;
+    this.toast.hidden = false;
+    if (this.toastTimer) clearTimeout(this.toastTimer);
+    this.toastTimer = setTimeout(
+      () => {
+        this.toast.hidden = true;
+      },
+      kind === 'error' ? 8000 : 3000,
+    );
+  }
+}
+
+const root = document.getElementById('app');
+if (root) void new App().start(root);

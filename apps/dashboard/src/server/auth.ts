@@ -1,0 +1,68 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { isLoopback } from './options.js';
+
+/** The token a request carries: `Authorization: Bearer <token>` or `?token=`. */
+function presented(req: IncomingMessage, url: URL): string | null {
+  const h = req.headers.authorization;
+  if (typeof h === 'string') {
+    const m = /^Bearer\s+(\S+)$/i.exec(h.trim());
+    if (m) return m[1]!;
+  }
+  return url.searchParams.get('token');
+}
+
+/** Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
+export function tokenMatches(expected: string, given: string | null): boolean {
+  if (given === null) return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export type Refusal = { status: number; message: string } | null;
+
+/**
+ * Whether a request may proceed. With a token, every request must carry it. Without one (only
+ * allowed on loopback), the Host header must name a loopback address: a web page elsewhere
+ * that rebinds its DNS name to 127.0.0.1 then still cannot read the API.
+ */
+export function checkAccess(req: IncomingMessage, url: URL, token: string | null): Refusal {
+  if (token !== null) {
+    return tokenMatches(token, presented(req, url))
+      ? null
+      : {
+          status: 401,
+          message: 'missing or wrong access token (Authorization: Bearer or ?token=)',
+        };
+  }
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+  if (!isLoopback(host))
+    return { status: 403, message: `Host ${host || '(none)'} is not a loopback name` };
+  return null;
+}
+
+/**
+ * Changes must come as JSON from this page: a cross-site form can send neither a JSON content
+ * type (without a CORS preflight, which is never answered) nor a foreign-origin request
+ * that passes the Origin check.
+ */
+export function checkWriteRequest(req: IncomingMessage): Refusal {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type))
+    return { status: 415, message: 'send changes with Content-Type: application/json' };
+  const origin = req.headers.origin;
+  if (origin && origin !== 'null') {
+    let originHost: string;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      return { status: 403, message: `bad Origin ${origin}` };
+    }
+    if (originHost !== req.headers.host)
+      return { status: 403, message: `cross-origin request from ${origin} refused` };
+  } else if (origin === 'null') {
+    return { status: 403, message: 'requests from an opaque origin are refused' };
+  }
+  return null;
+}

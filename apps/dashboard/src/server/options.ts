@@ -1,0 +1,97 @@
+import type { Coordinator, EngineLogger } from '@zoott/core';
+import { validateWorldName, ZoottError } from '@zoott/core';
+
+/** Options of {@link startDashboard}. */
+export interface DashboardOptions {
+  /** An open coordinator (its chroot is the application namespace). The dashboard does not close it. */
+  coordinator: Coordinator;
+  /** World shown first; default the first world found. */
+  world?: string;
+  /** TCP port (default 7070; 0 picks a free one). */
+  port?: number;
+  /** Interface to bind (default 127.0.0.1). Anything but loopback requires `token`. */
+  host?: string;
+  /** Hides retry and cancel in the page and refuses them in the API (403). */
+  readOnly?: boolean;
+  /**
+   * Access token, checked on every request (`Authorization: Bearer <token>` or `?token=`).
+   * Required when `host` is not a loopback address; at least 12 characters.
+   */
+  token?: string;
+  /** Where warnings go (default: console). */
+  logger?: EngineLogger;
+  /** Folder holding the built `app.js` and `app.css` (default: the package's `dist/public`). */
+  assetsDir?: string;
+}
+
+/** A running dashboard. */
+export interface DashboardHandle {
+  /** Base URL, e.g. `http://127.0.0.1:7070/` (without the token). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Stops the HTTP server, ends the live streams and the watches; the coordinator stays open. */
+  close(): Promise<void>;
+}
+
+/** Environment variable the CLI reads the token from when `--token` is not given. */
+export const DASHBOARD_TOKEN_ENV = 'ZOOTT_DASHBOARD_TOKEN';
+
+export const DEFAULT_PORT = 7070;
+export const DEFAULT_HOST = '127.0.0.1';
+const MIN_TOKEN_LENGTH = 12;
+
+export interface ResolvedOptions {
+  coordinator: Coordinator;
+  world: string | null;
+  port: number;
+  host: string;
+  readOnly: boolean;
+  token: string | null;
+  logger: EngineLogger;
+  assetsDir: string | undefined;
+}
+
+/** True for names and addresses that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+const bad = (field: string, why: string) =>
+  new ZoottError('INVALID_CONFIG', `${field}: ${why}`, { field });
+
+/** Checks the options and fills in defaults; throws INVALID_CONFIG naming the field. */
+export function resolveOptions(o: DashboardOptions): ResolvedOptions {
+  if (!o || typeof o !== 'object') throw bad('options', 'give an object with a coordinator');
+  const c = o.coordinator;
+  if (!c || typeof c.children !== 'function' || typeof c.onSession !== 'function')
+    throw bad('coordinator', 'must be an open Coordinator (connectZk or the memory adapter)');
+  const port = o.port ?? DEFAULT_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw bad('port', `${String(port)} is not an integer in [0, 65535]`);
+  const host = o.host ?? DEFAULT_HOST;
+  if (typeof host !== 'string' || host.trim() === '')
+    throw bad('host', 'must be a non-empty string');
+  const token = o.token === undefined || o.token === '' ? null : o.token;
+  if (token !== null && (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH))
+    throw bad('token', `must be a string of at least ${MIN_TOKEN_LENGTH} characters`);
+  if (token !== null && /[\s"'<>&]/.test(token))
+    throw bad('token', 'must not contain whitespace, quotes, <, > or &');
+  if (!isLoopback(host) && token === null)
+    throw bad(
+      'token',
+      `binding to ${host} exposes the dashboard beyond this machine, so an access token is required (--token or ${DASHBOARD_TOKEN_ENV})`,
+    );
+  const world = o.world === undefined ? null : validateWorldName(o.world);
+  return {
+    coordinator: c,
+    world,
+    port,
+    host,
+    readOnly: o.readOnly === true,
+    token,
+    logger: o.logger ?? { warn: (fields, msg) => console.warn(msg, fields) },
+    assetsDir: o.assetsDir,
+  };
+}

@@ -1,0 +1,374 @@
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { isAbsolute, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  type Coordinator,
+  type EngineLogger,
+  type Handlers,
+  type LocalityScore,
+  runWorker,
+  type TaskHandler,
+  type WorkerHandle,
+  ZoottError,
+} from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { type Logger, pino } from 'pino';
+import type { FileSettings } from './config.js';
+import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
+import { jobHandlers } from './handlers/index.js';
+import { JobEngine } from './job-engine.js';
+import { type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+
+/** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
+export interface WorkerDaemonConfig extends Omit<FileSettings, 'handlers'> {
+  /** A ready session (memory adapter, or one the caller manages); the daemon never closes it. */
+  coordinator?: Coordinator;
+  /** How to connect when no `coordinator` is given (default zk-adapter's `connectZk`). */
+  connectFn?: (
+    connectString: string,
+    options: { sessionTimeoutMs?: number; auth: Array<{ scheme: string; auth: string }> },
+  ) => Promise<Coordinator>;
+  /** Handlers by type, or the path of a module exporting them. */
+  handlers?: Handlers | string;
+  /** A pino logger to use (default: JSON lines on stdout at `logLevel`). */
+  logger?: Logger;
+}
+
+/** A running daemon. */
+export interface WorkerDaemon {
+  readonly nodeId: string;
+  readonly world: string;
+  /** Types served in the world. */
+  readonly types: readonly string[];
+  readonly coordinator: Coordinator;
+  readonly metrics: WorkerMetrics;
+  /** The metrics endpoint, when `metricsPort` was set. */
+  readonly metricsServer: MetricsServer | null;
+  /** Registry node of the main worker loop (null while unregistered). */
+  readonly registryPath: string | null;
+  /** Pids (= process groups) of the job processes running now. */
+  readonly processes: ReadonlySet<number>;
+  /** Stops claiming, lets running tasks finish within `graceMs`, aborts the rest, shuts down. */
+  stop(): Promise<void>;
+  /**
+   * For a second signal: kills every job process group at once (synchronously, before the
+   * returned promise), stops the loops and closes the session without waiting for anything.
+   */
+  kill(): Promise<void>;
+  /** Settles when the daemon has stopped; rejects on a fatal error. */
+  readonly done: Promise<void>;
+}
+
+function parseAuth(auth: readonly string[]): Array<{ scheme: string; auth: string }> {
+  return auth.map((a, i) => {
+    const colon = a.indexOf(':');
+    if (colon <= 0 || colon === a.length - 1)
+      throw new ZoottError('INVALID_CONFIG', `auth[${i}]: expected scheme:credentials`, {
+        field: `auth[${i}]`,
+      });
+    return { scheme: a.slice(0, colon), auth: a.slice(colon + 1) };
+  });
+}
+
+/** Loads a handlers module: its function exports (named, or a default object of them). */
+export async function loadHandlers(path: string): Promise<Handlers> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `handlers: cannot load ${path} (${(err as Error).message})`,
+      { field: 'handlers', cause: err },
+    );
+  }
+  const out: Record<string, TaskHandler> = {};
+  const def = mod.default;
+  if (typeof def === 'object' && def !== null)
+    for (const [k, v] of Object.entries(def))
+      if (typeof v === 'function') out[k] = v as TaskHandler;
+  for (const [k, v] of Object.entries(mod))
+    if (k !== 'default' && typeof v === 'function') out[k] = v as TaskHandler;
+  if (Object.keys(out).length === 0)
+    throw new ZoottError('INVALID_CONFIG', `handlers: ${path} exports no function`, {
+      field: 'handlers',
+    });
+  return out;
+}
+
+/** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
+function fileLocality(dataDir: string): LocalityScore {
+  const root = resolve(dataDir);
+  return (task) => {
+    const f = task.hints?.filename;
+    if (f === undefined || isAbsolute(f)) return 0;
+    const full = resolve(root, f);
+    return full.startsWith(root + sep) && existsSync(full) ? 2 : 0;
+  };
+}
+
+function positive(value: number | undefined, fallback: number, field: string): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 1)
+    throw new ZoottError('INVALID_CONFIG', `${field}: must be an integer >= 1, got ${v}`, {
+      field,
+    });
+  return v;
+}
+
+/**
+ * Starts a worker daemon: connects (or uses the given coordinator), initialises the world,
+ * and runs the worker loop over the built-in job types (when `allowExec` lists anything)
+ * and the custom handlers, plus a loop for race coordinators in the race world. Session
+ * handling is the core worker's: `suspended` claims nothing new, `lost` aborts running
+ * handlers (their process groups are killed), drops their results, renews the session
+ * and registers again.
+ */
+export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<WorkerDaemon> {
+  const nodeId = config.nodeId ?? hostname();
+  const world = config.world ?? 'default';
+  const log: Logger =
+    config.logger ?? pino({ level: config.logLevel ?? 'info', base: { nodeId, pid: process.pid } });
+  const engineLog: EngineLogger = {
+    debug: (f, m) => log.debug(f, m),
+    info: (f, m) => log.info(f, m),
+    warn: (f, m) => log.warn(f, m),
+    error: (f, m) => log.error(f, m),
+  };
+  const concurrency = positive(config.concurrency, 1, 'concurrency');
+  const raceConcurrency = positive(config.raceConcurrency, 4, 'raceConcurrency');
+  const graceMs = config.graceMs ?? 30_000;
+
+  const owned = config.coordinator === undefined;
+  const coordinator =
+    config.coordinator ??
+    (await (config.connectFn ?? connectZk)(config.connect ?? '127.0.0.1:2181', {
+      ...(config.sessionTimeoutMs !== undefined
+        ? { sessionTimeoutMs: config.sessionTimeoutMs }
+        : {}),
+      auth: parseAuth(config.auth ?? []),
+    }));
+  if (!owned && config.auth)
+    for (const a of parseAuth(config.auth)) await coordinator.addAuth(a.scheme, a.auth);
+
+  const metrics = new WorkerMetrics();
+  metrics.setSession(coordinator.state);
+  const processes = new Set<number>();
+  const tracker = {
+    started(pid: number) {
+      metrics.processesStarted.inc();
+      processes.add(pid);
+      metrics.processes.set(processes.size);
+    },
+    ended(pid: number) {
+      processes.delete(pid);
+      metrics.processes.set(processes.size);
+    },
+  };
+  const onSettled = (claim: { type: string }, outcome: { status: string }) => {
+    const labels = { type: claim.type };
+    if (outcome.status === 'completed') metrics.completed.inc(labels);
+    else if (outcome.status === 'retrying') metrics.retried.inc(labels);
+    else if (outcome.status === 'failed') metrics.failed.inc(labels);
+    else if (outcome.status === 'dropped') metrics.dropped.inc(labels);
+  };
+  const engine = new JobEngine(coordinator, { world, logger: engineLog, onSettled });
+  const raceEngine = new JobEngine(coordinator, {
+    world: raceWorld(world),
+    buckets: RACE_WORLD_BUCKETS,
+    logger: engineLog,
+    onSettled,
+  });
+
+  const custom =
+    typeof config.handlers === 'string'
+      ? await loadHandlers(config.handlers)
+      : (config.handlers ?? {});
+  const allowExec = config.allowExec ?? [];
+  const workDir = resolve(config.workDir ?? process.cwd());
+  const dataDir = resolve(config.dataDir ?? workDir);
+  const builtins =
+    allowExec.length > 0
+      ? jobHandlers({
+          coordinator,
+          world,
+          allowExec,
+          serverName: hostname(),
+          workerId: nodeId,
+          passEnv: config.passEnv ?? [],
+          workDir,
+          dataDir,
+          timeoutMs: config.jobTimeoutMs ?? 3_600_000,
+          ...(config.killGraceMs !== undefined ? { killGraceMs: config.killGraceMs } : {}),
+          ...(config.maxOutputBytes !== undefined
+            ? { maxOutputBytes: config.maxOutputBytes, maxResultBytes: config.maxOutputBytes }
+            : {}),
+          engine,
+          logger: engineLog,
+          processes: tracker,
+        })
+      : {};
+  if (allowExec.length === 0)
+    log.info(
+      'no --allow-exec list: built-in job types (zoott.job, zoott.race, zoott.racer) are not served',
+    );
+  const all: Record<string, TaskHandler> = { ...builtins, ...custom };
+  const wanted = config.types ?? Object.keys(all);
+  for (const t of wanted)
+    if (!all[t])
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        BUILTIN_TYPES.includes(t)
+          ? `types: ${t} is a job type, served only with an --allow-exec list`
+          : `types: no handler for ${t} (give --handlers with a function named ${t})`,
+        { field: 'types' },
+      );
+  if (wanted.length === 0)
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      'nothing to serve: give --allow-exec for the job types and/or --handlers for custom types',
+      { field: 'types' },
+    );
+
+  const instrument =
+    (type: string, handler: TaskHandler): TaskHandler =>
+    async (task) => {
+      metrics.started.inc({ type });
+      metrics.running.inc();
+      const t0 = process.hrtime.bigint();
+      let outcome = 'error';
+      try {
+        const value = await handler(task);
+        outcome = 'ok';
+        return value;
+      } finally {
+        metrics.running.dec();
+        metrics.duration.observe({ type, outcome }, Number(process.hrtime.bigint() - t0) / 1e9);
+      }
+    };
+  const mainHandlers: Record<string, TaskHandler> = {};
+  for (const t of wanted) mainHandlers[t] = instrument(t, all[t]!);
+
+  await engine.init();
+  const common = {
+    id: nodeId,
+    server: nodeId,
+    host: hostname(),
+    pid: process.pid,
+    stopTimeoutMs: graceMs,
+    logger: engineLog,
+    ...(config.localityWaitMs !== undefined ? { localityWaitMs: config.localityWaitMs } : {}),
+  };
+  const loops: WorkerHandle[] = [];
+  const main = runWorker(coordinator, mainHandlers, {
+    ...common,
+    world,
+    concurrency,
+    engine,
+    locality: fileLocality(dataDir),
+  });
+  loops.push(main);
+  if (wanted.includes(RACE_TYPE)) {
+    await raceEngine.init();
+    loops.push(
+      runWorker(
+        coordinator,
+        { [RACE_TYPE]: mainHandlers[RACE_TYPE]! },
+        // The main loop renews a lost session; this one follows it.
+        {
+          ...common,
+          world: raceWorld(world),
+          concurrency: raceConcurrency,
+          engine: raceEngine,
+          renewSession: false,
+        },
+      ),
+    );
+  }
+
+  const offSession = coordinator.onSession((e) => {
+    metrics.setSession(coordinator.state);
+    const level = e.type === 'lost' || e.type === 'suspended' ? 'warn' : 'info';
+    log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
+  });
+
+  const metricsServer =
+    config.metricsPort !== undefined
+      ? await serveMetrics(
+          metrics,
+          config.metricsPort,
+          config.metricsHost ?? '127.0.0.1',
+          async () => {
+            metrics.setSession(coordinator.state);
+            metrics.setCounts(world, await engine.counts());
+          },
+        )
+      : null;
+
+  log.info(
+    {
+      world,
+      types: wanted,
+      concurrency,
+      allowExec,
+      workDir,
+      dataDir,
+      metrics: metricsServer?.url ?? null,
+    },
+    'worker started',
+  );
+
+  let shutdown: Promise<void> | null = null;
+  const finish = async () => {
+    offSession();
+    await metricsServer?.close();
+    engine.close();
+    raceEngine.close();
+    if (owned) await coordinator.close().catch(() => undefined);
+  };
+  const done = Promise.all(loops.map((l) => l.done)).then(() => undefined);
+  // A loop that ends on its own (the session was closed under it) ends the daemon.
+  void done.then(
+    () => {
+      shutdown ??= finish();
+    },
+    (err: unknown) => log.error({ err: String(err) }, 'worker loop failed'),
+  );
+
+  return {
+    nodeId,
+    world,
+    types: wanted,
+    coordinator,
+    metrics,
+    metricsServer,
+    get registryPath() {
+      return main.registryPath;
+    },
+    processes,
+    stop() {
+      shutdown ??= (async () => {
+        log.info({ graceMs, running: processes.size }, 'stopping: no new claims');
+        await Promise.all(loops.map((l) => l.stop()));
+        await finish();
+        log.info('stopped');
+      })();
+      return shutdown;
+    },
+    async kill() {
+      for (const pid of processes) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      log.warn({ killed: processes.size }, 'killed');
+      for (const l of loops) void l.stop();
+      shutdown ??= finish();
+      await shutdown;
+    },
+    done: done.then(() => shutdown ?? undefined),
+  };
+}

@@ -1,0 +1,105 @@
+import { hostname } from 'node:os';
+import type { Coordinator, Engine, EngineLogger } from '@zoott/core';
+import { DEFAULT_MAX_RESULT_BYTES, ZoottError } from '@zoott/core';
+import { DEFAULT_KILL_GRACE_MS, resolveExecutable } from '../jobs/index.js';
+import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';
+
+/** Told when a job process starts and ends (metrics, and killing groups on a hard exit). */
+export interface ProcessTracker {
+  started(pid: number): void;
+  ended(pid: number): void;
+}
+
+/** Options of {@link jobHandlers}. */
+export interface JobHandlerOptions {
+  /** Session used by races (racer queueing, winner decision). */
+  coordinator: Coordinator;
+  /** The world racers are queued in (the world the workers serve). */
+  world: string;
+  /** Executables allowed to run: absolute paths or globs, or a policy function. */
+  allowExec: readonly string[] | ExecPolicy;
+  /** Host name reported as a result's `server` (default `os.hostname()`). */
+  serverName?: string;
+  /** Identity written into race winner records (default the host name). */
+  workerId?: string;
+  /** Variables passed on to jobs on top of the minimal environment. */
+  passEnv?: readonly string[];
+  /** Working directory of job processes (default the worker's current directory). */
+  workDir?: string;
+  /** Root of race input directories and of `filename` hints (default the working directory). */
+  dataDir?: string;
+  /** The worker's ceiling on a job's run time; a job's `timeoutMs` may only lower it. */
+  timeoutMs?: number;
+  killGraceMs?: number;
+  /** Bytes of stdout and of stderr captured per process (default 256 KiB). */
+  maxOutputBytes?: number;
+  /** Cap on a result's JSON (default 256 KiB). */
+  maxResultBytes?: number;
+  /** Engine of `world` used to queue and cancel racers (default: one made for it). */
+  engine?: Engine;
+  logger?: EngineLogger;
+  processes?: ProcessTracker;
+}
+
+/** The options with defaults filled in. */
+export interface HandlerContext {
+  c: Coordinator;
+  world: string;
+  policy: ExecPolicy;
+  serverName: string;
+  workerId: string;
+  env: Record<string, string>;
+  workDir: string;
+  dataDir: string;
+  timeoutMs: number | undefined;
+  killGraceMs: number;
+  maxOutputBytes: number;
+  maxResultBytes: number;
+  engine: () => Engine;
+  logger: EngineLogger | undefined;
+  processes: ProcessTracker | undefined;
+}
+
+export function resolveHandlerOptions(
+  o: JobHandlerOptions,
+  makeEngine: () => Engine,
+): HandlerContext {
+  const policy = typeof o.allowExec === 'function' ? o.allowExec : execPolicy(o.allowExec);
+  const workDir = o.workDir ?? process.cwd();
+  let engine = o.engine;
+  return {
+    c: o.coordinator,
+    world: o.world,
+    policy,
+    serverName: o.serverName ?? hostname(),
+    workerId: o.workerId ?? o.serverName ?? hostname(),
+    env: jobEnvironment(o.passEnv ?? []),
+    workDir,
+    dataDir: o.dataDir ?? workDir,
+    timeoutMs: o.timeoutMs,
+    killGraceMs: o.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+    maxOutputBytes: o.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    maxResultBytes: o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    engine: () => {
+      engine ??= makeEngine();
+      return engine;
+    },
+    logger: o.logger,
+    processes: o.processes,
+  };
+}
+
+/**
+ * Refuses an executable the policy does not allow, as a permanent INVALID_JOB error (the
+ * task is dead-lettered at once). One that cannot be found is left to the runner, whose
+ * result says so (exit 127).
+ */
+export async function checkExecutable(h: HandlerContext, executable: string): Promise<void> {
+  const found = await resolveExecutable(executable, h.workDir, h.env.PATH);
+  if (found.ok && !h.policy(found.path))
+    throw new ZoottError(
+      'INVALID_JOB',
+      `executable: ${JSON.stringify(executable)} (${found.path}) is not allowed on worker ${h.workerId}; it must match the worker's --allow-exec list`,
+      { field: 'executable' },
+    );
+}

@@ -1,0 +1,165 @@
+import {
+  buildRaceResult,
+  encodeJson,
+  isZoottError,
+  type RaceJob,
+  type TaskContext,
+  ZoottError,
+} from '@zoott/core';
+import { runRacer } from '../jobs/index.js';
+import type { HandlerContext } from './options.js';
+import { createOnce, RacePaths, type RacerData, readJson, type WinnerData } from './race-state.js';
+
+/** What a racer task records as its own (small) result. */
+export interface RacerOutcomeRecord {
+  race: string;
+  index: number;
+  /** `won`, `lost` (ended normally and silently), `stopped` (killed: the race was over), `skipped`. */
+  outcome: 'won' | 'lost' | 'stopped' | 'skipped';
+  pid?: number;
+}
+
+function racerData(data: unknown): RacerData {
+  const d = data as Partial<RacerData> | null;
+  if (
+    typeof d !== 'object' ||
+    d === null ||
+    typeof d.race !== 'string' ||
+    !Number.isInteger(d.index) ||
+    typeof d.executable !== 'string' ||
+    !Array.isArray(d.arguments) ||
+    typeof d.data !== 'string'
+  )
+    throw new ZoottError(
+      'INVALID_JOB',
+      'racer task data must be {race, index, executable, arguments, data} (racers are queued by a race coordinator)',
+      { field: 'data' },
+    );
+  return d as RacerData;
+}
+
+/**
+ * Handler of `zoott.racer`: runs one racer of a race unless the race is already over.
+ * When its process writes output or ends abnormally it tries to create the race's winner
+ * node; the one create that succeeds wins, and every other racer, watching that node,
+ * kills its process group. The winner records its complete run in the winner node.
+ */
+export async function runRacerTask(
+  h: HandlerContext,
+  task: TaskContext,
+): Promise<RacerOutcomeRecord> {
+  const d = racerData(task.data);
+  const paths = new RacePaths(d.race);
+  const c = h.c;
+  const done = (outcome: RacerOutcomeRecord['outcome'], pid?: number): RacerOutcomeRecord => ({
+    race: d.race,
+    index: d.index,
+    outcome,
+    ...(pid !== undefined ? { pid } : {}),
+  });
+
+  const current = await readJson<WinnerData>(c, paths.winner);
+  // A winner whose worker died before recording its run is run again by whoever claims it.
+  const rerunOfWinner = current !== null && current.index === d.index && !current.record;
+  if (current !== null && !rerunOfWinner) return done('skipped');
+  const racer = runRacer(d.executable, d.arguments, d.data, {
+    serverName: h.serverName,
+    cwd: h.workDir,
+    env: h.env,
+    maxOutputBytes: h.maxOutputBytes,
+    killGraceMs: h.killGraceMs,
+    allowExec: h.policy,
+  });
+  let stoppedByRace = false;
+  const stop = () => {
+    stoppedByRace = true;
+    racer.kill();
+  };
+  // Kill when someone else wins (or the coordinator ends the race).
+  const check = () => {
+    readJson<WinnerData>(c, paths.winner).then(
+      (w) => {
+        if (w === null) {
+          void arm(); // deleted: the race was cleaned up; look again (it stops us if gone)
+          return;
+        }
+        if (w.index !== d.index) stop();
+      },
+      () => undefined,
+    );
+  };
+  const arm = async () => {
+    try {
+      const stat = await c.exists(paths.winner, { watch: check });
+      if (stat !== null) check();
+      else if ((await c.exists(paths.base)) === null) stop();
+    } catch {
+      // Session trouble: the abort signal stops the racer if the session is lost.
+    }
+  };
+  if (!rerunOfWinner) void arm();
+  const onAbort = () => racer.kill();
+  task.signal.addEventListener('abort', onAbort, { once: true });
+  if (task.signal.aborted) onAbort();
+  const timer =
+    d.timeoutMs !== undefined || h.timeoutMs !== undefined
+      ? setTimeout(stop, Math.min(d.timeoutMs ?? h.timeoutMs!, h.timeoutMs ?? d.timeoutMs!))
+      : undefined;
+
+  const pid = await racer.pid;
+  if (pid > 0) h.processes?.started(pid);
+  try {
+    // Counted once it really runs: `processes` of the race is the number of these nodes.
+    if (pid > 0) {
+      try {
+        await c.create(`${paths.started}/p-`, undefined, { sequential: true });
+      } catch (err) {
+        racer.kill({ immediate: true });
+        await racer.done;
+        if (isZoottError(err, 'NO_NODE')) return done('skipped'); // the race is gone
+        throw err;
+      }
+    }
+    const outcome = await racer.outcome;
+    let won = rerunOfWinner;
+    if (!won && outcome.result === 'won' && !stoppedByRace && !task.signal.aborted) {
+      const claim: WinnerData = {
+        index: d.index,
+        worker: h.workerId,
+        server: h.serverName,
+        pid,
+        at: new Date().toISOString(),
+      };
+      won = await createOnce(c, paths.winner, claim).catch((err) => {
+        racer.kill();
+        throw err;
+      });
+      if (!won) stop();
+    }
+    const run = await racer.done;
+    if (task.signal.aborted)
+      throw new ZoottError('ABORTED', 'racer aborted; its process group was stopped');
+    if (won) {
+      const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
+      const record = buildRaceResult(
+        stub,
+        { winner: run, processes: 0, started: run.started, finished: run.finished },
+        { maxBytes: h.maxResultBytes },
+      ).winner!;
+      const prior = (await readJson<WinnerData>(c, paths.winner)) ?? {
+        index: d.index,
+        at: new Date().toISOString(),
+      };
+      await c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
+    }
+    const result = won ? 'won' : outcome.result === 'lost' && !stoppedByRace ? 'lost' : 'stopped';
+    await createOnce(c, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch((err) => {
+      if (!isZoottError(err, 'NO_NODE')) throw err;
+    });
+    return done(result, pid);
+  } finally {
+    if (timer) clearTimeout(timer);
+    task.signal.removeEventListener('abort', onAbort);
+    if (pid > 0) h.processes?.ended(pid);
+  }
+}

@@ -1,0 +1,33 @@
+import { type RegularJobResult, type TaskContext, validateRegularJob } from '@zoott/core';
+import { runRegularJob } from '../jobs/index.js';
+import { checkExecutable, type HandlerContext } from './options.js';
+
+/**
+ * Handler of `zoott.job`: validates the task data as a regular job (an invalid one is a
+ * permanent INVALID_JOB failure), checks the executable against the policy, runs it and
+ * returns the result JSON, which the engine records (and publishes to the reply channel).
+ */
+export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<RegularJobResult> {
+  const job = validateRegularJob(task.data);
+  await checkExecutable(h, job.executable);
+  let pid = 0;
+  try {
+    return await runRegularJob(job, {
+      serverName: h.serverName,
+      cwd: h.workDir,
+      env: h.env,
+      maxOutputBytes: h.maxOutputBytes,
+      maxResultBytes: h.maxResultBytes,
+      killGraceMs: h.killGraceMs,
+      signal: task.signal,
+      allowExec: h.policy,
+      onSpawn: (p) => {
+        pid = p;
+        h.processes?.started(p);
+      },
+      ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+    });
+  } finally {
+    if (pid > 0) h.processes?.ended(pid);
+  }
+}

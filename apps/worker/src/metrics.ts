@@ -1,0 +1,152 @@
+import { createServer, type Server } from 'node:http';
+import type { AreaCounts, SessionState } from '@zoott/core';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const SESSION_STATES: readonly SessionState[] = [
+  'connecting',
+  'connected',
+  'suspended',
+  'lost',
+  'closed',
+];
+
+/**
+ * The worker's Prometheus metrics, in a registry of its own (so several workers in one
+ * process do not collide). Names are prefixed `zoott_worker_`.
+ */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly started = new Counter({
+    name: 'zoott_worker_tasks_started_total',
+    help: 'Tasks this worker started, by type',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  readonly completed = new Counter({
+    name: 'zoott_worker_tasks_completed_total',
+    help: 'Tasks this worker completed, by type',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  readonly failed = new Counter({
+    name: 'zoott_worker_tasks_failed_total',
+    help: 'Tasks this worker dead-lettered (failed for good), by type',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  readonly retried = new Counter({
+    name: 'zoott_worker_tasks_retried_total',
+    help: 'Failed attempts that were queued for a retry, by type',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  readonly dropped = new Counter({
+    name: 'zoott_worker_tasks_dropped_total',
+    help: 'Outcomes not recorded because the claim was no longer held (session lost, cancelled)',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'zoott_worker_task_duration_seconds',
+    help: 'Run time of task handlers, by type and outcome',
+    labelNames: ['type', 'outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+    registers: [this.registry],
+  });
+  readonly pending = new Gauge({
+    name: 'zoott_worker_pending_tasks',
+    help: 'Tasks waiting in the world (read from ZooKeeper at scrape time), by area',
+    labelNames: ['world', 'area'],
+    registers: [this.registry],
+  });
+  readonly session = new Gauge({
+    name: 'zoott_worker_session_state',
+    help: 'ZooKeeper session state: 1 for the current state, 0 for the others',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+  readonly processes = new Gauge({
+    name: 'zoott_worker_running_processes',
+    help: 'Job processes (process groups) running now',
+    registers: [this.registry],
+  });
+  readonly processesStarted = new Counter({
+    name: 'zoott_worker_processes_started_total',
+    help: 'Job processes started (regular jobs and racers)',
+    registers: [this.registry],
+  });
+  readonly running = new Gauge({
+    name: 'zoott_worker_running_tasks',
+    help: 'Task handlers running now',
+    registers: [this.registry],
+  });
+
+  setSession(state: SessionState): void {
+    for (const s of SESSION_STATES) this.session.set({ state: s }, s === state ? 1 : 0);
+  }
+
+  setCounts(world: string, counts: AreaCounts): void {
+    for (const [area, n] of Object.entries(counts)) this.pending.set({ world, area }, n);
+  }
+}
+
+/** A running metrics endpoint. */
+export interface MetricsServer {
+  /** The bound port (useful with port 0). */
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `GET /metrics` (Prometheus text format) and `GET /healthz`. `beforeScrape` runs
+ * before each scrape (to refresh gauges read from ZooKeeper); its errors are ignored.
+ */
+export async function serveMetrics(
+  metrics: WorkerMetrics,
+  port: number,
+  host: string,
+  beforeScrape: () => Promise<void>,
+): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics') {
+      beforeScrape()
+        .catch(() => undefined)
+        .then(() => metrics.registry.metrics())
+        .then(
+          (text) => {
+            res.writeHead(200, { 'content-type': metrics.registry.contentType });
+            res.end(text);
+          },
+          (err: unknown) => {
+            res.writeHead(500, { 'content-type': 'text/plain' });
+            res.end(String(err));
+          },
+        );
+      return;
+    }
+    if (req.method === 'GET' && path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok\n');
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not found: try /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  return {
+    port: bound,
+    url: `http://${host}:${bound}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  isZoottError,
+  type PlacementHints,
+  type QueueOptions,
+  type RaceJob,
+  type RegularJob,
+  type TaskKey,
+  validateRaceJob,
+  validateRegularJob,
+} from '@zoott/core';
+import { JOB_TYPE, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
+import { replyDir } from './reply.js';
+
+/** Options of {@link submitJob} and {@link submitRace}. */
+export interface SubmitOptions {
+  /** The world the workers serve. */
+  world: string;
+  /** Task name (default `job-<time>-<random>` / `race-<time>-<random>`). */
+  name?: string;
+  priority?: number;
+  /** Attempts before the task is dead-lettered (default 3). */
+  maxAttempts?: number;
+  /** Options for the engine that is created for the world (logger, clock, ...). */
+  engineOptions?: Omit<EngineOptions, 'world'>;
+}
+
+/** What was queued. */
+export interface SubmittedJob {
+  world: string;
+  key: TaskKey;
+  name: string;
+}
+
+function defaultName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Queues a task, initialising the world first when it does not exist yet. */
+async function queueInto(
+  engine: Engine,
+  task: { name: string; type: string; data: unknown },
+  options: QueueOptions,
+): Promise<TaskKey> {
+  try {
+    const [queued] = await engine.queue(task, null, null, options);
+    return queued!.key;
+  } catch (err) {
+    if (!isZoottError(err, 'NO_SUCH_TASK')) throw err;
+    await engine.init();
+    const [queued] = await engine.queue(task, null, null, options);
+    return queued!.key;
+  }
+}
+
+function queueOptions(options: SubmitOptions, hints?: PlacementHints): QueueOptions {
+  const q: QueueOptions = {};
+  if (options.priority !== undefined) q.priority = options.priority;
+  if (options.maxAttempts !== undefined) q.maxAttempts = options.maxAttempts;
+  if (hints && Object.keys(hints).length > 0) q.hints = hints;
+  return q;
+}
+
+/**
+ * Validates a regular job (Yothalot JSON) and queues it as a top-level task of type
+ * `zoott.job` in `options.world`. Its `server` and `filename` hints become the task's
+ * placement hints. The result lands in the completed record and, with a routing key, in
+ * the reply channel (see {@link waitForResult}).
+ *
+ * @throws ZoottError INVALID_JOB naming the field when the job is invalid.
+ */
+export async function submitJob(
+  coordinator: Coordinator,
+  job: unknown,
+  options: SubmitOptions,
+): Promise<SubmittedJob> {
+  const valid: RegularJob = validateRegularJob(job);
+  if (valid.routingkey !== undefined)
+    replyDir({ exchange: valid.exchange, routingkey: valid.routingkey });
+  const hints: PlacementHints = {};
+  if (valid.server !== undefined) hints.server = valid.server;
+  if (valid.filename !== undefined) hints.filename = valid.filename;
+  const name = options.name ?? defaultName('job');
+  const engine = createEngine(coordinator, { ...options.engineOptions, world: options.world });
+  const key = await queueInto(
+    engine,
+    { name, type: JOB_TYPE, data: valid },
+    queueOptions(options, hints),
+  );
+  return { world: options.world, key, name };
+}
+
+/**
+ * Validates a race job and queues its coordinator task (type `zoott.race`) in the race
+ * world of `options.world` (`<world>-races`); the coordinator queues one `zoott.racer`
+ * task per input in `options.world`. See docs/protocol.md, "Jobs".
+ *
+ * @throws ZoottError INVALID_JOB naming the field when the job is invalid.
+ */
+export async function submitRace(
+  coordinator: Coordinator,
+  job: unknown,
+  options: SubmitOptions,
+): Promise<SubmittedJob> {
+  const valid: RaceJob = validateRaceJob(job);
+  if (valid.routingkey !== undefined)
+    replyDir({ exchange: valid.exchange, routingkey: valid.routingkey });
+  const name = options.name ?? defaultName('race');
+  const world = raceWorld(options.world);
+  const engine = createEngine(coordinator, {
+    ...options.engineOptions,
+    world,
+    buckets: RACE_WORLD_BUCKETS,
+  });
+  const key = await queueInto(
+    engine,
+    { name, type: RACE_TYPE, data: valid },
+    queueOptions(options),
+  );
+  return { world, key, name };
+}

@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  execPolicy,
+  globToRegExp,
+  jobEnvironment,
+  readConfigFile,
+  replyDir,
+  resolveSettings,
+  SETTINGS,
+} from '../src/index.js';
+
+describe('settings', () => {
+  it('takes a flag over the environment over the file over nothing', () => {
+    const s = resolveSettings({
+      flags: { world: 'from-flag' },
+      env: { ZOOTT_WORLD: 'from-env', ZOOTT_CONCURRENCY: '3' },
+      file: { world: 'from-file', concurrency: 9, nodeId: 'n1', allowExec: ['/bin/echo'] },
+    });
+    expect(s).toEqual({
+      world: 'from-flag',
+      concurrency: 3,
+      nodeId: 'n1',
+      allowExec: ['/bin/echo'],
+    });
+  });
+
+  it('splits lists on commas, from flags (repeated) and environment', () => {
+    const s = resolveSettings({
+      flags: { allowExec: ['/bin/*', '/usr/bin/env'] },
+      env: { ZOOTT_PASS_ENV: 'AWS_REGION, LANGUAGE' },
+    });
+    expect(s.allowExec).toEqual(['/bin/*', '/usr/bin/env']);
+    expect(s.passEnv).toEqual(['AWS_REGION', 'LANGUAGE']);
+  });
+
+  it('names the setting and its source when a value is wrong', () => {
+    expect(() => resolveSettings({ env: { ZOOTT_CONCURRENCY: 'lots' } })).toThrow(
+      /ZOOTT_CONCURRENCY: must be a whole number >= 0, got "lots"/,
+    );
+    expect(() => resolveSettings({ file: { concurency: 2 }, fileName: 'w.json' })).toThrow(
+      /w.json: concurency: unknown setting/,
+    );
+    expect(() => resolveSettings({ file: { allowExec: '/bin/sh' } })).not.toThrow();
+    expect(() => resolveSettings({ file: { allowExec: [1] } })).toThrow(
+      /allowExec: must be a list/,
+    );
+    expect(() => resolveSettings({ flags: { logLevel: 'loud' } })).toThrow(
+      /logLevel: must be one of/,
+    );
+  });
+
+  it('reads a JSON config file, and says why it cannot', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zoott-conf-'));
+    try {
+      writeFileSync(join(dir, 'ok.json'), '{"world":"w","metricsPort":9464}');
+      writeFileSync(join(dir, 'bad.json'), '{world:');
+      expect(readConfigFile(join(dir, 'ok.json'))).toEqual({ world: 'w', metricsPort: 9464 });
+      expect(() => readConfigFile(join(dir, 'bad.json'))).toThrow(/is not valid JSON/);
+      expect(() => readConfigFile(join(dir, 'none.json'))).toThrow(/cannot read the config file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('documents every setting with a flag and a variable of its own', () => {
+    expect(new Set(SETTINGS.map((s) => s.flag)).size).toBe(SETTINGS.length);
+    expect(new Set(SETTINGS.map((s) => s.env)).size).toBe(SETTINGS.length);
+    for (const s of SETTINGS) expect(s.env).toMatch(/^ZOOTT_[A-Z_]+$/);
+  });
+});
+
+describe('executable policy', () => {
+  it('allows nothing by default', () => {
+    expect(execPolicy([])('/bin/echo')).toBe(false);
+  });
+
+  it('matches exact paths and globs (* within a segment, ** across)', () => {
+    const allow = execPolicy(['/usr/bin/*', '/opt/tools/**', '/srv/run-?.sh']);
+    expect(allow('/usr/bin/grep')).toBe(true);
+    expect(allow('/usr/bin/sub/grep')).toBe(false);
+    expect(allow('/opt/tools/a/b/c')).toBe(true);
+    expect(allow('/srv/run-1.sh')).toBe(true);
+    expect(allow('/srv/run-12.sh')).toBe(false);
+    expect(allow('/bin/sh')).toBe(false);
+    expect(globToRegExp('/a.b/(x)').test('/a.b/(x)')).toBe(true);
+    expect(globToRegExp('/a.b').test('/aXb')).toBe(false);
+  });
+
+  it('rejects entries that are not absolute', () => {
+    expect(() => execPolicy(['sh'])).toThrow(/allowExec\[0\] "sh": must be an absolute path/);
+  });
+
+  it('gives jobs a minimal environment plus the pass-through list', () => {
+    const env = jobEnvironment(['API_REGION'], {
+      PATH: '/bin',
+      HOME: '/home/w',
+      API_REGION: 'eu',
+      ZOOTT_AUTH: 'digest:secret',
+      SECRET_TOKEN: 'x',
+    });
+    expect(env).toEqual({ PATH: '/bin', HOME: '/home/w', API_REGION: 'eu' });
+  });
+});
+
+describe('reply directory', () => {
+  it('maps exchange and routing key to a node path', () => {
+    expect(replyDir({ exchange: 'ex', routingkey: 'rk.1' })).toBe('/zoott_r/ex/rk.1');
+    expect(replyDir({ routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
+    expect(replyDir({ exchange: '', routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
+  });
+
+  it('refuses names that cannot be one node', () => {
+    expect(() => replyDir({ routingkey: 'a/b' })).toThrow(
+      /routingkey "a\/b": must not contain '\/'/,
+    );
+    expect(() => replyDir({ routingkey: '..' })).toThrow(/must be 1..200 characters/);
+    expect(() => replyDir({ exchange: 'x\ny', routingkey: 'r' })).toThrow(/exchange/);
+  });
+});

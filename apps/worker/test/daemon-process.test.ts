@@ -1,0 +1,224 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Coordinator, createEngine, decodeJson } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { submitJob, waitForResult } from '../src/index.js';
+import { freshNamespace, killMarked, processesWith, settled, until } from './helpers.js';
+
+// The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
+const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+
+interface Daemon {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+function startBin(args: string[]): Daemon {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  child.stderr!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, exited, output: () => out };
+}
+
+describe('the zoott-worker process', { timeout: 180_000 }, () => {
+  let ns: string;
+  let client: Coordinator;
+  const started: Daemon[] = [];
+  const marker = `zoott-test-${randomUUID()}`;
+
+  beforeAll(async () => {
+    if (!existsSync(BIN))
+      throw new Error(
+        `${BIN} is missing: build first (pnpm build, or pnpm --filter @zoott/worker build)`,
+      );
+    ns = await freshNamespace(inject('zkConnect'));
+    client = await connectZk(ns);
+  });
+
+  afterEach(async () => {
+    for (const d of started.splice(0)) {
+      if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
+      await d.exited;
+    }
+    // A SIGKILLed worker cannot stop its job: reap the orphan here.
+    killMarked(marker);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  const base = (world: string, id: string) => [
+    '--connect',
+    ns,
+    '--world',
+    world,
+    '--node-id',
+    id,
+    '--allow-exec',
+    '/bin/sh',
+    '--session-timeout',
+    '4000',
+  ];
+
+  async function registered(world: string, n: number): Promise<void> {
+    await until(`${n} registered workers`, async () => {
+      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
+      return names.length >= n ? true : undefined;
+    });
+  }
+
+  it('--help documents every flag, and a bad setting exits 2 with a clear message', async () => {
+    const help = startBin(['--help']);
+    expect((await help.exited).code).toBe(0);
+    for (const flag of [
+      '--connect',
+      '--auth',
+      '--world',
+      '--types',
+      '--concurrency',
+      '--node-id',
+      '--handlers',
+      '--data-dir',
+      '--metrics-port',
+      '--log-level',
+      '--allow-exec',
+      '--pass-env',
+      '--config',
+    ])
+      expect(help.output()).toContain(flag);
+    const bad = startBin(['--connect', ns, '--concurrency', 'many']);
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.output()).toMatch(/--concurrency: must be a whole number/);
+  });
+
+  it('registers itself with its JSON', async () => {
+    const d = startBin(base('reg', 'reg-1'));
+    started.push(d);
+    await registered('reg', 1);
+    const [name] = await client.children('/zoott_workers/reg');
+    const info = decodeJson<Record<string, unknown>>(
+      (await client.get(`/zoott_workers/reg/${name}`)).data,
+      'registry',
+    );
+    expect(info).toMatchObject({ id: 'reg-1', server: 'reg-1', pid: d.child.pid, version: 1 });
+    expect(info.types).toEqual(['zoott.job', 'zoott.race', 'zoott.racer']);
+    expect(Array.isArray(info.buckets)).toBe(true);
+    expect(typeof info.started).toBe('number');
+  });
+
+  it('SIGTERM during a long job: the job finishes, then the worker exits 0', async () => {
+    const d = startBin(base('term', 'term-1'));
+    started.push(d);
+    await registered('term', 1);
+    const { key } = await submitJob(
+      client,
+      { executable: '/bin/sh', arguments: ['-c', 'sleep 3; echo finished', marker] },
+      { world: 'term' },
+    );
+    const engine = createEngine(client, { world: 'term' });
+    await until('the job to start', async () =>
+      (await engine.task(key))?.state === 'working' ? true : undefined,
+    );
+    d.child.kill('SIGTERM');
+    const exit = await d.exited;
+    expect(exit, d.output()).toEqual({ code: 0, signal: null });
+    const rec = await settled(client, 'term', key);
+    expect(rec.state).toBe('completed');
+    expect((rec.result as { stdout: string }).stdout).toBe('finished\n');
+    expect(d.output()).toContain('"msg":"stopped"');
+  });
+
+  it('a worker killed with SIGKILL mid-job: the job runs again elsewhere and completes once', async () => {
+    const a = startBin(base('crash', 'crash-a'));
+    const b = startBin(base('crash', 'crash-b'));
+    started.push(a, b);
+    await registered('crash', 2);
+    const routingkey = `crash-${randomUUID()}`;
+    const { key } = await submitJob(
+      client,
+      {
+        executable: '/bin/sh',
+        arguments: ['-c', 'sleep 2; echo done', marker],
+        routingkey,
+      },
+      { world: 'crash' },
+    );
+    const engine = createEngine(client, { world: 'crash' });
+    const first = await until('the job to start', async () => {
+      const t = await engine.task(key);
+      return t?.state === 'working' ? t.worker?.worker : undefined;
+    });
+    const [victim, survivor] = first === 'crash-a' ? [a, b] : [b, a];
+    victim.child.kill('SIGKILL');
+    const rec = await settled(client, 'crash', key, 90_000);
+    expect(rec.state).toBe('completed');
+    expect(rec.attempts).toBe(2);
+    expect(rec.worker?.worker).toBe(first === 'crash-a' ? 'crash-b' : 'crash-a');
+    expect(survivor.child.exitCode).toBeNull();
+    const reply = await waitForResult(client, { routingkey, timeoutMs: 30_000 });
+    expect((reply.result as { stdout: string }).stdout).toBe('done\n');
+    // Exactly one result was published: the directory is empty once it is consumed.
+    expect(await client.children(`/zoott_r/_default/${routingkey}`)).toEqual([]);
+    // The killed worker's orphan (it cannot be stopped once its worker is SIGKILLed) ends
+    // on its own; nothing is left behind.
+    await until('no job process left', () =>
+      processesWith(marker).length === 0 ? true : undefined,
+    );
+  });
+
+  it('a second signal kills the job processes and exits at once', async () => {
+    const d = startBin([...base('twice', 'twice-1'), '--grace', '600000']);
+    started.push(d);
+    await registered('twice', 1);
+    await submitJob(
+      client,
+      { executable: '/bin/sh', arguments: ['-c', 'sleep 120', marker] },
+      { world: 'twice' },
+    );
+    await until('the job process', () => (processesWith(marker).length > 0 ? true : undefined));
+    d.child.kill('SIGTERM');
+    await until('the first signal to be handled', () =>
+      d.output().includes('stopping: no new claims') ? true : undefined,
+    );
+    d.child.kill('SIGTERM');
+    expect((await d.exited).code).toBe(143);
+    await until('no job process left', () =>
+      processesWith(marker).length === 0 ? true : undefined,
+    );
+  });
+
+  it('serves custom task types from a --handlers module', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zoott-handlers-'));
+    try {
+      const file = join(dir, 'handlers.mjs');
+      writeFileSync(
+        file,
+        'export function greet(task) { return { hello: task.data.name, attempt: task.attempt }; }\n',
+      );
+      const d = startBin(['--connect', ns, '--world', 'custom', '--handlers', file]);
+      started.push(d);
+      await registered('custom', 1);
+      const engine = createEngine(client, { world: 'custom' });
+      const [queued] = await engine.queue({ name: 'g1', type: 'greet', data: { name: 'zoott' } });
+      const rec = await settled(client, 'custom', queued!.key);
+      expect(rec.result).toEqual({ hello: 'zoott', attempt: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import type { CommandBody } from '../runner.js';
+import { parseTaskRef, showKey } from '../task-ref.js';
+
+interface CancelOptions {
+  subtree?: boolean;
+}
+
+/** `zoott cancel <task> [--subtree]`: removes a task (and its descendants) from the queue. */
+export const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [ref] = cmd.processedArgs as [string];
+  const key = parseTaskRef(ref);
+  const engine = await ctx.session().engine();
+  if (!(await engine.task(key)))
+    throw new CliError(`no task ${showKey(key)} in world ${engine.world}`, ExitCode.NOT_FOUND);
+  const removed = (
+    await engine.cancel(key, { subtree: cmd.opts<CancelOptions>().subtree === true })
+  ).map(showKey);
+  if (ctx.json) ctx.printJson({ cancelled: removed });
+  else
+    ctx.out(
+      removed.length
+        ? removed.map((k) => `cancelled ${k}`).join('\n')
+        : `nothing to cancel for ${showKey(key)}`,
+    );
+};

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import {
+  childrenOf,
+  type Hierarchy,
+  hierarchyFormatOf,
+  initHierarchy,
+  parseHierarchyText,
+  validatePath,
+} from '@zoott/core';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { countingCoordinator } from '../counting.js';
+import { CliError } from '../errors.js';
+import { createProgress } from '../output/progress.js';
+import type { CommandBody } from '../runner.js';
+
+interface ImportOptions {
+  root?: string;
+  user?: string[];
+  users?: string;
+  update?: boolean;
+}
+
+function countNodes(h: Hierarchy): number {
+  return childrenOf(h).reduce((n, [, child]) => n + 1 + countNodes(child), 0);
+}
+
+/** Passwords of the digest users named in `__acl__`: `--users file` then `--user name:pw`. */
+function readUsers(opts: ImportOptions): Record<string, string> {
+  const users: Record<string, string> = {};
+  if (opts.users) {
+    const value: unknown = parseYaml(readFileSync(opts.users, 'utf8'));
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new CliError(
+        `--users ${opts.users}: must map user names to passwords, e.g. {xp: "123"}`,
+      );
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v !== 'string' && typeof v !== 'number')
+        throw new CliError(`--users ${opts.users}: the password of ${k} must be a string`);
+      users[k] = String(v);
+    }
+  }
+  for (const u of opts.user ?? []) {
+    const colon = u.indexOf(':');
+    if (colon <= 0) throw new CliError(`--user ${JSON.stringify(u)}: expected name:password`);
+    users[u.slice(0, colon)] = u.slice(colon + 1);
+  }
+  return users;
+}
+
+/**
+ * `zoott import <file> [--root /path] [--user name:password]...`: creates the hierarchy of
+ * a YAML or JSON file (zkutil's format: `__val__`, `__acl__`, children). Digest users in
+ * `__acl__` need their passwords (`--user`, `--users`).
+ */
+export const importCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [file] = cmd.processedArgs as [string];
+  const opts = cmd.opts<ImportOptions>();
+  const format = hierarchyFormatOf(file);
+  if (!format) throw new CliError(`${file}: the file name must end in .yaml, .yml or .json`);
+  const root = opts.root ?? '/';
+  try {
+    validatePath(root);
+  } catch (err) {
+    throw new CliError(`--root: ${(err as Error).message}`);
+  }
+  const tree = parseHierarchyText(readFileSync(file, 'utf8'), format, file);
+  const users = readUsers(opts);
+  const total = countNodes(tree);
+  const progress = createProgress({ label: `importing ${file}`, total });
+  let done = 0;
+  // Each node is checked with `exists` before it is created or updated: count those.
+  const zk = countingCoordinator(await ctx.session().coordinator(), ['exists'], () =>
+    progress.update(Math.min(++done, total)),
+  );
+  await initHierarchy(zk, tree, users, null, { root, updateExisting: opts.update === true });
+  progress.finish();
+  if (ctx.json) ctx.printJson({ file, root, nodes: total });
+  else ctx.out(`imported ${total} node(s) from ${file} under ${root}`);
+};

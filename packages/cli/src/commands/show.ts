@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { paintState } from '../output/colors.js';
+import { formatTime } from '../output/format.js';
+import type { CommandBody } from '../runner.js';
+import { parseTaskRef, showKey } from '../task-ref.js';
+
+/** `zoott show <task>`: a task's full record. */
+export const showCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [ref] = cmd.processedArgs as [string];
+  const key = parseTaskRef(ref);
+  const engine = await ctx.session().engine();
+  const rec = await engine.task(key);
+  if (!rec)
+    throw new CliError(
+      `no task ${showKey(key)} in world ${engine.world}`,
+      ExitCode.NOT_FOUND,
+      '`zoott tree` shows the tasks there are; refer to one as a|b|c or a/b/c',
+    );
+  if (ctx.json) {
+    ctx.printJson({ ...rec, key: showKey(rec.key), path: rec.key.join('/') });
+    return;
+  }
+  const c = ctx.colors;
+  const lines: [string, string][] = [
+    ['key', showKey(rec.key)],
+    ['name', rec.name],
+    ['type', rec.type],
+    ['state', paintState(c, rec.state)],
+    ['attempts', `${rec.attempts}${rec.maxAttempts ? ` of ${rec.maxAttempts}` : ''}`],
+  ];
+  if (rec.priority !== undefined) lines.push(['priority', String(rec.priority)]);
+  if (rec.hints) lines.push(['hints', JSON.stringify(rec.hints)]);
+  if (rec.queuedAt !== undefined) lines.push(['queued', formatTime(rec.queuedAt)]);
+  if (rec.notBefore !== undefined) lines.push(['not before', formatTime(rec.notBefore)]);
+  if (rec.worker)
+    lines.push(['worker', rec.worker.worker + (rec.worker.host ? ` on ${rec.worker.host}` : '')]);
+  if (rec.startedAt !== undefined) lines.push(['started', formatTime(rec.startedAt)]);
+  if (rec.completedAt !== undefined) lines.push(['completed', formatTime(rec.completedAt)]);
+  if (rec.failedAt !== undefined) lines.push(['failed', formatTime(rec.failedAt)]);
+  if (rec.data !== undefined) lines.push(['data', JSON.stringify(rec.data)]);
+  if (rec.result !== undefined) lines.push(['result', JSON.stringify(rec.result)]);
+  if (rec.error) lines.push(['error', c.red(rec.error.message)]);
+  if (rec.lastError && !rec.error) lines.push(['last error', rec.lastError.message]);
+  const w = Math.max(...lines.map(([k]) => k.length));
+  ctx.out(lines.map(([k, v]) => `${c.dim(k.padEnd(w))}  ${v}`).join('\n'));
+};

@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { intOption } from '../input.js';
+import type { CommandBody } from '../runner.js';
+import { showKey } from '../task-ref.js';
+
+type SubmitOptions = import('@zoott/worker').SubmitOptions;
+
+interface SubmitFlags {
+  wait?: boolean;
+  timeout?: string;
+  name?: string;
+  priority?: string;
+}
+
+/** A job is a race when it has `input` (racers' stdin), else a regular job. */
+export function isRaceJob(job: unknown): boolean {
+  return typeof job === 'object' && job !== null && 'input' in job;
+}
+
+/**
+ * The exit code a job's result stands for: the process's own exit code, 128+signal when a
+ * signal ended it; for a race, the winner's; 1 when no racer won.
+ */
+export function jobExitCode(result: unknown): number {
+  if (typeof result !== 'object' || result === null) return ExitCode.FAILURE;
+  const r = result as { exit?: unknown; signal?: unknown; winner?: unknown };
+  if ('winner' in r) return r.winner ? jobExitCode(r.winner) : ExitCode.FAILURE;
+  if (typeof r.exit === 'number') return r.exit;
+  if (typeof r.signal === 'number') return 128 + r.signal;
+  return ExitCode.FAILURE;
+}
+
+/** Polls a task until it completed or failed; `null` when the deadline or signal came first. */
+async function waitForTask(
+  world: string,
+  c: Coordinator,
+  key: TaskKey,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<TaskRecord | null> {
+  const engine = createEngine(c, { world });
+  for (;;) {
+    const rec = await engine.task(key);
+    if (rec && (rec.state === 'completed' || rec.state === 'failed')) return rec;
+    if (signal.aborted || Date.now() >= deadline) return null;
+    await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, deadline - Date.now()))));
+  }
+}
+
+/**
+ * `zoott submit job.json [--wait]`: queues a regular or race job (Yothalot JSON) for the
+ * workers. With --wait, prints the result when it lands and exits with the job's own exit
+ * code.
+ */
+export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [file] = cmd.processedArgs as [string];
+  const f = cmd.opts<SubmitFlags>();
+  let job: unknown;
+  try {
+    job = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code) throw err;
+    throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const timeoutS = f.timeout === undefined ? undefined : Number(f.timeout);
+  if (timeoutS !== undefined && !(timeoutS > 0))
+    throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
+  // Lazy: the worker package (pino, prom-client) is only needed by the job verbs.
+  const { submitJob, submitRace } = await import('@zoott/worker');
+  const race = isRaceJob(job);
+  const submit = race ? submitRace : submitJob;
+  const c = await ctx.session().coordinator();
+  const options: SubmitOptions = { world: ctx.world };
+  if (f.name) options.name = f.name;
+  const priority = intOption(f.priority, '--priority', -999_999, 999_999);
+  if (priority !== undefined) options.priority = priority;
+  const sub = await submit(c, job, options);
+  const ref = { world: sub.world, key: showKey(sub.key), kind: race ? 'race' : 'job' };
+  if (!f.wait) {
+    if (ctx.json) ctx.printJson(ref);
+    else ctx.out(`submitted ${ref.kind} ${ref.key} to world ${sub.world}`);
+    return ExitCode.OK;
+  }
+  if (!ctx.json)
+    ctx.note(`submitted ${ref.kind} ${ref.key} to world ${sub.world}; waiting for the result...`);
+  const deadline = timeoutS === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutS * 1000;
+  const rec = await waitForTask(sub.world, c, sub.key, deadline, ctx.signal);
+  if (!rec) {
+    if (ctx.signal.aborted) return ExitCode.INTERRUPTED;
+    throw new CliError(
+      `no result for ${ref.key} within ${timeoutS} s`,
+      ExitCode.TIMEOUT,
+      `it is still queued: \`zoott --world ${sub.world} show '${ref.key}'\``,
+    );
+  }
+  if (rec.state === 'failed') {
+    if (ctx.json) ctx.printJson({ ...ref, state: 'failed', error: rec.error });
+    else ctx.note(`job ${ref.key} failed: ${rec.error?.message ?? 'unknown error'}`);
+    return ExitCode.TASKS_FAILED;
+  }
+  if (ctx.json) ctx.printJson({ ...ref, state: 'completed', result: rec.result });
+  else {
+    const r = rec.result as {
+      stdout?: unknown;
+      stderr?: unknown;
+      winner?: { stdout?: unknown; stderr?: unknown } | null;
+    };
+    const out = race ? r.winner : r;
+    if (typeof out?.stdout === 'string') process.stdout.write(out.stdout);
+    if (typeof out?.stderr === 'string') process.stderr.write(out.stderr);
+  }
+  return jobExitCode(rec.result);
+};

@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import type { CommandBody } from '../runner.js';
+
+interface WatchOptions {
+  count?: string;
+  timeout?: string;
+}
+
+/**
+ * `zoott watch`: the live event stream (queued, started, completed, failed, retried,
+ * cancelled), one line per event; JSON lines with --json. Ends on Ctrl-C, after --count
+ * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
+ */
+export const watchCommand: CommandBody = async (ctx, cmd: Command) => {
+  const opts = cmd.opts<WatchOptions>();
+  const count = opts.count === undefined ? Number.POSITIVE_INFINITY : Number(opts.count);
+  if (!(count >= 1)) throw new CliError(`--count ${opts.count}: must be a number >= 1`);
+  const engine = await ctx.session().engine();
+  await engine.context(); // an uninitialised world fails here, not inside the stream
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  if (opts.timeout !== undefined) {
+    const s = Number(opts.timeout);
+    if (!(s > 0))
+      throw new CliError(`--timeout ${opts.timeout}: must be a positive number of seconds`);
+    timer = setTimeout(() => stop.abort(), s * 1000);
+  }
+  const coordinator = engine.coordinator;
+  const offSession = coordinator.onSession((e) => {
+    if (e.type === 'lost' || e.type === 'closed') stop.abort();
+  });
+  // On stderr even with --json: scripts (and tests) can wait for this line.
+  ctx.note(`watching world ${engine.world} (Ctrl-C to stop)`);
+  const c = ctx.colors;
+  const paint: Record<string, (s: string) => string> = {
+    queued: c.dim,
+    started: c.yellow,
+    completed: c.green,
+    failed: c.red,
+    retried: c.magenta,
+    cancelled: c.dim,
+  };
+  let seen = 0;
+  try {
+    for await (const e of engine.events({ signal: stop.signal })) {
+      const at = new Date().toISOString();
+      const key = e.key.join('|');
+      if (ctx.json)
+        process.stdout.write(`${JSON.stringify({ at, type: e.type, key, world: e.world })}\n`);
+      else ctx.out(`${c.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}`);
+      if (++seen >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    offSession();
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  if (coordinator.state === 'closed' || coordinator.state === 'lost')
+    throw new CliError('the ZooKeeper session ended while watching', ExitCode.UNREACHABLE);
+  return ctx.signal.aborted ? ExitCode.INTERRUPTED : ExitCode.OK;
+};

@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { formatDuration } from '../output/format.js';
+import { renderTable } from '../output/table.js';
+import type { CommandBody } from '../runner.js';
+import { listWorkers } from '../world-info.js';
+
+/**
+ * `zoott workers`: the registry. A worker is listed only while its session is alive (its
+ * registry node is ephemeral), so every row is a live worker; RUNNING shows its claims.
+ */
+export const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
+  const engine = await ctx.session().engine();
+  const workers = await listWorkers(engine);
+  const now = Date.now();
+  if (ctx.json) {
+    ctx.printJson(
+      workers.map((w) => ({ ...w, alive: true, uptimeMs: Math.max(0, now - w.started) })),
+    );
+    return;
+  }
+  if (workers.length === 0) {
+    ctx.note(`no live workers in world ${engine.world} (start some with \`zoott-worker\`)`);
+    return;
+  }
+  const c = ctx.colors;
+  ctx.out(
+    renderTable(
+      workers.map((w) => [
+        w.id,
+        w.host ? `${w.host}${w.pid ? `:${w.pid}` : ''}` : '-',
+        c.green('alive'),
+        formatDuration(now - w.started),
+        String(w.buckets.length),
+        w.types.join(','),
+        w.running.length ? w.running.join(' ') : c.dim('idle'),
+      ]),
+      ['WORKER', 'HOST', 'HEALTH', 'UP', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => c.dim(h)),
+    ),
+  );
+};

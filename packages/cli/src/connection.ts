@@ -1,0 +1,201 @@
+import type { EngineLogger } from '@zoott/core';
+import { type Coordinator, createEngine, type Engine, isZoottError, ZkConf } from '@zoott/core';
+import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
+import { type ConfigFile, loadConfig } from './config.js';
+import { CliError, explain } from './errors.js';
+import { ExitCode } from './exit-codes.js';
+
+/** Global options every verb accepts. */
+export interface GlobalOptions {
+  connect?: string;
+  auth?: string;
+  world?: string;
+  config?: string;
+  json?: boolean;
+  debug?: boolean;
+  embedded?: boolean;
+  connectTimeout?: string;
+}
+
+/** Where and how to connect, after flags, environment and config file are merged. */
+export interface Settings {
+  /** Connect string, or `null` when nothing named a server (the demo then runs embedded). */
+  connect: string | null;
+  /** Where the connect string came from, for messages. */
+  connectFrom: 'flag' | 'env' | 'config' | 'default' | null;
+  auth: string | null;
+  world: string;
+  lockDir: string | null;
+  connectTimeoutMs: number;
+  sessionTimeoutMs: number;
+  configPath: string | null;
+}
+
+export const DEFAULT_CONNECT = '127.0.0.1:2181';
+export const DEFAULT_WORLD = 'default';
+
+/** Merges flags, environment (`ZOOTT_CONNECT`, `ZOOTT_AUTH`, `ZOOTT_WORLD`) and config file. */
+export function resolveSettings(
+  opts: GlobalOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): Settings {
+  const { path, config } = loadConfig(opts.config, env, cwd);
+  const pick = (flag: string | undefined, envName: string, file: string | undefined) =>
+    flag !== undefined && flag !== ''
+      ? { v: flag, from: 'flag' as const }
+      : env[envName]
+        ? { v: env[envName] as string, from: 'env' as const }
+        : file !== undefined
+          ? { v: file, from: 'config' as const }
+          : null;
+  const connect = pick(opts.connect, 'ZOOTT_CONNECT', config.connect);
+  const auth = pick(opts.auth, 'ZOOTT_AUTH', config.auth);
+  const world = pick(opts.world, 'ZOOTT_WORLD', config.world);
+  if (auth && !/^[^:]+:.*$/.test(auth.v))
+    throw new CliError(
+      `--auth ${JSON.stringify(auth.v)}: expected user:password`,
+      ExitCode.USAGE,
+      'digest credentials look like --auth alice:secret',
+    );
+  return {
+    connect: connect?.v ?? null,
+    connectFrom: connect?.from ?? null,
+    auth: auth?.v ?? null,
+    world: world?.v ?? DEFAULT_WORLD,
+    lockDir: config.lockDir ?? null,
+    connectTimeoutMs: seconds(opts.connectTimeout, '--connect-timeout', config, 'connectTimeout'),
+    sessionTimeoutMs: (config.sessionTimeout ?? 10) * 1000,
+    configPath: path,
+  };
+}
+
+function seconds(
+  flag: string | undefined,
+  name: string,
+  config: ConfigFile,
+  field: 'connectTimeout',
+): number {
+  const value = flag !== undefined ? Number(flag) : (config[field] ?? 10);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new CliError(`${name} ${flag}: must be a positive number of seconds`);
+  return Math.round(value * 1000);
+}
+
+/** Splits `h1:2181,h2:2181/app` into hosts and chroot (`null` without one). */
+export function splitChroot(connect: string): { hosts: string; chroot: string | null } {
+  const slash = connect.indexOf('/');
+  if (slash === -1) return { hosts: connect, chroot: null };
+  const chroot = connect.slice(slash).replace(/\/+$/, '');
+  return { hosts: connect.slice(0, slash), chroot: chroot === '' ? null : chroot };
+}
+
+function zkOptions(s: Settings): ZkOptions {
+  return {
+    connectTimeoutMs: s.connectTimeoutMs,
+    sessionTimeoutMs: s.sessionTimeoutMs,
+    ...(s.auth ? { auth: [{ scheme: 'digest', auth: s.auth }] } : {}),
+  };
+}
+
+/**
+ * Opens a ZooKeeper session for the settings. Unreachable servers and bad credentials
+ * become CliErrors that say what to check.
+ */
+export async function openZk(
+  s: Settings,
+  connect = s.connect ?? DEFAULT_CONNECT,
+): Promise<Coordinator> {
+  try {
+    return await connectZk(connect, zkOptions(s));
+  } catch (err) {
+    if (isZoottError(err, 'INVALID_CONFIG'))
+      throw new CliError(
+        err.message,
+        ExitCode.USAGE,
+        'e.g. --connect 127.0.0.1:2181 or h1:2181,h2:2181/myapp',
+      );
+    const e = explain(err, { connect });
+    if (e.exitCode === ExitCode.UNREACHABLE)
+      throw new CliError(
+        `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
+        ExitCode.UNREACHABLE,
+        s.connect
+          ? 'is the server running? Check --connect / ZOOTT_CONNECT / the config file'
+          : `no server was named, so ${DEFAULT_CONNECT} was tried: pass --connect host:port (or run \`zoott demo\`, which needs no server)`,
+      );
+    throw err;
+  }
+}
+
+/**
+ * Creates the chroot of the connect string (and its parents) through a session on the bare
+ * hosts: ZooKeeper does not create it, and every request below a missing chroot fails.
+ */
+export async function ensureChroot(s: Settings): Promise<void> {
+  const { hosts, chroot } = splitChroot(s.connect ?? DEFAULT_CONNECT);
+  if (!chroot) return;
+  const zk = await openZk(s, hosts);
+  try {
+    let at = '';
+    for (const part of chroot.split('/').filter(Boolean)) {
+      at += `/${part}`;
+      try {
+        await zk.create(at);
+      } catch (err) {
+        if (!isZoottError(err, 'NODE_EXISTS')) throw err;
+      }
+    }
+  } finally {
+    await zk.close().catch(() => undefined);
+  }
+}
+
+/** A lazily opened session plus the engine of the selected world; close it when done. */
+export class Session {
+  private zk: Promise<Coordinator> | null = null;
+  private eng: Engine | null = null;
+
+  constructor(
+    readonly settings: Settings,
+    private readonly debug = false,
+    private readonly open: () => Promise<Coordinator> = () => openZk(settings),
+  ) {}
+
+  coordinator(): Promise<Coordinator> {
+    if (!this.zk) this.zk = this.open();
+    return this.zk;
+  }
+
+  async engine(): Promise<Engine> {
+    if (!this.eng)
+      this.eng = createEngine(await this.coordinator(), {
+        world: this.settings.world,
+        logger: cliLogger(this.debug),
+      });
+    return this.eng;
+  }
+
+  /** The lock settings (lock dir, node id) as recipes want them. */
+  conf(): ZkConf {
+    return new ZkConf({
+      hosts: this.settings.connect ?? DEFAULT_CONNECT,
+      ...(this.settings.lockDir ? { lockDir: this.settings.lockDir } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    this.eng?.close();
+    const zk = this.zk;
+    this.zk = null;
+    if (zk) await (await zk.catch(() => null))?.close().catch(() => undefined);
+  }
+}
+
+/** Engine warnings go to stderr with --debug only: a CLI read should not chatter. */
+export function cliLogger(debug: boolean): EngineLogger {
+  const write = (level: string) => (fields: object, msg: string) => {
+    if (debug) process.stderr.write(`[zoott ${level}] ${msg} ${JSON.stringify(fields)}\n`);
+  };
+  return { warn: write('warn'), error: write('error'), info: write('info'), debug: write('debug') };
+}

@@ -1,0 +1,212 @@
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type Handlers,
+  runWorker,
+  type TreeNode,
+  type WorkerHandle,
+} from '@zoott/core';
+import { MemoryServer } from '@zoott/memory-adapter';
+import { cliLogger, ensureChroot, openZk } from '../connection.js';
+import type { CommandContext } from '../context.js';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { formatDuration } from '../output/format.js';
+import { createProgress } from '../output/progress.js';
+import { countTree, renderTree, treeToJson } from '../output/tree.js';
+import { demoJobHandlers } from './job-handlers.js';
+import { sampleHandlers } from './sample-handlers.js';
+import { itemNames, queueSampleWorld } from './sample-world.js';
+import { wipeWorld } from './wipe.js';
+import { startWorkerProcesses, type WorkerProcesses } from './worker-processes.js';
+
+export interface DemoOptions {
+  items: number;
+  workers: number;
+  embedded: boolean;
+  inProcess: boolean;
+  world: string;
+}
+
+/** Demo runs retry fast, so a failed first attempt shows up within the run. */
+const DEMO_BACKOFF = { baseMs: 150, maxMs: 600 };
+
+/** Sum over tasks of attempts beyond the first, read from the final records. */
+async function countRetries(
+  engine: Engine,
+  nodes: readonly TreeNode[],
+): Promise<Map<string, number>> {
+  const keys: TreeNode[] = [];
+  const walk = (list: readonly TreeNode[]) => {
+    for (const n of list) {
+      keys.push(n);
+      walk(n.children);
+    }
+  };
+  walk(nodes);
+  const attempts = new Map<string, number>();
+  await Promise.all(
+    keys.map(async (n) => {
+      const rec = await engine.task(n.key);
+      if (rec) attempts.set(n.key.join('|'), rec.attempts);
+    }),
+  );
+  return attempts;
+}
+
+/** Refuses to wipe a world that holds anything but an earlier demo run. */
+async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
+  let roots: string[] = [];
+  try {
+    roots = await c.children(`/zoott_${world}`);
+  } catch {
+    return; // no such world yet
+  }
+  const foreign = roots.filter((r) => !/^requestFile_f\d+$/.test(r));
+  if (foreign.length > 0)
+    throw new CliError(
+      `world ${world} holds tasks that are not the demo's (${foreign.slice(0, 3).join(', ')}...)`,
+      ExitCode.CONFLICT,
+      'run the demo in another world, e.g. --world demo',
+    );
+  await wipeWorld(c, world);
+}
+
+/**
+ * The demo: a sample world queued and run through several workers, a live progress bar,
+ * then the final tree and a summary. Embedded (in-memory coordinator, in-process workers)
+ * unless a server is configured; against ZooKeeper the JSON jobs run in worker processes.
+ */
+export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<number> {
+  const s = ctx.settings;
+  const embedded = o.embedded || s.connect === null;
+  const debug = ctx.globals.debug === true;
+  const logger = cliLogger(debug);
+  const server = embedded ? new MemoryServer() : null;
+  const connect = (): Promise<Coordinator> => (server ? server.connect() : openZk(s));
+  const sessions: Coordinator[] = [];
+  const workers: WorkerHandle[] = [];
+  let procs: WorkerProcesses | null = null;
+  const items = itemNames(o.items);
+  const total = items.length * 3;
+  try {
+    if (!embedded) await ensureChroot(s);
+    const producer = await connect();
+    sessions.push(producer);
+    if (!embedded) await clearDemoWorld(producer, o.world);
+    const engine = createEngine(producer, {
+      world: o.world,
+      logger,
+      defaults: { backoff: DEMO_BACKOFF },
+    });
+    await engine.init();
+
+    // Against ZooKeeper the workers are `zoott-worker` processes (loading the demo's
+    // handlers module); embedded, or with --in-process, they run in this process, each with
+    // its own session.
+    if (!embedded && !o.inProcess) procs = await startWorkerProcesses(s, o.world, o.workers);
+    const inProcess = procs ? 0 : o.workers;
+    for (let i = 0; i < inProcess; i++) {
+      const c = await connect();
+      sessions.push(c);
+      const handlers: Handlers = { ...sampleHandlers(), ...(await demoJobHandlers(c, o.world)) };
+      workers.push(
+        runWorker(c, handlers, {
+          world: o.world,
+          id: `demo-w${i + 1}`,
+          concurrency: 2,
+          stealAfterMs: 100,
+          pollMs: 500,
+          logger,
+          engineOptions: { logger },
+        }),
+      );
+    }
+    const where = embedded
+      ? 'the embedded in-memory coordinator (no ZooKeeper)'
+      : `ZooKeeper at ${s.connect}`;
+    const who = procs ? `${procs.count} zoott-worker processes` : `${inProcess} in-process workers`;
+    ctx.note(`zoott demo: ${total} tasks in world "${o.world}" on ${where}, ${who}`);
+
+    const started = Date.now();
+    const progress = createProgress({ label: 'running', total, plainEveryMs: 1000 });
+    let queued = false;
+    const queueing = queueSampleWorld(engine, items).then((n) => {
+      queued = true;
+      return n;
+    });
+    queueing.catch(() => undefined);
+    for (;;) {
+      if (ctx.signal.aborted) {
+        progress.finish('interrupted');
+        return ExitCode.INTERRUPTED;
+      }
+      const c = await engine.counts();
+      progress.update(
+        c.completed + c.failed,
+        total,
+        `${c.working} working, ${c.pending} pending${c.failed ? `, ${c.failed} failed` : ''}`,
+      );
+      if (queued && c.pending === 0 && c.working === 0) break;
+      if (!queued) await Promise.race([queueing, new Promise((r) => setTimeout(r, 150))]);
+      else await new Promise((r) => setTimeout(r, 150));
+    }
+    await queueing;
+    const wallMs = Date.now() - started;
+    progress.finish();
+
+    const tree = await engine.tree();
+    const attempts = await countRetries(engine, tree);
+    const counts = countTree(tree);
+    const retried = [...attempts.values()].reduce((n, a) => n + Math.max(0, a - 1), 0);
+    const summary = {
+      tasks: total,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+      retried,
+      wallMs,
+      tasksPerSecond: Math.round((total / Math.max(1, wallMs)) * 1000 * 10) / 10,
+    };
+    if (ctx.json) {
+      ctx.printJson({
+        world: o.world,
+        embedded,
+        workers: o.workers,
+        tasks: treeToJson(tree),
+        summary,
+      });
+    } else {
+      const c = ctx.colors;
+      ctx.out(
+        renderTree(o.world, tree, c, (n) => {
+          const a = attempts.get(n.key.join('|')) ?? 1;
+          return a > 1 ? c.magenta(` (${a} attempts)`) : '';
+        }),
+      );
+      ctx.out('');
+      ctx.out(
+        `${c.bold('summary')}  ${c.green(`${summary.completed} completed`)}, ` +
+          `${summary.failed ? c.red(`${summary.failed} failed`) : '0 failed'}, ` +
+          `${summary.retried} retried, wall time ${formatDuration(wallMs)}, ${summary.tasksPerSecond} tasks/s`,
+      );
+      if (embedded)
+        ctx.note(
+          c.dim(
+            'next: `pnpm zoott --help`; against a real ZooKeeper: `pnpm zoott demo --connect 127.0.0.1:2181`',
+          ),
+        );
+      else
+        ctx.note(
+          c.dim(
+            `the world is still there: \`zoott --connect ${s.connect} --world ${o.world} tree\``,
+          ),
+        );
+    }
+    return summary.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await procs?.stop();
+    await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Settings } from '../connection.js';
+
+/** Worker daemons started for the demo. */
+export interface WorkerProcesses {
+  count: number;
+  stop(): Promise<void>;
+}
+
+/** Path of the `zoott-worker` entry (dist/bin.js next to the package's main), or `null`. */
+export function workerBinPath(): string | null {
+  try {
+    const main = fileURLToPath(import.meta.resolve('@zoott/worker'));
+    const bin = main.replace(/index\.js$/, 'bin.js');
+    return existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts `count` `zoott-worker` processes on the world, allowed to run only the node
+ * executable (the demo's jobs are `node -e`). Returns `null` when the worker package has no
+ * built daemon, so the caller can fall back to in-process workers.
+ */
+export async function startWorkerProcesses(
+  s: Settings,
+  world: string,
+  count: number,
+): Promise<WorkerProcesses | null> {
+  const bin = workerBinPath();
+  const handlersModule = fileURLToPath(new URL('./demo-handlers.js', import.meta.url));
+  if (!bin || !s.connect || !existsSync(handlersModule)) return null;
+  const children: ChildProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    const args = [
+      bin,
+      ...[
+        '--connect',
+        s.connect,
+        '--world',
+        world,
+        '--concurrency',
+        '2',
+        '--node-id',
+        `demo-p${i + 1}`,
+      ],
+      ...['--handlers', handlersModule, '--allow-exec', process.execPath, '--log-level', 'warn'],
+    ];
+    if (s.auth) args.push('--auth', `digest:${s.auth}`);
+    // The daemon logs JSON lines on stdout; the demo's own output is the progress and tree.
+    children.push(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] }));
+  }
+  return {
+    count,
+    async stop() {
+      await Promise.all(
+        children.map(
+          (c) =>
+            new Promise<void>((resolve) => {
+              if (c.exitCode !== null || c.signalCode !== null) return resolve();
+              const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+              c.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              c.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { isZoottError, type ZoottError } from '@zoott/core';
+import { ExitCode } from './exit-codes.js';
+
+/** An error the CLI reports as one line plus a hint, with a chosen exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = ExitCode.USAGE,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** What the user sees for an error: a message, what to do, and the exit code. */
+export interface Explained {
+  message: string;
+  hint?: string;
+  exitCode: number;
+}
+
+/** Where the CLI was talking to, so errors can name it. */
+export interface ErrorContext {
+  connect?: string;
+  world?: string;
+}
+
+/**
+ * Turns any error into a message that says what was wrong and what to do. Stack traces are
+ * for `--debug` only, so this never includes one.
+ */
+export function explain(err: unknown, ctx: ErrorContext = {}): Explained {
+  if (err instanceof CliError)
+    return { message: err.message, hint: err.hint, exitCode: err.exitCode };
+  if (isZoottError(err)) return explainZoott(err, ctx);
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e === 'object' && e.code === 'ENOENT' && e.path)
+    return { message: `no such file: ${e.path}`, exitCode: ExitCode.NOT_FOUND };
+  if (e && typeof e === 'object' && (e.code === 'EACCES' || e.code === 'EISDIR') && e.path)
+    return { message: `cannot read ${e.path}: ${e.code}`, exitCode: ExitCode.USAGE };
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    message,
+    hint: 'this looks like a bug in zoott; run again with --debug for the stack trace',
+    exitCode: ExitCode.FAILURE,
+  };
+}
+
+function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
+  const where = ctx.connect ? ` at ${ctx.connect}` : '';
+  switch (err.code) {
+    case 'CONNECTION_LOSS':
+    case 'OPERATION_TIMEOUT':
+    case 'SESSION_EXPIRED':
+    case 'NO_ZOOKEEPER':
+      return {
+        message: `cannot reach ZooKeeper${where}: ${err.message}`,
+        hint: 'is the server running and reachable? Check --connect (or ZOOTT_CONNECT / the config file); `zoott demo` runs without any server',
+        exitCode: ExitCode.UNREACHABLE,
+      };
+    case 'AUTH_FAILED':
+      return {
+        message: `authentication failed${where}: ${err.message}`,
+        hint: 'check --auth user:password (or ZOOTT_AUTH)',
+        exitCode: ExitCode.AUTH,
+      };
+    case 'NO_AUTH':
+      return {
+        message: `not authorised${err.path ? ` for ${err.path}` : ''}${where}`,
+        hint: 'the node has an ACL these credentials do not satisfy; pass --auth user:password',
+        exitCode: ExitCode.AUTH,
+      };
+    case 'NO_SUCH_TASK':
+      return {
+        message: err.message,
+        hint: /not initialised/.test(err.message)
+          ? `run \`zoott init ${ctx.world ?? '<world>'}\` first, or pick another --world`
+          : '`zoott ls pending|working|completed|failed` lists the tasks there are',
+        exitCode: ExitCode.NOT_FOUND,
+      };
+    case 'NO_NODE':
+      return {
+        message: `no such node${err.path ? ` ${err.path}` : ''}${where}`,
+        hint: 'a chroot in the connect string must exist (`zoott init` creates it)',
+        exitCode: ExitCode.NOT_FOUND,
+      };
+    case 'INVALID_PATTERN':
+      return {
+        message: `invalid pattern: ${err.message}`,
+        hint: 'patterns are regular expressions matched against the whole name/type, e.g. --parent-name "requestFile_.*"',
+        exitCode: ExitCode.USAGE,
+      };
+    case 'TASK_STATE':
+      return { message: err.message, exitCode: ExitCode.CONFLICT };
+    case 'WAIT_TIMEOUT':
+    case 'LOCK_TIMEOUT':
+      return { message: err.message, exitCode: ExitCode.TIMEOUT };
+    case 'INVALID_TASK':
+    case 'INVALID_JOB':
+    case 'INVALID_CONFIG':
+    case 'INVALID_PATH':
+    case 'INVALID_ACL_SPEC':
+    case 'BAD_ARGUMENTS':
+    case 'DATA_TOO_LARGE':
+      return { message: err.message, exitCode: ExitCode.USAGE };
+    default:
+      return {
+        message: err.message,
+        hint: 'run again with --debug for details',
+        exitCode: ExitCode.FAILURE,
+      };
+  }
+}

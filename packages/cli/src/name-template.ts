@@ -1,0 +1,41 @@
+import type { NameFunctor } from '@zoott/core';
+import { CliError } from './errors.js';
+
+const TOKEN = /\{([a-z]+|\d)\}/g;
+
+/**
+ * A child-name template as a name functor. Tokens: `{name}` the child's own name,
+ * `{parent}` the matched parent's name, `{1}`..`{9}` the capture groups of the parent-name
+ * pattern in the parent's name (`{0}` is the whole parent name). For example
+ * `--parent-name 'requestFile_(.*)' --child-name 'downloadFile_{1}'` names the child of
+ * `requestFile_alpha` `downloadFile_alpha`.
+ */
+export function templateFunctor(template: string, parentNamePattern?: string): NameFunctor {
+  let re: RegExp | null = null;
+  if (parentNamePattern !== undefined) {
+    try {
+      re = new RegExp(`^(?:${parentNamePattern})$`);
+    } catch {
+      re = null; // the engine reports the bad pattern with its own checks
+    }
+  }
+  for (const m of template.matchAll(TOKEN)) {
+    const t = m[1]!;
+    if (t !== 'name' && t !== 'parent' && !/^\d$/.test(t))
+      throw new CliError(
+        `--child-name ${JSON.stringify(template)}: unknown token {${t}}`,
+        2,
+        'tokens are {name}, {parent} and {0}..{9} (capture groups of --parent-name)',
+      );
+    if (/^[1-9]$/.test(t) && !re)
+      throw new CliError(`--child-name: {${t}} needs a --parent-name pattern with capture groups`);
+  }
+  return (parentName, childName) => {
+    const groups = re?.exec(parentName) ?? null;
+    return template.replace(TOKEN, (_all, t: string) => {
+      if (t === 'name') return childName;
+      if (t === 'parent') return parentName;
+      return groups?.[Number(t)] ?? '';
+    });
+  };
+}

@@ -1,0 +1,14 @@
+/** `1.2 s`, `340 ms`, `2 min 5 s`, `3 h 20 min` */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** ISO time of a ms timestamp, or `-`. */
+export function formatTime(ms: number | undefined): string {
+  return ms === undefined ? '-' : new Date(ms).toISOString();
+}

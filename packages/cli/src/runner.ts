@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { CommandContext } from './context.js';
+import { explain } from './errors.js';
+import { ExitCode } from './exit-codes.js';
+
+/** A command body: resolves to its exit code (anything but a number means 0). */
+export type CommandBody = (ctx: CommandContext, cmd: Command) => Promise<unknown>;
+
+/** Shared by every action: the process's interrupt signal and the exit code to end with. */
+export interface RunState {
+  signal: AbortSignal;
+  exitCode: number;
+}
+
+/**
+ * Wraps a command body for commander: builds the context, runs the body, closes the
+ * session, and turns any error into a friendly message and an exit code.
+ */
+export function runner(state: RunState) {
+  return (body: CommandBody) =>
+    async (...args: unknown[]): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      const ctx = CommandContext.of(cmd, state.signal);
+      try {
+        const result = await body(ctx, cmd);
+        const code = typeof result === 'number' ? result : ExitCode.OK;
+        state.exitCode = state.signal.aborted && code === 0 ? ExitCode.INTERRUPTED : code;
+      } catch (err) {
+        state.exitCode = report(err, ctx);
+      } finally {
+        await ctx.close();
+      }
+    };
+}
+
+/** Prints an error the friendly way (stack only with --debug) and returns its exit code. */
+export function report(err: unknown, ctx: CommandContext): number {
+  let where: { connect?: string; world?: string } = {};
+  try {
+    where = { connect: ctx.settings.connect ?? undefined, world: ctx.settings.world };
+  } catch {
+    // The settings themselves were the problem; the error says so.
+  }
+  const e = explain(err, where);
+  const c = ctx.errColors;
+  process.stderr.write(`${c.red('error:')} ${e.message}\n`);
+  if (e.hint) process.stderr.write(`${c.dim('hint:')} ${e.hint}\n`);
+  if (ctx.globals.debug && err instanceof Error && err.stack)
+    process.stderr.write(`${err.stack}\n`);
+  return e.exitCode;
+}

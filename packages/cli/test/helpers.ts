@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Coordinator } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, afterEach, inject } from 'vitest';
+
+/** The BUILT binary: these tests run `zoott` exactly as a user does. */
+export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+
+export function assertBuilt(): void {
+  if (!existsSync(BIN))
+    throw new Error(`${BIN} is missing: run \`pnpm build\` before the CLI tests`);
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** Environment without anything that would point zoott somewhere else. */
+function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('ZOOTT_') || k === 'FORCE_COLOR') delete env[k];
+  env.NO_COLOR = '1';
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+/** Starts the binary; the caller reads the streams. Killed after the file if still running. */
+export function start(
+  args: string[],
+  opts: RunOptions = {},
+): ChildProcess & { out: () => string; err: () => string; exited: Promise<RunResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cleanEnv(opts.env),
+    cwd: opts.cwd ?? process.cwd(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
+  else child.stdin!.end();
+  const exited = new Promise<RunResult>((resolve) => {
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      resolve({ code: code ?? (signal ? 128 : null), stdout, stderr });
+    });
+  });
+  return Object.assign(child, { out: () => stdout, err: () => stderr, exited });
+}
+
+/** Runs `zoott <args>` to the end. */
+export async function zoott(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const child = start(args, opts);
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+  try {
+    return await child.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `check` holds, polling; fails with `what` after `timeoutMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const sessions: Coordinator[] = [];
+afterEach(async () => {
+  await Promise.allSettled(sessions.splice(0).map((c) => c.close()));
+});
+
+/** A session closed after the test. */
+export async function session(connect: string): Promise<Coordinator> {
+  const c = await connectZk(connect);
+  sessions.push(c);
+  return c;
+}
+
+/** A fresh, created chroot on the run's ZooKeeper: `host:port/cli-<uuid>`. */
+export async function freshConnect(): Promise<string> {
+  const server = inject('zkConnect');
+  const chroot = `/cli-${randomUUID()}`;
+  const admin = await connectZk(server);
+  try {
+    await admin.create(chroot);
+  } finally {
+    await admin.close();
+  }
+  return `${server}${chroot}`;
+}
+
+/** Parses the one JSON document a --json command printed. */
+export function json<T = Record<string, unknown>>(r: RunResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(
+      `stdout is not one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`,
+    );
+  }
+}
