@@ -5,14 +5,15 @@ import { defineConfig, type Options } from 'tsup';
  * come from `tsc --build` (project references), not from tsup, so they stay consistent across
  * packages.
  */
-export function packageBuild(entry: string[], extra: Options = {}) {
+export function packageBuild(entry: Options['entry'], extra: Options = {}) {
   return defineConfig({
     entry,
     format: ['esm'],
     target: 'node20',
     platform: 'node',
     sourcemap: true,
-    clean: true,
+    // Keep the declarations tsc --build wrote: its .tsbuildinfo would otherwise claim they exist.
+    clean: ['!**/*.d.ts', '!**/*.d.ts.map'],
     dts: false,
     ...extra,
   });

@@ -1,5 +1,7 @@
 import {
   type Claim,
+  type Claimer,
+  type ClaimerOptions,
   type Coordinator,
   Engine,
   type EngineLogger,
@@ -66,6 +68,24 @@ export class JobEngine extends Engine {
     this.offSession = coordinator.onSession((e) => {
       if (e.type === 'lost') (this as unknown as { held?: Set<string> }).held?.clear();
     });
+  }
+
+  /**
+   * Workaround for the core claimer (packages/core/src/engine/claimer.ts): a bucket listed
+   * while it was not owned (an idle worker's steal scan) keeps that listing, unwatched and
+   * not stale, when a rebalance makes it owned, so new tasks in it are never seen. Marking
+   * every newly watched bucket stale makes the next claim list it again with a watch.
+   * Remove once `Claimer.setWatched` does this itself.
+   */
+  override async claimer(options: ClaimerOptions, onChange?: () => void): Promise<Claimer> {
+    const claimer = await super.claimer(options, onChange);
+    const setWatched = claimer.setWatched.bind(claimer);
+    claimer.setWatched = (buckets: Iterable<number>) => {
+      const list = [...buckets];
+      setWatched(list);
+      for (const b of list) claimer.touch(b);
+    };
+    return claimer;
   }
 
   override close(): void {

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { demoCommand } from './commands/demo.js';
 import { drainCommand } from './commands/drain.js';
 import { exportCommand } from './commands/export.js';
@@ -247,6 +248,23 @@ export function buildProgram(state: RunState): Command {
     'zoott lock nightly --timeout 30 -- ./backup.sh --full',
   );
 
+  const dashboardOptions = (cmd: Command) =>
+    cmd
+      .option('--port <n>', 'TCP port of the dashboard (default 7070; 0 = any free port)')
+      .option('--host <addr>', 'interface to bind; beyond loopback needs a token', '127.0.0.1')
+      .option('--read-only', 'hide and refuse retry and cancel')
+      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN)');
+
+  example(
+    dashboardOptions(
+      program
+        .command('dashboard')
+        .description('serve the web dashboard: counts, tree, tasks, workers, dead letters (live)'),
+    ).action(run(dashboardCommand)),
+    'zoott --connect 127.0.0.1:2181 dashboard --world files --read-only',
+    'zoott dashboard --host 0.0.0.0 --token "$(openssl rand -hex 16)"',
+  );
+
   example(
     program
       .command('demo')
@@ -258,9 +276,12 @@ export function buildProgram(state: RunState): Command {
         '--in-process',
         'with --connect: run the workers in this process instead of worker processes',
       )
+      .option('--dashboard', 'serve the dashboard while the demo runs, and after it until Ctrl-C')
+      .option('--port <n>', 'with --dashboard: its TCP port (default 7070)')
       .action(run(demoCommand)),
     'pnpm start                      # = zoott demo, embedded, no ZooKeeper needed',
     'zoott demo --connect 127.0.0.1:2181/zoott-demo --workers 3',
+    'pnpm zoott demo --dashboard     # then open http://127.0.0.1:7070',
   );
 
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();

@@ -568,3 +568,24 @@ describe('submit and wait', { timeout: SLOW }, () => {
     }
   });
 });
+
+describe('dashboard', { timeout: SLOW }, () => {
+  it('serves the JSON API of a world until interrupted (exit 130, as every verb)', async () => {
+    const { connect, z } = await world();
+    expect((await z(['queue', 'alpha', '--type', 'noop'])).code).toBe(0);
+    const dash = start(['--connect', connect, '--world', 'tw', 'dashboard', '--port', '0']);
+    await until(() => /http:\/\/127\.0\.0\.1:\d+/.test(dash.err()), 'the dashboard URL');
+    const url = dash.err().match(/http:\/\/127\.0\.0\.1:\d+/)![0];
+    const counts = await (await fetch(`${url}/api/counts?world=tw`)).json();
+    expect(counts).toMatchObject({ pending: 1, working: 0, completed: 0, failed: 0 });
+    dash.kill('SIGINT');
+    expect((await dash.exited).code).toBe(130);
+  });
+
+  it('refuses to bind beyond loopback without a token', async () => {
+    const { connect } = await world();
+    const r = await zoott(['--connect', connect, 'dashboard', '--host', '0.0.0.0', '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/token/);
+  });
+});

@@ -8,6 +8,8 @@ interface DemoFlags {
   workers?: string;
   embedded?: boolean;
   inProcess?: boolean;
+  dashboard?: boolean;
+  port?: string;
 }
 
 /** `zoott demo`: the sample world through workers; see demo/run.ts. */
@@ -18,6 +20,7 @@ export const demoCommand: CommandBody = async (ctx, cmd: Command) => {
     workers: intOption(f.workers, '--workers', 1, 64) ?? 4,
     embedded: f.embedded === true,
     inProcess: f.inProcess === true,
+    dashboard: f.dashboard ? { port: f.port } : null,
     // The demo has its own world unless one is named explicitly.
     world: ctx.globals.world ?? ctx.env.ZOOTT_WORLD ?? 'demo',
   });

@@ -8,6 +8,7 @@ import {
   type WorkerHandle,
 } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
+import { type DashboardFlags, serveDashboard, untilInterrupted } from '../commands/dashboard.js';
 import { cliLogger, ensureChroot, openZk } from '../connection.js';
 import type { CommandContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -27,6 +28,8 @@ export interface DemoOptions {
   embedded: boolean;
   inProcess: boolean;
   world: string;
+  /** Serve the dashboard during the run and after it, until interrupted. */
+  dashboard: DashboardFlags | null;
 }
 
 /** Demo runs retry fast, so a failed first attempt shows up within the run. */
@@ -88,6 +91,7 @@ export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<numb
   const sessions: Coordinator[] = [];
   const workers: WorkerHandle[] = [];
   let procs: WorkerProcesses | null = null;
+  let closeDashboard: (() => Promise<void>) | null = null;
   const items = itemNames(o.items);
   const total = items.length * 3;
   try {
@@ -101,6 +105,7 @@ export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<numb
       defaults: { backoff: DEMO_BACKOFF },
     });
     await engine.init();
+    if (o.dashboard) closeDashboard = await serveDashboard(ctx, producer, o.dashboard, o.world);
 
     // Against ZooKeeper the workers are `zoott-worker` processes (loading the demo's
     // handlers module); embedded, or with --in-process, they run in this process, each with
@@ -203,8 +208,10 @@ export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<numb
           ),
         );
     }
+    if (closeDashboard) await untilInterrupted(ctx);
     return summary.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
   } finally {
+    await closeDashboard?.();
     await Promise.all(workers.map((w) => w.stop()));
     await procs?.stop();
     await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));

@@ -88,7 +88,7 @@ describe('engine at scale [zookeeper]', () => {
     // poll would load the server the test is measuring.
     await eventually(
       () => handles.reduce((n, h) => n + h.stats.completed, 0) >= TOTAL,
-      200_000,
+      480_000,
     ).catch(async (err) => {
       console.log(JSON.stringify(handles.map((h) => h.stats)), await engine.counts());
       throw err;

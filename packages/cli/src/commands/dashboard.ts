@@ -1,0 +1,56 @@
+import type { Coordinator } from '@zoott/core';
+import type { Command } from 'commander';
+import type { CommandContext } from '../context.js';
+import { intOption } from '../input.js';
+import type { CommandBody } from '../runner.js';
+
+export interface DashboardFlags {
+  port?: string;
+  host?: string;
+  readOnly?: boolean;
+  token?: string;
+}
+
+/**
+ * Serves the dashboard over `coordinator` and resolves with a function that closes it.
+ * Shared by `zoott dashboard` and `zoott demo --dashboard`.
+ */
+export async function serveDashboard(
+  ctx: CommandContext,
+  coordinator: Coordinator,
+  flags: DashboardFlags,
+  world: string | undefined,
+): Promise<() => Promise<void>> {
+  // Loaded on demand: the dashboard's assets are only read when someone asks for it.
+  const { startDashboard, DASHBOARD_TOKEN_ENV } = await import('@zoott/dashboard');
+  const token = flags.token ?? ctx.env[DASHBOARD_TOKEN_ENV];
+  const dash = await startDashboard({
+    coordinator,
+    world,
+    port: intOption(flags.port, '--port', 0, 65_535) ?? 7070,
+    host: flags.host ?? '127.0.0.1',
+    readOnly: flags.readOnly === true,
+    token,
+  });
+  ctx.note(`zoott dashboard: ${dash.url}${token ? `?token=${token}` : ''}  (Ctrl-C stops it)`);
+  return () => dash.close();
+}
+
+/** Resolves when the command is interrupted (Ctrl-C, SIGTERM). */
+export function untilInterrupted(ctx: CommandContext): Promise<void> {
+  if (ctx.signal.aborted) return Promise.resolve();
+  return new Promise((resolve) =>
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+}
+
+/** `zoott dashboard`: the web dashboard over the configured ZooKeeper, until interrupted. */
+export const dashboardCommand: CommandBody = async (ctx, cmd: Command) => {
+  const flags = cmd.opts<DashboardFlags>();
+  const coordinator = await ctx.session().coordinator();
+  // Without --world the dashboard shows the first world it finds and offers the others.
+  const world = ctx.globals.world ?? ctx.env.ZOOTT_WORLD;
+  const close = await serveDashboard(ctx, coordinator, flags, world);
+  await untilInterrupted(ctx);
+  await close();
+};
