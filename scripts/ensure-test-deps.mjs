@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+// Makes sure the tests can run for real before they start: a ZooKeeper server (the adapter,
+// engine, worker and CLI tests use a real one) and a Chromium (the dashboard's browser tests).
+// ZooKeeper, in @zoott/zk-testkit's order: ZOOTT_ZK_CONNECT, a local install (ZOOKEEPER_HOME
+// or Debian's `zookeeper` package), then a Docker engine for testcontainers.
+// On Debian/Ubuntu as root the missing packages are installed here; elsewhere this says what
+// to install and fails: a test suite that silently skips its real parts proves nothing.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
+const CHROMIUM = process.env.ZOOTT_CHROMIUM ?? '/usr/bin/chromium';
+
+const haveZooKeeper = () =>
+  Boolean(process.env.ZOOTT_ZK_CONNECT) ||
+  Boolean(process.env.ZOOKEEPER_HOME && existsSync(process.env.ZOOKEEPER_HOME)) ||
+  (existsSync(DEBIAN_JAR) && spawnSync('java', ['-version']).status === 0);
+const haveChromium = () => existsSync(CHROMIUM);
+const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
+
+const missing = [];
+if (!haveZooKeeper()) missing.push('zookeeper');
+if (!haveChromium()) missing.push('chromium');
+
+if (
+  missing.length > 0 &&
+  process.getuid?.() === 0 &&
+  spawnSync('apt-get', ['--version']).status === 0
+) {
+  console.log(`[zoott] installing Debian packages for the tests: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  try {
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+    execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env });
+  } catch {
+    // the checks below say what is still missing
+  }
+}
+
+const problems = [];
+if (!haveZooKeeper() && !haveDocker()) {
+  problems.push(`The tests need a real ZooKeeper server and none can be found. Any one of:
+  1. point at a running server:   export ZOOTT_ZK_CONNECT=127.0.0.1:2181
+  2. install it locally:          sudo apt-get install zookeeper   (Debian/Ubuntu; brings Java)
+                                  or unpack Apache ZooKeeper 3.8+ and export ZOOKEEPER_HOME=/path/to/it
+  3. run a Docker engine:         the tests then start the official 'zookeeper' image via testcontainers`);
+}
+if (!haveChromium()) {
+  problems.push(`The dashboard's browser tests need Chromium at ${CHROMIUM}:
+  sudo apt-get install chromium   (Debian/Ubuntu), or export ZOOTT_CHROMIUM=/path/to/chromium`);
+}
+if (problems.length > 0) {
+  for (const p of problems) console.error(`[zoott] ${p}`);
+  process.exit(1);
+}
