@@ -9,8 +9,19 @@ import { randomBytes } from 'node:crypto';
  */
 const MARKER = /_p[0-9a-f]{12}_(?=\d{10}$)/;
 
+// Random bytes come from a pool: one randomBytes call per create cost more than the create.
+const POOL_MARKERS = 1024;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
 export function newMarker(): string {
-  return `_p${randomBytes(6).toString('hex')}_`;
+  if (poolOffset + 6 > pool.length) {
+    pool = randomBytes(6 * POOL_MARKERS);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + 6);
+  poolOffset += 6;
+  return `_p${hex}_`;
 }
 
 /** The name without the protection marker: `task-_p1a2b3c4d5e6f_0000000007` -> `task-0000000007`. */

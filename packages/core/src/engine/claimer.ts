@@ -60,6 +60,8 @@ interface BucketState {
   fetching: Map<string, Promise<CachedEntry | null>>;
   /** The listing being read now, so two claims never read one bucket twice at once. */
   listing: Promise<void> | null;
+  /** The claimBatch call that last listed this bucket. */
+  listedIn: number;
 }
 
 interface Candidate {
@@ -90,6 +92,8 @@ export class Claimer {
   private closed = false;
   private session: string | null = null;
   private readonly score: LocalityScore;
+  /** Counts claimBatch calls, so a call reads an unwatched bucket only once. */
+  private callSeq = 0;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -149,6 +153,11 @@ export class Claimer {
       this.invalidate();
       this.session = this.ctx.c.sessionId;
     }
+    // Listings of buckets this claimer does not watch are read afresh per call (they get no
+    // watch); keep only those asked for now, so a stolen-from bucket does not stay in memory.
+    for (const b of this.buckets.keys())
+      if (!this.watched.has(b) && !buckets.includes(b)) this.buckets.delete(b);
+    this.callSeq++;
     const won: Claim[] = [];
     for (let round = 0; round < 4 && won.length < max; round++) {
       // Round 0 works from cached listings; only when they offer nothing are stale ones
@@ -189,6 +198,8 @@ export class Claimer {
         continue;
       }
       if (st && this.watched.has(b) && !st.stale) continue;
+      // An unwatched bucket is read once per call, not again in the call's later rounds.
+      if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
       // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
       // under load every completion fires the watch, and re-reading a big bucket per task
       // would cost more than the task. A listing running low is re-read at once.
@@ -225,6 +236,7 @@ export class Claimer {
         watchArmed: false,
         listedAt: 0,
         listing: null,
+        listedIn: 0,
         parsed: new Map(),
         fetching: new Map(),
       };
@@ -233,6 +245,7 @@ export class Claimer {
     const state = st;
     state.stale = false;
     state.listedAt = this.ctx.clock.now();
+    state.listedIn = this.callSeq;
     const wantWatch = this.watched.has(b) && !state.watchArmed;
     if (wantWatch) state.watchArmed = true;
     let names: string[];

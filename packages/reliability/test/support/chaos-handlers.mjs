@@ -10,7 +10,10 @@ const TASK_MS = Number(process.env.ZOOTT_CHAOS_TASK_MS ?? '100');
 if (!LOG) throw new Error('chaos handlers: ZOOTT_CHAOS_LOG is not set');
 
 function record(event, key, exec) {
-  appendFileSync(LOG, `${JSON.stringify({ event, key, exec, pid: process.pid, time: Date.now() })}\n`);
+  appendFileSync(
+    LOG,
+    `${JSON.stringify({ event, key, exec, pid: process.pid, time: Date.now() })}\n`,
+  );
 }
 
 function pause(ms, signal) {

@@ -1,0 +1,429 @@
+// zoott benchmark: `pnpm bench` (builds first) or `node bench/run.mjs [--json] [--quick]`.
+// Starts its own standalone ZooKeeper, forks 4 worker processes (bench/worker.mjs) and
+// measures, in one run, the numbers of bench/README.md. Progress goes to stderr; the table
+// (or with --json the JSON document) to stdout; the document also to bench/results/latest.json.
+import { fork } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '../packages/core/dist/index.js';
+import { connectZk } from '../packages/zk-adapter/dist/index.js';
+import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = new Set(process.argv.slice(2));
+const asJson = args.has('--json');
+// --quick: a smoke run with small counts (checks the harness, not the targets).
+const quick = args.has('--quick');
+const scale = (n) => (quick ? Math.max(100, Math.floor(n / 20)) : n);
+
+const WORKERS = 4;
+const CONCURRENCY = 128;
+const RAW_CREATES = scale(40_000);
+const DRAIN_TASKS = scale(20_000);
+const TREE = quick ? [10, 10, 10] : [100, 10, 10];
+const LATENCY_RATE = 200;
+const LATENCY_SECONDS = quick ? 3 : 15;
+const LATENCY_WARMUP_S = 1;
+const PENDING_WINDOW = scale(20_000);
+const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
+const QUEUE_WIDTH = 1_000;
+
+const TARGETS = {
+  drainVsRaw: 0.15,
+  pendingRatio: 0.7,
+  p99Ms: 25,
+  rssMb: 150,
+};
+
+const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
+const wallNow = () => performance.timeOrigin + performance.now();
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** Runs `fn(i)` for i in [0, n) with at most `width` calls in flight. */
+async function pipelined(n, width, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, n) }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** The worker processes and what they last reported. */
+class Fleet {
+  constructor(connectString) {
+    this.workers = [];
+    this.connectString = connectString;
+    this.latencies = [];
+    this.errors = [];
+  }
+
+  async start(n) {
+    const execArgv = process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : [];
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => {
+        const child = fork(path.join(here, 'worker.mjs'), [this.connectString, String(i)], {
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          execArgv,
+        });
+        const w = { child, completed: 0, rss: 0, maxRss: 0, waiters: [] };
+        this.workers.push(w);
+        child.on('message', (m) => {
+          if (m.type === 'stats') {
+            w.completed = m.completed;
+            w.rss = m.rss;
+            w.maxRss = Math.max(w.maxRss, m.maxRss);
+            if (m.latencies) this.latencies.push(...m.latencies);
+          } else if (m.type === 'error') {
+            this.errors.push(m.error);
+          }
+          const waiters = w.waiters;
+          w.waiters = [];
+          for (const wake of waiters) wake(m);
+        });
+        return this.next(w, 'ready');
+      }),
+    );
+  }
+
+  next(w, type) {
+    return new Promise((resolve, reject) => {
+      const onExit = (code) => reject(new Error(`worker exited (${code}) waiting for ${type}`));
+      const wait = (m) => {
+        if (m.type !== type) return w.waiters.push(wait);
+        w.child.off('exit', onExit);
+        resolve(m);
+      };
+      w.waiters.push(wait);
+      w.child.once('exit', onExit);
+    });
+  }
+
+  async run(world) {
+    for (const w of this.workers) {
+      w.completed = 0;
+      w.maxRss = 0;
+    }
+    this.latencies = [];
+    await Promise.all(
+      this.workers.map((w) => {
+        const running = this.next(w, 'running');
+        w.child.send({ cmd: 'run', world, concurrency: CONCURRENCY });
+        return running;
+      }),
+    );
+  }
+
+  async stop() {
+    await Promise.all(
+      this.workers.map((w) => {
+        const stopped = this.next(w, 'stopped');
+        w.child.send({ cmd: 'stop' });
+        return stopped;
+      }),
+    );
+  }
+
+  completed() {
+    return this.workers.reduce((n, w) => n + w.completed, 0);
+  }
+
+  maxRssMb() {
+    return Math.max(...this.workers.map((w) => w.maxRss)) / 2 ** 20;
+  }
+
+  async exit() {
+    await Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise((resolve) => {
+            if (w.child.exitCode !== null) return resolve();
+            w.child.once('exit', resolve);
+            w.child.send({ cmd: 'exit' });
+            setTimeout(() => w.child.kill('SIGKILL'), 10_000).unref();
+          }),
+      ),
+    );
+  }
+}
+
+/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
+async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
+  const start = Date.now();
+  let shown = start;
+  while (fleet.completed() < n) {
+    if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
+    if (Date.now() - start > timeoutMs) throw new Error(`${label}: ${fleet.completed()}/${n} after ${timeoutMs} ms`);
+    if (Date.now() - shown >= 5000) {
+      shown = Date.now();
+      log(`${label}: ${fleet.completed()}/${n} done`);
+    }
+    await sleep(2);
+  }
+}
+
+/** The engine's own counts must agree with the workers: every task completed, none lost. */
+async function confirm(engine, total, label) {
+  const counts = await engine.counts();
+  if (counts.completed !== total || counts.pending !== 0 || counts.working !== 0 || counts.failed !== 0)
+    throw new Error(`${label}: counts ${JSON.stringify(counts)}, expected ${total} completed`);
+}
+
+async function newWorld(c, world) {
+  const engine = createEngine(c, { world, logger: quiet });
+  await engine.init();
+  return engine;
+}
+
+async function rawCreates(c) {
+  await c.create('/bench');
+  await c.create('/bench/raw');
+  const once = async (n) => {
+    const t0 = performance.now();
+    await pipelined(n, QUEUE_WIDTH, () => c.create('/bench/raw/n-', undefined, { sequential: true }));
+    return n / ((performance.now() - t0) / 1000);
+  };
+  await once(Math.min(5_000, RAW_CREATES)); // warm-up: JIT, connection buffers
+  return once(RAW_CREATES);
+}
+
+async function drain(c, fleet, world, total, queueAll) {
+  const engine = await newWorld(c, world);
+  const q0 = performance.now();
+  await queueAll(engine);
+  const queueMs = performance.now() - q0;
+  log(`${world}: queued ${total} in ${(queueMs / 1000).toFixed(1)} s; draining`);
+  const t0 = performance.now();
+  await fleet.run(world);
+  await waitCompleted(fleet, total, world);
+  const seconds = (performance.now() - t0) / 1000;
+  await fleet.stop();
+  await confirm(engine, total, world);
+  return { perSecond: total / seconds, seconds, queuePerSecond: total / (queueMs / 1000) };
+}
+
+async function latency(c, fleet) {
+  const world = 'latency';
+  const engine = await newWorld(c, world);
+  await fleet.run(world);
+  await sleep(1000); // registration and bucket ownership settle
+  const total = LATENCY_RATE * LATENCY_SECONDS;
+  const interval = 1000 / LATENCY_RATE;
+  const t0 = performance.now();
+  const queued = [];
+  for (let i = 0; i < total; i++) {
+    const due = t0 + i * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    queued.push(engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } }));
+  }
+  await Promise.all(queued);
+  const offered = total / ((performance.now() - t0) / 1000);
+  await waitCompleted(fleet, total, world);
+  await sleep(200); // last latency reports
+  await fleet.stop();
+  await confirm(engine, total, world);
+  // The first second is warm-up (connections, JIT, first listings).
+  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
+  const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
+  return {
+    offered,
+    samples: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1],
+  };
+}
+
+/**
+ * Throughput while about `level` tasks are pending: pre-queue `level`, then keep topping up
+ * so the pending count stays there, and time PENDING_WINDOW completions after a warm-up.
+ */
+async function pendingLevel(c, fleet, level) {
+  const world = `pending${level}`;
+  const engine = await newWorld(c, world);
+  let queued = 0;
+  const queueOne = () => {
+    const i = queued++;
+    return engine.queue({ name: `p${i}`, type: 'noop', data: i });
+  };
+  const q0 = performance.now();
+  await pipelined(level, QUEUE_WIDTH, queueOne);
+  log(`${world}: queued ${level} in ${((performance.now() - q0) / 1000).toFixed(1)} s; draining`);
+  const warmup = Math.min(1_000, Math.floor(level / 2));
+  const target = warmup + PENDING_WINDOW;
+  let topping = true;
+  const topUp = (async () => {
+    while (topping) {
+      const deficit = level - (queued - fleet.completed());
+      if (deficit > 0 && queued < target + level) {
+        await pipelined(Math.min(deficit, QUEUE_WIDTH), 200, queueOne);
+      } else await sleep(5);
+    }
+  })();
+  await fleet.run(world);
+  await waitCompleted(fleet, warmup, world);
+  const t0 = performance.now();
+  const c0 = fleet.completed();
+  await waitCompleted(fleet, target, world);
+  const perSecond = (fleet.completed() - c0) / ((performance.now() - t0) / 1000);
+  const rssMb = fleet.maxRssMb();
+  topping = false;
+  await topUp;
+  await fleet.stop();
+  const counts = await engine.counts();
+  return { perSecond, rssMb, pendingAtEnd: counts.pending, queued };
+}
+
+function verdict(ok) {
+  return ok ? 'PASS' : 'FAIL';
+}
+
+async function main() {
+  const started = Date.now();
+  log('starting ZooKeeper');
+  const server = await startZooKeeper({ own: true });
+  const c = await connectZk(server.connectString, { sessionTimeoutMs: 30_000 });
+  const fleet = new Fleet(server.connectString);
+  try {
+    await fleet.start(WORKERS);
+    log(`ZooKeeper at ${server.connectString}, ${WORKERS} workers ready`);
+
+    log('raw creates');
+    const raw = await rawCreates(c);
+    log(`raw: ${raw.toFixed(0)} creates/s`);
+
+    const drainRes = await drain(c, fleet, 'drain', DRAIN_TASKS, (e) =>
+      pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
+        e.queue({ name: `d${i}`, type: 'noop', data: i }),
+      ),
+    );
+    log(`drain: ${drainRes.perSecond.toFixed(0)} tasks/s`);
+
+    const [roots, kids, grandkids] = TREE;
+    const treeTotal = roots + roots * kids + roots * kids * grandkids;
+    const treeRes = await drain(c, fleet, 'tree', treeTotal, async (e) => {
+      await pipelined(roots, QUEUE_WIDTH, (r) => e.queue({ name: `r${r}`, type: 'noop' }));
+      await pipelined(roots * kids, QUEUE_WIDTH, (i) =>
+        e.queue({ name: `k${i % kids}`, type: 'noop' }, { key: [`r${Math.floor(i / kids)}`] }),
+      );
+      await pipelined(roots * kids * grandkids, QUEUE_WIDTH, (i) => {
+        const r = Math.floor(i / (kids * grandkids));
+        const k = Math.floor(i / grandkids) % kids;
+        return e.queue({ name: `g${i % grandkids}`, type: 'noop' }, { key: [`r${r}`, `k${k}`] });
+      });
+    });
+    log(`tree: ${treeRes.perSecond.toFixed(0)} tasks/s`);
+
+    log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);
+    const lat = await latency(c, fleet);
+    log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
+
+    const levels = [];
+    for (const level of PENDING_LEVELS) {
+      const res = await pendingLevel(c, fleet, level);
+      log(`pending ${level}: ${res.perSecond.toFixed(0)} tasks/s, worker RSS ${res.rssMb.toFixed(0)} MB`);
+      levels.push(res);
+    }
+    const [low, high] = levels;
+
+    const results = {
+      raw_creates_per_s: Math.round(raw),
+      drain_tasks_per_s: Math.round(drainRes.perSecond),
+      tree_tasks_per_s: Math.round(treeRes.perSecond),
+      latency_p50_ms: Number(lat.p50.toFixed(2)),
+      latency_p99_ms: Number(lat.p99.toFixed(2)),
+      pending_1k_tasks_per_s: Math.round(low.perSecond),
+      pending_100k_tasks_per_s: Math.round(high.perSecond),
+      worker_rss_mb: Number(high.rssMb.toFixed(1)),
+    };
+    const ratios = {
+      drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
+      pending_100k_vs_1k: results.pending_100k_tasks_per_s / results.pending_1k_tasks_per_s,
+    };
+    const checks = [
+      ['drain / raw creates', ratios.drain_vs_raw, `>= ${TARGETS.drainVsRaw}`, ratios.drain_vs_raw >= TARGETS.drainVsRaw],
+      ['100k / 1k pending throughput', ratios.pending_100k_vs_1k, `>= ${TARGETS.pendingRatio}`, ratios.pending_100k_vs_1k >= TARGETS.pendingRatio],
+      ['p99 queue->start (ms) at 200/s', results.latency_p99_ms, `<= ${TARGETS.p99Ms}`, results.latency_p99_ms <= TARGETS.p99Ms],
+      ['worker RSS (MB), 100k pending', results.worker_rss_mb, `<= ${TARGETS.rssMb}`, results.worker_rss_mb <= TARGETS.rssMb],
+    ];
+    const doc = {
+      ...results,
+      ratios: {
+        drain_vs_raw: Number(ratios.drain_vs_raw.toFixed(3)),
+        pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
+      },
+      pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
+      details: {
+        drain_seconds: Number(drainRes.seconds.toFixed(2)),
+        drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
+        tree_tasks: treeTotal,
+        tree_seconds: Number(treeRes.seconds.toFixed(2)),
+        latency_offered_per_s: Number(lat.offered.toFixed(1)),
+        latency_samples: lat.samples,
+        latency_max_ms: Number(lat.max.toFixed(2)),
+        pending_levels: PENDING_LEVELS,
+        pending_window_tasks: PENDING_WINDOW,
+        worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+      },
+      setup: {
+        workers: WORKERS,
+        concurrency: CONCURRENCY,
+        quick,
+        cpus: os.cpus().length,
+        load_average_at_start: os.loadavg().map((l) => Number(l.toFixed(2))),
+        node: process.version,
+        zookeeper: server.kind,
+        seconds: Math.round((Date.now() - started) / 1000),
+        at: new Date().toISOString(),
+      },
+    };
+    mkdirSync(path.join(here, 'results'), { recursive: true });
+    writeFileSync(path.join(here, 'results', 'latest.json'), `${JSON.stringify(doc, null, 2)}\n`);
+    if (asJson) {
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      const rows = [
+        ['raw creates/s (1 client, pipelined)', results.raw_creates_per_s],
+        [`drain tasks/s (${DRAIN_TASKS} no-op, ${WORKERS} workers)`, results.drain_tasks_per_s],
+        [`tree tasks/s (${TREE.join('x')}, ${treeTotal} tasks)`, results.tree_tasks_per_s],
+        [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
+        [`queue->start p99 ms (${LATENCY_RATE}/s)`, results.latency_p99_ms],
+        [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
+        [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
+        [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+      ];
+      const out = ['', 'measure                                         value', '-'.repeat(60)];
+      for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);
+      out.push('', 'target                            value     goal       result', '-'.repeat(66));
+      for (const [name, value, goal, ok] of checks)
+        out.push(`${name.padEnd(32)} ${value.toFixed(3).padStart(8)}  ${goal.padEnd(9)}  ${verdict(ok)}`);
+      out.push('', `${doc.setup.seconds} s, ${os.cpus().length} cpus, load at start ${doc.setup.load_average_at_start.join(' ')}`);
+      process.stdout.write(`${out.join('\n')}\n`);
+    }
+  } finally {
+    await fleet.exit().catch(() => undefined);
+    await c.close().catch(() => undefined);
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    log(`failed: ${err?.stack ?? err}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,259 @@
+/**
+ * The bad input catalogue (issue #8), on a real ZooKeeper with a real worker daemon serving
+ * the world: each bad input gets a clear error (a ZoottError naming the field and why) or is
+ * moved to the failed area with the reason; nothing else changes, and the worker neither
+ * crashes nor loops (it completes a good task afterwards, with no loop errors logged).
+ */
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  isZoottError,
+  utf8,
+  type ZoottError,
+} from '@zoott/core';
+import { submitJob, type WorkerDaemon } from '@zoott/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LogLine, loopErrors, startDaemon } from './support/daemon.js';
+import { until, type ZkNamespace, zkNamespace } from './support/zk.js';
+import { zkCliCreate } from './support/zkcli.js';
+
+const WORLD = 'bad';
+const quiet = { warn: () => {} };
+
+async function rejection(p: Promise<unknown>): Promise<ZoottError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isZoottError(err)) return err;
+    throw new Error(`expected a ZoottError, got ${String(err)}`);
+  }
+  throw new Error('expected a rejection, but the call succeeded');
+}
+
+describe('bad input catalogue [zookeeper + worker daemon]', () => {
+  let ns: ZkNamespace;
+  let producer: Coordinator;
+  let engine: Engine;
+  let daemon: WorkerDaemon;
+  let lines: LogLine[];
+  let good = 0;
+
+  /** Every task the world holds, to prove a rejected input changed nothing. */
+  const snapshot = async () => JSON.stringify([await engine.list(), await engine.tree()]);
+
+  /** The worker still works: a fresh good task completes. */
+  const workerStillWorks = async () => {
+    const name = `good-${good++}`;
+    await engine.queue({ name, type: 'echo', data: { n: good } });
+    await until(
+      `${name} completes`,
+      async () => (await engine.task([name]))?.state === 'completed',
+    );
+    expect(loopErrors(lines)).toEqual([]);
+  };
+
+  beforeAll(async () => {
+    ns = await zkNamespace();
+    producer = await ns.connect();
+    engine = createEngine(producer, { world: WORLD, buckets: 1, logger: quiet });
+    await engine.init();
+    ({ daemon, lines } = await startDaemon({
+      connect: ns.connectString,
+      world: WORLD,
+      nodeId: 'bad-input-worker',
+      handlers: { echo: (t) => ({ echoed: t.data }) },
+      allowExec: ['/usr/bin/echo', '/nonexistent/*'],
+      concurrency: 2,
+      localityWaitMs: 0,
+    }));
+    await workerStillWorks();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    engine?.close();
+    await ns?.cleanup();
+  });
+
+  it('names with forbidden characters: INVALID_TASK naming the name, nothing queued', async () => {
+    const before = await snapshot();
+    for (const name of [
+      'a/b',
+      'a|b',
+      'a b',
+      'tab\there',
+      'nl\n',
+      '.',
+      '..',
+      '',
+      'nul\u0000',
+      'sur\ud800',
+      'pua\ue000',
+    ]) {
+      const err = await rejection(engine.queue({ name, type: 'echo' }));
+      expect(err.code).toBe('INVALID_TASK');
+      expect(err.field).toBe('name');
+      expect(err.message).toContain(`name ${JSON.stringify(name)}`);
+    }
+    const typeErr = await rejection(engine.queue({ name: 'ok', type: 'bad\u0001type' }));
+    expect([typeErr.code, typeErr.field]).toEqual(['INVALID_TASK', 'type']);
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+  });
+
+  it('over-long names and paths: INVALID_TASK with the limit, nothing queued', async () => {
+    const before = await snapshot();
+    const long = await rejection(engine.queue({ name: 'n'.repeat(201), type: 'echo' }));
+    expect([long.code, long.field]).toEqual(['INVALID_TASK', 'name']);
+    expect(long.message).toContain('at most 200 characters');
+    const longType = await rejection(engine.queue({ name: 'ok', type: 't'.repeat(201) }));
+    expect([longType.code, longType.field]).toEqual(['INVALID_TASK', 'type']);
+    const deep = Array.from({ length: 33 }, (_, i) => `d${i}`);
+    const tooDeep = await rejection(engine.queue({ name: 'leaf', type: 'echo' }, { key: deep }));
+    expect(tooDeep.code).toBe('INVALID_TASK');
+    expect(tooDeep.message).toContain('33 levels deep');
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+  });
+
+  it('non-object task info and non-JSON data: INVALID_TASK naming the field', async () => {
+    const before = await snapshot();
+    for (const info of ['a string', 42, null, [], true]) {
+      const err = await rejection(engine.queue(info));
+      expect([err.code, err.field]).toEqual(['INVALID_TASK', 'taskInfo']);
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const data of [
+      () => 1,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      10n,
+      Symbol('s'),
+      cyclic,
+      { deep: { x: undefined, f: () => 1 } },
+    ]) {
+      const err = await rejection(engine.queue({ name: 'x', type: 'echo', data }));
+      expect(err.code).toBe('INVALID_TASK');
+      expect(err.field).toMatch(/^data/);
+    }
+    const unknownField = await rejection(engine.queue({ name: 'x', type: 'echo', priority: 3 }));
+    expect([unknownField.code, unknownField.field]).toEqual(['INVALID_TASK', 'priority']);
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+  });
+
+  it('data over the node limit: INVALID_TASK before anything is written, DATA_TOO_LARGE at the adapter', async () => {
+    const before = await snapshot();
+    const big = await rejection(
+      engine.queue({ name: 'big', type: 'echo', data: 'x'.repeat(600 * 1024) }),
+    );
+    expect([big.code, big.field]).toEqual(['INVALID_TASK', 'data']);
+    expect(big.message).toContain('more than the limit');
+    const raw = await rejection(producer.create('/huge', new Uint8Array(1_100_000)));
+    expect(raw.code).toBe('DATA_TOO_LARGE');
+    expect(await producer.exists('/huge')).toBeNull();
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+  });
+
+  it('invalid regular expressions and patterns that would backtrack badly: INVALID_PATTERN', async () => {
+    await engine.queue({ name: 'a'.repeat(200), type: 'parked' });
+    const before = await snapshot();
+    for (const name of ['(', '[a-', '*', 'a{2,1}', '(?<n>a)\\k<m>']) {
+      const err = await rejection(engine.queue({ name: 'c', type: 'echo' }, { name }));
+      expect([err.code, err.field]).toEqual(['INVALID_PATTERN', 'parent.name']);
+    }
+    for (const name of ['(a+)+$', '(a|aa)*c', '(a*)*b', '(\\w+\\s?)*$', '^(a|a?)+$', '(.*a){12}']) {
+      const err = await rejection(engine.queue({ name: 'c', type: 'echo' }, { name }));
+      expect(err.code, name).toBe('INVALID_PATTERN');
+      // The message names the pattern and says what to write instead.
+      expect(err.message, name).toContain(JSON.stringify(name));
+      expect(err.message.length, name).toBeGreaterThan(JSON.stringify(name).length + 40);
+    }
+    const typeErr = await rejection(
+      engine.queue({ name: 'c', type: 'echo' }, { name: 'a+', type: '(' }),
+    );
+    expect([typeErr.code, typeErr.field]).toEqual(['INVALID_PATTERN', 'parent.type']);
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+  });
+
+  it('job JSON of the wrong shape: INVALID_JOB at submit; queued raw, the worker fails it at once with the reason', async () => {
+    const before = await snapshot();
+    for (const job of [
+      {},
+      { executable: 5 },
+      { executable: '/usr/bin/echo', arguments: 'not-a-list' },
+      'echo hi',
+      [1, 2],
+      { executable: '/usr/bin/echo', timeoutMs: -1 },
+    ]) {
+      const err = await rejection(submitJob(producer, job, { world: WORLD }));
+      expect(err.code).toBe('INVALID_JOB');
+      expect(err.message.length).toBeGreaterThan(10);
+    }
+    expect(await snapshot()).toBe(before);
+    // Another producer that skips validation: the job reaches the worker.
+    await engine.queue({ name: 'raw-job', type: 'zoott.job', data: { arguments: ['x'] } });
+    await until(
+      'raw-job is failed',
+      async () => (await engine.task(['raw-job']))?.state === 'failed',
+    );
+    const rec = await engine.task(['raw-job']);
+    expect(rec?.error?.code).toBe('INVALID_JOB');
+    expect(rec?.error?.message).toContain('executable');
+    expect(rec?.attempts).toBe(1);
+    await workerStillWorks();
+  });
+
+  it('an executable outside --allow-exec is refused with INVALID_JOB naming it and the policy', async () => {
+    const { key } = await submitJob(
+      producer,
+      { executable: '/bin/sh', arguments: ['-c', 'echo pwned'] },
+      { world: WORLD, name: 'sh-job' },
+    );
+    await until('sh-job is failed', async () => (await engine.task(key))?.state === 'failed');
+    const rec = await engine.task(key);
+    expect(rec?.error?.code).toBe('INVALID_JOB');
+    expect(rec?.error?.message).toContain('/bin/sh');
+    expect(rec?.error?.message).toContain('--allow-exec');
+    await workerStillWorks();
+  });
+
+  it('a missing executable: a clear error in the result, the worker carries on', async () => {
+    const { key } = await submitJob(
+      producer,
+      { executable: '/nonexistent/tool', arguments: [] },
+      { world: WORLD, name: 'missing-exe' },
+    );
+    await until('missing-exe ends', async () => {
+      const s = (await engine.task(key))?.state;
+      return s === 'completed' || s === 'failed';
+    });
+    const rec = await engine.task(key);
+    const text = JSON.stringify(rec?.state === 'completed' ? rec.result : rec?.error);
+    expect(text).toContain('/nonexistent/tool');
+    if (rec?.state === 'completed') {
+      const result = rec.result as { exit?: number; error?: string; pid?: number };
+      expect(result.exit).toBe(127);
+      expect(result.error).toMatch(/ENOENT|not found|no such file/i);
+      expect(result.pid).toBe(0);
+    } else expect(rec?.error?.message).toMatch(/ENOENT|not found|no such file/i);
+    expect(daemon.processes.size).toBe(0);
+    await workerStillWorks();
+  });
+
+  it('a garbage node written into the pending area by another client (zkCli.sh) is ignored', async () => {
+    const before = await snapshot();
+    const bucket = `${ns.chroot}/zoott_p/${WORLD}/0000`;
+    await zkCliCreate(ns.server, `${bucket}/garbage`, 'not-json{');
+    await zkCliCreate(ns.server, `${bucket}/q-not-an-entry`, '{"name":1}');
+    // Foreign nodes are not tasks: the task list and tree are as they were.
+    expect(await snapshot()).toBe(before);
+    await workerStillWorks();
+    expect(await producer.get(`/zoott_p/${WORLD}/0000/garbage`)).toMatchObject({
+      data: utf8.encode('not-json{'),
+    });
+  });
+});

@@ -1,0 +1,337 @@
+/**
+ * Model-based test of the engine on the memory adapter (issue #8): fast-check generates
+ * random interleavings of queue, claim, complete, fail, retry, cancel, worker crash, session
+ * expiry and reconnect across three workers; after every step the real world (read back
+ * through the engine) must equal a small reference model.
+ */
+import {
+  type Claim,
+  createEngine,
+  type Engine,
+  isZoottError,
+  type SettleOutcome,
+  type TaskKey,
+} from '@zoott/core';
+import { type MemoryCoordinator, MemoryServer } from '@zoott/memory-adapter';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+type State = 'pending' | 'working' | 'completed' | 'failed' | null;
+
+/** The key universe: two trees, depth up to 3. */
+const KEYS = ['a', 'b', 'a|x', 'a|y', 'b|x', 'a|x|z'];
+const MAX_ATTEMPTS = 2;
+const WORKERS = 3;
+const WORLD = 'model';
+const quiet = { warn: () => {} };
+
+interface ModelTask {
+  state: State;
+  attempts: number;
+  /** Token of the claim that holds it while working. */
+  holder: number | null;
+}
+
+interface ModelClaim {
+  token: number;
+  claim: Claim;
+}
+
+interface Model {
+  /** Tree nodes that exist, with their task state. */
+  tasks: Map<string, ModelTask>;
+  /** Claims each worker's engine holds and has not settled (void ones included). */
+  held: ModelClaim[][];
+  nextToken: number;
+}
+
+interface Real {
+  server: MemoryServer;
+  admin: Engine;
+  workers: { c: MemoryCoordinator; engine: Engine }[];
+}
+
+const parentOf = (k: string) => (k.includes('|') ? k.slice(0, k.lastIndexOf('|')) : null);
+const ancestors = (k: string) => {
+  const names = k.split('|');
+  return names.slice(1).map((_, i) => names.slice(0, i + 1).join('|'));
+};
+const toKey = (k: string): TaskKey => k.split('|');
+
+function runnable(m: Model, k: string): boolean {
+  const t = m.tasks.get(k);
+  if (t?.state !== 'pending') return false;
+  return ancestors(k).every((a) => {
+    const s = m.tasks.get(a)?.state;
+    return s !== 'pending' && s !== 'working' && s !== 'failed';
+  });
+}
+
+async function codeOfCall(p: Promise<unknown>): Promise<string | null> {
+  try {
+    await p;
+    return null;
+  } catch (err) {
+    if (isZoottError(err)) return err.code;
+    throw err;
+  }
+}
+
+/** The world as the engine reports it must be the model, key by key. */
+let stepsChecked = 0;
+
+async function compare(m: Model, r: Real): Promise<void> {
+  stepsChecked++;
+  for (const k of KEYS) {
+    const got = await r.admin.task(toKey(k));
+    const want = m.tasks.get(k);
+    if (!want) {
+      expect(got, `${k} should not exist`).toBeNull();
+      continue;
+    }
+    expect(got, `${k} should exist`).not.toBeNull();
+    expect({ key: k, state: got!.state }).toEqual({ key: k, state: want.state });
+    if (want.state !== null)
+      expect({ key: k, attempts: got!.attempts }).toEqual({ key: k, attempts: want.attempts });
+  }
+}
+
+function voidClaimsOf(m: Model, token: number) {
+  for (const t of m.tasks.values()) if (t.holder === token) t.holder = null;
+}
+
+class QueueCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly key: string) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const parent = parentOf(this.key);
+    const name = this.key.split('|').pop()!;
+    const call = r.admin.queue(
+      { name, type: 't' },
+      parent === null ? null : { key: toKey(parent) },
+      null,
+      { maxAttempts: MAX_ATTEMPTS },
+    );
+    const code = await codeOfCall(call);
+    const t = m.tasks.get(this.key);
+    if (parent !== null && !m.tasks.has(parent)) expect(code).toBe('NO_SUCH_TASK');
+    else if (t?.state === 'working') expect(code).toBe('TASK_STATE');
+    else {
+      expect(code).toBeNull();
+      m.tasks.set(this.key, { state: 'pending', attempts: 0, holder: null });
+    }
+    await compare(m, r);
+  }
+  toString = () => `queue(${this.key})`;
+}
+
+class ClaimCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly w: number) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const heldKeys = new Set(m.held[this.w]!.map((h) => h.claim.key.join('|')));
+    const eligible = KEYS.filter((k) => runnable(m, k) && !heldKeys.has(k));
+    const exhausted = (k: string) => m.tasks.get(k)!.attempts >= MAX_ATTEMPTS;
+    const claim = await r.workers[this.w]!.engine.claim({ worker: `w${this.w}` });
+    // A claim may dead-letter exhausted tasks (their workers crashed) on its way: read back
+    // which ones it did, and insist they were exhausted.
+    for (const k of eligible) {
+      const got = await r.admin.task(toKey(k));
+      if (got?.state === 'failed') {
+        expect(exhausted(k), `${k} dead-lettered without being exhausted`).toBe(true);
+        m.tasks.set(k, { state: 'failed', attempts: m.tasks.get(k)!.attempts, holder: null });
+      }
+    }
+    if (claim === null) {
+      const left = eligible.filter((k) => m.tasks.get(k)!.state === 'pending' && !exhausted(k));
+      expect(left, 'claim returned nothing while these were runnable').toEqual([]);
+    } else {
+      const k = claim.key.join('|');
+      expect(eligible, `claimed ${k}, which is not runnable`).toContain(k);
+      expect(exhausted(k)).toBe(false);
+      const t = m.tasks.get(k)!;
+      const token = m.nextToken++;
+      m.tasks.set(k, { state: 'working', attempts: t.attempts + 1, holder: token });
+      expect(claim.attempt).toBe(t.attempts + 1);
+      m.held[this.w]!.push({ token, claim });
+    }
+    await compare(m, r);
+  }
+  toString = () => `claim(w${this.w})`;
+}
+
+class SettleCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly w: number,
+    readonly pick: number,
+    readonly how: 'complete' | 'fail',
+  ) {}
+  check = (m: Readonly<Model>) => m.held[this.w]!.length > 0;
+  async run(m: Model, r: Real) {
+    const list = m.held[this.w]!;
+    const [held] = list.splice(this.pick % list.length, 1);
+    const { token, claim } = held!;
+    const k = claim.key.join('|');
+    const engine = r.workers[this.w]!.engine;
+    const out: SettleOutcome =
+      this.how === 'complete'
+        ? await engine.complete(claim, { by: this.w })
+        : await engine.fail(claim, new Error('boom'));
+    const t = m.tasks.get(k);
+    if (t?.holder !== token) {
+      expect(out.status).toBe('dropped');
+    } else if (this.how === 'complete') {
+      expect(out.status).toBe('completed');
+      m.tasks.set(k, { state: 'completed', attempts: claim.attempt, holder: null });
+    } else {
+      const last = claim.attempt >= MAX_ATTEMPTS;
+      expect(out.status).toBe(last ? 'failed' : 'retrying');
+      m.tasks.set(k, { state: last ? 'failed' : 'pending', attempts: claim.attempt, holder: null });
+    }
+    await compare(m, r);
+  }
+  toString = () => `${this.how}(w${this.w}#${this.pick})`;
+}
+
+class RetryCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly key: string) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const code = await codeOfCall(r.admin.retry(toKey(this.key)));
+    const t = m.tasks.get(this.key);
+    if (t?.state === 'failed') {
+      expect(code).toBeNull();
+      m.tasks.set(this.key, { state: 'pending', attempts: 0, holder: null });
+    } else expect(code).toBe('TASK_STATE');
+    await compare(m, r);
+  }
+  toString = () => `retry(${this.key})`;
+}
+
+class CancelCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly key: string,
+    readonly subtree: boolean,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const code = await codeOfCall(r.admin.cancel(toKey(this.key), { subtree: this.subtree }));
+    if (!m.tasks.has(this.key)) {
+      expect(code).toBe('NO_SUCH_TASK');
+      await compare(m, r);
+      return;
+    }
+    expect(code).toBeNull();
+    const below = [...m.tasks.keys()].filter((k) => k.startsWith(`${this.key}|`));
+    for (const k of this.subtree ? [...below, this.key] : [this.key]) {
+      const hasChildren = [...m.tasks.keys()].some((c) => parentOf(c) === k);
+      if (this.subtree || !hasChildren) m.tasks.delete(k);
+      else m.tasks.set(k, { state: null, attempts: 0, holder: null });
+    }
+    await compare(m, r);
+  }
+  toString = () => `cancel(${this.key}${this.subtree ? ', subtree' : ''})`;
+}
+
+/** The worker's session ends under it (crash, or expiry while cut off); it renews it. */
+class ExpireCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly w: number,
+    readonly whileDisconnected: boolean,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const { c } = r.workers[this.w]!;
+    if (this.whileDisconnected) c.disconnect();
+    r.server.expireSession(c.sessionId!);
+    if (this.whileDisconnected) c.reconnect();
+    expect(c.state).toBe('lost');
+    await c.renewSession();
+    for (const h of m.held[this.w]!) {
+      const t = m.tasks.get(h.claim.key.join('|'));
+      if (t?.holder === h.token) t.state = 'pending';
+      voidClaimsOf(m, h.token);
+    }
+    await compare(m, r);
+  }
+  toString = () => `expire(w${this.w}${this.whileDisconnected ? ', disconnected' : ''})`;
+}
+
+/** The connection drops and comes back within the session timeout: claims stay valid. */
+class ReconnectCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly w: number) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const { c } = r.workers[this.w]!;
+    c.disconnect();
+    expect(await codeOfCall(r.workers[this.w]!.engine.counts())).toBe('CONNECTION_LOSS');
+    c.reconnect();
+    expect(c.state).toBe('connected');
+    await compare(m, r);
+  }
+  toString = () => `reconnect(w${this.w})`;
+}
+
+const key = fc.constantFrom(...KEYS);
+const worker = fc.integer({ min: 0, max: WORKERS - 1 });
+const commands = [
+  key.map((k) => new QueueCmd(k)),
+  key.map((k) => new QueueCmd(k)),
+  worker.map((w) => new ClaimCmd(w)),
+  worker.map((w) => new ClaimCmd(w)),
+  fc
+    .tuple(worker, fc.nat(), fc.constantFrom('complete' as const, 'fail' as const))
+    .map(([w, i, how]) => new SettleCmd(w, i, how)),
+  fc.tuple(worker, fc.nat()).map(([w, i]) => new SettleCmd(w, i, 'complete')),
+  key.map((k) => new RetryCmd(k)),
+  fc.tuple(key, fc.boolean()).map(([k, s]) => new CancelCmd(k, s)),
+  fc.tuple(worker, fc.boolean()).map(([w, d]) => new ExpireCmd(w, d)),
+  worker.map((w) => new ReconnectCmd(w)),
+];
+
+async function setup(): Promise<{ model: Model; real: Real }> {
+  const server = new MemoryServer();
+  const opts = {
+    world: WORLD,
+    buckets: 2,
+    logger: quiet,
+    defaults: { backoff: { baseMs: 0, maxMs: 0 } },
+  };
+  const admin = createEngine(await server.connect(), opts);
+  await admin.init();
+  const workers = [];
+  for (let i = 0; i < WORKERS; i++) {
+    const c = await server.connect();
+    workers.push({ c, engine: createEngine(c, opts) });
+  }
+  return {
+    model: { tasks: new Map(), held: workers.map(() => []), nextToken: 1 },
+    real: { server, admin, workers },
+  };
+}
+
+const RUNS = Number(process.env.ZOOTT_MODEL_RUNS ?? '250');
+const STEPS = 60;
+
+describe('engine model (memory adapter, 3 workers)', () => {
+  it(`agrees with the reference model over ${RUNS} random histories of up to ${STEPS} steps`, async () => {
+    stepsChecked = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: STEPS, size: 'max' }), async (cmds) => {
+        const { model, real } = await setup();
+        try {
+          await fc.asyncModelRun(() => ({ model, real }), cmds);
+        } finally {
+          for (const w of real.workers) {
+            w.engine.close();
+            await w.c.close();
+          }
+          real.admin.close();
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    console.log(`[model] ${stepsChecked} steps checked against the model`);
+    expect(stepsChecked).toBeGreaterThan(RUNS * 20);
+  }, 120_000);
+});

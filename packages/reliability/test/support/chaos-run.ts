@@ -1,0 +1,321 @@
+/**
+ * One chaos run: a 3-server ZooKeeper ensemble, real `zoott-worker` daemon processes with the
+ * chaos handlers, a producer that queues trees of depth 3, and a fault schedule (SIGKILLed
+ * workers, a stopped leader, a stopped follower, a worker partitioned past its session
+ * timeout). Returns the history the checker judges.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type Coordinator, createEngine, decodeJson, KEY_SEPARATOR } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { startEnsemble, startProxy, type ZkProxy } from '@zoott/zk-testkit';
+import type { ChaosHistory, CompletedEntry, ExecEvent, Fault } from './chaos-check.js';
+
+export interface ChaosOptions {
+  /** Tasks to queue (rounded up to whole trees of 1 + 4 + 16). */
+  tasks: number;
+  /** Mean handler run time. */
+  taskMs: number;
+  workers: number;
+  concurrency: number;
+  sessionTimeoutMs: number;
+  /** Mean time between two worker SIGKILLs. */
+  killEveryMs: number;
+  /** `once`: each ensemble/partition fault once; `repeat`: cycle them until the work is done. */
+  cycles: 'once' | 'repeat';
+  /** Give up waiting for the work after this long. */
+  deadlineMs: number;
+  progress?: (line: string) => void;
+}
+
+export interface ChaosRun {
+  history: Omit<ChaosHistory, 'marginMs'>;
+  durationMs: number;
+  /** When the last task completed (epoch ms): every fault kind must have started before. */
+  workDoneAt: number;
+  /** Executions started by the partitioned worker after the last heal (it came back). */
+  partitionedWorkerResumed: boolean;
+}
+
+const WORLD = 'chaos';
+const CHROOT = '/chaos';
+const BUCKETS = 16;
+const CHILDREN = 4;
+export const WORKER_BIN = fileURLToPath(
+  new URL('../../../../apps/worker/dist/bin.js', import.meta.url),
+);
+const HANDLERS = fileURLToPath(new URL('./chaos-handlers.mjs', import.meta.url));
+
+/** Keys of whole trees root|child|grandchild, at least `tasks` of them, parents first. */
+export function chaosTrees(tasks: number): string[][][] {
+  const perTree = 1 + CHILDREN + CHILDREN * CHILDREN;
+  const trees: string[][][] = [];
+  for (let r = 0; r < Math.ceil(tasks / perTree); r++) {
+    const root = `r${r}`;
+    const tree: string[][] = [[root]];
+    for (let c = 0; c < CHILDREN; c++) {
+      tree.push([root, `c${c}`]);
+      for (let g = 0; g < CHILDREN; g++) tree.push([root, `c${c}`, `g${g}`]);
+    }
+    trees.push(tree);
+  }
+  return trees;
+}
+
+interface Slot {
+  index: number;
+  proc: ChildProcess | null;
+  exited: Promise<void>;
+  generation: number;
+  connect: string;
+}
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
+  const say = o.progress ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), 'zoott-chaos-'));
+  const eventLog = join(dir, 'events.jsonl');
+  writeFileSync(eventLog, '');
+  if (!existsSync(WORKER_BIN))
+    throw new Error(
+      `${WORKER_BIN} is missing: run \`pnpm build\` first (the chaos run uses the real daemon)`,
+    );
+
+  const ensemble = await startEnsemble();
+  const proxies: ZkProxy[] = [];
+  const pids: number[] = [];
+  const slots: Slot[] = [];
+  const faults: Fault[] = [];
+  let producer: Coordinator | null = null;
+  try {
+    const admin = await connectZk(ensemble.connectString);
+    await admin.create(CHROOT).catch(() => undefined);
+    await admin.close();
+    producer = await connectZk(`${ensemble.connectString}${CHROOT}`, { sessionTimeoutMs: 20_000 });
+    const engine = createEngine(producer, { world: WORLD, buckets: BUCKETS, logger: quiet });
+    await engine.init();
+
+    // The last worker reaches the ensemble only through proxies, so it can be cut off.
+    for (const m of ensemble.members) proxies.push(await startProxy(m.connectString));
+    const proxied = o.workers - 1;
+    const spawnWorker = (slot: Slot) => {
+      slot.generation++;
+      const out = openSync(join(dir, `worker-${slot.index}.log`), 'a');
+      const proc = spawn(
+        process.execPath,
+        [
+          WORKER_BIN,
+          ...['--connect', slot.connect, '--world', WORLD, '--handlers', HANDLERS],
+          ...['--types', 'chaos', '--concurrency', String(o.concurrency)],
+          ...['--session-timeout', String(o.sessionTimeoutMs), '--grace', '3000'],
+          ...['--node-id', `chaos-${slot.index}-${slot.generation}`, '--log-level', 'info'],
+        ],
+        {
+          env: { ...process.env, ZOOTT_CHAOS_LOG: eventLog, ZOOTT_CHAOS_TASK_MS: String(o.taskMs) },
+          stdio: ['ignore', out, out],
+        },
+      );
+      slot.proc = proc;
+      if (proc.pid !== undefined) pids.push(proc.pid);
+      slot.exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    };
+    for (let i = 0; i < o.workers; i++) {
+      const connect =
+        i === proxied
+          ? `${proxies.map((p) => p.hostPort).join(',')}${CHROOT}`
+          : `${ensemble.connectString}${CHROOT}`;
+      const slot: Slot = {
+        index: i,
+        proc: null,
+        exited: Promise.resolve(),
+        generation: 0,
+        connect,
+      };
+      slots.push(slot);
+      spawnWorker(slot);
+    }
+
+    // Queue every tree: the root, then its children, then the grandchildren. No fault runs
+    // while queueing: a queue multi cut by a fault has an unknown outcome.
+    const started = Date.now();
+    const trees = chaosTrees(o.tasks);
+    const queued: string[] = [];
+    let next = 0;
+    const queueTrees = async () => {
+      while (next < trees.length) {
+        const tree = trees[next++]!;
+        for (const depth of [1, 2, 3]) {
+          const level = tree.filter((k) => k.length === depth);
+          await Promise.all(
+            level.map((key) =>
+              engine.queue(
+                { name: key[key.length - 1], type: 'chaos', data: { depth } },
+                depth === 1 ? null : { key: key.slice(0, -1) },
+                null,
+                { maxAttempts: 100 },
+              ),
+            ),
+          );
+          for (const k of level) queued.push(k.join(KEY_SEPARATOR));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, queueTrees));
+    say(`queued ${queued.length} tasks in ${Date.now() - started} ms`);
+
+    let done = false;
+    let completed = 0;
+    const partitioned = { on: false };
+    let lastHeal = 0;
+
+    const killer = async () => {
+      while (!done) {
+        await sleep(o.killEveryMs * (0.5 + Math.random()));
+        if (done) break;
+        const candidates = slots.filter((s) => !(s.index === proxied && partitioned.on));
+        const slot = candidates[Math.floor(Math.random() * candidates.length)]!;
+        const pid = slot.proc?.pid;
+        if (pid === undefined) continue;
+        faults.push({ kind: 'worker-kill', pid, at: Date.now() });
+        slot.proc?.kill('SIGKILL');
+        await slot.exited;
+        say(`SIGKILL worker ${slot.index} (pid ${pid}); ${completed}/${queued.length} done`);
+        await sleep(300);
+        spawnWorker(slot);
+      }
+    };
+
+    const memberDown = async (kind: 'leader-stop' | 'follower-stop') => {
+      const leader = await ensemble.leader();
+      const member = kind === 'leader-stop' ? leader : (leader + 1) % ensemble.members.length;
+      const from = Date.now();
+      await ensemble.stopMember(member);
+      say(`${kind}: member ${member} stopped; ${completed}/${queued.length} done`);
+      await sleep(3000);
+      await ensemble.startMember(member);
+      faults.push({ kind, member, from, to: Date.now() });
+    };
+    const partition = async () => {
+      const pid = slots[proxied]!.proc?.pid ?? -1;
+      const from = Date.now();
+      partitioned.on = true;
+      for (const p of proxies) p.setPartitioned(true);
+      say(`partition: worker ${proxied} (pid ${pid}) cut off; ${completed}/${queued.length} done`);
+      await sleep(2 * o.sessionTimeoutMs);
+      for (const p of proxies) p.setPartitioned(false);
+      partitioned.on = false;
+      lastHeal = Date.now();
+      faults.push({ kind: 'partition', pid, from, to: lastHeal });
+    };
+    const cluster = async () => {
+      do {
+        for (const step of [
+          () => memberDown('leader-stop'),
+          () => memberDown('follower-stop'),
+          partition,
+        ]) {
+          await sleep(2000);
+          await step();
+          if (done && o.cycles === 'repeat') return;
+        }
+      } while (!done && o.cycles === 'repeat');
+    };
+
+    const faultLoops = Promise.all([killer(), cluster()]);
+    const deadline = started + o.deadlineMs;
+    while (!done) {
+      await sleep(500);
+      try {
+        completed = (await engine.counts()).completed;
+      } catch {
+        continue; // an ensemble fault in progress
+      }
+      if (completed >= queued.length) done = true;
+      else if (Date.now() > deadline) {
+        done = true;
+        say(`deadline passed with ${completed}/${queued.length} completed`);
+      }
+    }
+    const workDoneAt = Date.now();
+    await faultLoops;
+    await ensemble.waitServing();
+    const durationMs = workDoneAt - started;
+    say(`work done in ${durationMs} ms; reading the areas`);
+
+    const leftovers = await readLeftovers(producer);
+    // Graceful stop of every worker, then nothing may be left running.
+    for (const s of slots) s.proc?.kill('SIGTERM');
+    await Promise.race([Promise.all(slots.map((s) => s.exited)), sleep(30_000)]);
+    const liveProcesses = pids.filter(alive);
+    const completedEntries = await readCompleted(producer);
+    const events = readFileSync(eventLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as ExecEvent);
+    const proxiedPids = new Set(faults.flatMap((f) => (f.kind === 'partition' ? [f.pid] : [])));
+    const partitionedWorkerResumed = events.some(
+      (e) => e.event === 'start' && proxiedPids.has(e.pid) && e.time > lastHeal,
+    );
+    rmSync(dir, { recursive: true, force: true });
+    return {
+      history: { queued, completed: completedEntries, leftovers, events, faults, liveProcesses },
+      durationMs,
+      workDoneAt,
+      partitionedWorkerResumed,
+    };
+  } finally {
+    for (const s of slots) if (s.proc && s.proc.exitCode === null) s.proc.kill('SIGKILL');
+    await Promise.all(slots.map((s) => s.exited));
+    await producer?.close();
+    await Promise.all(proxies.map((p) => p.close()));
+    await ensemble.stop();
+  }
+}
+
+const quiet = { warn: () => {} };
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function bucketChildren(c: Coordinator, area: string): Promise<string[]> {
+  const root = `/zoott_${area}/${WORLD}`;
+  const buckets = await c.children(root);
+  const lists = await Promise.all(buckets.map((b) => c.children(`${root}/${b}`)));
+  return lists.flat();
+}
+
+async function readLeftovers(c: Coordinator): Promise<ChaosHistory['leftovers']> {
+  const [pending, working, failed] = await Promise.all(
+    ['p', 'w', 'f'].map((a) => bucketChildren(c, a)),
+  );
+  return { pending: pending!, working: working!, failed: failed! };
+}
+
+async function readCompleted(c: Coordinator): Promise<CompletedEntry[]> {
+  const root = `/zoott_c/${WORLD}`;
+  const out: CompletedEntry[] = [];
+  for (const b of await c.children(root)) {
+    const keys = await c.children(`${root}/${b}`);
+    const nodes = await Promise.all(keys.map((k) => c.get(`${root}/${b}/${k}`)));
+    keys.forEach((key, i) => {
+      const node = nodes[i]!;
+      const record = decodeJson<{ attempts: number; result?: { exec?: string } }>(node.data);
+      out.push({
+        key,
+        ctime: node.stat.ctime,
+        attempts: record.attempts,
+        exec: record.result?.exec,
+      });
+    });
+  }
+  return out;
+}
