@@ -1,5 +1,6 @@
 import {
   type Coordinator,
+  deleteTree,
   type ErrorCode,
   isZoottError,
   type SessionEvent,
@@ -76,26 +77,10 @@ export class ContextManager {
     const cleaner = await ctx.harness.connect();
     try {
       await cleaner.addAuth('digest', `${ADMIN_USER}:${ADMIN_PASSWORD}`);
-      await removeTree(cleaner, ctx.base);
+      await deleteTree(cleaner, ctx.base);
     } finally {
       await cleaner.close();
     }
-  }
-}
-
-async function removeTree(c: Coordinator, path: string): Promise<void> {
-  let children: string[];
-  try {
-    children = await c.children(path);
-  } catch (err) {
-    if (isZoottError(err, 'NO_NODE')) return;
-    throw err;
-  }
-  for (const child of children) await removeTree(c, `${path}/${child}`);
-  try {
-    await c.delete(path);
-  } catch (err) {
-    if (!isZoottError(err, 'NO_NODE')) throw err;
   }
 }
 

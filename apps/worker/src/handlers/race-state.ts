@@ -81,23 +81,6 @@ export async function createOnce(c: Coordinator, path: string, data: unknown): P
   }
 }
 
-/** Deletes a node and everything below it, tolerating nodes that go meanwhile. */
-export async function deleteTree(c: Coordinator, path: string): Promise<void> {
-  let children: string[];
-  try {
-    children = await c.children(path);
-  } catch (err) {
-    if (isZoottError(err, 'NO_NODE')) return;
-    throw err;
-  }
-  await Promise.all(children.map((n) => deleteTree(c, `${path}/${n}`)));
-  try {
-    await c.delete(path);
-  } catch (err) {
-    if (!isZoottError(err, 'NO_NODE')) throw err;
-  }
-}
-
 /** A stored process record back as the run the result builders take. */
 export function recordToRun(record: ProcessRecord): ProcessRun & { stdin: string } {
   const run: ProcessRun & { stdin: string } = {

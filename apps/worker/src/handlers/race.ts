@@ -3,6 +3,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import {
   buildRaceResult,
   decodeJson,
+  deleteTree,
   encodeJson,
   isZoottError,
   type RaceInput,
@@ -18,7 +19,6 @@ import { checkExecutable, type HandlerContext } from './options.js';
 import {
   changeOrTimeout,
   createOnce,
-  deleteTree,
   type RaceMeta,
   RacePaths,
   type RacerData,

@@ -6,6 +6,7 @@ export * from './cached-reader/index.js';
 export * from './cas-loop/index.js';
 export * from './conf/index.js';
 export * from './connection/index.js';
+export * from './delete-tree/index.js';
 export * from './hierarchy/index.js';
 export * from './lock/index.js';
 export * from './lock-id/index.js';
