@@ -40,6 +40,14 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: 'credentials added to the session, e.g. digest:user:password',
   },
   {
+    key: 'acl',
+    flag: '--acl',
+    env: 'ZOOTT_ACL',
+    kind: 'list',
+    arg: 'user:password:perms',
+    help: 'ACL of every node the worker creates: digest entries user:password:cdrwa, or "open"; default: the --auth identity (ZooKeeper\'s auth scheme) when --auth is given, else open',
+  },
+  {
     key: 'sessionTimeoutMs',
     flag: '--session-timeout',
     env: 'ZOOTT_SESSION_TIMEOUT_MS',
@@ -211,6 +219,7 @@ export const SETTINGS: readonly SettingSpec[] = [
 export interface FileSettings {
   connect?: string;
   auth?: string[];
+  acl?: string[];
   sessionTimeoutMs?: number;
   world?: string;
   types?: string[];

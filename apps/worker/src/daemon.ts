@@ -3,10 +3,14 @@ import { hostname } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  type Acl,
   type Coordinator,
+  CREATOR_ALL_ACL,
+  digestAcl,
   type EngineLogger,
   type Handlers,
   type LocalityScore,
+  OPEN_ACL,
   runWorker,
   type TaskHandler,
   type WorkerHandle,
@@ -27,7 +31,11 @@ export interface WorkerDaemonConfig extends Omit<FileSettings, 'handlers'> {
   /** How to connect when no `coordinator` is given (default zk-adapter's `connectZk`). */
   connectFn?: (
     connectString: string,
-    options: { sessionTimeoutMs?: number; auth: Array<{ scheme: string; auth: string }> },
+    options: {
+      sessionTimeoutMs?: number;
+      auth: Array<{ scheme: string; auth: string }>;
+      defaultAcl: readonly Acl[];
+    },
   ) => Promise<Coordinator>;
   /** Handlers by type, or the path of a module exporting them. */
   handlers?: Handlers | string;
@@ -68,6 +76,33 @@ function parseAuth(auth: readonly string[]): Array<{ scheme: string; auth: strin
         field: `auth[${i}]`,
       });
     return { scheme: a.slice(0, colon), auth: a.slice(colon + 1) };
+  });
+}
+
+/**
+ * The ACL of the nodes this worker creates (claims, records, retry entries, replies). With
+ * credentials and no explicit list it is the `auth` scheme, i.e. exactly the identities the
+ * session authenticated as: a locked-down world stays locked when a worker writes to it.
+ */
+export function aclFromSettings(
+  acl: readonly string[] | undefined,
+  authenticated: boolean,
+): readonly Acl[] {
+  if (acl === undefined || acl.length === 0) return authenticated ? CREATOR_ALL_ACL : OPEN_ACL;
+  if (acl.length === 1 && acl[0] === 'open') return OPEN_ACL;
+  return acl.map((entry, i) => {
+    const parts = entry.split(':');
+    const perms = parts.pop() ?? '';
+    const [user, password] = [parts[0] ?? '', parts.slice(1).join(':')];
+    if (parts.length < 2 || user === '' || password === '')
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `acl[${i}]: expected user:password:perms, e.g. alice:secret:cdrwa`,
+        {
+          field: `acl[${i}]`,
+        },
+      );
+    return digestAcl(user, password, perms);
   });
 }
 
@@ -148,6 +183,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
         ? { sessionTimeoutMs: config.sessionTimeoutMs }
         : {}),
       auth: parseAuth(config.auth ?? []),
+      defaultAcl: aclFromSettings(config.acl, (config.auth ?? []).length > 0),
     }));
   if (!owned && config.auth)
     for (const a of parseAuth(config.auth)) await coordinator.addAuth(a.scheme, a.auth);

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CREATOR_ALL_ACL, digestAcl, OPEN_ACL } from '@zoott/core';
 import { describe, expect, it } from 'vitest';
 import {
+  aclFromSettings,
   execPolicy,
   globToRegExp,
   jobEnvironment,
@@ -118,5 +120,25 @@ describe('reply directory', () => {
     );
     expect(() => replyDir({ routingkey: '..' })).toThrow(/must be 1..200 characters/);
     expect(() => replyDir({ exchange: 'x\ny', routingkey: 'r' })).toThrow(/exchange/);
+  });
+});
+
+describe('the ACL of the nodes a worker creates', () => {
+  it('is the authenticated identity when credentials are given, else open', () => {
+    expect(aclFromSettings(undefined, true)).toEqual(CREATOR_ALL_ACL);
+    expect(aclFromSettings(undefined, false)).toEqual(OPEN_ACL);
+    expect(aclFromSettings(['open'], true)).toEqual(OPEN_ACL);
+  });
+
+  it('takes digest entries user:password:perms, passwords with colons included', () => {
+    expect(aclFromSettings(['alice:pw:cdrwa', 'bob:a:b:r'], true)).toEqual([
+      digestAcl('alice', 'pw', 'cdrwa'),
+      digestAcl('bob', 'a:b', 'r'),
+    ]);
+  });
+
+  it('says what is wrong with a malformed entry', () => {
+    expect(() => aclFromSettings(['alice:cdrwa'], true)).toThrow(/acl\[0\].*user:password:perms/);
+    expect(() => aclFromSettings(['alice:pw:xyz'], true)).toThrow(/permission/);
   });
 });

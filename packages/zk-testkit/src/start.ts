@@ -64,7 +64,7 @@ export async function startZooKeeper(
 
   const install = findLocalInstall();
   if ('missing' in install) reasons.push(install.missing);
-  else return startLocal(install, options.dataDir, tick);
+  else return startLocal(install, options.dataDir, tick, options.heapMb);
 
   const docker = await dockerAvailable();
   if (docker === true) return startDockerZooKeeper(tick);
@@ -76,12 +76,18 @@ async function startLocal(
   install: LocalInstall,
   dataDir: string | undefined,
   tickTimeMs: number,
+  heapMb: number | undefined,
 ): Promise<LocalZooKeeper> {
   const dir = dataDir ?? tempDir('zoott-zk-');
   mkdirSync(dir, { recursive: true });
   let lastError: unknown;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const server = new LocalZooKeeper(install, { dir, clientPort: await freePort(), tickTimeMs });
+    const server = new LocalZooKeeper(install, {
+      dir,
+      clientPort: await freePort(),
+      tickTimeMs,
+      ...(heapMb !== undefined ? { heapMb } : {}),
+    });
     try {
       await server.start();
       return server;
@@ -122,6 +128,7 @@ export async function startEnsemble(
         dir: path.join(root, `server-${peer.id}`),
         clientPort: clientPorts[i]!,
         tickTimeMs: tick,
+        heapMb: options.heapMb ?? 256,
         ensemble: { peers, myId: peer.id },
       }),
   );

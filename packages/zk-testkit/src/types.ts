@@ -28,6 +28,8 @@ export interface StartZooKeeperOptions {
    * ticks, so a small tick lets tests use short session timeouts.
    */
   tickTimeMs?: number;
+  /** Java heap of a local server in MiB (default 512; ZooKeeper holds the whole tree in memory). */
+  heapMb?: number;
   /**
    * Ignore ZOOTT_ZK_CONNECT and start a server of our own: for tests that stop, restart or
    * otherwise disturb the server.
@@ -56,4 +58,6 @@ export interface StartEnsembleOptions {
   /** Number of servers, default 3 (an odd number, at least 3). */
   size?: number;
   tickTimeMs?: number;
+  /** Java heap of each member in MiB (default 256). */
+  heapMb?: number;
 }

@@ -124,6 +124,7 @@ class WorkerLoop {
   private paused = false;
   private wakeup: AbortController = new AbortController();
   private registryDirty = true;
+  private stealCursor = 0;
   /** Earliest time of the next pass over buckets this worker does not own. */
   private nextStealAt = 0;
   private idleSince: number;
@@ -348,15 +349,16 @@ class WorkerLoop {
         let claims = await this.claimer.claimBatch(this.owned, free);
         const now = this.now();
         if (claims.length === 0 && now - this.idleSince >= stealAfter && now >= this.nextStealAt) {
-          // One pass over the other buckets (their listings read together), then none for
-          // another `stealAfterMs`: an idle worker must not re-read the whole pending area
-          // in a loop, which would load the server and delay its own buckets' work.
-          this.nextStealAt = now + stealAfter;
           const others = all.filter((b) => !this.owned.includes(b));
-          if (others.length > 0 && !this.stopping) {
-            claims = await this.claimer.claimBatch(others, free);
-            if (claims.length > 0) this.nextStealAt = now;
+          for (let i = 0; i < others.length && claims.length === 0 && !this.stopping; i++) {
+            const b = others[(this.stealCursor + i) % others.length]!;
+            claims = await this.claimer.claimBatch([b], free);
+            if (claims.length > 0) this.stealCursor = (this.stealCursor + i + 1) % others.length;
           }
+          // A pass that found nothing is not repeated for another `stealAfterMs`: an idle
+          // worker must not re-read the other buckets in a loop, which loads the server and
+          // delays the work that arrives in its own buckets.
+          if (claims.length === 0) this.nextStealAt = this.now() + stealAfter;
         }
         if (claims.length > 0) {
           if (this.stopping) {
