@@ -32,6 +32,10 @@ const PENDING_WINDOW = scale(20_000);
 const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
 
+// The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
+// smaller young generation keeps a busy worker's RSS ~20 MB lower for the same throughput.
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
+
 const TARGETS = {
   drainVsRaw: 0.15,
   pendingRatio: 0.7,
@@ -69,9 +73,12 @@ class Fleet {
   }
 
   async start(n) {
-    const execArgv = process.env.BENCH_CPU_PROF
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-      : [];
+    const execArgv = [
+      ...WORKER_NODE_FLAGS,
+      ...(process.env.BENCH_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+        : []),
+    ];
     await Promise.all(
       Array.from({ length: n }, (_, i) => {
         const child = fork(path.join(here, 'worker.mjs'), [this.connectString, String(i)], {
@@ -431,6 +438,7 @@ async function main() {
       },
       setup: {
         workers: WORKERS,
+        worker_node_flags: WORKER_NODE_FLAGS,
         concurrency: CONCURRENCY,
         quick,
         cpus: os.cpus().length,
