@@ -1,5 +1,12 @@
 import type { EngineLogger } from '@zoott/core';
-import { type Coordinator, createEngine, type Engine, isZoottError, ZkConf } from '@zoott/core';
+import {
+  type Coordinator,
+  CREATOR_ALL_ACL,
+  createEngine,
+  type Engine,
+  isZoottError,
+  ZkConf,
+} from '@zoott/core';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';
@@ -94,7 +101,9 @@ function zkOptions(s: Settings): ZkOptions {
   return {
     connectTimeoutMs: s.connectTimeoutMs,
     sessionTimeoutMs: s.sessionTimeoutMs,
-    ...(s.auth ? { auth: [{ scheme: 'digest', auth: s.auth }] } : {}),
+    // With credentials, what zoott creates belongs to them (ZooKeeper's `auth` scheme), as
+    // in zoott-worker: `--auth` on `init` locks a world down, and it stays locked.
+    ...(s.auth ? { auth: [{ scheme: 'digest', auth: s.auth }], defaultAcl: CREATOR_ALL_ACL } : {}),
   };
 }
 

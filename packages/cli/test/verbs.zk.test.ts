@@ -589,3 +589,32 @@ describe('dashboard', { timeout: SLOW }, () => {
     expect(r.stderr).toMatch(/token/);
   });
 });
+
+describe('a world locked with --auth', { timeout: SLOW }, () => {
+  it('belongs to the credentials that created it: others get exit 4, the owner works', async () => {
+    const connect = await freshConnect();
+    const owner = (args: string[]) =>
+      zoott(['--connect', connect, '--auth', 'alice:s3cret', '--world', 'locked', ...args]);
+    expect((await owner(['init', 'locked'])).code).toBe(0);
+    expect((await owner(['queue', 'secret', '--type', 't', '--data', '{"k":1}'])).code).toBe(0);
+    for (const auth of [[], ['--auth', 'alice:wrong']]) {
+      const r = await zoott(['--connect', connect, ...auth, '--world', 'locked', 'show', 'secret']);
+      expect(r.code, r.stderr).toBe(4);
+      const q = await zoott([
+        '--connect',
+        connect,
+        ...auth,
+        '--world',
+        'locked',
+        'queue',
+        'x',
+        '--type',
+        't',
+      ]);
+      expect(q.code, q.stderr).toBe(4);
+    }
+    const shown = await owner(['--json', 'show', 'secret']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(json(shown)).toMatchObject({ name: 'secret', data: { k: 1 } });
+  });
+});
