@@ -126,16 +126,18 @@ describe('sessions on a real ZooKeeper', () => {
 describe('a server restart', () => {
   let server: ZooKeeperServer;
   beforeAll(async () => {
-    // tick 1 s: sessions may last 2..20 s, so a slow JVM restart on a loaded machine still
-    // fits inside the session timeout of the first test.
-    server = await startZooKeeper({ own: true, tickTimeMs: 1000 });
+    // tick 2 s: sessions may last 4..40 s, so a JVM restart on a machine loaded by the rest
+    // of the suite (the chaos test runs three more JVMs) still fits in the first test's session.
+    server = await startZooKeeper({ own: true, tickTimeMs: 2000 });
   });
   afterAll(async () => {
     await server?.stop();
   });
 
-  it('suspends the client, which carries on with the same session after the restart', async () => {
-    const zk = await open(server.connectString, { sessionTimeoutMs: 20_000 });
+  it('suspends the client, which carries on with the same session after the restart', {
+    timeout: 120_000,
+  }, async () => {
+    const zk = await open(server.connectString, { sessionTimeoutMs: 40_000 });
     await zk.create('/kept', bytes('before'));
     await zk.create('/mine', undefined, { ephemeral: true });
     const id = zk.sessionId;
