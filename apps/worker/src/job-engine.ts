@@ -1,7 +1,5 @@
 import {
   type Claim,
-  type Claimer,
-  type ClaimerOptions,
   type Coordinator,
   Engine,
   type EngineLogger,
@@ -53,44 +51,12 @@ export interface JobEngineOptions extends EngineOptions {
 export class JobEngine extends Engine {
   private readonly onSettled: SettleListener | undefined;
   private readonly log: EngineLogger | undefined;
-  private readonly offSession: () => void;
 
   constructor(coordinator: Coordinator, options: JobEngineOptions) {
     const { onSettled, ...engineOptions } = options;
     super(coordinator, engineOptions);
     this.onSettled = onSettled;
     this.log = options.logger;
-    // Workaround for the core worker loop (packages/core/src/engine/worker.ts): a claim made
-    // void by a lost session is never settled through the engine, so its key stays in the
-    // engine's private set of held keys and this process would skip the task for good.
-    // Every claim dies with its session, so forgetting them all on `lost` is exact.
-    // Remove once the worker loop releases void claims itself.
-    this.offSession = coordinator.onSession((e) => {
-      if (e.type === 'lost') (this as unknown as { held?: Set<string> }).held?.clear();
-    });
-  }
-
-  /**
-   * Workaround for the core claimer (packages/core/src/engine/claimer.ts): a bucket listed
-   * while it was not owned (an idle worker's steal scan) keeps that listing, unwatched and
-   * not stale, when a rebalance makes it owned, so new tasks in it are never seen. Marking
-   * every newly watched bucket stale makes the next claim list it again with a watch.
-   * Remove once `Claimer.setWatched` does this itself.
-   */
-  override async claimer(options: ClaimerOptions, onChange?: () => void): Promise<Claimer> {
-    const claimer = await super.claimer(options, onChange);
-    const setWatched = claimer.setWatched.bind(claimer);
-    claimer.setWatched = (buckets: Iterable<number>) => {
-      const list = [...buckets];
-      setWatched(list);
-      for (const b of list) claimer.touch(b);
-    };
-    return claimer;
-  }
-
-  override close(): void {
-    this.offSession();
-    super.close();
   }
 
   override async complete(claim: Claim, result?: unknown): Promise<SettleOutcome> {

@@ -66,6 +66,15 @@ function checkData(data: unknown, op: string, path: string): Uint8Array {
 }
 
 /**
+ * Room for paths on top of `maxDataBytes`, as in the ZooKeeper adapter: a request whose paths
+ * and data together exceed `maxDataBytes + PATH_ALLOWANCE_BYTES` would not fit ZooKeeper's
+ * packet limit, so it is refused here too.
+ */
+const PATH_ALLOWANCE_BYTES = 1024;
+
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/**
  * One client session against a {@link MemoryServer}. Requests run one at a time in the order
  * they were issued; each runs to completion on the server in a microtask, so everything is
  * deterministic. Watch callbacks for changes this client made run before the request's promise
@@ -158,6 +167,7 @@ export class MemoryCoordinator implements Coordinator {
   create(path: string, data?: Uint8Array, options: CreateOptions = {}): Promise<string> {
     return this.request('create', path, (s) => {
       const bytes = checkData(data, 'create', path);
+      this.sizeWithData(bytes, 'create', path);
       const full = this.server.create(s, {
         path: this.toServer(path),
         data: bytes,
@@ -176,14 +186,11 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   set(path: string, data: Uint8Array, version?: number): Promise<Stat> {
-    return this.request('set', path, (s) =>
-      this.server.setData(
-        s,
-        this.toServer(path),
-        checkData(data ?? null, 'set', path),
-        checkVersion(version, 'set', path),
-      ),
-    );
+    return this.request('set', path, (s) => {
+      const bytes = checkData(data ?? null, 'set', path);
+      this.sizeWithData(bytes, 'set', path);
+      return this.server.setData(s, this.toServer(path), bytes, checkVersion(version, 'set', path));
+    });
   }
 
   delete(path: string, version?: number): Promise<void> {
@@ -222,6 +229,15 @@ export class MemoryCoordinator implements Coordinator {
       }
       // Everything the client can check is checked before the server sees any op.
       const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
+      let pathBytes = 0;
+      let dataBytes = 0;
+      for (const op of ops) {
+        pathBytes += utf8Bytes(op.path);
+        if ('data' in op && op.data instanceof Uint8Array) dataBytes += op.data.length;
+      }
+      // The server's own size check refuses data over the limit as DATA_TOO_LARGE first.
+      if (dataBytes <= this.server.options.maxDataBytes)
+        this.checkRequestSize(pathBytes, dataBytes, 'multi');
       try {
         return this.server
           .multi(s, prepared)
@@ -376,12 +392,34 @@ export class MemoryCoordinator implements Coordinator {
   private request<T>(op: string, path: string | undefined, fn: (s: Session) => T): Promise<T> {
     return this.enqueue(() => {
       try {
-        if (path !== undefined) validatePath(path, op);
+        if (path !== undefined) {
+          validatePath(path, op);
+          this.checkRequestSize(utf8Bytes(path), 0, op, path);
+        }
         return fn(this.liveSession(op, path));
       } catch (err) {
         throw this.translate(err, op, path);
       }
     });
+  }
+
+  /** Refuses a request whose paths and data together would not fit one ZooKeeper packet. */
+  private checkRequestSize(pathBytes: number, dataBytes: number, op: string, path?: string): void {
+    const max = this.server.options.maxDataBytes;
+    const limit = max + PATH_ALLOWANCE_BYTES;
+    if (pathBytes + dataBytes <= limit) return;
+    throw new ZoottError(
+      'BAD_ARGUMENTS',
+      `request of ${pathBytes + dataBytes} bytes (paths ${pathBytes}, data ${dataBytes}) exceeds the limit of ${limit} (maxDataBytes ${max} + ${PATH_ALLOWANCE_BYTES} for paths)`,
+      { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
+    );
+  }
+
+  /** The size check of a write: data over the limit is the server's DATA_TOO_LARGE. */
+  private sizeWithData(data: Uint8Array | null, op: string, path: string): void {
+    const bytes = data?.length ?? 0;
+    if (bytes <= this.server.options.maxDataBytes)
+      this.checkRequestSize(utf8Bytes(path), bytes, op, path);
   }
 
   private liveSession(op: string, path: string | undefined): Session {

@@ -246,14 +246,60 @@ describe('bad input catalogue [zookeeper + worker daemon]', () => {
 
   it('a garbage node written into the pending area by another client (zkCli.sh) is ignored', async () => {
     const before = await snapshot();
+    const countsBefore = await engine.counts();
     const bucket = `${ns.chroot}/zoott_p/${WORLD}/0000`;
     await zkCliCreate(ns.server, `${bucket}/garbage`, 'not-json{');
     await zkCliCreate(ns.server, `${bucket}/q-not-an-entry`, '{"name":1}');
-    // Foreign nodes are not tasks: the task list and tree are as they were.
+    // Foreign nodes are not tasks: the task list, tree and counts are as they were.
     expect(await snapshot()).toBe(before);
+    expect(await engine.counts()).toEqual(countsBefore);
     await workerStillWorks();
     expect(await producer.get(`/zoott_p/${WORLD}/0000/garbage`)).toMatchObject({
       data: utf8.encode('not-json{'),
     });
   });
+});
+
+describe('a garbage entry-shaped node in a pending bucket [zookeeper + worker daemon]', () => {
+  it('skips a node named like an entry whose data is not JSON, logs it once, and runs the rest', async () => {
+    const ns = await zkNamespace();
+    const producer = await ns.connect();
+    const engine = createEngine(producer, { world: 'junk', buckets: 1, logger: quiet });
+    await engine.init();
+    // Another client writes a node whose NAME looks like an entry but whose data is not JSON.
+    const junk = `/zoott_p/junk/0000/q1000000-junk-0000000001`;
+    await zkCliCreate(ns.server, `${ns.chroot}${junk}`, 'not-json{');
+    await engine.queue({ name: 'good', type: 'echo' });
+    const { daemon, lines } = await startDaemon({
+      connect: ns.connectString,
+      world: 'junk',
+      nodeId: 'junk-worker',
+      handlers: { echo: () => 'ok' },
+    });
+    try {
+      await until(
+        'the good task completes',
+        async () => (await engine.task(['good']))?.state === 'completed',
+        15_000,
+      );
+      await engine.queue({ name: 'later', type: 'echo' });
+      await until(
+        'a later task completes',
+        async () => (await engine.task(['later']))?.state === 'completed',
+        15_000,
+      );
+      expect(loopErrors(lines)).toEqual([]);
+      const skipped = lines.filter(
+        (l) => l.msg === 'skipping a pending node that is not a zoott entry',
+      );
+      expect(skipped).toHaveLength(1);
+      expect(JSON.stringify(skipped[0]!.fields)).toContain('q1000000-junk-0000000001');
+      // Nothing else changed: the node is still there, untouched.
+      expect(utf8.decode((await producer.get(junk)).data)).toBe('not-json{');
+    } finally {
+      await daemon.stop();
+      engine.close();
+      await ns.cleanup();
+    }
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import {
   utf8,
 } from '@zoott/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon } from './support/daemon.js';
 import { codeOf, until, type ZkNamespace, zkNamespace } from './support/zk.js';
 
 const USER = 'alice';
@@ -169,4 +170,41 @@ describe('ACL: a world locked to one digest user [zookeeper]', () => {
     const anonymous = intruders[0]!.c;
     expect(await codeOf(anonymous.get(record))).toBe('NO_AUTH');
   });
+});
+
+describe('ACL: a worker daemon in a locked world [zookeeper + worker daemon]', () => {
+  it('locks the records it writes to its own credentials (--auth, default --acl auth)', async () => {
+    const ns = await zkNamespace();
+    const auth = [{ scheme: 'digest', auth: 'alice:pw' }];
+    const defaultAcl = [digestAcl('alice', 'pw', 'cdrwa')];
+    const owner = await ns.connect({ auth, defaultAcl });
+    const engine = createEngine(owner, { world: 'locked', buckets: 1, logger: quiet });
+    await engine.init();
+    await engine.queue({ name: 'secret', type: 'echo', data: { token: 's3cr3t' } });
+    const { daemon } = await startDaemon({
+      connect: ns.connectString,
+      auth: ['digest:alice:pw'],
+      world: 'locked',
+      nodeId: 'acl-worker',
+      handlers: { echo: (t) => ({ echoed: t.data }) },
+    });
+    try {
+      await until(
+        'secret completes',
+        async () => (await engine.task(['secret']))?.state === 'completed',
+      );
+      const record = '/zoott_c/locked/0000/secret';
+      const { acl } = await owner.getAcl(record);
+      const anonymous = await ns.connect();
+      expect({ acl, anonymousRead: await codeOf(anonymous.get(record)) }).toEqual({
+        acl: defaultAcl,
+        anonymousRead: 'NO_AUTH',
+      });
+      expect(acl).not.toEqual(OPEN_ACL);
+    } finally {
+      await daemon.stop();
+      engine.close();
+      await ns.cleanup();
+    }
+  }, 60_000);
 });

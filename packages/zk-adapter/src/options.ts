@@ -46,6 +46,13 @@ export interface ResolvedOptions {
 /** ZooKeeper's jute.maxbuffer is 1048575 bytes per packet; keep 1 KiB for path, ACL, headers. */
 export const ZK_MAX_DATA_BYTES = 1_047_552;
 
+/**
+ * Room for paths on top of `maxDataBytes`: a request whose paths and data together exceed
+ * `maxDataBytes + PATH_ALLOWANCE_BYTES` is refused before it is sent, because the server
+ * closes the connection on a packet over jute.maxbuffer instead of answering it.
+ */
+export const PATH_ALLOWANCE_BYTES = 1024;
+
 function positiveInt(value: unknown, fallback: number, field: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {

@@ -42,7 +42,12 @@ import {
   statOf,
   toZoottError,
 } from './convert.js';
-import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
+import {
+  PATH_ALLOWANCE_BYTES,
+  type ResolvedOptions,
+  resolveOptions,
+  type ZkOptions,
+} from './options.js';
 import { newMarker } from './protected-names.js';
 import { installFastWire } from './wire.js';
 
@@ -394,6 +399,21 @@ export class ZkCoordinator implements Coordinator {
 
   private checkPath(path: string, op: string): void {
     validatePath(path, op);
+    this.checkRequestSize(Buffer.byteLength(path), 0, op, path);
+  }
+
+  /**
+   * Refuses a request whose paths and data would not fit one server packet: ZooKeeper drops
+   * the connection on such a packet, so sending it would cost the session its connection.
+   */
+  private checkRequestSize(pathBytes: number, dataBytes: number, op: string, path?: string): void {
+    const limit = this.opts.maxDataBytes + PATH_ALLOWANCE_BYTES;
+    if (pathBytes + dataBytes <= limit) return;
+    throw new ZoottError(
+      'BAD_ARGUMENTS',
+      `request of ${pathBytes + dataBytes} bytes (paths ${pathBytes}, data ${dataBytes}) exceeds the limit of ${limit} (maxDataBytes ${this.opts.maxDataBytes} + ${PATH_ALLOWANCE_BYTES} for paths)`,
+      { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
+    );
   }
 
   private checkData(data: unknown, op: string, path: string): Buffer | null {
@@ -411,6 +431,7 @@ export class ZkCoordinator implements Coordinator {
         { op, path },
       );
     }
+    this.checkRequestSize(Buffer.byteLength(path), data.byteLength, op, path);
     return bufferOf(data);
   }
 
@@ -699,6 +720,8 @@ export class ZkCoordinator implements Coordinator {
     }
     // Validate every op before anything is sent, so bad input is reported as such.
     build(fakeTransaction());
+    const pathBytes = ops.reduce((sum, o) => sum + Buffer.byteLength(o.path), 0);
+    this.checkRequestSize(pathBytes, total, 'multi');
     type Raw = Array<{ type: number; path?: string; stat?: LibStat; err?: number }>;
     const raw = await this.send<Raw>('multi', undefined, (c, done) => {
       const tx = c.transaction();

@@ -1,6 +1,6 @@
 import { digestAcl, isZoottError, OPEN_ACL, Perms, type WatchEvent } from '@zoott/core';
 import { describe, expect, it } from 'vitest';
-import { connectZk } from '../src/index.js';
+import { connectZk, ZK_MAX_DATA_BYTES } from '../src/index.js';
 import { bytes, freshNamespace, open, text, zkServer } from './helpers.js';
 
 describe('ZkCoordinator on a real ZooKeeper', () => {
@@ -155,5 +155,35 @@ describe('ZkCoordinator on a real ZooKeeper', () => {
     expect(await other.exists('/eph')).toBeNull();
     await expect(zk.get('/eph')).rejects.toMatchObject({ code: 'CLOSED' });
     await zk.close();
+  });
+
+  it('refuses a request whose path and data exceed the packet budget before sending it', async () => {
+    const zk = await open(await freshNamespace());
+    const events: string[] = [];
+    zk.onSession((e) => events.push(e.type));
+    // ZooKeeper drops the connection on a packet over jute.maxbuffer; such a request must be
+    // refused up front, naming its size and the limit, and cost nothing else.
+    const long = `/${'p'.repeat(2_000_000)}`;
+    for (const attempt of [zk.create(long), zk.get(long), zk.exists(long)]) {
+      await expect(attempt).rejects.toMatchObject({
+        code: 'BAD_ARGUMENTS',
+        message: expect.stringMatching(/2000001 bytes.*limit of 1048576/),
+      });
+    }
+    // Path + data: each fits alone, together they do not.
+    await expect(
+      zk.create(`/${'q'.repeat(2000)}`, new Uint8Array(ZK_MAX_DATA_BYTES)),
+    ).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
+    // Multi: the sum over the ops counts.
+    const half = `/${'m'.repeat(600_000)}`;
+    await expect(
+      zk.multi([
+        { op: 'create', path: half },
+        { op: 'create', path: `${half}x` },
+      ]),
+    ).rejects.toMatchObject({ code: 'BAD_ARGUMENTS', op: 'multi' });
+    expect(await zk.create('/after', bytes('ok'))).toBe('/after');
+    expect(events).toEqual([]);
+    expect(zk.state).toBe('connected');
   });
 });

@@ -63,6 +63,25 @@ export const limitsTests: GroupTests = (ctx, declared) => {
     expect(await reader.exists(path('huge'))).toBeNull();
   });
 
+  it('a request whose paths and data exceed the packet budget fails BAD_ARGUMENTS up front', async () => {
+    const { client, path, base } = ctx();
+    // Over `maxDataBytes` + the 1 KiB path allowance: ZooKeeper would drop the connection.
+    const long = `${base}/${'p'.repeat(declared.maxDataBytes + 2048)}`;
+    await expectCode(client.create(long), 'BAD_ARGUMENTS');
+    await expectCode(client.exists(long), 'BAD_ARGUMENTS');
+    const half = `${base}/${'m'.repeat(Math.ceil(declared.maxDataBytes / 2) + 1024)}`;
+    await expectCode(
+      client.multi([
+        { op: 'create', path: half },
+        { op: 'create', path: `${half}x` },
+      ]),
+      'BAD_ARGUMENTS',
+    );
+    // Refused without a round trip: the session is untouched and nothing was created.
+    await client.create(path('after'), text('ok'));
+    expect(await client.children(base)).toEqual(['after']);
+  });
+
   it('invalid paths fail INVALID_PATH for every operation', async () => {
     const { client } = ctx();
     for (const bad of BAD_PATHS) {

@@ -62,6 +62,8 @@ interface BucketState {
   listing: Promise<void> | null;
   /** The claimBatch call that last listed this bucket. */
   listedIn: number;
+  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
+  bad: Set<string>;
 }
 
 interface Candidate {
@@ -110,9 +112,18 @@ export class Claimer {
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
   setWatched(buckets: Iterable<number>): void {
+    const before = new Set(this.watched);
     this.watched.clear();
     for (const b of buckets) this.watched.add(b);
-    for (const b of [...this.buckets.keys()]) if (!this.watched.has(b)) this.buckets.delete(b);
+    for (const [b, st] of [...this.buckets]) {
+      if (!this.watched.has(b)) this.buckets.delete(b);
+      // A bucket listed while unwatched (an idle steal scan) has no watch and would never be
+      // marked stale: re-list it, with a watch, on its next use.
+      else if (!before.has(b)) {
+        st.stale = true;
+        st.listedAt = Number.NEGATIVE_INFINITY;
+      }
+    }
   }
 
   /** Stops reacting to watches. */
@@ -239,6 +250,7 @@ export class Claimer {
         listedIn: 0,
         parsed: new Map(),
         fetching: new Map(),
+        bad: new Set(),
       };
       this.buckets.set(b, st);
     }
@@ -281,6 +293,7 @@ export class Claimer {
     entries.sort(byClaimOrder);
     const live = new Set(names);
     for (const name of state.cache.keys()) if (!live.has(name)) state.cache.delete(name);
+    for (const name of state.bad) if (!live.has(name)) state.bad.delete(name);
     state.entries = entries;
     state.present = present;
   }
@@ -326,6 +339,7 @@ export class Claimer {
         if (e.kind === 'x' || this.held.has(e.encodedKey) || this.busy.has(e.encodedKey)) continue;
         const key = e.encodedKey.split(KEY_SEPARATOR);
         if (key.length > 1 && blockingAncestor(key, stateOf) !== null) continue;
+        if (st.bad.has(e.name)) continue;
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
         if (cached && this.waiting(cached, now)) continue;
@@ -379,10 +393,25 @@ export class Claimer {
       }
       throw err;
     }
+    let data: EntryData;
+    try {
+      data = decodeJson<EntryData>(node.data, path);
+      const problem = entryProblem(data);
+      if (problem) throw new Error(problem);
+    } catch (err) {
+      // A foreign node named like an entry: claiming it is impossible, and failing the whole
+      // claim on it would stop every other task in the bucket. Skip it while it is listed.
+      st.bad.add(e.name);
+      this.ctx.logger.warn(
+        { path, reason: (err as Error).message },
+        'skipping a pending node that is not a zoott entry',
+      );
+      return null;
+    }
     const cached: CachedEntry = {
       version: node.stat.version,
       czxid: node.stat.czxid,
-      data: decodeJson<EntryData>(node.data, path),
+      data,
       firstSeen: this.ctx.clock.now(),
     };
     st.cache.set(e.name, cached);
@@ -483,4 +512,15 @@ export class Claimer {
       () => this.busy.delete(encodedKey),
     );
   }
+}
+
+/** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */
+function entryProblem(d: unknown): string | null {
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'data is not a JSON object';
+  const e = d as Partial<EntryData>;
+  if (typeof e.name !== 'string' || typeof e.type !== 'string')
+    return 'name and type must be strings';
+  if (!Number.isInteger(e.attempts) || !Number.isInteger(e.maxAttempts))
+    return 'attempts and maxAttempts must be integers';
+  return null;
 }

@@ -249,6 +249,14 @@ export class Engine {
     });
   }
 
+  /**
+   * Forgets a claim that cannot be settled any more (its session is gone, so its working
+   * node went with it): this engine may claim the task again. Settling does this itself.
+   */
+  forget(claim: Claim): void {
+    this.held.delete(claim.key.join(KEY_SEPARATOR));
+  }
+
   private async settle(
     claim: Claim,
     run: (ctx: EngineContext) => Promise<SettleOutcome>,
@@ -257,7 +265,7 @@ export class Engine {
     try {
       return await run(ctx);
     } finally {
-      this.held.delete(claim.key.join(KEY_SEPARATOR));
+      this.forget(claim);
     }
   }
 

@@ -2,7 +2,7 @@ import { decodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
-import { type Area, parseEntryName } from './layout.js';
+import { parseEntryName } from './layout.js';
 import { codeOf } from './support.js';
 import type {
   AreaCounts,
@@ -20,19 +20,33 @@ import { compareKeys, walkTree } from './walk.js';
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /**
- * Counts per area from bucket stats alone (numChildren): 4 x B small reads, no listing.
- * The pending area also holds the entries of working tasks and the `x` entries of failed
- * ones, so they are subtracted.
+ * Counts per area, counting what `list()` shows: per bucket one pending listing, one working
+ * listing and one stat of the completed bucket (its numChildren). Only names that parse as
+ * entries count, so a foreign node in a pending bucket is ignored here as in `list()`; an
+ * entry with a working node is working, an `x` entry failed, any other entry pending.
  */
 export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
-  const sum = async (area: Area) => {
-    const stats = await Promise.all(
-      range(ctx.layout.buckets).map((b) => ctx.c.exists(ctx.layout.bucketPath(area, b))),
-    );
-    return stats.reduce((n, s) => n + (s?.numChildren ?? 0), 0);
-  };
-  const [p, w, c, f] = await Promise.all([sum('p'), sum('w'), sum('c'), sum('f')]);
-  return { pending: Math.max(0, p - w - f), working: w, completed: c, failed: f };
+  const { c, layout } = ctx;
+  const counts: AreaCounts = { pending: 0, working: 0, completed: 0, failed: 0 };
+  await Promise.all(
+    range(layout.buckets).map(async (b) => {
+      const [p, w, done] = await Promise.all([
+        c.children(layout.bucketPath('p', b)),
+        c.children(layout.bucketPath('w', b)),
+        c.exists(layout.bucketPath('c', b)),
+      ]);
+      const working = new Set(w);
+      for (const name of p) {
+        const e = parseEntryName(name);
+        if (!e) continue;
+        if (working.has(e.encodedKey)) counts.working++;
+        else if (e.kind === 'x') counts.failed++;
+        else counts.pending++;
+      }
+      counts.completed += done?.numChildren ?? 0;
+    }),
+  );
+  return counts;
 }
 
 /** Per-key state of one bucket, from its pending, working and completed listings. */

@@ -47,7 +47,7 @@ export interface WorkerOptions {
   stealAfterMs?: number;
   /** Longest idle sleep before listings are checked again anyway. Default 5000 ms. */
   pollMs?: number;
-  /** Call `renewSession()` after the session is lost. Default true. */
+  /** Call `renewSession()` after the session is lost, retried with capped backoff until it works. Default true. */
   renewSession?: boolean;
   /** On `stop()`, running handlers are aborted after this long. Default 30000 ms. */
   stopTimeoutMs?: number;
@@ -83,6 +83,9 @@ export interface WorkerHandle {
 }
 
 const WAKE = Symbol('wake');
+/** First and longest wait between two failed `renewSession` calls. */
+const RENEW_BASE_MS = 100;
+const RENEW_MAX_MS = 5000;
 
 interface Running {
   claim: Claim;
@@ -132,6 +135,9 @@ class WorkerLoop {
   private readonly unsubscribe: () => void;
   private readonly done: Promise<void>;
   private stopPromise: Promise<void> | null = null;
+  /** Aborted when the worker stops: ends the waits between session renewals. */
+  private readonly halt = new AbortController();
+  private renewing = false;
 
   constructor(
     private readonly c: Coordinator,
@@ -233,11 +239,7 @@ class WorkerLoop {
           r.abort.abort(new ZoottError('SESSION_EXPIRED', 'session lost: the claim is gone'));
         }
         this.claimer?.invalidate();
-        if (this.opts.renewSession !== false && !this.stopping) {
-          this.c
-            .renewSession()
-            .catch((err) => this.log('warn', { err: String(err) }, 'renewSession failed'));
-        }
+        if (this.opts.renewSession !== false && !this.stopping) void this.renew();
         this.wake();
         break;
       case 'connected':
@@ -250,8 +252,37 @@ class WorkerLoop {
         break;
       case 'closed':
         this.stopping = true;
+        this.halt.abort();
         this.wake();
         break;
+    }
+  }
+
+  /**
+   * Opens a new session after `lost`, retrying with capped exponential backoff: the network
+   * may still be down when the loss is noticed, and a worker left without a session would
+   * idle forever. Ends when a session is open, or the worker stops.
+   */
+  private async renew(): Promise<void> {
+    if (this.renewing) return;
+    this.renewing = true;
+    const clock = this.opts.clock ?? systemEngineClock;
+    try {
+      const lost = () => this.c.state === 'lost';
+      for (let delay = RENEW_BASE_MS; !this.stopping && lost(); ) {
+        try {
+          await this.c.renewSession();
+          // A session lost again meanwhile is renewed again, after the wait.
+          if (!lost()) return;
+        } catch (err) {
+          if (this.stopping) return;
+          this.log('warn', { err: String(err), retryInMs: delay }, 'renewSession failed');
+        }
+        await clock.sleep(delay, this.halt.signal);
+        delay = Math.min(delay * 2, RENEW_MAX_MS);
+      }
+    } finally {
+      this.renewing = false;
     }
   }
 
@@ -430,6 +461,7 @@ class WorkerLoop {
     let outcome: SettleOutcome;
     try {
       if (r.void) {
+        this.engine.forget(claim);
         this.log('warn', { key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
         outcome = { status: 'dropped', reason: 'session lost' };
       } else if (r.release) outcome = await this.engine.release(claim);
@@ -473,6 +505,7 @@ class WorkerLoop {
   stop(): Promise<void> {
     if (!this.stopPromise) {
       this.stopping = true;
+      this.halt.abort();
       this.wake();
       this.stopPromise = this.done.catch(() => undefined);
     }

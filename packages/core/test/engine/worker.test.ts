@@ -81,7 +81,7 @@ describeOnBackends('engine: worker loop', (backend) => {
     await Promise.all([producer.close(), wc.close()]);
   });
 
-  it('aborts handlers when the session is lost, re-registers, and another worker finishes', async () => {
+  it('aborts handlers when the session is lost, re-registers, claims the task again, and another worker finishes', async () => {
     const producer = await backend().connect();
     const world = worldName();
     const engine = createEngine(producer, { world, buckets: 4, logger: memoryLogger() });
@@ -89,28 +89,31 @@ describeOnBackends('engine: worker loop', (backend) => {
     await engine.queue({ name: 'long', type: 't' });
     const wc = await backend().connect();
     let aborted = false;
-    let started = false;
+    let started = 0;
     const worker = runWorker(
       wc,
       {
         t: (task) =>
           new Promise((_resolve, reject) => {
-            started = true;
+            started++;
             task.signal.addEventListener('abort', () => {
               aborted = true;
               reject(task.signal.reason);
             });
           }),
       },
-      { world, logger: memoryLogger(), ...fast },
+      { world, logger: memoryLogger(), ...fast, stopTimeoutMs: 50 },
     );
-    await eventually(() => started && worker.registryPath !== null);
+    await eventually(() => started === 1 && worker.registryPath !== null);
     const firstRegistration = worker.registryPath;
     await backend().expireSession(wc);
     await eventually(() => aborted);
     // It renews its session and registers again.
     await eventually(() => worker.registryPath !== null && wc.state === 'connected');
     expect(worker.registryPath).not.toBe(firstRegistration);
+    // The void claim was forgotten with its session: this worker claims the task again.
+    await eventually(() => started === 2);
+    // Stopping gives that claim back (its attempt is not counted) for the other worker.
     await worker.stop();
     const other = await backend().connect();
     const w2 = runWorker(
