@@ -9,16 +9,9 @@ import {
 } from '@zoott/core';
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
-export interface WorkerView {
+export interface WorkerView extends Omit<WorkerInfo, 'version'> {
   /** Registry node name, `worker-NNNNNNNNNN`. */
   node: string;
-  id: string;
-  host?: string;
-  pid?: number;
-  server?: string;
-  types: string[];
-  buckets: number[];
-  started: number;
   /** Keys (`a|b|c`) of the tasks this worker holds a claim on. */
   running: string[];
 }

@@ -1,3 +1,4 @@
+import type { Op } from '../contract/coordinator.js';
 import { encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
@@ -122,7 +123,6 @@ export async function failClaim(
   const parsed = parseEntryName(claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1));
   const priority = parsed?.priority ?? 0;
   const encodedKey = claim.key.join(KEY_SEPARATOR);
-  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
   const base = { ...freshEntry(claim), attempts: claim.attempt, lastError: taskError };
   if (claim.attempt >= claim.maxAttempts) {
     return deadLetter(ctx, claim, base, taskError, priority);
@@ -130,6 +130,26 @@ export async function failClaim(
   const delay = backoffDelay(claim.attempt, claim.entry.backoff, () => ctx.clock.random());
   const notBefore = ctx.clock.now() + delay;
   const retry: EntryData = { ...base, notBefore };
+  return reenter(ctx, claim, entryPrefix('r', priority, encodedKey), retry, [], {
+    status: 'retrying',
+    notBefore,
+    attempt: claim.attempt,
+  });
+}
+
+/**
+ * ONE multi that ends an attempt by putting the task back in its bucket under a new entry
+ * name (r = retry, x = dead): fenced on the own working node and the claimed entry version.
+ */
+function reenter(
+  ctx: EngineContext,
+  claim: Claim,
+  entryName: string,
+  data: EntryData,
+  extra: Op[],
+  outcome: SettleOutcome,
+): Promise<SettleOutcome> {
+  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
   return settleMulti(
     ctx,
     claim,
@@ -137,15 +157,11 @@ export async function failClaim(
     [
       { op: 'check', path: claim.workingPath, version: 0 },
       { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
-      {
-        op: 'create',
-        path: `${bucket}/${entryPrefix('r', priority, encodedKey)}`,
-        data: encodeJson(retry),
-        sequential: true,
-      },
+      { op: 'create', path: `${bucket}/${entryName}`, data: encodeJson(data), sequential: true },
+      ...extra,
       { op: 'delete', path: claim.workingPath, version: 0 },
     ],
-    { status: 'retrying', notBefore, attempt: claim.attempt },
+    outcome,
   );
 }
 
@@ -157,7 +173,6 @@ function deadLetter(
   priority: number,
 ): Promise<SettleOutcome> {
   const encodedKey = claim.key.join(KEY_SEPARATOR);
-  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
   const record: FailedRecord = {
     name: claim.name,
     type: claim.type,
@@ -168,22 +183,12 @@ function deadLetter(
     failedAt: ctx.clock.now(),
   };
   const { notBefore: _nb, ...dead } = base;
-  return settleMulti(
+  return reenter(
     ctx,
     claim,
-    'fail',
-    [
-      { op: 'check', path: claim.workingPath, version: 0 },
-      { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
-      {
-        op: 'create',
-        path: `${bucket}/${entryPrefix('x', priority, encodedKey)}`,
-        data: encodeJson(dead),
-        sequential: true,
-      },
-      { op: 'create', path: ctx.layout.recordPath('f', claim.key), data: encodeJson(record) },
-      { op: 'delete', path: claim.workingPath, version: 0 },
-    ],
+    entryPrefix('x', priority, encodedKey),
+    dead,
+    [{ op: 'create', path: ctx.layout.recordPath('f', claim.key), data: encodeJson(record) }],
     { status: 'failed' },
   );
 }
