@@ -34,7 +34,7 @@ const QUEUE_WIDTH = 1_000;
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower for the same throughput.
-const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=2'];
 
 const TARGETS = {
   drainVsRaw: 0.15,
