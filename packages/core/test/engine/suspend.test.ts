@@ -1,0 +1,43 @@
+import { createEngine, runWorker } from '@zoott/core';
+import { MemoryServer } from '@zoott/memory-adapter';
+import { expect, it } from 'vitest';
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// While its connection is down the worker cannot know whether its session lives, so it must
+// not start anything new; once the same session is back it carries on.
+it('a suspended worker claims nothing new, and resumes on reconnect', async () => {
+  const server = new MemoryServer();
+  const producer = await server.connect();
+  const workerSession = await server.connect();
+  const engine = createEngine(producer, { world: 'calm', buckets: 2 });
+  await engine.init();
+  const started: string[] = [];
+  const worker = runWorker(
+    workerSession,
+    { t: async (task) => void started.push(task.name) },
+    { world: 'calm', pollMs: 20, stealAfterMs: 10 },
+  );
+  await engine.queue({ name: 'before', type: 't' });
+  await until(async () => (await engine.counts()).completed === 1, 'the first task');
+
+  workerSession.disconnect();
+  expect(workerSession.state).toBe('suspended');
+  await engine.queue({ name: 'during', type: 't' });
+  // Give the loop many polling rounds: it must stay idle while suspended.
+  await new Promise((r) => setTimeout(r, 300));
+  expect(started).toEqual(['before']);
+  expect(await engine.counts()).toMatchObject({ pending: 1, working: 0, completed: 1 });
+
+  workerSession.reconnect();
+  await until(async () => (await engine.counts()).completed === 2, 'the task queued meanwhile');
+  expect(started).toEqual(['before', 'during']);
+  await worker.stop();
+  engine.close();
+});
