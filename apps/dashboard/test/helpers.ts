@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
+import { freshChroot } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { type Browser, chromium } from 'playwright-core';
 
@@ -46,13 +46,7 @@ export function launchBrowser(): Promise<Browser> {
 
 /** A fresh chroot on the run's ZooKeeper; `connect` opens clients inside it. */
 export async function zkNamespace(server: string) {
-  const chroot = `/dash-${randomUUID()}`;
-  const admin = await connectZk(server);
-  try {
-    await admin.create(chroot);
-  } finally {
-    await admin.close();
-  }
+  const { chroot } = await freshChroot(server, 'dash');
   const clients: Coordinator[] = [];
   return {
     chroot,

@@ -1,19 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Coordinator, TaskKey, TaskRecord } from '@zoott/core';
 import { createEngine } from '@zoott/core';
-import { connectZk } from '@zoott/zk-adapter';
+import { freshChroot } from '@zoott/testing';
 
 /** A fresh chroot on the shared test server; returns its connect string. */
 export async function freshNamespace(server: string): Promise<string> {
-  const chroot = `/w-${randomUUID()}`;
-  const admin = await connectZk(server);
-  try {
-    await admin.create(chroot);
-  } finally {
-    await admin.close();
-  }
-  return `${server}${chroot}`;
+  return (await freshChroot(server, 'w')).connectString;
 }
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `ms`. */

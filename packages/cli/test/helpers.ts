@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
+import { freshChroot } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, inject } from 'vitest';
 
@@ -109,15 +109,7 @@ export async function session(connect: string): Promise<Coordinator> {
 
 /** A fresh, created chroot on the run's ZooKeeper: `host:port/cli-<uuid>`. */
 export async function freshConnect(): Promise<string> {
-  const server = inject('zkConnect');
-  const chroot = `/cli-${randomUUID()}`;
-  const admin = await connectZk(server);
-  try {
-    await admin.create(chroot);
-  } finally {
-    await admin.close();
-  }
-  return `${server}${chroot}`;
+  return (await freshChroot(inject('zkConnect'), 'cli')).connectString;
 }
 
 /** Parses the one JSON document a --json command printed. */

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Coordinator, SessionState } from '@zoott/core';
 import { connectZk, killSession, ZkCoordinator } from '@zoott/zk-adapter';
 import { startProxy, type ZkProxy } from '@zoott/zk-testkit';
 import type { TestBackend } from './backend.js';
+import { freshChroot } from './fresh-chroot.js';
 
 const DROP_TIMEOUT_MS = 30_000;
 
@@ -35,13 +35,7 @@ function waitFor(client: Coordinator, states: SessionState[], what: string): Pro
  * proxy, so `dropConnection` can cut exactly that client's connection.
  */
 export async function zookeeperBackend(server: string): Promise<TestBackend> {
-  const chroot = `/t-${randomUUID()}`;
-  const admin = await connectZk(server);
-  try {
-    await admin.create(chroot);
-  } finally {
-    await admin.close();
-  }
+  const { chroot } = await freshChroot(server, 't');
   const clients: Coordinator[] = [];
   const proxies = new Map<Coordinator, ZkProxy>();
   return {

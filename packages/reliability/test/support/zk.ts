@@ -1,6 +1,6 @@
 /** A fresh chroot on the run's real ZooKeeper (zk-testkit's global setup) per test. */
-import { randomUUID } from 'node:crypto';
 import type { Coordinator } from '@zoott/core';
+import { freshChroot } from '@zoott/testing';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
 import { inject } from 'vitest';
 
@@ -23,13 +23,7 @@ export interface ZkNamespace {
 export async function zkNamespace(): Promise<ZkNamespace> {
   const server = inject('zkConnect');
   if (!server) throw new Error('no ZooKeeper: the zk-testkit global setup must run');
-  const chroot = `/rel-${randomUUID()}`;
-  const admin = await connectZk(server);
-  try {
-    await admin.create(chroot);
-  } finally {
-    await admin.close();
-  }
+  const { chroot } = await freshChroot(server, 'rel');
   const clients: Coordinator[] = [];
   return {
     server,
