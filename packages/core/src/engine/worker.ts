@@ -1,27 +1,22 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
-import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { LocalityScore } from '../tree/ordering.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine, type EngineOptions } from './engine.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
 import { codeOf, systemEngineClock } from './support.js';
-import type { Claim, EngineClock, EngineLogger, PlacementHints, SettleOutcome } from './types.js';
+import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 
 /** What a handler gets for one task. */
-export interface TaskContext {
-  key: TaskKey;
-  name: string;
-  type: string;
-  data: unknown;
-  /** 1 for the first run. */
-  attempt: number;
-  maxAttempts: number;
-  hints?: PlacementHints;
+export interface TaskContext
+  extends Pick<
+    Claim,
+    'key' | 'name' | 'type' | 'data' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'
+  > {
   /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
   signal: AbortSignal;
-  worker: string;
 }
 
 /** Runs one task; the resolved value is the result, a throw is a failed attempt. */
