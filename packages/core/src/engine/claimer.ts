@@ -291,9 +291,9 @@ export class Claimer {
     }
     state.parsed = parsed;
     entries.sort(byClaimOrder);
-    const live = new Set(names);
-    for (const name of state.cache.keys()) if (!live.has(name)) state.cache.delete(name);
-    for (const name of state.bad) if (!live.has(name)) state.bad.delete(name);
+    // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
+    for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
+    for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
     state.entries = entries;
     state.present = present;
   }
@@ -337,11 +337,15 @@ export class Claimer {
       for (const e of st.entries) {
         if (taken >= lookahead) break;
         if (e.kind === 'x' || this.held.has(e.encodedKey) || this.busy.has(e.encodedKey)) continue;
-        const key = e.encodedKey.split(KEY_SEPARATOR);
-        if (key.length > 1 && blockingAncestor(key, stateOf) !== null) continue;
         if (st.bad.has(e.name)) continue;
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
+        // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
+        if (
+          e.encodedKey.includes(KEY_SEPARATOR) &&
+          blockingAncestor(e.encodedKey.split(KEY_SEPARATOR), stateOf) !== null
+        )
+          continue;
         if (cached && this.waiting(cached, now)) continue;
         taken++;
         if (cached) {
@@ -465,7 +469,10 @@ export class Claimer {
       // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
       // read before its completion does not make this claimer read a deleted entry.
       st.cache.set(cand.entry.name, { ...cand.cached, claimed: true });
-      st.entries = st.entries.filter((e) => e.name !== cand.entry.name);
+      // In place: claims come from the head of the listing, so the search is short, and a
+      // copy of a big bucket's listing per claim was the worker's largest source of garbage.
+      const at = st.entries.indexOf(cand.entry);
+      if (at >= 0) st.entries.splice(at, 1);
     }
     const claim: Claim = {
       key,

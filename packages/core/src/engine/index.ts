@@ -11,7 +11,7 @@ export {
   parseEntryName,
   WorldLayout,
 } from './layout.js';
-export { ownedBuckets, type WorkerInfo } from './registry.js';
+export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export { backoffDelay, systemEngineClock } from './support.js';
 export type * from './types.js';
 export {

@@ -140,11 +140,14 @@ describeOnBackends('engine: worker loop', (backend) => {
       const all = workers.flatMap((w) => [...w.buckets]);
       return all.length === 16 && new Set(all).size === 16;
     });
+    // Even shares (16 = 6 + 5 + 5): a worker left with no bucket would only work by stealing.
+    expect(workers.map((w) => w.buckets.length).sort()).toEqual([5, 5, 6]);
     await workers[0]!.stop();
     await eventually(() => {
       const all = workers.slice(1).flatMap((w) => [...w.buckets]);
       return all.length === 16 && new Set(all).size === 16;
     });
+    expect(workers.slice(1).map((w) => w.buckets.length)).toEqual([8, 8]);
     for (let i = 0; i < 20; i++) await engine.queue({ name: `t${i}`, type: 't' });
     await eventually(async () => (await engine.counts()).completed === 20);
     await Promise.all(workers.slice(1).map((w) => w.stop()));
