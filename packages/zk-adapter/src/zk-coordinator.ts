@@ -42,6 +42,7 @@ import {
   statOf,
   toZoottError,
 } from './convert.js';
+import { installFastJute } from './jute-speed.js';
 import {
   PATH_ALLOWANCE_BYTES,
   type ResolvedOptions,
@@ -150,6 +151,7 @@ export class ZkCoordinator implements Coordinator {
     // every (re)connection.
     for (const c of this.credentials) client.addAuthInfo(c.scheme, Buffer.from(c.auth));
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
+    installFastJute();
     installFastWire(client);
     this.client = client;
     client.connect();
