@@ -1,14 +1,17 @@
 import {
   type Claim,
+  type CompleteOptions,
+  type CompleteOutcome,
   type Coordinator,
   Engine,
   type EngineLogger,
   type EngineOptions,
   isZoottError,
+  type Op,
   type SettleOutcome,
 } from '@zoott/core';
 import { JOB_TYPE, RACE_TYPE } from './constants.js';
-import { publishResult } from './reply.js';
+import { ensureReplyDir, publishResult, type ReplyAddress, replyOp } from './reply.js';
 
 /**
  * An error that retrying cannot fix (an invalid job, a refused executable): the task goes
@@ -40,13 +43,33 @@ export interface JobEngineOptions extends EngineOptions {
   onSettled?: SettleListener;
 }
 
+/** A job result's reply, made ready before the completion multi. */
+interface PreparedReply {
+  address: ReplyAddress;
+  /** The create op for the completion multi; `null` when it could not be prepared. */
+  op: Op | null;
+}
+
+/** The reply address a job result names, or `null` when it names none. */
+function replyAddressOf(result: unknown): ReplyAddress | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const { exchange, routingkey } = result as { exchange?: unknown; routingkey?: unknown };
+  if (typeof routingkey !== 'string') return null;
+  return { routingkey, ...(typeof exchange === 'string' ? { exchange } : {}) };
+}
+
 /**
  * The engine as the worker uses it, with the two job-level steps the core engine leaves
  * open: a permanent error dead-letters at once (the claim is settled as its last attempt),
- * and once a job's result is recorded it is also published to the reply channel named by
- * its `exchange`/`routingkey`. The reply is written after the completed record, so it
- * exists at most once per completion; a crash between the two loses the reply, never the
- * record.
+ * and a job's result is also published to the reply channel named by its
+ * `exchange`/`routingkey`.
+ *
+ * The reply node is created in the SAME multi as the completed record (the reply
+ * directory is made first), so a reply exists exactly when the completion does, once,
+ * and a crash cannot separate them. When that multi fails because of the reply (record
+ * and reply together exceed the request size limit, say), the task is completed without
+ * it and the reply is then published on its own, as a best effort with a warning: the
+ * completion is never given up for the reply, and a crash in that gap loses only the reply.
  */
 export class JobEngine extends Engine {
   private readonly onSettled: SettleListener | undefined;
@@ -59,10 +82,22 @@ export class JobEngine extends Engine {
     this.log = options.logger;
   }
 
-  override async complete(claim: Claim, result?: unknown): Promise<SettleOutcome> {
-    const outcome = await super.complete(claim, result);
-    if (outcome.status === 'completed' && (claim.type === JOB_TYPE || claim.type === RACE_TYPE))
-      await this.reply(claim, result);
+  override async complete(
+    claim: Claim,
+    result?: unknown,
+    options: CompleteOptions = {},
+  ): Promise<CompleteOutcome> {
+    const reply =
+      claim.type === JOB_TYPE || claim.type === RACE_TYPE ? await this.prepareReply(result) : null;
+    const extraOps = [...(options.extraOps ?? []), ...(reply?.op ? [reply.op] : [])];
+    const outcome = await super.complete(claim, result, { ...options, extraOps });
+    if (reply && outcome.status === 'completed') {
+      const key = claim.key.join('|');
+      const published = outcome.extras?.applied ? outcome.extras.results.at(-1) : undefined;
+      if (reply.op && published?.op === 'create')
+        this.log?.debug?.({ key, path: published.path }, 'result published with the completion');
+      else await this.publishAfter(key, reply.address, result);
+    }
     this.onSettled?.(claim, outcome);
     return outcome;
   }
@@ -76,20 +111,28 @@ export class JobEngine extends Engine {
     return outcome;
   }
 
-  private async reply(claim: Claim, result: unknown): Promise<void> {
-    if (typeof result !== 'object' || result === null) return;
-    const { exchange, routingkey } = result as { exchange?: unknown; routingkey?: unknown };
-    if (typeof routingkey !== 'string') return;
+  /**
+   * The reply op for the completion multi, its directory created beforehand. A reply that
+   * cannot be prepared (a bad address, say) gets no op: `publishAfter` tries it and warns.
+   */
+  private async prepareReply(result: unknown): Promise<PreparedReply | null> {
+    const address = replyAddressOf(result);
+    if (!address) return null;
     try {
-      const path = await publishResult(
-        this.coordinator,
-        { routingkey, ...(typeof exchange === 'string' ? { exchange } : {}) },
-        result,
-      );
-      this.log?.debug?.({ key: claim.key.join('|'), path }, 'result published');
+      return { address, op: replyOp(await ensureReplyDir(this.coordinator, address), result) };
+    } catch {
+      return { address, op: null };
+    }
+  }
+
+  /** The fallback: publishes the reply after the completion, logging what went wrong. */
+  private async publishAfter(key: string, address: ReplyAddress, result: unknown): Promise<void> {
+    try {
+      const path = await publishResult(this.coordinator, address, result);
+      this.log?.warn({ key, path }, 'result published after the completion, not atomically');
     } catch (err) {
       this.log?.warn(
-        { key: claim.key.join('|'), err: String(err) },
+        { key, err: String(err) },
         'could not publish the result to the reply channel',
       );
     }

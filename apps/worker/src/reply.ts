@@ -3,6 +3,7 @@ import {
   decodeJson,
   encodeJson,
   isZoottError,
+  type Op,
   type Stat,
   ZoottError,
 } from '@zoott/core';
@@ -71,6 +72,28 @@ async function ensurePath(c: Coordinator, path: string): Promise<void> {
 }
 
 /**
+ * Makes sure the reply directory of an address exists (creating what is missing, safe
+ * against concurrent callers) and returns its path: a multi that publishes a result
+ * cannot create the directory on the way.
+ *
+ * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name.
+ */
+export async function ensureReplyDir(c: Coordinator, address: ReplyAddress): Promise<string> {
+  const dir = replyDir(address);
+  if ((await c.exists(dir)) === null) await ensurePath(c, dir);
+  return dir;
+}
+
+/**
+ * The op that publishes a result JSON under an existing reply directory (see
+ * {@link replyDir}): the same sequential `result-` node {@link publishResult} creates, for
+ * use inside a multi.
+ */
+export function replyOp(dir: string, result: unknown): Op & { op: 'create' } {
+  return { op: 'create', path: `${dir}/result-`, data: encodeJson(result), sequential: true };
+}
+
+/**
  * Publishes a result JSON under the address (creating the directories it needs) and
  * returns the new node's path.
  */
@@ -80,13 +103,13 @@ export async function publishResult(
   result: unknown,
 ): Promise<string> {
   const dir = replyDir(address);
-  const data = encodeJson(result);
+  const { path, data, sequential } = replyOp(dir, result);
   try {
-    return await c.create(`${dir}/result-`, data, { sequential: true });
+    return await c.create(path, data, { sequential });
   } catch (err) {
     if (!isZoottError(err, 'NO_NODE')) throw err;
     await ensurePath(c, dir);
-    return c.create(`${dir}/result-`, data, { sequential: true });
+    return c.create(path, data, { sequential });
   }
 }
 

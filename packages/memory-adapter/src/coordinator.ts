@@ -165,18 +165,21 @@ export class MemoryCoordinator implements Coordinator {
   // ---- Coordinator ----------------------------------------------------------------------
 
   create(path: string, data?: Uint8Array, options: CreateOptions = {}): Promise<string> {
-    return this.request('create', path, (s) => {
-      const bytes = checkData(data, 'create', path);
-      this.sizeWithData(bytes, 'create', path);
-      const full = this.server.create(s, {
-        path: this.toServer(path),
-        data: bytes,
-        ephemeral: options.ephemeral === true,
-        sequential: options.sequential === true,
-        acl: options.acl ?? this.settings.defaultAcl,
-      });
-      return this.toClient(full);
-    });
+    return this.checkedRequest(
+      'create',
+      path,
+      () => this.checkWriteSize(checkData(data, 'create', path), 'create', path),
+      (s, bytes) => {
+        const full = this.server.create(s, {
+          path: this.toServer(path),
+          data: bytes,
+          ephemeral: options.ephemeral === true,
+          sequential: options.sequential === true,
+          acl: options.acl ?? this.settings.defaultAcl,
+        });
+        return this.toClient(full);
+      },
+    );
   }
 
   get(path: string, options: WatchOptions = {}): Promise<NodeData> {
@@ -186,16 +189,23 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   set(path: string, data: Uint8Array, version?: number): Promise<Stat> {
-    return this.request('set', path, (s) => {
-      const bytes = checkData(data ?? null, 'set', path);
-      this.sizeWithData(bytes, 'set', path);
-      return this.server.setData(s, this.toServer(path), bytes, checkVersion(version, 'set', path));
-    });
+    return this.checkedRequest(
+      'set',
+      path,
+      () => ({
+        bytes: this.checkWriteSize(checkData(data ?? null, 'set', path), 'set', path),
+        expected: checkVersion(version, 'set', path),
+      }),
+      (s, { bytes, expected }) => this.server.setData(s, this.toServer(path), bytes, expected),
+    );
   }
 
   delete(path: string, version?: number): Promise<void> {
-    return this.request('delete', path, (s) =>
-      this.server.delete(s, this.toServer(path), checkVersion(version, 'delete', path)),
+    return this.checkedRequest(
+      'delete',
+      path,
+      () => checkVersion(version, 'delete', path),
+      (s, expected) => this.server.delete(s, this.toServer(path), expected),
     );
   }
 
@@ -223,41 +233,32 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   multi(ops: readonly Op[]): Promise<OpResult[]> {
-    return this.request('multi', undefined, (s) => {
-      if (!Array.isArray(ops)) {
-        throw new ZoottError('BAD_ARGUMENTS', 'multi takes an array of ops', { op: 'multi' });
-      }
-      // Everything the client can check is checked before the server sees any op.
-      const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
-      let pathBytes = 0;
-      let dataBytes = 0;
-      for (const op of ops) {
-        pathBytes += utf8Bytes(op.path);
-        if ('data' in op && op.data instanceof Uint8Array) dataBytes += op.data.length;
-      }
-      // The server's own size check refuses data over the limit as DATA_TOO_LARGE first.
-      if (dataBytes <= this.server.options.maxDataBytes)
-        this.checkRequestSize(pathBytes, dataBytes, 'multi');
-      try {
-        return this.server
-          .multi(s, prepared)
-          .map(
-            (r): OpResult =>
-              r.op === 'create' ? { op: 'create', path: this.toClient(r.path) } : r,
-          );
-      } catch (err) {
-        if (err instanceof MultiRefusal) {
-          const failed = ops[err.opIndex];
-          throw new ZoottError(err.code, err.reason, {
-            op: 'multi',
-            path: failed?.path,
-            opIndex: err.opIndex,
-            opCodes: err.opCodes,
-          });
+    return this.checkedRequest(
+      'multi',
+      undefined,
+      () => this.prepareMulti(ops),
+      (s, prepared) => {
+        try {
+          return this.server
+            .multi(s, prepared)
+            .map(
+              (r): OpResult =>
+                r.op === 'create' ? { op: 'create', path: this.toClient(r.path) } : r,
+            );
+        } catch (err) {
+          if (err instanceof MultiRefusal) {
+            const failed = ops[err.opIndex];
+            throw new ZoottError(err.code, err.reason, {
+              op: 'multi',
+              path: failed?.path,
+              opIndex: err.opIndex,
+              opCodes: err.opCodes,
+            });
+          }
+          throw err;
         }
-        throw err;
-      }
-    });
+      },
+    );
   }
 
   getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
@@ -390,13 +391,28 @@ export class MemoryCoordinator implements Coordinator {
 
   /** A request that needs a live, connected session; `path` is checked first if given. */
   private request<T>(op: string, path: string | undefined, fn: (s: Session) => T): Promise<T> {
+    return this.checkedRequest(op, path, () => undefined, fn);
+  }
+
+  /**
+   * A request whose arguments are checked by `check` before the session state is looked at:
+   * like a real client, bad input is reported as such even on a closed or disconnected client.
+   * `fn` gets what `check` returned.
+   */
+  private checkedRequest<C, T>(
+    op: string,
+    path: string | undefined,
+    check: () => C,
+    fn: (s: Session, checked: C) => T,
+  ): Promise<T> {
     return this.enqueue(() => {
       try {
         if (path !== undefined) {
           validatePath(path, op);
           this.checkRequestSize(utf8Bytes(path), 0, op, path);
         }
-        return fn(this.liveSession(op, path));
+        const checked = check();
+        return fn(this.liveSession(op, path), checked);
       } catch (err) {
         throw this.translate(err, op, path);
       }
@@ -415,11 +431,47 @@ export class MemoryCoordinator implements Coordinator {
     );
   }
 
-  /** The size check of a write: data over the limit is the server's DATA_TOO_LARGE. */
-  private sizeWithData(data: Uint8Array | null, op: string, path: string): void {
-    const bytes = data?.length ?? 0;
-    if (bytes <= this.server.options.maxDataBytes)
-      this.checkRequestSize(utf8Bytes(path), bytes, op, path);
+  /** The size checks of a single write: the data limit first, then the whole request. */
+  private checkWriteSize(data: Uint8Array, op: string, path: string): Uint8Array {
+    const max = this.server.options.maxDataBytes;
+    if (data.length > max) {
+      throw new ZoottError('DATA_TOO_LARGE', `${data.length} bytes exceed the limit of ${max}`, {
+        op,
+        path,
+      });
+    }
+    this.checkRequestSize(utf8Bytes(path), data.length, op, path);
+    return data;
+  }
+
+  /**
+   * Every client-side check of a multi, in the ZooKeeper adapter's order: the data of all ops
+   * together against the data limit (each op may fit while the batch does not), then each op,
+   * then paths and data together against the request limit. The server sees none of the ops
+   * unless all of them pass.
+   */
+  private prepareMulti(ops: readonly Op[]): Op[] {
+    if (!Array.isArray(ops)) {
+      throw new ZoottError('BAD_ARGUMENTS', 'multi takes an array of ops', { op: 'multi' });
+    }
+    const max = this.server.options.maxDataBytes;
+    let dataBytes = 0;
+    for (const op of ops) {
+      if (typeof op === 'object' && op !== null && 'data' in op && op.data instanceof Uint8Array) {
+        dataBytes += op.data.length;
+      }
+    }
+    if (dataBytes > max) {
+      throw new ZoottError(
+        'DATA_TOO_LARGE',
+        `the ops carry ${dataBytes} bytes together, over the limit of ${max}`,
+        { op: 'multi' },
+      );
+    }
+    const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
+    const pathBytes = ops.reduce((sum, op) => sum + utf8Bytes(op.path), 0);
+    this.checkRequestSize(pathBytes, dataBytes, 'multi');
+    return prepared;
   }
 
   private liveSession(op: string, path: string | undefined): Session {

@@ -13,7 +13,13 @@ import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { type Area, DEFAULT_BUCKETS, MAX_BUCKETS, WorldLayout } from './layout.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
-import { completeClaim, failClaim, releaseClaim } from './settle.js';
+import {
+  type CompleteOptions,
+  type CompleteOutcome,
+  completeClaim,
+  failClaim,
+  releaseClaim,
+} from './settle.js';
 import { codeOf, consoleLogger, ensureNode, systemEngineClock } from './support.js';
 import type {
   AreaCounts,
@@ -228,9 +234,18 @@ export class Engine {
     return this.defaultClaimer.claim(allBuckets(ctx));
   }
 
-  /** Records the result: ONE multi, fenced on the claim's session and working node. */
-  async complete(claim: Claim, result?: unknown): Promise<SettleOutcome> {
-    return this.settle(claim, (ctx) => completeClaim(ctx, claim, result));
+  /**
+   * Records the result: ONE multi, fenced on the claim's session and working node.
+   * `options.extraOps` join that multi (e.g. a reply node), so they commit with the record
+   * or not at all; if they make it fail, the task completes without them (`extras` in the
+   * outcome tells which happened).
+   */
+  async complete(
+    claim: Claim,
+    result?: unknown,
+    options?: CompleteOptions,
+  ): Promise<CompleteOutcome> {
+    return this.settle(claim, (ctx) => completeClaim(ctx, claim, result, options));
   }
 
   /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
@@ -257,10 +272,10 @@ export class Engine {
     this.held.delete(claim.key.join(KEY_SEPARATOR));
   }
 
-  private async settle(
+  private async settle<T extends SettleOutcome>(
     claim: Claim,
-    run: (ctx: EngineContext) => Promise<SettleOutcome>,
-  ): Promise<SettleOutcome> {
+    run: (ctx: EngineContext) => Promise<T>,
+  ): Promise<T> {
     const ctx = await this.context();
     try {
       return await run(ctx);

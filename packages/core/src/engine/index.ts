@@ -12,6 +12,7 @@ export {
   WorldLayout,
 } from './layout.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
+export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export { backoffDelay, systemEngineClock } from './support.js';
 export type * from './types.js';
 export {

@@ -1,9 +1,9 @@
-import type { Op } from '../contract/coordinator.js';
+import type { Op, OpResult } from '../contract/coordinator.js';
 import { encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { entryPrefix, parseEntryName } from './layout.js';
-import { backoffDelay, codeOf, toTaskError } from './support.js';
+import { backoffDelay, codeOf, multiFailure, toTaskError } from './support.js';
 import type {
   Claim,
   CompletedRecord,
@@ -46,7 +46,7 @@ async function settleMulti(
   ctx: EngineContext,
   claim: Claim,
   op: string,
-  ops: Parameters<EngineContext['c']['multi']>[0],
+  ops: readonly Op[],
   ok: SettleOutcome,
 ): Promise<SettleOutcome> {
   const blocked = fenced(ctx, claim, op);
@@ -55,10 +55,15 @@ async function settleMulti(
     await ctx.c.multi(ops);
     return ok;
   } catch (err) {
-    const code = codeOf(err);
-    if (code && VOID_CODES.has(code)) return dropped(ctx, claim, op, err);
-    throw err;
+    return voidOrThrow(ctx, claim, op, err);
   }
+}
+
+/** A failed settle multi: `dropped` when the error voids the claim, else the error again. */
+function voidOrThrow(ctx: EngineContext, claim: Claim, op: string, err: unknown): SettleOutcome {
+  const code = codeOf(err);
+  if (code && VOID_CODES.has(code)) return dropped(ctx, claim, op, err);
+  throw err;
 }
 
 /** The base entry data without claim bookkeeping, for a renamed entry. */
@@ -67,12 +72,55 @@ function freshEntry(claim: Claim): EntryData {
   return rest;
 }
 
-/** Records a result: check working + create completed + delete entry + delete working. */
+/** Options of `Engine.complete`. */
+export interface CompleteOptions {
+  /**
+   * Ops appended to the completion multi: they commit together with the completed record,
+   * or not at all. The parents of nodes they create must exist beforehand (a multi cannot
+   * create them on the way). When the multi fails because of these ops, the task is
+   * completed without them; the outcome's `extras` says so.
+   */
+  extraOps?: readonly Op[];
+}
+
+/** What became of `extraOps`: committed with the record (their results, in order) or left out. */
+export type ExtraOpsOutcome =
+  | { applied: true; results: OpResult[] }
+  | { applied: false; error: unknown };
+
+/** The outcome of `complete`: `extras` is set when `extraOps` were given and the task completed. */
+export type CompleteOutcome = SettleOutcome & { extras?: ExtraOpsOutcome };
+
+/**
+ * Errors that a client refuses a request with before sending it: the multi certainly did
+ * not apply, and the base ops alone passed the same checks, so the extras are to blame.
+ */
+const REFUSED_BEFORE_SENDING = new Set(['DATA_TOO_LARGE', 'BAD_ARGUMENTS', 'INVALID_PATH']);
+
+/**
+ * Whether a failed completion multi failed because of its extra ops (the ops from index
+ * `baseCount` on): a server verdict on one of them, or a refusal of the whole request
+ * that the base ops alone would not get (too large together). A verdict on a base op is
+ * fencing and connection trouble leaves the outcome unknown: neither allows a retry.
+ */
+function extrasAtFault(err: unknown, baseCount: number): boolean {
+  const failure = multiFailure(err);
+  if (!failure) return false;
+  if (failure.index >= 0) return failure.index >= baseCount;
+  return REFUSED_BEFORE_SENDING.has(failure.code);
+}
+
+/**
+ * Records a result: check working + create completed + delete entry + delete working,
+ * plus any `extraOps` in the same multi. Extras that make the multi fail are dropped (with
+ * a warning) and the completion is recorded without them: a result is never lost to them.
+ */
 export async function completeClaim(
   ctx: EngineContext,
   claim: Claim,
   result: unknown,
-): Promise<SettleOutcome> {
+  options: CompleteOptions = {},
+): Promise<CompleteOutcome> {
   const record: CompletedRecord = {
     name: claim.name,
     type: claim.type,
@@ -95,18 +143,30 @@ export async function completeClaim(
       code: 'DATA_TOO_LARGE',
     });
   }
-  return settleMulti(
-    ctx,
-    claim,
-    'complete',
-    [
-      { op: 'check', path: claim.workingPath, version: 0 },
-      { op: 'create', path: ctx.layout.recordPath('c', claim.key), data: bytes },
-      { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
-      { op: 'delete', path: claim.workingPath, version: 0 },
-    ],
-    { status: 'completed' },
+  const base: Op[] = [
+    { op: 'check', path: claim.workingPath, version: 0 },
+    { op: 'create', path: ctx.layout.recordPath('c', claim.key), data: bytes },
+    { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
+    { op: 'delete', path: claim.workingPath, version: 0 },
+  ];
+  const extra = options.extraOps ?? [];
+  if (extra.length === 0) return settleMulti(ctx, claim, 'complete', base, { status: 'completed' });
+  const blocked = fenced(ctx, claim, 'complete');
+  if (blocked) return blocked;
+  let error: unknown;
+  try {
+    const results = await ctx.c.multi([...base, ...extra]);
+    return { status: 'completed', extras: { applied: true, results: results.slice(base.length) } };
+  } catch (err) {
+    if (!extrasAtFault(err, base.length)) return voidOrThrow(ctx, claim, 'complete', err);
+    error = err;
+  }
+  ctx.logger.warn(
+    { key: claim.key.join(KEY_SEPARATOR), error: String(error) },
+    'completing without the extra ops: they made the completion multi fail',
   );
+  const out = await settleMulti(ctx, claim, 'complete', base, { status: 'completed' });
+  return out.status === 'completed' ? { ...out, extras: { applied: false, error } } : out;
 }
 
 /**
