@@ -125,6 +125,8 @@ class WorkerLoop {
   private stealCursor = 0;
   /** Earliest time of the next pass over buckets this worker does not own. */
   private nextStealAt = 0;
+  /** The last pass over other buckets claimed something: pass again without idling first. */
+  private stealing = false;
   private idleSince: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
@@ -374,7 +376,10 @@ class WorkerLoop {
         }
         let claims = await this.claimer.claimBatch(this.owned, free);
         const now = this.now();
-        if (claims.length === 0 && now - this.idleSince >= stealAfter && now >= this.nextStealAt) {
+        // Once a pass finds work, pass again as soon as slots free up: for a task type only
+        // this worker handles, other buckets may be the only place its work ever shows up.
+        const idle = this.stealing || now - this.idleSince >= stealAfter;
+        if (claims.length === 0 && idle && now >= this.nextStealAt) {
           const others = all.filter((b) => !this.owned.includes(b));
           for (let i = 0; i < others.length && claims.length === 0 && !this.stopping; i++) {
             const b = others[(this.stealCursor + i) % others.length]!;
@@ -385,6 +390,7 @@ class WorkerLoop {
           // worker must not re-read the other buckets in a loop, which loads the server and
           // delays the work that arrives in its own buckets.
           if (claims.length === 0) this.nextStealAt = this.now() + stealAfter;
+          this.stealing = claims.length > 0;
         }
         if (claims.length > 0) {
           if (this.stopping) {

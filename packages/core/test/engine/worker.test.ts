@@ -1,7 +1,7 @@
-import { createEngine, runWorker } from '@zoott/core';
+import { createEngine, fnv1a32, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, worldName } from './helpers.js';
+import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
 
 const fast = { pollMs: 200, stealAfterMs: 50, localityWaitMs: 50 };
 
@@ -125,6 +125,32 @@ describeOnBackends('engine: worker loop', (backend) => {
     expect(await engine.task(['long'])).toMatchObject({ result: 'finished', attempts: 2 });
     await w2.stop();
     await Promise.all([producer.close(), wc.close(), other.close()]);
+  });
+
+  it('keeps taking from other buckets while that finds work (a type only it handles)', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const buckets = 8;
+    const engine = createEngine(producer, { world, buckets, logger: memoryLogger() });
+    await engine.init();
+    // The clock moves only by hand: one idle period is allowed, so a worker that stole once
+    // and then waited to be idle again would stop after its first batch.
+    const clock = new TestClock();
+    const opts = { world, logger: memoryLogger(), clock, pollMs: 200, stealAfterMs: 1000 };
+    const [ca, cb] = await Promise.all([backend().connect(), backend().connect()]);
+    const a = runWorker(ca, { a: () => 'a' }, opts);
+    const b = runWorker(cb, { b: () => 'b' }, { ...opts, concurrency: 2 });
+    await eventually(() => a.buckets.length + b.buckets.length === buckets && a.buckets.length > 0);
+    // Twenty 'b' tasks, all in buckets that the 'a'-only worker owns.
+    const names: string[] = [];
+    for (let i = 0; names.length < 20; i++)
+      if (a.buckets.includes(fnv1a32(`b${i}`) % buckets)) names.push(`b${i}`);
+    for (const name of names) await engine.queue({ name, type: 'b' });
+    clock.advance(1000);
+    await eventually(async () => (await engine.counts()).completed === names.length);
+    expect(b.stats.completed).toBe(names.length);
+    await Promise.all([a.stop(), b.stop()]);
+    await Promise.all([producer, ca, cb].map((x) => x.close()));
   });
 
   it('splits buckets between workers and rebalances when one leaves', async () => {
