@@ -8,6 +8,7 @@ import { type Coordinator, createEngine, decodeJson } from '@zoott/core';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { submitJob, waitForResult } from '../src/index.js';
+import { parentDeathTool } from '../src/jobs/process.js';
 import { freshNamespace, killMarked, processesWith, settled, until } from './helpers.js';
 
 // The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
@@ -174,8 +175,8 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     expect((reply.result as { stdout: string }).stdout).toBe('done\n');
     // Exactly one result was published: the directory is empty once it is consumed.
     expect(await client.children(`/zoott_r/_default/${routingkey}`)).toEqual([]);
-    // The killed worker's orphan (it cannot be stopped once its worker is SIGKILLed) ends
-    // on its own; nothing is left behind.
+    // The killed worker's job died with it (parent-death signal); its `sleep` child ends on
+    // its own; nothing is left behind.
     await until('no job process left', () =>
       processesWith(marker).length === 0 ? true : undefined,
     );
@@ -200,6 +201,32 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     await until('no job process left', () =>
       processesWith(marker).length === 0 ? true : undefined,
     );
+  });
+
+  it('a worker killed with SIGKILL takes its running job with it', async () => {
+    // The kernel's parent-death signal (set through util-linux setpriv) does this; without
+    // it the job below would outlive its worker by five minutes and run beside its re-run.
+    expect(parentDeathTool(), 'util-linux setpriv with --pdeathsig').not.toBeNull();
+    const d = startBin(base('orphan', 'orphan-1'));
+    started.push(d);
+    await registered('orphan', 1);
+    await submitJob(
+      client,
+      { executable: '/bin/sh', arguments: ['-c', 'sleep 300', marker] },
+      { world: 'orphan' },
+    );
+    const [pid] = await until('the job process', () => {
+      const pids = processesWith(marker);
+      return pids.length > 0 ? pids : undefined;
+    });
+    d.child.kill('SIGKILL');
+    await d.exited;
+    await until(
+      'the job to die with its worker',
+      () => (processesWith(marker).length === 0 ? true : undefined),
+      20_000,
+    );
+    expect(pid).toBeGreaterThan(0);
   });
 
   it('serves custom task types from a --handlers module', async () => {

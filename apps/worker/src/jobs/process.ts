@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { ProcessRun } from '@zoott/core';
 
@@ -32,10 +33,40 @@ export function signalNumber(name: NodeJS.Signals): number {
   return constants.signals[name] ?? 0;
 }
 
+let deathSignalTool: string | null | undefined;
+
+/**
+ * util-linux `setpriv` when it can set a parent-death signal (Linux, util-linux 2.33+), else
+ * `null`; looked up once, in the system directories only (never the job's PATH).
+ *
+ * Why: a worker that is SIGKILLed (or OOM-killed) cannot stop its jobs, and its claim
+ * vanishes with its session, so another worker starts the same job while the orphan still
+ * runs. With `setpriv --pdeathsig KILL` the kernel kills the job the moment its worker dies.
+ * `setpriv` sets the signal and then execs the job: same pid, arguments and exit status.
+ */
+export function parentDeathTool(): string | null {
+  if (deathSignalTool !== undefined) return deathSignalTool;
+  deathSignalTool = null;
+  if (process.platform !== 'linux') return null;
+  for (const path of ['/usr/bin/setpriv', '/bin/setpriv']) {
+    if (!existsSync(path)) continue;
+    try {
+      const help = execFileSync(path, ['--help'], { encoding: 'utf8', stdio: 'pipe' });
+      if (help.includes('--pdeathsig')) deathSignalTool = path;
+    } catch {
+      // Not runnable here: jobs start without the parent-death signal.
+    }
+    break;
+  }
+  return deathSignalTool;
+}
+
 /**
  * Spawns `path` without a shell, in its own process group (detached), writes `stdin`
  * and captures output up to a cap. When the group leader ends, whatever else is left in
- * its group is killed too, so nothing it started outlives the job.
+ * its group is killed too, so nothing it started outlives the job. Where the system has
+ * `setpriv` (see {@link parentDeathTool}), the job is also killed if this process dies
+ * without stopping it; processes the job started itself are not reached that way.
  */
 export function startProcess(
   path: string,
@@ -46,7 +77,9 @@ export function startProcess(
   const started = new Date();
   let child: ChildProcess;
   try {
-    child = spawn(path, args, {
+    const tool = parentDeathTool();
+    const [file, argv] = tool ? [tool, ['--pdeathsig', 'KILL', '--', path, ...args]] : [path, args];
+    child = spawn(file, argv, {
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
