@@ -5,6 +5,7 @@ import { crudTests } from './groups/crud.js';
 import { ephemeralTests } from './groups/ephemeral.js';
 import { limitsTests } from './groups/limits.js';
 import { multiTests } from './groups/multi.js';
+import { multiLimitsTests, multiSamePathTests } from './groups/multi-limits.js';
 import { sequentialTests } from './groups/sequential.js';
 import { sessionTests } from './groups/session.js';
 import { versionsTests } from './groups/versions.js';
@@ -20,9 +21,11 @@ const GROUPS: ReadonlyArray<readonly [SuiteGroup, string, GroupTests]> = [
   ['sequential', 'sequential nodes', sequentialTests],
   ['ephemeral', 'ephemeral nodes', ephemeralTests],
   ['multi', 'multi (transactions)', multiTests],
+  ['multi', 'multi: several ops on one node', multiSamePathTests],
   ['watches', 'watches', watchesTests],
   ['acl', 'ACLs and authentication', aclTests],
   ['limits', 'limits and bad arguments', limitsTests],
+  ['limits', 'multi size limits and the order of checks', multiLimitsTests],
   ['session', 'sessions', sessionTests],
 ];
 

@@ -34,8 +34,14 @@ export function jobExitCode(result: unknown): number {
   return ExitCode.FAILURE;
 }
 
-/** Polls a task until it completed or failed; `null` when the deadline or signal came first. */
-async function waitForTask(
+/**
+ * Waits until a task is completed or failed and returns its record; `null` when the
+ * deadline or the signal comes first. No polling: each round arms exists watches on the
+ * task's completed and failed records (one of them appears when the task ends) and sleeps
+ * until one fires, the session changes (a lost session drops watches), the deadline passes
+ * or the signal aborts; only then does it look again.
+ */
+export async function waitForTask(
   world: string,
   c: Coordinator,
   key: TaskKey,
@@ -43,12 +49,50 @@ async function waitForTask(
   signal: AbortSignal,
 ): Promise<TaskRecord | null> {
   const engine = createEngine(c, { world });
+  const { layout } = await engine.context();
+  const ends = [layout.recordPath('c', key), layout.recordPath('f', key)];
   for (;;) {
-    const rec = await engine.task(key);
-    if (rec && (rec.state === 'completed' || rec.state === 'failed')) return rec;
+    let wake!: () => void;
+    const changed = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const stats = await Promise.all(ends.map((path) => c.exists(path, { watch: () => wake() })));
+    if (stats.some((stat) => stat !== null)) {
+      const rec = await engine.task(key);
+      if (rec && (rec.state === 'completed' || rec.state === 'failed')) return rec;
+    }
     if (signal.aborted || Date.now() >= deadline) return null;
-    await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, deadline - Date.now()))));
+    await sleepUntilChange(changed, deadline, signal, c);
   }
+}
+
+/** Resolves when `changed` does, the deadline passes, the signal aborts or the session changes. */
+function sleepUntilChange(
+  changed: Promise<void>,
+  deadline: number,
+  signal: AbortSignal,
+  c: Coordinator,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const finish = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      off();
+      signal.removeEventListener('abort', finish);
+      resolve();
+    };
+    const left = deadline - Date.now();
+    // An infinite deadline needs no timer (setTimeout would clamp it to 1 ms).
+    const timer = Number.isFinite(left)
+      ? setTimeout(finish, Math.min(Math.max(left, 0), 2 ** 31 - 1))
+      : undefined;
+    // A lost session took its watches and a closed one fails the next look: look again.
+    // Not on `suspended`: requests would fail although the session may still recover.
+    const off = c.onSession((e) => {
+      if (e.type !== 'suspended') finish();
+    });
+    signal.addEventListener('abort', finish, { once: true });
+    void changed.then(finish);
+  });
 }
 
 /**
