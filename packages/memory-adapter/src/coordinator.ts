@@ -3,9 +3,12 @@ import {
   type Coordinator,
   type CreateOptions,
   type ErrorCode,
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
   type NodeData,
   type Op,
   type OpResult,
+  requestFrameBytes,
   type SessionEvent,
   type SessionEventType,
   type SessionListener,
@@ -64,15 +67,6 @@ function checkData(data: unknown, op: string, path: string): Uint8Array {
   }
   return data;
 }
-
-/**
- * Room for paths on top of `maxDataBytes`, as in the ZooKeeper adapter: a request whose paths
- * and data together exceed `maxDataBytes + PATH_ALLOWANCE_BYTES` would not fit ZooKeeper's
- * packet limit, so it is refused here too.
- */
-const PATH_ALLOWANCE_BYTES = 1024;
-
-const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
 /**
  * One client session against a {@link MemoryServer}. Requests run one at a time in the order
@@ -168,7 +162,13 @@ export class MemoryCoordinator implements Coordinator {
     return this.checkedRequest(
       'create',
       path,
-      () => this.checkWriteSize(checkData(data, 'create', path), 'create', path),
+      () => {
+        const bytes = this.checkDataSize(checkData(data, 'create', path), 'create', path);
+        const acl = options.acl ?? this.settings.defaultAcl;
+        const frame: FrameOp = { op: 'create', path, dataBytes: bytes.length, acl };
+        this.checkFrame([frame], false, 'create', path);
+        return bytes;
+      },
       (s, bytes) => {
         const full = this.server.create(s, {
           path: this.toServer(path),
@@ -192,10 +192,12 @@ export class MemoryCoordinator implements Coordinator {
     return this.checkedRequest(
       'set',
       path,
-      () => ({
-        bytes: this.checkWriteSize(checkData(data ?? null, 'set', path), 'set', path),
-        expected: checkVersion(version, 'set', path),
-      }),
+      () => {
+        const bytes = this.checkDataSize(checkData(data ?? null, 'set', path), 'set', path);
+        const expected = checkVersion(version, 'set', path);
+        this.checkFrame([{ op: 'set', path, dataBytes: bytes.length }], false, 'set', path);
+        return { bytes, expected };
+      },
       (s, { bytes, expected }) => this.server.setData(s, this.toServer(path), bytes, expected),
     );
   }
@@ -409,7 +411,7 @@ export class MemoryCoordinator implements Coordinator {
       try {
         if (path !== undefined) {
           validatePath(path, op);
-          this.checkRequestSize(utf8Bytes(path), 0, op, path);
+          this.checkFrame([{ op: 'read', path }], false, op, path);
         }
         const checked = check();
         return fn(this.liveSession(op, path), checked);
@@ -419,20 +421,29 @@ export class MemoryCoordinator implements Coordinator {
     });
   }
 
-  /** Refuses a request whose paths and data together would not fit one ZooKeeper packet. */
-  private checkRequestSize(pathBytes: number, dataBytes: number, op: string, path?: string): void {
+  /**
+   * Refuses a request whose frame, encoded as the ZooKeeper adapter sends it (chrooted paths,
+   * data, ACLs, headers), would exceed `maxDataBytes` + FRAME_ALLOWANCE_BYTES: ZooKeeper drops
+   * the connection on such a frame, so both adapters refuse it up front.
+   */
+  private checkFrame(ops: FrameOp[], asMulti: boolean, op: string, path?: string): void {
     const max = this.server.options.maxDataBytes;
-    const limit = max + PATH_ALLOWANCE_BYTES;
-    if (pathBytes + dataBytes <= limit) return;
+    const limit = max + FRAME_ALLOWANCE_BYTES;
+    const size = requestFrameBytes(
+      ops.map((o) => ({ ...o, path: this.toServer(o.path) })),
+      asMulti,
+    );
+    if (size <= limit) return;
+    const data = ops.reduce((n, o) => n + (o.dataBytes ?? 0), 0);
     throw new ZoottError(
       'BAD_ARGUMENTS',
-      `request of ${pathBytes + dataBytes} bytes (paths ${pathBytes}, data ${dataBytes}) exceeds the limit of ${limit} (maxDataBytes ${max} + ${PATH_ALLOWANCE_BYTES} for paths)`,
+      `request of ${size} bytes (data ${data}, the rest paths, ACLs and headers) exceeds the limit of ${limit} (maxDataBytes ${max} + ${FRAME_ALLOWANCE_BYTES})`,
       { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
     );
   }
 
-  /** The size checks of a single write: the data limit first, then the whole request. */
-  private checkWriteSize(data: Uint8Array, op: string, path: string): Uint8Array {
+  /** A single write's data against the data limit; the whole request is checked after. */
+  private checkDataSize(data: Uint8Array, op: string, path: string): Uint8Array {
     const max = this.server.options.maxDataBytes;
     if (data.length > max) {
       throw new ZoottError('DATA_TOO_LARGE', `${data.length} bytes exceed the limit of ${max}`, {
@@ -440,7 +451,6 @@ export class MemoryCoordinator implements Coordinator {
         path,
       });
     }
-    this.checkRequestSize(utf8Bytes(path), data.length, op, path);
     return data;
   }
 
@@ -469,8 +479,15 @@ export class MemoryCoordinator implements Coordinator {
       );
     }
     const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
-    const pathBytes = ops.reduce((sum, op) => sum + utf8Bytes(op.path), 0);
-    this.checkRequestSize(pathBytes, dataBytes, 'multi');
+    const frame = ops.map(
+      (o): FrameOp => ({
+        op: o.op,
+        path: o.path,
+        dataBytes: 'data' in o && o.data instanceof Uint8Array ? o.data.length : 0,
+        ...(o.op === 'create' ? { acl: o.acl ?? this.settings.defaultAcl } : {}),
+      }),
+    );
+    this.checkFrame(frame, true, 'multi');
     return prepared;
   }
 

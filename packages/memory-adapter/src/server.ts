@@ -1,17 +1,17 @@
-import { type Acl, OPEN_ACL, validatePath, ZoottError } from '@zoott/core';
+import { type Acl, DEFAULT_MAX_DATA_BYTES, OPEN_ACL, validatePath, ZoottError } from '@zoott/core';
 import { type Clock, systemClock } from './clock.js';
 import { MemoryCoordinator } from './coordinator.js';
 import { ServerState } from './server-state.js';
 
 /**
- * ZooKeeper's default `jute.maxbuffer` (0xfffff). Real ZooKeeper applies it to the whole
- * request packet, so slightly less data fits there; the memory server applies it to the data.
+ * The data limit, by default the ZooKeeper adapter's (1047552: ZooKeeper's `jute.maxbuffer`
+ * less 1 KiB for paths, ACLs and headers), so what fits here fits on ZooKeeper too.
  */
-export const DEFAULT_MAX_DATA_BYTES = 1048575;
+export { DEFAULT_MAX_DATA_BYTES };
 export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 
 export interface MemoryServerOptions {
-  /** Largest node data accepted; one byte more fails DATA_TOO_LARGE. Default 1048575. */
+  /** Largest node data accepted; one byte more fails DATA_TOO_LARGE. Default 1047552. */
   maxDataBytes?: number;
   /**
    * Time source for ctime/mtime and, when given, timers for session expiry. Without a clock

@@ -1,4 +1,4 @@
-import { type Acl, OPEN_ACL, validateAcl, ZoottError } from '@zoott/core';
+import { type Acl, DEFAULT_MAX_DATA_BYTES, OPEN_ACL, validateAcl, ZoottError } from '@zoott/core';
 
 /** Retry of reads and idempotent writes after a connection loss. */
 export interface ZkRetryOptions {
@@ -43,15 +43,12 @@ export interface ResolvedOptions {
   maxDataBytes: number;
 }
 
-/** ZooKeeper's jute.maxbuffer is 1048575 bytes per packet; keep 1 KiB for path, ACL, headers. */
-export const ZK_MAX_DATA_BYTES = 1_047_552;
-
 /**
- * Room for paths on top of `maxDataBytes`: a request whose paths and data together exceed
- * `maxDataBytes + PATH_ALLOWANCE_BYTES` is refused before it is sent, because the server
- * closes the connection on a packet over jute.maxbuffer instead of answering it.
+ * ZooKeeper's jute.maxbuffer is 1048575 bytes per packet; keep 1 KiB for paths, ACLs and
+ * headers. Whole requests are checked against `maxDataBytes` + FRAME_ALLOWANCE_BYTES
+ * (@zoott/core), exactly as encoded.
  */
-export const PATH_ALLOWANCE_BYTES = 1024;
+export const ZK_MAX_DATA_BYTES = DEFAULT_MAX_DATA_BYTES;
 
 function positiveInt(value: unknown, fallback: number, field: string): number {
   if (value === undefined) return fallback;

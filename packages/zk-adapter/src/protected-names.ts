@@ -14,6 +14,9 @@ const POOL_MARKERS = 1024;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 
+/** Length of every marker: `_p`, 12 hex digits, `_`. */
+export const MARKER_LENGTH = 15;
+
 export function newMarker(): string {
   if (poolOffset + 6 > pool.length) {
     pool = randomBytes(6 * POOL_MARKERS);

@@ -6,12 +6,15 @@ import {
   type CreateOptions,
   codeFromZk,
   type ErrorCode,
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
   isZoottError,
   joinPath,
   type NodeData,
   type Op,
   type OpResult,
   parentPath,
+  requestFrameBytes,
   type SessionEvent,
   type SessionListener,
   type SessionState,
@@ -43,13 +46,8 @@ import {
   toZoottError,
 } from './convert.js';
 import { installFastJute } from './jute-speed.js';
-import {
-  PATH_ALLOWANCE_BYTES,
-  type ResolvedOptions,
-  resolveOptions,
-  type ZkOptions,
-} from './options.js';
-import { newMarker } from './protected-names.js';
+import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
+import { MARKER_LENGTH, newMarker } from './protected-names.js';
 import { installFastWire } from './wire.js';
 
 /** Delay between rounds over all servers while reconnecting. */
@@ -105,10 +103,12 @@ export class ZkCoordinator implements Coordinator {
   private tail: Promise<void> = Promise.resolve();
   /** Credentials of this coordinator: the options' plus every addAuth, replayed on renewal. */
   private readonly credentials: Array<{ scheme: string; auth: string }>;
+  /** The connect string's chroot ('' for none): the library prepends it to every path sent. */
+  private readonly chroot: string;
 
   /** Use {@link connectZk}; the constructor does not connect. */
   constructor(connectString: string, options: ZkOptions = {}) {
-    parseConnectString(connectString);
+    this.chroot = parseConnectString(connectString).chroot ?? '';
     this.connectString = connectString;
     this.opts = resolveOptions(options);
     this.negotiatedTimeoutMs = this.opts.sessionTimeoutMs;
@@ -401,23 +401,31 @@ export class ZkCoordinator implements Coordinator {
 
   private checkPath(path: string, op: string): void {
     validatePath(path, op);
-    this.checkRequestSize(Buffer.byteLength(path), 0, op, path);
+    this.checkFrame([{ op: 'read', path }], false, op, path);
   }
 
   /**
-   * Refuses a request whose paths and data would not fit one server packet: ZooKeeper drops
-   * the connection on such a packet, so sending it would cost the session its connection.
+   * Refuses a request whose frame would not fit the server's buffer (`jute.maxbuffer`, which
+   * the default `maxDataBytes` + FRAME_ALLOWANCE_BYTES equals): ZooKeeper does not answer such
+   * a frame, it drops the connection, so sending it would cost every other request on the
+   * connection. The size is exact: paths with the chroot, data, ACLs and headers.
    */
-  private checkRequestSize(pathBytes: number, dataBytes: number, op: string, path?: string): void {
-    const limit = this.opts.maxDataBytes + PATH_ALLOWANCE_BYTES;
-    if (pathBytes + dataBytes <= limit) return;
+  private checkFrame(ops: FrameOp[], asMulti: boolean, op: string, path?: string): void {
+    const sent = this.chroot
+      ? ops.map((o) => ({ ...o, path: o.path === '/' ? this.chroot : this.chroot + o.path }))
+      : ops;
+    const size = requestFrameBytes(sent, asMulti);
+    const limit = this.opts.maxDataBytes + FRAME_ALLOWANCE_BYTES;
+    if (size <= limit) return;
+    const data = ops.reduce((n, o) => n + (o.dataBytes ?? 0), 0);
     throw new ZoottError(
       'BAD_ARGUMENTS',
-      `request of ${pathBytes + dataBytes} bytes (paths ${pathBytes}, data ${dataBytes}) exceeds the limit of ${limit} (maxDataBytes ${this.opts.maxDataBytes} + ${PATH_ALLOWANCE_BYTES} for paths)`,
+      `request of ${size} bytes (data ${data}, the rest paths, ACLs and headers) exceeds the limit of ${limit} (maxDataBytes ${this.opts.maxDataBytes} + ${FRAME_ALLOWANCE_BYTES})`,
       { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
     );
   }
 
+  /** Checks a write's data against `maxDataBytes`; the whole request is checked by the caller. */
   private checkData(data: unknown, op: string, path: string): Buffer | null {
     if (data === null || data === undefined) return null;
     if (!(data instanceof Uint8Array)) {
@@ -433,7 +441,6 @@ export class ZkCoordinator implements Coordinator {
         { op, path },
       );
     }
-    this.checkRequestSize(Buffer.byteLength(path), data.byteLength, op, path);
     return bufferOf(data);
   }
 
@@ -546,6 +553,11 @@ export class ZkCoordinator implements Coordinator {
     const libAcl = aclToLib(acl);
     const ephemeral = options.ephemeral === true;
     const sequential = options.sequential === true;
+    // A protected sequential create sends its path with a marker of MARKER_LENGTH bytes.
+    const sentPath =
+      sequential && this.opts.protectSequential ? path + '_'.repeat(MARKER_LENGTH) : path;
+    const dataBytes = buffer?.byteLength ?? 0;
+    this.checkFrame([{ op: 'create', path: sentPath, dataBytes, acl }], false, 'create', path);
     const mode =
       (ephemeral ? lib.CreateMode.EPHEMERAL : lib.CreateMode.PERSISTENT) + (sequential ? 2 : 0);
     const createOnce = (target: string) =>
@@ -608,6 +620,7 @@ export class ZkCoordinator implements Coordinator {
     this.checkPath(path, 'set');
     const buffer = this.checkData(data, 'set', path);
     const v = this.checkVersion(version, 'set', path);
+    this.checkFrame([{ op: 'set', path, dataBytes: buffer?.byteLength ?? 0 }], false, 'set', path);
     // With an expected version a retry could report BAD_VERSION for our own lost write.
     return this.withRetry(v === -1 ? 'retry' : 'once', () =>
       this.send<Stat>('set', path, (c, done) =>
@@ -709,10 +722,11 @@ export class ZkCoordinator implements Coordinator {
         }
       });
     };
-    const total = ops.reduce(
-      (sum, o) => sum + ('data' in o && o.data instanceof Uint8Array ? o.data.byteLength : 0),
-      0,
-    );
+    const dataOf = (o: Op | null | undefined) =>
+      typeof o === 'object' && o !== null && 'data' in o && o.data instanceof Uint8Array
+        ? o.data.byteLength
+        : 0;
+    const total = ops.reduce((sum, o) => sum + dataOf(o), 0);
     if (total > this.opts.maxDataBytes) {
       throw new ZoottError(
         'DATA_TOO_LARGE',
@@ -722,8 +736,15 @@ export class ZkCoordinator implements Coordinator {
     }
     // Validate every op before anything is sent, so bad input is reported as such.
     build(fakeTransaction());
-    const pathBytes = ops.reduce((sum, o) => sum + Buffer.byteLength(o.path), 0);
-    this.checkRequestSize(pathBytes, total, 'multi');
+    const frame = ops.map(
+      (o): FrameOp => ({
+        op: o.op,
+        path: o.path,
+        dataBytes: dataOf(o),
+        ...(o.op === 'create' ? { acl: o.acl ?? this.opts.defaultAcl } : {}),
+      }),
+    );
+    this.checkFrame(frame, true, 'multi');
     type Raw = Array<{ type: number; path?: string; stat?: LibStat; err?: number }>;
     const raw = await this.send<Raw>('multi', undefined, (c, done) => {
       const tx = c.transaction();

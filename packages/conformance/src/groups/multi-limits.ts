@@ -4,9 +4,10 @@ import { expectCode, sorted, str, text } from '../context.js';
 import type { GroupTests } from '../suite.js';
 
 /**
- * Room for paths on top of `maxDataBytes` in one request. Both adapters refuse a request whose
- * paths and data together exceed `maxDataBytes + PATH_ALLOWANCE_BYTES` (BAD_ARGUMENTS), because
- * ZooKeeper drops the connection on a packet over its buffer instead of answering it.
+ * Room for paths on top of `maxDataBytes` in one request, as the tests use it: both adapters
+ * refuse a request whose encoded frame exceeds `maxDataBytes` + FRAME_ALLOWANCE_BYTES (1023;
+ * paths, ACLs and headers all count), so paths and data over `maxDataBytes` + 1024 can never
+ * pass, and data at the limit with a quarter of that in paths always does.
  */
 const PATH_ALLOWANCE_BYTES = 1024;
 
@@ -170,6 +171,16 @@ export const multiLimitsTests: GroupTests = (ctx, declared) => {
     await expectCode(closed.multi([{ op: 'create', path: path('a') }]), 'CLOSED');
     await expectCode(closed.multi([]), 'CLOSED');
     await expectCode(closed.create(path('a')), 'CLOSED');
+  });
+
+  it('an op that is not an object fails BAD_ARGUMENTS naming its index, and writes nothing', async () => {
+    const { client, path } = ctx();
+    for (const junk of [null, undefined, 7, 'create']) {
+      const ops = [{ op: 'create', path: path('first') }, junk] as unknown as Op[];
+      const err = await client.multi(ops).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'BAD_ARGUMENTS', op: 'multi', opIndex: 1 });
+    }
+    expect(await client.exists(path('first'))).toBeNull();
   });
 };
 

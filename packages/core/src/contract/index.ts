@@ -2,3 +2,4 @@ export * from './acl.js';
 export * from './coordinator.js';
 export * from './errors.js';
 export * from './paths.js';
+export * from './request-size.js';
