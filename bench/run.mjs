@@ -34,7 +34,11 @@ const QUEUE_WIDTH = 1_000;
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower for the same throughput.
-const WORKER_NODE_FLAGS = ['--max-semi-space-size=2'];
+// BENCH_WORKER_FLAGS replaces them (space-separated; empty for Node's defaults).
+const WORKER_NODE_FLAGS =
+  process.env.BENCH_WORKER_FLAGS === undefined
+    ? ['--max-semi-space-size=2']
+    : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
 const TARGETS = {
   drainVsRaw: 0.15,
@@ -360,9 +364,9 @@ async function main() {
     const lat = await latency(c, fleet);
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
 
-    // The pending levels run on fresh servers of their own: the launcher's ZooKeeper has a
-    // small heap (-Xmx128m), and 100,000 pending tasks (200,000+ nodes) on top of the earlier
-    // phases' records would measure its garbage collector, not the engine.
+    // The pending levels run on fresh servers of their own: 100,000 pending tasks (200,000+
+    // nodes) on top of the earlier phases' records would measure the server's garbage
+    // collector, not the engine.
     await fleet.exit();
     await c.close();
     await server.stop();
