@@ -33,11 +33,11 @@ const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
-// smaller young generation keeps a busy worker's RSS ~20 MB lower for the same throughput.
+// smaller young generation keeps a busy worker's RSS ~20 MB lower.
 // BENCH_WORKER_FLAGS replaces them (space-separated; empty for Node's defaults).
 const WORKER_NODE_FLAGS =
   process.env.BENCH_WORKER_FLAGS === undefined
-    ? ['--max-semi-space-size=2']
+    ? ['--max-semi-space-size=4']
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
 const TARGETS = {
