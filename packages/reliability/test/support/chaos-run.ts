@@ -37,8 +37,12 @@ export interface ChaosRun {
   durationMs: number;
   /** When the last task completed (epoch ms): every fault kind must have started before. */
   workDoneAt: number;
-  /** Executions started by the partitioned worker after the last heal (it came back). */
-  partitionedWorkerResumed: boolean;
+  /**
+   * Per partition: when it healed and when the partitioned worker (any process of its slot,
+   * which SIGKILLs may have replaced) next started a task, `null` if it never did before the
+   * next partition or the end of the work.
+   */
+  heals: Array<{ healedAt: number; resumedAt: number | null }>;
 }
 
 const WORLD = 'chaos';
@@ -101,6 +105,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     // The last worker reaches the ensemble only through proxies, so it can be cut off.
     for (const m of ensemble.members) proxies.push(await startProxy(m.connectString));
     const proxied = o.workers - 1;
+    const proxiedPids = new Set<number>();
     const spawnWorker = (slot: Slot) => {
       slot.generation++;
       const out = openSync(join(dir, `worker-${slot.index}.log`), 'a');
@@ -119,7 +124,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
         },
       );
       slot.proc = proc;
-      if (proc.pid !== undefined) pids.push(proc.pid);
+      if (proc.pid !== undefined) {
+        pids.push(proc.pid);
+        if (slot.index === proxied) proxiedPids.add(proc.pid);
+      }
       slot.exited = new Promise((resolve) => proc.once('exit', () => resolve()));
     };
     for (let i = 0; i < o.workers; i++) {
@@ -169,7 +177,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     let done = false;
     let completed = 0;
     const partitioned = { on: false };
-    let lastHeal = 0;
 
     const killer = async () => {
       while (!done) {
@@ -207,8 +214,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       await sleep(2 * o.sessionTimeoutMs);
       for (const p of proxies) p.setPartitioned(false);
       partitioned.on = false;
-      lastHeal = Date.now();
-      faults.push({ kind: 'partition', pid, from, to: lastHeal });
+      faults.push({ kind: 'partition', pid, from, to: Date.now() });
     };
     const cluster = async () => {
       do {
@@ -255,16 +261,20 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       .split('\n')
       .filter((l) => l.length > 0)
       .map((l) => JSON.parse(l) as ExecEvent);
-    const proxiedPids = new Set(faults.flatMap((f) => (f.kind === 'partition' ? [f.pid] : [])));
-    const partitionedWorkerResumed = events.some(
-      (e) => e.event === 'start' && proxiedPids.has(e.pid) && e.time > lastHeal,
-    );
+    const partitions = faults.flatMap((f) => (f.kind === 'partition' ? [f] : []));
+    const heals = partitions.map((f, i) => {
+      const until = partitions[i + 1]?.from ?? workDoneAt;
+      const next = events.find(
+        (e) => e.event === 'start' && proxiedPids.has(e.pid) && e.time > f.to && e.time < until,
+      );
+      return { healedAt: f.to, resumedAt: next?.time ?? null };
+    });
     rmSync(dir, { recursive: true, force: true });
     return {
       history: { queued, completed: completedEntries, leftovers, events, faults, liveProcesses },
       durationMs,
       workDoneAt,
-      partitionedWorkerResumed,
+      heals,
     };
   } finally {
     for (const s of slots) if (s.proc && s.proc.exitCode === null) s.proc.kill('SIGKILL');
