@@ -93,10 +93,12 @@ export class JobEngine extends Engine {
     const outcome = await super.complete(claim, result, { ...options, extraOps });
     if (reply && outcome.status === 'completed') {
       const key = claim.key.join('|');
-      const published = outcome.extras?.applied ? outcome.extras.results.at(-1) : undefined;
-      if (reply.op && published?.op === 'create')
-        this.log?.debug?.({ key, path: published.path }, 'result published with the completion');
-      else await this.publishAfter(key, reply.address, result);
+      // Applied with the completion (results are null when that attempt's reply was lost).
+      if (reply.op && outcome.extras?.applied) {
+        const published = outcome.extras.results?.at(-1);
+        const path = published?.op === 'create' ? published.path : undefined;
+        this.log?.debug?.({ key, path }, 'result published with the completion');
+      } else await this.publishAfter(key, reply.address, result);
     }
     this.onSettled?.(claim, outcome);
     return outcome;

@@ -59,10 +59,11 @@ describe('chaos: 4 worker daemons on a 3-server ensemble under faults', () => {
         expect(first.length, kind).toBeGreaterThan(0);
         expect(Math.min(...first), `${kind} before the work was done`).toBeLessThan(run.workDoneAt);
       }
-      // The partitioned worker came back to work after every partition that healed with
-      // work left for it (ten seconds: session renewal backs off up to five).
+      // The partitioned worker came back to work after every partition that healed while
+      // there was work to go round: with four workers on balanced buckets, the others
+      // starting 40 tasks while it starts none means it is out of the game.
       for (const h of run.heals)
-        if (h.healedAt < run.workDoneAt - 10_000)
+        if (h.othersStarted >= 40)
           expect(h.resumedAt, `resumed after the heal at ${h.healedAt}`).not.toBeNull();
       // The retries are the faults' doing, and they add up.
       const blamed = Object.values(verdict.retriesByCause).reduce((a, b) => a + b, 0);

@@ -6,7 +6,7 @@ import { hintLocality, type LocalityScore, orderForWorker } from '../tree/orderi
 import type { EngineContext } from './context.js';
 import { type EntryName, parseEntryName } from './layout.js';
 import { failClaim } from './settle.js';
-import { codeOf, multiFailure } from './support.js';
+import { codeOf, multiFailure, sessionBack, UNKNOWN_OUTCOME_CODES } from './support.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 /** How a claimer picks tasks. */
@@ -445,24 +445,21 @@ export class Claimer {
     };
     const workingPath = ctx.layout.recordPath('w', key);
     this.held.add(cand.entry.encodedKey);
+    let entryVersion = cand.cached.version + 1;
     try {
       await ctx.c.multi([
         { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
         { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
       ]);
     } catch (err) {
-      this.held.delete(cand.entry.encodedKey);
-      const failure = multiFailure(err);
-      if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-        this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
-        return null;
+      const adopted = UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')
+        ? await this.adoptLostClaim(entryPath, workingPath, session, now)
+        : null;
+      if (adopted !== null) entryVersion = adopted;
+      else {
+        this.held.delete(cand.entry.encodedKey);
+        return this.claimRefused(err, cand, st, workingPath, session);
       }
-      if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
-        st?.cache.delete(cand.entry.name);
-        if (st) st.stale = true;
-        return null;
-      }
-      throw err;
     }
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
@@ -485,7 +482,7 @@ export class Claimer {
       worker: this.opts.worker,
       startedAt: now,
       entryPath,
-      entryVersion: cand.cached.version + 1,
+      entryVersion,
       workingPath,
       entry: claimed,
     };
@@ -501,6 +498,68 @@ export class Claimer {
       return null;
     }
     return claim;
+  }
+
+  /**
+   * After a claim multi's reply was lost: whether it applied, by the working node being this
+   * session's own and the entry carrying this very claim. Returns the entry's version then
+   * (the claim is adopted), else `null`. Without this, a claim that applied but whose reply
+   * was lost would hold the task for as long as the session lives, run by no one.
+   */
+  private async adoptLostClaim(
+    entryPath: string,
+    workingPath: string,
+    session: string,
+    at: number,
+  ): Promise<number | null> {
+    const { c } = this.ctx;
+    try {
+      if (!(await sessionBack(c, session))) return null;
+      const stat = await c.exists(workingPath);
+      if (stat?.ephemeralOwner !== session) return null;
+      const entry = await c.get(entryPath);
+      const claim = decodeJson<EntryData>(entry.data, entryPath).claim;
+      if (claim?.session !== session || claim.at !== at || claim.worker !== this.opts.worker)
+        return null;
+      this.ctx.logger.warn({ path: entryPath }, 'claim reply lost; the claim had applied: adopted');
+      return entry.stat.version;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A refused claim multi: remembers why, and says `null` (try another candidate). */
+  private async claimRefused(
+    err: unknown,
+    cand: Candidate,
+    st: BucketState | undefined,
+    workingPath: string,
+    session: string,
+  ): Promise<null> {
+    const failure = multiFailure(err);
+    if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
+      // This session's own working node with no claim held for it: a lost claim reply that
+      // could not be adopted. It would block the task for the session's lifetime: remove it.
+      const stat = await this.ctx.c.exists(workingPath).catch(() => null);
+      if (stat?.ephemeralOwner === session) {
+        await this.ctx.c.delete(workingPath).catch(() => undefined);
+        if (st) st.stale = true;
+        return null;
+      }
+      this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+      return null;
+    }
+    if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
+      st?.cache.delete(cand.entry.name);
+      if (st) st.stale = true;
+      return null;
+    }
+    // A lost reply that did not apply: nothing was written; the next round tries again.
+    if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+      if (st) st.stale = true;
+      return null;
+    }
+    throw err;
   }
 
   /** Someone else works on `key`: skip it until its working node goes. */

@@ -258,8 +258,7 @@ export class Engine {
     return this.settle(claim, async (ctx) => {
       const out = await releaseClaim(ctx, claim);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
-      const bucket = ctx.layout.bucketOf(claim.key);
-      for (const c of this.claimers) c.touch(bucket);
+      this.touchAll(ctx, claim);
       return out;
     });
   }
@@ -270,6 +269,15 @@ export class Engine {
    */
   forget(claim: Claim): void {
     this.held.delete(claim.key.join(KEY_SEPARATOR));
+    // The claimers skip what they claimed until its entry changes; an unsettled claim may
+    // still be theirs to take again (its working node, if this session's, they remove).
+    if (this.ctxPromise)
+      void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim)).catch(() => {});
+  }
+
+  private touchAll(ctx: EngineContext, claim: Claim): void {
+    const bucket = ctx.layout.bucketOf(claim.key);
+    for (const c of this.claimers) c.touch(bucket);
   }
 
   private async settle<T extends SettleOutcome>(
@@ -278,9 +286,14 @@ export class Engine {
   ): Promise<T> {
     const ctx = await this.context();
     try {
-      return await run(ctx);
-    } finally {
-      this.forget(claim);
+      const out = await run(ctx);
+      this.held.delete(claim.key.join(KEY_SEPARATOR));
+      return out;
+    } catch (err) {
+      // Not settled (an unexpected error): let this engine's claimers see the task again.
+      this.held.delete(claim.key.join(KEY_SEPARATOR));
+      this.touchAll(ctx, claim);
+      throw err;
     }
   }
 

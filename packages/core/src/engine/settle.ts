@@ -1,9 +1,17 @@
 import type { Op, OpResult } from '../contract/coordinator.js';
-import { encodeJson } from '../contract/paths.js';
+import { ZoottError } from '../contract/errors.js';
+import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { entryPrefix, parseEntryName } from './layout.js';
-import { backoffDelay, codeOf, multiFailure, toTaskError } from './support.js';
+import {
+  backoffDelay,
+  codeOf,
+  multiFailure,
+  sessionBack,
+  toTaskError,
+  UNKNOWN_OUTCOME_CODES,
+} from './support.js';
 import type {
   Claim,
   CompletedRecord,
@@ -41,21 +49,98 @@ function dropped(ctx: EngineContext, claim: Claim, op: string, err: unknown): Se
 /** Codes that mean "this claim is void": never retried, the result is dropped. */
 const VOID_CODES = new Set(['SESSION_EXPIRED', 'NO_NODE', 'BAD_VERSION', 'NODE_EXISTS', 'CLOSED']);
 
-/** Runs a settle multi; a void claim becomes `dropped`, anything else is thrown. */
+/** Re-issues of one settle multi after lost replies before giving up (while connected). */
+const MAX_REISSUES = 8;
+
+/** A re-issued settle multi was refused: an earlier, lost attempt may have applied it. */
+class RefusedAfterLoss {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Runs a settle multi until its outcome is known. A lost reply leaves that open, and giving
+ * up then would strand the task: if the multi did not apply, the claim's working node lives
+ * on with the session and no one ever settles it (the long chaos run caught a worker doing
+ * just that). So the same multi goes out again once the session is connected again. Its
+ * first op checks the own working node, so it applies exactly once: the retry either applies
+ * it now or is refused because the working node is gone (an earlier attempt applied it, or
+ * the task was cancelled), which is returned as {@link RefusedAfterLoss} for the caller to
+ * tell apart. A lost session ends it with SESSION_EXPIRED, like any fenced claim.
+ */
+async function multiUntilKnown(
+  ctx: EngineContext,
+  claim: Claim,
+  ops: readonly Op[],
+): Promise<OpResult[] | RefusedAfterLoss> {
+  for (let lost = 0; ; lost++) {
+    try {
+      return await ctx.c.multi(ops);
+    } catch (err) {
+      const code = codeOf(err);
+      if (lost > 0 && code && VOID_CODES.has(code) && code !== 'SESSION_EXPIRED')
+        return new RefusedAfterLoss(err);
+      if (!code || !UNKNOWN_OUTCOME_CODES.has(code) || lost >= MAX_REISSUES) throw err;
+      ctx.logger.warn(
+        { key: claim.key.join(KEY_SEPARATOR), code, reissue: lost + 1 },
+        'settle reply lost: re-issuing once the session is connected',
+      );
+      if (!(await sessionBack(ctx.c, claim.session)))
+        throw new ZoottError('SESSION_EXPIRED', 'the session ended while a settle reply was lost');
+      // Still connected after a timeout: do not hammer a slow server.
+      if (code === 'OPERATION_TIMEOUT') await ctx.clock.sleep(Math.min(2000, 100 * 2 ** lost));
+    }
+  }
+}
+
+/**
+ * Runs a settle multi; a void claim becomes `dropped`, anything else is thrown. After a lost
+ * reply, `appliedEarlier` says whether a refused re-issue means the lost attempt applied.
+ */
 async function settleMulti(
   ctx: EngineContext,
   claim: Claim,
   op: string,
   ops: readonly Op[],
   ok: SettleOutcome,
+  appliedEarlier: () => Promise<boolean> = async () => false,
 ): Promise<SettleOutcome> {
   const blocked = fenced(ctx, claim, op);
   if (blocked) return blocked;
   try {
-    await ctx.c.multi(ops);
-    return ok;
+    const out = await multiUntilKnown(ctx, claim, ops);
+    if (!(out instanceof RefusedAfterLoss)) return ok;
+    return (await appliedEarlier()) ? ok : dropped(ctx, claim, op, out.error);
   } catch (err) {
     return voidOrThrow(ctx, claim, op, err);
+  }
+}
+
+/** Whether the completed record is the one this claim wrote (by a lost, applied attempt). */
+async function ownRecordExists(ctx: EngineContext, claim: Claim): Promise<boolean> {
+  try {
+    const { data } = await ctx.c.get(ctx.layout.recordPath('c', claim.key));
+    const rec = decodeJson<Partial<CompletedRecord>>(data);
+    return (
+      rec.worker === claim.worker &&
+      rec.attempts === claim.attempt &&
+      rec.startedAt === claim.startedAt
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the bucket holds a new entry named with `prefix` (a lost re-entry that applied); the
+ * claimed entry itself may share the prefix (a retry of a retry) and does not count.
+ */
+async function entryExists(ctx: EngineContext, claim: Claim, prefix: string): Promise<boolean> {
+  const own = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
+  try {
+    const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
+    return (await ctx.c.children(bucket)).some((name) => name !== own && name.startsWith(prefix));
+  } catch {
+    return false;
   }
 }
 
@@ -83,9 +168,12 @@ export interface CompleteOptions {
   extraOps?: readonly Op[];
 }
 
-/** What became of `extraOps`: committed with the record (their results, in order) or left out. */
+/**
+ * What became of `extraOps`: committed with the record (their results, in order; `null` when
+ * an attempt whose reply was lost committed them) or left out.
+ */
 export type ExtraOpsOutcome =
-  | { applied: true; results: OpResult[] }
+  | { applied: true; results: OpResult[] | null }
   | { applied: false; error: unknown };
 
 /** The outcome of `complete`: `extras` is set when `extraOps` were given and the task completed. */
@@ -150,13 +238,19 @@ export async function completeClaim(
     { op: 'delete', path: claim.workingPath, version: 0 },
   ];
   const extra = options.extraOps ?? [];
-  if (extra.length === 0) return settleMulti(ctx, claim, 'complete', base, { status: 'completed' });
+  const applied = () => ownRecordExists(ctx, claim);
+  if (extra.length === 0)
+    return settleMulti(ctx, claim, 'complete', base, { status: 'completed' }, applied);
   const blocked = fenced(ctx, claim, 'complete');
   if (blocked) return blocked;
   let error: unknown;
   try {
-    const results = await ctx.c.multi([...base, ...extra]);
-    return { status: 'completed', extras: { applied: true, results: results.slice(base.length) } };
+    const out = await multiUntilKnown(ctx, claim, [...base, ...extra]);
+    if (!(out instanceof RefusedAfterLoss))
+      return { status: 'completed', extras: { applied: true, results: out.slice(base.length) } };
+    // A lost attempt applied the record and the extras together; their results are unknown.
+    if (await applied()) return { status: 'completed', extras: { applied: true, results: null } };
+    return dropped(ctx, claim, 'complete', out.error);
   } catch (err) {
     if (!extrasAtFault(err, base.length)) return voidOrThrow(ctx, claim, 'complete', err);
     error = err;
@@ -165,7 +259,7 @@ export async function completeClaim(
     { key: claim.key.join(KEY_SEPARATOR), error: String(error) },
     'completing without the extra ops: they made the completion multi fail',
   );
-  const out = await settleMulti(ctx, claim, 'complete', base, { status: 'completed' });
+  const out = await settleMulti(ctx, claim, 'complete', base, { status: 'completed' }, applied);
   return out.status === 'completed' ? { ...out, extras: { applied: false, error } } : out;
 }
 
@@ -210,6 +304,8 @@ function reenter(
   outcome: SettleOutcome,
 ): Promise<SettleOutcome> {
   const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
+  // The new entry's name is sequential: a lost attempt that applied left one with the prefix.
+  const applied = () => entryExists(ctx, claim, entryName);
   return settleMulti(
     ctx,
     claim,
@@ -222,6 +318,7 @@ function reenter(
       { op: 'delete', path: claim.workingPath, version: 0 },
     ],
     outcome,
+    applied,
   );
 }
 

@@ -15,6 +15,35 @@ export function multiFailure(err: unknown): { index: number; code: ErrorCode } |
   return { index: i, code: err.code };
 }
 
+/** Codes after which a write may or may not have been applied: its reply was lost. */
+export const UNKNOWN_OUTCOME_CODES: ReadonlySet<string> = new Set([
+  'CONNECTION_LOSS',
+  'OPERATION_TIMEOUT',
+]);
+
+/**
+ * Resolves `true` once `session` is connected again, `false` once it is gone (another
+ * session, `lost`, `closed`). A connection that comes back inside the session keeps that
+ * session's ephemeral nodes (claims) alive.
+ */
+export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
+  const now = (): boolean | null => {
+    if (c.sessionId !== session) return false;
+    if (c.state === 'connected') return true;
+    return c.state === 'lost' || c.state === 'closed' ? false : null;
+  };
+  const first = now();
+  if (first !== null) return Promise.resolve(first);
+  return new Promise((resolve) => {
+    const off = c.onSession(() => {
+      const v = now();
+      if (v === null) return;
+      off();
+      resolve(v);
+    });
+  });
+}
+
 /** Creates a persistent node unless it exists; concurrent callers all succeed. */
 export async function ensureNode(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
   try {

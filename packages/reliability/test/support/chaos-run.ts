@@ -40,9 +40,10 @@ export interface ChaosRun {
   /**
    * Per partition: when it healed and when the partitioned worker (any process of its slot,
    * which SIGKILLs may have replaced) next started a task, `null` if it never did before the
-   * next partition or the end of the work.
+   * next partition or the end of the work; and how many tasks the other workers started in
+   * that time (near the end of a run there may be too little work to go round).
    */
-  heals: Array<{ healedAt: number; resumedAt: number | null }>;
+  heals: Array<{ healedAt: number; resumedAt: number | null; othersStarted: number }>;
 }
 
 const WORLD = 'chaos';
@@ -264,12 +265,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     const partitions = faults.flatMap((f) => (f.kind === 'partition' ? [f] : []));
     const heals = partitions.map((f, i) => {
       const until = partitions[i + 1]?.from ?? workDoneAt;
-      const next = events.find(
-        (e) => e.event === 'start' && proxiedPids.has(e.pid) && e.time > f.to && e.time < until,
-      );
-      return { healedAt: f.to, resumedAt: next?.time ?? null };
+      const starts = events.filter((e) => e.event === 'start' && e.time > f.to && e.time < until);
+      const next = starts.find((e) => proxiedPids.has(e.pid));
+      const othersStarted = starts.filter((e) => !proxiedPids.has(e.pid)).length;
+      return { healedAt: f.to, resumedAt: next?.time ?? null, othersStarted };
     });
-    rmSync(dir, { recursive: true, force: true });
+    // ZOOTT_CHAOS_KEEP=1 keeps the workers' logs and the execution log for a post-mortem.
+    if (process.env.ZOOTT_CHAOS_KEEP) say(`logs kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
     return {
       history: { queued, completed: completedEntries, leftovers, events, faults, liveProcesses },
       durationMs,

@@ -1,0 +1,148 @@
+import { type Coordinator, createEngine, type Op, utf8, ZoottError } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { memoryLogger, worldName } from './helpers.js';
+
+/**
+ * A lost reply: the connection drops while a settle multi is in flight and the session
+ * survives, so the caller gets CONNECTION_LOSS without knowing whether the multi applied.
+ * Seen in the long chaos run: a worker gave up on such a completion, its working node lived on
+ * with its session, and the task stayed claimed with nobody to finish it.
+ */
+type Fault = 'before' | 'after';
+
+/**
+ * Fails the next settle multi (one that deletes a working node) or, armed with `claims`, the
+ * next claim multi (one that creates it), before or after it reaches the server.
+ */
+function losingReplies(c: Coordinator): {
+  c: Coordinator;
+  arm(f: Fault, meanwhile?: () => Promise<void>, claims?: boolean): void;
+  multis: () => number;
+} {
+  let armed: Fault | null = null;
+  let during: (() => Promise<void>) | undefined;
+  let onClaims = false;
+  let multis = 0;
+  const lost = () =>
+    new ZoottError('CONNECTION_LOSS', 'connection to the server was lost', { op: 'multi' });
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
+      return async (ops: Op[]) => {
+        multis++;
+        const kind = onClaims ? 'create' : 'delete';
+        const hit = ops.some((o) => o.op === kind && o.path.includes('/zoott_w/'));
+        const fault = hit ? armed : null;
+        if (fault) armed = null;
+        if (fault) await during?.();
+        if (fault === 'before') throw lost();
+        const out = await target.multi(ops);
+        if (fault === 'after') throw lost();
+        return out;
+      };
+    },
+  });
+  return {
+    c: proxy,
+    arm: (f, meanwhile, claims = false) => {
+      armed = f;
+      during = meanwhile;
+      onClaims = claims;
+    },
+    multis: () => multis,
+  };
+}
+
+describeOnBackends('engine: a settle whose reply was lost', (backend) => {
+  async function setup() {
+    const raw = await backend().connect();
+    const wrapped = losingReplies(raw);
+    const world = worldName();
+    const engine = createEngine(wrapped.c, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'job', type: 't' }, null, null, {
+      maxAttempts: 3,
+      backoff: { baseMs: 1, maxMs: 1 },
+    });
+    const claim = await engine.claim({ worker: 'w' });
+    expect(claim).not.toBeNull();
+    return { ...wrapped, raw, engine, claim: claim! };
+  }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`complete: a multi lost ${fault} reaching the server still ends completed, once`, async () => {
+      const { engine, claim, arm } = await setup();
+      arm(fault);
+      const out = await engine.complete(claim, { n: 1 });
+      expect(out.status).toBe('completed');
+      expect(await engine.task(['job'])).toMatchObject({ state: 'completed', result: { n: 1 } });
+      expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 1 });
+    });
+
+    it(`fail: a multi lost ${fault} reaching the server leaves one retry entry and no claim`, async () => {
+      const { engine, claim, arm } = await setup();
+      arm(fault);
+      const out = await engine.fail(claim, new Error('boom'));
+      expect(out.status).toBe('retrying');
+      const counts = await engine.counts();
+      expect(counts).toMatchObject({ pending: 1, working: 0 });
+      // The task can be claimed again: nothing holds it.
+      await new Promise((r) => setTimeout(r, 5));
+      const again = await engine.claim({ worker: 'w2' });
+      expect(again?.attempt).toBe(2);
+    });
+  }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`claim: a multi lost ${fault} reaching the server still gives the task to this worker`, async () => {
+      const { engine, claim: first, arm } = await setup();
+      await engine.complete(first, 'x');
+      await engine.queue({ name: 'next', type: 't' });
+      arm(fault, undefined, true);
+      const claim = await engine.claim({ worker: 'w' });
+      // Lost after applying: the claim is adopted (the working node is this session's own).
+      // Lost before: nothing was written, and the claimer simply tries again.
+      expect(claim?.name).toBe('next');
+      expect(claim?.attempt).toBe(1);
+      expect(await engine.complete(claim!, 'done')).toMatchObject({ status: 'completed' });
+      expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 2 });
+    });
+  }
+
+  it('an orphaned working node of this very session does not block the task from it', async () => {
+    // What a lost claim reply that could not be adopted leaves behind: the session's own
+    // working node, with no claim held for it. Other sessions must wait for it; this one
+    // removes it and claims the task again.
+    const { engine, claim } = await setup();
+    engine.forget(claim);
+    const again = await engine.claim({ worker: 'w' });
+    expect(again?.name).toBe('job');
+    expect(again?.attempt).toBe(2);
+    expect(await engine.complete(again!, 'ok')).toMatchObject({ status: 'completed' });
+  });
+
+  it('complete with extra ops applied before the reply was lost reports them applied', async () => {
+    const { c, engine, claim, arm } = await setup();
+    await c.create('/side');
+    arm('after');
+    const out = await engine.complete(claim, 'r', {
+      extraOps: [{ op: 'create', path: '/side/x', data: utf8.encode('reply') }],
+    });
+    expect(out.status).toBe('completed');
+    // Applied by the lost attempt: the results are not known, but nothing must re-publish.
+    expect(out.extras).toEqual({ applied: true, results: null });
+    expect(await c.children('/side')).toEqual(['x']);
+  });
+
+  it('a session lost while the outcome is unknown drops the result (the claim is gone)', async () => {
+    const { raw, engine, claim, arm } = await setup();
+    // While the multi is lost, the session expires: the claim died with it.
+    arm('before', () => backend().expireSession(raw));
+    const out = await engine.complete(claim, 'late');
+    expect(out.status).toBe('dropped');
+    await raw.renewSession();
+    expect(await engine.task(['job'])).toMatchObject({ state: 'pending' });
+  });
+});
