@@ -6,7 +6,13 @@ import { hintLocality, type LocalityScore, orderForWorker } from '../tree/orderi
 import type { EngineContext } from './context.js';
 import { type EntryName, parseEntryName } from './layout.js';
 import { failClaim } from './settle.js';
-import { codeOf, multiFailure, sessionBack, UNKNOWN_OUTCOME_CODES } from './support.js';
+import {
+  claimsHeldThrough,
+  codeOf,
+  multiFailure,
+  sessionBack,
+  UNKNOWN_OUTCOME_CODES,
+} from './support.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 /** How a claimer picks tasks. */
@@ -461,6 +467,7 @@ export class Claimer {
         return this.claimRefused(err, cand, st, workingPath, session);
       }
     }
+    claimsHeldThrough(ctx.c).add(workingPath);
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
       // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
@@ -493,8 +500,10 @@ export class Claimer {
         code: 'WORKER_LOST',
       };
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
-      await failClaim(ctx, claim, error);
-      this.held.delete(cand.entry.encodedKey);
+      await failClaim(ctx, claim, error).finally(() => {
+        this.held.delete(cand.entry.encodedKey);
+        claimsHeldThrough(ctx.c).delete(workingPath);
+      });
       return null;
     }
     return claim;
@@ -538,10 +547,11 @@ export class Claimer {
   ): Promise<null> {
     const failure = multiFailure(err);
     if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-      // This session's own working node with no claim held for it: a lost claim reply that
-      // could not be adopted. It would block the task for the session's lifetime: remove it.
+      // This session's own working node that no engine of this process holds: a lost claim
+      // reply nobody adopted, or a settle that gave up. It would block the task for the
+      // session's lifetime: remove it. (Held by another engine on this session: it is busy.)
       const stat = await this.ctx.c.exists(workingPath).catch(() => null);
-      if (stat?.ephemeralOwner === session) {
+      if (stat?.ephemeralOwner === session && !claimsHeldThrough(this.ctx.c).has(workingPath)) {
         await this.ctx.c.delete(workingPath).catch(() => undefined);
         if (st) st.stale = true;
         return null;

@@ -20,7 +20,13 @@ import {
   failClaim,
   releaseClaim,
 } from './settle.js';
-import { codeOf, consoleLogger, ensureNode, systemEngineClock } from './support.js';
+import {
+  claimsHeldThrough,
+  codeOf,
+  consoleLogger,
+  ensureNode,
+  systemEngineClock,
+} from './support.js';
 import type {
   AreaCounts,
   BackoffOptions,
@@ -269,6 +275,7 @@ export class Engine {
    */
   forget(claim: Claim): void {
     this.held.delete(claim.key.join(KEY_SEPARATOR));
+    claimsHeldThrough(this.coordinator).delete(claim.workingPath);
     // The claimers skip what they claimed until its entry changes; an unsettled claim may
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
@@ -288,10 +295,12 @@ export class Engine {
     try {
       const out = await run(ctx);
       this.held.delete(claim.key.join(KEY_SEPARATOR));
+      claimsHeldThrough(ctx.c).delete(claim.workingPath);
       return out;
     } catch (err) {
       // Not settled (an unexpected error): let this engine's claimers see the task again.
       this.held.delete(claim.key.join(KEY_SEPARATOR));
+      claimsHeldThrough(ctx.c).delete(claim.workingPath);
       this.touchAll(ctx, claim);
       throw err;
     }

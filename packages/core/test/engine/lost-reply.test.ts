@@ -68,7 +68,7 @@ describeOnBackends('engine: a settle whose reply was lost', (backend) => {
     });
     const claim = await engine.claim({ worker: 'w' });
     expect(claim).not.toBeNull();
-    return { ...wrapped, raw, engine, claim: claim! };
+    return { ...wrapped, raw, world, engine, claim: claim! };
   }
 
   for (const fault of ['before', 'after'] as const) {
@@ -121,6 +121,14 @@ describeOnBackends('engine: a settle whose reply was lost', (backend) => {
     expect(again?.name).toBe('job');
     expect(again?.attempt).toBe(2);
     expect(await engine.complete(again!, 'ok')).toMatchObject({ status: 'completed' });
+  });
+
+  it("another engine's claim on the same session is not mistaken for an orphan", async () => {
+    const { c, world, claim } = await setup();
+    // A second engine (or worker loop) of this process, sharing the session.
+    const other = createEngine(c, { world, logger: memoryLogger() });
+    expect(await other.claim({ worker: 'w2' })).toBeNull();
+    expect(await c.exists(claim.workingPath)).not.toBeNull();
   });
 
   it('complete with extra ops applied before the reply was lost reports them applied', async () => {
