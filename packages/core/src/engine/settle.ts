@@ -131,14 +131,18 @@ async function ownRecordExists(ctx: EngineContext, claim: Claim): Promise<boolea
 }
 
 /**
- * Whether the bucket holds a new entry named with `prefix` (a lost re-entry that applied); the
- * claimed entry itself may share the prefix (a retry of a retry) and does not count.
+ * Whether the bucket holds a new entry of `kind` for this task (a lost re-entry that applied);
+ * the claimed entry itself may be of that kind too (a retry of a retry) and does not count.
  */
-async function entryExists(ctx: EngineContext, claim: Claim, prefix: string): Promise<boolean> {
+async function reentered(ctx: EngineContext, claim: Claim, kind: 'r' | 'x'): Promise<boolean> {
   const own = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
+  const encodedKey = claim.key.join(KEY_SEPARATOR);
   try {
     const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
-    return (await ctx.c.children(bucket)).some((name) => name !== own && name.startsWith(prefix));
+    return (await ctx.c.children(bucket)).some((name) => {
+      const e = name === own ? null : parseEntryName(name);
+      return e !== null && e.kind === kind && e.encodedKey === encodedKey;
+    });
   } catch {
     return false;
   }
@@ -276,7 +280,6 @@ export async function failClaim(
   const taskError = toTaskError(error);
   const parsed = parseEntryName(claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1));
   const priority = parsed?.priority ?? 0;
-  const encodedKey = claim.key.join(KEY_SEPARATOR);
   const base = { ...freshEntry(claim), attempts: claim.attempt, lastError: taskError };
   if (claim.attempt >= claim.maxAttempts) {
     return deadLetter(ctx, claim, base, taskError, priority);
@@ -284,7 +287,7 @@ export async function failClaim(
   const delay = backoffDelay(claim.attempt, claim.entry.backoff, () => ctx.clock.random());
   const notBefore = ctx.clock.now() + delay;
   const retry: EntryData = { ...base, notBefore };
-  return reenter(ctx, claim, entryPrefix('r', priority, encodedKey), retry, [], {
+  return reenter(ctx, claim, 'r', priority, retry, [], {
     status: 'retrying',
     notBefore,
     attempt: claim.attempt,
@@ -298,14 +301,16 @@ export async function failClaim(
 function reenter(
   ctx: EngineContext,
   claim: Claim,
-  entryName: string,
+  kind: 'r' | 'x',
+  priority: number,
   data: EntryData,
   extra: Op[],
   outcome: SettleOutcome,
 ): Promise<SettleOutcome> {
   const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
-  // The new entry's name is sequential: a lost attempt that applied left one with the prefix.
-  const applied = () => entryExists(ctx, claim, entryName);
+  const entryName = entryPrefix(kind, priority, claim.key.join(KEY_SEPARATOR));
+  // The new entry's name is sequential: a lost attempt that applied left one of its kind.
+  const applied = () => reentered(ctx, claim, kind);
   return settleMulti(
     ctx,
     claim,
@@ -329,7 +334,6 @@ function deadLetter(
   error: TaskError,
   priority: number,
 ): Promise<SettleOutcome> {
-  const encodedKey = claim.key.join(KEY_SEPARATOR);
   const record: FailedRecord = {
     name: claim.name,
     type: claim.type,
@@ -343,7 +347,8 @@ function deadLetter(
   return reenter(
     ctx,
     claim,
-    entryPrefix('x', priority, encodedKey),
+    'x',
+    priority,
     dead,
     [{ op: 'create', path: ctx.layout.recordPath('f', claim.key), data: encodeJson(record) }],
     { status: 'failed' },
