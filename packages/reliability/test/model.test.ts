@@ -1,16 +1,20 @@
 /**
  * Model-based test of the engine on the memory adapter (issue #8): fast-check generates
  * random interleavings of queue, claim, complete, fail, retry, cancel, worker crash, session
- * expiry and reconnect across three workers; after every step the real world (read back
- * through the engine) must equal a small reference model.
+ * expiry, reconnect and lost replies (a claim or settle multi answered by CONNECTION_LOSS,
+ * before or after it applied) across three workers; after every step the real world (read back
+ * through the engine) must equal a small reference model. A lost reply changes nothing the
+ * model can see: the engine must find out what happened and carry on as if it had not.
  */
 import {
   type Claim,
+  type Coordinator,
   createEngine,
   type Engine,
   isZoottError,
   type SettleOutcome,
   type TaskKey,
+  ZoottError,
 } from '@zoott/core';
 import { type MemoryCoordinator, MemoryServer } from '@zoott/memory-adapter';
 import fc from 'fast-check';
@@ -45,10 +49,34 @@ interface Model {
   nextToken: number;
 }
 
+type Loss = 'before' | 'after' | null;
+
 interface Real {
   server: MemoryServer;
   admin: Engine;
-  workers: { c: MemoryCoordinator; engine: Engine }[];
+  /** `c` is the session itself; the engine talks through a proxy that can lose a reply. */
+  workers: { c: MemoryCoordinator; engine: Engine; lose(loss: Loss): void }[];
+}
+
+/** A coordinator whose next multi, once armed, fails CONNECTION_LOSS before or after applying. */
+function lossy(c: Coordinator): { c: Coordinator; lose(loss: Loss): void } {
+  let armed: Loss = null;
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
+      return async (ops: Parameters<Coordinator['multi']>[0]) => {
+        const loss = armed;
+        armed = null;
+        const lost = new ZoottError('CONNECTION_LOSS', 'reply lost (model)', { op: 'multi' });
+        if (loss === 'before') throw lost;
+        const out = await target.multi(ops);
+        if (loss === 'after') throw lost;
+        return out;
+      };
+    },
+  });
+  return { c: proxy, lose: (loss) => (armed = loss) };
 }
 
 const parentOf = (k: string) => (k.includes('|') ? k.slice(0, k.lastIndexOf('|')) : null);
@@ -126,13 +154,18 @@ class QueueCmd implements fc.AsyncCommand<Model, Real> {
 }
 
 class ClaimCmd implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly w: number) {}
+  constructor(
+    readonly w: number,
+    readonly loss: Loss = null,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const heldKeys = new Set(m.held[this.w]!.map((h) => h.claim.key.join('|')));
     const eligible = KEYS.filter((k) => runnable(m, k) && !heldKeys.has(k));
     const exhausted = (k: string) => m.tasks.get(k)!.attempts >= MAX_ATTEMPTS;
+    r.workers[this.w]!.lose(this.loss);
     const claim = await r.workers[this.w]!.engine.claim({ worker: `w${this.w}` });
+    r.workers[this.w]!.lose(null);
     // A claim may dead-letter exhausted tasks (their workers crashed) on its way: read back
     // which ones it did, and insist they were exhausted.
     for (const k of eligible) {
@@ -157,7 +190,7 @@ class ClaimCmd implements fc.AsyncCommand<Model, Real> {
     }
     await compare(m, r);
   }
-  toString = () => `claim(w${this.w})`;
+  toString = () => `claim(w${this.w}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
 class SettleCmd implements fc.AsyncCommand<Model, Real> {
@@ -165,6 +198,7 @@ class SettleCmd implements fc.AsyncCommand<Model, Real> {
     readonly w: number,
     readonly pick: number,
     readonly how: 'complete' | 'fail',
+    readonly loss: Loss = null,
   ) {}
   check = (m: Readonly<Model>) => m.held[this.w]!.length > 0;
   async run(m: Model, r: Real) {
@@ -173,10 +207,12 @@ class SettleCmd implements fc.AsyncCommand<Model, Real> {
     const { token, claim } = held!;
     const k = claim.key.join('|');
     const engine = r.workers[this.w]!.engine;
+    r.workers[this.w]!.lose(this.loss);
     const out: SettleOutcome =
       this.how === 'complete'
         ? await engine.complete(claim, { by: this.w })
         : await engine.fail(claim, new Error('boom'));
+    r.workers[this.w]!.lose(null);
     const t = m.tasks.get(k);
     if (t?.holder !== token) {
       expect(out.status).toBe('dropped');
@@ -190,7 +226,8 @@ class SettleCmd implements fc.AsyncCommand<Model, Real> {
     }
     await compare(m, r);
   }
-  toString = () => `${this.how}(w${this.w}#${this.pick})`;
+  toString = () =>
+    `${this.how}(w${this.w}#${this.pick}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
 class RetryCmd implements fc.AsyncCommand<Model, Real> {
@@ -274,6 +311,7 @@ class ReconnectCmd implements fc.AsyncCommand<Model, Real> {
 
 const key = fc.constantFrom(...KEYS);
 const worker = fc.integer({ min: 0, max: WORKERS - 1 });
+const loss = fc.constantFrom('before' as const, 'after' as const);
 const commands = [
   key.map((k) => new QueueCmd(k)),
   key.map((k) => new QueueCmd(k)),
@@ -285,6 +323,10 @@ const commands = [
   fc.tuple(worker, fc.nat()).map(([w, i]) => new SettleCmd(w, i, 'complete')),
   key.map((k) => new RetryCmd(k)),
   fc.tuple(key, fc.boolean()).map(([k, s]) => new CancelCmd(k, s)),
+  fc.tuple(worker, loss).map(([w, l]) => new ClaimCmd(w, l)),
+  fc
+    .tuple(worker, fc.nat(), fc.constantFrom('complete' as const, 'fail' as const), loss)
+    .map(([w, i, how, l]) => new SettleCmd(w, i, how, l)),
   fc.tuple(worker, fc.boolean()).map(([w, d]) => new ExpireCmd(w, d)),
   worker.map((w) => new ReconnectCmd(w)),
 ];
@@ -302,7 +344,8 @@ async function setup(): Promise<{ model: Model; real: Real }> {
   const workers = [];
   for (let i = 0; i < WORKERS; i++) {
     const c = await server.connect();
-    workers.push({ c, engine: createEngine(c, opts) });
+    const wire = lossy(c);
+    workers.push({ c, engine: createEngine(wire.c, opts), lose: wire.lose });
   }
   return {
     model: { tasks: new Map(), held: workers.map(() => []), nextToken: 1 },
