@@ -54,6 +54,8 @@ type Loss = 'before' | 'after' | null;
 interface Real {
   server: MemoryServer;
   admin: Engine;
+  /** Makes the admin engine's next multi (a queue) lose its reply. */
+  adminLose(loss: Loss): void;
   /** `c` is the session itself; the engine talks through a proxy that can lose a reply. */
   workers: { c: MemoryCoordinator; engine: Engine; lose(loss: Loss): void }[];
 }
@@ -129,11 +131,15 @@ function voidClaimsOf(m: Model, token: number) {
 }
 
 class QueueCmd implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly key: string) {}
+  constructor(
+    readonly key: string,
+    readonly loss: Loss = null,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const parent = parentOf(this.key);
     const name = this.key.split('|').pop()!;
+    r.adminLose(this.loss);
     const call = r.admin.queue(
       { name, type: 't' },
       parent === null ? null : { key: toKey(parent) },
@@ -141,6 +147,7 @@ class QueueCmd implements fc.AsyncCommand<Model, Real> {
       { maxAttempts: MAX_ATTEMPTS },
     );
     const code = await codeOfCall(call);
+    r.adminLose(null);
     const t = m.tasks.get(this.key);
     if (parent !== null && !m.tasks.has(parent)) expect(code).toBe('NO_SUCH_TASK');
     else if (t?.state === 'working') expect(code).toBe('TASK_STATE');
@@ -150,7 +157,7 @@ class QueueCmd implements fc.AsyncCommand<Model, Real> {
     }
     await compare(m, r);
   }
-  toString = () => `queue(${this.key})`;
+  toString = () => `queue(${this.key}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
 class ClaimCmd implements fc.AsyncCommand<Model, Real> {
@@ -323,6 +330,7 @@ const commands = [
   fc.tuple(worker, fc.nat()).map(([w, i]) => new SettleCmd(w, i, 'complete')),
   key.map((k) => new RetryCmd(k)),
   fc.tuple(key, fc.boolean()).map(([k, s]) => new CancelCmd(k, s)),
+  fc.tuple(key, loss).map(([k, l]) => new QueueCmd(k, l)),
   fc.tuple(worker, loss).map(([w, l]) => new ClaimCmd(w, l)),
   fc
     .tuple(worker, fc.nat(), fc.constantFrom('complete' as const, 'fail' as const), loss)
@@ -339,7 +347,8 @@ async function setup(): Promise<{ model: Model; real: Real }> {
     logger: quiet,
     defaults: { backoff: { baseMs: 0, maxMs: 0 } },
   };
-  const admin = createEngine(await server.connect(), opts);
+  const adminWire = lossy(await server.connect());
+  const admin = createEngine(adminWire.c, opts);
   await admin.init();
   const workers = [];
   for (let i = 0; i < WORKERS; i++) {
@@ -349,7 +358,7 @@ async function setup(): Promise<{ model: Model; real: Real }> {
   }
   return {
     model: { tasks: new Map(), held: workers.map(() => []), nextToken: 1 },
-    real: { server, admin, workers },
+    real: { server, admin, adminLose: adminWire.lose, workers },
   };
 }
 

@@ -5,7 +5,13 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskInfo } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { entryPrefix, parseEntryName, validatePriority } from './layout.js';
-import { codeOf, multiFailure, taskStateError } from './support.js';
+import {
+  codeOf,
+  connectionBack,
+  multiFailure,
+  taskStateError,
+  UNKNOWN_OUTCOME_CODES,
+} from './support.js';
 import type { BackoffOptions, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */
@@ -85,7 +91,36 @@ function entryData(
   if (info.data !== undefined) d.data = info.data;
   if (opts.hints) d.hints = opts.hints;
   if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
+  d.qid = queueId();
   return d;
+}
+
+/** Marks the entry one queue call writes, so that call can find it after a lost reply. */
+function queueId(): string {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/**
+ * After a queue multi's reply was lost: waits for the connection, then looks for the entry
+ * this call wrote (by its `qid`). Its path when the multi applied, `null` when it did not (the
+ * caller then simply tries again). A connection that does not come back rethrows `err`.
+ */
+async function lostQueueWrite(
+  ctx: EngineContext,
+  key: TaskKey,
+  qid: string,
+  err: unknown,
+): Promise<string | null> {
+  if (!(await connectionBack(ctx.c))) throw err;
+  const encodedKey = key.join(KEY_SEPARATOR);
+  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
+  for (const name of await ctx.c.children(bucket)) {
+    if (parseEntryName(name)?.encodedKey !== encodedKey) continue;
+    const path = `${bucket}/${name}`;
+    const got = await ctx.c.get(path).catch(() => null);
+    if (got && decodeJson<Partial<EntryData>>(got.data, path).qid === qid) return path;
+  }
+  return null;
 }
 
 /**
@@ -106,7 +141,9 @@ export async function queueAt(
   const bucket = layout.bucketPath('p', layout.bucketOf(key));
   const prefix = `${bucket}/${entryPrefix('q', opts.priority, encodedKey)}`;
   const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
-  const entryBytes = encodeJson(entryData(ctx, info, name, opts));
+  const entry = entryData(ctx, info, name, opts);
+  const qid = entry.qid!;
+  const entryBytes = encodeJson(entry);
 
   for (let round = 0; round < 8; round++) {
     try {
@@ -116,6 +153,11 @@ export async function queueAt(
       ]);
       return { key, entry: pathOf(res[1]), previous: null };
     } catch (err) {
+      if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+        const written = await lostQueueWrite(ctx, key, qid, err);
+        if (written) return { key, entry: written, previous: null };
+        continue;
+      }
       const f = multiFailure(err);
       if (f?.index === 0 && f.code === 'NO_NODE') {
         throw new ZoottError(
@@ -137,7 +179,7 @@ export async function queueAt(
         );
       if (!(f?.index === 0 && f.code === 'NODE_EXISTS')) throw err;
     }
-    const done = await requeue(ctx, key, info, treeData, prefix, entryBytes);
+    const done = await requeue(ctx, key, info, treeData, prefix, entryBytes, qid);
     if (done) return done;
   }
   throw new ZoottError('TASK_STATE', `task ${encodedKey}: too much contention, queue again`, {
@@ -157,6 +199,7 @@ async function requeue(
   treeData: Uint8Array,
   prefix: string,
   entryBytes: Uint8Array,
+  qid: string,
 ): Promise<QueuedTask | null> {
   const { c, layout } = ctx;
   const encodedKey = key.join(KEY_SEPARATOR);
@@ -212,6 +255,10 @@ async function requeue(
     return { key, entry: pathOf(res[res.length - 1]), previous };
   } catch (err) {
     const code = codeOf(err);
+    if (code && UNKNOWN_OUTCOME_CODES.has(code)) {
+      const written = await lostQueueWrite(ctx, key, qid, err);
+      return written ? { key, entry: written, previous } : null;
+    }
     if (code === 'BAD_VERSION' || code === 'NO_NODE' || code === 'NODE_EXISTS') return null;
     throw err;
   }

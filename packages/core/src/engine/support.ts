@@ -44,6 +44,25 @@ export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
   });
 }
 
+/**
+ * Resolves `true` once the coordinator is connected (in any session), `false` once it is
+ * `lost` or `closed`: for writes that belong to no session (queueing).
+ */
+export function connectionBack(c: Coordinator): Promise<boolean> {
+  const now = (): boolean | null =>
+    c.state === 'connected' ? true : c.state === 'lost' || c.state === 'closed' ? false : null;
+  const first = now();
+  if (first !== null) return Promise.resolve(first);
+  return new Promise((resolve) => {
+    const off = c.onSession(() => {
+      const v = now();
+      if (v === null) return;
+      off();
+      resolve(v);
+    });
+  });
+}
+
 const claimsHere = new WeakMap<Coordinator, Set<string>>();
 
 /**

@@ -55,6 +55,8 @@ export interface EntryData {
   queuedAt: number;
   lastError?: TaskError;
   claim?: ClaimIdentity;
+  /** The queue call that wrote the entry: finds the write again after a lost reply. */
+  qid?: string;
 }
 
 /** Data of a completed record. */

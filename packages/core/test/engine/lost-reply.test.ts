@@ -11,18 +11,25 @@ import { memoryLogger, worldName } from './helpers.js';
  */
 type Fault = 'before' | 'after';
 
-/**
- * Fails the next settle multi (one that deletes a working node) or, armed with `claims`, the
- * next claim multi (one that creates it), before or after it reaches the server.
- */
+/** Which multi a fault hits: a settle deletes a working node, a claim creates one, a queue neither. */
+type Target = 'settle' | 'claim' | 'queue';
+
+function targetOf(ops: readonly Op[]): Target {
+  const working = ops.filter((o) => o.path.includes('/zoott_w/'));
+  if (working.some((o) => o.op === 'delete')) return 'settle';
+  if (working.some((o) => o.op === 'create')) return 'claim';
+  return 'queue';
+}
+
+/** Fails the next multi of the armed kind, before or after it reaches the server. */
 function losingReplies(c: Coordinator): {
   c: Coordinator;
-  arm(f: Fault, meanwhile?: () => Promise<void>, claims?: boolean): void;
+  arm(f: Fault, meanwhile?: () => Promise<void>, target?: Target): void;
   multis: () => number;
 } {
   let armed: Fault | null = null;
   let during: (() => Promise<void>) | undefined;
-  let onClaims = false;
+  let armedFor: Target = 'settle';
   let multis = 0;
   const lost = () =>
     new ZoottError('CONNECTION_LOSS', 'connection to the server was lost', { op: 'multi' });
@@ -32,9 +39,7 @@ function losingReplies(c: Coordinator): {
       if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
       return async (ops: Op[]) => {
         multis++;
-        const kind = onClaims ? 'create' : 'delete';
-        const hit = ops.some((o) => o.op === kind && o.path.includes('/zoott_w/'));
-        const fault = hit ? armed : null;
+        const fault = targetOf(ops) === armedFor ? armed : null;
         if (fault) armed = null;
         if (fault) await during?.();
         if (fault === 'before') throw lost();
@@ -46,16 +51,16 @@ function losingReplies(c: Coordinator): {
   });
   return {
     c: proxy,
-    arm: (f, meanwhile, claims = false) => {
+    arm: (f, meanwhile, target = 'settle') => {
       armed = f;
       during = meanwhile;
-      onClaims = claims;
+      armedFor = target;
     },
     multis: () => multis,
   };
 }
 
-describeOnBackends('engine: a settle whose reply was lost', (backend) => {
+describeOnBackends('engine: a queue, claim or settle whose reply was lost', (backend) => {
   async function setup() {
     const raw = await backend().connect();
     const wrapped = losingReplies(raw);
@@ -100,7 +105,7 @@ describeOnBackends('engine: a settle whose reply was lost', (backend) => {
       const { engine, claim: first, arm } = await setup();
       await engine.complete(first, 'x');
       await engine.queue({ name: 'next', type: 't' });
-      arm(fault, undefined, true);
+      arm(fault, undefined, 'claim');
       const claim = await engine.claim({ worker: 'w' });
       // Lost after applying: the claim is adopted (the working node is this session's own).
       // Lost before: nothing was written, and the claimer simply tries again.
@@ -108,6 +113,23 @@ describeOnBackends('engine: a settle whose reply was lost', (backend) => {
       expect(claim?.attempt).toBe(1);
       expect(await engine.complete(claim!, 'done')).toMatchObject({ status: 'completed' });
       expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 2 });
+    });
+  }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`queue: a multi lost ${fault} reaching the server queues the task exactly once`, async () => {
+      const { engine, arm } = await setup();
+      arm(fault, undefined, 'queue');
+      const [queued] = await engine.queue({ name: 'fresh', type: 't' });
+      expect(queued?.key).toEqual(['fresh']);
+      expect(queued?.entry).toMatch(/-fresh-\d{10}$/);
+      arm(fault, undefined, 'queue');
+      // A re-queue (the task exists) whose reply is lost: still one entry, updated.
+      const [again] = await engine.queue({ name: 'fresh', type: 't', data: 2 });
+      expect(again?.previous).toBe('pending');
+      const pending = (await engine.list('pending')).filter((t) => t.key[0] === 'fresh');
+      expect(pending).toHaveLength(1);
+      expect(await engine.task(['fresh'])).toMatchObject({ state: 'pending', data: 2 });
     });
   }
 
