@@ -381,7 +381,12 @@ describe('engine model (memory adapter, 3 workers)', () => {
           real.admin.close();
         }
       }),
-      { numRuns: RUNS },
+      {
+        numRuns: RUNS,
+        // Replays a failure: the seed and path fast-check printed for it.
+        ...(process.env.ZOOTT_MODEL_SEED ? { seed: Number(process.env.ZOOTT_MODEL_SEED) } : {}),
+        ...(process.env.ZOOTT_MODEL_PATH ? { path: process.env.ZOOTT_MODEL_PATH } : {}),
+      },
     );
     console.log(`[model] ${stepsChecked} steps checked against the model`);
     expect(stepsChecked).toBeGreaterThan(RUNS * 20);

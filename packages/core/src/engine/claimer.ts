@@ -57,6 +57,9 @@ interface BucketState {
   cache: Map<string, CachedEntry>;
   /** Must be re-listed before use (watch fired, or a claim found it out of date). */
   stale: boolean;
+  /** Children-watch firings so far, and how many of them the current listing has seen. */
+  changes: number;
+  listedChanges: number;
   watchArmed: boolean;
   /** When the listing was read (engine clock). */
   listedAt: number;
@@ -250,6 +253,8 @@ export class Claimer {
         present: new Set(),
         cache: new Map(),
         stale: true,
+        changes: 0,
+        listedChanges: 0,
         watchArmed: false,
         listedAt: 0,
         listing: null,
@@ -262,6 +267,8 @@ export class Claimer {
     }
     const state = st;
     state.stale = false;
+    // Counted before the read goes out: a change whose event arrives later is not in it.
+    const changesBefore = state.changes;
     state.listedAt = this.ctx.clock.now();
     state.listedIn = this.callSeq;
     const wantWatch = this.watched.has(b) && !state.watchArmed;
@@ -275,6 +282,7 @@ export class Claimer {
               watch: () => {
                 state.watchArmed = false;
                 state.stale = true;
+                state.changes++;
                 if (!this.closed) this.onChange();
               },
             }
@@ -302,6 +310,7 @@ export class Claimer {
     for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
     state.entries = entries;
     state.present = present;
+    state.listedChanges = changesBefore;
   }
 
   private typeOk(type: string): boolean {
@@ -347,11 +356,12 @@ export class Claimer {
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
-        if (
-          e.encodedKey.includes(KEY_SEPARATOR) &&
-          blockingAncestor(e.encodedKey.split(KEY_SEPARATOR), stateOf) !== null
-        )
-          continue;
+        if (e.encodedKey.includes(KEY_SEPARATOR)) {
+          // A listing older than the last change may lack an ancestor's new entry (a
+          // completed task queued again): a child is claimed only from an up-to-date one.
+          if (st.changes !== st.listedChanges) continue;
+          if (blockingAncestor(e.encodedKey.split(KEY_SEPARATOR), stateOf) !== null) continue;
+        }
         if (cached && this.waiting(cached, now)) continue;
         taken++;
         if (cached) {

@@ -108,3 +108,35 @@ describeOnBackends('engine: blocking', (backend) => {
     await c.close();
   });
 });
+
+describeOnBackends('engine: blocking after a re-queue', (backend) => {
+  it('a cached listing does not let a child start under an ancestor queued again', async () => {
+    const c = await backend().connect();
+    const wc = await backend().connect();
+    const world = worldName();
+    const admin = createEngine(c, { world, buckets: 1, logger: memoryLogger() });
+    await admin.init();
+    await admin.queue({ name: 'b', type: 't' });
+    await admin.queue({ name: 'x', type: 't' }, { key: ['b'] });
+    const b = await admin.claim({ worker: 'admin' });
+    expect(b?.key).toEqual(['b']);
+    await admin.complete(b!, null);
+    await admin.queue({ name: 'a', type: 't' }, null, null, { priority: 5 });
+    // The worker lists the bucket now (b|x runnable; a goes first by priority) and keeps
+    // that listing, watched.
+    const worker = createEngine(wc, { world, logger: memoryLogger() });
+    const a = await worker.claim({ worker: 'w' });
+    expect(a?.key).toEqual(['a']);
+    // b is queued again. A read on the worker's session after it means the watch event has
+    // arrived (ZooKeeper sends a client the event before data that shows the change).
+    expect((await admin.queue({ name: 'b', type: 't' }))[0]?.previous).toBe('completed');
+    await wc.exists('/');
+    // b runs again, and b|x stays blocked until it completes once more.
+    const next = await worker.claim({ worker: 'w' });
+    expect(next?.key).toEqual(['b']);
+    expect(await worker.claim({ worker: 'w' })).toBeNull();
+    await worker.complete(next!, null);
+    expect((await worker.claim({ worker: 'w' }))?.key).toEqual(['b', 'x']);
+    await worker.complete(a!, null);
+  });
+});
