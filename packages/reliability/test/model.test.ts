@@ -8,15 +8,14 @@
  */
 import {
   type Claim,
-  type Coordinator,
   createEngine,
   type Engine,
   isZoottError,
   type SettleOutcome,
   type TaskKey,
-  ZoottError,
 } from '@zoott/core';
 import { type MemoryCoordinator, MemoryServer } from '@zoott/memory-adapter';
+import { losingReplies, type ReplyLoss } from '@zoott/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -49,7 +48,7 @@ interface Model {
   nextToken: number;
 }
 
-type Loss = 'before' | 'after' | null;
+type Loss = ReplyLoss | null;
 
 interface Real {
   server: MemoryServer;
@@ -58,27 +57,6 @@ interface Real {
   adminLose(loss: Loss): void;
   /** `c` is the session itself; the engine talks through a proxy that can lose a reply. */
   workers: { c: MemoryCoordinator; engine: Engine; lose(loss: Loss): void }[];
-}
-
-/** A coordinator whose next multi, once armed, fails CONNECTION_LOSS before or after applying. */
-function lossy(c: Coordinator): { c: Coordinator; lose(loss: Loss): void } {
-  let armed: Loss = null;
-  const proxy = new Proxy(c, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
-      return async (ops: Parameters<Coordinator['multi']>[0]) => {
-        const loss = armed;
-        armed = null;
-        const lost = new ZoottError('CONNECTION_LOSS', 'reply lost (model)', { op: 'multi' });
-        if (loss === 'before') throw lost;
-        const out = await target.multi(ops);
-        if (loss === 'after') throw lost;
-        return out;
-      };
-    },
-  });
-  return { c: proxy, lose: (loss) => (armed = loss) };
 }
 
 const parentOf = (k: string) => (k.includes('|') ? k.slice(0, k.lastIndexOf('|')) : null);
@@ -347,13 +325,13 @@ async function setup(): Promise<{ model: Model; real: Real }> {
     logger: quiet,
     defaults: { backoff: { baseMs: 0, maxMs: 0 } },
   };
-  const adminWire = lossy(await server.connect());
+  const adminWire = losingReplies(await server.connect());
   const admin = createEngine(adminWire.c, opts);
   await admin.init();
   const workers = [];
   for (let i = 0; i < WORKERS; i++) {
     const c = await server.connect();
-    const wire = lossy(c);
+    const wire = losingReplies(c);
     workers.push({ c, engine: createEngine(wire.c, opts), lose: wire.lose });
   }
   return {

@@ -1,5 +1,6 @@
 export type { Backend, TestBackend } from './backend.js';
 export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
 export { freshChroot } from './fresh-chroot.js';
+export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
 export { zookeeperBackend } from './zookeeper-backend.js';

@@ -22,21 +22,15 @@ export const UNKNOWN_OUTCOME_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Resolves `true` once `session` is connected again, `false` once it is gone (another
- * session, `lost`, `closed`). A connection that comes back inside the session keeps that
- * session's ephemeral nodes (claims) alive.
+ * Resolves with `verdict()` as soon as it is not `null`, checking now and on every session
+ * event: the way to wait out a dropped connection without timers of its own.
  */
-export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
-  const now = (): boolean | null => {
-    if (c.sessionId !== session) return false;
-    if (c.state === 'connected') return true;
-    return c.state === 'lost' || c.state === 'closed' ? false : null;
-  };
-  const first = now();
+function onceDecided(c: Coordinator, verdict: () => boolean | null): Promise<boolean> {
+  const first = verdict();
   if (first !== null) return Promise.resolve(first);
   return new Promise((resolve) => {
     const off = c.onSession(() => {
-      const v = now();
+      const v = verdict();
       if (v === null) return;
       off();
       resolve(v);
@@ -44,23 +38,25 @@ export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
   });
 }
 
+const gone = (c: Coordinator) => c.state === 'lost' || c.state === 'closed';
+
+/**
+ * Resolves `true` once `session` is connected again, `false` once it is gone (another
+ * session, `lost`, `closed`). A connection that comes back inside the session keeps that
+ * session's ephemeral nodes (claims) alive.
+ */
+export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
+  return onceDecided(c, () =>
+    c.sessionId !== session || gone(c) ? false : c.state === 'connected' ? true : null,
+  );
+}
+
 /**
  * Resolves `true` once the coordinator is connected (in any session), `false` once it is
  * `lost` or `closed`: for writes that belong to no session (queueing).
  */
 export function connectionBack(c: Coordinator): Promise<boolean> {
-  const now = (): boolean | null =>
-    c.state === 'connected' ? true : c.state === 'lost' || c.state === 'closed' ? false : null;
-  const first = now();
-  if (first !== null) return Promise.resolve(first);
-  return new Promise((resolve) => {
-    const off = c.onSession(() => {
-      const v = now();
-      if (v === null) return;
-      off();
-      resolve(v);
-    });
-  });
+  return onceDecided(c, () => (c.state === 'connected' ? true : gone(c) ? false : null));
 }
 
 const claimsHere = new WeakMap<Coordinator, Set<string>>();

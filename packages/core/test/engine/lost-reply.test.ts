@@ -1,5 +1,5 @@
-import { type Coordinator, createEngine, type Op, utf8, ZoottError } from '@zoott/core';
-import { describeOnBackends } from '@zoott/testing';
+import { createEngine, type Op, utf8 } from '@zoott/core';
+import { describeOnBackends, losingReplies, type ReplyLoss } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
 
@@ -9,9 +9,7 @@ import { memoryLogger, worldName } from './helpers.js';
  * Seen in the long chaos run: a worker gave up on such a completion, its working node lived on
  * with its session, and the task stayed claimed with nobody to finish it.
  */
-type Fault = 'before' | 'after';
-
-/** Which multi a fault hits: a settle deletes a working node, a claim creates one, a queue neither. */
+/** Which multi a loss hits: a settle deletes a working node, a claim creates one, a queue neither. */
 type Target = 'settle' | 'claim' | 'queue';
 
 function targetOf(ops: readonly Op[]): Target {
@@ -21,49 +19,17 @@ function targetOf(ops: readonly Op[]): Target {
   return 'queue';
 }
 
-/** Fails the next multi of the armed kind, before or after it reaches the server. */
-function losingReplies(c: Coordinator): {
-  c: Coordinator;
-  arm(f: Fault, meanwhile?: () => Promise<void>, target?: Target): void;
-  multis: () => number;
-} {
-  let armed: Fault | null = null;
-  let during: (() => Promise<void>) | undefined;
-  let armedFor: Target = 'settle';
-  let multis = 0;
-  const lost = () =>
-    new ZoottError('CONNECTION_LOSS', 'connection to the server was lost', { op: 'multi' });
-  const proxy = new Proxy(c, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
-      return async (ops: Op[]) => {
-        multis++;
-        const fault = targetOf(ops) === armedFor ? armed : null;
-        if (fault) armed = null;
-        if (fault) await during?.();
-        if (fault === 'before') throw lost();
-        const out = await target.multi(ops);
-        if (fault === 'after') throw lost();
-        return out;
-      };
-    },
-  });
-  return {
-    c: proxy,
-    arm: (f, meanwhile, target = 'settle') => {
-      armed = f;
-      during = meanwhile;
-      armedFor = target;
-    },
-    multis: () => multis,
-  };
-}
-
 describeOnBackends('engine: a queue, claim or settle whose reply was lost', (backend) => {
   async function setup() {
     const raw = await backend().connect();
-    const wrapped = losingReplies(raw);
+    const lossy = losingReplies(raw);
+    /** Loses the reply of the next multi of `target` kind. */
+    const arm = (loss: ReplyLoss, meanwhile?: () => Promise<void>, target: Target = 'settle') =>
+      lossy.lose(loss, {
+        when: (ops) => targetOf(ops) === target,
+        ...(meanwhile ? { meanwhile } : {}),
+      });
+    const wrapped = { c: lossy.c, arm };
     const world = worldName();
     const engine = createEngine(wrapped.c, { world, buckets: 2, logger: memoryLogger() });
     await engine.init();
