@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, inject } from 'vitest';
 import { connectZk, type ZkCoordinator, type ZkOptions } from '../src/index.js';
+import { jute } from '../src/jute-speed.js';
 
 /** Address of the run's shared ZooKeeper (zk-testkit global setup). */
 export function zkServer(): string {
@@ -41,3 +42,24 @@ export function nextSessionEvent(client: ZkCoordinator, type: string): Promise<v
     });
   });
 }
+
+/** A jute record of the library, as the tests handle it. */
+export type JuteRec = Record<string, unknown> & {
+  setChrootPath(p: string | undefined): void;
+  serialize(b: Buffer, o: number): number;
+  deserialize(b: Buffer, o: number): number;
+  byteLength(): number;
+};
+type JuteClass = new (...args: unknown[]) => JuteRec;
+
+/** The library's own jute classes, typed for tests that build records as its client does. */
+export const libJute = {
+  protocol: jute.protocol as unknown as Record<string, JuteClass>,
+  data: jute.data as unknown as Record<string, JuteClass>,
+  ...(jute as unknown as {
+    Request: new (h: unknown, p: unknown) => { toBuffer(): Buffer };
+    TransactionRequest: new (ops: unknown[]) => JuteRec;
+    TransactionResponse: new () => JuteRec & { results: unknown[] };
+    OP_CODES: Record<string, number>;
+  }),
+};

@@ -1,23 +1,12 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jute, useFastJute } from '../src/jute-speed.js';
+import { useFastJute } from '../src/jute-speed.js';
+import { type JuteRec, libJute } from './helpers.js';
 
 // The library's own request classes; the records are built exactly as its client builds them.
-type Rec = Record<string, unknown> & {
-  setChrootPath(p: string | undefined): void;
-  serialize(b: Buffer, o: number): number;
-  deserialize(b: Buffer, o: number): number;
-  byteLength(): number;
-};
-type Cls = new (...args: unknown[]) => Rec;
-const P = jute.protocol as unknown as Record<string, Cls>;
-const D = jute.data as unknown as Record<string, Cls>;
-const J = jute as unknown as {
-  Request: new (h: unknown, p: unknown) => { toBuffer(): Buffer };
-  TransactionRequest: new (ops: unknown[]) => Rec;
-  TransactionResponse: new () => Rec & { results: unknown[] };
-  OP_CODES: Record<string, number>;
-};
+type Rec = JuteRec;
+const { protocol: P, data: D } = libJute;
+const J = libJute;
 
 /** Runs `fn` with the library's own jute functions, then switches the fast ones back on. */
 function original<T>(fn: () => T): T {

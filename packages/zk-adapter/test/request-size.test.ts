@@ -9,18 +9,11 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ZK_MAX_DATA_BYTES } from '../src/index.js';
-import { jute } from '../src/jute-speed.js';
-import { bytes, freshNamespace, open } from './helpers.js';
+import { bytes, freshNamespace, type JuteRec, libJute, open } from './helpers.js';
 
-type Rec = Record<string, unknown> & { byteLength(): number };
-type Cls = new (...args: unknown[]) => Rec;
-const P = jute.protocol as unknown as Record<string, Cls>;
-const D = jute.data as unknown as Record<string, Cls>;
-const J = jute as unknown as {
-  Request: new (h: unknown, p: unknown) => { toBuffer(): Buffer };
-  TransactionRequest: new (ops: unknown[]) => Rec;
-  OP_CODES: Record<string, number>;
-};
+type Rec = JuteRec;
+const { protocol: P, data: D } = libJute;
+const J = libJute;
 
 const libAcl = (acl: readonly Acl[]) =>
   acl.map((a) => new D.ACL!(a.perms, new D.Id!(a.scheme, a.id)));
