@@ -274,12 +274,17 @@ export class Engine {
    * node went with it): this engine may claim the task again. Settling does this itself.
    */
   forget(claim: Claim): void {
-    this.held.delete(claim.key.join(KEY_SEPARATOR));
-    claimsHeldThrough(this.coordinator).delete(claim.workingPath);
+    this.untrack(claim);
     // The claimers skip what they claimed until its entry changes; an unsettled claim may
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
       void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim)).catch(() => {});
+  }
+
+  /** This engine, and the process, no longer hold the claim. */
+  private untrack(claim: Claim): void {
+    this.held.delete(claim.key.join(KEY_SEPARATOR));
+    claimsHeldThrough(this.coordinator).delete(claim.workingPath);
   }
 
   private touchAll(ctx: EngineContext, claim: Claim): void {
@@ -292,17 +297,15 @@ export class Engine {
     run: (ctx: EngineContext) => Promise<T>,
   ): Promise<T> {
     const ctx = await this.context();
+    let settled = false;
     try {
       const out = await run(ctx);
-      this.held.delete(claim.key.join(KEY_SEPARATOR));
-      claimsHeldThrough(ctx.c).delete(claim.workingPath);
+      settled = true;
       return out;
-    } catch (err) {
+    } finally {
+      this.untrack(claim);
       // Not settled (an unexpected error): let this engine's claimers see the task again.
-      this.held.delete(claim.key.join(KEY_SEPARATOR));
-      claimsHeldThrough(ctx.c).delete(claim.workingPath);
-      this.touchAll(ctx, claim);
-      throw err;
+      if (!settled) this.touchAll(ctx, claim);
     }
   }
 
