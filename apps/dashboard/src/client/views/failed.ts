@@ -1,6 +1,6 @@
 import { api, encodeKey, type FailedList, type TaskKey } from '../api.js';
 import { h, replace, serial, throttle, time } from '../dom.js';
-import { errorText, href, type View, type ViewContext } from './view.js';
+import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** The dead-letter list, with retry, retry-all and cancel (none of them when read-only). */
 export function failedView(ctx: ViewContext): View {
@@ -25,15 +25,8 @@ export function failedView(ctx: ViewContext): View {
   });
   if (!ctx.readOnly) head.appendChild(retryAll);
 
-  const act = async (what: string, key: TaskKey, run: () => Promise<unknown>) => {
-    try {
-      await run();
-      ctx.notify(`${what}: ${encodeKey(key)}`);
-    } catch (err) {
-      ctx.notify(`${what} failed: ${errorText(err)}`, 'error');
-    }
-    await refresh();
-  };
+  const act = (what: string, key: TaskKey, run: () => Promise<unknown>) =>
+    taskAction(ctx, what, key, run, refresh);
 
   const render = (list: FailedList) => {
     retryAll.hidden = list.total === 0;

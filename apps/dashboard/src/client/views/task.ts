@@ -1,6 +1,6 @@
 import { api, type EngineEvent, encodeKey, type TaskKey, type TaskRecord } from '../api.js';
 import { type Child, duration, h, json, replace, serial, throttle, time } from '../dom.js';
-import { errorText, href, type View, type ViewContext } from './view.js';
+import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** A process record of a job result (regular job, or a race's winner). */
 interface ProcessResult {
@@ -50,15 +50,8 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
     body,
   );
 
-  const act = async (what: string, run: () => Promise<unknown>) => {
-    try {
-      await run();
-      ctx.notify(`${what}: ${encodeKey(key)}`);
-    } catch (err) {
-      ctx.notify(`${what} failed: ${errorText(err)}`, 'error');
-    }
-    await refresh();
-  };
+  const act = (what: string, run: () => Promise<unknown>) =>
+    taskAction(ctx, what, key, run, refresh);
 
   const renderActions = (t: TaskRecord | null) => {
     if (ctx.readOnly || !t) return replace(actions);

@@ -29,3 +29,23 @@ export function href(world: string, page: string, key?: TaskKey): string {
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Runs an operator action on one task (retry, cancel), tells the outcome in the status bar
+ * and re-reads the page either way, so the page never shows a state the action changed.
+ */
+export async function taskAction(
+  ctx: ViewContext,
+  what: string,
+  key: TaskKey,
+  run: () => Promise<unknown>,
+  refresh: () => Promise<void>,
+): Promise<void> {
+  try {
+    await run();
+    ctx.notify(`${what}: ${encodeKey(key)}`);
+  } catch (err) {
+    ctx.notify(`${what} failed: ${errorText(err)}`, 'error');
+  }
+  await refresh();
+}
