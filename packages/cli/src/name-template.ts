@@ -1,4 +1,4 @@
-import type { NameFunctor } from '@zoott/core';
+import { compilePattern, type NameFunctor } from '@zoott/core';
 import { CliError } from './errors.js';
 
 const TOKEN = /\{([a-z]+|\d)\}/g;
@@ -11,10 +11,12 @@ const TOKEN = /\{([a-z]+|\d)\}/g;
  * `requestFile_alpha` `downloadFile_alpha`.
  */
 export function templateFunctor(template: string, parentNamePattern?: string): NameFunctor {
-  let re: RegExp | null = null;
+  // The engine's own compiler: the same RE2 syntax and limits, and linear-time matching, so
+  // extracting the groups of a matched parent cannot stall the CLI either.
+  let re: ReturnType<typeof compilePattern> | null = null;
   if (parentNamePattern !== undefined) {
     try {
-      re = new RegExp(`^(?:${parentNamePattern})$`);
+      re = compilePattern(parentNamePattern, 'parent.name');
     } catch {
       re = null; // the engine reports the bad pattern with its own checks
     }
@@ -31,11 +33,13 @@ export function templateFunctor(template: string, parentNamePattern?: string): N
       throw new CliError(`--child-name: {${t}} needs a --parent-name pattern with capture groups`);
   }
   return (parentName, childName) => {
-    const groups = re?.exec(parentName) ?? null;
+    const m = re?.matcher(parentName) ?? null;
+    const matched = m?.matches() ?? false;
     return template.replace(TOKEN, (_all, t: string) => {
       if (t === 'name') return childName;
       if (t === 'parent') return parentName;
-      return groups?.[Number(t)] ?? '';
+      const n = Number(t);
+      return matched && m && n <= m.groupCount() ? (m.group(n) ?? '') : '';
     });
   };
 }

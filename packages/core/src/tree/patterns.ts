@@ -1,11 +1,11 @@
+import { RE2JS } from 're2js';
 import { ZoottError } from '../contract/errors.js';
 import { DEFAULT_TASK_LIMITS } from './limits.js';
-import { regexHazard } from './regex-safety.js';
 
 /**
- * Which parents a child is queued under. `name` and `type` are regular expressions (no
- * flags) matched against the WHOLE name or type: `alpha` matches only `alpha`, not
- * `requestFile_alpha`; write `.*_alpha` for that. An omitted `type` matches every type.
+ * Which parents a child is queued under. `name` and `type` are regular expressions in RE2
+ * syntax (no flags) matched against the WHOLE name or type: `alpha` matches only `alpha`,
+ * not `requestFile_alpha`; write `.*_alpha` for that. An omitted `type` matches every type.
  */
 export interface ParentPattern {
   name: string;
@@ -18,26 +18,31 @@ export interface ParentMatcher {
   readonly source: ParentPattern;
 }
 
-/** Bounds on parent patterns, so matching every tree node stays cheap. */
+/**
+ * Bounds on parent patterns. Matching is linear in the input (RE2 never backtracks), so
+ * these bound the constant: a match costs about `input length × program size`.
+ */
 export interface PatternLimits {
   /** Longest pattern source, in characters. */
   maxPatternLength: number;
   /** Longest name or type a matcher will test; longer input never matches. */
   maxInputLength: number;
-  /** Budget for the estimated backtracking of a pattern (see regex-safety). */
-  maxBacktrackEstimate: number;
+  /** Largest compiled program (RE2 instructions); `{n,m}` repetitions multiply it. */
+  maxProgramSize: number;
 }
 
 export const DEFAULT_PATTERN_LIMITS: Readonly<PatternLimits> = Object.freeze({
   maxPatternLength: 256,
   maxInputLength: Math.max(DEFAULT_TASK_LIMITS.maxNameLength, DEFAULT_TASK_LIMITS.maxTypeLength),
-  maxBacktrackEstimate: 2e7,
+  maxProgramSize: 2000,
 });
 
 /**
- * Compiles a parent pattern into a matcher. Throws `INVALID_PATTERN` (field `parent.name`
- * or `parent.type`) when a pattern is not a string, is too long, does not compile, or could
- * backtrack catastrophically (nested quantifiers such as `(a+)+`, backreferences, ...).
+ * Compiles a parent pattern into a matcher. Patterns are matched by RE2 (the `re2js` port),
+ * whose time is linear in the input whatever the pattern, so no pattern can stall the
+ * process that matches it. Throws `INVALID_PATTERN` (field `parent.name` or `parent.type`)
+ * when a pattern is not a string, is too long, or is not valid RE2 syntax (backreferences and
+ * lookaround are not: they are what makes backtracking engines exponential).
  */
 export function compileParentPattern(
   p: ParentPattern,
@@ -48,8 +53,8 @@ export function compileParentPattern(
     throw new ZoottError('INVALID_PATTERN', 'parent must be an object {name, type?}', {
       field: 'parent',
     });
-  const nameRe = compileOne(p.name, 'parent.name', lim);
-  const typeRe = p.type === undefined ? null : compileOne(p.type, 'parent.type', lim);
+  const nameRe = compilePattern(p.name, 'parent.name', lim);
+  const typeRe = p.type === undefined ? null : compilePattern(p.type, 'parent.type', lim);
   const source: ParentPattern =
     p.type === undefined ? { name: p.name } : { name: p.name, type: p.type };
   Object.freeze(source);
@@ -58,12 +63,22 @@ export function compileParentPattern(
     matches(node) {
       if (node.name.length > lim.maxInputLength || node.type.length > lim.maxInputLength)
         return false;
-      return nameRe.test(node.name) && (typeRe === null || typeRe.test(node.type));
+      return nameRe.testExact(node.name) && (typeRe === null || typeRe.testExact(node.type));
     },
   };
 }
 
-function compileOne(pattern: unknown, field: string, lim: PatternLimits): RegExp {
+/**
+ * Compiles one user pattern with the checks of {@link compileParentPattern}; `field` names
+ * it in errors. Exported for callers that need capture groups (`matcher(s).group(n)`), so
+ * that they match with the same linear-time engine.
+ */
+export function compilePattern(
+  pattern: unknown,
+  field: string,
+  limits?: Partial<PatternLimits>,
+): RE2JS {
+  const lim = { ...DEFAULT_PATTERN_LIMITS, ...stripUndefined(limits) };
   const bad = (why: string, cause?: unknown) =>
     new ZoottError('INVALID_PATTERN', `${field} ${JSON.stringify(pattern)}: ${why}`, {
       field,
@@ -73,40 +88,25 @@ function compileOne(pattern: unknown, field: string, lim: PatternLimits): RegExp
   if (pattern.length === 0) throw bad('must not be empty');
   if (pattern.length > lim.maxPatternLength)
     throw bad(`must be at most ${lim.maxPatternLength} characters, got ${pattern.length}`);
-  let re: RegExp;
+  let re: RE2JS;
   try {
-    // Anchored: the pattern must match the whole name. The group keeps `a|b` from
-    // turning into `^a` or `b$`.
-    re = new RegExp(`^(?:${pattern})$`);
+    // Not wrapped in `^(?:...)$`: testExact and Matcher.matches anchor at both ends, and a
+    // stray `)` (`a)|(b`) stays the syntax error it is instead of closing a wrapper group.
+    re = RE2JS.compile(pattern);
   } catch (err) {
-    throw bad(`is not a valid regular expression: ${(err as Error).message}`, err);
+    throw bad(
+      `is not a valid regular expression in RE2 syntax (${(err as Error).message}); ` +
+        'backreferences (\\1) and lookaround ((?=...), (?!...)) are not supported',
+      err,
+    );
   }
-  // Compiling the group also catches a stray ')' that would close it early, e.g. `a)|(b`.
-  if (!balanced(pattern)) throw bad('is not a valid regular expression: unbalanced parentheses');
-  const hazard = regexHazard(pattern, lim.maxInputLength, lim.maxBacktrackEstimate);
-  if (hazard) throw bad(hazard);
+  const size = re.programSize();
+  if (size > lim.maxProgramSize)
+    throw bad(
+      `compiles to ${size} instructions, more than the limit of ${lim.maxProgramSize}; ` +
+        'use smaller or fewer {n,m} repetitions',
+    );
   return re;
-}
-
-/** Whether `(` and `)` outside classes and escapes pair up (a wrapped `a)|(b` compiles!). */
-function balanced(src: string): boolean {
-  let depth = 0;
-  let inClass = false;
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') {
-      inClass = true;
-      if (src[i + 1] === '^') i++;
-      if (src[i + 1] === ']') {
-        i++;
-        inClass = false; // `[]` / `[^]`: an empty class in JavaScript
-      }
-    } else if (c === '(') depth++;
-    else if (c === ')' && --depth < 0) return false;
-  }
-  return depth === 0;
 }
 
 function stripUndefined<T extends object>(o: Partial<T> | undefined): Partial<T> {
