@@ -7,6 +7,7 @@ import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
 import { initCommand } from './commands/init.js';
 import { lockCommand } from './commands/lock.js';
+import { lockDownCommand } from './commands/lock-down.js';
 import { lsCommand } from './commands/ls.js';
 import { queueCommand } from './commands/queue.js';
 import { retryCommand } from './commands/retry.js';
@@ -64,6 +65,15 @@ export function buildProgram(state: RunState): Command {
       .option('--buckets <n>', 'buckets per area, fixed for the world (default 64)')
       .action(run(initCommand)),
     'zoott --connect 127.0.0.1:2181/myapp init files',
+  );
+
+  example(
+    program
+      .command('lock-down')
+      .argument('<world>', 'world name')
+      .description("give every node of a world (and its reply paths) the --auth credentials' ACL")
+      .action(run(lockDownCommand)),
+    'zoott --auth alice:s3cret lock-down files',
   );
 
   example(

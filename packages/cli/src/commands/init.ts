@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { ensureChroot } from '../connection.js';
 import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
+import { requestedAcl, showAcl } from '../world-acl.js';
 
 interface InitOptions {
   buckets?: string;
@@ -21,6 +23,22 @@ export const initCommand: CommandBody = async (ctx, cmd: Command) => {
     ...(buckets !== undefined ? { buckets } : {}),
   });
   await engine.init();
+  // With credentials the world must be theirs. An existing world someone made open (or with
+  // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
+  const acl = requestedAcl(ctx.settings);
+  if (acl) {
+    const { worldAclMismatches } = await import('@zoott/core');
+    const wrong = await worldAclMismatches(await ctx.session().coordinator(), world, acl);
+    if (wrong.length > 0)
+      throw new CliError(
+        `world ${world} exists but is not locked to these credentials: ${wrong.length} of its nodes have another ACL than ${showAcl(acl)} (${wrong
+          .slice(0, 3)
+          .map((w) => `${w.path}: ${showAcl(w.acl)}`)
+          .join('; ')}${wrong.length > 3 ? '; ...' : ''})`,
+        ExitCode.AUTH,
+        `\`zoott --auth <user:password> lock-down ${world}\` applies the credentials' ACL to the whole world; until then anyone allowed by the ACL above can read and change it`,
+      );
+  }
   const meta = await engine.context();
   if (ctx.json) ctx.printJson({ world, buckets: meta.layout.buckets, root: meta.layout.root });
   else ctx.out(`world ${world} ready (${meta.layout.root}, ${meta.layout.buckets} buckets)`);

@@ -24,3 +24,13 @@ export {
   type WorkerOptions,
   type WorkerStats,
 } from './worker.js';
+export {
+  type AclMismatch,
+  describeAcl,
+  type LockDownOptions,
+  type LockDownReport,
+  lockDownWorld,
+  sameAcl,
+  worldAclMismatches,
+  worldTops,
+} from './world-acl.js';
