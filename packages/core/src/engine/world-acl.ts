@@ -39,8 +39,8 @@ export function worldTops(world: string): string[] {
 
 /**
  * The world's top nodes and their buckets whose ACL differs from `expected`. Missing nodes
- * are not reported (init creates them). Reading an ACL needs no permission in ZooKeeper, so
- * this works whoever owns the world.
+ * are not reported (init creates them). ZooKeeper reads an ACL only for a client with READ
+ * or ADMIN on the node, so a world locked to someone else fails here with NO_AUTH.
  */
 export async function worldAclMismatches(
   c: Coordinator,
