@@ -566,6 +566,19 @@ export class Claimer {
         if (st) st.stale = true;
         return null;
       }
+      // A persistent node is no claim: a claim's working node is ephemeral and goes with its
+      // session. This one (written by hand, or recreated by an import of an export taken
+      // while the task ran) would hold the task and its subtree forever. It is only a copy
+      // of a claimer's identity, so it is removed (at the version seen) and the task claimed.
+      if (stat && stat.ephemeralOwner === null) {
+        this.ctx.logger.warn(
+          { path: workingPath },
+          'removing a persistent node in the working area: not a live claim',
+        );
+        await this.ctx.c.delete(workingPath, stat.version).catch(() => undefined);
+        if (st) st.stale = true;
+        return null;
+      }
       this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
       return null;
     }

@@ -20,6 +20,28 @@ import { compareKeys, walkTree } from './walk.js';
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /**
+ * The live claims among a working bucket's children: a claim's node is ephemeral, so a
+ * persistent one (by hand, or recreated by an import) is no claim and its task is not
+ * working. One stat per working node, and working nodes are few (one per running task).
+ */
+async function liveClaims(
+  ctx: EngineContext,
+  bucket: number,
+  names: string[],
+): Promise<Set<string>> {
+  const dir = ctx.layout.bucketPath('w', bucket);
+  const live = await Promise.all(
+    names.map((n) =>
+      ctx.c.exists(`${dir}/${n}`).then(
+        (stat) => (stat?.ephemeralOwner ? n : null),
+        (err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)),
+      ),
+    ),
+  );
+  return new Set(live.filter((n): n is string => n !== null));
+}
+
+/**
  * Counts per area, counting what `list()` shows: per bucket one pending listing, one working
  * listing and one stat of the completed bucket (its numChildren). Only names that parse as
  * entries count, so a foreign node in a pending bucket is ignored here as in `list()`; an
@@ -35,7 +57,7 @@ export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
         c.children(layout.bucketPath('w', b)),
         c.exists(layout.bucketPath('c', b)),
       ]);
-      const working = new Set(w);
+      const working = await liveClaims(ctx, b, w);
       for (const name of p) {
         const e = parseEntryName(name);
         if (!e) continue;
@@ -67,7 +89,7 @@ async function bucketStates(ctx: EngineContext, b: number): Promise<Map<string, 
       priority: e.priority,
     });
   }
-  for (const k of w) {
+  for (const k of await liveClaims(ctx, b, w)) {
     const t = out.get(k);
     if (t) t.state = 'working';
   }
@@ -125,7 +147,7 @@ async function getJson<T>(ctx: EngineContext, path: string) {
 export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<TaskRecord | null> {
   validateKey(key, ctx.limits);
   const { layout } = ctx;
-  const [tree, found, working, completed, failed] = await Promise.all([
+  const [tree, found, claimNode, completed, failed] = await Promise.all([
     getJson<{ name: string; type: string; data?: unknown }>(ctx, layout.treePath(key)),
     findEntry(ctx, key),
     getJson<ClaimIdentity>(ctx, layout.recordPath('w', key)),
@@ -133,6 +155,8 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
     getJson<FailedRecord>(ctx, layout.recordPath('f', key)),
   ]);
   if (!tree) return null;
+  // Only an ephemeral working node is a claim (see liveClaims).
+  const working = claimNode?.stat.ephemeralOwner ? claimNode : null;
   const entry = found ? await getJson<EntryData>(ctx, found.path) : null;
   const rec: TaskRecord = {
     key,

@@ -75,35 +75,57 @@ export function ownedBuckets(me: string, live: readonly string[], buckets: numbe
   return out;
 }
 
-/** The registry children with a watch, plus each node's info (cached by node name). */
+/**
+ * The registry children with a watch, plus each node's info (cached by node name). Only
+ * ephemeral nodes are registrations: a worker's node lives exactly as long as its session.
+ * A persistent node there (written by hand, or recreated by an import of an export taken
+ * while workers ran) belongs to no live worker; counted, it would own buckets that nobody
+ * serves. Such nodes are left out and reported once each.
+ */
 export class RegistryView {
   private readonly infos = new Map<string, WorkerInfo | null>();
+  /** Persistent nodes seen in the registry (ignored), so each is reported once. */
+  private readonly ghosts = new Set<string>();
   names: string[] = [];
 
   constructor(
     private readonly c: Coordinator,
     private readonly path: string,
+    private readonly onGhost: (path: string) => void = () => {},
   ) {}
 
-  /** Re-lists the registry, arming a watch that calls `onChange` once. */
+  /** Re-lists the registry, arming a watch that calls `onChange` once; the live names. */
   async refresh(onChange: () => void): Promise<string[]> {
-    const names = (await this.c.children(this.path, { watch: onChange })).sort();
-    const live = new Set(names);
-    for (const n of this.infos.keys()) if (!live.has(n)) this.infos.delete(n);
+    const listed = (await this.c.children(this.path, { watch: onChange })).sort();
+    const present = new Set(listed);
+    for (const n of this.infos.keys()) if (!present.has(n)) this.infos.delete(n);
+    for (const n of this.ghosts) if (!present.has(n)) this.ghosts.delete(n);
     await Promise.all(
-      names
-        .filter((n) => !this.infos.has(n))
+      listed
+        .filter((n) => !this.infos.has(n) && !this.ghosts.has(n))
         .map(async (n) => {
+          const path = `${this.path}/${n}`;
           try {
-            const got = await this.c.get(`${this.path}/${n}`);
-            this.infos.set(n, decodeJson<WorkerInfo>(got.data, `${this.path}/${n}`));
+            const got = await this.c.get(path);
+            if (got.stat.ephemeralOwner === null) {
+              this.ghosts.add(n);
+              this.onGhost(path);
+              return;
+            }
+            let info: WorkerInfo | null = null;
+            try {
+              info = decodeJson<WorkerInfo>(got.data, path);
+            } catch {
+              // A live registration with unreadable info still counts as a worker.
+            }
+            this.infos.set(n, info);
           } catch (err) {
             if (codeOf(err) !== 'NO_NODE') throw err;
           }
         }),
     );
-    this.names = names;
-    return names;
+    this.names = listed.filter((n) => this.infos.has(n));
+    return this.names;
   }
 
   /** `server` identities of the live workers. */

@@ -302,7 +302,13 @@ class WorkerLoop {
       sequential: true,
     });
     this.registeredSession = session;
-    this.registry = new RegistryView(this.c, ctx.layout.registry);
+    this.registry = new RegistryView(this.c, ctx.layout.registry, (path) =>
+      this.log(
+        'warn',
+        { path },
+        'ignoring a persistent node in the worker registry: not a live worker (zoott doctor --repair moves it away)',
+      ),
+    );
     this.registryDirty = true;
   }
 
