@@ -40,6 +40,8 @@ export async function claimsByKey(engine: Engine): Promise<Map<string, ClaimIden
         keys.map(async (k) => {
           try {
             const got = await c.get(`${dir}/${k}`);
+            // Only an ephemeral node is a claim; a persistent one is reported by `doctor`.
+            if (got.stat.ephemeralOwner === null) return;
             out.set(k, decodeJson<ClaimIdentity>(got.data, `${dir}/${k}`));
           } catch (err) {
             if (!isZoottError(err, 'NO_NODE')) throw err;
@@ -61,6 +63,8 @@ export async function listWorkers(engine: Engine): Promise<WorkerView[]> {
     names.sort().map(async (node): Promise<WorkerView | null> => {
       try {
         const got = await c.get(`${dir}/${node}`);
+        // A persistent node is no worker: it would show "alive" forever (`doctor` reports it).
+        if (got.stat.ephemeralOwner === null) return null;
         const info = decodeJson<WorkerInfo>(got.data, `${dir}/${node}`);
         const running = [...claims].filter(([, who]) => who.worker === info.id).map(([k]) => k);
         const view: WorkerView = {

@@ -200,6 +200,8 @@ export class DashboardData {
         const path = `${layout.registry}/${node}`;
         try {
           const got = await c.get(path);
+          // A persistent node is no worker (registrations are ephemeral): not shown alive.
+          if (got.stat.ephemeralOwner === null) return null;
           let info: Partial<WorkerInfo> = {};
           try {
             info = decodeJson<Partial<WorkerInfo>>(got.data, path) ?? {};
@@ -242,6 +244,7 @@ export class DashboardData {
     const out = await pooled(listed.flat(), 64, async ({ dir, n }) => {
       try {
         const got = await c.get(`${dir}/${n}`);
+        if (got.stat.ephemeralOwner === null) return null; // not a claim: no session holds it
         return { key: n.split(KEY_SEPARATOR), claim: decodeJson<ClaimIdentity>(got.data, dir) };
       } catch {
         return null;

@@ -25,6 +25,38 @@ function countNodes(h: Hierarchy): number {
   return childrenOf(h).reduce((n, [, child]) => n + 1 + countNodes(child), 0);
 }
 
+/**
+ * Where zoott only ever has ephemeral nodes: claims `zoott_w/<world>/<bucket>/<key>` and
+ * registrations `zoott_workers/<world>/<worker>`, as levels below a node of that name.
+ */
+const EPHEMERAL_DEPTH: Readonly<Record<string, number>> = { zoott_w: 3, zoott_workers: 2 };
+
+/**
+ * The hierarchy without nodes at zoott's ephemeral places (an export taken by an older
+ * zoott, or by hand, while tasks ran): imported, they would become claims and workers that
+ * no session owns. Returns the paths (relative to the file's root) that were left out.
+ */
+function dropEphemeralPlaces(h: Hierarchy, at = ''): string[] {
+  const skipped: string[] = [];
+  for (const [name, child] of childrenOf(h)) {
+    const depth = EPHEMERAL_DEPTH[name];
+    if (depth !== undefined) skipped.push(...dropBelow(child, depth, `${at}/${name}`));
+    else skipped.push(...dropEphemeralPlaces(child, `${at}/${name}`));
+  }
+  return skipped;
+}
+
+function dropBelow(h: Hierarchy, depth: number, at: string): string[] {
+  const skipped: string[] = [];
+  for (const [name, child] of childrenOf(h)) {
+    if (depth === 1) {
+      delete h[name];
+      skipped.push(`${at}/${name}`);
+    } else skipped.push(...dropBelow(child, depth - 1, `${at}/${name}`));
+  }
+  return skipped;
+}
+
 /** Passwords of the digest users named in `__acl__`: `--users file` then `--user name:pw`. */
 function readUsers(opts: ImportOptions): Record<string, string> {
   const users: Record<string, string> = {};
@@ -65,6 +97,11 @@ export const importCommand: CommandBody = async (ctx, cmd: Command) => {
     throw new CliError(`--root: ${(err as Error).message}`);
   }
   const tree = parseHierarchyText(readFileSync(file, 'utf8'), format, file);
+  const skipped = dropEphemeralPlaces(tree);
+  if (skipped.length > 0 && !ctx.json)
+    ctx.note(
+      `skipping ${skipped.length} node(s) at zoott's ephemeral places (claims, worker registrations): ${skipped.slice(0, 5).join(', ')}${skipped.length > 5 ? ', ...' : ''}`,
+    );
   const users = readUsers(opts);
   const total = countNodes(tree);
   const progress = createProgress({ label: `importing ${file}`, total });
@@ -75,6 +112,6 @@ export const importCommand: CommandBody = async (ctx, cmd: Command) => {
   );
   await initHierarchy(zk, tree, users, null, { root, updateExisting: opts.update === true });
   progress.finish();
-  if (ctx.json) ctx.printJson({ file, root, nodes: total });
+  if (ctx.json) ctx.printJson({ file, root, nodes: total, skipped });
   else ctx.out(`imported ${total} node(s) from ${file} under ${root}`);
 };

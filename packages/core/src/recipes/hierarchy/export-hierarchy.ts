@@ -1,6 +1,6 @@
 import { Perms, permsToShort } from '../../contract/acl.js';
 import type { Coordinator } from '../../contract/coordinator.js';
-import { ZoottError } from '../../contract/errors.js';
+import { isZoottError, ZoottError } from '../../contract/errors.js';
 import { joinPath, utf8, validatePath } from '../../contract/paths.js';
 import { type HierarchyAcl, type HierarchyNode, RESERVED_KEYS } from './hierarchy-types.js';
 
@@ -22,6 +22,10 @@ function dataToNode(data: Uint8Array): Pick<HierarchyNode, '__val__' | '__raw__'
  * `scheme:id`, permissions as `cdrwa` letters) and one key per child, recursively, children
  * in name order. Data that is empty or not JSON is exported as `__raw__` text.
  *
+ * Ephemeral nodes below `path` are left out: they belong to a live session (a worker's
+ * registration, a claim, a lock), and imported they would come back persistent, owned by no
+ * session and never removed.
+ *
  * `initHierarchy(zk, exported, users, auth, { root })` recreates the tree, values and ACLs
  * (digest users need their passwords in `users`).
  *
@@ -30,12 +34,13 @@ function dataToNode(data: Uint8Array): Pick<HierarchyNode, '__val__' | '__raw__'
 export async function exportHierarchy(zk: Coordinator, path: string): Promise<HierarchyNode> {
   const start = path.length > 1 ? path.replace(/\/+$/, '') : path;
   validatePath(start, 'exportHierarchy');
-  const read = async (at: string): Promise<HierarchyNode> => {
-    const [{ data }, { acl }, children] = await Promise.all([
+  const read = async (at: string, top: boolean): Promise<HierarchyNode | null> => {
+    const [{ data, stat }, { acl }, children] = await Promise.all([
       zk.get(at),
       zk.getAcl(at),
       zk.children(at),
     ]);
+    if (!top && stat.ephemeralOwner !== null) return null;
     const acls: HierarchyAcl = {};
     const masks = new Map<string, number>();
     for (const entry of acl) {
@@ -57,9 +62,15 @@ export async function exportHierarchy(zk: Coordinator, path: string): Promise<Hi
           },
         );
       }
-      node[name] = await read(joinPath(at, name));
+      try {
+        const child = await read(joinPath(at, name), false);
+        if (child) node[name] = child;
+      } catch (err) {
+        // An ephemeral child may go while the export runs (its session ended).
+        if (!isZoottError(err, 'NO_NODE')) throw err;
+      }
     }
     return node;
   };
-  return read(start);
+  return (await read(start, true)) as HierarchyNode;
 }
