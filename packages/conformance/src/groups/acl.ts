@@ -2,7 +2,7 @@ import type { Acl } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, expectCode, str, text } from '../context.js';
 import { DIGEST_IDS, digestEntry, OPEN_ACL, PERMS } from '../expected.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 /** The suite's admin digest user has ALL on every restricted node, so teardown can clean up. */
 const CREDENTIALS = `${ADMIN_USER}:${ADMIN_PASSWORD}` as const;
