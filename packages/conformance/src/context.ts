@@ -1,13 +1,11 @@
-import {
-  type Coordinator,
-  deleteTree,
-  type ErrorCode,
-  isZoottError,
-  type SessionEvent,
-  type SessionEventType,
-  type WatchEvent,
-  type Watcher,
-  type ZoottError,
+import type {
+  Coordinator,
+  ErrorCode,
+  SessionEvent,
+  SessionEventType,
+  WatchEvent,
+  Watcher,
+  ZoottError,
 } from '@zoott/core';
 import { expect } from 'vitest';
 import type { CoordinatorHarness } from './harness.js';
@@ -77,10 +75,46 @@ export class ContextManager {
     const cleaner = await ctx.harness.connect();
     try {
       await cleaner.addAuth('digest', `${ADMIN_USER}:${ADMIN_PASSWORD}`);
-      await deleteTree(cleaner, ctx.base);
+      await removeTree(cleaner, ctx.base);
     } finally {
       await cleaner.close();
     }
+  }
+}
+
+/**
+ * Whether `err` is the contract's error: an Error named `ZoottError` with a string `code`.
+ * Checked by shape, because the suite uses core's types only: it must not judge an adapter
+ * with core's own code.
+ */
+function isCoordinatorError(err: unknown): err is ZoottError {
+  return (
+    err instanceof Error &&
+    err.name === 'ZoottError' &&
+    'code' in err &&
+    typeof err.code === 'string'
+  );
+}
+
+/** `err` is the contract's NO_NODE error. */
+function isNoNode(err: unknown): boolean {
+  return isCoordinatorError(err) && err.code === 'NO_NODE';
+}
+
+/** Deletes `path` and everything below it, deepest first; nodes already gone are fine. */
+async function removeTree(client: Coordinator, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await client.children(path);
+  } catch (err) {
+    if (isNoNode(err)) return;
+    throw err;
+  }
+  await Promise.all(children.map((name) => removeTree(client, `${path}/${name}`)));
+  try {
+    await client.delete(path);
+  } catch (err) {
+    if (!isNoNode(err)) throw err;
   }
 }
 
@@ -94,7 +128,7 @@ export async function expectCode(
   try {
     outcome = await promise;
   } catch (err) {
-    if (!isZoottError(err)) {
+    if (!isCoordinatorError(err)) {
       throw new Error(`expected a ZoottError (${wanted.join(' | ')}), got ${String(err)}`);
     }
     expect(wanted, `error was: ${err.message}`).toContain(err.code);

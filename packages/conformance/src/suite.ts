@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
-import { ContextManager, type SuiteContext } from './context.js';
+import { ContextManager } from './context.js';
+import type { GroupTests } from './group.js';
 import { aclTests } from './groups/acl.js';
 import { crudTests } from './groups/crud.js';
 import { ephemeralTests } from './groups/ephemeral.js';
@@ -11,9 +12,6 @@ import { sessionTests } from './groups/session.js';
 import { versionsTests } from './groups/versions.js';
 import { watchesTests } from './groups/watches.js';
 import type { CoordinatorHarness, HarnessSource, SuiteGroup } from './harness.js';
-
-/** Registers one group's tests; `ctx()` is valid inside a test, `harness` only for static facts. */
-export type GroupTests = (ctx: () => SuiteContext, harness: CoordinatorHarness) => void;
 
 const GROUPS: ReadonlyArray<readonly [SuiteGroup, string, GroupTests]> = [
   ['crud', 'create, read, update, delete', crudTests],

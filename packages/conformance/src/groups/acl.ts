@@ -1,11 +1,12 @@
-import { type Acl, digestAcl, digestOf, OPEN_ACL, Perms } from '@zoott/core';
+import type { Acl } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, expectCode, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import { DIGEST_IDS, digestEntry, OPEN_ACL, PERMS } from '../expected.js';
+import type { GroupTests } from '../group.js';
 
 /** The suite's admin digest user has ALL on every restricted node, so teardown can clean up. */
-const ADMIN = digestAcl(ADMIN_USER, ADMIN_PASSWORD, Perms.ALL);
-const CREDENTIALS = `${ADMIN_USER}:${ADMIN_PASSWORD}`;
+const CREDENTIALS = `${ADMIN_USER}:${ADMIN_PASSWORD}` as const;
+const ADMIN = digestEntry(CREDENTIALS, PERMS.ALL);
 const world = (perms: number): Acl => ({ scheme: 'world', id: 'anyone', perms });
 
 export const aclTests: GroupTests = (ctx) => {
@@ -82,7 +83,7 @@ export const aclTests: GroupTests = (ctx) => {
     const { client, connect, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
     await client.create(path('bob-only'), text('b'), {
-      acl: [digestAcl('bob', 'pw', 'r'), ADMIN],
+      acl: [digestEntry('bob:pw', PERMS.READ), ADMIN],
     });
     const other = await connect();
     await other.addAuth('digest', 'carol:pw');
@@ -94,7 +95,7 @@ export const aclTests: GroupTests = (ctx) => {
   it('READ alone allows get and children but not set', async () => {
     const { client, connect, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
-    await client.create(path('ro'), text('r'), { acl: [world(Perms.READ), ADMIN] });
+    await client.create(path('ro'), text('r'), { acl: [world(PERMS.READ), ADMIN] });
     const other = await connect();
     expect(str((await other.get(path('ro'))).data)).toBe('r');
     expect(await other.children(path('ro'))).toEqual([]);
@@ -104,8 +105,8 @@ export const aclTests: GroupTests = (ctx) => {
   it('create needs CREATE on the parent and delete needs DELETE on the parent', async () => {
     const { client, connect, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
-    const allButCreate = Perms.ALL & ~Perms.CREATE;
-    const allButDelete = Perms.ALL & ~Perms.DELETE;
+    const allButCreate = PERMS.ALL & ~PERMS.CREATE;
+    const allButDelete = PERMS.ALL & ~PERMS.DELETE;
     await client.create(path('no-create'), undefined, { acl: [world(allButCreate), ADMIN] });
     await client.create(path('no-delete'), undefined, { acl: [world(allButDelete), ADMIN] });
     const other = await connect();
@@ -119,18 +120,18 @@ export const aclTests: GroupTests = (ctx) => {
   it('getAcl with READ but not ADMIN masks digest hashes as user:x', async () => {
     const { client, connect, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
-    await client.create(path('n'), undefined, { acl: [world(Perms.READ), ADMIN] });
+    await client.create(path('n'), undefined, { acl: [world(PERMS.READ), ADMIN] });
     const other = await connect();
     const { acl } = await other.getAcl(path('n'));
-    expect(acl).toEqual([world(Perms.READ), { ...ADMIN, id: `${ADMIN_USER}:x` }]);
-    expect((await client.getAcl(path('n'))).acl).toEqual([world(Perms.READ), ADMIN]);
+    expect(acl).toEqual([world(PERMS.READ), { ...ADMIN, id: `${ADMIN_USER}:x` }]);
+    expect((await client.getAcl(path('n'))).acl).toEqual([world(PERMS.READ), ADMIN]);
   });
 
   it('getAcl and setAcl round-trip; setAcl checks aversion', async () => {
     const { client, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
     await client.create(path('n'));
-    const acl = [digestAcl('dave', 'pw', 'rw'), ADMIN];
+    const acl = [digestEntry('dave:pw', PERMS.READ | PERMS.WRITE), ADMIN];
     const stat = await client.setAcl(path('n'), acl, 0);
     expect(stat.aversion).toBe(1);
     const read = await client.getAcl(path('n'));
@@ -145,10 +146,10 @@ export const aclTests: GroupTests = (ctx) => {
     const { client, connect, path } = ctx();
     await client.addAuth('digest', CREDENTIALS);
     await client.create(path('mine'), text('m'), {
-      acl: [{ scheme: 'auth', id: '', perms: Perms.ALL }],
+      acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }],
     });
     expect((await client.getAcl(path('mine'))).acl).toEqual([
-      { scheme: 'digest', id: digestOf(ADMIN_USER, ADMIN_PASSWORD), perms: Perms.ALL },
+      { scheme: 'digest', id: DIGEST_IDS[CREDENTIALS], perms: PERMS.ALL },
     ]);
     const other = await connect();
     await expectCode(other.get(path('mine')), 'NO_AUTH');
@@ -157,7 +158,7 @@ export const aclTests: GroupTests = (ctx) => {
   it("the 'auth' scheme on a session without credentials fails INVALID_ACL", async () => {
     const { client, path } = ctx();
     await expectCode(
-      client.create(path('n'), undefined, { acl: [{ scheme: 'auth', id: '', perms: Perms.ALL }] }),
+      client.create(path('n'), undefined, { acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }] }),
       'INVALID_ACL',
     );
     expect(await client.exists(path('n'))).toBeNull();
@@ -167,9 +168,9 @@ export const aclTests: GroupTests = (ctx) => {
     const { client, path } = ctx();
     const bad: Acl[][] = [
       [],
-      [{ scheme: 'world', id: 'somebody', perms: Perms.ALL }],
-      [{ scheme: 'digest', id: 'no-colon-here', perms: Perms.ALL }],
-      [{ scheme: 'no-such-scheme', id: 'x', perms: Perms.ALL }],
+      [{ scheme: 'world', id: 'somebody', perms: PERMS.ALL }],
+      [{ scheme: 'digest', id: 'no-colon-here', perms: PERMS.ALL }],
+      [{ scheme: 'no-such-scheme', id: 'x', perms: PERMS.ALL }],
     ];
     for (const acl of bad) {
       await expectCode(client.create(path('n'), undefined, { acl }), 'INVALID_ACL');

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { expectCode, sorted, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 export const crudTests: GroupTests = (ctx) => {
   it('create returns the path; get returns the data and a fresh stat', async () => {

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { expectCode, recorder, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 export const ephemeralTests: GroupTests = (ctx) => {
   it("ephemeralOwner is the creating session's id; persistent nodes have none", async () => {

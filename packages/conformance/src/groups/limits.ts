@@ -1,7 +1,7 @@
 import type { Coordinator } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { expectCode, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 /** Paths ZooKeeper rejects, each for a different rule. */
 const BAD_PATHS = [

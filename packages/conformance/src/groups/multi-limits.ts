@@ -1,7 +1,7 @@
 import type { Coordinator, Op } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { expectCode, sorted, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 /**
  * Room for paths on top of `maxDataBytes` in one request, as the tests use it: both adapters

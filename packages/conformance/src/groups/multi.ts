@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { expectCode, recorder, sorted, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 import { expectSequential } from './sequential.js';
 
 export const multiTests: GroupTests = (ctx) => {

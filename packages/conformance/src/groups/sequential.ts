@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { sorted, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 const SUFFIX = /^(.*?)(\d{10})$/;
 

@@ -8,7 +8,7 @@ import {
   str,
   text,
 } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 const SESSION_ID = /^[0-9a-f]{16}$/;
 

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { expectCode, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 export const versionsTests: GroupTests = (ctx) => {
   it('a fresh node has version, cversion and aversion 0', async () => {

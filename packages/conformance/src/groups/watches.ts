@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { expectCode, recorder, str, text } from '../context.js';
-import type { GroupTests } from '../suite.js';
+import type { GroupTests } from '../group.js';
 
 export const watchesTests: GroupTests = (ctx) => {
   /** A request issued after a change: every watch that change fired has run once it settles. */

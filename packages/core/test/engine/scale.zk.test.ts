@@ -1,4 +1,4 @@
-import { type Coordinator, createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, runWorker, type WorkerHandle } from '@zoott/core';
 import { type TestBackend, zookeeperBackend } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -56,7 +56,7 @@ describe('engine at scale [zookeeper]', () => {
     );
     expect(Math.max(...sizes)).toBeLessThan(200_000);
     if (process.env.ZOOTT_SCALE_VERBOSE) console.log(`queued ${TOTAL} in ${t1 - t0} ms`);
-    const handles = [];
+    const handles: WorkerHandle[] = [];
     const counted = [];
     for (let w = 0; w < 3; w++) {
       const wc = counting(await direct());

@@ -1,0 +1,150 @@
+/**
+ * zoott's layer rules, checked by dependency-cruiser (`pnpm depcruise`, part of `pnpm test`).
+ * CONTRIBUTING.md explains the layers. Imports of `@zoott/*` are resolved the way Node resolves
+ * them (through each package's node_modules to the built dist), so a package that does not
+ * declare a workspace package it imports fails `not-to-unresolvable`; run after `pnpm build`.
+ */
+
+/** The Coordinator adapters: each stands on core alone. */
+const ADAPTERS = '(memory-adapter|zk-adapter)';
+/** Support for tests only; never part of a shipped program. */
+const TEST_SUPPORT = '(testing|zk-testkit|conformance)';
+/** Source that ships: everything under a src/ folder except the test-support packages. */
+const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli)|apps/[^/]+)/src/`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-imports-no-package',
+      comment:
+        'core is the bottom layer: the contract, the model, the engine and the recipes. It imports no other workspace package (no adapter, no test support, no app).',
+      severity: 'error',
+      from: { path: '^packages/core/src/' },
+      to: { path: '^(packages|apps)/', pathNot: '^packages/core/' },
+    },
+    {
+      name: 'core-imports-no-io',
+      comment:
+        'core talks to ZooKeeper only through the Coordinator contract, so it runs unchanged on any adapter: no ZooKeeper client, no processes, sockets, files or HTTP.',
+      severity: 'error',
+      from: { path: '^packages/core/src/' },
+      to: {
+        path: '^(node-zookeeper-client|zookeeper|(node:)?(child_process|net|tls|dgram|fs|fs/promises|http|https|http2))$',
+      },
+    },
+    {
+      name: 'adapters-import-core-only',
+      comment:
+        'An adapter implements the contract from core and stands on core alone: never on another adapter, test support or an app.',
+      severity: 'error',
+      from: { path: `^packages/${ADAPTERS}/src/` },
+      to: { path: '^(packages|apps)/', pathNot: '^packages/($1|core)/' },
+    },
+    {
+      name: 'conformance-imports-core-types-only',
+      comment:
+        'The conformance suite judges adapters against ZooKeeper behaviour; it must not compute what it expects with the code under test, so it may import the contract types of core and nothing else from the workspace.',
+      severity: 'error',
+      from: { path: '^packages/conformance/src/' },
+      to: {
+        path: '^(packages|apps)/',
+        pathNot: '^packages/conformance/',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'conformance-imports-core-only',
+      comment: 'Not even the types of an adapter: the suite states the contract, not an adapter.',
+      severity: 'error',
+      from: { path: '^packages/conformance/src/' },
+      to: { path: '^(packages|apps)/', pathNot: '^packages/(conformance|core)/' },
+    },
+    {
+      name: 'packages-import-no-app',
+      comment:
+        'apps/ are leaves: programs built from the packages. Two exceptions remain until the job layer of apps/worker and the server of apps/dashboard move into packages/: the CLI, and the reliability proofs that run the worker daemon (next two rules).',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: '^packages/(cli/src|reliability/test)/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'cli-imports-apps-by-their-entry-only',
+      comment: 'The CLI uses @zoott/worker and @zoott/dashboard through their package entry only.',
+      severity: 'error',
+      from: { path: '^packages/cli/src/' },
+      to: { path: '^apps/', pathNot: '^apps/(worker|dashboard)/dist/index\\.' },
+    },
+    {
+      name: 'reliability-imports-the-worker-entry-only',
+      comment: 'The reliability proofs use @zoott/worker through its package entry only.',
+      severity: 'error',
+      from: { path: '^packages/reliability/test/' },
+      to: { path: '^apps/', pathNot: '^apps/worker/dist/index\\.' },
+    },
+    {
+      name: 'apps-import-no-app',
+      comment: 'An app does not import another app.',
+      severity: 'error',
+      from: { path: '^apps/([^/]+)/' },
+      to: { path: '^apps/', pathNot: '^apps/$1/' },
+    },
+    {
+      name: 'shipped-code-imports-no-test-support',
+      comment:
+        'The test-support packages (testing, zk-testkit, conformance) are for tests; code that ships does not import them.',
+      severity: 'error',
+      from: { path: SHIPPED_SRC },
+      to: { path: `^packages/${TEST_SUPPORT}/` },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import cycles: every module can be read (and tested) after what it imports.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment:
+        "Every import resolves. For a workspace package this also means the importing package's package.json declares it (pnpm links only what is declared).",
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'no-non-package-json',
+      comment:
+        "Every package a file imports is declared in the package.json closest to it (dependencies for src/, devDependencies are enough for tests), not found by accident in the root's node_modules.",
+      severity: 'error',
+      from: {},
+      // dependency-cruiser also reports 'npm-no-pkg' for a package named in peerDependenciesMeta,
+      // so a package that is declared as well is not a violation.
+      to: {
+        dependencyTypes: ['npm-no-pkg', 'npm-unknown'],
+        dependencyTypesNot: ['npm', 'npm-dev', 'npm-peer', 'npm-optional'],
+      },
+    },
+    {
+      name: 'shipped-code-imports-no-dev-dependency',
+      comment:
+        'Code that ships imports what its package.json lists under dependencies (or peerDependencies), not devDependencies, which an installed package does not have.',
+      severity: 'error',
+      from: { path: SHIPPED_SRC },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules', '/dist/'] },
+    // Each package's tsup.config.ts is build configuration run by the root's tsup, not code.
+    exclude: { path: '^(packages|apps)/[^/]+/tsup\\.config\\.ts$' },
+    tsPreCompilationDeps: true,
+    combinedDependencies: false,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'types', 'node', 'default'],
+      mainFields: ['module', 'main', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.d.ts', '.json'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
