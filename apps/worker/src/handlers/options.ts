@@ -96,10 +96,15 @@ export function resolveHandlerOptions(
  */
 export async function checkExecutable(h: HandlerContext, executable: string): Promise<void> {
   const found = await resolveExecutable(executable, h.workDir, h.env.PATH);
-  if (found.ok && !h.policy(found.path))
+  if (found.ok && !h.policy(found.real))
     throw new ZoottError(
       'INVALID_JOB',
-      `executable: ${JSON.stringify(executable)} (${found.path}) is not allowed on worker ${h.workerId}; it must match the worker's --allow-exec list`,
+      `executable: ${JSON.stringify(executable)} (${describeFound(found.path, found.real)}) is not allowed on worker ${h.workerId}; its real path must match the worker's --allow-exec list`,
       { field: 'executable' },
     );
+}
+
+/** `path`, or `path → real` when a link or `..` made them differ. */
+export function describeFound(path: string, real: string): string {
+  return path === real ? path : `${path} → ${real}`;
 }

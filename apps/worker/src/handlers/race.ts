@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   buildRaceResult,
@@ -39,35 +40,65 @@ const BATCH = 16;
  * Reads a race's input directory (relative to the data directory): every regular file in
  * it, in name order, one racer per line. Each racer gets its line (with the newline) on
  * stdin, and the file as its `filename` hint.
+ *
+ * Containment is decided on real paths, not on the text: the directory is opened first,
+ * and the real path of what was opened (read back from the open descriptor, so a link
+ * swapped after the check cannot redirect the read) must be the data directory's real
+ * path or lie under it. Files are then read through that descriptor, without following
+ * links, so a symlink in the directory is skipped rather than read.
  */
 export async function readRaceInputDir(dataDir: string, dir: string): Promise<RaceInput[]> {
-  const root = resolve(dataDir);
-  const full = resolve(root, dir);
-  if (full !== root && !full.startsWith(root + sep))
-    throw new ZoottError('INVALID_JOB', `input: ${JSON.stringify(dir)} leaves the data directory`, {
-      field: 'input',
-    });
-  let names: string[];
-  try {
-    const entries = await readdir(full, { withFileTypes: true });
-    names = entries
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-  } catch (err) {
-    throw new ZoottError(
+  const leaves = (where: string) =>
+    new ZoottError(
+      'INVALID_JOB',
+      `input: ${JSON.stringify(dir)} ${where}, outside the data directory`,
+      { field: 'input' },
+    );
+  const unreadable = (err: unknown) =>
+    new ZoottError(
       'INVALID_JOB',
       `input: cannot read directory ${JSON.stringify(dir)} under the data directory (${(err as Error).message})`,
       { field: 'input', cause: err },
     );
+  const lexicalRoot = resolve(dataDir);
+  if (!within(lexicalRoot, resolve(lexicalRoot, dir))) throw leaves('leaves the data directory');
+  let root: string;
+  try {
+    root = await realpath(lexicalRoot);
+  } catch (err) {
+    throw unreadable(err);
+  }
+  let handle: FileHandle;
+  try {
+    handle = await open(resolve(root, dir), constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (err) {
+    throw unreadable(err);
   }
   const inputs: RaceInput[] = [];
-  for (const name of names) {
-    const text = await readFile(join(full, name), 'utf8');
-    const lines = text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    const filename = relative(root, join(full, name));
-    for (const line of lines) inputs.push({ data: `${line}\n`, filename });
+  try {
+    const viaFd = `/proc/self/fd/${handle.fd}`;
+    const real = await readlink(viaFd).catch(() => realpath(resolve(root, dir)));
+    if (!within(root, real)) throw leaves(`resolves to ${real}`);
+    let names: string[];
+    try {
+      const entries = await readdir(viaFd, { withFileTypes: true });
+      names = entries
+        .filter((e) => e.isFile())
+        .map((e) => e.name)
+        .sort();
+    } catch (err) {
+      throw unreadable(err);
+    }
+    for (const name of names) {
+      const text = await readRegularFile(`${viaFd}/${name}`);
+      if (text === null) continue; // replaced by a link or something else since the listing
+      const lines = text.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop();
+      const filename = relative(root, join(real, name));
+      for (const line of lines) inputs.push({ data: `${line}\n`, filename });
+    }
+  } finally {
+    await handle.close();
   }
   if (inputs.length === 0)
     throw new ZoottError(
@@ -78,6 +109,28 @@ export async function readRaceInputDir(dataDir: string, dir: string): Promise<Ra
       },
     );
   return inputs;
+}
+
+/** Whether `path` is `root` or below it (both absolute and canonical). */
+function within(root: string, path: string): boolean {
+  return path === root || path.startsWith(root === sep ? root : root + sep);
+}
+
+/** The text of a regular file, opened without following a link; `null` for anything else. */
+async function readRegularFile(path: string): Promise<string | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return null;
+    throw err;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return null;
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -57,8 +57,8 @@ export function runRacer(
   const started = (async () => {
     const found = await resolveExecutable(executable, cwd, env.PATH);
     const refused =
-      found.ok && options.allowExec && !options.allowExec(found.path)
-        ? `executable ${found.path} is not allowed by this worker's policy`
+      found.ok && options.allowExec && !options.allowExec(found.real)
+        ? `executable ${found.real} is not allowed by this worker's policy`
         : null;
     if (!found.ok || refused !== null || killed) {
       const now = new Date();
@@ -74,7 +74,7 @@ export function runRacer(
       };
       return { proc: null, run };
     }
-    const proc = startProcess(found.path, args, data, {
+    const proc = startProcess(found.real, args, data, {
       cwd,
       env,
       maxOutputBytes: options.maxOutputBytes ?? 256 * 1024,
