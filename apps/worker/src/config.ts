@@ -135,6 +135,14 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: 'executables jobs may run (absolute paths or globs: * within a segment, ** across); none = job types are not served',
   },
   {
+    key: 'runAs',
+    flag: '--run-as',
+    env: 'ZOOTT_RUN_AS',
+    kind: 'string',
+    arg: 'user',
+    help: "run job processes as this user (its uid, gid and groups, HOME its home); required for a root worker serving job types, since a job can read its own user's processes, the worker's credentials included (--run-as root: run them as root anyway)",
+  },
+  {
     key: 'passEnv',
     flag: '--pass-env',
     env: 'ZOOTT_PASS_ENV',
@@ -230,6 +238,7 @@ export interface FileSettings {
   dataDir?: string;
   workDir?: string;
   allowExec?: string[];
+  runAs?: string;
   passEnv?: string[];
   jobTimeoutMs?: number;
   killGraceMs?: number;

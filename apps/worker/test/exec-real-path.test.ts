@@ -22,7 +22,7 @@ import {
   submitJob,
   submitRace,
 } from '../src/index.js';
-import { freshNamespace, settled, until } from './helpers.js';
+import { freshNamespace, SELF, settled, until } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
@@ -174,7 +174,7 @@ describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
         BIN,
         ...['--connect', ns, '--world', world, '--node-id', 'exec-1'],
         ...['--allow-exec', `${jobs}/**`, '--data-dir', data, '--work-dir', dir],
-        ...(process.getuid?.() === 0 ? ['--allow-root-jobs'] : []),
+        ...['--run-as', SELF],
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

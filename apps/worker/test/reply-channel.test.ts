@@ -3,7 +3,7 @@ import { MemoryServer } from '@zoott/memory-adapter';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { publishResult, startWorkerDaemon, submitJob, waitForResult } from '../src/index.js';
-import { freshNamespace, settled } from './helpers.js';
+import { freshNamespace, SELF, settled } from './helpers.js';
 
 describe('reply channel on a real ZooKeeper', () => {
   let a: Coordinator;
@@ -59,6 +59,7 @@ describe('in-process daemon on the memory adapter', { timeout: 120_000 }, () => 
       coordinator: worker,
       world: 'demo',
       allowExec: ['/bin/echo'],
+      runAs: SELF,
       logLevel: 'silent',
     });
     try {

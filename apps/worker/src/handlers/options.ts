@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Coordinator, Engine, EngineLogger } from '@zoott/core';
 import { DEFAULT_MAX_RESULT_BYTES, ZoottError } from '@zoott/core';
-import { DEFAULT_KILL_GRACE_MS, resolveExecutable } from '../jobs/index.js';
+import { DEFAULT_KILL_GRACE_MS, type JobUser, jobUser, resolveExecutable } from '../jobs/index.js';
 import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';
 
 /** Told when a job process starts and ends (metrics, and killing groups on a hard exit). */
@@ -24,6 +24,12 @@ export interface JobHandlerOptions {
   workerId?: string;
   /** Variables passed on to jobs on top of the minimal environment. */
   passEnv?: readonly string[];
+  /**
+   * Run job processes as this user (name or uid): its uid, gid and groups, `HOME` its home.
+   * Needs root and util-linux `setpriv`. Unset: as this process's user (the daemon refuses
+   * that for a root worker; the library leaves the decision to its caller).
+   */
+  runAs?: string;
   /** Working directory of job processes (default the worker's current directory). */
   workDir?: string;
   /** Root of race input directories and of `filename` hints (default the working directory). */
@@ -49,6 +55,7 @@ export interface HandlerContext {
   serverName: string;
   workerId: string;
   env: Record<string, string>;
+  runAs: JobUser | null;
   workDir: string;
   dataDir: string;
   timeoutMs: number | undefined;
@@ -67,13 +74,17 @@ export function resolveHandlerOptions(
   const policy = typeof o.allowExec === 'function' ? o.allowExec : execPolicy(o.allowExec);
   const workDir = o.workDir ?? process.cwd();
   let engine = o.engine;
+  const runAs = o.runAs === undefined ? null : jobUser(o.runAs);
+  const env = jobEnvironment(o.passEnv ?? []);
+  if (runAs) env.HOME = runAs.home;
   return {
     c: o.coordinator,
     world: o.world,
     policy,
     serverName: o.serverName ?? hostname(),
     workerId: o.workerId ?? o.serverName ?? hostname(),
-    env: jobEnvironment(o.passEnv ?? []),
+    env,
+    runAs,
     workDir,
     dataDir: o.dataDir ?? workDir,
     timeoutMs: o.timeoutMs,

@@ -21,6 +21,7 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
       killGraceMs: h.killGraceMs,
       signal: task.signal,
       allowExec: h.policy,
+      ...(h.runAs ? { runAs: h.runAs } : {}),
       onSpawn: (p) => {
         pid = p;
         h.processes?.started(p);

@@ -1,5 +1,5 @@
 import type { ProcessRun } from '@zoott/core';
-import { startProcess } from './process.js';
+import { type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -13,6 +13,8 @@ export interface RacerOptions {
   /** Exit codes that count as a normal end (default `[0]`); any other code wins. */
   normalExitCodes?: readonly number[];
   allowExec?: (resolvedPath: string) => boolean;
+  /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
+  runAs?: StartOptions['runAs'];
 }
 
 /** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
@@ -80,6 +82,7 @@ export function runRacer(
       maxOutputBytes: options.maxOutputBytes ?? 256 * 1024,
       killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       serverName: options.serverName,
+      ...(options.runAs ? { runAs: options.runAs } : {}),
     });
     stopProcess = (o) => proc.stop(o);
     return { proc, run: null };

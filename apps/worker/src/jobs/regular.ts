@@ -6,7 +6,7 @@ import {
   type RegularJobResult,
   ZoottError,
 } from '@zoott/core';
-import { type StartedProcess, startProcess } from './process.js';
+import { type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 export interface RunJobOptions {
@@ -34,6 +34,8 @@ export interface RunJobOptions {
    * (after PATH lookup, links and `..` resolved), which is also the path executed.
    */
   allowExec?: (resolvedPath: string) => boolean;
+  /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
+  runAs?: StartOptions['runAs'];
   /** Called with the pid (= process group) once the process runs, e.g. to track it. */
   onSpawn?: (pid: number) => void;
 }
@@ -84,6 +86,7 @@ export async function runRegularJob(
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
     killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     serverName: options.serverName,
+    ...(options.runAs ? { runAs: options.runAs } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);

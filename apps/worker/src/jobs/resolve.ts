@@ -71,7 +71,11 @@ async function checkFile(path: string, asGiven: string): Promise<Resolution> {
     real = await realpath(path);
   } catch {
     // Gone (or a link loop) between the stat and here.
-    return { ok: false, exit: 127, error: `executable ${JSON.stringify(asGiven)} (${path}) not found` };
+    return {
+      ok: false,
+      exit: 127,
+      error: `executable ${JSON.stringify(asGiven)} (${path}) not found`,
+    };
   }
   return { ok: true, path, real };
 }
