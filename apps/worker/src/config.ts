@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ZoottError } from '@zoott/core';
+import { checkOutputCap } from './limits.js';
 
 /** Value kinds of settings. */
 type Kind = 'string' | 'int' | 'list';
@@ -323,6 +324,7 @@ export function resolveSettings(sources: {
       `must be one of ${LOG_LEVELS.join(', ')}, got ${settings.logLevel}`,
       'logLevel',
     );
+  checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
   return settings;
 }
 

@@ -16,7 +16,12 @@ import {
 } from '@zoott/core';
 import { RACER_TYPE } from '../constants.js';
 import { effectiveTimeout } from '../jobs/index.js';
-import { checkExecutable, type HandlerContext } from './options.js';
+import {
+  checkExecutable,
+  checkResultFits,
+  type HandlerContext,
+  permanentIfTooLarge,
+} from './options.js';
 import {
   changeOrTimeout,
   createOnce,
@@ -142,6 +147,13 @@ async function readRegularFile(path: string): Promise<string | null> {
 export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise<RaceJobResult> {
   const job: RaceJob = validateRaceJob(task.data);
   await checkExecutable(h, job.executable);
+  checkResultFits(h, (run) =>
+    buildRaceResult(
+      job,
+      { winner: { ...run, stdin: '' }, processes: 0, started: run.started, finished: run.finished },
+      { maxBytes: h.maxResultBytes },
+    ),
+  );
   const inputs = Array.isArray(job.input)
     ? job.input
     : await readRaceInputDir(h.dataDir, job.input);
@@ -183,16 +195,22 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
   // Count after the started racers have ended: one that registered late is counted too.
   await racersEnded(h, paths, task.signal);
   const processes = (await c.children(paths.started)).length;
-  const result = buildRaceResult(
-    job,
-    {
-      winner: winner.record ? recordToRun(winner.record) : null,
-      processes,
-      started: new Date(meta.started),
-      finished: new Date(),
-    },
-    { maxBytes: h.maxResultBytes },
-  );
+  let result: RaceJobResult;
+  try {
+    result = buildRaceResult(
+      job,
+      {
+        winner: winner.record ? recordToRun(winner.record) : null,
+        processes,
+        started: new Date(meta.started),
+        finished: new Date(),
+      },
+      { maxBytes: h.maxResultBytes },
+    );
+  } catch (err) {
+    await cleanUp(h, paths, task.name, inputs.length);
+    throw permanentIfTooLarge(err, h.maxResultBytes);
+  }
   if (winner.none === 'timeout') result.timedOut = true;
   await cleanUp(h, paths, task.name, inputs.length);
   return result;
