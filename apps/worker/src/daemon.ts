@@ -219,6 +219,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     buckets: RACE_WORLD_BUCKETS,
     logger: engineLog,
     onSettled,
+    replyWorld: world,
   });
 
   const custom =

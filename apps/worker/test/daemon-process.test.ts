@@ -174,7 +174,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     expect(rec.attempts).toBe(2);
     expect(rec.worker?.worker).toBe(first === 'crash-a' ? 'crash-b' : 'crash-a');
     expect(survivor.child.exitCode).toBeNull();
-    const reply = await waitForResult(client, { routingkey, timeoutMs: 30_000 });
+    const reply = await waitForResult(client, { world: 'crash', routingkey, timeoutMs: 30_000 });
     expect((reply.result as { stdout: string }).stdout).toBe('done\n');
     // Exactly one result was published: the directory is empty once it is consumed.
     expect(await client.children(`/zoott_r/_default/${routingkey}`)).toEqual([]);

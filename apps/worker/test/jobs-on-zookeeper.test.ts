@@ -60,6 +60,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     expect(result.tags).toEqual({ a: [1, 2] });
     expect(Date.parse(result.finished)).toBeGreaterThanOrEqual(Date.parse(result.started));
     const reply = await waitForResult<RegularJobResult>(client, {
+      world: WORLD,
       exchange: 'results',
       routingkey,
       timeoutMs: 30_000,

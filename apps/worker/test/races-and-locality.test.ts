@@ -86,7 +86,11 @@ describe('races over three workers', { timeout: 180_000 }, () => {
       groups.every((g) => runningGroupMembers(g).length === 0) ? true : undefined,
     );
     // The reply channel got the same result, and the race's nodes and racer tasks are gone.
-    const reply = await waitForResult<RaceJobResult>(client, { routingkey, timeoutMs: 30_000 });
+    const reply = await waitForResult<RaceJobResult>(client, {
+      world: WORLD,
+      routingkey,
+      timeoutMs: 30_000,
+    });
     expect(reply.result).toEqual(result);
     expect(await client.children(RACES_ROOT)).toEqual([]);
     const engine = createEngine(client, { world: WORLD });

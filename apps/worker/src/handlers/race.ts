@@ -15,7 +15,9 @@ import {
   ZoottError,
 } from '@zoott/core';
 import { RACER_TYPE } from '../constants.js';
+import { PermanentError } from '../job-engine.js';
 import { effectiveTimeout } from '../jobs/index.js';
+import { aclText, worldAcl } from '../reply.js';
 import {
   checkExecutable,
   checkResultFits,
@@ -159,7 +161,15 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
     : await readRaceInputDir(h.dataDir, job.input);
   const c = h.c;
   const paths = new RacePaths(task.name);
-  const meta = await openRace(h, paths, inputs.length);
+  const meta = await openRace(h, paths, inputs.length).catch((err: unknown) => {
+    // Race state locked to someone else: no retry will get past that either.
+    if (isZoottError(err, 'NO_AUTH'))
+      throw new PermanentError(
+        `race state ${paths.base} is not accessible under this worker's credentials (${err.message}); remove it with the world's credentials`,
+        'NO_AUTH',
+      );
+    throw err;
+  });
   const engine = h.engine();
 
   // Queue the racers, skipping any a previous attempt already queued, until someone wins.
@@ -216,12 +226,18 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
   return result;
 }
 
-/** Creates the race's nodes, or reads them back when a previous attempt made them. */
+/**
+ * Creates the race's nodes, or reads them back when a previous attempt made them. The base
+ * node carries the world's ACL, and a base that does not (someone else made it first, with
+ * a planted winner, say) is refused for good: its verdict could be forged. The check comes
+ * after the children exist, since a node with children cannot be deleted and re-made.
+ */
 async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Promise<RaceMeta> {
   const c = h.c;
+  const acl = await worldAcl(c, h.world);
   const fresh: RaceMeta = { started: new Date().toISOString(), racers, world: h.world };
   try {
-    await c.create(paths.base, encodeJson(fresh));
+    await c.create(paths.base, encodeJson(fresh), { acl });
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) {
       await createOnce(c, '/zoott_r', null).catch(() => false);
@@ -232,6 +248,12 @@ async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Pr
   }
   await createOnce(c, paths.started, null);
   await createOnce(c, paths.ended, null);
+  const actual = (await c.getAcl(paths.base)).acl;
+  if (aclText(actual) !== aclText(acl))
+    throw new PermanentError(
+      `race state ${paths.base} has ACL [${aclText(actual)}], not the world's [${aclText(acl)}]: its verdict could be forged, so the race is not run. Remove the node with the world's credentials and retry`,
+      'NO_AUTH',
+    );
   return (await readJson<RaceMeta>(c, paths.base)) ?? fresh;
 }
 
