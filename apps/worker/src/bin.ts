@@ -27,11 +27,14 @@ const collect = (value: string, previous: string[] | undefined) => [
   ...(previous ?? []),
   ...value.split(','),
 ];
+const attribute = new Map<string, string>();
 for (const s of SETTINGS) {
   const help = `${s.help} [env ${s.env}; config "${s.key}"]${s.default ? ` (default: ${s.default})` : ''}`;
   const opt = new Option(`${s.flag} <${s.arg}>`, help);
   if (s.kind === 'list') opt.argParser(collect);
   program.addOption(opt);
+  // Commander names the value after the flag (`--max-output` → maxOutput), not the key.
+  attribute.set(s.key, opt.attributeName());
 }
 program.addHelpText(
   'after',
@@ -49,7 +52,10 @@ async function main(): Promise<void> {
   program.parse();
   const opts = program.opts<Record<string, unknown>>();
   const flags: Partial<Record<keyof FileSettings, unknown>> = {};
-  for (const s of SETTINGS) if (opts[s.key] !== undefined) flags[s.key] = opts[s.key];
+  for (const s of SETTINGS) {
+    const value = opts[attribute.get(s.key) ?? s.key];
+    if (value !== undefined) flags[s.key] = value;
+  }
   const fileName = opts.config as string | undefined;
   const settings = resolveSettings({
     flags,

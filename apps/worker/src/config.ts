@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ZoottError } from '@zoott/core';
+import { checkOutputCap } from './limits.js';
 
 /** Value kinds of settings. */
 type Kind = 'string' | 'int' | 'list';
@@ -135,6 +136,14 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: 'executables jobs may run (absolute paths or globs: * within a segment, ** across); none = job types are not served',
   },
   {
+    key: 'runAs',
+    flag: '--run-as',
+    env: 'ZOOTT_RUN_AS',
+    kind: 'string',
+    arg: 'user',
+    help: "run job processes as this user (its uid, gid and groups, HOME its home); required for a root worker serving job types, since a job can read its own user's processes, the worker's credentials included (--run-as root: run them as root anyway)",
+  },
+  {
     key: 'passEnv',
     flag: '--pass-env',
     env: 'ZOOTT_PASS_ENV',
@@ -230,6 +239,7 @@ export interface FileSettings {
   dataDir?: string;
   workDir?: string;
   allowExec?: string[];
+  runAs?: string;
   passEnv?: string[];
   jobTimeoutMs?: number;
   killGraceMs?: number;
@@ -314,6 +324,7 @@ export function resolveSettings(sources: {
       `must be one of ${LOG_LEVELS.join(', ')}, got ${settings.logLevel}`,
       'logLevel',
     );
+  checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
   return settings;
 }
 

@@ -22,6 +22,7 @@ import type { FileSettings } from './config.js';
 import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { jobHandlers } from './handlers/index.js';
 import { JobEngine } from './job-engine.js';
+import { jobUser } from './jobs/run-as.js';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
 
 /** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
@@ -175,6 +176,9 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
   const raceConcurrency = positive(config.raceConcurrency, 4, 'raceConcurrency');
   const graceMs = config.graceMs ?? 30_000;
 
+  // Whom jobs run as is settled before connecting: a root worker without --run-as refuses.
+  if ((config.allowExec ?? []).length > 0) jobUser(config.runAs);
+
   const owned = config.coordinator === undefined;
   const coordinator =
     config.coordinator ??
@@ -215,6 +219,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     buckets: RACE_WORLD_BUCKETS,
     logger: engineLog,
     onSettled,
+    replyWorld: world,
   });
 
   const custom =
@@ -233,6 +238,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
           serverName: hostname(),
           workerId: nodeId,
           passEnv: config.passEnv ?? [],
+          ...(config.runAs !== undefined ? { runAs: config.runAs } : {}),
           workDir,
           dataDir,
           timeoutMs: config.jobTimeoutMs ?? 3_600_000,

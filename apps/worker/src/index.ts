@@ -4,6 +4,7 @@ export * from './daemon.js';
 export * from './handlers/index.js';
 export * from './job-engine.js';
 export * from './jobs/index.js';
+export * from './limits.js';
 export * from './metrics.js';
 export * from './policy.js';
 export * from './reply.js';

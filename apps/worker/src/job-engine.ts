@@ -11,7 +11,7 @@ import {
   type SettleOutcome,
 } from '@zoott/core';
 import { JOB_TYPE, RACE_TYPE } from './constants.js';
-import { ensureReplyDir, publishResult, type ReplyAddress, replyOp } from './reply.js';
+import { ensureReplyDir, publishResult, type ReplyAddress, replyOp, worldAcl } from './reply.js';
 
 /**
  * An error that retrying cannot fix (an invalid job, a refused executable): the task goes
@@ -41,6 +41,11 @@ export type SettleListener = (claim: Claim, outcome: SettleOutcome) => void;
 
 export interface JobEngineOptions extends EngineOptions {
   onSettled?: SettleListener;
+  /**
+   * The world whose ACL replies are published under (default: this engine's world). The
+   * engine of a race world publishes under its job world's ACL, the one `wait` checks.
+   */
+  replyWorld?: string;
 }
 
 /** A job result's reply, made ready before the completion multi. */
@@ -74,10 +79,12 @@ function replyAddressOf(result: unknown): ReplyAddress | null {
 export class JobEngine extends Engine {
   private readonly onSettled: SettleListener | undefined;
   private readonly log: EngineLogger | undefined;
+  private readonly replyWorld: string;
 
   constructor(coordinator: Coordinator, options: JobEngineOptions) {
-    const { onSettled, ...engineOptions } = options;
+    const { onSettled, replyWorld, ...engineOptions } = options;
     super(coordinator, engineOptions);
+    this.replyWorld = replyWorld ?? options.world;
     this.onSettled = onSettled;
     this.log = options.logger;
   }
@@ -121,7 +128,12 @@ export class JobEngine extends Engine {
     const address = replyAddressOf(result);
     if (!address) return null;
     try {
-      return { address, op: replyOp(await ensureReplyDir(this.coordinator, address), result) };
+      // Published with the world's ACL, and only into a reply path that carries it.
+      const acl = await worldAcl(this.coordinator, this.replyWorld);
+      return {
+        address,
+        op: replyOp(await ensureReplyDir(this.coordinator, address, acl), result, acl),
+      };
     } catch {
       return { address, op: null };
     }
@@ -130,7 +142,9 @@ export class JobEngine extends Engine {
   /** The fallback: publishes the reply after the completion, logging what went wrong. */
   private async publishAfter(key: string, address: ReplyAddress, result: unknown): Promise<void> {
     try {
-      const path = await publishResult(this.coordinator, address, result);
+      const path = await publishResult(this.coordinator, address, result, {
+        world: this.replyWorld,
+      });
       this.log?.warn({ key, path }, 'result published after the completion, not atomically');
     } catch (err) {
       this.log?.warn(

@@ -1,10 +1,13 @@
 import {
+  type Acl,
   type Coordinator,
   decodeJson,
   encodeJson,
   isZoottError,
   type Op,
+  permsToShort,
   type Stat,
+  worldRoot,
   ZoottError,
 } from '@zoott/core';
 import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
@@ -59,12 +62,95 @@ export function replyDir(address: ReplyAddress): string {
   return `${REPLY_ROOT}/${exchange}/${segment(address.routingkey, 'routingkey')}`;
 }
 
-async function ensurePath(c: Coordinator, path: string): Promise<void> {
+/**
+ * The ACL of a world: the ACL its root node `/zoott_<world>` carries on the server (with
+ * ZooKeeper's `auth` entries already expanded to the identities they stand for). Reply
+ * paths are trusted only when they carry exactly this ACL.
+ *
+ * @throws ZoottError NO_SUCH_TASK when the world does not exist.
+ */
+export async function worldAcl(c: Coordinator, world: string): Promise<Acl[]> {
+  const root = worldRoot(world);
+  try {
+    return (await c.getAcl(root)).acl;
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE'))
+      throw new ZoottError(
+        'NO_SUCH_TASK',
+        `world ${JSON.stringify(world)} does not exist (no ${root}): its reply paths cannot be trusted without it`,
+        { path: root, cause: err },
+      );
+    throw err;
+  }
+}
+
+/** `scheme:id:perms` entries, sorted: one text per ACL, for comparing and for messages. */
+export function aclText(acl: readonly Acl[]): string {
+  return acl
+    .map((a) => `${a.scheme}:${a.id}:${permsToShort(a.perms)}`)
+    .sort()
+    .join(', ');
+}
+
+/**
+ * Why the node at `path` does not carry exactly `acl` (`null` when it does). A node
+ * whose ACL this session may not even read is not the world's either.
+ */
+async function aclProblem(
+  c: Coordinator,
+  path: string,
+  acl: readonly Acl[],
+): Promise<string | null> {
+  let actual: Acl[];
+  try {
+    actual = (await c.getAcl(path)).acl;
+  } catch (err) {
+    if (isZoottError(err, 'NO_AUTH')) return `${path} has an ACL this session may not read`;
+    throw err;
+  }
+  return aclText(actual) === aclText(acl)
+    ? null
+    : `${path} has ACL [${aclText(actual)}], not the world's [${aclText(acl)}]`;
+}
+
+/** The `op` of the error {@link checkReplyPath} throws, so callers can tell it from a server's NO_AUTH. */
+export const REPLY_PATH_CHECK = 'checkReplyPath';
+
+/**
+ * Checks that the exchange node and the reply directory both carry exactly the world's
+ * ACL. Then nobody outside that ACL can have created a result under the directory, delete
+ * one, or replace the directory (its parent is locked too, and a directory with children
+ * cannot be deleted).
+ *
+ * @throws ZoottError NO_AUTH saying which node has which ACL.
+ */
+export async function checkReplyPath(
+  c: Coordinator,
+  dir: string,
+  acl: readonly Acl[],
+): Promise<void> {
+  const exchange = dir.slice(0, dir.lastIndexOf('/'));
+  for (const path of [exchange, dir]) {
+    const problem = await aclProblem(c, path, acl);
+    if (problem)
+      throw new ZoottError(
+        'NO_AUTH',
+        `reply path ${dir} is not under the world's ACL: ${problem}. Results there could be forged or deleted by others; nothing is published to or read from it. Remove it (or give it the world's ACL) with the world's credentials`,
+        { path, op: REPLY_PATH_CHECK },
+      );
+  }
+}
+
+/**
+ * Creates what is missing of `path`: `/zoott_r` with the session's default ACL (it is shared
+ * by every world of the namespace), every node below it with `acl`.
+ */
+async function ensurePath(c: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
   let at = '';
   for (const part of path.split('/').slice(1)) {
     at += `/${part}`;
     try {
-      await c.create(at);
+      await c.create(at, undefined, at === REPLY_ROOT ? {} : { acl });
     } catch (err) {
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
@@ -72,45 +158,57 @@ async function ensurePath(c: Coordinator, path: string): Promise<void> {
 }
 
 /**
- * Makes sure the reply directory of an address exists (creating what is missing, safe
- * against concurrent callers) and returns its path: a multi that publishes a result
- * cannot create the directory on the way.
+ * Makes sure the reply directory of an address exists, with the world's ACL (`acl`, see
+ * {@link worldAcl}), creating what is missing (safe against concurrent callers), and
+ * returns its path: a multi that publishes a result cannot create the directory on the
+ * way. A directory or exchange node that already exists with another ACL (someone else
+ * made it first) is refused: nothing is ever published into it.
  *
- * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name.
+ * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name,
+ * NO_AUTH when the path is not under the world's ACL.
  */
-export async function ensureReplyDir(c: Coordinator, address: ReplyAddress): Promise<string> {
+export async function ensureReplyDir(
+  c: Coordinator,
+  address: ReplyAddress,
+  acl: readonly Acl[],
+): Promise<string> {
   const dir = replyDir(address);
-  if ((await c.exists(dir)) === null) await ensurePath(c, dir);
+  if ((await c.exists(dir)) === null) await ensurePath(c, dir, acl);
+  await checkReplyPath(c, dir, acl);
   return dir;
 }
 
 /**
- * The op that publishes a result JSON under an existing reply directory (see
- * {@link replyDir}): the same sequential `result-` node {@link publishResult} creates, for
- * use inside a multi.
+ * The op that publishes a result JSON under a reply directory that {@link ensureReplyDir}
+ * made sure of: the same sequential `result-` node {@link publishResult} creates, with the
+ * world's ACL, for use inside a multi.
  */
-export function replyOp(dir: string, result: unknown): Op & { op: 'create' } {
-  return { op: 'create', path: `${dir}/result-`, data: encodeJson(result), sequential: true };
+export function replyOp(dir: string, result: unknown, acl: readonly Acl[]): Op & { op: 'create' } {
+  return {
+    op: 'create',
+    path: `${dir}/result-`,
+    data: encodeJson(result),
+    sequential: true,
+    acl,
+  };
 }
 
 /**
- * Publishes a result JSON under the address (creating the directories it needs) and
- * returns the new node's path.
+ * Publishes a result JSON under the address of a world's reply channel (creating the
+ * directories it needs, with the world's ACL) and returns the new node's path.
+ *
+ * @throws ZoottError NO_AUTH when the reply path exists with another ACL than the world's.
  */
 export async function publishResult(
   c: Coordinator,
   address: ReplyAddress,
   result: unknown,
+  options: { world: string },
 ): Promise<string> {
-  const dir = replyDir(address);
-  const { path, data, sequential } = replyOp(dir, result);
-  try {
-    return await c.create(path, data, { sequential });
-  } catch (err) {
-    if (!isZoottError(err, 'NO_NODE')) throw err;
-    await ensurePath(c, dir);
-    return c.create(path, data, { sequential });
-  }
+  const acl = await worldAcl(c, options.world);
+  const dir = await ensureReplyDir(c, address, acl);
+  const { path, data, sequential } = replyOp(dir, result, acl);
+  return c.create(path, data, { sequential, acl });
 }
 
 /** The server's sequence number at the end of a `result-…NNNNNNNNNN` name. */
@@ -120,6 +218,13 @@ function sequenceOf(name: string): number {
 }
 
 export interface WaitForResultOptions extends ReplyAddress {
+  /**
+   * The world whose jobs publish here. Results are accepted only from a reply path that
+   * carries this world's ACL, and only result nodes with that ACL (see {@link worldAcl}).
+   */
+  world: string;
+  /** Told about a result node that is skipped because its ACL is not the world's. */
+  onUntrusted?: (path: string, why: string) => void;
   /** Give up after this long (WAIT_TIMEOUT). Default: wait as long as it takes. */
   timeoutMs?: number;
   /**
@@ -141,13 +246,19 @@ export interface ReceivedResult<T = unknown> {
  * returns it, by default consuming it. Of concurrent consumers exactly one gets each
  * result (the delete with the read version decides).
  *
- * @throws ZoottError WAIT_TIMEOUT after `timeoutMs`, ABORTED when `signal` aborts.
+ * Only results written under the world's ACL are accepted: the reply path must carry it
+ * (else this fails at once, NO_AUTH), and a result node with another ACL is skipped, left
+ * in place and reported to `onUntrusted`.
+ *
+ * @throws ZoottError WAIT_TIMEOUT after `timeoutMs`, ABORTED when `signal` aborts, NO_AUTH
+ * when the reply path is not under the world's ACL, NO_SUCH_TASK when the world is missing.
  */
 export async function waitForResult<T = unknown>(
   c: Coordinator,
   options: WaitForResultOptions,
 ): Promise<ReceivedResult<T>> {
   const dir = replyDir(options);
+  const acl = await worldAcl(c, options.world);
   const consume = options.consume !== false;
   const deadline =
     options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
@@ -161,12 +272,18 @@ export async function waitForResult<T = unknown>(
       wake = resolve;
     });
     const names = await listOrWatch(c, dir, () => wake());
-    for (const name of names.sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
+    if (names !== null) await checkReplyPath(c, dir, acl);
+    for (const name of (names ?? []).sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
       const path = `${dir}/${name}`;
       let data: Uint8Array;
       let stat: Stat;
       try {
         ({ data, stat } = await c.get(path));
+        const problem = await aclProblem(c, path, acl);
+        if (problem) {
+          options.onUntrusted?.(path, problem);
+          continue;
+        }
         if (consume) await c.delete(path, stat.version);
       } catch (err) {
         // Another consumer took it first: try the next one.
@@ -188,15 +305,22 @@ export async function waitForResult<T = unknown>(
   }
 }
 
-/** Children of `dir` with a children watch, or an exists watch when it is not there yet. */
-async function listOrWatch(c: Coordinator, dir: string, watch: () => void): Promise<string[]> {
+/**
+ * Children of `dir` with a children watch, or (`null`) an exists watch when it is not
+ * there yet.
+ */
+async function listOrWatch(
+  c: Coordinator,
+  dir: string,
+  watch: () => void,
+): Promise<string[] | null> {
   for (;;) {
     try {
       return await c.children(dir, { watch });
     } catch (err) {
       if (!isZoottError(err, 'NO_NODE')) throw err;
     }
-    if ((await c.exists(dir, { watch })) === null) return [];
+    if ((await c.exists(dir, { watch })) === null) return null;
   }
 }
 

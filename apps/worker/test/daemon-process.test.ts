@@ -9,7 +9,7 @@ import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { submitJob, waitForResult } from '../src/index.js';
 import { parentDeathTool } from '../src/jobs/process.js';
-import { freshNamespace, killMarked, processesWith, settled, until } from './helpers.js';
+import { freshNamespace, killMarked, processesWith, SELF, settled, until } from './helpers.js';
 
 // The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -72,6 +72,8 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     id,
     '--allow-exec',
     '/bin/sh',
+    '--run-as',
+    SELF,
     '--session-timeout',
     '4000',
   ];
@@ -98,6 +100,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
       '--metrics-port',
       '--log-level',
       '--allow-exec',
+      '--run-as',
       '--pass-env',
       '--config',
     ])
@@ -171,7 +174,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     expect(rec.attempts).toBe(2);
     expect(rec.worker?.worker).toBe(first === 'crash-a' ? 'crash-b' : 'crash-a');
     expect(survivor.child.exitCode).toBeNull();
-    const reply = await waitForResult(client, { routingkey, timeoutMs: 30_000 });
+    const reply = await waitForResult(client, { world: 'crash', routingkey, timeoutMs: 30_000 });
     expect((reply.result as { stdout: string }).stdout).toBe('done\n');
     // Exactly one result was published: the directory is empty once it is consumed.
     expect(await client.children(`/zoott_r/_default/${routingkey}`)).toEqual([]);

@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import type { Coordinator, TaskKey, TaskRecord } from '@zoott/core';
 import { createEngine } from '@zoott/core';
 import { freshChroot } from '@zoott/testing';
+
+/**
+ * The test's own user: jobs of test workers run as it (`runAs`), which a root worker must be
+ * told explicitly, and which needs no user switch whoever runs the tests.
+ */
+export const SELF = userInfo().username;
 
 /** A fresh chroot on the shared test server; returns its connect string. */
 export async function freshNamespace(server: string): Promise<string> {

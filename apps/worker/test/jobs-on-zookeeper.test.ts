@@ -4,7 +4,7 @@ import { type Coordinator, createEngine, type RegularJobResult } from '@zoott/co
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/index.js';
-import { freshNamespace, settled } from './helpers.js';
+import { freshNamespace, SELF, settled } from './helpers.js';
 
 const WORLD = 'jobs';
 
@@ -22,6 +22,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
       nodeId: 'solo',
       concurrency: 4,
       allowExec: ['/bin/*', '/usr/bin/echo'],
+      runAs: SELF,
       killGraceMs: 500,
       logLevel: 'silent',
     });
@@ -59,6 +60,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     expect(result.tags).toEqual({ a: [1, 2] });
     expect(Date.parse(result.finished)).toBeGreaterThanOrEqual(Date.parse(result.started));
     const reply = await waitForResult<RegularJobResult>(client, {
+      world: WORLD,
       exchange: 'results',
       routingkey,
       timeoutMs: 30_000,
@@ -158,6 +160,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
       world: 'metered',
       nodeId: 'metered',
       allowExec: ['/bin/*'],
+      runAs: SELF,
       metricsPort: 0,
       logLevel: 'silent',
     });

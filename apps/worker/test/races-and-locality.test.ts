@@ -12,7 +12,7 @@ import {
   type WorkerDaemon,
   waitForResult,
 } from '../src/index.js';
-import { freshNamespace, settled, until } from './helpers.js';
+import { freshNamespace, SELF, settled, until } from './helpers.js';
 import { runningGroupMembers } from './jobs/proc-helpers.js';
 
 const WORLD = 'cluster';
@@ -35,6 +35,7 @@ describe('races over three workers', { timeout: 180_000 }, () => {
           nodeId: id,
           concurrency: 8,
           allowExec: ['/bin/sh'],
+          runAs: SELF,
           dataDir: dir,
           killGraceMs: 1000,
           logLevel: 'silent',
@@ -85,7 +86,11 @@ describe('races over three workers', { timeout: 180_000 }, () => {
       groups.every((g) => runningGroupMembers(g).length === 0) ? true : undefined,
     );
     // The reply channel got the same result, and the race's nodes and racer tasks are gone.
-    const reply = await waitForResult<RaceJobResult>(client, { routingkey, timeoutMs: 30_000 });
+    const reply = await waitForResult<RaceJobResult>(client, {
+      world: WORLD,
+      routingkey,
+      timeoutMs: 30_000,
+    });
     expect(reply.result).toEqual(result);
     expect(await client.children(RACES_ROOT)).toEqual([]);
     const engine = createEngine(client, { world: WORLD });
@@ -143,6 +148,7 @@ describe('locality: a job hinted to worker B', { timeout: 180_000 }, () => {
       connect: ns,
       world: 'local',
       allowExec: ['/bin/echo'],
+      runAs: SELF,
       localityWaitMs: 30_000,
       logLevel: (process.env.ZOOTT_TEST_LOG as 'silent' | undefined) ?? ('silent' as const),
     };

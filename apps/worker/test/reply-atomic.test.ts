@@ -51,11 +51,12 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
     const claim = await engine.claim({ worker: 'w' });
     expect(claim?.type).toBe(JOB_TYPE);
     const completedPath = (await engine.context()).layout.recordPath('c', ['job']);
-    return { ...rec, engine, claim: claim!, warnings, settled, completedPath };
+    return { ...rec, engine, claim: claim!, warnings, settled, completedPath, world };
   }
 
   it('creates the reply node inside the multi that writes the completed record', async () => {
-    const { engine, claim, multis, creates, warnings, settled, completedPath } = await claimedJob();
+    const { engine, claim, multis, creates, warnings, settled, completedPath, world } =
+      await claimedJob();
     const routingkey = `rk-${randomUUID()}`;
     const result = { exit: 0, stdout: 'hi\n', exchange: 'ex', routingkey };
     const before = multis.length;
@@ -69,7 +70,12 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
     ]);
     // The reply was not written by a separate create (only its directory was).
     expect(creates.filter((p) => p.startsWith(`${dir}/`))).toEqual([]);
-    const got = await waitForResult(client, { exchange: 'ex', routingkey, timeoutMs: 10_000 });
+    const got = await waitForResult(client, {
+      world,
+      exchange: 'ex',
+      routingkey,
+      timeoutMs: 10_000,
+    });
     expect(got.result).toEqual(result);
     expect(await engine.task(['job'])).toMatchObject({ state: 'completed', result });
   });
@@ -85,7 +91,7 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
   });
 
   it('an oversized reply still completes the task; the reply follows on its own', async () => {
-    const { engine, claim, warnings } = await claimedJob();
+    const { engine, claim, warnings, world } = await claimedJob();
     const routingkey = `rk-${randomUUID()}`;
     // Record and reply each carry this: under the record limit alone, over the request
     // limit together.
@@ -98,7 +104,7 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
       'completing without the extra ops: they made the completion multi fail',
       'result published after the completion, not atomically',
     ]);
-    const got = await waitForResult(client, { routingkey, timeoutMs: 10_000 });
+    const got = await waitForResult(client, { world, routingkey, timeoutMs: 10_000 });
     expect(got.result).toEqual(result);
   });
 

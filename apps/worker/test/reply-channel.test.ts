@@ -1,9 +1,11 @@
-import type { Coordinator } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { publishResult, startWorkerDaemon, submitJob, waitForResult } from '../src/index.js';
-import { freshNamespace, settled } from './helpers.js';
+import { freshNamespace, SELF, settled } from './helpers.js';
+
+const WORLD = 'rc';
 
 describe('reply channel on a real ZooKeeper', () => {
   let a: Coordinator;
@@ -13,6 +15,10 @@ describe('reply channel on a real ZooKeeper', () => {
     const ns = await freshNamespace(inject('zkConnect'));
     a = await connectZk(ns);
     b = await connectZk(ns);
+    // Reply paths belong to a world: its ACL is the one they must carry.
+    const engine = createEngine(a, { world: WORLD });
+    await engine.init();
+    engine.close();
   });
 
   afterAll(async () => {
@@ -21,32 +27,43 @@ describe('reply channel on a real ZooKeeper', () => {
   });
 
   it('a waiter started before the result gets it', async () => {
-    const waiting = waitForResult(b, { exchange: 'x', routingkey: 'early', timeoutMs: 30_000 });
-    await publishResult(a, { exchange: 'x', routingkey: 'early' }, { n: 1 });
+    const waiting = waitForResult(b, {
+      world: WORLD,
+      exchange: 'x',
+      routingkey: 'early',
+      timeoutMs: 30_000,
+    });
+    await publishResult(a, { exchange: 'x', routingkey: 'early' }, { n: 1 }, { world: WORLD });
     expect((await waiting).result).toEqual({ n: 1 });
   });
 
   it('results come oldest first, and each goes to exactly one consumer', async () => {
-    for (let n = 1; n <= 4; n++) await publishResult(a, { routingkey: 'fifo' }, { n });
+    for (let n = 1; n <= 4; n++)
+      await publishResult(a, { routingkey: 'fifo' }, { n }, { world: WORLD });
     const got = await Promise.all([
-      waitForResult<{ n: number }>(a, { routingkey: 'fifo', timeoutMs: 30_000 }),
-      waitForResult<{ n: number }>(b, { routingkey: 'fifo', timeoutMs: 30_000 }),
-      waitForResult<{ n: number }>(a, { routingkey: 'fifo', timeoutMs: 30_000 }),
-      waitForResult<{ n: number }>(b, { routingkey: 'fifo', timeoutMs: 30_000 }),
+      waitForResult<{ n: number }>(a, { world: WORLD, routingkey: 'fifo', timeoutMs: 30_000 }),
+      waitForResult<{ n: number }>(b, { world: WORLD, routingkey: 'fifo', timeoutMs: 30_000 }),
+      waitForResult<{ n: number }>(a, { world: WORLD, routingkey: 'fifo', timeoutMs: 30_000 }),
+      waitForResult<{ n: number }>(b, { world: WORLD, routingkey: 'fifo', timeoutMs: 30_000 }),
     ]);
     expect(got.map((g) => g.result.n).sort()).toEqual([1, 2, 3, 4]);
-    const peek = await publishResult(a, { routingkey: 'fifo' }, { n: 5 });
-    const read = await waitForResult(a, { routingkey: 'fifo', consume: false, timeoutMs: 1000 });
+    const peek = await publishResult(a, { routingkey: 'fifo' }, { n: 5 }, { world: WORLD });
+    const read = await waitForResult(a, {
+      world: WORLD,
+      routingkey: 'fifo',
+      consume: false,
+      timeoutMs: 1000,
+    });
     expect(read.path).toBe(peek);
     expect(await a.exists(peek)).not.toBeNull();
   });
 
   it('times out with WAIT_TIMEOUT when nothing comes', async () => {
-    await expect(waitForResult(a, { routingkey: 'silence', timeoutMs: 200 })).rejects.toMatchObject(
-      {
-        code: 'WAIT_TIMEOUT',
-      },
-    );
+    await expect(
+      waitForResult(a, { world: WORLD, routingkey: 'silence', timeoutMs: 200 }),
+    ).rejects.toMatchObject({
+      code: 'WAIT_TIMEOUT',
+    });
   });
 });
 
@@ -59,6 +76,7 @@ describe('in-process daemon on the memory adapter', { timeout: 120_000 }, () => 
       coordinator: worker,
       world: 'demo',
       allowExec: ['/bin/echo'],
+      runAs: SELF,
       logLevel: 'silent',
     });
     try {
@@ -68,6 +86,7 @@ describe('in-process daemon on the memory adapter', { timeout: 120_000 }, () => 
         { world: 'demo' },
       );
       const reply = await waitForResult<{ stdout: string }>(producer, {
+        world: 'demo',
         routingkey: 'demo',
         timeoutMs: 30_000,
       });

@@ -5,7 +5,7 @@ import { type Coordinator, createEngine } from '@zoott/core';
 import { connectZk, killSession, type ZkCoordinator } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon } from '../src/index.js';
-import { freshNamespace, settled, until } from './helpers.js';
+import { freshNamespace, SELF, settled, until } from './helpers.js';
 import { runningGroupMembers } from './jobs/proc-helpers.js';
 
 describe('session lost', { timeout: 180_000 }, () => {
@@ -22,6 +22,7 @@ describe('session lost', { timeout: 180_000 }, () => {
       world: 'lost',
       nodeId: 'lost-1',
       allowExec: ['/bin/sh'],
+      runAs: SELF,
       workDir: work,
       killGraceMs: 500,
       sessionTimeoutMs: 4000,

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, digestAcl, runWorker } from '@zoott/core';
@@ -530,6 +530,9 @@ describe('submit and wait', { timeout: SLOW }, () => {
         'tw',
         '--allow-exec',
         process.execPath,
+        // Jobs run as the test's own user (a root worker needs to be told).
+        '--run-as',
+        userInfo().username,
         '--log-level',
         'warn',
       ],

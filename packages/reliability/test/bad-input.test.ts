@@ -4,6 +4,7 @@
  * moved to the failed area with the reason; nothing else changes, and the worker neither
  * crashes nor loops (it completes a good task afterwards, with no loop errors logged).
  */
+import { userInfo } from 'node:os';
 import {
   type Coordinator,
   createEngine,
@@ -64,6 +65,8 @@ describe('bad input catalogue [zookeeper + worker daemon]', () => {
       nodeId: 'bad-input-worker',
       handlers: { echo: (t) => ({ echoed: t.data }) },
       allowExec: ['/usr/bin/echo', '/nonexistent/*'],
+      // Jobs run as the test's own user (a root worker needs to be told).
+      runAs: userInfo().username,
       concurrency: 2,
       localityWaitMs: 0,
     }));

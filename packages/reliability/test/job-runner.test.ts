@@ -5,6 +5,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { promisify } from 'node:util';
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
 import { submitJob } from '@zoott/worker';
@@ -38,7 +39,17 @@ describe('job runner: off by default, --allow-exec list [zookeeper, zoott-worker
   async function daemon(args: string[], done: () => Promise<boolean>): Promise<string> {
     const proc = spawn(
       process.execPath,
-      [WORKER_BIN, '--connect', ns.connectString, '--world', WORLD, ...args],
+      // Jobs run as the test's own user (a root worker needs to be told).
+      [
+        WORKER_BIN,
+        '--connect',
+        ns.connectString,
+        '--world',
+        WORLD,
+        '--run-as',
+        userInfo().username,
+        ...args,
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ZOOTT_CHAOS_LOG: '/dev/null' },

@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   buildRaceResult,
@@ -14,8 +15,15 @@ import {
   ZoottError,
 } from '@zoott/core';
 import { RACER_TYPE } from '../constants.js';
+import { PermanentError } from '../job-engine.js';
 import { effectiveTimeout } from '../jobs/index.js';
-import { checkExecutable, type HandlerContext } from './options.js';
+import { aclText, worldAcl } from '../reply.js';
+import {
+  checkExecutable,
+  checkResultFits,
+  type HandlerContext,
+  permanentIfTooLarge,
+} from './options.js';
 import {
   changeOrTimeout,
   createOnce,
@@ -39,35 +47,65 @@ const BATCH = 16;
  * Reads a race's input directory (relative to the data directory): every regular file in
  * it, in name order, one racer per line. Each racer gets its line (with the newline) on
  * stdin, and the file as its `filename` hint.
+ *
+ * Containment is decided on real paths, not on the text: the directory is opened first,
+ * and the real path of what was opened (read back from the open descriptor, so a link
+ * swapped after the check cannot redirect the read) must be the data directory's real
+ * path or lie under it. Files are then read through that descriptor, without following
+ * links, so a symlink in the directory is skipped rather than read.
  */
 export async function readRaceInputDir(dataDir: string, dir: string): Promise<RaceInput[]> {
-  const root = resolve(dataDir);
-  const full = resolve(root, dir);
-  if (full !== root && !full.startsWith(root + sep))
-    throw new ZoottError('INVALID_JOB', `input: ${JSON.stringify(dir)} leaves the data directory`, {
-      field: 'input',
-    });
-  let names: string[];
-  try {
-    const entries = await readdir(full, { withFileTypes: true });
-    names = entries
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-  } catch (err) {
-    throw new ZoottError(
+  const leaves = (where: string) =>
+    new ZoottError(
+      'INVALID_JOB',
+      `input: ${JSON.stringify(dir)} ${where}, outside the data directory`,
+      { field: 'input' },
+    );
+  const unreadable = (err: unknown) =>
+    new ZoottError(
       'INVALID_JOB',
       `input: cannot read directory ${JSON.stringify(dir)} under the data directory (${(err as Error).message})`,
       { field: 'input', cause: err },
     );
+  const lexicalRoot = resolve(dataDir);
+  if (!within(lexicalRoot, resolve(lexicalRoot, dir))) throw leaves('leaves the data directory');
+  let root: string;
+  try {
+    root = await realpath(lexicalRoot);
+  } catch (err) {
+    throw unreadable(err);
+  }
+  let handle: FileHandle;
+  try {
+    handle = await open(resolve(root, dir), constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (err) {
+    throw unreadable(err);
   }
   const inputs: RaceInput[] = [];
-  for (const name of names) {
-    const text = await readFile(join(full, name), 'utf8');
-    const lines = text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    const filename = relative(root, join(full, name));
-    for (const line of lines) inputs.push({ data: `${line}\n`, filename });
+  try {
+    const viaFd = `/proc/self/fd/${handle.fd}`;
+    const real = await readlink(viaFd).catch(() => realpath(resolve(root, dir)));
+    if (!within(root, real)) throw leaves(`resolves to ${real}`);
+    let names: string[];
+    try {
+      const entries = await readdir(viaFd, { withFileTypes: true });
+      names = entries
+        .filter((e) => e.isFile())
+        .map((e) => e.name)
+        .sort();
+    } catch (err) {
+      throw unreadable(err);
+    }
+    for (const name of names) {
+      const text = await readRegularFile(`${viaFd}/${name}`);
+      if (text === null) continue; // replaced by a link or something else since the listing
+      const lines = text.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop();
+      const filename = relative(root, join(real, name));
+      for (const line of lines) inputs.push({ data: `${line}\n`, filename });
+    }
+  } finally {
+    await handle.close();
   }
   if (inputs.length === 0)
     throw new ZoottError(
@@ -80,6 +118,28 @@ export async function readRaceInputDir(dataDir: string, dir: string): Promise<Ra
   return inputs;
 }
 
+/** Whether `path` is `root` or below it (both absolute and canonical). */
+function within(root: string, path: string): boolean {
+  return path === root || path.startsWith(root === sep ? root : root + sep);
+}
+
+/** The text of a regular file, opened without following a link; `null` for anything else. */
+async function readRegularFile(path: string): Promise<string | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return null;
+    throw err;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return null;
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Handler of `zoott.race`, the race's coordinator: queues one `zoott.racer` task per input
  * as independent top-level tasks of the worker world (so they never wait for this one),
@@ -89,12 +149,27 @@ export async function readRaceInputDir(dataDir: string, dir: string): Promise<Ra
 export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise<RaceJobResult> {
   const job: RaceJob = validateRaceJob(task.data);
   await checkExecutable(h, job.executable);
+  checkResultFits(h, (run) =>
+    buildRaceResult(
+      job,
+      { winner: { ...run, stdin: '' }, processes: 0, started: run.started, finished: run.finished },
+      { maxBytes: h.maxResultBytes },
+    ),
+  );
   const inputs = Array.isArray(job.input)
     ? job.input
     : await readRaceInputDir(h.dataDir, job.input);
   const c = h.c;
   const paths = new RacePaths(task.name);
-  const meta = await openRace(h, paths, inputs.length);
+  const meta = await openRace(h, paths, inputs.length).catch((err: unknown) => {
+    // Race state locked to someone else: no retry will get past that either.
+    if (isZoottError(err, 'NO_AUTH'))
+      throw new PermanentError(
+        `race state ${paths.base} is not accessible under this worker's credentials (${err.message}); remove it with the world's credentials`,
+        'NO_AUTH',
+      );
+    throw err;
+  });
   const engine = h.engine();
 
   // Queue the racers, skipping any a previous attempt already queued, until someone wins.
@@ -130,27 +205,39 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
   // Count after the started racers have ended: one that registered late is counted too.
   await racersEnded(h, paths, task.signal);
   const processes = (await c.children(paths.started)).length;
-  const result = buildRaceResult(
-    job,
-    {
-      winner: winner.record ? recordToRun(winner.record) : null,
-      processes,
-      started: new Date(meta.started),
-      finished: new Date(),
-    },
-    { maxBytes: h.maxResultBytes },
-  );
+  let result: RaceJobResult;
+  try {
+    result = buildRaceResult(
+      job,
+      {
+        winner: winner.record ? recordToRun(winner.record) : null,
+        processes,
+        started: new Date(meta.started),
+        finished: new Date(),
+      },
+      { maxBytes: h.maxResultBytes },
+    );
+  } catch (err) {
+    await cleanUp(h, paths, task.name, inputs.length);
+    throw permanentIfTooLarge(err, h.maxResultBytes);
+  }
   if (winner.none === 'timeout') result.timedOut = true;
   await cleanUp(h, paths, task.name, inputs.length);
   return result;
 }
 
-/** Creates the race's nodes, or reads them back when a previous attempt made them. */
+/**
+ * Creates the race's nodes, or reads them back when a previous attempt made them. The base
+ * node carries the world's ACL, and a base that does not (someone else made it first, with
+ * a planted winner, say) is refused for good: its verdict could be forged. The check comes
+ * after the children exist, since a node with children cannot be deleted and re-made.
+ */
 async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Promise<RaceMeta> {
   const c = h.c;
+  const acl = await worldAcl(c, h.world);
   const fresh: RaceMeta = { started: new Date().toISOString(), racers, world: h.world };
   try {
-    await c.create(paths.base, encodeJson(fresh));
+    await c.create(paths.base, encodeJson(fresh), { acl });
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) {
       await createOnce(c, '/zoott_r', null).catch(() => false);
@@ -161,6 +248,12 @@ async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Pr
   }
   await createOnce(c, paths.started, null);
   await createOnce(c, paths.ended, null);
+  const actual = (await c.getAcl(paths.base)).acl;
+  if (aclText(actual) !== aclText(acl))
+    throw new PermanentError(
+      `race state ${paths.base} has ACL [${aclText(actual)}], not the world's [${aclText(acl)}]: its verdict could be forged, so the race is not run. Remove the node with the world's credentials and retry`,
+      'NO_AUTH',
+    );
   return (await readJson<RaceMeta>(c, paths.base)) ?? fresh;
 }
 

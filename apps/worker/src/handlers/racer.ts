@@ -69,6 +69,7 @@ export async function runRacerTask(
     maxOutputBytes: h.maxOutputBytes,
     killGraceMs: h.killGraceMs,
     allowExec: h.policy,
+    ...(h.runAs ? { runAs: h.runAs } : {}),
   });
   let stoppedByRace = false;
   const stop = () => {

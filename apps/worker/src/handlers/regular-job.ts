@@ -1,6 +1,16 @@
-import { type RegularJobResult, type TaskContext, validateRegularJob } from '@zoott/core';
+import {
+  buildRegularResult,
+  type RegularJobResult,
+  type TaskContext,
+  validateRegularJob,
+} from '@zoott/core';
 import { runRegularJob } from '../jobs/index.js';
-import { checkExecutable, type HandlerContext } from './options.js';
+import {
+  checkExecutable,
+  checkResultFits,
+  type HandlerContext,
+  permanentIfTooLarge,
+} from './options.js';
 
 /**
  * Handler of `zoott.job`: validates the task data as a regular job (an invalid one is a
@@ -10,6 +20,7 @@ import { checkExecutable, type HandlerContext } from './options.js';
 export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<RegularJobResult> {
   const job = validateRegularJob(task.data);
   await checkExecutable(h, job.executable);
+  checkResultFits(h, (run) => buildRegularResult(job, run, { maxBytes: h.maxResultBytes }));
   let pid = 0;
   try {
     return await runRegularJob(job, {
@@ -21,12 +32,15 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
       killGraceMs: h.killGraceMs,
       signal: task.signal,
       allowExec: h.policy,
+      ...(h.runAs ? { runAs: h.runAs } : {}),
       onSpawn: (p) => {
         pid = p;
         h.processes?.started(p);
       },
       ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
     });
+  } catch (err) {
+    throw permanentIfTooLarge(err, h.maxResultBytes);
   } finally {
     if (pid > 0) h.processes?.ended(pid);
   }

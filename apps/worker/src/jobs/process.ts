@@ -11,6 +11,11 @@ export interface StartOptions {
   /** Time between SIGTERM and SIGKILL when the process is stopped. */
   killGraceMs: number;
   serverName: string;
+  /**
+   * Run the process as this user (uid, gid and supplementary groups), switched by
+   * `setpriv` in the job's own process just before it execs the job. Unset: the worker's.
+   */
+  runAs?: { name: string; uid: number; gid: number } | null;
 }
 
 /** A started process (or one that failed to start) and the means to stop it. */
@@ -78,7 +83,17 @@ export function startProcess(
   let child: ChildProcess;
   try {
     const tool = parentDeathTool();
-    const [file, argv] = tool ? [tool, ['--pdeathsig', 'KILL', '--', path, ...args]] : [path, args];
+    // Never fall back to running as the worker's user when another user was asked for.
+    if (opts.runAs && !tool)
+      throw new Error(
+        `cannot run as ${opts.runAs.name}: util-linux setpriv is missing (/usr/bin/setpriv)`,
+      );
+    const asUser = opts.runAs
+      ? ['--reuid', String(opts.runAs.uid), '--regid', String(opts.runAs.gid), '--init-groups']
+      : [];
+    const [file, argv] = tool
+      ? [tool, [...asUser, '--pdeathsig', 'KILL', '--', path, ...args]]
+      : [path, args];
     child = spawn(file, argv, {
       cwd: opts.cwd,
       env: opts.env,

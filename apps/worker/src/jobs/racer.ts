@@ -1,5 +1,5 @@
 import type { ProcessRun } from '@zoott/core';
-import { startProcess } from './process.js';
+import { type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -13,6 +13,8 @@ export interface RacerOptions {
   /** Exit codes that count as a normal end (default `[0]`); any other code wins. */
   normalExitCodes?: readonly number[];
   allowExec?: (resolvedPath: string) => boolean;
+  /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
+  runAs?: StartOptions['runAs'];
 }
 
 /** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
@@ -57,8 +59,8 @@ export function runRacer(
   const started = (async () => {
     const found = await resolveExecutable(executable, cwd, env.PATH);
     const refused =
-      found.ok && options.allowExec && !options.allowExec(found.path)
-        ? `executable ${found.path} is not allowed by this worker's policy`
+      found.ok && options.allowExec && !options.allowExec(found.real)
+        ? `executable ${found.real} is not allowed by this worker's policy`
         : null;
     if (!found.ok || refused !== null || killed) {
       const now = new Date();
@@ -74,12 +76,13 @@ export function runRacer(
       };
       return { proc: null, run };
     }
-    const proc = startProcess(found.path, args, data, {
+    const proc = startProcess(found.real, args, data, {
       cwd,
       env,
       maxOutputBytes: options.maxOutputBytes ?? 256 * 1024,
       killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       serverName: options.serverName,
+      ...(options.runAs ? { runAs: options.runAs } : {}),
     });
     stopProcess = (o) => proc.stop(o);
     return { proc, run: null };

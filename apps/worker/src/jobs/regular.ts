@@ -6,7 +6,7 @@ import {
   type RegularJobResult,
   ZoottError,
 } from '@zoott/core';
-import { type StartedProcess, startProcess } from './process.js';
+import { type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 export interface RunJobOptions {
@@ -29,8 +29,13 @@ export interface RunJobOptions {
   killGraceMs?: number;
   /** Aborting stops the process group and rejects with `ABORTED` once it is gone. */
   signal?: AbortSignal;
-  /** Policy hook: return false to refuse an executable (after PATH resolution). */
+  /**
+   * Policy hook: return false to refuse an executable. It is given the canonical real path
+   * (after PATH lookup, links and `..` resolved), which is also the path executed.
+   */
   allowExec?: (resolvedPath: string) => boolean;
+  /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
+  runAs?: StartOptions['runAs'];
   /** Called with the pid (= process group) once the process runs, e.g. to track it. */
   onSpawn?: (pid: number) => void;
 }
@@ -71,15 +76,17 @@ export async function runRegularJob(
   const found = await resolveExecutable(job.executable, cwd, env.PATH);
   throwIfAborted(signal);
   if (!found.ok) return notStarted(found.exit, found.error);
-  if (options.allowExec && !options.allowExec(found.path))
-    return notStarted(126, `executable ${found.path} is not allowed by this worker's policy`);
+  // The policy decides on the real path, and the real path is what runs (see Resolution).
+  if (options.allowExec && !options.allowExec(found.real))
+    return notStarted(126, `executable ${found.real} is not allowed by this worker's policy`);
 
-  const proc = startProcess(found.path, job.arguments ?? [], job.stdin ?? '', {
+  const proc = startProcess(found.real, job.arguments ?? [], job.stdin ?? '', {
     cwd,
     env,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
     killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     serverName: options.serverName,
+    ...(options.runAs ? { runAs: options.runAs } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);

@@ -1,9 +1,17 @@
 import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, realpath, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
-/** Where an executable was found, or why it could not be (with the shell's exit code). */
-export type Resolution = { ok: true; path: string } | { ok: false; exit: 126 | 127; error: string };
+/**
+ * Where an executable was found, or why it could not be (with the shell's exit code).
+ * `path` is where it was found (relative names made absolute); `real` is the canonical
+ * path of the file itself (no symlinks, no `.` or `..`): the path a policy decides on and
+ * the path that is executed, so a link cannot point a check at one file and the run at
+ * another.
+ */
+export type Resolution =
+  | { ok: true; path: string; real: string }
+  | { ok: false; exit: 126 | 127; error: string };
 
 /**
  * Finds the file a job's `executable` names, the way a shell would but without one:
@@ -58,7 +66,18 @@ async function checkFile(path: string, asGiven: string): Promise<Resolution> {
       error: `${JSON.stringify(asGiven)} (${path}) is not executable`,
     };
   }
-  return { ok: true, path };
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch {
+    // Gone (or a link loop) between the stat and here.
+    return {
+      ok: false,
+      exit: 127,
+      error: `executable ${JSON.stringify(asGiven)} (${path}) not found`,
+    };
+  }
+  return { ok: true, path, real };
 }
 
 /** Variables a job inherits by default: enough to find programs and handle text, no secrets. */

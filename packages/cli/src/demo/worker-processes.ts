@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../connection.js';
 
@@ -48,6 +49,9 @@ export async function startWorkerProcesses(
         `demo-p${i + 1}`,
       ],
       ...['--handlers', handlersModule, '--allow-exec', process.execPath, '--log-level', 'warn'],
+      // The demo's jobs are its own node scripts: they run as whoever runs the demo (a root
+      // worker refuses job types unless told whom to run them as).
+      ...['--run-as', userInfo().username],
     ];
     if (s.auth) args.push('--auth', `digest:${s.auth}`);
     // The daemon logs JSON lines on stdout; the demo's own output is the progress and tree.
