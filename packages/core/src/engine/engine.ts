@@ -100,9 +100,13 @@ function splitRequest(request: Record<string, unknown>): {
     );
   const childName = request.childName;
   if (childName !== undefined && typeof childName !== 'function')
-    throw new ZoottError('INVALID_TASK', 'childName: must be a function (parentName, name) => string', {
-      field: 'childName',
-    });
+    throw new ZoottError(
+      'INVALID_TASK',
+      'childName: must be a function (parentName, name) => string',
+      {
+        field: 'childName',
+      },
+    );
   return {
     taskInfo: pick(TASK_FIELDS),
     parent: request.parent as QueueParent,

@@ -2,7 +2,6 @@ import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import type { TaskKey } from '../tree/keys.js';
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
@@ -44,10 +43,11 @@ export type TaskHandler<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = (
  * Handlers by task type; types without a handler are left for other workers. With a task
  * map, a key that is not one of its types, or a handler of the wrong shape, is a compile error.
  */
-export type Handlers<M = AnyTasks> = string extends TaskType<M>
-  ? // Without a map: any type name (as before maps existed, so existing code keeps compiling).
-    Readonly<Record<string, TaskHandler<M>>>
-  : { readonly [K in TaskType<M>]?: TaskHandler<M, K> };
+export type Handlers<M = AnyTasks> =
+  string extends TaskType<M>
+    ? // Without a map: any type name (as before maps existed, so existing code keeps compiling).
+      Readonly<Record<string, TaskHandler<M>>>
+    : { readonly [K in TaskType<M>]?: TaskHandler<M, K> };
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
@@ -582,7 +582,9 @@ class WorkerLoop {
         const final = outcome.status === 'failed';
         this.events.emit(
           'failed',
-          final ? { ...task, error, final } : { ...task, error, final, notBefore: outcome.notBefore },
+          final
+            ? { ...task, error, final }
+            : { ...task, error, final, notBefore: outcome.notBefore },
         );
         return;
       }

@@ -29,9 +29,7 @@ export type TaskType<M> = Extract<keyof M, string>;
 export type TaskData<M, K extends TaskType<M>> = M[K] extends { data?: infer D } ? D : unknown;
 
 /** What a handler of type `K` returns (`unknown` when the map does not say). */
-export type TaskResult<M, K extends TaskType<M>> = M[K] extends { result?: infer R }
-  ? R
-  : unknown;
+export type TaskResult<M, K extends TaskType<M>> = M[K] extends { result?: infer R } ? R : unknown;
 
 /** `data` is required exactly when the map's data type does not admit `undefined`. */
 type DataField<D> = undefined extends D ? { data?: D } : { data: D };
