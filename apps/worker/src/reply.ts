@@ -1,12 +1,5 @@
-import {
-  type Coordinator,
-  decodeJson,
-  encodeJson,
-  isZoottError,
-  type Op,
-  type Stat,
-  ZoottError,
-} from '@zoott/core';
+import { type Coordinator, isZoottError, type Op, type Stat, ZoottError } from '@zoott/core';
+import { decodeJson, encodeJson } from '@zoott/core/internal';
 import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
 
 /** Where a result is published: Yothalot's exchange and routing key. */

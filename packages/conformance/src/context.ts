@@ -1,6 +1,5 @@
 import {
   type Coordinator,
-  deleteTree,
   type ErrorCode,
   isZoottError,
   type SessionEvent,
@@ -9,6 +8,7 @@ import {
   type Watcher,
   type ZoottError,
 } from '@zoott/core';
+import { deleteTree } from '@zoott/core/recipes';
 import { expect } from 'vitest';
 import type { CoordinatorHarness } from './harness.js';
 

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Coordinator, Engine, EngineLogger } from '@zoott/core';
-import { DEFAULT_MAX_RESULT_BYTES, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { DEFAULT_MAX_RESULT_BYTES } from '@zoott/core/jobs';
 import { DEFAULT_KILL_GRACE_MS, resolveExecutable } from '../jobs/index.js';
 import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';
 

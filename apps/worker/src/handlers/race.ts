@@ -1,18 +1,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
+import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
+import { decodeJson, encodeJson } from '@zoott/core/internal';
 import {
   buildRaceResult,
-  decodeJson,
-  deleteTree,
-  encodeJson,
-  isZoottError,
   type RaceInput,
   type RaceJob,
   type RaceJobResult,
-  type TaskContext,
   validateRaceJob,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/jobs';
+import { deleteTree } from '@zoott/core/recipes';
 import { RACER_TYPE } from '../constants.js';
 import { effectiveTimeout } from '../jobs/index.js';
 import { checkExecutable, type HandlerContext } from './options.js';

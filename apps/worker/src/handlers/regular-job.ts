@@ -1,4 +1,5 @@
-import { type RegularJobResult, type TaskContext, validateRegularJob } from '@zoott/core';
+import type { TaskContext } from '@zoott/core';
+import { type RegularJobResult, validateRegularJob } from '@zoott/core/jobs';
 import { runRegularJob } from '../jobs/index.js';
 import { checkExecutable, type HandlerContext } from './options.js';
 

@@ -1,4 +1,4 @@
-import type { ProcessRun } from '@zoott/core';
+import type { ProcessRun } from '@zoott/core/jobs';
 import { startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';

@@ -1,11 +1,11 @@
+import { ZoottError } from '@zoott/core';
 import {
   buildRegularResult,
   DEFAULT_MAX_RESULT_BYTES,
   type ProcessRun,
   type RegularJob,
   type RegularJobResult,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/jobs';
 import { type StartedProcess, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 

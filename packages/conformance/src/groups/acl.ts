@@ -1,4 +1,5 @@
-import { type Acl, digestAcl, digestOf, OPEN_ACL, Perms } from '@zoott/core';
+import { type Acl, digestAcl, OPEN_ACL, Perms } from '@zoott/core';
+import { digestOf } from '@zoott/core/internal';
 import { expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, expectCode, str, text } from '../context.js';
 import type { GroupTests } from '../suite.js';
