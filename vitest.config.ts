@@ -8,6 +8,10 @@ const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: {
+      // Subpaths before the bare name: an alias also matches `<name>/<anything>`.
+      '@zoott/core/internal': src('./packages/core/src/internal.ts'),
+      '@zoott/core/recipes': src('./packages/core/src/recipes.ts'),
+      '@zoott/core/jobs': src('./packages/core/src/jobs.ts'),
       '@zoott/core': src('./packages/core/src/index.ts'),
       '@zoott/memory-adapter': src('./packages/memory-adapter/src/index.ts'),
       '@zoott/zk-adapter': src('./packages/zk-adapter/src/index.ts'),

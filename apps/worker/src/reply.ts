@@ -1,3 +1,4 @@
+<<<<<<< HEAD
 import {
   type Acl,
   type Coordinator,
@@ -10,6 +11,10 @@ import {
   worldRoot,
   ZoottError,
 } from '@zoott/core';
+=======
+import { type Coordinator, isZoottError, type Op, type Stat, ZoottError } from '@zoott/core';
+import { decodeJson, encodeJson } from '@zoott/core/internal';
+>>>>>>> types
 import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
 
 /** Where a result is published: Yothalot's exchange and routing key. */

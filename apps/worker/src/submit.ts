@@ -7,12 +7,14 @@ import {
   isZoottError,
   type PlacementHints,
   type QueueOptions,
+  type TaskKey,
+} from '@zoott/core';
+import {
   type RaceJob,
   type RegularJob,
-  type TaskKey,
   validateRaceJob,
   validateRegularJob,
-} from '@zoott/core';
+} from '@zoott/core/jobs';
 import { JOB_TYPE, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { replyDir } from './reply.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type Coordinator, createEngine, type RegularJobResult } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
+import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/index.js';

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Coordinator, createEngine, type RaceJobResult } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
+import type { RaceJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Coordinator, encodeJson, type Op, type SettleOutcome } from '@zoott/core';
+import type { Coordinator, Op, SettleOutcome } from '@zoott/core';
+import { encodeJson } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOB_TYPE, JobEngine, replyDir, waitForResult } from '../src/index.js';

@@ -5,8 +5,8 @@ import {
   createEngine,
   type Engine,
   isZoottError,
-  ZkConf,
 } from '@zoott/core';
+import { ZkConf } from '@zoott/core/recipes';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';

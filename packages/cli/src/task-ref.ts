@@ -1,4 +1,5 @@
-import { decodeKey, type TaskKey } from '@zoott/core';
+import type { TaskKey } from '@zoott/core';
+import { decodeKey } from '@zoott/core/internal';
 import { CliError } from './errors.js';
 
 /**

@@ -1,12 +1,5 @@
-import {
-  type ClaimIdentity,
-  decodeJson,
-  type Engine,
-  type EntryData,
-  isZoottError,
-  parseEntryName,
-  type WorkerInfo,
-} from '@zoott/core';
+import { type ClaimIdentity, type Engine, isZoottError } from '@zoott/core';
+import { decodeJson, type EntryData, parseEntryName, type WorkerInfo } from '@zoott/core/internal';
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
 export interface WorkerView extends Omit<WorkerInfo, 'version'> {

@@ -1,3 +1,4 @@
+<<<<<<< HEAD
 import type {
   Coordinator,
   ErrorCode,
@@ -6,7 +7,19 @@ import type {
   WatchEvent,
   Watcher,
   ZoottError,
+=======
+import {
+  type Coordinator,
+  type ErrorCode,
+  isZoottError,
+  type SessionEvent,
+  type SessionEventType,
+  type WatchEvent,
+  type Watcher,
+  type ZoottError,
+>>>>>>> types
 } from '@zoott/core';
+import { deleteTree } from '@zoott/core/recipes';
 import { expect } from 'vitest';
 import type { CoordinatorHarness } from './harness.js';
 

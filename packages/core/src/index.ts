@@ -1,5 +1,102 @@
-export * from './contract/index.js';
-export * from './engine/index.js';
-export * from './jobs/index.js';
-export * from './recipes/index.js';
-export * from './tree/index.js';
+// @zoott/core: a task tree and job runner over a Coordinator (ZooKeeper, or the in-memory
+// adapter). This root is the product: the engine, the worker, the typed task model, errors
+// and the Coordinator contract an adapter gives you. ZooKeeper recipes live in
+// `@zoott/core/recipes`, Yothalot job shapes in `@zoott/core/jobs`; the building blocks the
+// other zoott packages share are in `@zoott/core/internal` (no stability promise).
+
+export {
+  type Acl,
+  CREATOR_ALL_ACL,
+  digestAcl,
+  OPEN_ACL,
+  Perms,
+  READ_ACL,
+} from './contract/acl.js';
+// The Coordinator contract: what an adapter (@zoott/zk-adapter, @zoott/memory-adapter) gives.
+export type {
+  Coordinator,
+  CreateOptions,
+  NodeData,
+  Op,
+  OpResult,
+  SessionEvent,
+  SessionEventType,
+  SessionListener,
+  SessionState,
+  Stat,
+  WatchEvent,
+  WatchEventType,
+  Watcher,
+  WatchOptions,
+} from './contract/coordinator.js';
+// Errors: every failure is a ZoottError with a stable code.
+export {
+  type ErrorCode,
+  isZoottError,
+  ZoottError,
+  type ZoottErrorDetails,
+} from './contract/errors.js';
+export type { ClaimerOptions } from './engine/claimer.js';
+// The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
+export {
+  createEngine,
+  Engine,
+  type EngineOptions,
+  type QueueParent,
+  type QueueRequest,
+} from './engine/engine.js';
+export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
+export { systemEngineClock } from './engine/support.js';
+export type {
+  AreaCounts,
+  BackoffOptions,
+  Claim,
+  ClaimFields,
+  ClaimIdentity,
+  EngineClock,
+  EngineEvent,
+  EngineEventType,
+  EngineLogger,
+  ListedTask,
+  PlacementHints,
+  QueuedTask,
+  QueueOptions,
+  SettleOutcome,
+  TaskError,
+  TaskRecord,
+  TaskRecordFields,
+  TaskStateName,
+  TreeNode,
+} from './engine/types.js';
+// Workers: handlers by task type, run with concurrency, observed through typed events.
+export {
+  type Handlers,
+  runWorker,
+  type TaskContext,
+  type TaskHandler,
+  type WorkerHandle,
+  type WorkerOptions,
+  type WorkerStats,
+} from './engine/worker.js';
+export type {
+  WorkerCompletedEvent,
+  WorkerDrainedEvent,
+  WorkerErrorEvent,
+  WorkerEventMap,
+  WorkerFailedEvent,
+} from './engine/worker-events.js';
+export type { NameFunctor } from './tree/functors.js';
+export type { TaskKey } from './tree/keys.js';
+export type { TaskLimits } from './tree/limits.js';
+export type { LocalityScore, Orderable } from './tree/ordering.js';
+export type { ParentPattern } from './tree/patterns.js';
+// The task model: a task map types a world's tasks once; keys, parents, names, limits.
+export type {
+  AnyTasks,
+  TaskData,
+  TaskInfo,
+  TaskMap,
+  TaskResult,
+  TaskType,
+  TaskTypeSpec,
+} from './tree/task-map.js';

@@ -1,4 +1,5 @@
-import { digestOf, permsFromShort, permsToShort, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { digestOf, permsFromShort, permsToShort } from '@zoott/core/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('digest', () => {

@@ -1,4 +1,5 @@
-import { type Acl, digestOf, Perms } from '@zoott/core';
+import { type Acl, Perms } from '@zoott/core';
+import { digestOf } from '@zoott/core/internal';
 import { ServerRefusal } from './refusal.js';
 
 /** An identity a session holds, as ZooKeeper's auth providers see it. */

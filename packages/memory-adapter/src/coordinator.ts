@@ -3,23 +3,25 @@ import {
   type Coordinator,
   type CreateOptions,
   type ErrorCode,
-  FRAME_ALLOWANCE_BYTES,
-  type FrameOp,
   type NodeData,
   type Op,
   type OpResult,
-  requestFrameBytes,
   type SessionEvent,
   type SessionEventType,
   type SessionListener,
   type SessionState,
   type Stat,
-  validatePath,
   type WatchEventType,
   type Watcher,
   type WatchOptions,
   ZoottError,
 } from '@zoott/core';
+import {
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
+  requestFrameBytes,
+  validatePath,
+} from '@zoott/core/internal';
 import { type AuthId, authenticate } from './acl-rules.js';
 import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';
 import type { ServerState, Session, SessionPeer } from './server-state.js';

@@ -1,4 +1,5 @@
-import { type Acl, DEFAULT_MAX_DATA_BYTES, OPEN_ACL, validatePath, ZoottError } from '@zoott/core';
+import { type Acl, OPEN_ACL, ZoottError } from '@zoott/core';
+import { DEFAULT_MAX_DATA_BYTES, validatePath } from '@zoott/core/internal';
 import { type Clock, systemClock } from './clock.js';
 import { MemoryCoordinator } from './coordinator.js';
 import { ServerState } from './server-state.js';

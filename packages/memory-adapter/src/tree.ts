@@ -1,4 +1,5 @@
-import { type Acl, baseName, parentPath, type Stat } from '@zoott/core';
+import type { Acl, Stat } from '@zoott/core';
+import { baseName, parentPath } from '@zoott/core/internal';
 
 /** One znode. `stat.numChildren` is kept equal to `children.size`. */
 export interface ZNode {

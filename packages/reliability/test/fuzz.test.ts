@@ -4,18 +4,17 @@
  * Each either returns a value that round-trips, or throws a ZoottError with the right code;
  * nothing else ever escapes.
  */
+
+import { isZoottError } from '@zoott/core';
 import {
   decodeKey,
   encodeKey,
-  isZoottError,
   keyToTreePath,
-  lockId,
   parseEntryName,
-  parseLockId,
-  parseRegularJob,
   treePathToKey,
-  validateRegularJob,
-} from '@zoott/core';
+} from '@zoott/core/internal';
+import { parseRegularJob, validateRegularJob } from '@zoott/core/jobs';
+import { lockId, parseLockId } from '@zoott/core/recipes';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { validatePath, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { validatePath } from '@zoott/core/internal';
 
 export interface ParsedConnectString {
   hosts: Array<{ host: string; port: number }>;

@@ -1,4 +1,5 @@
-import { type Acl, codeFromZk, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/core';
+import { type Acl, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/core';
+import { codeFromZk } from '@zoott/core/internal';
 import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.js';
 
 /** A jute `long` (8 bytes, big endian) as a number; exact below 2^53. */

@@ -1,4 +1,5 @@
-import { type Acl, DEFAULT_MAX_DATA_BYTES, OPEN_ACL, validateAcl, ZoottError } from '@zoott/core';
+import { type Acl, OPEN_ACL, ZoottError } from '@zoott/core';
+import { DEFAULT_MAX_DATA_BYTES, validateAcl } from '@zoott/core/internal';
 
 /** Retry of reads and idempotent writes after a connection loss. */
 export interface ZkRetryOptions {

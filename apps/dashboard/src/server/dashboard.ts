@@ -1,14 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  decodeKey,
-  type SessionEvent,
-  type TaskKey,
-  type TaskStateName,
-  validateKey,
-  validateWorldName,
-  ZoottError,
-} from '@zoott/core';
+import { type SessionEvent, type TaskKey, type TaskStateName, ZoottError } from '@zoott/core';
+import { decodeKey, validateKey, validateWorldName } from '@zoott/core/internal';
 import { loadAssets, pageHtml } from './assets.js';
 import { checkAccess, checkWriteRequest } from './auth.js';
 import { DashboardData } from './data.js';

@@ -3,21 +3,23 @@ import {
   type ClaimIdentity,
   type Coordinator,
   createEngine,
-  decodeJson,
   type Engine,
   type EngineLogger,
-  type FailedRecord,
   isZoottError,
-  KEY_SEPARATOR,
-  parseEntryName,
-  RESERVED_WORLD_NAMES,
   type TaskKey,
   type TaskRecord,
   type TreeNode,
+} from '@zoott/core';
+import {
+  decodeJson,
+  type FailedRecord,
+  KEY_SEPARATOR,
+  parseEntryName,
+  RESERVED_WORLD_NAMES,
   validateWorldName,
   type WorkerInfo,
   type WorldLayout,
-} from '@zoott/core';
+} from '@zoott/core/internal';
 
 /** Oldest task waiting in the pending area (working and failed tasks excluded). */
 export interface OldestPending {

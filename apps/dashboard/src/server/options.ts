@@ -1,5 +1,6 @@
 import type { Coordinator, EngineLogger } from '@zoott/core';
-import { validateWorldName, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { validateWorldName } from '@zoott/core/internal';
 
 /** Options of {@link startDashboard}. */
 export interface DashboardOptions {

@@ -1,11 +1,6 @@
-import {
-  type Coordinator,
-  decodeJson,
-  encodeJson,
-  isZoottError,
-  type ProcessRecord,
-  type ProcessRun,
-} from '@zoott/core';
+import { type Coordinator, isZoottError } from '@zoott/core';
+import { decodeJson, encodeJson } from '@zoott/core/internal';
+import type { ProcessRecord, ProcessRun } from '@zoott/core/jobs';
 import { RACES_ROOT } from '../constants.js';
 
 /**

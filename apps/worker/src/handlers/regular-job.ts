@@ -1,9 +1,14 @@
+<<<<<<< HEAD
 import {
   buildRegularResult,
   type RegularJobResult,
   type TaskContext,
   validateRegularJob,
 } from '@zoott/core';
+=======
+import type { TaskContext } from '@zoott/core';
+import { type RegularJobResult, validateRegularJob } from '@zoott/core/jobs';
+>>>>>>> types
 import { runRegularJob } from '../jobs/index.js';
 import {
   checkExecutable,

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
-import type { ProcessRun } from '@zoott/core';
+import type { ProcessRun } from '@zoott/core/jobs';
 
 export interface StartOptions {
   cwd: string;

@@ -1,12 +1,18 @@
+import { ZoottError } from '@zoott/core';
 import {
   buildRegularResult,
   DEFAULT_MAX_RESULT_BYTES,
   type ProcessRun,
   type RegularJob,
   type RegularJobResult,
+<<<<<<< HEAD
   ZoottError,
 } from '@zoott/core';
 import { type StartedProcess, type StartOptions, startProcess } from './process.js';
+=======
+} from '@zoott/core/jobs';
+import { type StartedProcess, startProcess } from './process.js';
+>>>>>>> types
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 export interface RunJobOptions {

@@ -1,7 +1,8 @@
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { validateRegularJob, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { validateRegularJob } from '@zoott/core/jobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectiveTimeout, minimalEnv, runRegularJob } from '../../src/jobs/index.js';
 import { eventually, isRunning, runningGroupMembers } from './proc-helpers.js';

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { exportHierarchy, formatHierarchy, hierarchyFormatOf, validatePath } from '@zoott/core';
+import { validatePath } from '@zoott/core/internal';
+import { exportHierarchy, formatHierarchy, hierarchyFormatOf } from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { countingCoordinator } from '../counting.js';
 import { CliError } from '../errors.js';

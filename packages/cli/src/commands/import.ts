@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { validatePath } from '@zoott/core/internal';
 import {
   childrenOf,
   type Hierarchy,
   hierarchyFormatOf,
   initHierarchy,
   parseHierarchyText,
-  validatePath,
-} from '@zoott/core';
+} from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { countingCoordinator } from '../counting.js';

@@ -1,4 +1,5 @@
-import { type Coordinator, deleteTree } from '@zoott/core';
+import type { Coordinator } from '@zoott/core';
+import { deleteTree } from '@zoott/core/recipes';
 
 /** Removes every node of a world: its tree and its part of each area and the registry. */
 export async function wipeWorld(c: Coordinator, world: string): Promise<void> {

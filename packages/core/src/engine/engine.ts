@@ -6,6 +6,7 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskLimits } from '../tree/limits.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
 import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
+import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import type { EngineContext } from './context.js';
@@ -61,6 +62,59 @@ export interface EngineOptions {
 /** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
 export type QueueParent = ParentPattern | { key: TaskKey } | null | undefined;
 
+/**
+ * The one-object form of `queue`: the task (`name`, `type`, `data`), where it goes
+ * (`parent`, `childName`) and its options (`priority`, `hints`, `maxAttempts`, `backoff`,
+ * `notBefore`), all named.
+ */
+export type QueueRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = TaskInfo<M, K> &
+  QueueOptions & {
+    /** Top level when omitted; `{ key }` for one exact parent; a name/type pattern for every match. */
+    parent?: QueueParent;
+    /** Names the child under each matched parent (the seed's `nameFunctor`); default: `name`. */
+    childName?: NameFunctor;
+  };
+
+const TASK_FIELDS = ['name', 'type', 'data'] as const;
+const PLACE_FIELDS = ['parent', 'childName'] as const;
+const OPTION_FIELDS = ['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore'] as const;
+const REQUEST_FIELDS: readonly string[] = [...TASK_FIELDS, ...PLACE_FIELDS, ...OPTION_FIELDS];
+
+/** Splits a one-object `queue` request into the positional arguments the engine works on. */
+function splitRequest(request: Record<string, unknown>): {
+  taskInfo: Record<string, unknown>;
+  parent: QueueParent;
+  nameFunctor: NameFunctor | null;
+  options: QueueOptions;
+} {
+  for (const k of Object.keys(request))
+    if (!REQUEST_FIELDS.includes(k))
+      throw new ZoottError(
+        'INVALID_TASK',
+        `${k}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
+        { field: k },
+      );
+  const pick = (fields: readonly string[]) =>
+    Object.fromEntries(
+      fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]] as const),
+    );
+  const childName = request.childName;
+  if (childName !== undefined && typeof childName !== 'function')
+    throw new ZoottError(
+      'INVALID_TASK',
+      'childName: must be a function (parentName, name) => string',
+      {
+        field: 'childName',
+      },
+    );
+  return {
+    taskInfo: pick(TASK_FIELDS),
+    parent: request.parent as QueueParent,
+    nameFunctor: (childName as NameFunctor | undefined) ?? null,
+    options: pick(OPTION_FIELDS) as QueueOptions,
+  };
+}
+
 const AREAS: readonly Area[] = ['p', 'w', 'c', 'f'];
 const META_VERSION = 1;
 
@@ -73,7 +127,7 @@ interface WorldMeta {
  * The task engine of one world, written against the Coordinator contract only.
  * See docs/protocol.md for the layout and guarantees.
  */
-export class Engine {
+export class Engine<M extends TaskMap<M> = AnyTasks> {
   readonly world: string;
   private ctxPromise: Promise<EngineContext> | null = null;
   /** Keys claimed through this engine and not yet settled. */
@@ -172,16 +226,49 @@ export class Engine {
   }
 
   /**
-   * Queues a task: at the top level without `parent`, under the exact `{ key }`, or under
-   * every tree node whose name and type match the pattern (`nameFunctor` names each child).
-   * One multi per target: tree node + pending entry. Re-queue rules: docs/protocol.md.
+   * Queues a task, named: `queue({ name, type, data, parent, childName, priority, ... })`.
+   * At the top level without `parent`, under the exact `{ key }`, or under every tree node
+   * whose name and type match the pattern (`childName` names each child). One multi per
+   * target: tree node + pending entry. Re-queue rules: docs/protocol.md.
    * Returns what was queued (an empty list when no parent matched).
    */
+  queue<K extends TaskType<M>>(request: QueueRequest<M, K>): Promise<QueuedTask[]>;
+  /**
+   * Queues a task, positionally as in the original zoott: `queue(taskInfo, parent,
+   * nameFunctor, options)`. Same meaning as the named form.
+   */
+  queue<K extends TaskType<M>>(
+    taskInfo: TaskInfo<M, K>,
+    parent?: QueueParent,
+    nameFunctor?: NameFunctor | null,
+    options?: QueueOptions,
+  ): Promise<QueuedTask[]>;
   async queue(
     taskInfo: unknown,
     parent?: QueueParent,
     nameFunctor?: NameFunctor | null,
     options?: QueueOptions,
+  ): Promise<QueuedTask[]> {
+    // One argument: the named form, whose fields may include placement and options.
+    if (
+      parent === undefined &&
+      nameFunctor === undefined &&
+      options === undefined &&
+      typeof taskInfo === 'object' &&
+      taskInfo !== null &&
+      !Array.isArray(taskInfo)
+    ) {
+      const split = splitRequest(taskInfo as Record<string, unknown>);
+      return this.queueTask(split.taskInfo, split.parent, split.nameFunctor, split.options);
+    }
+    return this.queueTask(taskInfo, parent, nameFunctor, options);
+  }
+
+  private async queueTask(
+    taskInfo: unknown,
+    parent: QueueParent,
+    nameFunctor: NameFunctor | null | undefined,
+    options: QueueOptions | undefined,
   ): Promise<QueuedTask[]> {
     const ctx = await this.context();
     const info = validateTaskInfo(taskInfo, ctx.limits);
@@ -219,7 +306,7 @@ export class Engine {
    * Claims the next runnable task over all buckets (an ephemeral working node holding the
    * worker identity), or returns `null`. Listings are cached and watched between calls.
    */
-  async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim | null> {
+  async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim<M> | null> {
     const ctx = await this.context();
     // One cached claimer per set of options; other options make a new one.
     const id = JSON.stringify(options, (_k, v) => (typeof v === 'function' ? String(v) : v));
@@ -237,7 +324,8 @@ export class Engine {
       this.defaultClaimer.setWatched(allBuckets(ctx));
       this.claimers.add(this.defaultClaimer);
     }
-    return this.defaultClaimer.claim(allBuckets(ctx));
+    // The claimer reads entries as stored; the task map types them for the caller.
+    return (await this.defaultClaimer.claim(allBuckets(ctx))) as Claim<M> | null;
   }
 
   /**
@@ -246,25 +334,28 @@ export class Engine {
    * or not at all; if they make it fail, the task completes without them (`extras` in the
    * outcome tells which happened).
    */
-  async complete(
-    claim: Claim,
-    result?: unknown,
+  async complete<K extends TaskType<M>>(
+    claim: Claim<M, K>,
+    result?: TaskResult<M, K>,
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
-    return this.settle(claim, (ctx) => completeClaim(ctx, claim, result, options));
+    const c = claim as Claim;
+    return this.settle(c, (ctx) => completeClaim(ctx, c, result, options));
   }
 
   /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
-  async fail(claim: Claim, error: unknown): Promise<SettleOutcome> {
-    return this.settle(claim, (ctx) => failClaim(ctx, claim, error));
+  async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
+    const c = claim as Claim;
+    return this.settle(c, (ctx) => failClaim(ctx, c, error));
   }
 
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
-  async release(claim: Claim): Promise<SettleOutcome> {
-    return this.settle(claim, async (ctx) => {
-      const out = await releaseClaim(ctx, claim);
+  async release(claim: Claim<M>): Promise<SettleOutcome> {
+    const c = claim as Claim;
+    return this.settle(c, async (ctx) => {
+      const out = await releaseClaim(ctx, c);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
-      this.touchAll(ctx, claim);
+      this.touchAll(ctx, c);
       return out;
     });
   }
@@ -273,12 +364,12 @@ export class Engine {
    * Forgets a claim that cannot be settled any more (its session is gone, so its working
    * node went with it): this engine may claim the task again. Settling does this itself.
    */
-  forget(claim: Claim): void {
-    this.untrack(claim);
+  forget(claim: Claim<M>): void {
+    this.untrack(claim as Claim);
     // The claimers skip what they claimed until its entry changes; an unsettled claim may
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
-      void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim)).catch(() => {});
+      void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim as Claim)).catch(() => {});
   }
 
   /** This engine, and the process, no longer hold the claim. */
@@ -335,8 +426,8 @@ export class Engine {
   }
 
   /** One task's full record, or `null`. */
-  async task(key: TaskKey): Promise<TaskRecord | null> {
-    return taskRecord(await this.context(), key);
+  async task(key: TaskKey): Promise<TaskRecord<M> | null> {
+    return (await taskRecord(await this.context(), key)) as TaskRecord<M> | null;
   }
 
   /** State changes of this world, built on watches; ends when `signal` aborts or the loop breaks. */
@@ -372,7 +463,13 @@ function parseMeta(data: Uint8Array, path: string): WorldMeta {
   return { zoott: meta.zoott ?? META_VERSION, buckets: meta.buckets };
 }
 
-/** The engine of one world over a coordinator. */
-export function createEngine(coordinator: Coordinator, options: EngineOptions): Engine {
-  return new Engine(coordinator, options);
+/**
+ * The engine of one world over a coordinator. Give it your task map to type `queue`,
+ * `claim`, `complete` and `task`: `createEngine<MyTasks>(zk, { world: 'files' })`.
+ */
+export function createEngine<M extends TaskMap<M> = AnyTasks>(
+  coordinator: Coordinator,
+  options: EngineOptions,
+): Engine<M> {
+  return new Engine<M>(coordinator, options);
 }

@@ -1,5 +1,11 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
-export { createEngine, Engine, type EngineOptions, type QueueParent } from './engine.js';
+export {
+  createEngine,
+  Engine,
+  type EngineOptions,
+  type QueueParent,
+  type QueueRequest,
+} from './engine.js';
 export {
   bucketName,
   DEFAULT_BUCKETS,
@@ -34,3 +40,10 @@ export {
   worldAclMismatches,
   worldTops,
 } from './world-acl.js';
+export type {
+  WorkerCompletedEvent,
+  WorkerDrainedEvent,
+  WorkerErrorEvent,
+  WorkerEventMap,
+  WorkerFailedEvent,
+} from './worker-events.js';

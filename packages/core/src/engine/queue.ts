@@ -2,7 +2,7 @@ import type { Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import type { TaskInfo } from '../tree/names.js';
+import type { TaskInfo } from '../tree/task-map.js';
 import type { EngineContext } from './context.js';
 import { entryPrefix, parseEntryName, validatePriority } from './layout.js';
 import {

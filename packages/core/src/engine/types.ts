@@ -1,4 +1,5 @@
 import type { TaskKey } from '../tree/keys.js';
+import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -91,12 +92,10 @@ export interface QueuedTask {
   previous: 'pending' | 'completed' | 'failed' | null;
 }
 
-/** A claim held by this process. Pass it to `complete` or `fail`. */
-export interface Claim {
+/** The fields of a {@link Claim} that do not depend on its task type. */
+export interface ClaimFields {
   key: TaskKey;
   name: string;
-  type: string;
-  data: unknown;
   /** 1 for the first run. */
   attempt: number;
   maxAttempts: number;
@@ -111,6 +110,14 @@ export interface Claim {
   readonly workingPath: string;
   readonly entry: EntryData;
 }
+
+/**
+ * A claim held by this process. Pass it to `complete` or `fail`. With a task map, `type`
+ * narrows `data`: `if (claim.type === 'request') claim.data.url`.
+ */
+export type Claim<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
+  [T in K]: ClaimFields & { type: T; data: TaskData<M, T> };
+}[K];
 
 /** Result of `complete` / `fail`: `dropped` when fencing refused it. */
 export type SettleOutcome =
@@ -129,12 +136,10 @@ export interface AreaCounts {
   failed: number;
 }
 
-/** One task's full record, from `task(key)`. */
-export interface TaskRecord {
+/** The fields of a {@link TaskRecord} that do not depend on its task type. */
+export interface TaskRecordFields {
   key: TaskKey;
   name: string;
-  type: string;
-  data?: unknown;
   /** `null`: the tree node exists without state (cancelled while it had children). */
   state: TaskStateName | null;
   priority?: number;
@@ -147,10 +152,23 @@ export interface TaskRecord {
   startedAt?: number;
   completedAt?: number;
   failedAt?: number;
-  result?: unknown;
   error?: TaskError;
   lastError?: TaskError;
 }
+
+/**
+ * One task's full record, from `task(key)`. With a task map, `type` narrows `data` and
+ * `result`. The record is read back from ZooKeeper as stored: the types are the producers'
+ * and handlers' promise, not a run-time check.
+ */
+export type TaskRecord<M = AnyTasks> = {
+  [T in TaskType<M>]: TaskRecordFields & {
+    type: T;
+    data?: TaskData<M, T>;
+    /** Set once the task completed. */
+    result?: TaskResult<M, T>;
+  };
+}[TaskType<M>];
 
 /** One node of `tree()`. */
 export interface TreeNode {

@@ -3,29 +3,54 @@ import { isZoottError, ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { LocalityScore } from '../tree/ordering.js';
+import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine, type EngineOptions } from './engine.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
-import { codeOf, systemEngineClock } from './support.js';
-import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
+import { codeOf, systemEngineClock, toTaskError } from './support.js';
+import type {
+  Claim,
+  ClaimFields,
+  EngineClock,
+  EngineLogger,
+  SettleOutcome,
+  TaskError,
+} from './types.js';
+import { type WorkerEventMap, WorkerEvents } from './worker-events.js';
 
-/** What a handler gets for one task. */
-export interface TaskContext
-  extends Pick<
-    Claim,
-    'key' | 'name' | 'type' | 'data' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'
-  > {
-  /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
-  signal: AbortSignal;
-}
+/**
+ * What a handler gets for one task. With a task map, `data` has the data type of the
+ * handler's task type.
+ */
+export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
+  [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
+    type: T;
+    data: TaskData<M, T>;
+    /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
+    signal: AbortSignal;
+  };
+}[K];
 
-/** Runs one task; the resolved value is the result, a throw is a failed attempt. */
-export type TaskHandler = (task: TaskContext) => unknown;
+/**
+ * Runs one task; the resolved value is the result, a throw is a failed attempt. With a task
+ * map, the result must have the type's result type.
+ */
+export type TaskHandler<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = (
+  task: TaskContext<M, K>,
+) => TaskResult<M, K> | Promise<TaskResult<M, K>>;
 
-/** Handlers by task type; types without a handler are left for other workers. */
-export type Handlers = Readonly<Record<string, TaskHandler>>;
+/**
+ * Handlers by task type; types without a handler are left for other workers. With a task
+ * map, a key that is not one of its types, or a handler of the wrong shape, is a compile error.
+ */
+export type Handlers<M = AnyTasks> =
+  string extends TaskType<M>
+    ? // Without a map: any type name (as before maps existed, so existing code keeps compiling).
+      Readonly<Record<string, TaskHandler<M>>>
+    : { readonly [K in TaskType<M>]?: TaskHandler<M, K> };
 
-export interface WorkerOptions {
+/** Options of {@link runWorker}. */
+export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   world: string;
   /** Tasks run at once. Default 1. */
   concurrency?: number;
@@ -50,11 +75,12 @@ export interface WorkerOptions {
   signal?: AbortSignal;
   clock?: EngineClock;
   logger?: EngineLogger;
-  /** Reuse an engine (else one is made from these options). */
-  engine?: Engine;
+  /** Reuse an engine (else one is made from these options); its task map types the handlers. */
+  engine?: Engine<M>;
   engineOptions?: Omit<EngineOptions, 'world'>;
 }
 
+/** Counts of what a worker did since it started. */
 export interface WorkerStats {
   claimed: number;
   completed: number;
@@ -63,8 +89,12 @@ export interface WorkerStats {
   dropped: number;
 }
 
-/** A running worker. */
-export interface WorkerHandle {
+/**
+ * A running worker. It is also an event source for code that embeds it: `completed` and
+ * `failed` per settled attempt, `error` for what went wrong outside a handler, `drained`
+ * when it has nothing left to run (see {@link WorkerEventMap}).
+ */
+export interface WorkerHandle<M = AnyTasks> {
   readonly id: string;
   /** Registry node of the current session, `null` while unregistered. */
   readonly registryPath: string | null;
@@ -75,6 +105,21 @@ export interface WorkerHandle {
   stop(): Promise<void>;
   /** Settles when the worker has stopped; rejects on a fatal error. */
   readonly done: Promise<void>;
+  /** Calls `listener` on every `event`; returns a function that removes it. */
+  on<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): () => void;
+  /** Calls `listener` on the next `event` only; returns a function that removes it. */
+  once<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): () => void;
+  /** Removes a listener added with `on` or `once`. */
+  off<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): void;
 }
 
 const WAKE = Symbol('wake');
@@ -95,14 +140,21 @@ interface Running {
  * A worker loop: registers in the world's registry, owns buckets by rendezvous hashing,
  * claims runnable tasks whose type it handles, runs them with up to `concurrency` at once,
  * and records results. Stops claiming while the connection is `suspended`, aborts handlers
- * when the session is `lost`, and re-registers on the next session.
+ * when the session is `lost`, and re-registers on the next session. Handlers are typed by
+ * the task map of `options.engine`, or by an explicit `runWorker<MyTasks>(...)`.
  */
-export function runWorker(
+export function runWorker<M extends TaskMap<M> = AnyTasks>(
   coordinator: Coordinator,
-  handlers: Handlers,
-  options: WorkerOptions,
-): WorkerHandle {
-  return new WorkerLoop(coordinator, handlers, options).handle();
+  handlers: NoInfer<Handlers<M>>,
+  options: WorkerOptions<M>,
+): WorkerHandle<M> {
+  // The loop runs any task type as stored; the map only types what the caller sees.
+  const loop = new WorkerLoop(
+    coordinator,
+    handlers as Handlers,
+    options as unknown as WorkerOptions,
+  );
+  return loop.handle() as unknown as WorkerHandle<M>;
 }
 
 class WorkerLoop {
@@ -135,6 +187,9 @@ class WorkerLoop {
   /** Aborted when the worker stops: ends the waits between session renewals. */
   private readonly halt = new AbortController();
   private renewing = false;
+  /** Set when a task starts, cleared when `drained` is emitted. */
+  private ranSinceDrained = false;
+  readonly events: WorkerEvents<WorkerEventMap>;
 
   constructor(
     private readonly c: Coordinator,
@@ -177,9 +232,17 @@ class WorkerLoop {
         .toString(16)
         .padStart(8, '0')}`;
     this.idleSince = this.now();
+    this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
+      this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
+    );
     this.unsubscribe = c.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    this.done = this.main().finally(() => this.unsubscribe());
+    this.done = this.main()
+      .catch((err: unknown) => {
+        this.events.emit('error', { error: err, message: `worker stopped: ${String(err)}` });
+        throw err;
+      })
+      .finally(() => this.unsubscribe());
   }
 
   handle(): WorkerHandle {
@@ -195,6 +258,9 @@ class WorkerLoop {
       stats: this.stats,
       stop: () => this.stop(),
       done: this.done,
+      on: (event, listener) => this.events.on(event, listener),
+      once: (event, listener) => this.events.on(event, listener, true),
+      off: (event, listener) => this.events.off(event, listener),
     };
   }
 
@@ -407,6 +473,10 @@ class WorkerLoop {
           this.idleSince = this.now();
           continue;
         }
+        if (this.ranSinceDrained && this.running.size === 0) {
+          this.ranSinceDrained = false;
+          this.events.emit('drained', { stats: { ...this.stats } });
+        }
         const wakeAt = Math.min(this.claimer.wakeAt, now + pollMs, this.idleSince + stealAfter);
         await this.sleep(Math.max(1, wakeAt - now));
       } catch (err) {
@@ -420,6 +490,7 @@ class WorkerLoop {
             code !== 'CLOSED')
         ) {
           this.log('warn', { err: String(err) }, 'worker loop error');
+          this.events.emit('error', { error: err, message: `worker loop error: ${String(err)}` });
         }
         this.claimer.invalidate();
         await this.sleep(Math.min(pollMs, 100));
@@ -438,6 +509,7 @@ class WorkerLoop {
     const r: Running = { claim, abort: new AbortController(), void: false, release: false };
     this.running.set(key, r);
     this.stats.claimed++;
+    this.ranSinceDrained = true;
     void this.execute(r).finally(() => {
       this.running.delete(key);
       this.wake();
@@ -466,6 +538,7 @@ class WorkerLoop {
       value = err;
     }
     let outcome: SettleOutcome;
+    let recordError: unknown;
     try {
       if (r.void) {
         this.engine.forget(claim);
@@ -480,12 +553,56 @@ class WorkerLoop {
         { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
         'could not record the outcome',
       );
+      recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
+    this.report(claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
     else if (outcome.status === 'retrying') this.stats.retried++;
     else if (outcome.status === 'failed') this.stats.failed++;
     else if (!r.release) this.stats.dropped++;
+  }
+
+  /** Tells the listeners what became of an attempt. */
+  private report(
+    claim: Claim,
+    outcome: SettleOutcome,
+    value: unknown,
+    released: boolean,
+    recordError: unknown,
+  ): void {
+    const task = {
+      key: claim.key,
+      name: claim.name,
+      type: claim.type,
+      data: claim.data,
+      attempt: claim.attempt,
+    };
+    switch (outcome.status) {
+      case 'completed':
+        this.events.emit('completed', { ...task, result: value });
+        return;
+      case 'retrying':
+      case 'failed': {
+        const error: TaskError = toTaskError(value);
+        const final = outcome.status === 'failed';
+        this.events.emit(
+          'failed',
+          final
+            ? { ...task, error, final }
+            : { ...task, error, final, notBefore: outcome.notBefore },
+        );
+        return;
+      }
+      case 'dropped':
+        if (released) return;
+        this.events.emit('error', {
+          // A void claim (session gone, or fencing refused the write) is not this worker's to record.
+          error: recordError ?? new ZoottError('NOT_OWNER', outcome.reason),
+          message: `outcome of ${claim.key.join(KEY_SEPARATOR)} not recorded: ${outcome.reason}`,
+          key: claim.key,
+        });
+    }
   }
 
   /** Waits for running handlers; after `stopTimeoutMs` aborts them and gives their claims back. */

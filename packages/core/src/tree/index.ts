@@ -5,3 +5,4 @@ export * from './limits.js';
 export * from './names.js';
 export * from './ordering.js';
 export * from './patterns.js';
+export * from './task-map.js';

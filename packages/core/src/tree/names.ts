@@ -2,16 +2,7 @@ import { ZoottError } from '../contract/errors.js';
 import { utf8 } from '../contract/paths.js';
 import { resolveLimits, type TaskLimits } from './limits.js';
 import { show, typeOf } from './show.js';
-
-/** A task as a producer describes it. `name` and `type` together identify it in the tree. */
-export interface TaskInfo {
-  /** Node name in the tree: no whitespace, `/`, `\`, `|`, nor anything ZooKeeper rejects. */
-  name: string;
-  /** User-defined kind; workers pick handlers by it. */
-  type: string;
-  /** JSON payload stored on the task node. */
-  data?: unknown;
-}
+import type { TaskInfo } from './task-map.js';
 
 /**
  * World names that would make `/zoott_<world>` collide with zoott's own areas

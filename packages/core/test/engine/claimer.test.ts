@@ -1,4 +1,5 @@
-import { createEngine, utf8 } from '@zoott/core';
+import { createEngine } from '@zoott/core';
+import { utf8 } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';

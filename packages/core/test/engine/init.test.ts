@@ -1,4 +1,5 @@
-import { createEngine, DEFAULT_BUCKETS } from '@zoott/core';
+import { createEngine } from '@zoott/core';
+import { DEFAULT_BUCKETS } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';

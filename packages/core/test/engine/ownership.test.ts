@@ -1,4 +1,4 @@
-import { bucketOwners, ownedBuckets } from '@zoott/core';
+import { bucketOwners, ownedBuckets } from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { createEngine, fnv1a32, runWorker } from '@zoott/core';
+import { createEngine, runWorker } from '@zoott/core';
+import { fnv1a32 } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';

@@ -1,3 +1,4 @@
+import { ZoottError } from '@zoott/core';
 import {
   buildRaceResult,
   buildRegularResult,
@@ -9,8 +10,7 @@ import {
   truncateToJsonBytes,
   validateRaceJob,
   validateRegularJob,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/jobs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

@@ -1,3 +1,4 @@
+import { ZoottError } from '@zoott/core';
 import {
   customProperties,
   DEFAULT_JOB_LIMITS,
@@ -5,8 +6,7 @@ import {
   parseRegularJob,
   validateRaceJob,
   validateRegularJob,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/jobs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

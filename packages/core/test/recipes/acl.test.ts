@@ -1,14 +1,13 @@
+import { isZoottError } from '@zoott/core';
+import { digestOf, utf8 } from '@zoott/core/internal';
 import {
-  digestOf,
-  isZoottError,
   makeAclEntry,
   makeDigest,
   makeDigestAcl,
   parseAcl,
   permToLong,
   permToShort,
-  utf8,
-} from '@zoott/core';
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { isBackwardLocking, isZoottError } from '@zoott/core';
+import { isZoottError } from '@zoott/core';
+import { isBackwardLocking } from '@zoott/core/recipes';
 import { describe, expect, it } from 'vitest';
 
 describe('isBackwardLocking', () => {

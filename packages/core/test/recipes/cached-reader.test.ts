@@ -1,4 +1,6 @@
-import { CachedReader, type Coordinator, isZoottError, utf8, WaitTimeout } from '@zoott/core';
+import { type Coordinator, isZoottError } from '@zoott/core';
+import { utf8 } from '@zoott/core/internal';
+import { CachedReader, WaitTimeout } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 

@@ -1,4 +1,6 @@
-import { digestOf, isZoottError, ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core';
+import { isZoottError } from '@zoott/core';
+import { digestOf } from '@zoott/core/internal';
+import { ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core/recipes';
 import { describe, expect, it } from 'vitest';
 
 function codeOf(fn: () => unknown): string | undefined {

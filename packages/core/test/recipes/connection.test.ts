@@ -1,12 +1,6 @@
-import {
-  type Coordinator,
-  closeCoordinator,
-  isCoordinator,
-  isZoottError,
-  openCoordinator,
-  utf8,
-  ZkConf,
-} from '@zoott/core';
+import { type Coordinator, isZoottError } from '@zoott/core';
+import { utf8 } from '@zoott/core/internal';
+import { closeCoordinator, isCoordinator, openCoordinator, ZkConf } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 

@@ -1,4 +1,4 @@
-import { deleteTree } from '@zoott/core';
+import { deleteTree } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 

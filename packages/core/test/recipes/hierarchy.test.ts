@@ -1,17 +1,14 @@
+import { type Coordinator, isZoottError, OPEN_ACL } from '@zoott/core';
+import { joinPath, utf8 } from '@zoott/core/internal';
 import {
-  type Coordinator,
   exportHierarchy,
   formatHierarchy,
   type Hierarchy,
   hierarchyFormatOf,
   initHierarchy,
-  isZoottError,
-  joinPath,
-  OPEN_ACL,
   parseAcl,
   parseHierarchyText,
-  utf8,
-} from '@zoott/core';
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
 

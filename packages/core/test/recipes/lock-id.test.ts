@@ -1,4 +1,4 @@
-import { chooseIp, defaultNodeId, type HostInfo, lockId, parseLockId } from '@zoott/core';
+import { chooseIp, defaultNodeId, type HostInfo, lockId, parseLockId } from '@zoott/core/recipes';
 import { describe, expect, it } from 'vitest';
 
 const host: HostInfo = {

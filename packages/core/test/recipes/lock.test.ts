@@ -1,14 +1,12 @@
+import { type Coordinator, isZoottError, ZoottError } from '@zoott/core';
+import { utf8 } from '@zoott/core/internal';
 import {
-  type Coordinator,
   decodeIdentifier,
   encodeIdentifier,
-  isZoottError,
   Lock,
   LockTimeout,
   parseLockId,
-  utf8,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it, vi } from 'vitest';
 

@@ -1,12 +1,6 @@
-import {
-  type Coordinator,
-  getNext,
-  isZoottError,
-  type NodeData,
-  utf8,
-  WaitTimeout,
-  waitAbsent,
-} from '@zoott/core';
+import { type Coordinator, isZoottError, type NodeData } from '@zoott/core';
+import { utf8 } from '@zoott/core/internal';
+import { getNext, WaitTimeout, waitAbsent } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { childNamesFor, defaultNameFunctor, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { childNamesFor, defaultNameFunctor } from '@zoott/core/internal';
 import { describe, expect, it } from 'vitest';
 
 function thrown(fn: () => unknown): ZoottError {

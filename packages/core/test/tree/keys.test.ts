@@ -1,3 +1,4 @@
+import { ZoottError } from '@zoott/core';
 import {
   ancestorsOf,
   decodeKey,
@@ -9,8 +10,7 @@ import {
   parentKey,
   treePathToKey,
   worldRoot,
-  ZoottError,
-} from '@zoott/core';
+} from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validKey, validName, validWorld } from './arbitraries.js';

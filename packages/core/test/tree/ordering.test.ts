@@ -1,4 +1,5 @@
-import { compareForClaim, hintLocality, type Orderable, orderForWorker } from '@zoott/core';
+import type { Orderable } from '@zoott/core';
+import { compareForClaim, hintLocality, orderForWorker } from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { compileParentPattern, DEFAULT_PATTERN_LIMITS, ZoottError } from '@zoott/core';
+import { ZoottError } from '@zoott/core';
+import { compileParentPattern, DEFAULT_PATTERN_LIMITS } from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

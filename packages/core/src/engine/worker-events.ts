@@ -1,0 +1,100 @@
+import type { TaskKey } from '../tree/keys.js';
+import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
+import type { TaskError } from './types.js';
+import type { WorkerStats } from './worker.js';
+
+/** What every attempt event says about its task. */
+interface AttemptFields {
+  key: TaskKey;
+  name: string;
+  /** 1 for the first run. */
+  attempt: number;
+}
+
+/** `completed`: a handler's result was recorded. With a task map, `type` narrows `result`. */
+export type WorkerCompletedEvent<M = AnyTasks> = {
+  [T in TaskType<M>]: AttemptFields & { type: T; data: TaskData<M, T>; result: TaskResult<M, T> };
+}[TaskType<M>];
+
+/**
+ * `failed`: a handler threw and the attempt was recorded as failed. `final` is false when
+ * the task will run again after `notBefore`, true when it was dead-lettered.
+ */
+export type WorkerFailedEvent<M = AnyTasks> = {
+  [T in TaskType<M>]: AttemptFields & {
+    type: T;
+    data: TaskData<M, T>;
+    error: TaskError;
+    final: boolean;
+    /** When the retry becomes claimable (ms since the epoch); absent when `final`. */
+    notBefore?: number;
+  };
+}[TaskType<M>];
+
+/**
+ * `error`: something went wrong outside a handler: the loop met an unexpected error, an
+ * outcome could not be recorded, a result was dropped (session lost, fencing refused it), or
+ * the worker stopped on a fatal error (`done` rejects with the same error).
+ */
+export interface WorkerErrorEvent {
+  error: unknown;
+  message: string;
+  /** The task concerned, when there is one. */
+  key?: TaskKey;
+}
+
+/**
+ * `drained`: after running at least one task, the worker has nothing running and found
+ * nothing it can claim. More work may still come (a retry after its backoff, a new queue).
+ */
+export interface WorkerDrainedEvent {
+  stats: Readonly<WorkerStats>;
+}
+
+/** The events of a {@link WorkerHandle}, by name. */
+export interface WorkerEventMap<M = AnyTasks> {
+  completed: WorkerCompletedEvent<M>;
+  failed: WorkerFailedEvent<M>;
+  error: WorkerErrorEvent;
+  drained: WorkerDrainedEvent;
+}
+
+type Listener = (payload: never) => void;
+
+/**
+ * A small typed event source (no `node:events`: the core runs wherever a Coordinator does).
+ * A listener that throws is reported to `onListenerError` and does not stop the others, nor
+ * the worker; an `error` with no listener is not thrown (unlike an EventEmitter).
+ */
+export class WorkerEvents<E extends object> {
+  private readonly listeners = new Map<keyof E, { fn: Listener; once: boolean }[]>();
+
+  constructor(private readonly onListenerError: (event: keyof E, err: unknown) => void) {}
+
+  on<K extends keyof E>(event: K, fn: (payload: E[K]) => void, once = false): () => void {
+    const list = this.listeners.get(event) ?? [];
+    list.push({ fn: fn as Listener, once });
+    this.listeners.set(event, list);
+    return () => this.off(event, fn);
+  }
+
+  off<K extends keyof E>(event: K, fn: (payload: E[K]) => void): void {
+    const list = this.listeners.get(event);
+    if (!list) return;
+    const i = list.findIndex((l) => l.fn === fn);
+    if (i >= 0) list.splice(i, 1);
+  }
+
+  emit<K extends keyof E>(event: K, payload: E[K]): void {
+    const list = this.listeners.get(event);
+    if (!list || list.length === 0) return;
+    for (const l of [...list]) {
+      if (l.once) this.off(event, l.fn as (payload: E[K]) => void);
+      try {
+        (l.fn as (payload: E[K]) => void)(payload);
+      } catch (err) {
+        this.onListenerError(event, err);
+      }
+    }
+  }
+}
