@@ -1,20 +1,12 @@
-<<<<<<< HEAD
 import {
   type Acl,
   type Coordinator,
-  decodeJson,
-  encodeJson,
   isZoottError,
   type Op,
-  permsToShort,
   type Stat,
-  worldRoot,
   ZoottError,
 } from '@zoott/core';
-=======
-import { type Coordinator, isZoottError, type Op, type Stat, ZoottError } from '@zoott/core';
-import { decodeJson, encodeJson } from '@zoott/core/internal';
->>>>>>> types
+import { decodeJson, encodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
 import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
 
 /** Where a result is published: Yothalot's exchange and routing key. */

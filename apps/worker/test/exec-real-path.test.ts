@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Coordinator, createEngine, validateRegularJob } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
+import { validateRegularJob } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {

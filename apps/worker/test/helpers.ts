@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import type { Coordinator, TaskKey, TaskRecord } from '@zoott/core';
-import { createEngine } from '@zoott/core';
+import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
 import { freshChroot } from '@zoott/testing';
 
 /**

@@ -10,14 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import {
-  type Coordinator,
-  createEngine,
-  digestAcl,
-  encodeJson,
-  isZoottError,
-  OPEN_ACL,
-} from '@zoott/core';
+import { type Coordinator, createEngine, digestAcl, isZoottError, OPEN_ACL } from '@zoott/core';
+import { encodeJson } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {

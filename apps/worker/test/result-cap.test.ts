@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Coordinator, RegularJobResult } from '@zoott/core';
+import type { Coordinator } from '@zoott/core';
+import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {

@@ -1,9 +1,9 @@
-import type { EngineLogger } from '@zoott/core';
 import {
   type Coordinator,
   CREATOR_ALL_ACL,
   createEngine,
   type Engine,
+  type EngineLogger,
   isZoottError,
 } from '@zoott/core';
 import { ZkConf } from '@zoott/core/recipes';

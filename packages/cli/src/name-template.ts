@@ -1,4 +1,5 @@
-import { compilePattern, type NameFunctor } from '@zoott/core';
+import type { NameFunctor } from '@zoott/core';
+import { compilePattern } from '@zoott/core/internal';
 import { CliError } from './errors.js';
 
 const TOKEN = /\{([a-z]+|\d)\}/g;

@@ -1,12 +1,5 @@
-import {
-  type Acl,
-  type Coordinator,
-  decodeJson,
-  describeAcl,
-  digestAcl,
-  isZoottError,
-  worldRoot,
-} from '@zoott/core';
+import { type Acl, type Coordinator, digestAcl, isZoottError } from '@zoott/core';
+import { decodeJson, describeAcl, worldRoot } from '@zoott/core/internal';
 import { JOB_TYPE, RACE_TYPE, RACES_ROOT, raceWorld, replyDir } from '@zoott/worker';
 import type { Settings } from './connection.js';
 

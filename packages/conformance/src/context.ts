@@ -1,4 +1,3 @@
-<<<<<<< HEAD
 import type {
   Coordinator,
   ErrorCode,
@@ -7,19 +6,7 @@ import type {
   WatchEvent,
   Watcher,
   ZoottError,
-=======
-import {
-  type Coordinator,
-  type ErrorCode,
-  isZoottError,
-  type SessionEvent,
-  type SessionEventType,
-  type WatchEvent,
-  type Watcher,
-  type ZoottError,
->>>>>>> types
 } from '@zoott/core';
-import { deleteTree } from '@zoott/core/recipes';
 import { expect } from 'vitest';
 import type { CoordinatorHarness } from './harness.js';
 

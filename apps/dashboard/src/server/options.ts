@@ -1,5 +1,4 @@
-import type { Coordinator, EngineLogger } from '@zoott/core';
-import { ZoottError } from '@zoott/core';
+import { type Coordinator, type EngineLogger, ZoottError } from '@zoott/core';
 import { validateWorldName } from '@zoott/core/internal';
 
 /** Options of {@link startDashboard}. */

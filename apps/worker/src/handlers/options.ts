@@ -1,15 +1,15 @@
 import { hostname } from 'node:os';
-import type { Coordinator, Engine, EngineLogger } from '@zoott/core';
-<<<<<<< HEAD
-import { DEFAULT_MAX_RESULT_BYTES, isZoottError, type ProcessRun, ZoottError } from '@zoott/core';
+import {
+  type Coordinator,
+  type Engine,
+  type EngineLogger,
+  isZoottError,
+  ZoottError,
+} from '@zoott/core';
+import { DEFAULT_MAX_RESULT_BYTES, type ProcessRun } from '@zoott/core/jobs';
 import { PermanentError } from '../job-engine.js';
 import { DEFAULT_KILL_GRACE_MS, type JobUser, jobUser, resolveExecutable } from '../jobs/index.js';
 import { checkOutputCap } from '../limits.js';
-=======
-import { ZoottError } from '@zoott/core';
-import { DEFAULT_MAX_RESULT_BYTES } from '@zoott/core/jobs';
-import { DEFAULT_KILL_GRACE_MS, resolveExecutable } from '../jobs/index.js';
->>>>>>> types
 import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';
 
 /** Told when a job process starts and ends (metrics, and killing groups on a hard exit). */

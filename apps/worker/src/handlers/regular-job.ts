@@ -1,14 +1,5 @@
-<<<<<<< HEAD
-import {
-  buildRegularResult,
-  type RegularJobResult,
-  type TaskContext,
-  validateRegularJob,
-} from '@zoott/core';
-=======
 import type { TaskContext } from '@zoott/core';
-import { type RegularJobResult, validateRegularJob } from '@zoott/core/jobs';
->>>>>>> types
+import { buildRegularResult, type RegularJobResult, validateRegularJob } from '@zoott/core/jobs';
 import { runRegularJob } from '../jobs/index.js';
 import {
   checkExecutable,

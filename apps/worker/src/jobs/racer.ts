@@ -1,10 +1,5 @@
-<<<<<<< HEAD
-import type { ProcessRun } from '@zoott/core';
-import { type StartOptions, startProcess } from './process.js';
-=======
 import type { ProcessRun } from '@zoott/core/jobs';
-import { startProcess } from './process.js';
->>>>>>> types
+import { type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 

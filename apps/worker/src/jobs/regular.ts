@@ -5,14 +5,8 @@ import {
   type ProcessRun,
   type RegularJob,
   type RegularJobResult,
-<<<<<<< HEAD
-  ZoottError,
-} from '@zoott/core';
-import { type StartedProcess, type StartOptions, startProcess } from './process.js';
-=======
 } from '@zoott/core/jobs';
-import { type StartedProcess, startProcess } from './process.js';
->>>>>>> types
+import { type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 export interface RunJobOptions {

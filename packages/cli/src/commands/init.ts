@@ -27,7 +27,7 @@ export const initCommand: CommandBody = async (ctx, cmd: Command) => {
   // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
   const acl = requestedAcl(ctx.settings);
   if (acl) {
-    const { worldAclMismatches } = await import('@zoott/core');
+    const { worldAclMismatches } = await import('@zoott/core/internal');
     const wrong = await worldAclMismatches(await ctx.session().coordinator(), world, acl);
     if (wrong.length > 0)
       throw new CliError(

@@ -1,4 +1,4 @@
-import { lockDownWorld } from '@zoott/core';
+import { lockDownWorld } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -23,7 +23,8 @@ export const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
       'pass --auth user:password (or ZOOTT_AUTH)',
     );
   const c = await ctx.session().coordinator();
-  const { createEngine, worldRoot } = await import('@zoott/core');
+  const { createEngine } = await import('@zoott/core');
+  const { worldRoot } = await import('@zoott/core/internal');
   // A clear "not initialised" for a missing world, before anything is written.
   await createEngine(c, { world }).context();
   const extent = await worldExtent(c, world);

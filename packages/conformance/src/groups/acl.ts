@@ -1,9 +1,4 @@
-<<<<<<< HEAD
 import type { Acl } from '@zoott/core';
-=======
-import { type Acl, digestAcl, OPEN_ACL, Perms } from '@zoott/core';
-import { digestOf } from '@zoott/core/internal';
->>>>>>> types
 import { expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, expectCode, str, text } from '../context.js';
 import { DIGEST_IDS, digestEntry, OPEN_ACL, PERMS } from '../expected.js';

@@ -30,6 +30,13 @@ export {
   type WorkerOptions,
   type WorkerStats,
 } from './worker.js';
+export type {
+  WorkerCompletedEvent,
+  WorkerDrainedEvent,
+  WorkerErrorEvent,
+  WorkerEventMap,
+  WorkerFailedEvent,
+} from './worker-events.js';
 export {
   type AclMismatch,
   describeAcl,
@@ -40,10 +47,3 @@ export {
   worldAclMismatches,
   worldTops,
 } from './world-acl.js';
-export type {
-  WorkerCompletedEvent,
-  WorkerDrainedEvent,
-  WorkerErrorEvent,
-  WorkerEventMap,
-  WorkerFailedEvent,
-} from './worker-events.js';

@@ -1,4 +1,5 @@
-import { createEngine, encodeJson, runWorker } from '@zoott/core';
+import { createEngine, runWorker } from '@zoott/core';
+import { encodeJson } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from './helpers.js';

@@ -1,13 +1,5 @@
-import {
-  type Acl,
-  type Coordinator,
-  createEngine,
-  digestAcl,
-  lockDownWorld,
-  OPEN_ACL,
-  worldAclMismatches,
-  worldTops,
-} from '@zoott/core';
+import { type Acl, type Coordinator, createEngine, digestAcl, OPEN_ACL } from '@zoott/core';
+import { lockDownWorld, worldAclMismatches, worldTops } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
