@@ -25,6 +25,7 @@ import {
   type WatchOptions,
   ZoottError,
 } from '@zoott/core';
+import { assertClientFixes } from './client-fixes.js';
 import {
   CM_STATE,
   EVENT_TYPE,
@@ -141,6 +142,8 @@ export class ZkCoordinator implements Coordinator {
 
   /** Opens a session and resolves once connected; rejects with CONNECTION_LOSS on timeout. */
   async open(): Promise<void> {
+    // Before anything else: never run on a client library without zoott's fixes.
+    assertClientFixes();
     this.currentState = 'connecting';
     const client = lib.createClient(this.connectString, {
       sessionTimeout: this.opts.sessionTimeoutMs,
