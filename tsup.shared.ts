@@ -13,7 +13,7 @@ export function packageBuild(entry: Options['entry'], extra: Options = {}) {
     platform: 'node',
     sourcemap: true,
     // Keep the declarations tsc --build wrote: its .tsbuildinfo would otherwise claim they exist.
-    clean: ['!**/*.d.ts', '!**/*.d.ts.map'],
+    clean: ['!**/*.d.ts'],
     dts: false,
     ...extra,
   });

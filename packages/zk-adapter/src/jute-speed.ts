@@ -1,4 +1,6 @@
-import { createRequire } from 'node:module';
+// A static import, so the adapter's build bundles this module together with the rest of the
+// patched library: at run time the codec below replaces the very copy the client uses.
+import juteModule from 'node-zookeeper-client/lib/jute/index.js';
 
 /**
  * Faster encoding and decoding for node-zookeeper-client's jute records: the same bytes and
@@ -60,9 +62,8 @@ interface JuteModule {
   protocol: Record<string, new (...args: unknown[]) => JuteRecord>;
 }
 
-const require = createRequire(import.meta.url);
 /** The library's jute module: the very instance its connection manager uses. */
-export const jute = require('node-zookeeper-client/lib/jute/index.js') as JuteModule;
+export const jute = juteModule as unknown as JuteModule;
 const recordProto = Object.getPrototypeOf(jute.data.Id!.prototype) as RecordProto;
 
 /** The library's own implementations, as they were before {@link installFastJute}. */

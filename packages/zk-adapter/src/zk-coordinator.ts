@@ -16,6 +16,7 @@ import {
   type WatchOptions,
   ZoottError,
 } from '@zoott/core';
+import { assertClientFixes } from './client-fixes.js';
 import {
   baseName,
   codeFromZk,
@@ -143,6 +144,8 @@ export class ZkCoordinator implements Coordinator {
 
   /** Opens a session and resolves once connected; rejects with CONNECTION_LOSS on timeout. */
   async open(): Promise<void> {
+    // Before anything else: never run on a client library without zoott's fixes.
+    assertClientFixes();
     this.currentState = 'connecting';
     const client = lib.createClient(this.connectString, {
       sessionTimeout: this.opts.sessionTimeoutMs,
