@@ -24,3 +24,4 @@ export {
   type WorkerOptions,
   type WorkerStats,
 } from './worker.js';
+export { listWorlds } from './worlds.js';
