@@ -9,7 +9,6 @@ import {
   resolveSettingsWithSources,
   SETTINGS,
 } from './config.js';
-import { startWorkerDaemon } from './daemon.js';
 import { VERSION } from './version.js';
 
 const program = new Command('zoott-worker')
@@ -115,6 +114,8 @@ async function main(): Promise<void> {
     );
     return;
   }
+  // Loaded only to run: --print-config and --help stay quick and never touch ZooKeeper.
+  const { startWorkerDaemon } = await import('./daemon.js');
   const daemon = await startWorkerDaemon(resolved.settings);
 
   let signals = 0;
