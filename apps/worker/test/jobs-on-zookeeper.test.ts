@@ -18,6 +18,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     client = await connectZk(ns);
     daemon = await startWorkerDaemon({
       connect: ns,
+      createWorld: true,
       world: WORLD,
       nodeId: 'solo',
       concurrency: 4,
@@ -155,6 +156,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
   it('the metrics endpoint answers with the worker counters', async () => {
     const metricsDaemon = await startWorkerDaemon({
       connect: ns,
+      createWorld: true,
       world: 'metered',
       nodeId: 'metered',
       allowExec: ['/bin/*'],

@@ -31,6 +31,7 @@ describe('races over three workers', { timeout: 180_000 }, () => {
       daemons.push(
         await startWorkerDaemon({
           connect: ns,
+          createWorld: true,
           world: WORLD,
           nodeId: id,
           concurrency: 8,
@@ -141,6 +142,7 @@ describe('locality: a job hinted to worker B', { timeout: 180_000 }, () => {
     client = await connectZk(ns);
     const base = {
       connect: ns,
+      createWorld: true,
       world: 'local',
       allowExec: ['/bin/echo'],
       localityWaitMs: 30_000,
