@@ -220,6 +220,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     auth: credentials,
     defaultAcl: aclFromSettings(config.acl, credentials.length > 0),
   };
+  if (owned) log.info({ connect, world }, 'connecting');
   // ZooKeeper does not create a chroot; a worker told to create its world creates it too.
   if (owned && config.createWorld && config.connectFn === undefined)
     await ensureChroot(connect, zkOptions);
