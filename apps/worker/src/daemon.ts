@@ -25,8 +25,9 @@ import { type FileSettings, settingDefault } from './config.js';
 import { type Credential, parseCredential, readAuthFile } from './config-file.js';
 import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { jobHandlers } from './handlers/index.js';
-import { JobEngine } from './job-engine.js';
+import { JobEngine, type SettleListener } from './job-engine.js';
 import { type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+import { TaskLog } from './task-log.js';
 
 /** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
 export interface WorkerDaemonConfig extends Omit<FileSettings, 'handlers'> {
@@ -198,10 +199,13 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
       level: config.logLevel ?? settingDefault('logLevel'),
       base: { nodeId, pid: process.pid },
     });
+  // The task log tells these with world, type and attempt: the engine's own line would be a
+  // second line for the same transition.
+  const toldByTaskLog = new Set(['result dropped: fenced', 'result dropped: session lost']);
   const engineLog: EngineLogger = {
     debug: (f, m) => log.debug(f, m),
     info: (f, m) => log.info(f, m),
-    warn: (f, m) => log.warn(f, m),
+    warn: (f, m) => (toldByTaskLog.has(m) ? log.debug(f, m) : log.warn(f, m)),
     error: (f, m) => log.error(f, m),
   };
   const concurrency = positive(config.concurrency, settingDefault('concurrency'), 'concurrency');
@@ -254,19 +258,29 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
         metrics.processes.set(processes.size);
       },
     };
-    const onSettled = (claim: { type: string }, outcome: { status: string }) => {
-      const labels = { type: claim.type };
-      if (outcome.status === 'completed') metrics.completed.inc(labels);
-      else if (outcome.status === 'retrying') metrics.retried.inc(labels);
-      else if (outcome.status === 'failed') metrics.failed.inc(labels);
-      else if (outcome.status === 'dropped') metrics.dropped.inc(labels);
-    };
-    const engine = new JobEngine(coordinator, { world, logger: engineLog, onSettled });
-    const raceEngine = new JobEngine(coordinator, {
+    const taskLog = new TaskLog(log, nodeId);
+    const onSettledIn =
+      (engine: () => JobEngine): SettleListener =>
+      (claim, outcome, error) => {
+        const labels = { type: claim.type };
+        if (outcome.status === 'completed') metrics.completed.inc(labels);
+        else if (outcome.status === 'retrying') metrics.retried.inc(labels);
+        else if (outcome.status === 'failed') metrics.failed.inc(labels);
+        // A claim given back on stop is not a lost result.
+        else if (outcome.status === 'dropped' && outcome.reason !== 'released')
+          metrics.dropped.inc(labels);
+        void taskLog.settled(engine(), claim, outcome, error);
+      };
+    const engine: JobEngine = new JobEngine(coordinator, {
+      world,
+      logger: engineLog,
+      onSettled: onSettledIn(() => engine),
+    });
+    const raceEngine: JobEngine = new JobEngine(coordinator, {
       world: raceWorld(world),
       buckets: RACE_WORLD_BUCKETS,
       logger: engineLog,
-      onSettled,
+      onSettled: onSettledIn(() => raceEngine),
     });
 
     const custom =
@@ -322,6 +336,8 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     const instrument =
       (type: string, handler: TaskHandler): TaskHandler =>
       async (task) => {
+        // Race coordinators run in the race world; every other type in the served world.
+        taskLog.started(type === RACE_TYPE ? raceWorld(world) : world, task);
         metrics.started.inc({ type });
         metrics.running.inc();
         const t0 = process.hrtime.bigint();
