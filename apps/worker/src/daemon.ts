@@ -26,7 +26,7 @@ import { type Credential, parseCredential, readAuthFile } from './config-file.js
 import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { jobHandlers } from './handlers/index.js';
 import { JobEngine, type SettleListener } from './job-engine.js';
-import { type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+import { healthOf, type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
 import { TaskLog } from './task-log.js';
 
 /** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
@@ -407,6 +407,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
               metrics.setSession(coordinator.state);
               metrics.setCounts(world, await engine.counts());
             },
+            () => healthOf(coordinator.state),
           )
         : null;
 
