@@ -1,46 +1,54 @@
 import { Command, Option } from 'commander';
+import { exitCodeOf } from './bin-errors.js';
 import {
-  CONFIG_ENV,
+  CONFIG_ENVS,
+  describeSettings,
   type FileSettings,
-  readConfigFile,
-  resolveSettings,
+  type PrintedSetting,
+  readWorkerConfig,
+  resolveSettingsWithSources,
   SETTINGS,
 } from './config.js';
-import { startWorkerDaemon } from './daemon.js';
 import { VERSION } from './version.js';
 
 const program = new Command('zoott-worker')
   .description(
     'The zoott worker daemon: claims tasks from a ZooKeeper task tree and runs them, including ' +
       'Yothalot-style JSON jobs (zoott.job, zoott.race) for executables on its --allow-exec list. ' +
-      'Every setting is a flag, an environment variable or a key of the JSON --config file ' +
+      'Every setting is a flag, an environment variable or a key of the config file ' +
       '(precedence in that order).',
   )
   .version(VERSION)
   .addOption(
-    new Option('--config <file>', 'JSON config file with the keys below (camelCase)').env(
-      CONFIG_ENV,
+    new Option(
+      '--config <file>',
+      `config file, YAML or JSON, shared with the zoott CLI: top-level keys and a worker: section (default: $${CONFIG_ENVS.join(', then $')}, then ./zoott.config.yaml, ~/.config/zoott/config.yaml)`,
     ),
-  );
+  )
+  .option('--print-config', 'print the resolved settings and where each came from, then exit')
+  .option('--json', 'with --print-config: one JSON document');
 
 const collect = (value: string, previous: string[] | undefined) => [
   ...(previous ?? []),
   ...value.split(','),
 ];
-const attribute = new Map<string, string>();
+// Each setting's Option, so its value is read back under commander's own attribute name:
+// the table's key (`jobTimeoutMs`) is not the name commander derives from `--job-timeout`.
+const options = new Map<keyof FileSettings, Option>();
 for (const s of SETTINGS) {
-  const help = `${s.help} [env ${s.env}; config "${s.key}"]${s.default ? ` (default: ${s.default})` : ''}`;
-  const opt = new Option(`${s.flag} <${s.arg}>`, help);
+  const help = `${s.help} [env ${s.env}; config "${s.key}"]${s.defaultHelp ? ` (default: ${s.defaultHelp})` : ''}`;
+  const opt = new Option(s.kind === 'bool' ? s.flag : `${s.flag} <${s.arg}>`, help);
   if (s.kind === 'list') opt.argParser(collect);
+  options.set(s.key, opt);
   program.addOption(opt);
-  // Commander names the value after the flag (`--max-output` → maxOutput), not the key.
-  attribute.set(s.key, opt.attributeName());
 }
 program.addHelpText(
   'after',
   `
 Signals: SIGTERM/SIGINT stop claiming, let running tasks finish within --grace, abort the
 rest and exit 0; a second signal kills the job processes and exits at once.
+Exit codes: 0 stopped by a signal, 1 the session closed under it, 2 bad configuration,
+3 ZooKeeper unreachable, 4 authentication failed, 5 world not initialised.
 
 Example:
   zoott-worker --connect zk1:2181,zk2:2181/myapp --world jobs --concurrency 4 \\
@@ -48,21 +56,67 @@ Example:
 `,
 );
 
+function printConfig(
+  configFile: { path: string; from: string } | null,
+  settings: PrintedSetting[],
+  json: boolean,
+): void {
+  if (json) {
+    const byKey = Object.fromEntries(
+      settings.map((s) => [s.key, { value: s.value, source: s.source }]),
+    );
+    process.stdout.write(`${JSON.stringify({ configFile, settings: byKey }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(
+    `config file: ${configFile ? `${configFile.path} (from ${configFile.from})` : 'none'}\n`,
+  );
+  const width = Math.max(...settings.map((s) => s.key.length));
+  for (const s of settings) {
+    const value =
+      s.value === null ? '-' : Array.isArray(s.value) ? s.value.join(',') : String(s.value);
+    const source = s.source === 'flag' ? s.flag : s.source === 'env' ? s.env : s.source;
+    process.stdout.write(`${s.key.padEnd(width)}  ${value}  (${source})\n`);
+  }
+}
+
 async function main(): Promise<void> {
   program.parse();
   const opts = program.opts<Record<string, unknown>>();
   const flags: Partial<Record<keyof FileSettings, unknown>> = {};
-  for (const s of SETTINGS) {
-    const value = opts[attribute.get(s.key) ?? s.key];
-    if (value !== undefined) flags[s.key] = value;
+  for (const [key, opt] of options) {
+    const value = opts[opt.attributeName()];
+    if (value !== undefined) flags[key] = value;
   }
-  const fileName = opts.config as string | undefined;
-  const settings = resolveSettings({
+  const { found, file } = readWorkerConfig({
+    explicit: opts.config as string | undefined,
+    env: process.env,
+    cwd: process.cwd(),
+  });
+  const resolved = resolveSettingsWithSources({
     flags,
     env: process.env,
-    ...(fileName ? { file: readConfigFile(fileName), fileName } : {}),
+    file,
+    ...(found ? { fileName: found.path } : {}),
   });
-  const daemon = await startWorkerDaemon(settings);
+  if (opts.printConfig) {
+    const from = found
+      ? found.from === 'flag'
+        ? '--config'
+        : found.from === 'env'
+          ? `$${found.envName}`
+          : 'default path'
+      : '';
+    printConfig(
+      found ? { path: found.path, from } : null,
+      describeSettings(resolved),
+      opts.json === true,
+    );
+    return;
+  }
+  // Loaded only to run: --print-config and --help stay quick and never touch ZooKeeper.
+  const { startWorkerDaemon } = await import('./daemon.js');
+  const daemon = await startWorkerDaemon(resolved.settings);
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -85,6 +139,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  const { code, hint } = exitCodeOf(err);
   process.stderr.write(`zoott-worker: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(2);
+  if (hint) process.stderr.write(`hint: ${hint}\n`);
+  process.exit(code);
 });

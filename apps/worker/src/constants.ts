@@ -1,3 +1,5 @@
+import { internalWorldName } from '@zoott/core/internal';
+
 /** Task type of a regular JSON job (one process). */
 export const JOB_TYPE = 'zoott.job';
 /** Task type of a race job: the race's coordinator, which queues one racer per input. */
@@ -14,9 +16,13 @@ export const RACES_ROOT = `${REPLY_ROOT}/races`;
 /** Exchange segment used when a job names a routing key but no exchange (AMQP's default ""). */
 export const DEFAULT_EXCHANGE = '_default';
 
-/** Race coordinators run in their own world so they never take a slot a racer needs. */
+/**
+ * Race coordinators run in their own world so they never take a slot a racer needs. It is
+ * an internal world (`<world>~races`): hidden from listings, and no user world can be named
+ * like it.
+ */
 export function raceWorld(world: string): string {
-  return `${world}-races`;
+  return internalWorldName(world, 'races');
 }
 
 /** Buckets of a race world: races are few, so a small world is enough. */

@@ -9,6 +9,7 @@ import {
   digestAcl,
   type EngineLogger,
   type Handlers,
+  isZoottError,
   type LocalityScore,
   OPEN_ACL,
   runWorker,
@@ -16,14 +17,17 @@ import {
   type WorkerHandle,
   ZoottError,
 } from '@zoott/core';
-import { connectZk } from '@zoott/zk-adapter';
+import { listWorlds, validateUserWorldName } from '@zoott/core/internal';
+import { connectZk, ensureChroot } from '@zoott/zk-adapter';
 import { type Logger, pino } from 'pino';
-import type { FileSettings } from './config.js';
+import { type FileSettings, settingDefault } from './config.js';
+import { type Credential, parseCredential, readAuthFile } from './config-file.js';
 import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { jobHandlers } from './handlers/index.js';
-import { JobEngine } from './job-engine.js';
+import { JobEngine, type SettleListener } from './job-engine.js';
 import { jobUser } from './jobs/run-as.js';
-import { type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+import { healthOf, type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+import { TaskLog } from './task-log.js';
 
 /** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
 export interface WorkerDaemonConfig extends Omit<FileSettings, 'handlers'> {
@@ -69,15 +73,12 @@ export interface WorkerDaemon {
   readonly done: Promise<void>;
 }
 
-function parseAuth(auth: readonly string[]): Array<{ scheme: string; auth: string }> {
-  return auth.map((a, i) => {
-    const colon = a.indexOf(':');
-    if (colon <= 0 || colon === a.length - 1)
-      throw new ZoottError('INVALID_CONFIG', `auth[${i}]: expected scheme:credentials`, {
-        field: `auth[${i}]`,
-      });
-    return { scheme: a.slice(0, colon), auth: a.slice(colon + 1) };
-  });
+/** Credentials of the settings: `auth` entries, then the lines of `authFile`. */
+export function credentialsOf(config: Pick<FileSettings, 'auth' | 'authFile'>): Credential[] {
+  return [
+    ...(config.auth ?? []).map((a, i) => parseCredential(a, `auth[${i}]`)),
+    ...(config.authFile !== undefined ? readAuthFile(config.authFile) : []),
+  ];
 }
 
 /**
@@ -133,6 +134,34 @@ export async function loadHandlers(path: string): Promise<Handlers> {
   return out;
 }
 
+/**
+ * Makes sure the world exists before the worker serves it: a typo in `--world` must not
+ * create an empty world and idle there. With `create`, a missing world is initialised.
+ *
+ * @throws ZoottError WORLD_NOT_INITIALISED naming the worlds that do exist.
+ */
+async function openWorld(engine: JobEngine, create: boolean): Promise<void> {
+  try {
+    await engine.context();
+  } catch (err) {
+    if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
+    if (!create) {
+      const worlds = await listWorlds(engine.coordinator);
+      throw new ZoottError(
+        'WORLD_NOT_INITIALISED',
+        `world ${engine.world} was never initialised; ${
+          worlds.length > 0
+            ? `the worlds here are: ${worlds.join(', ')}`
+            : 'there is no world here yet'
+        } (create it with \`zoott init ${engine.world}\`, or start the worker with --create-world)`,
+        { field: 'world' },
+      );
+    }
+  }
+  // Idempotent: also creates buckets a half-finished init left out.
+  await engine.init();
+}
+
 /** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
 function fileLocality(dataDir: string): LocalityScore {
   const root = resolve(dataDir);
@@ -162,255 +191,295 @@ function positive(value: number | undefined, fallback: number, field: string): n
  * and registers again.
  */
 export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<WorkerDaemon> {
-  const nodeId = config.nodeId ?? hostname();
-  const world = config.world ?? 'default';
+  const nodeId = config.nodeId ?? settingDefault('nodeId');
+  const world = validateUserWorldName(config.world ?? settingDefault('world'));
   const log: Logger =
-    config.logger ?? pino({ level: config.logLevel ?? 'info', base: { nodeId, pid: process.pid } });
+    config.logger ??
+    pino({
+      level: config.logLevel ?? settingDefault('logLevel'),
+      base: { nodeId, pid: process.pid },
+    });
+  // The task log tells these with world, type and attempt: the engine's own line would be a
+  // second line for the same transition.
+  const toldByTaskLog = new Set(['result dropped: fenced', 'result dropped: session lost']);
   const engineLog: EngineLogger = {
     debug: (f, m) => log.debug(f, m),
     info: (f, m) => log.info(f, m),
-    warn: (f, m) => log.warn(f, m),
+    warn: (f, m) => (toldByTaskLog.has(m) ? log.debug(f, m) : log.warn(f, m)),
     error: (f, m) => log.error(f, m),
   };
-  const concurrency = positive(config.concurrency, 1, 'concurrency');
-  const raceConcurrency = positive(config.raceConcurrency, 4, 'raceConcurrency');
-  const graceMs = config.graceMs ?? 30_000;
+  const concurrency = positive(config.concurrency, settingDefault('concurrency'), 'concurrency');
+  const raceConcurrency = positive(
+    config.raceConcurrency,
+    settingDefault('raceConcurrency'),
+    'raceConcurrency',
+  );
+  const graceMs = config.graceMs ?? settingDefault('graceMs');
+  const credentials = credentialsOf(config);
 
   // Whom jobs run as is settled before connecting: a root worker without --run-as refuses.
   if ((config.allowExec ?? []).length > 0) jobUser(config.runAs);
 
   const owned = config.coordinator === undefined;
+  const connect = config.connect ?? settingDefault('connect');
+  const zkOptions = {
+    ...(config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: config.sessionTimeoutMs } : {}),
+    auth: credentials,
+    defaultAcl: aclFromSettings(config.acl, credentials.length > 0),
+  };
+  if (owned) log.info({ connect, world }, 'connecting');
+  // ZooKeeper does not create a chroot; a worker told to create its world creates it too.
+  if (owned && config.createWorld && config.connectFn === undefined)
+    await ensureChroot(connect, zkOptions);
   const coordinator =
-    config.coordinator ??
-    (await (config.connectFn ?? connectZk)(config.connect ?? '127.0.0.1:2181', {
-      ...(config.sessionTimeoutMs !== undefined
-        ? { sessionTimeoutMs: config.sessionTimeoutMs }
-        : {}),
-      auth: parseAuth(config.auth ?? []),
-      defaultAcl: aclFromSettings(config.acl, (config.auth ?? []).length > 0),
-    }));
-  if (!owned && config.auth)
-    for (const a of parseAuth(config.auth)) await coordinator.addAuth(a.scheme, a.auth);
-
-  const metrics = new WorkerMetrics();
-  metrics.setSession(coordinator.state);
-  const processes = new Set<number>();
-  const tracker = {
-    started(pid: number) {
-      metrics.processesStarted.inc();
-      processes.add(pid);
-      metrics.processes.set(processes.size);
-    },
-    ended(pid: number) {
-      processes.delete(pid);
-      metrics.processes.set(processes.size);
-    },
-  };
-  const onSettled = (claim: { type: string }, outcome: { status: string }) => {
-    const labels = { type: claim.type };
-    if (outcome.status === 'completed') metrics.completed.inc(labels);
-    else if (outcome.status === 'retrying') metrics.retried.inc(labels);
-    else if (outcome.status === 'failed') metrics.failed.inc(labels);
-    else if (outcome.status === 'dropped') metrics.dropped.inc(labels);
-  };
-  const engine = new JobEngine(coordinator, { world, logger: engineLog, onSettled });
-  const raceEngine = new JobEngine(coordinator, {
-    world: raceWorld(world),
-    buckets: RACE_WORLD_BUCKETS,
-    logger: engineLog,
-    onSettled,
-    replyWorld: world,
-  });
-
-  const custom =
-    typeof config.handlers === 'string'
-      ? await loadHandlers(config.handlers)
-      : (config.handlers ?? {});
-  const allowExec = config.allowExec ?? [];
-  const workDir = resolve(config.workDir ?? process.cwd());
-  const dataDir = resolve(config.dataDir ?? workDir);
-  const builtins =
-    allowExec.length > 0
-      ? jobHandlers({
-          coordinator,
-          world,
-          allowExec,
-          serverName: hostname(),
-          workerId: nodeId,
-          passEnv: config.passEnv ?? [],
-          ...(config.runAs !== undefined ? { runAs: config.runAs } : {}),
-          workDir,
-          dataDir,
-          timeoutMs: config.jobTimeoutMs ?? 3_600_000,
-          ...(config.killGraceMs !== undefined ? { killGraceMs: config.killGraceMs } : {}),
-          ...(config.maxOutputBytes !== undefined
-            ? { maxOutputBytes: config.maxOutputBytes, maxResultBytes: config.maxOutputBytes }
-            : {}),
-          engine,
-          logger: engineLog,
-          processes: tracker,
-        })
-      : {};
-  if (allowExec.length === 0)
-    log.info(
-      'no --allow-exec list: built-in job types (zoott.job, zoott.race, zoott.racer) are not served',
-    );
-  const all: Record<string, TaskHandler> = { ...builtins, ...custom };
-  const wanted = config.types ?? Object.keys(all);
-  for (const t of wanted)
-    if (!all[t])
-      throw new ZoottError(
-        'INVALID_CONFIG',
-        BUILTIN_TYPES.includes(t)
-          ? `types: ${t} is a job type, served only with an --allow-exec list`
-          : `types: no handler for ${t} (give --handlers with a function named ${t})`,
-        { field: 'types' },
-      );
-  if (wanted.length === 0)
-    throw new ZoottError(
-      'INVALID_CONFIG',
-      'nothing to serve: give --allow-exec for the job types and/or --handlers for custom types',
-      { field: 'types' },
-    );
-
-  const instrument =
-    (type: string, handler: TaskHandler): TaskHandler =>
-    async (task) => {
-      metrics.started.inc({ type });
-      metrics.running.inc();
-      const t0 = process.hrtime.bigint();
-      let outcome = 'error';
-      try {
-        const value = await handler(task);
-        outcome = 'ok';
-        return value;
-      } finally {
-        metrics.running.dec();
-        metrics.duration.observe({ type, outcome }, Number(process.hrtime.bigint() - t0) / 1e9);
-      }
-    };
-  const mainHandlers: Record<string, TaskHandler> = {};
-  for (const t of wanted) mainHandlers[t] = instrument(t, all[t]!);
-
-  await engine.init();
-  const common = {
-    id: nodeId,
-    server: nodeId,
-    host: hostname(),
-    pid: process.pid,
-    stopTimeoutMs: graceMs,
-    logger: engineLog,
-    ...(config.localityWaitMs !== undefined ? { localityWaitMs: config.localityWaitMs } : {}),
-  };
-  const loops: WorkerHandle[] = [];
-  const main = runWorker(coordinator, mainHandlers, {
-    ...common,
-    world,
-    concurrency,
-    engine,
-    locality: fileLocality(dataDir),
-  });
-  loops.push(main);
-  if (wanted.includes(RACE_TYPE)) {
-    await raceEngine.init();
-    loops.push(
-      runWorker(
-        coordinator,
-        { [RACE_TYPE]: mainHandlers[RACE_TYPE]! },
-        // The main loop renews a lost session; this one follows it.
-        {
-          ...common,
-          world: raceWorld(world),
-          concurrency: raceConcurrency,
-          engine: raceEngine,
-          renewSession: false,
-        },
-      ),
-    );
+    config.coordinator ?? (await (config.connectFn ?? connectZk)(connect, zkOptions));
+  try {
+    return await startOn(coordinator, owned, credentials);
+  } catch (err) {
+    if (owned) await coordinator.close().catch(() => undefined);
+    throw err;
   }
 
-  const offSession = coordinator.onSession((e) => {
+  async function startOn(
+    coordinator: Coordinator,
+    owned: boolean,
+    credentials: Credential[],
+  ): Promise<WorkerDaemon> {
+    if (!owned) for (const a of credentials) await coordinator.addAuth(a.scheme, a.auth);
+
+    const metrics = new WorkerMetrics();
     metrics.setSession(coordinator.state);
-    const level = e.type === 'lost' || e.type === 'suspended' ? 'warn' : 'info';
-    log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
-  });
+    const processes = new Set<number>();
+    const tracker = {
+      started(pid: number) {
+        metrics.processesStarted.inc();
+        processes.add(pid);
+        metrics.processes.set(processes.size);
+      },
+      ended(pid: number) {
+        processes.delete(pid);
+        metrics.processes.set(processes.size);
+      },
+    };
+    const taskLog = new TaskLog(log, nodeId);
+    const onSettledIn =
+      (engine: () => JobEngine): SettleListener =>
+      (claim, outcome, error) => {
+        const labels = { type: claim.type };
+        if (outcome.status === 'completed') metrics.completed.inc(labels);
+        else if (outcome.status === 'retrying') metrics.retried.inc(labels);
+        else if (outcome.status === 'failed') metrics.failed.inc(labels);
+        // A claim given back on stop is not a lost result.
+        else if (outcome.status === 'dropped' && outcome.reason !== 'released')
+          metrics.dropped.inc(labels);
+        void taskLog.settled(engine(), claim, outcome, error);
+      };
+    const engine: JobEngine = new JobEngine(coordinator, {
+      world,
+      logger: engineLog,
+      onSettled: onSettledIn(() => engine),
+    });
+    const raceEngine: JobEngine = new JobEngine(coordinator, {
+      world: raceWorld(world),
+      buckets: RACE_WORLD_BUCKETS,
+      logger: engineLog,
+      onSettled: onSettledIn(() => raceEngine),
+      replyWorld: world,
+    });
 
-  const metricsServer =
-    config.metricsPort !== undefined
-      ? await serveMetrics(
-          metrics,
-          config.metricsPort,
-          config.metricsHost ?? '127.0.0.1',
-          async () => {
-            metrics.setSession(coordinator.state);
-            metrics.setCounts(world, await engine.counts());
+    const custom =
+      typeof config.handlers === 'string'
+        ? await loadHandlers(config.handlers)
+        : (config.handlers ?? {});
+    const allowExec = config.allowExec ?? [];
+    const workDir = resolve(config.workDir ?? settingDefault('workDir'));
+    const dataDir = resolve(config.dataDir ?? workDir);
+    const builtins =
+      allowExec.length > 0
+        ? jobHandlers({
+            coordinator,
+            world,
+            allowExec,
+            serverName: hostname(),
+            workerId: nodeId,
+            passEnv: config.passEnv ?? [],
+            ...(config.runAs !== undefined ? { runAs: config.runAs } : {}),
+            workDir,
+            dataDir,
+            timeoutMs: config.jobTimeoutMs ?? settingDefault('jobTimeoutMs'),
+            ...(config.killGraceMs !== undefined ? { killGraceMs: config.killGraceMs } : {}),
+            ...(config.maxOutputBytes !== undefined
+              ? { maxOutputBytes: config.maxOutputBytes, maxResultBytes: config.maxOutputBytes }
+              : {}),
+            engine,
+            logger: engineLog,
+            processes: tracker,
+          })
+        : {};
+    if (allowExec.length === 0)
+      log.info(
+        'no --allow-exec list: built-in job types (zoott.job, zoott.race, zoott.racer) are not served',
+      );
+    const all: Record<string, TaskHandler> = { ...builtins, ...custom };
+    const wanted = config.types ?? Object.keys(all);
+    for (const t of wanted)
+      if (!all[t])
+        throw new ZoottError(
+          'INVALID_CONFIG',
+          BUILTIN_TYPES.includes(t)
+            ? `types: ${t} is a job type, served only with an --allow-exec list`
+            : `types: no handler for ${t} (give --handlers with a function named ${t})`,
+          { field: 'types' },
+        );
+    if (wanted.length === 0)
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        'nothing to serve: give --allow-exec for the job types and/or --handlers for custom types',
+        { field: 'types' },
+      );
+
+    const instrument =
+      (type: string, handler: TaskHandler): TaskHandler =>
+      async (task) => {
+        // Race coordinators run in the race world; every other type in the served world.
+        taskLog.started(type === RACE_TYPE ? raceWorld(world) : world, task);
+        metrics.started.inc({ type });
+        metrics.running.inc();
+        const t0 = process.hrtime.bigint();
+        let outcome = 'error';
+        try {
+          const value = await handler(task);
+          outcome = 'ok';
+          return value;
+        } finally {
+          metrics.running.dec();
+          metrics.duration.observe({ type, outcome }, Number(process.hrtime.bigint() - t0) / 1e9);
+        }
+      };
+    const mainHandlers: Record<string, TaskHandler> = {};
+    for (const t of wanted) mainHandlers[t] = instrument(t, all[t]!);
+
+    await openWorld(engine, config.createWorld === true);
+    const common = {
+      id: nodeId,
+      server: nodeId,
+      host: hostname(),
+      pid: process.pid,
+      stopTimeoutMs: graceMs,
+      logger: engineLog,
+      ...(config.localityWaitMs !== undefined ? { localityWaitMs: config.localityWaitMs } : {}),
+    };
+    const loops: WorkerHandle[] = [];
+    const main = runWorker(coordinator, mainHandlers, {
+      ...common,
+      world,
+      concurrency,
+      engine,
+      locality: fileLocality(dataDir),
+    });
+    loops.push(main);
+    if (wanted.includes(RACE_TYPE)) {
+      await raceEngine.init();
+      loops.push(
+        runWorker(
+          coordinator,
+          { [RACE_TYPE]: mainHandlers[RACE_TYPE]! },
+          // The main loop renews a lost session; this one follows it.
+          {
+            ...common,
+            world: raceWorld(world),
+            concurrency: raceConcurrency,
+            engine: raceEngine,
+            renewSession: false,
           },
-        )
-      : null;
+        ),
+      );
+    }
 
-  log.info(
-    {
+    const offSession = coordinator.onSession((e) => {
+      metrics.setSession(coordinator.state);
+      const level = e.type === 'lost' || e.type === 'suspended' ? 'warn' : 'info';
+      log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
+    });
+
+    const metricsServer =
+      config.metricsPort !== undefined
+        ? await serveMetrics(
+            metrics,
+            config.metricsPort,
+            config.metricsHost ?? '127.0.0.1',
+            async () => {
+              metrics.setSession(coordinator.state);
+              metrics.setCounts(world, await engine.counts());
+            },
+            () => healthOf(coordinator.state),
+          )
+        : null;
+
+    log.info(
+      {
+        world,
+        types: wanted,
+        concurrency,
+        allowExec,
+        workDir,
+        dataDir,
+        metrics: metricsServer?.url ?? null,
+      },
+      'worker started',
+    );
+
+    let shutdown: Promise<void> | null = null;
+    const finish = async () => {
+      offSession();
+      await metricsServer?.close();
+      engine.close();
+      raceEngine.close();
+      if (owned) await coordinator.close().catch(() => undefined);
+    };
+    const done = Promise.all(loops.map((l) => l.done)).then(() => undefined);
+    // A loop that ends on its own (the session was closed under it) ends the daemon.
+    void done.then(
+      () => {
+        shutdown ??= finish();
+      },
+      (err: unknown) => log.error({ err: String(err) }, 'worker loop failed'),
+    );
+
+    return {
+      nodeId,
       world,
       types: wanted,
-      concurrency,
-      allowExec,
-      workDir,
-      dataDir,
-      metrics: metricsServer?.url ?? null,
-    },
-    'worker started',
-  );
-
-  let shutdown: Promise<void> | null = null;
-  const finish = async () => {
-    offSession();
-    await metricsServer?.close();
-    engine.close();
-    raceEngine.close();
-    if (owned) await coordinator.close().catch(() => undefined);
-  };
-  const done = Promise.all(loops.map((l) => l.done)).then(() => undefined);
-  // A loop that ends on its own (the session was closed under it) ends the daemon.
-  void done.then(
-    () => {
-      shutdown ??= finish();
-    },
-    (err: unknown) => log.error({ err: String(err) }, 'worker loop failed'),
-  );
-
-  return {
-    nodeId,
-    world,
-    types: wanted,
-    coordinator,
-    metrics,
-    metricsServer,
-    get registryPath() {
-      return main.registryPath;
-    },
-    processes,
-    stop() {
-      shutdown ??= (async () => {
-        log.info({ graceMs, running: processes.size }, 'stopping: no new claims');
-        await Promise.all(loops.map((l) => l.stop()));
-        await finish();
-        log.info('stopped');
-      })();
-      return shutdown;
-    },
-    async kill() {
-      for (const pid of processes) {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // already gone
+      coordinator,
+      metrics,
+      metricsServer,
+      get registryPath() {
+        return main.registryPath;
+      },
+      processes,
+      stop() {
+        shutdown ??= (async () => {
+          log.info({ graceMs, running: processes.size }, 'stopping: no new claims');
+          await Promise.all(loops.map((l) => l.stop()));
+          await finish();
+          log.info('stopped');
+        })();
+        return shutdown;
+      },
+      async kill() {
+        for (const pid of processes) {
+          try {
+            process.kill(-pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
         }
-      }
-      log.warn({ killed: processes.size }, 'killed');
-      for (const l of loops) void l.stop();
-      shutdown ??= finish();
-      await shutdown;
-    },
-    done: done.then(() => shutdown ?? undefined),
-  };
+        log.warn({ killed: processes.size }, 'killed');
+        for (const l of loops) void l.stop();
+        shutdown ??= finish();
+        await shutdown;
+      },
+      done: done.then(() => shutdown ?? undefined),
+    };
+  }
 }

@@ -36,8 +36,12 @@ export function isPermanent(err: unknown): boolean {
   );
 }
 
-/** Called after every settle attempt made through the engine, for metrics and logs. */
-export type SettleListener = (claim: Claim, outcome: SettleOutcome) => void;
+/**
+ * Called after every settle attempt made through the engine, for metrics and logs: with
+ * the handler's error for a failed attempt. A claim given back (`release`, the worker is
+ * stopping) or forgotten (`forget`, the session was lost) is reported as `dropped`.
+ */
+export type SettleListener = (claim: Claim, outcome: SettleOutcome, error?: unknown) => void;
 
 export interface JobEngineOptions extends EngineOptions {
   onSettled?: SettleListener;
@@ -116,8 +120,19 @@ export class JobEngine extends Engine {
     // the last. The entry keeps its configured maxAttempts for an operator retry.
     const settled = isPermanent(error) ? { ...claim, maxAttempts: claim.attempt } : claim;
     const outcome = await super.fail(settled, error);
+    this.onSettled?.(claim, outcome, error);
+    return outcome;
+  }
+
+  override async release(claim: Claim): Promise<SettleOutcome> {
+    const outcome = await super.release(claim);
     this.onSettled?.(claim, outcome);
     return outcome;
+  }
+
+  override forget(claim: Claim): void {
+    super.forget(claim);
+    this.onSettled?.(claim, { status: 'dropped', reason: 'session lost' });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AreaCounts, SessionState } from '@zoott/core';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 const SESSION_STATES: readonly SessionState[] = [
   'connecting',
@@ -53,9 +53,9 @@ export class WorkerMetrics {
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
     registers: [this.registry],
   });
-  readonly pending = new Gauge({
-    name: 'zoott_worker_pending_tasks',
-    help: 'Tasks waiting in the world (read from ZooKeeper at scrape time), by area',
+  readonly worldTasks = new Gauge({
+    name: 'zoott_worker_world_tasks',
+    help: 'Tasks in each area of the world (pending, working, completed, failed), read from ZooKeeper at scrape time',
     labelNames: ['world', 'area'],
     registers: [this.registry],
   });
@@ -81,12 +81,18 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  constructor() {
+    // Process and Node.js metrics (CPU, memory, event loop lag, GC, handles) under their
+    // usual names, so the standard dashboards work on a worker.
+    collectDefaultMetrics({ register: this.registry });
+  }
+
   setSession(state: SessionState): void {
     for (const s of SESSION_STATES) this.session.set({ state: s }, s === state ? 1 : 0);
   }
 
   setCounts(world: string, counts: AreaCounts): void {
-    for (const [area, n] of Object.entries(counts)) this.pending.set({ world, area }, n);
+    for (const [area, n] of Object.entries(counts)) this.worldTasks.set({ world, area }, n);
   }
 }
 
@@ -98,15 +104,29 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** What `/healthz` reports. */
+export interface Health {
+  healthy: boolean;
+  /** The session state, e.g. `connected` or `lost`. */
+  session: SessionState;
+}
+
+/** Unhealthy while the session is lost (or closed): the worker holds no claim then. */
+export function healthOf(session: SessionState): Health {
+  return { healthy: session !== 'lost' && session !== 'closed', session };
+}
+
 /**
- * Serves `GET /metrics` (Prometheus text format) and `GET /healthz`. `beforeScrape` runs
- * before each scrape (to refresh gauges read from ZooKeeper); its errors are ignored.
+ * Serves `GET /metrics` (Prometheus text format) and `GET /healthz` (200 when healthy, 503
+ * while the session is lost; JSON body `{healthy, session}`). `beforeScrape` runs before
+ * each scrape (to refresh gauges read from ZooKeeper); its errors are ignored.
  */
 export async function serveMetrics(
   metrics: WorkerMetrics,
   port: number,
   host: string,
   beforeScrape: () => Promise<void>,
+  health: () => Health = () => healthOf('connected'),
 ): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -127,8 +147,9 @@ export async function serveMetrics(
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('ok\n');
+      const h = health();
+      res.writeHead(h.healthy ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(`${JSON.stringify(h)}\n`);
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' });

@@ -52,7 +52,7 @@ async function queueInto(
     const [queued] = await engine.queue(task, null, null, options);
     return queued!.key;
   } catch (err) {
-    if (!isZoottError(err, 'NO_SUCH_TASK')) throw err;
+    if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
     await engine.init();
     const [queued] = await engine.queue(task, null, null, options);
     return queued!.key;

@@ -77,6 +77,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     SELF,
     '--session-timeout',
     '4000',
+    '--create-world',
   ];
 
   async function registered(world: string, n: number): Promise<void> {
@@ -241,7 +242,15 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
         file,
         'export function greet(task) { return { hello: task.data.name, attempt: task.attempt }; }\n',
       );
-      const d = startBin(['--connect', ns, '--world', 'custom', '--handlers', file]);
+      const d = startBin([
+        '--connect',
+        ns,
+        '--world',
+        'custom',
+        '--create-world',
+        '--handlers',
+        file,
+      ]);
       started.push(d);
       await registered('custom', 1);
       const engine = createEngine(client, { world: 'custom' });

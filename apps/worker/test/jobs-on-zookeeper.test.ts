@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
@@ -19,6 +20,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     client = await connectZk(ns);
     daemon = await startWorkerDaemon({
       connect: ns,
+      createWorld: true,
       world: WORLD,
       nodeId: 'solo',
       concurrency: 4,
@@ -158,6 +160,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
   it('the metrics endpoint answers with the worker counters', async () => {
     const metricsDaemon = await startWorkerDaemon({
       connect: ns,
+      createWorld: true,
       world: 'metered',
       nodeId: 'metered',
       allowExec: ['/bin/*'],
@@ -180,9 +183,18 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
       expect(text).toMatch(
         /zoott_worker_task_duration_seconds_count\{type="zoott.job",outcome="ok"\} 1/,
       );
-      expect(text).toMatch(/zoott_worker_pending_tasks\{world="metered",area="completed"\} 1/);
+      expect(text).toMatch(/zoott_worker_world_tasks\{world="metered",area="completed"\} 1/);
       expect(text).toMatch(/zoott_worker_session_state\{state="connected"\} 1/);
       expect(text).toMatch(/zoott_worker_running_processes 0/);
+      // prom-client's process and Node.js metrics, next to zoott's.
+      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      expect(text).toMatch(/^process_resident_memory_bytes \d/m);
+      expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+      // The README's table lists exactly the zoott metrics the endpoint serves.
+      const served = new Set([...text.matchAll(/^# TYPE (zoott_\w+) /gm)].map((m) => m[1]));
+      const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+      const documented = new Set([...readme.matchAll(/^\| `(zoott_\w+)` \|/gm)].map((m) => m[1]));
+      expect([...served].sort()).toEqual([...documented].sort());
     } finally {
       await metricsDaemon.stop();
     }

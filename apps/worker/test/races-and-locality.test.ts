@@ -32,6 +32,7 @@ describe('races over three workers', { timeout: 180_000 }, () => {
       daemons.push(
         await startWorkerDaemon({
           connect: ns,
+          createWorld: true,
           world: WORLD,
           nodeId: id,
           concurrency: 8,
@@ -147,6 +148,7 @@ describe('locality: a job hinted to worker B', { timeout: 180_000 }, () => {
     client = await connectZk(ns);
     const base = {
       connect: ns,
+      createWorld: true,
       world: 'local',
       allowExec: ['/bin/echo'],
       runAs: SELF,

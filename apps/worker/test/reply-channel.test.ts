@@ -75,6 +75,7 @@ describe('in-process daemon on the memory adapter', { timeout: 120_000 }, () => 
     const daemon = await startWorkerDaemon({
       coordinator: worker,
       world: 'demo',
+      createWorld: true,
       allowExec: ['/bin/echo'],
       runAs: SELF,
       logLevel: 'silent',

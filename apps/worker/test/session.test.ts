@@ -19,6 +19,7 @@ describe('session lost', { timeout: 180_000 }, () => {
     work = mkdtempSync(join(tmpdir(), 'zoott-lost-'));
     daemon = await startWorkerDaemon({
       connect: ns,
+      createWorld: true,
       world: 'lost',
       nodeId: 'lost-1',
       allowExec: ['/bin/sh'],

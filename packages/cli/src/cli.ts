@@ -48,7 +48,14 @@ export function buildProgram(state: RunState): Command {
     .description('zoott: a task tree and job runner coordinated through ZooKeeper')
     .version(VERSION)
     .option('-c, --connect <hosts>', 'ZooKeeper connect string, chroot allowed (env ZOOTT_CONNECT)')
-    .option('-a, --auth <user:password>', 'digest credentials (env ZOOTT_AUTH)')
+    .option(
+      '-a, --auth <user:password>',
+      'digest credentials, also digest:user:password (env ZOOTT_AUTH; prefer it or --auth-file: a command line is readable by every local user)',
+    )
+    .option(
+      '--auth-file <path>',
+      'credentials file, one user:password a line (env ZOOTT_AUTH_FILE)',
+    )
     .option('-w, --world <name>', 'world to work on (env ZOOTT_WORLD; default "default")')
     .option('--config <file>', 'config file (env ZOOTT_CONFIG)')
     .option('--connect-timeout <seconds>', 'how long to wait for ZooKeeper (default 10)')

@@ -1,16 +1,30 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { isZoottError } from '@zoott/core';
+import {
+  CONFIG_FILE_ENV,
+  defaultConfigPaths,
+  FILE_KEYS,
+  findConfigFile,
+  parseConfigText,
+  readConfigDocument,
+  settingsFor,
+} from '@zoott/worker/config';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 
-/** What a config file may set. Every field is optional; flags and env win over it. */
+export { defaultConfigPaths };
+
+/**
+ * What the config file sets for the CLI. The file is shared with `zoott-worker`: top-level
+ * keys serve both tools, a `cli:` section only this one (see the README). Every field is
+ * optional; flags and environment win over it.
+ */
 export interface ConfigFile {
   /** ZooKeeper connect string, chroot allowed: `h1:2181,h2:2181/myapp`. */
   connect?: string;
-  /** Digest credentials `user:password`. */
-  auth?: string;
+  /** Digest credentials `user:password` or `digest:user:password`, one or a list. */
+  auth?: string | string[];
+  /** File of credentials, one a line. */
+  authFile?: string;
   /** Default world. */
   world?: string;
   /** Where `zoott lock` creates lock nodes (default `/lock`). */
@@ -21,25 +35,21 @@ export interface ConfigFile {
   sessionTimeout?: number;
 }
 
-const FIELDS: Record<keyof ConfigFile, 'string' | 'number'> = {
+const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings'> = {
   connect: 'string',
-  auth: 'string',
+  auth: 'strings',
+  authFile: 'string',
   world: 'string',
   lockDir: 'string',
   connectTimeout: 'number',
   sessionTimeout: 'number',
 };
 
-/** Files looked at, in order, when neither --config nor ZOOTT_CONFIG names one. */
-export function defaultConfigPaths(cwd: string, env: NodeJS.ProcessEnv): string[] {
-  const xdg = env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return [
-    join(cwd, 'zoott.config.yaml'),
-    join(cwd, 'zoott.config.yml'),
-    join(cwd, 'zoott.config.json'),
-    join(xdg, 'zoott', 'config.yaml'),
-    join(xdg, 'zoott', 'config.json'),
-  ];
+/** The shared module's errors as the CLI reports them. */
+function asCliError(err: unknown): unknown {
+  if (!isZoottError(err, 'INVALID_CONFIG')) return err;
+  if (/does not exist/.test(err.message)) return new CliError(err.message, ExitCode.NOT_FOUND);
+  return new CliError(err.message, ExitCode.USAGE);
 }
 
 /**
@@ -51,47 +61,37 @@ export function loadConfig(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): { path: string | null; config: ConfigFile } {
-  const named = explicit ?? (env.ZOOTT_CONFIG || undefined);
-  if (named !== undefined) {
-    if (!existsSync(named))
-      throw new CliError(
-        `config file ${named} does not exist`,
-        ExitCode.NOT_FOUND,
-        explicit ? 'check --config' : 'check ZOOTT_CONFIG',
-      );
-    return { path: named, config: parseConfig(readFileSync(named, 'utf8'), named) };
+  try {
+    const found = findConfigFile({ explicit, envNames: [CONFIG_FILE_ENV], env, cwd });
+    if (!found) return { path: null, config: {} };
+    return { path: found.path, config: checkFields(readConfigDocument(found.path), found.path) };
+  } catch (err) {
+    throw asCliError(err);
   }
-  for (const p of defaultConfigPaths(cwd, env)) {
-    if (existsSync(p)) return { path: p, config: parseConfig(readFileSync(p, 'utf8'), p) };
-  }
-  return { path: null, config: {} };
 }
 
 /** Parses and checks a config file's text (YAML, of which JSON is a subset). */
 export function parseConfig(text: string, source: string): ConfigFile {
-  let value: unknown;
   try {
-    value = parseYaml(text);
+    return checkFields(parseConfigText(text, source), source);
   } catch (err) {
-    throw new CliError(`config file ${source} does not parse: ${(err as Error).message}`);
+    throw asCliError(err);
   }
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw new CliError(`config file ${source}: must be a mapping of fields`);
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
+}
+
+/** The CLI's part of a parsed file, each field checked for its type. */
+function checkFields(doc: Record<string, unknown>, source: string): ConfigFile {
+  const mine = settingsFor(doc, 'cli', FILE_KEYS, source);
+  for (const [key, v] of Object.entries(mine)) {
     const kind = FIELDS[key as keyof ConfigFile];
-    if (!kind)
+    const ok =
+      kind === 'strings'
+        ? typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+        : typeof v === kind;
+    if (!ok)
       throw new CliError(
-        `config file ${source}: unknown field ${JSON.stringify(key)}`,
-        ExitCode.USAGE,
-        `known fields: ${Object.keys(FIELDS).join(', ')}`,
+        `config file ${source}: ${key} must be ${kind === 'strings' ? 'a string or a list of strings' : `a ${kind}`}, got ${JSON.stringify(key === 'auth' ? '****' : v)}`,
       );
-    if (typeof v !== kind)
-      throw new CliError(
-        `config file ${source}: ${key} must be a ${kind}, got ${JSON.stringify(v)}`,
-      );
-    out[key] = v;
   }
-  return out as ConfigFile;
+  return mine as ConfigFile;
 }

@@ -6,7 +6,9 @@ import {
   type EngineLogger,
   isZoottError,
 } from '@zoott/core';
+import { validateUserWorldName } from '@zoott/core/internal';
 import { ZkConf } from '@zoott/core/recipes';
+import { parseCredential, readAuthFile } from '@zoott/worker/config';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';
@@ -16,6 +18,7 @@ import { ExitCode } from './exit-codes.js';
 export interface GlobalOptions {
   connect?: string;
   auth?: string;
+  authFile?: string;
   world?: string;
   config?: string;
   json?: boolean;
@@ -30,7 +33,8 @@ export interface Settings {
   connect: string | null;
   /** Where the connect string came from, for messages. */
   connectFrom: 'flag' | 'env' | 'config' | 'default' | null;
-  auth: string | null;
+  /** Digest credentials `user:password` (from --auth / ZOOTT_AUTH / auth, plus the auth file). */
+  auth: string[];
   world: string;
   lockDir: string | null;
   connectTimeoutMs: number;
@@ -41,35 +45,62 @@ export interface Settings {
 export const DEFAULT_CONNECT = '127.0.0.1:2181';
 export const DEFAULT_WORLD = 'default';
 
-/** Merges flags, environment (`ZOOTT_CONNECT`, `ZOOTT_AUTH`, `ZOOTT_WORLD`) and config file. */
+/**
+ * Merges flags, environment (`ZOOTT_CONNECT`, `ZOOTT_AUTH`, `ZOOTT_AUTH_FILE`, `ZOOTT_WORLD`)
+ * and config file.
+ */
 export function resolveSettings(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
 ): Settings {
   const { path, config } = loadConfig(opts.config, env, cwd);
-  const pick = (flag: string | undefined, envName: string, file: string | undefined) =>
+  const pick = <T>(flag: string | undefined, envName: string, file: T | undefined) =>
     flag !== undefined && flag !== ''
-      ? { v: flag, from: 'flag' as const }
+      ? { v: flag as string | T, from: 'flag' as const }
       : env[envName]
-        ? { v: env[envName] as string, from: 'env' as const }
+        ? { v: env[envName] as string | T, from: 'env' as const }
         : file !== undefined
-          ? { v: file, from: 'config' as const }
+          ? { v: file as string | T, from: 'config' as const }
           : null;
   const connect = pick(opts.connect, 'ZOOTT_CONNECT', config.connect);
   const auth = pick(opts.auth, 'ZOOTT_AUTH', config.auth);
+  const authFile = pick(opts.authFile, 'ZOOTT_AUTH_FILE', config.authFile);
   const world = pick(opts.world, 'ZOOTT_WORLD', config.world);
-  if (auth && !/^[^:]+:.*$/.test(auth.v))
+  const where = { flag: '--auth', env: 'ZOOTT_AUTH', config: 'auth in the config file' };
+  // The environment and the file may list several (comma-separated / a YAML list).
+  const specs =
+    auth === null
+      ? []
+      : Array.isArray(auth.v)
+        ? auth.v
+        : auth.from === 'flag'
+          ? [auth.v as string]
+          : (auth.v as string).split(',').filter((a) => a.trim() !== '');
+  let credentials: string[];
+  try {
+    credentials = [
+      ...specs.map((a) => parseCredential(a.trim(), auth ? where[auth.from] : '--auth').auth),
+      ...(authFile ? readAuthFile(authFile.v as string).map((c) => c.auth) : []),
+    ];
+  } catch (err) {
     throw new CliError(
-      `--auth ${JSON.stringify(auth.v)}: expected user:password`,
+      (err as Error).message,
       ExitCode.USAGE,
-      'digest credentials look like --auth alice:secret',
+      'credentials look like alice:secret or digest:alice:secret; keep them in --auth-file or ZOOTT_AUTH rather than on the command line',
     );
+  }
+  let worldName: string;
+  try {
+    worldName = validateUserWorldName(world?.v ?? DEFAULT_WORLD);
+  } catch (err) {
+    throw new CliError((err as Error).message, ExitCode.USAGE);
+  }
   return {
-    connect: connect?.v ?? null,
+    connect: (connect?.v as string | undefined) ?? null,
     connectFrom: connect?.from ?? null,
-    auth: auth?.v ?? null,
-    world: world?.v ?? DEFAULT_WORLD,
+    auth: credentials,
+    world: worldName,
     lockDir: config.lockDir ?? null,
     connectTimeoutMs: seconds(opts.connectTimeout, '--connect-timeout', config, 'connectTimeout'),
     sessionTimeoutMs: (config.sessionTimeout ?? 10) * 1000,
@@ -103,7 +134,9 @@ function zkOptions(s: Settings): ZkOptions {
     sessionTimeoutMs: s.sessionTimeoutMs,
     // With credentials, what zoott creates belongs to them (ZooKeeper's `auth` scheme), as
     // in zoott-worker: `--auth` on `init` locks a world down, and it stays locked.
-    ...(s.auth ? { auth: [{ scheme: 'digest', auth: s.auth }], defaultAcl: CREATOR_ALL_ACL } : {}),
+    ...(s.auth.length > 0
+      ? { auth: s.auth.map((auth) => ({ scheme: 'digest', auth })), defaultAcl: CREATOR_ALL_ACL }
+      : {}),
   };
 }
 
@@ -127,7 +160,9 @@ export async function openZk(
     const e = explain(err, { connect });
     if (e.exitCode === ExitCode.UNREACHABLE)
       throw new CliError(
-        `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
+        /refused/.test(e.message)
+          ? `cannot reach ZooKeeper at ${connect}: ${e.message.replace(/^.*?every server refused/, 'every server refused')}`
+          : `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
         ExitCode.UNREACHABLE,
         s.connect
           ? 'is the server running? Check --connect / ZOOTT_CONNECT / the config file'

@@ -71,12 +71,16 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
         hint: 'the node has an ACL these credentials do not satisfy; pass --auth user:password',
         exitCode: ExitCode.AUTH,
       };
+    case 'WORLD_NOT_INITIALISED':
+      return {
+        message: err.message,
+        hint: `run \`zoott init ${ctx.world ?? '<world>'}\` first, or pick another --world`,
+        exitCode: ExitCode.NOT_FOUND,
+      };
     case 'NO_SUCH_TASK':
       return {
         message: err.message,
-        hint: /not initialised/.test(err.message)
-          ? `run \`zoott init ${ctx.world ?? '<world>'}\` first, or pick another --world`
-          : '`zoott ls pending|working|completed|failed` lists the tasks there are',
+        hint: '`zoott ls pending|working|completed|failed` lists the tasks there are',
         exitCode: ExitCode.NOT_FOUND,
       };
     case 'NO_NODE':

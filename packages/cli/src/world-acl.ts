@@ -9,9 +9,12 @@ import type { Settings } from './connection.js';
  * user. `null` without credentials: the world is then open by request.
  */
 export function requestedAcl(settings: Settings): Acl[] | null {
-  if (!settings.auth) return null;
-  const colon = settings.auth.indexOf(':');
-  return [digestAcl(settings.auth.slice(0, colon), settings.auth.slice(colon + 1), 'cdrwa')];
+  if (settings.auth.length === 0) return null;
+  // ZooKeeper's `auth` scheme grants every identity the session added.
+  return settings.auth.map((cred) => {
+    const colon = cred.indexOf(':');
+    return digestAcl(cred.slice(0, colon), cred.slice(colon + 1), 'cdrwa');
+  });
 }
 
 /** `digest:alice:… cdrwa` without the hash, for messages (the hash is noise to people). */

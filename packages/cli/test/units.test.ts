@@ -37,6 +37,15 @@ describe('settings', () => {
       world: 'default',
     });
     expect(() => resolveSettings({ auth: 'nocolon' }, {}, '/nonexistent')).toThrow(/user:password/);
+    // One credential syntax for both tools: the scheme may be spelt out.
+    expect(resolveSettings({ auth: 'digest:al:p:w' }, {}, '/nonexistent').auth).toEqual(['al:p:w']);
+    expect(resolveSettings({}, { ZOOTT_AUTH: 'a:1,b:2' }, '/nonexistent').auth).toEqual([
+      'a:1',
+      'b:2',
+    ]);
+    expect(() => resolveSettings({ world: 'x~races' }, {}, '/nonexistent')).toThrow(
+      /internal worlds/,
+    );
   });
 
   it('checks config files', () => {
@@ -44,7 +53,7 @@ describe('settings', () => {
       connect: 'h:1/app',
       connectTimeout: 3,
     });
-    expect(() => parseConfig('conect: x', 'c.yaml')).toThrow(/unknown field "conect"/);
+    expect(() => parseConfig('conect: x', 'c.yaml')).toThrow(/unknown key "conect"/);
     expect(() => parseConfig('world: 3', 'c.yaml')).toThrow(/world must be a string/);
     expect(parseConfig('', 'c.yaml')).toEqual({});
   });
@@ -63,7 +72,8 @@ describe('errors and exit codes', () => {
       message: 'not authorised for /x',
     });
     expect(
-      explain(new ZoottError('NO_SUCH_TASK', 'world q is not initialised'), { world: 'q' }).hint,
+      explain(new ZoottError('WORLD_NOT_INITIALISED', 'world q is not initialised'), { world: 'q' })
+        .hint,
     ).toMatch(/zoott init q/);
     expect(explain(new ZoottError('TASK_STATE')).exitCode).toBe(7);
     expect(explain(new Error('boom'))).toMatchObject({

@@ -1,3 +1,5 @@
+import { isZoottError } from '@zoott/core';
+import { parseConnectString } from './connect-string.js';
 import type { ZkOptions } from './options.js';
 import { ZkCoordinator } from './zk-coordinator.js';
 
@@ -19,4 +21,29 @@ export async function connectZk(
   const client = new ZkCoordinator(connectString, options);
   await client.open();
   return client;
+}
+
+/**
+ * Creates the chroot of a connect string (and its parents) when it is missing, through a
+ * short session on the bare hosts: ZooKeeper does not create a chroot, and every request
+ * below a missing one fails. A connect string without a chroot needs nothing.
+ */
+export async function ensureChroot(connectString: string, options?: ZkOptions): Promise<void> {
+  const { chroot } = parseConnectString(connectString);
+  if (chroot === null) return;
+  const hosts = connectString.slice(0, connectString.indexOf('/'));
+  const zk = await connectZk(hosts, options);
+  try {
+    let at = '';
+    for (const part of chroot.split('/').filter(Boolean)) {
+      at += `/${part}`;
+      try {
+        await zk.create(at);
+      } catch (err) {
+        if (!isZoottError(err, 'NODE_EXISTS')) throw err;
+      }
+    }
+  } finally {
+    await zk.close().catch(() => undefined);
+  }
 }

@@ -16,7 +16,6 @@ import {
   type WatchOptions,
   ZoottError,
 } from '@zoott/core';
-import { assertClientFixes } from './client-fixes.js';
 import {
   baseName,
   codeFromZk,
@@ -28,6 +27,7 @@ import {
   validateAcl,
   validatePath,
 } from '@zoott/core/internal';
+import { assertClientFixes } from './client-fixes.js';
 import {
   CM_STATE,
   EVENT_TYPE,
@@ -51,6 +51,7 @@ import {
 import { installFastJute } from './jute-speed.js';
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
+import { describeRefusals, everyHostRefuses, type Refusal } from './refusal-probe.js';
 import { installFastWire } from './wire.js';
 
 /** Delay between rounds over all servers while reconnecting. */
@@ -160,17 +161,27 @@ export class ZkCoordinator implements Coordinator {
     installFastWire(client);
     this.client = client;
     client.connect();
+    // Every host refusing is known within about a second; only silence needs the timeout.
+    const probe = new AbortController();
+    const verdict: { refused: Refusal[] | null } = { refused: null };
+    void everyHostRefuses(parseConnectString(this.connectString).hosts, probe.signal).then((r) => {
+      if (r === null || probe.signal.aborted) return;
+      verdict.refused = r;
+      for (const wake of [...this.stateWaiters]) wake();
+    });
     const ok = await this.waitState(
-      (s) => s !== 'connecting',
+      (s) => s !== 'connecting' || verdict.refused !== null,
       Date.now() + this.opts.connectTimeoutMs,
-    );
+    ).finally(() => probe.abort());
     if (!ok || this.state !== 'connected') {
       if (this.client === client) this.client = null;
       abandon(client);
       if (this.currentState === 'connecting') this.currentState = 'lost';
       throw new ZoottError(
         'CONNECTION_LOSS',
-        `could not connect to ${this.connectString} within ${this.opts.connectTimeoutMs} ms`,
+        verdict.refused !== null
+          ? `could not connect to ${this.connectString}: every server refused the connection: ${describeRefusals(verdict.refused)}`
+          : `could not connect to ${this.connectString} within ${this.opts.connectTimeoutMs} ms (no server answered)`,
         { op: 'connect' },
       );
     }
@@ -307,6 +318,20 @@ export class ZkCoordinator implements Coordinator {
     return true;
   }
 
+  /**
+   * A create of a top-level node fails with NO_NODE only when the chroot itself is missing
+   * (the server's root always exists): say so, instead of a bare NO_NODE for `/zoott_p`.
+   */
+  private namingChroot(err: ZoottError): ZoottError {
+    if (err.code !== 'NO_NODE' || this.chroot === '' || err.path === undefined) return err;
+    if (!(err.op === 'create' || err.op === 'multi') || parentPath(err.path) !== '/') return err;
+    return new ZoottError(
+      'NO_NODE',
+      `the chroot ${this.chroot} of ${this.connectString} does not exist; create it first (\`zoott init <world>\` does, as does ensureChroot())`,
+      { op: err.op, path: err.path, cause: err },
+    );
+  }
+
   private closedError(op: string, path?: string): ZoottError {
     return new ZoottError('CLOSED', undefined, { op, path });
   }
@@ -347,7 +372,7 @@ export class ZkCoordinator implements Coordinator {
       this.armSweeper();
       try {
         start(client, (err, value) => {
-          if (err) settle(toZoottError(err, details));
+          if (err) settle(this.namingChroot(toZoottError(err, details)));
           else settle(null, value);
         });
       } catch (err) {
@@ -765,16 +790,18 @@ export class ZkCoordinator implements Coordinator {
     const failed = raw.findIndex((r) => r.type === OP_CODE.ERROR && r.err !== 0 && r.err !== -2);
     if (failed !== -1 || raw.some((r) => r.type === OP_CODE.ERROR)) {
       const index = failed === -1 ? 0 : failed;
-      const failure = toZoottError(
+      const plain = toZoottError(
         { code: raw[index]?.err ?? -2, name: 'multi' },
         { op: 'multi', path: ops[index]?.path },
       );
+      const failure = this.namingChroot(plain);
       // As ZooKeeper answers: ops before the failing one 0 (null here), the failing op its
       // code, later ones RUNTIME_INCONSISTENCY (never evaluated).
       const opCodes = raw.map((r, i) =>
         i === index ? failure.code : !r.err ? null : codeFromZk(r.err),
       );
-      throw new ZoottError(failure.code, `op ${index} (${ops[index]?.op}) failed`, {
+      const why = failure === plain ? '' : `: ${failure.message}`;
+      throw new ZoottError(failure.code, `op ${index} (${ops[index]?.op}) failed${why}`, {
         op: 'multi',
         path: ops[index]?.path,
         opIndex: index,

@@ -14,6 +14,7 @@ import {
   decodeJson,
   type FailedRecord,
   KEY_SEPARATOR,
+  listWorlds,
   parseEntryName,
   RESERVED_WORLD_NAMES,
   validateWorldName,
@@ -109,13 +110,8 @@ export class DashboardData {
 
   /** Worlds initialised in this namespace (each has a pending area), sorted. */
   async worlds(): Promise<string[]> {
-    try {
-      const names = await this.coordinator.children('/zoott_p');
-      return names.filter((n) => !RESERVED_WORLD_NAMES.includes(n)).sort();
-    } catch (err) {
-      if (codeOf(err) === 'NO_NODE') return [];
-      throw err;
-    }
+    // Internal worlds (race coordination) are zoott's business, not a world to browse.
+    return listWorlds(this.coordinator);
   }
 
   counts(world: string): Promise<AreaCounts> {

@@ -12,6 +12,13 @@ interface InitOptions {
 /** `zoott init <world>`: creates the world's areas (and the connect string's chroot). */
 export const initCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
+  // A user world may not take an internal world's name (they hold race coordinators).
+  const { validateUserWorldName } = await import('@zoott/core/internal');
+  try {
+    validateUserWorldName(world);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
   const opts = cmd.opts<InitOptions>();
   const buckets = opts.buckets === undefined ? undefined : Number(opts.buckets);
   if (buckets !== undefined && (!Number.isInteger(buckets) || buckets < 1))

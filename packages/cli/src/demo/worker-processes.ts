@@ -53,9 +53,11 @@ export async function startWorkerProcesses(
       // worker refuses job types unless told whom to run them as).
       ...['--run-as', userInfo().username],
     ];
-    if (s.auth) args.push('--auth', `digest:${s.auth}`);
+    // Credentials go through the environment: a command line is readable by every local user.
+    const env: NodeJS.ProcessEnv = { ...process.env, ZOOTT_AUTH: s.auth.join(',') };
+    if (s.auth.length === 0) delete env.ZOOTT_AUTH;
     // The daemon logs JSON lines on stdout; the demo's own output is the progress and tree.
-    children.push(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] }));
+    children.push(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env }));
   }
   return {
     count,

@@ -51,6 +51,7 @@ export const ErrorCodes = {
   INVALID_CONFIG: { zk: null, retryable: false, text: 'invalid configuration' },
   INVALID_ACL_SPEC: { zk: null, retryable: false, text: 'invalid permission specification' },
   NO_SUCH_TASK: { zk: null, retryable: false, text: 'no such task' },
+  WORLD_NOT_INITIALISED: { zk: null, retryable: false, text: 'the world was never initialised' },
   TASK_STATE: { zk: null, retryable: false, text: 'task is not in a state that allows this' },
   NOT_OWNER: { zk: null, retryable: false, text: 'this worker does not own the task' },
   WAIT_TIMEOUT: { zk: null, retryable: false, text: 'timed out waiting for a condition' },

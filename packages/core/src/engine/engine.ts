@@ -175,7 +175,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
           this.ctxPromise = null;
           if (codeOf(err) === 'NO_NODE')
             throw new ZoottError(
-              'NO_SUCH_TASK',
+              'WORLD_NOT_INITIALISED',
               `world ${this.world} is not initialised (no ${root}); call init first`,
               { path: root },
             );

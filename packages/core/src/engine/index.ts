@@ -47,3 +47,4 @@ export {
   worldAclMismatches,
   worldTops,
 } from './world-acl.js';
+export { listWorlds } from './worlds.js';

@@ -160,17 +160,21 @@ export async function queueAt(
       }
       const f = multiFailure(err);
       if (f?.index === 0 && f.code === 'NO_NODE') {
-        throw new ZoottError(
-          'NO_SUCH_TASK',
-          key.length === 1
-            ? `world ${layout.world} is not initialised (no ${layout.root}); call init first`
-            : `parent ${key.slice(0, -1).join(KEY_SEPARATOR)} does not exist in world ${layout.world}`,
-          { op: 'queue', path: treePath },
-        );
+        throw key.length === 1
+          ? new ZoottError(
+              'WORLD_NOT_INITIALISED',
+              `world ${layout.world} is not initialised (no ${layout.root}); call init first`,
+              { op: 'queue', path: treePath },
+            )
+          : new ZoottError(
+              'NO_SUCH_TASK',
+              `parent ${key.slice(0, -1).join(KEY_SEPARATOR)} does not exist in world ${layout.world}`,
+              { op: 'queue', path: treePath },
+            );
       }
       if (f?.index === 1 && f.code === 'NO_NODE')
         throw new ZoottError(
-          'NO_SUCH_TASK',
+          'WORLD_NOT_INITIALISED',
           `world ${layout.world} is not initialised; call init`,
           {
             op: 'queue',

@@ -74,6 +74,38 @@ export function validateWorldName(world: unknown): string {
   return world as string;
 }
 
+/**
+ * Marks zoott's internal worlds (`<world>~races`, where race coordinators run): no world a
+ * user names may contain it, so an internal world can never be a user's world and the
+ * other way round (`init x-races` is an ordinary world; `x~races` is refused).
+ */
+export const INTERNAL_WORLD_MARK = '~';
+
+/** The internal world that serves `world` for `purpose` (e.g. `races`). */
+export function internalWorldName(world: string, purpose: string): string {
+  return `${world}${INTERNAL_WORLD_MARK}${purpose}`;
+}
+
+/** Whether a world is one of zoott's internal worlds (hidden from listings). */
+export function isInternalWorld(world: string): boolean {
+  return world.includes(INTERNAL_WORLD_MARK);
+}
+
+/**
+ * {@link validateWorldName} for a world a user names (CLI, worker, dashboard): also refuses
+ * the internal worlds' mark.
+ */
+export function validateUserWorldName(world: unknown): string {
+  const name = validateWorldName(world);
+  if (isInternalWorld(name))
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `world ${show(world)}: must not contain '${INTERNAL_WORLD_MARK}', which marks zoott's internal worlds (race coordination)`,
+      { field: 'world' },
+    );
+  return name;
+}
+
 const TASK_FIELDS = new Set(['name', 'type', 'data']);
 
 /**

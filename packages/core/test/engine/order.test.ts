@@ -77,7 +77,7 @@ describeOnBackends('engine: order', (backend) => {
     await expect(
       createEngine(c, { world: worldName() }).queue({ name: 'a', type: 't' }),
     ).rejects.toMatchObject({
-      code: 'NO_SUCH_TASK',
+      code: 'WORLD_NOT_INITIALISED',
     });
     await c.close();
   });

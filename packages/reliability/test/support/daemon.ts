@@ -34,7 +34,11 @@ export async function startDaemon(
   config: DaemonConfig,
 ): Promise<{ daemon: WorkerDaemon; lines: LogLine[] }> {
   const lines: LogLine[] = [];
-  const daemon = await startWorkerDaemon({ ...config, logger: captureLogger(lines) });
+  const daemon = await startWorkerDaemon({
+    createWorld: true,
+    ...config,
+    logger: captureLogger(lines),
+  });
   return { daemon, lines };
 }
 

@@ -1,0 +1,181 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Coordinator, createEngine, type Engine } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freshNamespace, settled, until } from './helpers.js';
+
+// The worker's log as an operator reads it: the built binary's JSON lines, one per task
+// transition, on a real ZooKeeper.
+const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+
+interface Line {
+  level: number;
+  msg: string;
+  world?: string;
+  key?: string;
+  type?: string;
+  attempt?: number;
+  worker?: string;
+  [field: string]: unknown;
+}
+
+const WARN = 40;
+const ERROR = 50;
+
+describe('worker task logs', { timeout: 120_000 }, () => {
+  let ns: string;
+  let client: Coordinator;
+  let dir: string;
+  let handlers: string;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    ns = await freshNamespace(inject('zkConnect'));
+    client = await connectZk(ns);
+    dir = mkdtempSync(join(tmpdir(), 'zoott-logs-'));
+    handlers = join(dir, 'handlers.mjs');
+    writeFileSync(
+      handlers,
+      [
+        "export function flaky() { throw new Error('boom: the disk is full'); }",
+        'export function fine(task) { return { ok: task.name }; }',
+        // Ignores its abort signal, so a cancel lands while it still runs.
+        'export async function slow() { await new Promise((r) => setTimeout(r, 1500)); return 1; }',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  afterEach(async () => {
+    for (const c of children.splice(0)) {
+      if (c.exitCode === null && c.signalCode === null) {
+        c.kill('SIGKILL');
+        await new Promise((r) => c.once('exit', r));
+      }
+    }
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function worker(world: string, extra: string[] = []) {
+    const engine = createEngine(client, { world });
+    await engine.init();
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--connect',
+        ns,
+        '--world',
+        world,
+        '--node-id',
+        `${world}-w`,
+        '--handlers',
+        handlers,
+        ...extra,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    const lines = (): Line[] =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
+    await until('the worker to register', async () =>
+      (await client.children(`/zoott_workers/${world}`).catch(() => [])).length > 0
+        ? true
+        : undefined,
+    );
+    return { engine, lines, output: () => out };
+  }
+
+  async function retriedThenDead(engine: Engine, name: string) {
+    const [q] = await engine.queue({ name, type: 'flaky' }, null, null, {
+      maxAttempts: 3,
+      backoff: { baseMs: 50, maxMs: 100 },
+    });
+    const rec = await settled(client, engine.world, q!.key);
+    expect(rec.state).toBe('failed');
+  }
+
+  it('logs one line per transition of a retried then dead-lettered task, and of a completed one', async () => {
+    const { engine, lines } = await worker('logs');
+    await retriedThenDead(engine, 'f1');
+    const [ok] = await engine.queue({ name: 'o1', type: 'fine' });
+    await settled(client, 'logs', ok!.key);
+    await until('the last lines', () =>
+      lines().some((l) => l.key === 'o1' && l.msg === 'task completed') &&
+      lines().some((l) => l.key === 'f1' && /dead-lettered/.test(l.msg))
+        ? true
+        : undefined,
+    );
+
+    const f1 = lines().filter((l) => l.key === 'f1');
+    expect(f1.map((l) => [l.msg, l.attempt])).toEqual([
+      ['task started', 1],
+      ['task attempt failed, will retry', 1],
+      ['task started', 2],
+      ['task attempt failed, will retry', 2],
+      ['task started', 3],
+      ['task failed for good (dead-lettered)', 3],
+    ]);
+    for (const l of f1)
+      expect(l).toMatchObject({ world: 'logs', key: 'f1', type: 'flaky', worker: 'logs-w' });
+    const retry = f1[1]!;
+    expect(retry.level).toBe(WARN);
+    expect(retry.error).toBe('boom: the disk is full');
+    expect(retry.nextAttempt).toBe(2);
+    expect(Date.parse(String(retry.notBefore))).toBeGreaterThan(0);
+    expect(f1[5]).toMatchObject({ level: ERROR, error: 'boom: the disk is full', maxAttempts: 3 });
+
+    const o1 = lines().filter((l) => l.key === 'o1');
+    expect(o1.map((l) => l.msg)).toEqual(['task started', 'task completed']);
+    expect(typeof o1[1]!.durationMs).toBe('number');
+  });
+
+  it('logs a task cancelled while it runs', async () => {
+    const { engine, lines } = await worker('cancels');
+    const [q] = await engine.queue({ name: 's1', type: 'slow' });
+    await until('s1 to start', () =>
+      lines().some((l) => l.key === 's1' && l.msg === 'task started') ? true : undefined,
+    );
+    await engine.cancel(q!.key);
+    await until('the cancellation line', () =>
+      lines().find((l) => l.key === 's1' && /cancelled/.test(l.msg)),
+    );
+    expect(
+      lines()
+        .filter((l) => l.key === 's1')
+        .map((l) => l.msg),
+    ).toEqual(['task started', 'task cancelled while running; result dropped']);
+  });
+
+  it('--log-level warn keeps only the failures', async () => {
+    const { engine, lines } = await worker('quiet', ['--log-level', 'warn']);
+    await retriedThenDead(engine, 'f2');
+    const [ok] = await engine.queue({ name: 'o2', type: 'fine' });
+    await settled(client, 'quiet', ok!.key);
+    await until('the dead letter line', () =>
+      lines().some((l) => l.key === 'f2' && /dead-lettered/.test(l.msg)) ? true : undefined,
+    );
+    const taskLines = lines().filter((l) => l.key !== undefined);
+    expect(taskLines.map((l) => [l.key, l.msg])).toEqual([
+      ['f2', 'task attempt failed, will retry'],
+      ['f2', 'task attempt failed, will retry'],
+      ['f2', 'task failed for good (dead-lettered)'],
+    ]);
+    expect(lines().every((l) => l.level >= WARN)).toBe(true);
+  });
+});
