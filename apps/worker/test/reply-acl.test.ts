@@ -168,6 +168,41 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     expect(got.result).toMatchObject({ stdout: 'locked\n' });
   });
 
+  it("replies carry the world's ACL even from a worker whose own --acl differs", async () => {
+    const world = 'wider';
+    const engine = createEngine(owner, { world });
+    await engine.init();
+    engine.close();
+    // This worker's nodes also grant bob read access; the world's root does not.
+    const wider = await startWorkerDaemon({
+      connect: ns,
+      auth: [`digest:${AUTH}`],
+      acl: [`${USER}:${PASSWORD}:cdrwa`, 'bob:pw-bob:r'],
+      world,
+      nodeId: 'wider-1',
+      allowExec: ['/bin/echo'],
+      runAs: SELF,
+      logLevel: 'silent',
+    });
+    try {
+      const exchange = `wd-${randomUUID().slice(0, 8)}`;
+      const routingkey = 'rk';
+      const { key } = await submitJob(
+        owner,
+        { executable: '/bin/echo', arguments: ['wide'], exchange, routingkey },
+        { world },
+      );
+      expect((await settled(owner, world, key)).state).toBe('completed');
+      const dir = `/zoott_r/${exchange}/${routingkey}`;
+      const [name] = await owner.children(dir);
+      expect((await owner.getAcl(`${dir}/${name}`)).acl).toEqual(LOCKED);
+      const got = await waitForResult(owner, { world, exchange, routingkey, timeoutMs: 5000 });
+      expect(got.result).toMatchObject({ stdout: 'wide\n' });
+    } finally {
+      await wider.stop();
+    }
+  });
+
   it('wait skips a result node that does not carry the world ACL, and says so', async () => {
     const routingkey = `mixed-${randomUUID()}`;
     const exchange = `mx-${randomUUID().slice(0, 8)}`;
