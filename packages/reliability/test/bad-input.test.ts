@@ -1,5 +1,5 @@
 /**
- * The bad input catalogue (issue #8), on a real ZooKeeper with a real worker daemon serving
+ * The bad input catalogue, on a real ZooKeeper with a real worker daemon serving
  * the world: each bad input gets a clear error (a ZoottError naming the field and why) or is
  * moved to the failed area with the reason; nothing else changes, and the worker neither
  * crashes nor loops (it completes a good task afterwards, with no loop errors logged).

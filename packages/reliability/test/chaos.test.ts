@@ -1,5 +1,5 @@
 /**
- * The chaos run (issue #8): real ZooKeeper ensemble, real worker daemons, real faults.
+ * The chaos run: real ZooKeeper ensemble, real worker daemons, real faults.
  * CI runs the short form; `ZOOTT_CHAOS_TASKS=5000` runs the long one (see docs/reliability.md).
  * `ZOOTT_CHAOS_REPORT=<file>` writes the verdict as JSON for the docs table.
  */

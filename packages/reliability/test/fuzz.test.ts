@@ -1,5 +1,5 @@
 /**
- * Fuzzing (issue #8) of the three parsers that read text other processes wrote: the path
+ * Fuzzing of the three parsers that read text other processes wrote: the path
  * codec (task key <-> pending name <-> tree path), the lock-id parser and the job parser.
  * Each either returns a value that round-trips, or throws a ZoottError with the right code;
  * nothing else ever escapes.

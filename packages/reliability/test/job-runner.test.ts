@@ -1,5 +1,5 @@
 /**
- * The job runner's security switch (issue #8), with the real `zoott-worker` binary on a real
+ * The job runner's security switch, with the real `zoott-worker` binary on a real
  * ZooKeeper: running executables is off unless `--allow-exec` lists them, and with a list
  * only the listed executables run.
  */

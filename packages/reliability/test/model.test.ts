@@ -1,5 +1,5 @@
 /**
- * Model-based test of the engine on the memory adapter (issue #8): fast-check generates
+ * Model-based test of the engine on the memory adapter: fast-check generates
  * random interleavings of queue, claim, complete, fail, retry, cancel, worker crash, session
  * expiry, reconnect and lost replies (a claim or settle multi answered by CONNECTION_LOSS,
  * before or after it applied) across three workers; after every step the real world (read back

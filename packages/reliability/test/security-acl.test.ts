@@ -1,5 +1,5 @@
 /**
- * ACLs on a real ZooKeeper (issue #8): a world initialised by a digest user, locked to that
+ * ACLs on a real ZooKeeper: a world initialised by a digest user, locked to that
  * user. An unauthenticated client and a client with the wrong password try every operation
  * and get NO_AUTH; the authorised client and its workers work normally.
  */

@@ -1,21 +1,47 @@
-import { createEngine, type EngineEvent } from '@zoott/core';
+import { type Coordinator, createEngine, type EngineEvent } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
 
+/**
+ * Counts the watched `children` listings that have been answered: once a listing has
+ * answered, its watch is set on the server and every later change to that node fires it.
+ */
+function watchedListings(c: Coordinator): { c: Coordinator; answered: () => number } {
+  let answered = 0;
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop !== 'children') return value.bind(target);
+      return async (...args: Parameters<Coordinator['children']>) => {
+        const names = await target.children(...args);
+        if (args[1]?.watch) answered += 1;
+        return names;
+      };
+    },
+  });
+  return { c: proxy, answered: () => answered };
+}
+
+const BUCKETS = 4;
+/** The stream lists the pending, working and completed area of every bucket, with a watch. */
+const STREAM_LISTINGS = BUCKETS * 3;
+
 describeOnBackends('engine: events', (backend) => {
   it('reports queued, started, retried, failed, completed and cancelled from watches', async () => {
-    const c = await backend().connect();
+    const { c, answered } = watchedListings(await backend().connect());
     const clock = new TestClock();
     const engine = createEngine(c, {
       world: worldName(),
-      buckets: 4,
+      buckets: BUCKETS,
       clock,
       logger: memoryLogger(),
     });
     await engine.init();
     const abort = new AbortController();
     const seen: EngineEvent[] = [];
+    const listedBefore = answered();
     const iterator = engine.events({ signal: abort.signal })[Symbol.asyncIterator]();
     // Start the stream (first snapshot) before anything happens.
     const first = iterator.next();
@@ -28,7 +54,9 @@ describeOnBackends('engine: events', (backend) => {
     })();
     const has = (type: string, name: string) =>
       seen.some((e) => e.type === type && e.key[e.key.length - 1] === name);
-    await new Promise((r) => setTimeout(r, 50));
+    // The stream is live once its first snapshot has set every watch: only then is a task
+    // queued from here on an event rather than part of the snapshot.
+    await eventually(() => answered() >= listedBefore + STREAM_LISTINGS);
     await engine.queue({ name: 'a', type: 't' }, null, null, {
       maxAttempts: 2,
       backoff: { baseMs: 0, maxMs: 0 },
