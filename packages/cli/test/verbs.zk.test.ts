@@ -335,7 +335,7 @@ describe('export and import', { timeout: SLOW }, () => {
       'xp:123',
     ]);
     expect(imp.code, imp.stderr).toBe(0);
-    expect(json(imp)).toEqual({ file, root: '/', nodes: 33 });
+    expect(json(imp)).toEqual({ file, root: '/', nodes: 33, skipped: [] });
     expect(imp.stderr).toMatch(/importing .*33\/33/);
 
     const out = join(tmp, 'app.json');
