@@ -263,7 +263,8 @@ export function buildProgram(state: RunState): Command {
       .option('--port <n>', 'TCP port of the dashboard (default 7070; 0 = any free port)')
       .option('--host <addr>', 'interface to bind; beyond loopback needs a token', '127.0.0.1')
       .option('--read-only', 'hide and refuse retry and cancel')
-      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN)');
+      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN; default: a random one)')
+      .option('--no-token', 'serve without a token (loopback only)');
 
   example(
     dashboardOptions(
