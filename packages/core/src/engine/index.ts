@@ -1,4 +1,13 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
+export {
+  type DiagnoseOptions,
+  diagnoseWorld,
+  type Finding,
+  type FindingKind,
+  QUARANTINE_ROOT,
+  type Quarantined,
+  repairWorld,
+} from './doctor.js';
 export { createEngine, Engine, type EngineOptions, type QueueParent } from './engine.js';
 export {
   bucketName,
