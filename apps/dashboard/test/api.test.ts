@@ -16,9 +16,14 @@ import { buildAssets, eventually, openEventStream, taskEvent, zkNamespace } from
 const WORLD = 'api';
 const quiet = { warn: () => {} };
 
+/** The token of the dashboard under test, sent as a Bearer header by `call` when set. */
+let bearer: string | null = null;
+
 /** GET/POST against the dashboard, JSON both ways. */
 async function call(base: string, path: string, init: RequestInit = {}) {
-  const res = await fetch(new URL(path, base), init);
+  const headers = new Headers(init.headers);
+  if (bearer && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${bearer}`);
+  const res = await fetch(new URL(path, base), { ...init, headers });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
@@ -79,9 +84,13 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
       port: 0,
       logger: quiet,
     });
+    // On loopback too, a random token guards every route unless noToken is asked for.
+    expect(dash.token).toMatch(/^[\w-]{24}$/);
+    bearer = dash.token;
   });
 
   afterAll(async () => {
+    bearer = null;
     await dash?.close();
     await worker?.stop();
     await ns?.close();
@@ -176,7 +185,8 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
       { Origin: 'http://evil.example' },
     );
     expect(foreign.status).toBe(403);
-    // A page on another name that resolves to 127.0.0.1 (DNS rebinding) cannot read the API.
+    // A page on another name that resolves to 127.0.0.1 (DNS rebinding) cannot read the API:
+    // the browser sends it no token (the cookie belongs to 127.0.0.1).
     const status = await new Promise<number>((resolve, reject) => {
       const u = new URL('/api/counts', dash.url);
       request(
@@ -194,11 +204,13 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
         .on('error', reject)
         .end();
     });
-    expect(status).toBe(403);
+    expect(status).toBe(401);
   });
 
   it('streams task events and serves retry, cancel and retry-all', async () => {
-    const sse = await openEventStream(new URL(`/api/events?world=${WORLD}`, dash.url).href);
+    const sse = await openEventStream(
+      new URL(`/api/events?world=${WORLD}&token=${dash.token}`, dash.url).href,
+    );
     try {
       expect(sse.status).toBe(200);
       await sse.next((e) => e.event === 'hello');
@@ -236,7 +248,9 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
   });
 
   it('keeps streaming after its ZooKeeper connection drops and after its session expires', async () => {
-    const sse = await openEventStream(new URL(`/api/events?world=${WORLD}`, dash.url).href);
+    const sse = await openEventStream(
+      new URL(`/api/events?world=${WORLD}&token=${dash.token}`, dash.url).href,
+    );
     try {
       await sse.next((e) => e.event === 'hello');
       proxy.dropConnections();
@@ -328,6 +342,110 @@ describe('dashboard access control [zookeeper]', () => {
         port: 0,
       }),
     ).rejects.toMatchObject({ field: 'coordinator' });
+  });
+
+  it('on loopback makes a random token: every page, API route and action needs it; a page load with it sets a cookie', async () => {
+    const dash = await startDashboard({ assetsDir, coordinator, port: 0, logger: quiet });
+    const other = await startDashboard({ assetsDir, coordinator, port: 0, logger: quiet });
+    try {
+      expect(dash.token).toMatch(/^[\w-]{24}$/);
+      expect(other.token).not.toBe(dash.token);
+      expect(dash.openUrl).toBe(`${dash.url}?token=${dash.token}`);
+      const gets = [
+        '/',
+        '/assets/app.js',
+        '/api/config',
+        '/api/worlds',
+        '/api/overview',
+        '/api/counts',
+        '/api/list?state=pending',
+        '/api/tree',
+        '/api/task?key=x',
+        '/api/workers',
+        '/api/failed',
+        '/api/events',
+      ];
+      for (const path of gets) {
+        const res = await fetch(new URL(path, dash.url));
+        expect({ path, status: res.status }).toEqual({ path, status: 401 });
+        await res.body?.cancel();
+      }
+      for (const path of ['/api/retry', '/api/cancel', '/api/retry-all']) {
+        const res = await post(dash.url, path, { key: 'x' });
+        expect({ path, status: res.status }).toEqual({ path, status: 401 });
+      }
+      // Another dashboard's token is no good here.
+      const wrong = await call(dash.url, '/api/counts', {
+        headers: { Authorization: `Bearer ${other.token}` },
+      });
+      expect(wrong.status).toBe(401);
+      // The printed URL works, and sets a cookie that a reload without ?token uses.
+      const page = await fetch(dash.openUrl);
+      expect(page.status).toBe(200);
+      await page.text();
+      const setCookie = page.headers.get('set-cookie') ?? '';
+      expect(setCookie).toMatch(/HttpOnly/);
+      expect(setCookie).toMatch(/SameSite=Strict/);
+      const cookie = setCookie.split(';')[0]!;
+      const reload = await fetch(new URL('/api/counts?world=guarded', dash.url), {
+        headers: { Cookie: cookie },
+      });
+      expect(reload.status).toBe(200);
+      expect(await reload.json()).toEqual({ pending: 0, working: 0, completed: 0, failed: 0 });
+      const otherCookie = await fetch(new URL('/api/counts', other.url), {
+        headers: { Cookie: cookie },
+      });
+      expect(otherCookie.status).toBe(401);
+      await otherCookie.body?.cancel();
+    } finally {
+      await dash.close();
+      await other.close();
+    }
+  });
+
+  it('noToken serves loopback without one (Host still checked) and is refused beyond loopback', async () => {
+    await expect(
+      startDashboard({ assetsDir, coordinator, host: '0.0.0.0', port: 0, noToken: true }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      field: 'noToken',
+      message: expect.stringContaining('loopback address only'),
+    });
+    await expect(
+      startDashboard({ assetsDir, coordinator, port: 0, noToken: true, token }),
+    ).rejects.toMatchObject({ field: 'noToken' });
+    const open = await startDashboard({
+      assetsDir,
+      coordinator,
+      port: 0,
+      noToken: true,
+      logger: quiet,
+    });
+    try {
+      expect(open.token).toBeNull();
+      expect(open.openUrl).toBe(open.url);
+      expect((await call(open.url, '/api/counts?world=guarded')).status).toBe(200);
+      // Without a token the Host check stands against DNS rebinding.
+      const rebound = await new Promise<number>((resolve, reject) => {
+        request(
+          {
+            host: '127.0.0.1',
+            port: open.port,
+            path: '/api/counts',
+            headers: { Host: `evil.example:${open.port}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        )
+          .on('error', reject)
+          .end();
+      });
+      expect(rebound).toBe(403);
+    } finally {
+      await open.close();
+    }
   });
 
   it('checks the token on every request and on the live stream when bound beyond loopback', async () => {

@@ -137,7 +137,8 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     await ns?.close();
   });
 
-  async function open(path: string, base = dash.url): Promise<Page> {
+  /** Opens the page as a user does: the printed URL, which carries the access token. */
+  async function open(path: string, base = dash.openUrl): Promise<Page> {
     const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
     page.setDefaultTimeout(10_000);
     await page.goto(`${base}${path}`);
@@ -238,6 +239,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
   it('recovers its live stream after the dashboard server restarts', async () => {
     const port = dash.port;
     const page = await open('#/demo/tree');
+    const token = dash.token ?? undefined; // the page keeps the token it was served with
     await dash.close();
     await page.waitForSelector('.live-status[data-live="off"]');
     dash = await startDashboard({
@@ -245,6 +247,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
       coordinator: await ns.connect(),
       world: WORLD,
       port,
+      token,
       logger: quiet,
     });
     await page.waitForSelector('.live-status[data-live="on"]');
@@ -264,18 +267,18 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
       logger: quiet,
     });
     try {
-      const page = await open('#/demo/failed', ro.url);
+      const page = await open('#/demo/failed', ro.openUrl);
       await page.waitForSelector('.failed tr[data-key="boom"]');
       expect(await page.$$('[data-action]')).toHaveLength(0);
       expect(await page.isVisible('.badge.read-only')).toBe(true);
-      await page.goto(`${ro.url}#/demo/task/boom`);
+      await page.goto(`${ro.openUrl}#/demo/task/boom`);
       await page.waitForSelector('[data-field="error"]');
       expect(await page.textContent('[data-field="error"]')).toContain('always fails');
       expect(await page.$$('[data-action]')).toHaveLength(0);
       for (const path of ['/api/retry', '/api/retry-all', '/api/cancel']) {
         const res = await fetch(new URL(path, ro.url), {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ro.token}` },
           body: JSON.stringify({ world: WORLD, key: ['boom'] }),
         });
         expect(res.status).toBe(403);
@@ -285,6 +288,20 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     } finally {
       await ro.close();
     }
+  });
+
+  it('on loopback refuses the bare URL; the printed one works, and so does a reload without the token', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    const refused = await page.goto(`${dash.url}#/demo/overview`);
+    expect(refused?.status()).toBe(401);
+    await page.goto(`${dash.openUrl}#/demo/tree`);
+    await page.waitForSelector('.live-status[data-live="on"]');
+    // The cookie set by the printed URL carries the token from now on.
+    const reloaded = await page.goto(`${dash.url}#/demo/tree`);
+    expect(reloaded?.status()).toBe(200);
+    await page.waitForSelector('.live-status[data-live="on"]');
+    await page.close();
   });
 
   it('asks for the token when bound beyond loopback and works with it', async () => {

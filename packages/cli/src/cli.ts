@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { demoCommand } from './commands/demo.js';
+import { doctorCommand } from './commands/doctor.js';
 import { drainCommand } from './commands/drain.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
@@ -81,6 +82,17 @@ export function buildProgram(state: RunState): Command {
       .description("give every node of a world (and its reply paths) the --auth credentials' ACL")
       .action(run(lockDownCommand)),
     'zoott --auth alice:s3cret lock-down files',
+  );
+
+  example(
+    program
+      .command('doctor')
+      .argument('<world>', 'world name')
+      .description("a world's health: corrupt nodes, ghost claims and workers, orphans, weak ACLs")
+      .option('--repair', 'move what is safe to move into /zoott_q/<world> (never deletes)')
+      .action(run(doctorCommand)),
+    'zoott --auth alice:s3cret doctor files',
+    'zoott doctor files --repair --json',
   );
 
   example(
@@ -270,7 +282,8 @@ export function buildProgram(state: RunState): Command {
       .option('--port <n>', 'TCP port of the dashboard (default 7070; 0 = any free port)')
       .option('--host <addr>', 'interface to bind; beyond loopback needs a token', '127.0.0.1')
       .option('--read-only', 'hide and refuse retry and cancel')
-      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN)');
+      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN; default: a random one)')
+      .option('--no-token', 'serve without a token (loopback only)');
 
   example(
     dashboardOptions(

@@ -3,10 +3,10 @@
  * ZooKeeper: parent patterns that would stall a backtracking engine, worlds initialised with
  * credentials over an open world, and `lock-down`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Acl, digestAcl } from '@zoott/core';
+import { type Acl, createEngine, digestAcl, encodeJson, runWorker } from '@zoott/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
 
@@ -156,5 +156,69 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
     const missing = await zoott(['--connect', connect, '--auth', 'a:b', 'lock-down', 'nowhere']);
     expect(missing.code).toBe(5);
     expect(missing.stderr).toMatch(/not initialised/);
+  });
+});
+
+describe('export and import leave zoott ephemeral places alone', { timeout: SLOW }, () => {
+  it('an export taken while a task runs imports into a world that runs it, with no ghost claim or worker', async () => {
+    const connect = await freshConnect();
+    const z = (args: string[]) => zoott(['--connect', connect, '--world', 'live', ...args]);
+    expect((await z(['init', 'live', '--buckets', '2'])).code).toBe(0);
+    expect((await z(['queue', 'busy', '-t', 't'])).code).toBe(0);
+    expect((await z(['queue', 'child', '-t', 't', '--parent', 'busy'])).code).toBe(0);
+    // A worker is registered and holds a claim on `busy` (both ephemeral) while we export.
+    const workerSession = await session(connect);
+    const engine = createEngine(workerSession, { world: 'live' });
+    const claim = await engine.claim({ types: ['t'] });
+    expect(claim?.key).toEqual(['busy']);
+    await workerSession.create('/zoott_workers/live/worker-', encodeJson({ id: 'w1' }), {
+      ephemeral: true,
+      sequential: true,
+    });
+    const file = join(tmp, 'live.json');
+    const exp = await zoott(['--connect', connect, 'export', '/', '-o', file]);
+    expect(exp.code, exp.stderr).toBe(0);
+    const exported = JSON.parse(readFileSync(file, 'utf8'));
+    const kids = (node: Record<string, unknown>) =>
+      Object.keys(node).filter((k) => !k.startsWith('__'));
+    expect(kids(exported.zoott_w.live['0000'])).toEqual([]);
+    expect(kids(exported.zoott_w.live['0001'])).toEqual([]);
+    expect(kids(exported.zoott_workers.live)).toEqual([]);
+    expect(kids(exported.zoott_live)).toEqual(['busy']); // the task itself is exported
+
+    // Into a new chroot: the task is pending there, and a worker runs it and its child.
+    const target = await freshConnect();
+    const imp = await zoott(['--connect', target, '--json', 'import', file]);
+    expect(imp.code, imp.stderr).toBe(0);
+    expect(json<{ skipped: string[] }>(imp).skipped).toEqual([]);
+    const t = (args: string[]) => zoott(['--connect', target, '--world', 'live', ...args]);
+    expect(json<{ key: string }[]>(await t(['--json', 'ls', 'working']))).toEqual([]);
+    expect(json<unknown[]>(await t(['--json', 'workers']))).toEqual([]);
+    const runner = runWorker(await session(target), { t: (task) => task.name }, { world: 'live' });
+    try {
+      const drained = await t(['drain', '--timeout', '60']);
+      expect(drained.code, drained.stderr).toBe(0);
+    } finally {
+      await runner.stop();
+    }
+    expect(json<{ state: string }>(await t(['--json', 'show', 'busy/child'])).state).toBe(
+      'completed',
+    );
+
+    // An export made with the ghosts in it (an older zoott, or by hand): import skips them.
+    exported.zoott_w.live['0000'].busy = { __val__: { worker: 'w1', session: '1', at: 1 } };
+    exported.zoott_workers.live['worker-0000000007'] = { __val__: { id: 'w1' } };
+    const old = join(tmp, 'old.json');
+    writeFileSync(old, JSON.stringify(exported));
+    const third = await freshConnect();
+    const imp2 = await zoott(['--connect', third, '--json', 'import', old]);
+    expect(imp2.code, imp2.stderr).toBe(0);
+    expect(json<{ skipped: string[] }>(imp2).skipped.sort()).toEqual([
+      '/zoott_w/live/0000/busy',
+      '/zoott_workers/live/worker-0000000007',
+    ]);
+    const raw = await session(third);
+    expect(await raw.children('/zoott_w/live/0000')).toEqual([]);
+    expect(await raw.children('/zoott_workers/live')).toEqual([]);
   });
 });

@@ -335,7 +335,7 @@ describe('export and import', { timeout: SLOW }, () => {
       'xp:123',
     ]);
     expect(imp.code, imp.stderr).toBe(0);
-    expect(json(imp)).toEqual({ file, root: '/', nodes: 33 });
+    expect(json(imp)).toEqual({ file, root: '/', nodes: 33, skipped: [] });
     expect(imp.stderr).toMatch(/importing .*33\/33/);
 
     const out = join(tmp, 'app.json');
@@ -578,12 +578,41 @@ describe('dashboard', { timeout: SLOW }, () => {
     const { connect, z } = await world();
     expect((await z(['queue', 'alpha', '--type', 'noop'])).code).toBe(0);
     const dash = start(['--connect', connect, '--world', 'tw', 'dashboard', '--port', '0']);
-    await until(() => /http:\/\/127\.0\.0\.1:\d+/.test(dash.err()), 'the dashboard URL');
-    const url = dash.err().match(/http:\/\/127\.0\.0\.1:\d+/)![0];
-    const counts = await (await fetch(`${url}/api/counts?world=tw`)).json();
+    const printed = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]{20,})/;
+    await until(() => printed.test(dash.err()), 'the dashboard URL with its token');
+    const [, url, token] = dash.err().match(printed)!;
+    // A random token by default, as notebook servers do: nothing is served without it.
+    const bare = await fetch(`${url}/api/counts?world=tw`);
+    expect(bare.status).toBe(401);
+    await bare.body?.cancel();
+    const counts = await (await fetch(`${url}/api/counts?world=tw&token=${token}`)).json();
     expect(counts).toMatchObject({ pending: 1, working: 0, completed: 0, failed: 0 });
     dash.kill('SIGINT');
     expect((await dash.exited).code).toBe(130);
+  });
+
+  it('--no-token serves loopback without a token, and is refused beyond loopback', async () => {
+    const { connect } = await world();
+    const dash = start(['--connect', connect, 'dashboard', '--port', '0', '--no-token']);
+    const printed = /(http:\/\/127\.0\.0\.1:\d+)\/ /;
+    await until(() => printed.test(dash.err()), 'the dashboard URL');
+    expect(dash.err()).not.toMatch(/token=/);
+    const [, url] = dash.err().match(printed)!;
+    expect((await fetch(`${url}/api/counts?world=tw`)).status).toBe(200);
+    dash.kill('SIGINT');
+    expect((await dash.exited).code).toBe(130);
+    const r = await zoott([
+      '--connect',
+      connect,
+      'dashboard',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+      '--no-token',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--no-token is allowed on a loopback address only/);
   });
 
   it('refuses to bind beyond loopback without a token', async () => {

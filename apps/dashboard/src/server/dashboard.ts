@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type SessionEvent, type TaskKey, type TaskStateName, ZoottError } from '@zoott/core';
 import { decodeKey, validateKey, validateWorldName } from '@zoott/core/internal';
 import { loadAssets, pageHtml } from './assets.js';
-import { checkAccess, checkWriteRequest } from './auth.js';
+import { checkAccess, checkWriteRequest, tokenCookie } from './auth.js';
 import { DashboardData } from './data.js';
 import { readJsonBody, send, sendError, sendFailure, sendJson, startEventStream } from './http.js';
 import { type LiveMessage, SLOT_MS, WorldHub } from './live.js';
@@ -37,6 +37,8 @@ class DashboardApp {
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private unsubscribeSession: () => void = () => {};
   private closed = false;
+  /** The port bound (known once listening; `opts.port` may be 0). */
+  private port = 0;
 
   constructor(
     private readonly opts: ResolvedOptions,
@@ -60,9 +62,14 @@ class DashboardApp {
     });
     this.unsubscribeSession = this.opts.coordinator.onSession((e) => this.onSession(e));
     const bound = (this.server.address() as AddressInfo).port;
+    this.port = bound;
     const shown = host.includes(':') ? `[${host}]` : host;
+    const url = `http://${shown}:${bound}/`;
+    const token = this.opts.token;
     return {
-      url: `http://${shown}:${bound}/`,
+      url,
+      token,
+      openUrl: token === null ? url : `${url}?token=${encodeURIComponent(token)}`,
       host,
       port: bound,
       close: () => this.close(),
@@ -132,11 +139,19 @@ class DashboardApp {
     } catch {
       return sendError(res, 400, 'BAD_ARGUMENTS', 'bad request URL');
     }
-    const refused = checkAccess(req, url, this.opts.token);
+    const cookie = tokenCookie(this.port);
+    const refused = checkAccess(req, url, this.opts.token, cookie);
     if (refused) {
       if (refused.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, refused.status, 'NO_AUTH', refused.message);
     }
+    // The printed URL carries the token once; the cookie keeps a reload or a bookmark
+    // without it working. HttpOnly and SameSite=Strict: no script or other site sends it.
+    if (this.opts.token !== null && url.searchParams.get('token') === this.opts.token)
+      res.setHeader(
+        'Set-Cookie',
+        `${cookie}=${this.opts.token}; HttpOnly; SameSite=Strict; Path=/`,
+      );
     try {
       if (req.method === 'GET' || req.method === 'HEAD') await this.get(req, res, url);
       else if (req.method === 'POST') await this.post(req, res, url);

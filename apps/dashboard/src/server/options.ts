@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Coordinator, type EngineLogger, ZoottError } from '@zoott/core';
 import { validateWorldName } from '@zoott/core/internal';
 
@@ -14,10 +15,14 @@ export interface DashboardOptions {
   /** Hides retry and cancel in the page and refuses them in the API (403). */
   readOnly?: boolean;
   /**
-   * Access token, checked on every request (`Authorization: Bearer <token>` or `?token=`).
-   * Required when `host` is not a loopback address; at least 12 characters.
+   * Access token, checked on every request (`Authorization: Bearer <token>`, `?token=`, or
+   * the cookie a page load with `?token=` sets). Required when `host` is not a loopback
+   * address; at least 12 characters. On loopback a random one is made when none is given:
+   * any local process or user could otherwise read the worlds and retry or cancel tasks.
    */
   token?: string;
+  /** Serve without a token. Allowed on a loopback address only. */
+  noToken?: boolean;
   /** Where warnings go (default: console). */
   logger?: EngineLogger;
   /** Folder holding the built `app.js` and `app.css` (default: the package's `dist/public`). */
@@ -28,6 +33,10 @@ export interface DashboardOptions {
 export interface DashboardHandle {
   /** Base URL, e.g. `http://127.0.0.1:7070/` (without the token). */
   readonly url: string;
+  /** The access token requests must carry, `null` with `noToken`. */
+  readonly token: string | null;
+  /** The URL to open in a browser: `url` with `?token=` when there is a token. */
+  readonly openUrl: string;
   readonly host: string;
   readonly port: number;
   /** Stops the HTTP server, ends the live streams and the watches; the coordinator stays open. */
@@ -78,6 +87,13 @@ export function resolveOptions(o: DashboardOptions): ResolvedOptions {
     throw bad('token', `must be a string of at least ${MIN_TOKEN_LENGTH} characters`);
   if (token !== null && /[\s"'<>&]/.test(token))
     throw bad('token', 'must not contain whitespace, quotes, <, > or &');
+  if (o.noToken === true && token !== null)
+    throw bad('noToken', 'give a token or ask for none (--no-token), not both');
+  if (o.noToken === true && !isLoopback(host))
+    throw bad(
+      'noToken',
+      `--no-token is allowed on a loopback address only: binding to ${host} exposes the dashboard beyond this machine; give a token (--token or ${DASHBOARD_TOKEN_ENV})`,
+    );
   if (!isLoopback(host) && token === null)
     throw bad(
       'token',
@@ -90,7 +106,8 @@ export function resolveOptions(o: DashboardOptions): ResolvedOptions {
     port,
     host,
     readOnly: o.readOnly === true,
-    token,
+    // 144 random bits, URL-safe: what the printed URL carries.
+    token: token ?? (o.noToken === true ? null : randomBytes(18).toString('base64url')),
     logger: o.logger ?? { warn: (fields, msg) => console.warn(msg, fields) },
     assetsDir: o.assetsDir,
   };

@@ -8,7 +8,8 @@ export interface DashboardFlags {
   port?: string;
   host?: string;
   readOnly?: boolean;
-  token?: string;
+  /** A token, or `false` for `--no-token`. */
+  token?: string | false;
 }
 
 /**
@@ -23,16 +24,21 @@ export async function serveDashboard(
 ): Promise<() => Promise<void>> {
   // Loaded on demand: the dashboard's assets are only read when someone asks for it.
   const { startDashboard, DASHBOARD_TOKEN_ENV } = await import('@zoott/dashboard');
-  const token = flags.token ?? ctx.env[DASHBOARD_TOKEN_ENV];
+  const noToken = flags.token === false;
+  const token = noToken ? undefined : flags.token || ctx.env[DASHBOARD_TOKEN_ENV];
+  const host = flags.host ?? '127.0.0.1';
+  // startDashboard refuses --no-token beyond loopback (INVALID_CONFIG, exit 2).
   const dash = await startDashboard({
     coordinator,
     world,
     port: intOption(flags.port, '--port', 0, 65_535) ?? 7070,
-    host: flags.host ?? '127.0.0.1',
+    host,
     readOnly: flags.readOnly === true,
-    token,
+    ...(token ? { token } : {}),
+    noToken,
   });
-  ctx.note(`zoott dashboard: ${dash.url}${token ? `?token=${token}` : ''}  (Ctrl-C stops it)`);
+  // Like a notebook server: the URL to open carries the token (a random one unless given).
+  ctx.note(`zoott dashboard: ${dash.openUrl}  (Ctrl-C stops it)`);
   return () => dash.close();
 }
 

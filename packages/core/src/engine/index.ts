@@ -1,5 +1,14 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
 export {
+  type DiagnoseOptions,
+  diagnoseWorld,
+  type Finding,
+  type FindingKind,
+  QUARANTINE_ROOT,
+  type Quarantined,
+  repairWorld,
+} from './doctor.js';
+export {
   createEngine,
   Engine,
   type EngineOptions,

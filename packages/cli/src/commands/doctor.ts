@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { ExitCode } from '../exit-codes.js';
+import { renderTable } from '../output/table.js';
+import type { CommandBody } from '../runner.js';
+import { requestedAcl, worldExtent } from '../world-acl.js';
+
+interface DoctorOptions {
+  repair?: boolean;
+}
+
+/**
+ * `zoott doctor <world> [--repair]`: reads the whole world and reports damage (corrupt
+ * nodes, claims and registrations that are not ephemeral, orphan entries and records, tasks
+ * in no state, ACLs other than the credentials', reply paths not under them, leftover race
+ * worlds). `--repair` prints what it will move, then moves the nodes that are safe to move
+ * into `/zoott_q/<world>` (nothing is deleted). Exit 0 when nothing is left to fix, 7 when
+ * something is (the findings say what to do).
+ */
+export const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [world] = cmd.processedArgs as [string];
+  const opts = cmd.opts<DoctorOptions>();
+  const { createEngine, diagnoseWorld, repairWorld, QUARANTINE_ROOT } = await import('@zoott/core');
+  const c = await ctx.session().coordinator();
+  const engine = createEngine(c, { world });
+  const engineCtx = await engine.context();
+  const acl = requestedAcl(ctx.settings);
+  const extent = await worldExtent(c, world);
+  const findings = await diagnoseWorld(engineCtx, { acl, replyPaths: extent.replyPaths });
+  const movable = findings.filter((f) => f.repair === 'quarantine');
+  const quarantine = `${QUARANTINE_ROOT}/${world}`;
+  if (opts.repair && movable.length > 0 && !ctx.json)
+    ctx.out(
+      [
+        `moving ${movable.length} node(s) to ${quarantine}:`,
+        ...movable.map((f) => `  ${f.path}  (${f.kind})`),
+      ].join('\n'),
+    );
+  const moved = opts.repair ? await repairWorld(c, world, movable) : [];
+  const movedFrom = new Set(moved.map((m) => m.from));
+  const left = findings.filter((f) => !movedFrom.has(f.path));
+  if (ctx.json) {
+    ctx.printJson({
+      world,
+      healthy: findings.length === 0,
+      findings,
+      ...(opts.repair ? { quarantine, moved } : {}),
+    });
+  } else if (findings.length === 0) {
+    ctx.out(`world ${world}: no problems found`);
+  } else {
+    const cc = ctx.colors;
+    ctx.out(
+      renderTable(
+        findings.map((f) => [
+          f.kind,
+          f.path,
+          movedFrom.has(f.path) ? 'moved' : f.repair === 'quarantine' ? '--repair moves it' : '-',
+          f.detail,
+        ]),
+        ['KIND', 'PATH', 'ACTION', 'DETAIL'].map((h) => cc.dim(h)),
+      ),
+    );
+    ctx.out(
+      opts.repair
+        ? `world ${world}: ${findings.length} problem(s), ${moved.length} moved to ${quarantine}, ${left.length} left`
+        : `world ${world}: ${findings.length} problem(s), ${movable.length} that --repair moves to ${quarantine}`,
+    );
+  }
+  return left.length > 0 ? ExitCode.CONFLICT : ExitCode.OK;
+};

@@ -1,0 +1,300 @@
+import type { Acl } from '../contract/acl.js';
+import type { Coordinator, Stat } from '../contract/coordinator.js';
+import { encodeJson, utf8 } from '../contract/paths.js';
+import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
+import { parseEntryName } from './layout.js';
+import { codeOf, ensureNode } from './support.js';
+import { describeAcl, sameAcl } from './world-acl.js';
+
+/** What kind of damage a finding is. */
+export type FindingKind =
+  /** Data that is not JSON, or JSON of the wrong shape, where zoott reads its own records. */
+  | 'corrupt'
+  /** A persistent node where zoott only writes ephemeral ones (a claim, a registration). */
+  | 'not-ephemeral'
+  /** A pending entry or a record whose task has no tree node. */
+  | 'orphan'
+  /** A leaf tree node with no pending entry, claim or record: a task in no state. */
+  | 'no-state'
+  /** A node whose ACL is not the world's. */
+  | 'weak-acl'
+  /** A reply path (or a node under it) whose ACL is not the world's. */
+  | 'reply-acl'
+  /** An internal world (a race world) whose world is gone. */
+  | 'leftover-world';
+
+/** One problem `diagnoseWorld` found. */
+export interface Finding {
+  kind: FindingKind;
+  path: string;
+  /** What is wrong, in words. */
+  detail: string;
+  /**
+   * `quarantine`: `repairWorld` moves it to the quarantine area (it is safe to move: the
+   * engine ignores it or it blocks a task). `none`: reported only, with what to do in
+   * `detail` (it is user data, or another verb fixes it).
+   */
+  repair: 'quarantine' | 'none';
+}
+
+export interface DiagnoseOptions {
+  /** The ACL the world should have (its credentials'); skips ACL checks when absent. */
+  acl?: readonly Acl[] | null;
+  /** Reply paths the world's jobs use, checked against `acl` with everything below them. */
+  replyPaths?: readonly string[];
+}
+
+/** Root of the quarantine area: `/zoott_q/<world>/item-<seq>`. */
+export const QUARANTINE_ROOT = '/zoott_q';
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const missingIsNull = <T>(p: Promise<T>): Promise<T | null> =>
+  p.catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)));
+
+function parseJson(data: Uint8Array): { ok: true; value: unknown } | { ok: false; why: string } {
+  try {
+    return { ok: true, value: JSON.parse(utf8.decode(data)) };
+  } catch (err) {
+    return { ok: false, why: `data is not JSON (${(err as Error).message})` };
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Reads a whole world and reports what is damaged: corrupt data, claims and registrations
+ * that are not ephemeral, entries and records of tasks without a tree node, leaf tree nodes
+ * in no state, ACLs other than `options.acl`, reply paths not under it, and race worlds
+ * whose world is gone. Reads only; `repairWorld` acts on the findings.
+ */
+export async function diagnoseWorld(
+  ctx: EngineContext,
+  options: DiagnoseOptions = {},
+): Promise<Finding[]> {
+  const { c, layout } = ctx;
+  const found: Finding[] = [];
+  const add = (kind: FindingKind, path: string, detail: string, repair: Finding['repair']) =>
+    found.push({ kind, path, detail, repair });
+  const acl = options.acl ?? null;
+  const checkAcl = async (path: string, kind: 'weak-acl' | 'reply-acl') => {
+    if (!acl) return;
+    const got = await missingIsNull(c.getAcl(path));
+    if (got && !sameAcl(got.acl, acl))
+      add(
+        kind,
+        path,
+        `ACL is ${describeAcl(got.acl)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
+        'none',
+      );
+  };
+
+  // The tree: every node with its data, and which keys exist.
+  const treeKeys = new Set<string>();
+  const leaves: string[] = [];
+  const root = layout.root;
+  await checkAcl(root, 'weak-acl');
+  let level: string[][] = [[]];
+  while (level.length > 0) {
+    const next: string[][] = [];
+    await Promise.all(
+      level.map(async (key) => {
+        const names = (await missingIsNull(c.children(layout.treePath(key)))) ?? [];
+        for (const n of names) next.push([...key, n]);
+      }),
+    );
+    await Promise.all(
+      next.map(async (key) => {
+        const path = layout.treePath(key);
+        const got = await missingIsNull(c.get(path));
+        if (!got) return;
+        const encoded = key.join(KEY_SEPARATOR);
+        treeKeys.add(encoded);
+        if (got.stat.numChildren === 0) leaves.push(encoded);
+        const parsed = parseJson(got.data);
+        if (!parsed.ok) add('corrupt', path, `tree node: ${parsed.why}`, 'none');
+        else if (!isObject(parsed.value) || typeof parsed.value.type !== 'string')
+          add('corrupt', path, 'tree node: not a task ({name, type, data})', 'none');
+        await checkAcl(path, 'weak-acl');
+      }),
+    );
+    level = next;
+  }
+
+  // The areas, bucket by bucket.
+  const stated = new Set<string>();
+  for (const area of ['p', 'w', 'c', 'f'] as const)
+    await checkAcl(layout.areaRoot(area), 'weak-acl');
+  await Promise.all(
+    range(layout.buckets).map(async (b) => {
+      for (const area of ['p', 'w', 'c', 'f'] as const) {
+        const dir = layout.bucketPath(area, b);
+        await checkAcl(dir, 'weak-acl');
+        const names = (await missingIsNull(c.children(dir))) ?? [];
+        await Promise.all(
+          names.map(async (name) => {
+            const path = `${dir}/${name}`;
+            const got = await missingIsNull(c.get(path));
+            if (!got) return;
+            await checkAcl(path, 'weak-acl');
+            const key = area === 'p' ? parseEntryName(name)?.encodedKey : name;
+            if (key === undefined) {
+              add(
+                'corrupt',
+                path,
+                'pending area: not an entry name; the engine skips it',
+                'quarantine',
+              );
+              return;
+            }
+            if (area === 'w' && got.stat.ephemeralOwner === null) {
+              add(
+                'not-ephemeral',
+                path,
+                'a claim that no session owns (claims are ephemeral); the engine ignores it and replaces it on the next claim',
+                'quarantine',
+              );
+              return;
+            }
+            const parsed = parseJson(got.data);
+            const what = {
+              p: 'pending entry',
+              w: 'claim',
+              c: 'completed record',
+              f: 'failed record',
+            }[area];
+            if (!parsed.ok || !isObject(parsed.value)) {
+              add(
+                'corrupt',
+                path,
+                `${what}: ${parsed.ok ? 'not a JSON object' : parsed.why}`,
+                area === 'w' ? 'none' : 'quarantine',
+              );
+              return;
+            }
+            if (area === 'p') {
+              const e = parsed.value;
+              if (
+                typeof e.name !== 'string' ||
+                typeof e.type !== 'string' ||
+                !Number.isInteger(e.attempts) ||
+                !Number.isInteger(e.maxAttempts)
+              ) {
+                add(
+                  'corrupt',
+                  path,
+                  'pending entry: wrong shape (name, type, attempts, maxAttempts)',
+                  'quarantine',
+                );
+                return;
+              }
+            }
+            stated.add(key);
+            if (!treeKeys.has(key))
+              add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
+          }),
+        );
+      }
+    }),
+  );
+  for (const key of leaves)
+    if (!stated.has(key))
+      add(
+        'no-state',
+        layout.treePath(key.split(KEY_SEPARATOR)),
+        `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it`,
+        'none',
+      );
+
+  // The registry.
+  await checkAcl(layout.registry, 'weak-acl');
+  for (const name of (await missingIsNull(c.children(layout.registry))) ?? []) {
+    const path = `${layout.registry}/${name}`;
+    const got = await missingIsNull(c.get(path));
+    if (!got) continue;
+    if (got.stat.ephemeralOwner === null)
+      add(
+        'not-ephemeral',
+        path,
+        'a worker registration that no session owns (registrations are ephemeral); workers ignore it',
+        'quarantine',
+      );
+    else if (!parseJson(got.data).ok)
+      add('corrupt', path, 'worker registration: data is not JSON', 'none');
+  }
+
+  // Reply paths, with everything below them.
+  const visitReply = async (path: string): Promise<void> => {
+    await checkAcl(path, 'reply-acl');
+    for (const n of (await missingIsNull(c.children(path))) ?? []) await visitReply(`${path}/${n}`);
+  };
+  for (const path of options.replyPaths ?? []) await visitReply(path);
+
+  // Race worlds whose world is gone.
+  for (const name of await c.children('/')) {
+    const m = /^zoott_(.+)-races$/.exec(name);
+    if (m && (await c.exists(worldRoot(m[1]!))) === null)
+      add(
+        'leftover-world',
+        `/${name}`,
+        `race world of ${m[1]}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${m[1]}-races) once nothing runs there`,
+        'none',
+      );
+  }
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** A node moved to the quarantine area. */
+export interface Quarantined {
+  from: string;
+  to: string;
+}
+
+/**
+ * Moves every `quarantine` finding to `/zoott_q/<world>/item-<seq>`: ONE multi per node
+ * creates the quarantine node (its data: the original path, the finding and the bytes as
+ * text) and deletes the original at the version read, so nothing is lost and a node that
+ * changed meanwhile is left alone. Nothing is deleted outright.
+ */
+export async function repairWorld(
+  c: Coordinator,
+  world: string,
+  findings: readonly Finding[],
+): Promise<Quarantined[]> {
+  const dir = `${QUARANTINE_ROOT}/${world}`;
+  await ensureNode(c, QUARANTINE_ROOT);
+  await ensureNode(c, dir);
+  const moved: Quarantined[] = [];
+  for (const f of findings) {
+    if (f.repair !== 'quarantine') continue;
+    let got: { data: Uint8Array; stat: Stat };
+    try {
+      got = await c.get(f.path);
+    } catch (err) {
+      if (codeOf(err) === 'NO_NODE') continue; // gone already
+      throw err;
+    }
+    const record = {
+      from: f.path,
+      kind: f.kind,
+      detail: f.detail,
+      movedAt: Date.now(),
+      ephemeralOwner: got.stat.ephemeralOwner,
+      data: utf8.decode(got.data),
+    };
+    try {
+      const results = await c.multi([
+        { op: 'create', path: `${dir}/item-`, data: encodeJson(record), sequential: true },
+        { op: 'delete', path: f.path, version: got.stat.version },
+      ]);
+      const created = results[0];
+      moved.push({ from: f.path, to: created?.op === 'create' ? created.path : dir });
+    } catch (err) {
+      // Changed or gone since it was read: not this repair's to move.
+      if (codeOf(err) === 'BAD_VERSION' || codeOf(err) === 'NO_NODE') continue;
+      throw err;
+    }
+  }
+  return moved;
+}
