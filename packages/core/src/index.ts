@@ -36,6 +36,7 @@ export {
   ZoottError,
   type ZoottErrorDetails,
 } from './contract/errors.js';
+export { utf8 } from './contract/paths.js';
 export type { ClaimerOptions } from './engine/claimer.js';
 // The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
 export {

@@ -27,11 +27,13 @@ export interface Stat {
   numChildren: number;
 }
 
+/** A node's bytes and its stat, as `get` returns them. */
 export interface NodeData {
   data: Uint8Array;
   stat: Stat;
 }
 
+/** Options of `create`: ephemeral, sequential, ACL. */
 export interface CreateOptions {
   /** Deleted by the server when the creating session ends. Ephemerals cannot have children. */
   ephemeral?: boolean;
@@ -48,6 +50,7 @@ export interface CreateOptions {
 /** ZooKeeper's watch event types. `none` is not delivered to node watchers. */
 export type WatchEventType = 'created' | 'deleted' | 'dataChanged' | 'childrenChanged';
 
+/** What fired a watcher: the kind of change and the node. */
 export interface WatchEvent {
   type: WatchEventType;
   /** Path as the client sees it (chroot removed). */
@@ -60,6 +63,7 @@ export interface WatchEvent {
  */
 export type Watcher = (event: WatchEvent) => void;
 
+/** Options of the reads that can leave a watch (`get`, `exists`, `children`). */
 export interface WatchOptions {
   watch?: Watcher;
 }
@@ -78,6 +82,7 @@ export type Op =
   | { op: 'delete'; path: string; version?: number }
   | { op: 'check'; path: string; version: number };
 
+/** The result of one operation of a successful `multi`, in order. */
 export type OpResult =
   | { op: 'create'; path: string }
   | { op: 'set'; stat: Stat }
@@ -97,14 +102,17 @@ export type OpResult =
  */
 export type SessionState = 'connecting' | 'connected' | 'suspended' | 'lost' | 'closed';
 
+/** Session transitions a listener hears: connected, suspended, reconnected, lost, closed. */
 export type SessionEventType = 'connected' | 'suspended' | 'reconnected' | 'lost' | 'closed';
 
+/** One session transition, as `onSession` listeners receive it. */
 export interface SessionEvent {
   type: SessionEventType;
   /** Session id after the event (16 hex digits), `null` when there is none. */
   sessionId: string | null;
 }
 
+/** A listener given to `onSession`. */
 export type SessionListener = (event: SessionEvent) => void;
 
 /**

@@ -60,8 +60,10 @@ export const ErrorCodes = {
   NO_ZOOKEEPER: { zk: null, retryable: false, text: 'no ZooKeeper server available' },
 } as const;
 
+/** Every code a ZoottError can carry: ZooKeeper's own and zoott's (INVALID_TASK, ...). */
 export type ErrorCode = keyof typeof ErrorCodes;
 
+/** What a ZoottError says beyond its code: the path, operation, field and cause. */
 export interface ZoottErrorDetails {
   /** Node path the failing operation addressed. */
   path?: string;
@@ -76,6 +78,7 @@ export interface ZoottErrorDetails {
   cause?: unknown;
 }
 
+/** The one error type of zoott: a stable `code`, a message that says what is wrong, details. */
 export class ZoottError extends Error {
   readonly code: ErrorCode;
   readonly path: string | undefined;
@@ -103,6 +106,7 @@ export class ZoottError extends Error {
   }
 }
 
+/** Whether `err` is a ZoottError (with `code`, when given). */
 export function isZoottError(err: unknown, code?: ErrorCode): err is ZoottError {
   return err instanceof ZoottError && (code === undefined || err.code === code);
 }

@@ -41,6 +41,7 @@ export function baseName(path: string): string {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** UTF-8 text to and from the bytes a Coordinator stores (`zk.create(path, utf8.encode(s))`). */
 export const utf8 = {
   encode: (s: string): Uint8Array => encoder.encode(s),
   decode: (b: Uint8Array): string => decoder.decode(b),

@@ -126,6 +126,7 @@ export type SettleOutcome =
   | { status: 'failed' }
   | { status: 'dropped'; reason: string };
 
+/** The states a task can be in. */
 export type TaskStateName = 'pending' | 'working' | 'completed' | 'failed';
 
 /** Counts per area of a world. `pending` excludes working and failed tasks. */
@@ -186,6 +187,7 @@ export interface ListedTask {
   priority?: number;
 }
 
+/** The kinds of state change `engine.events()` reports. */
 export type EngineEventType =
   | 'queued'
   | 'started'
@@ -194,6 +196,7 @@ export type EngineEventType =
   | 'retried'
   | 'cancelled';
 
+/** One state change of a task, from `engine.events()` (by key; read the record with `task(key)`). */
 export interface EngineEvent {
   type: EngineEventType;
   key: TaskKey;

@@ -50,6 +50,7 @@ export function truncateToJsonBytes(s: string, maxBytes: number): string {
   return s.slice(0, i);
 }
 
+/** Process output cut to a byte cap, with whether it was cut. */
 export interface CappedOutput {
   stdout: string;
   stderr: string;

@@ -35,6 +35,7 @@ export interface ProcessRun {
   error?: string;
 }
 
+/** Options of the result builders: the size cap of the whole result JSON. */
 export interface ResultOptions {
   /** Cap on the UTF-8 size of the whole result JSON (default 256 KiB). */
   maxBytes?: number;
@@ -124,6 +125,7 @@ export function buildRegularResult(
   })) as RegularJobResult;
 }
 
+/** One racer's run, as `buildRaceResult` takes it. */
 export interface RaceRun {
   /** The racer that won (its stdin is the racer's `data`), or `null`. */
   winner: (ProcessRun & { stdin: string }) | null;

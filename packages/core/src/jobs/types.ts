@@ -34,6 +34,7 @@ export interface RaceInput {
   filename?: string;
 }
 
+/** The fields zoott reads from a race job. */
 export interface RaceJobFields {
   executable: string;
   arguments?: string[];
@@ -48,6 +49,7 @@ export interface RaceJobFields {
   timeoutMs?: number;
 }
 
+/** A race job: its fields plus any custom properties, returned untouched. */
 export type RaceJob = RaceJobFields & { [custom: string]: unknown };
 
 /** How a process ended: a normal exit code, or the number of the signal that killed it. */

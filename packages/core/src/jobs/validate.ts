@@ -19,6 +19,7 @@ export interface JobLimits {
   maxRacers: number;
 }
 
+/** The limits job validation applies when none are given. */
 export const DEFAULT_JOB_LIMITS: Readonly<JobLimits> = Object.freeze({
   maxJobBytes: 1024 * 1024,
   maxArguments: 4096,

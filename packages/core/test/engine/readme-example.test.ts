@@ -1,41 +1,60 @@
-import { createEngine, runWorker } from '@zoott/core';
-import { MemoryServer } from '@zoott/memory-adapter';
-import { expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, expect, it, vi } from 'vitest';
+import { eventually } from './helpers.js';
 
-// The library example of the root README, kept true: same calls, same outcome.
+const rootReadme = fileURLToPath(new URL('../../../../README.md', import.meta.url));
+const coreReadme = fileURLToPath(new URL('../../README.md', import.meta.url));
+
+/** The first ```ts block under `heading` of a README, as written. */
+function example(readme: string, heading: string): string {
+  const text = readFileSync(readme, 'utf8');
+  const at = text.indexOf(heading);
+  const match = at < 0 ? null : /```ts\n([\s\S]*?)\n```/.exec(text.slice(at));
+  if (!match?.[1]) throw new Error(`${readme}: no \`\`\`ts block under "${heading}"`);
+  return match[1];
+}
+
+/** Runs a README block as a module of its own (vitest compiles it), with console.log captured. */
+async function run(code: string): Promise<unknown[][]> {
+  const logs: unknown[][] = [];
+  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args));
+  const dir = mkdtempSync(join(tmpdir(), 'zoott-readme-'));
+  dirs.push(dir);
+  const file = join(dir, 'example.ts');
+  writeFileSync(file, code);
+  await import(/* @vite-ignore */ file);
+  return logs;
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+// The root README's library example runs as written (in memory: ZK unset), and does what
+// its comments say: the child runs after its parent, the typed record shows the result.
 it('the README example queues a tree and runs it through a worker', async () => {
-  const zk = await new MemoryServer().connect();
-  const engine = createEngine(zk, { world: 'files' });
-  await engine.init();
-  await engine.queue({ name: 'requestFile_a', type: 'request', data: { url: 'https://x/a' } });
-  await engine.queue(
-    { name: 'downloadFile', type: 'download' },
-    { name: 'requestFile_.*' },
-    (parent, child) => `${child}_${parent.split('_')[1]}`,
-  );
-  const order: string[] = [];
-  const worker = runWorker(
-    zk,
-    {
-      request: async (task) => {
-        order.push(task.name);
-        return { size: 42 };
-      },
-      download: async (task) => {
-        order.push(task.name);
-        return { saved: `/tmp/${task.name}` };
-      },
-    },
-    { world: 'files', concurrency: 4 },
-  );
-  for (let i = 0; i < 200 && (await engine.counts()).completed < 2; i++) {
-    await new Promise((r) => setTimeout(r, 25));
+  const saved = process.env.ZK;
+  delete process.env.ZK;
+  try {
+    const logs = await run(example(rootReadme, '## In your own code'));
+    await eventually(() => logs.some((l) => l[0] === 'completed'));
+    expect(logs).toEqual([
+      ['requestFile_a', { size: 'https://x/a'.length }],
+      ['downloadFile_a', { saved: '/tmp/downloadFile_a' }],
+      ['completed', '/tmp/downloadFile_a'],
+    ]);
+  } finally {
+    if (saved !== undefined) process.env.ZK = saved;
   }
-  await worker.stop();
-  expect(order).toEqual(['requestFile_a', 'downloadFile_a']);
-  expect(await engine.task(['requestFile_a', 'downloadFile_a'])).toMatchObject({
-    state: 'completed',
-    result: { saved: '/tmp/downloadFile_a' },
-  });
-  await zk.close();
+});
+
+// The package README's example runs to its end (it awaits the worker) and logs the result.
+it('the @zoott/core README example runs a typed tree to completion', async () => {
+  const logs = await run(example(coreReadme, '## Example'));
+  expect(logs).toEqual([['https://example.org/a'.length]]);
 });

@@ -14,6 +14,8 @@ export type AclTriple = [scheme: string, user: string, perms: string];
  *
  * @throws ZoottError INVALID_ACL_SPEC for a malformed spec or a permission outside `cdrwa`.
  */
+export function makeDigestAcl(specs: readonly AclSpec[]): Acl[];
+export function makeDigestAcl(specs: readonly AclSpec[] | null | undefined): Acl[] | null;
 export function makeDigestAcl(specs: readonly AclSpec[] | null | undefined): Acl[] | null {
   if (specs === null || specs === undefined) return null;
   return specs.map((spec, i) => {

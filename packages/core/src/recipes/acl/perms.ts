@@ -12,6 +12,7 @@ const SHORT: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(LONG).map(([s, l]) => [l, s]),
 );
 
+/** Letter case of the permission names `permToLong` returns. */
 export interface PermCaseOptions {
   /** Lower-case result (the default); `false` gives upper case (`CREATE`, `CDRWA`). */
   lower?: boolean;

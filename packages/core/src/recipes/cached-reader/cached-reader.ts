@@ -20,6 +20,7 @@ export type CachedReaderCallback<T extends JsonObject> = (
   current: T,
 ) => void;
 
+/** Options of `CachedReader.open`: the change callback, and how to connect when not given a Coordinator. */
 export interface CachedReaderOptions<T extends JsonObject> {
   callback?: CachedReaderCallback<T>;
   /** Opens a session when `source` is not a Coordinator (see `ConnectFn`). */

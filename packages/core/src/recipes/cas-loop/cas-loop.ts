@@ -10,6 +10,7 @@ import {
 /** Sets the value the current round writes; not calling it ends the loop without a write. */
 export type CasSetter<T> = (value: T) => void;
 
+/** Options of `casLoop`: JSON coding of the value, and how to connect when not given a Coordinator. */
 export interface CasLoopOptions {
   /** Decode the node as JSON and encode what is set as JSON (default `true`). */
   json?: boolean;

@@ -15,6 +15,7 @@ import {
   validateHierarchy,
 } from './hierarchy-types.js';
 
+/** Options of `initHierarchy`: where the tree goes, whether existing values are overwritten, how to connect. */
 export interface InitHierarchyOptions {
   /** Where the top-level names are created (default `/`). */
   root?: string;

@@ -22,6 +22,7 @@ import { LockTimeout } from './lock-timeout.js';
 /** Why `onLost` fired: the session ended, or the lock node was deleted or rewritten by someone else. */
 export type LockLostReason = 'session' | 'node';
 
+/** Options of a `Lock`: its coordinator or settings, and what to do when it is lost. */
 export interface LockOptions {
   /** A connected Coordinator to use (zkutil's `zkclient`); the lock never closes it. */
   coordinator?: Coordinator;

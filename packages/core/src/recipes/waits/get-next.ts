@@ -1,6 +1,7 @@
 import type { Coordinator, NodeData } from '../../contract/coordinator.js';
 import { conditionedWait, type WaitOptions } from './conditioned-wait.js';
 
+/** Options of `getNext`: the version already seen, plus those of every wait. */
 export interface GetNextOptions extends WaitOptions {
   /** Return once the node's version is greater than this; -1 (the default) returns at once. */
   version?: number;
