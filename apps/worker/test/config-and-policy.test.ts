@@ -1,18 +1,76 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CREATOR_ALL_ACL, digestAcl, OPEN_ACL } from '@zoott/core';
+import { CREATOR_ALL_ACL, DEFAULT_MAX_RESULT_BYTES, digestAcl, OPEN_ACL } from '@zoott/core';
 import { describe, expect, it } from 'vitest';
 import {
   aclFromSettings,
   execPolicy,
+  FILE_KEYS,
   globToRegExp,
   jobEnvironment,
+  maskCredential,
+  parseCredential,
   readConfigFile,
   replyDir,
   resolveSettings,
   SETTINGS,
+  settingDefault,
+  settingsFor,
 } from '../src/index.js';
+import { DEFAULT_KILL_GRACE_MS } from '../src/jobs/regular.js';
+
+describe('the shared config file and credentials', () => {
+  it('reads one credential syntax: user:password or digest:user:password', () => {
+    expect(parseCredential('alice:se:cret', 'auth')).toEqual({
+      scheme: 'digest',
+      auth: 'alice:se:cret',
+    });
+    expect(parseCredential('digest:alice:se:cret', 'auth').auth).toBe('alice:se:cret');
+    expect(parseCredential('digest:digest:pw', 'auth').auth).toBe('digest:pw');
+    for (const bad of ['nocolon', ':pw', 'alice:', 'digest:'])
+      expect(() => parseCredential(bad, 'ZOOTT_AUTH')).toThrow(
+        /ZOOTT_AUTH: expected user:password/,
+      );
+    // The message never repeats a password.
+    expect(() => parseCredential('alice:', 'auth')).not.toThrow(/secret/);
+    expect(maskCredential('digest:alice:se:cret')).toBe('digest:alice:****');
+    expect(maskCredential('alice:x')).toBe('alice:****');
+  });
+
+  it('gives each tool the top level it knows plus its own section, and checks both', () => {
+    const doc = {
+      connect: 'h:1/app',
+      lockDir: '/l',
+      concurrency: 2,
+      cli: { connectTimeout: 3 },
+      worker: { world: 'jobs' },
+    };
+    expect(settingsFor(doc, 'worker', FILE_KEYS, 'f.yaml')).toEqual({
+      connect: 'h:1/app',
+      concurrency: 2,
+      world: 'jobs',
+    });
+    expect(settingsFor(doc, 'cli', FILE_KEYS, 'f.yaml')).toEqual({
+      connect: 'h:1/app',
+      lockDir: '/l',
+      connectTimeout: 3,
+    });
+    expect(() => settingsFor({ worker: { lockDir: '/l' } }, 'cli', FILE_KEYS, 'f.yaml')).toThrow(
+      /f.yaml: worker.lockDir: unknown worker setting/,
+    );
+    expect(() => settingsFor({ cli: 3 }, 'worker', FILE_KEYS, 'f.yaml')).toThrow(
+      /cli: must be a mapping/,
+    );
+  });
+
+  it("the table's defaults are the job runner's", () => {
+    expect(settingDefault('killGraceMs')).toBe(DEFAULT_KILL_GRACE_MS);
+    expect(settingDefault('maxOutputBytes')).toBe(DEFAULT_MAX_RESULT_BYTES);
+    expect(new Set(SETTINGS.map((s) => s.flag)).size).toBe(SETTINGS.length);
+    expect(new Set(SETTINGS.map((s) => s.env)).size).toBe(SETTINGS.length);
+  });
+});
 
 describe('settings', () => {
   it('takes a flag over the environment over the file over nothing', () => {
@@ -60,7 +118,7 @@ describe('settings', () => {
       writeFileSync(join(dir, 'ok.json'), '{"world":"w","metricsPort":9464}');
       writeFileSync(join(dir, 'bad.json'), '{world:');
       expect(readConfigFile(join(dir, 'ok.json'))).toEqual({ world: 'w', metricsPort: 9464 });
-      expect(() => readConfigFile(join(dir, 'bad.json'))).toThrow(/is not valid JSON/);
+      expect(() => readConfigFile(join(dir, 'bad.json'))).toThrow(/does not parse/);
       expect(() => readConfigFile(join(dir, 'none.json'))).toThrow(/cannot read the config file/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
