@@ -37,7 +37,8 @@ Connection: --connect, else ZOOTT_CONNECT, else the config file (--config, ZOOTT
 --connect h1:2181,h2:2181/myapp. \`zoott demo\` without any of them runs embedded (no ZooKeeper).
 Tasks are named by key a|b|c or by tree path a/b/c.
 Exit codes: 0 ok, 1 unexpected error, 2 bad usage or input, 3 ZooKeeper unreachable,
-4 auth failure, 5 not found, 6 timeout, 7 wrong task state, 8 tasks failed, 130 interrupted;
+4 auth failure, 5 not found, 6 timeout, 7 wrong task state, 8 tasks failed,
+9 the task asked about is corrupt, 130 interrupted;
 \`lock\` and \`submit --wait\` exit with the command's / job's own code.`;
 
 /** Builds the `zoott` program; actions record their exit code in `state`. */

@@ -1,4 +1,4 @@
-import type { EngineLogger } from '@zoott/core';
+import type { CorruptSink, EngineLogger } from '@zoott/core';
 import {
   type Coordinator,
   CREATOR_ALL_ACL,
@@ -164,6 +164,8 @@ export async function ensureChroot(s: Settings): Promise<void> {
 export class Session {
   private zk: Promise<Coordinator> | null = null;
   private eng: Engine | null = null;
+  /** Told about the nodes the engine's reads skip as corrupt. */
+  onCorrupt: CorruptSink | undefined;
 
   constructor(
     readonly settings: Settings,
@@ -181,6 +183,7 @@ export class Session {
       this.eng = createEngine(await this.coordinator(), {
         world: this.settings.world,
         logger: cliLogger(this.debug),
+        ...(this.onCorrupt ? { onCorrupt: this.onCorrupt } : {}),
       });
     return this.eng;
   }

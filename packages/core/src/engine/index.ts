@@ -1,4 +1,11 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
+export {
+  type CorruptNode,
+  type CorruptSink,
+  type NodeShape,
+  readNode,
+  shapes as nodeShapes,
+} from './corrupt.js';
 export { createEngine, Engine, type EngineOptions, type QueueParent } from './engine.js';
 export {
   bucketName,

@@ -1,4 +1,5 @@
 import type { TaskKey } from '../tree/keys.js';
+import type { CorruptNode } from './corrupt.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -150,6 +151,11 @@ export interface TaskRecord {
   result?: unknown;
   error?: TaskError;
   lastError?: TaskError;
+  /**
+   * This task's nodes that could not be read (not JSON, wrong shape); the fields they hold
+   * are missing above. Absent when every node read fine.
+   */
+  corrupt?: CorruptNode[];
 }
 
 /** One node of `tree()`. */
@@ -159,6 +165,8 @@ export interface TreeNode {
   type: string;
   state: TaskStateName | null;
   children: TreeNode[];
+  /** Why the tree node's data could not be read (its type is then unknown, `''`). */
+  corrupt?: string;
 }
 
 /** A task in `list(state)`. */
