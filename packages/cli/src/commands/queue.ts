@@ -164,7 +164,11 @@ export const queueCommand: CommandBody = async (ctx, cmd: Command) => {
   const spec = specFromFlags(name, flags);
   const engine = await ctx.session().engine();
   const queued = await queueSpec(engine, spec);
-  if (ctx.json) ctx.printJson({ queued: queued.map((q) => ({ ...q, key: showKey(q.key) })) });
+  if (ctx.json)
+    ctx.printJson({
+      queued: queued.map((q) => ({ ...q, key: showKey(q.key) })),
+      corrupt: ctx.corrupt.list(),
+    });
   else if (queued.length) ctx.out(queued.map(describe).join('\n'));
   if (queued.length === 0) {
     if (!ctx.json)
