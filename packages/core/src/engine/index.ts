@@ -18,6 +18,7 @@ export {
   parseEntryName,
   WorldLayout,
 } from './layout.js';
+export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export { backoffDelay, systemEngineClock } from './support.js';
