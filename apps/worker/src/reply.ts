@@ -128,6 +128,8 @@ export interface WaitForResultOptions extends ReplyAddress {
    */
   consume?: boolean;
   signal?: AbortSignal;
+  /** Result node names to pass over (e.g. those already there when a waiter began). */
+  skip?: (name: string) => boolean;
 }
 
 /** A result read from the reply channel. */
@@ -162,6 +164,7 @@ export async function waitForResult<T = unknown>(
     });
     const names = await listOrWatch(c, dir, () => wake());
     for (const name of names.sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
+      if (options.skip?.(name)) continue;
       const path = `${dir}/${name}`;
       let data: Uint8Array;
       let stat: Stat;

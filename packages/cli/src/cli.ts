@@ -115,10 +115,11 @@ export function buildProgram(state: RunState): Command {
     program
       .command('wait')
       .argument('<routingkey>', 'routing key of the reply path')
-      .description('wait for the next result published on a reply path')
+      .description('wait for the next result published on a reply path after it began')
       .option('--exchange <name>', 'exchange (default: the default exchange)')
       .option('--timeout <seconds>', 'give up after this long (exit 6)')
       .option('--peek', 'leave the result in place instead of consuming it')
+      .option('--any', 'also take a result that was already there (the oldest)')
       .action(run(waitCommand)),
     'zoott wait nightly-report --timeout 60',
   );
