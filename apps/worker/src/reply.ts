@@ -230,6 +230,8 @@ export interface WaitForResultOptions extends ReplyAddress {
    */
   consume?: boolean;
   signal?: AbortSignal;
+  /** Result node names to pass over (e.g. those already there when a waiter began). */
+  skip?: (name: string) => boolean;
 }
 
 /** A result read from the reply channel. */
@@ -271,6 +273,7 @@ export async function waitForResult<T = unknown>(
     const names = await listOrWatch(c, dir, () => wake());
     if (names !== null) await checkReplyPath(c, dir, acl);
     for (const name of (names ?? []).sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
+      if (options.skip?.(name)) continue;
       const path = `${dir}/${name}`;
       let data: Uint8Array;
       let stat: Stat;

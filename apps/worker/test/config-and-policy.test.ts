@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CREATOR_ALL_ACL, DEFAULT_MAX_RESULT_BYTES, digestAcl, OPEN_ACL } from '@zoott/core';
+import { CREATOR_ALL_ACL, digestAcl, OPEN_ACL } from '@zoott/core';
+import { DEFAULT_MAX_RESULT_BYTES } from '@zoott/core/jobs';
 import { describe, expect, it } from 'vitest';
 import {
   aclFromSettings,

@@ -39,7 +39,8 @@ Connection: --connect, else ZOOTT_CONNECT, else the config file (--config, ZOOTT
 --connect h1:2181,h2:2181/myapp. \`zoott demo\` without any of them runs embedded (no ZooKeeper).
 Tasks are named by key a|b|c or by tree path a/b/c.
 Exit codes: 0 ok, 1 unexpected error, 2 bad usage or input, 3 ZooKeeper unreachable,
-4 auth failure, 5 not found, 6 timeout, 7 wrong task state, 8 tasks failed, 130 interrupted;
+4 auth failure, 5 not found, 6 timeout, 7 wrong task state, 8 tasks failed,
+9 the task asked about is corrupt, 130 interrupted;
 \`lock\` and \`submit --wait\` exit with the command's / job's own code.`;
 
 /** Builds the `zoott` program; actions record their exit code in `state`. */
@@ -143,10 +144,11 @@ export function buildProgram(state: RunState): Command {
     program
       .command('wait')
       .argument('<routingkey>', 'routing key of the reply path')
-      .description('wait for the next result published on a reply path')
+      .description('wait for the next result published on a reply path after it began')
       .option('--exchange <name>', 'exchange (default: the default exchange)')
       .option('--timeout <seconds>', 'give up after this long (exit 6)')
       .option('--peek', 'leave the result in place instead of consuming it')
+      .option('--any', 'also take a result that was already there (the oldest)')
       .action(run(waitCommand)),
     'zoott wait nightly-report --timeout 60',
   );

@@ -6,7 +6,7 @@ import {
   type EngineLogger,
   isZoottError,
 } from '@zoott/core';
-import { validateUserWorldName } from '@zoott/core/internal';
+import { type CorruptSink, validateUserWorldName } from '@zoott/core/internal';
 import { ZkConf } from '@zoott/core/recipes';
 import { parseCredential, readAuthFile } from '@zoott/worker/config';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
@@ -199,6 +199,8 @@ export async function ensureChroot(s: Settings): Promise<void> {
 export class Session {
   private zk: Promise<Coordinator> | null = null;
   private eng: Engine | null = null;
+  /** Told about the nodes the engine's reads skip as corrupt. */
+  onCorrupt: CorruptSink | undefined;
 
   constructor(
     readonly settings: Settings,
@@ -216,6 +218,7 @@ export class Session {
       this.eng = createEngine(await this.coordinator(), {
         world: this.settings.world,
         logger: cliLogger(this.debug),
+        ...(this.onCorrupt ? { onCorrupt: this.onCorrupt } : {}),
       });
     return this.eng;
   }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type GlobalOptions, resolveSettings, Session, type Settings } from './connection.js';
+import { CorruptLog } from './corrupt-log.js';
 import { type Colors, colorsFor } from './output/colors.js';
 
 /** What every command gets: merged settings, a lazy session, output helpers. */
@@ -8,6 +9,8 @@ export class CommandContext {
   private sess: Session | null = null;
   readonly colors: Colors;
   readonly errColors: Colors;
+  /** Nodes this command could not read; printed as warnings, and in --json documents. */
+  readonly corrupt = new CorruptLog();
 
   constructor(
     readonly globals: GlobalOptions,
@@ -39,7 +42,10 @@ export class CommandContext {
   }
 
   session(): Session {
-    if (!this.sess) this.sess = new Session(this.settings, this.globals.debug === true);
+    if (!this.sess) {
+      this.sess = new Session(this.settings, this.globals.debug === true);
+      this.sess.onCorrupt = this.corrupt.add;
+    }
     return this.sess;
   }
 

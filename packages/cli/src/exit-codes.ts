@@ -20,6 +20,11 @@ export const ExitCode = {
   CONFLICT: 7,
   /** The demo or drain finished, but some tasks failed for good. */
   TASKS_FAILED: 8,
+  /**
+   * The node asked about holds data zoott cannot read (not JSON, or not of zoott's shape);
+   * what could be read is still printed. Other corrupt nodes only warn.
+   */
+  CORRUPT: 9,
   /** Interrupted by SIGINT/SIGTERM. */
   INTERRUPTED: 130,
 } as const;

@@ -23,14 +23,33 @@ export function runner(state: RunState) {
       const ctx = CommandContext.of(cmd, state.signal);
       try {
         const result = await body(ctx, cmd);
+        warnCorrupt(ctx);
         const code = typeof result === 'number' ? result : ExitCode.OK;
         state.exitCode = state.signal.aborted && code === 0 ? ExitCode.INTERRUPTED : code;
       } catch (err) {
+        warnCorrupt(ctx);
         state.exitCode = report(err, ctx);
       } finally {
         await ctx.close();
       }
     };
+}
+
+/**
+ * One warning line per corrupt node the command skipped, on stderr (in --json mode too: the
+ * verbs that read tasks also put them in their document under `corrupt`).
+ */
+function warnCorrupt(ctx: CommandContext): void {
+  const bad = ctx.corrupt.list();
+  if (bad.length === 0) return;
+  const c = ctx.errColors;
+  for (const n of bad)
+    process.stderr.write(`${c.yellow('corrupt:')} ${n.path}: ${n.reason}
+`);
+  process.stderr.write(
+    `${c.dim('hint:')} ${bad.length === 1 ? 'this node was' : `these ${bad.length} nodes were`} skipped; repair or delete ${bad.length === 1 ? 'it' : 'them'} (\`zoott cancel <task>\` removes a task with all its nodes)
+`,
+  );
 }
 
 /** Prints an error the friendly way (stack only with --debug) and returns its exit code. */

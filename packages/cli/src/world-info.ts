@@ -1,5 +1,19 @@
-import { type ClaimIdentity, type Engine, isZoottError } from '@zoott/core';
-import { decodeJson, type EntryData, parseEntryName, type WorkerInfo } from '@zoott/core/internal';
+import {
+  type ClaimIdentity,
+  type Engine,
+  isZoottError,
+  type TaskKey,
+  type TaskStateName,
+} from '@zoott/core';
+import {
+  type CorruptSink,
+  decodeKey,
+  type EntryData,
+  nodeShapes,
+  parseEntryName,
+  readNode,
+  type WorkerInfo,
+} from '@zoott/core/internal';
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
 export interface WorkerView extends Omit<WorkerInfo, 'version'> {
@@ -20,8 +34,24 @@ async function absentIsEmpty<T>(p: Promise<T[]>): Promise<T[]> {
   }
 }
 
-/** Who holds each working task: key → worker id (read from the working nodes). */
-export async function claimsByKey(engine: Engine): Promise<Map<string, ClaimIdentity>> {
+/** A node's data and stat, or `null` when it is gone (it left while we looked). */
+async function getOrNull(engine: Engine, path: string) {
+  try {
+    return await engine.coordinator.get(path);
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE')) return null;
+    throw err;
+  }
+}
+
+/**
+ * Who holds each working task: key → claim (read from the working nodes). A working node
+ * that is not a claim is reported to `sink` and left out.
+ */
+export async function claimsByKey(
+  engine: Engine,
+  sink: CorruptSink,
+): Promise<Map<string, ClaimIdentity>> {
   const ctx = await engine.context();
   const c = engine.coordinator;
   const out = new Map<string, ClaimIdentity>();
@@ -31,14 +61,12 @@ export async function claimsByKey(engine: Engine): Promise<Map<string, ClaimIden
       const keys = await absentIsEmpty(c.children(dir));
       await Promise.all(
         keys.map(async (k) => {
-          try {
-            const got = await c.get(`${dir}/${k}`);
-            // Only an ephemeral node is a claim; a persistent one is reported by `doctor`.
-            if (got.stat.ephemeralOwner === null) return;
-            out.set(k, decodeJson<ClaimIdentity>(got.data, `${dir}/${k}`));
-          } catch (err) {
-            if (!isZoottError(err, 'NO_NODE')) throw err;
-          }
+          const path = `${dir}/${k}`;
+          const got = await getOrNull(engine, path);
+          // Only an ephemeral node is a claim; a persistent one is reported by `doctor`.
+          if (!got || got.stat.ephemeralOwner === null) return;
+          const claim = readNode<ClaimIdentity>(got.data, path, nodeShapes.claim, sink);
+          if (claim) out.set(k, claim);
         }),
       );
     }),
@@ -46,49 +74,63 @@ export async function claimsByKey(engine: Engine): Promise<Map<string, ClaimIden
   return out;
 }
 
-/** The live workers of the engine's world (registry children), oldest first. */
-export async function listWorkers(engine: Engine): Promise<WorkerView[]> {
+/**
+ * The live workers of the engine's world (registry children), oldest first. A registry node
+ * that is not a worker's is reported to `sink` and left out.
+ */
+export async function listWorkers(engine: Engine, sink: CorruptSink): Promise<WorkerView[]> {
   const ctx = await engine.context();
   const c = engine.coordinator;
   const dir = ctx.layout.registry;
-  const [names, claims] = await Promise.all([absentIsEmpty(c.children(dir)), claimsByKey(engine)]);
+  const [names, claims] = await Promise.all([
+    absentIsEmpty(c.children(dir)),
+    claimsByKey(engine, sink),
+  ]);
   const views = await Promise.all(
     names.sort().map(async (node): Promise<WorkerView | null> => {
-      try {
-        const got = await c.get(`${dir}/${node}`);
-        // A persistent node is no worker: it would show "alive" forever (`doctor` reports it).
-        if (got.stat.ephemeralOwner === null) return null;
-        const info = decodeJson<WorkerInfo>(got.data, `${dir}/${node}`);
-        const running = [...claims].filter(([, who]) => who.worker === info.id).map(([k]) => k);
-        const view: WorkerView = {
-          node,
-          id: info.id,
-          types: info.types ?? [],
-          buckets: info.buckets ?? [],
-          started: info.started,
-          running: running.sort(),
-        };
-        if (info.host !== undefined) view.host = info.host;
-        if (info.pid !== undefined) view.pid = info.pid;
-        if (info.server !== undefined) view.server = info.server;
-        return view;
-      } catch (err) {
-        if (isZoottError(err, 'NO_NODE')) return null; // left while we looked
-        throw err;
-      }
+      const path = `${dir}/${node}`;
+      const got = await getOrNull(engine, path);
+      // A persistent node is no worker: it would show "alive" forever (`doctor` reports it).
+      if (!got || got.stat.ephemeralOwner === null) return null;
+      const info = readNode<WorkerInfo>(got.data, path, nodeShapes.worker, sink);
+      if (!info) return null;
+      const running = [...claims].filter(([, who]) => who.worker === info.id).map(([k]) => k);
+      const view: WorkerView = {
+        node,
+        id: info.id,
+        types: Array.isArray(info.types) ? info.types : [],
+        buckets: Array.isArray(info.buckets) ? info.buckets : [],
+        started: info.started,
+        running: running.sort(),
+      };
+      if (info.host !== undefined) view.host = info.host;
+      if (info.pid !== undefined) view.pid = info.pid;
+      if (info.server !== undefined) view.server = info.server;
+      return view;
     }),
   );
   return views.filter((v): v is WorkerView => v !== null);
 }
 
+/** What waits in the pending area: when the oldest was queued, and how many of each type. */
+export interface PendingSummary {
+  /** When the oldest waiting task was queued (ms), `null` when none waits. */
+  oldest: number | null;
+  /** Waiting tasks per type (a corrupt entry has no type and is not counted). */
+  byType: Record<string, number>;
+}
+
 /**
- * When the oldest task still waiting (pending, not working, not failed) was queued, or
- * `null` when none waits. Per bucket the first entry by sequence is the oldest queued there.
+ * Reads every waiting entry (pending, not working, not failed): one small read per entry,
+ * all of a bucket at once. An entry that cannot be read is reported to `sink`; it still has
+ * an age (its node's creation time).
  */
-export async function oldestPending(engine: Engine): Promise<number | null> {
+export async function pendingSummary(engine: Engine, sink: CorruptSink): Promise<PendingSummary> {
   const ctx = await engine.context();
   const c = engine.coordinator;
-  const times = await Promise.all(
+  const byType: Record<string, number> = {};
+  let oldest: number | null = null;
+  await Promise.all(
     range(ctx.layout.buckets).map(async (b) => {
       const dir = ctx.layout.bucketPath('p', b);
       const [p, w] = await Promise.all([
@@ -98,19 +140,122 @@ export async function oldestPending(engine: Engine): Promise<number | null> {
       const working = new Set(w);
       const waiting = p
         .flatMap((n) => parseEntryName(n) ?? [])
-        .filter((e) => e.kind !== 'x' && !working.has(e.encodedKey))
-        .sort((x, y) => x.seq - y.seq);
-      const first = waiting[0];
-      if (!first) return null;
-      try {
-        const got = await c.get(`${dir}/${first.name}`);
-        return decodeJson<EntryData>(got.data, `${dir}/${first.name}`).queuedAt ?? got.stat.ctime;
-      } catch (err) {
-        if (isZoottError(err, 'NO_NODE')) return null;
-        throw err;
-      }
+        .filter((e) => e.kind !== 'x' && !working.has(e.encodedKey));
+      await Promise.all(
+        waiting.map(async (e) => {
+          const path = `${dir}/${e.name}`;
+          const got = await getOrNull(engine, path);
+          if (!got) return;
+          const entry = readNode<EntryData>(got.data, path, nodeShapes.entry, sink);
+          const at = typeof entry?.queuedAt === 'number' ? entry.queuedAt : got.stat.ctime;
+          oldest = oldest === null ? at : Math.min(oldest, at);
+          if (entry && typeof entry.type === 'string')
+            byType[entry.type] = (byType[entry.type] ?? 0) + 1;
+        }),
+      );
     }),
   );
-  const known = times.filter((t): t is number => typeof t === 'number');
-  return known.length === 0 ? null : Math.min(...known);
+  return { oldest, byType };
+}
+
+/** A task of `ls`: what `show` will find under the same key. */
+export interface CheckedTask {
+  key: TaskKey;
+  state: TaskStateName;
+  priority?: number;
+  /** Path of the node `ls` read for it: the pending entry, or the working/completed record. */
+  path: string;
+}
+
+/**
+ * The tasks in one state, in claim order per bucket, listed only when `show` finds them
+ * too: each must have its tree node, a valid key and sit in its key's bucket. Anything else
+ * in the area (an entry without a task, in the wrong bucket, with a bad key) is reported to
+ * `sink` instead of listed. Pending and failed entries are read and checked as well (a
+ * corrupt one is listed and reported); completed records are not read (they can be large).
+ */
+export async function checkedList(
+  engine: Engine,
+  state: TaskStateName,
+  sink: CorruptSink,
+): Promise<CheckedTask[]> {
+  const ctx = await engine.context();
+  const { layout } = ctx;
+  const c = engine.coordinator;
+  const perBucket = await Promise.all(
+    range(layout.buckets).map(async (b): Promise<CheckedTask[]> => {
+      const pDir = layout.bucketPath('p', b);
+      const wDir = layout.bucketPath('w', b);
+      const cDir = layout.bucketPath('c', b);
+      const [p, w, done] = await Promise.all([
+        absentIsEmpty(c.children(pDir)),
+        absentIsEmpty(c.children(wDir)),
+        absentIsEmpty(c.children(cDir)),
+      ]);
+      const working = new Set(w);
+      // A completed record wins over an entry of the same key, as in `show`.
+      const completed = new Set(done);
+      const found: (CheckedTask & { encoded: string; seq: number; entry?: boolean })[] = [];
+      if (state === 'completed')
+        for (const k of done)
+          found.push({ key: [], encoded: k, state, path: `${cDir}/${k}`, seq: 0 });
+      else {
+        const entries = p.flatMap((n) => parseEntryName(n) ?? []);
+        entries.sort((x, y) =>
+          x.priority !== y.priority ? y.priority - x.priority : x.seq - y.seq,
+        );
+        for (const e of entries) {
+          const s: TaskStateName =
+            e.kind === 'x' ? 'failed' : working.has(e.encodedKey) ? 'working' : 'pending';
+          if (s !== state || completed.has(e.encodedKey)) continue;
+          found.push({
+            key: [],
+            encoded: e.encodedKey,
+            state: s,
+            priority: e.priority,
+            path: `${pDir}/${e.name}`,
+            seq: e.seq,
+            entry: true,
+          });
+        }
+      }
+      const checked = await Promise.all(
+        found.map(async (t): Promise<CheckedTask | null> => {
+          let key: TaskKey;
+          try {
+            key = decodeKey(t.encoded, ctx.limits);
+          } catch (err) {
+            sink({
+              path: t.path,
+              reason: `its name holds no valid task key: ${(err as Error).message}`,
+            });
+            return null;
+          }
+          const home = layout.bucketOf(key);
+          if (home !== b) {
+            sink({
+              path: t.path,
+              reason: `it sits in bucket ${b}, but task ${t.encoded} belongs in bucket ${home}`,
+            });
+            return null;
+          }
+          const treePath = layout.treePath(key);
+          const [node, got] = await Promise.all([
+            c.exists(treePath),
+            t.entry && state !== 'working' ? getOrNull(engine, t.path) : Promise.resolve(null),
+          ]);
+          if (!node) {
+            sink({ path: t.path, reason: `task ${t.encoded} has no tree node (${treePath})` });
+            return null;
+          }
+          if (got) readNode<EntryData>(got.data, t.path, nodeShapes.entry, sink);
+          const out: CheckedTask = { key, state: t.state, path: t.path };
+          if (t.priority !== undefined) out.priority = t.priority;
+          return out;
+        }),
+      );
+      return checked.filter((t): t is CheckedTask => t !== null);
+    }),
+  );
+  return perBucket.flat();
 }

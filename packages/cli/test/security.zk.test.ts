@@ -6,7 +6,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Acl, createEngine, digestAcl, encodeJson, runWorker } from '@zoott/core';
+import { type Acl, createEngine, digestAcl, runWorker } from '@zoott/core';
+import { encodeJson } from '@zoott/core/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
 

@@ -91,9 +91,9 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
       json<Record<string, unknown>>(await z(['--json', 'show', 'requestFile_b'])).data,
     ).toEqual({ url: 'http://x/b' });
 
-    const ls = json<{ key: string; state: string; priority: number }[]>(
+    const ls = json<{ tasks: { key: string; state: string; priority: number }[] }>(
       await z(['--json', 'ls', 'pending']),
-    );
+    ).tasks;
     expect(ls.map((t) => t.key).sort()).toEqual([
       'requestFile_a',
       'requestFile_a|downloadFile_a',
@@ -208,9 +208,9 @@ describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () =
       expect(status).toMatchObject({ pending: 0, working: 3, completed: 0, failed: 0 });
       expect(status.workers).toHaveLength(1);
       expect(status.workers[0]).toMatchObject({ id: 'wk-1', running: ['a', 'b', 'c'] });
-      const workers = json<
-        { id: string; host: string; alive: boolean; types: string[]; buckets: number[] }[]
-      >(await z(['--json', 'workers']));
+      const workers = json<{
+        workers: { id: string; host: string; alive: boolean; types: string[]; buckets: number[] }[];
+      }>(await z(['--json', 'workers'])).workers;
       expect(workers).toMatchObject([
         { id: 'wk-1', host: 'test-host', alive: true, types: ['slow'] },
       ]);
@@ -218,7 +218,9 @@ describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () =
       const text = await z(['workers']);
       expect(text.stdout).toMatch(/wk-1\s+test-host\s+alive/);
       expect(
-        json<{ worker: string }[]>(await z(['--json', 'ls', 'working'])).map((t) => t.worker),
+        json<{ tasks: { worker: string }[] }>(await z(['--json', 'ls', 'working'])).tasks.map(
+          (t) => t.worker,
+        ),
       ).toEqual(['wk-1', 'wk-1', 'wk-1']);
 
       const drain = start([
@@ -260,7 +262,7 @@ describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () =
       expect(claim).not.toBeNull();
       expect((await engine.fail(claim!, new Error('kaput'))).status).toBe('failed');
     }
-    const failed = json<{ key: string }[]>(await z(['--json', 'ls', 'failed']));
+    const failed = json<{ tasks: { key: string }[] }>(await z(['--json', 'ls', 'failed'])).tasks;
     expect(failed.map((t) => t.key).sort()).toEqual(['f1', 'f2']);
     expect(
       json<{ error: { message: string } }>(await z(['--json', 'show', 'f1'])).error.message,

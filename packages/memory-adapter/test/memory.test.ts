@@ -1,5 +1,4 @@
-import { type Coordinator, isZoottError, type WatchEvent } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { type Coordinator, isZoottError, utf8, type WatchEvent } from '@zoott/core';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, type MemoryCoordinator, MemoryServer } from '../src/index.js';
 

@@ -10,9 +10,9 @@ import {
   createEngine,
   type Engine,
   isZoottError,
+  utf8,
   type ZoottError,
 } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
 import { submitJob, type WorkerDaemon } from '@zoott/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogLine, loopErrors, startDaemon } from './support/daemon.js';

@@ -11,8 +11,8 @@ import {
   type Engine,
   OPEN_ACL,
   runWorker,
+  utf8,
 } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
 import { codeOf, until, type ZkNamespace, zkNamespace } from './support/zk.js';

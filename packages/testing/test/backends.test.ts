@@ -1,4 +1,4 @@
-import { utf8 } from '@zoott/core/internal';
+import { utf8 } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { describeOnBackends } from '../src/index.js';
 

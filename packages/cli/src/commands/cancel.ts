@@ -8,7 +8,11 @@ interface CancelOptions {
   subtree?: boolean;
 }
 
-/** `zoott cancel <task> [--subtree]`: removes a task (and its descendants) from the queue. */
+/**
+ * `zoott cancel <task> [--subtree]`: removes a task (and its descendants) from the queue.
+ * Cancel reads no task data, so it also removes a task whose nodes are corrupt: that is how
+ * an operator gets rid of one (the corrupt nodes are reported, the exit code is 0).
+ */
 export const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string];
   const key = parseTaskRef(ref);
@@ -18,7 +22,7 @@ export const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
   const removed = (
     await engine.cancel(key, { subtree: cmd.opts<CancelOptions>().subtree === true })
   ).map(showKey);
-  if (ctx.json) ctx.printJson({ cancelled: removed });
+  if (ctx.json) ctx.printJson({ cancelled: removed, corrupt: ctx.corrupt.list() });
   else
     ctx.out(
       removed.length

@@ -19,7 +19,8 @@ interface DoctorOptions {
 export const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
-  const { createEngine, diagnoseWorld, repairWorld, QUARANTINE_ROOT } = await import('@zoott/core');
+  const { createEngine } = await import('@zoott/core');
+  const { diagnoseWorld, repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/internal');
   const c = await ctx.session().coordinator();
   const engine = createEngine(c, { world });
   const engineCtx = await engine.context();

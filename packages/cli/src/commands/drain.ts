@@ -5,6 +5,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from '../output/format.js';
 import { createProgress } from '../output/progress.js';
+import { keepSession, throughOutages } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 
 interface DrainOptions {
@@ -22,7 +23,14 @@ export async function waitUntilDrained(
   options: { intervalMs: number; signal: AbortSignal; onCounts?: (c: AreaCounts) => void },
 ): Promise<AreaCounts | null> {
   for (;;) {
-    const counts = await engine.counts();
+    // Through an outage: wait for the connection (renewed by keepSession) and count again.
+    const counts = await throughOutages(engine.coordinator, options.signal, () =>
+      engine.counts(),
+    ).catch((err: unknown) => {
+      if (options.signal.aborted) return null;
+      throw err;
+    });
+    if (!counts) return null;
     options.onCounts?.(counts);
     if (counts.pending === 0 && counts.working === 0) return counts;
     try {
@@ -35,7 +43,7 @@ export async function waitUntilDrained(
 
 /**
  * `zoott drain`: waits until a world has nothing pending or working, with a progress bar
- * of settled (completed + failed) over all tasks. Exit 0 when drained, 8 when some tasks
+ * of the tasks settled during this drain (with rate and ETA). Rides out a ZooKeeper outage. Exit 0 when drained, 8 when some tasks
  * ended failed, 6 on --timeout.
  */
 export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
@@ -58,20 +66,33 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
       stop.abort();
     }, s * 1000);
   }
+  const offSession = keepSession(engine.coordinator, stop.signal, (t) => ctx.note(t));
+  await engine.context(); // an uninitialised world fails here, before the note
+  ctx.note(`draining world ${engine.world} (Ctrl-C to stop)`);
   const started = Date.now();
   const progress = createProgress({ label: `draining ${engine.world}` });
   let last: AreaCounts | null = null;
+  // The bar counts this drain: tasks settled since it began over those still to settle, so
+  // a world with a long history does not start at 99%; the rate and ETA come from the same.
+  let baseline: number | null = null;
+  let settledNow = 0;
   try {
     const end = await waitUntilDrained(engine, {
       intervalMs,
       signal: stop.signal,
       onCounts: (c) => {
         last = c;
-        const total = c.pending + c.working + c.completed + c.failed;
+        const settled = c.completed + c.failed;
+        baseline ??= settled;
+        settledNow = Math.max(0, settled - baseline);
+        const left = c.pending + c.working;
+        const secs = (Date.now() - started) / 1000;
+        const rate = secs > 0 ? settledNow / secs : 0;
+        const eta = rate > 0 ? ` ETA ${formatDuration((left / rate) * 1000)}` : '';
         progress.update(
-          c.completed + c.failed,
-          total,
-          `(${c.working} working, ${c.failed} failed)`,
+          settledNow,
+          settledNow + left,
+          `(${c.working} working, ${c.failed} failed, ${rate.toFixed(1)}/s${eta})`,
         );
       },
     });
@@ -81,12 +102,13 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
       world: engine.world,
       drained: end !== null,
       ...counts,
+      settledThisDrain: settledNow,
       waitedMs: Date.now() - started,
     };
     if (ctx.json) ctx.printJson(result);
     else if (end)
       ctx.out(
-        `world ${engine.world} drained in ${formatDuration(result.waitedMs)}: ${counts.completed} completed, ${counts.failed} failed`,
+        `world ${engine.world} drained in ${formatDuration(result.waitedMs)}: ${settledNow} settled meanwhile; ${counts.completed} completed, ${counts.failed} failed in all`,
       );
     if (timedOut) {
       if (!ctx.json)
@@ -98,6 +120,7 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
     if (!end) return ExitCode.INTERRUPTED;
     return counts.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
   } finally {
+    offSession();
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', relay);
   }

@@ -3,11 +3,14 @@ import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
-import { claimsByKey } from '../world-info.js';
+import { checkedList, claimsByKey } from '../world-info.js';
 
 export const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 
-/** `zoott ls <state>`: the tasks in one state, in claim order per bucket. */
+/**
+ * `zoott ls <state>`: the tasks in one state, in claim order per bucket. Only tasks `show`
+ * finds are listed; stray or unreadable nodes of the area are reported as corrupt.
+ */
 export const lsCommand: CommandBody = async (ctx, cmd: Command) => {
   const [state] = cmd.processedArgs as [string];
   if (!STATES.includes(state as TaskStateName))
@@ -17,8 +20,10 @@ export const lsCommand: CommandBody = async (ctx, cmd: Command) => {
       `use one of: ${STATES.join(', ')}`,
     );
   const engine = await ctx.session().engine();
-  const tasks = await engine.list(state as TaskStateName);
-  const claims = state === 'working' ? await claimsByKey(engine) : new Map();
+  const [tasks, claims] = await Promise.all([
+    checkedList(engine, state as TaskStateName, ctx.corrupt.add),
+    state === 'working' ? claimsByKey(engine, ctx.corrupt.add) : Promise.resolve(new Map()),
+  ]);
   const rows = tasks.map((t) => {
     const key = t.key.join('|');
     const row: { key: string; state: string; priority?: number; worker?: string } = {
@@ -31,16 +36,26 @@ export const lsCommand: CommandBody = async (ctx, cmd: Command) => {
     return row;
   });
   if (ctx.json) {
-    ctx.printJson(rows);
+    ctx.printJson({ world: engine.world, state, tasks: rows, corrupt: ctx.corrupt.list() });
     return;
   }
   if (rows.length === 0) {
     ctx.note(`no ${state} tasks in world ${engine.world}`);
     return;
   }
+  const c = ctx.colors;
+  // Completed records keep no priority; only working tasks have a worker.
+  const withPriority = state !== 'completed';
+  const withWorker = state === 'working';
+  const header = ['TASK', ...(withPriority ? ['PRIORITY'] : []), ...(withWorker ? ['WORKER'] : [])];
   ctx.out(
     renderTable(
-      rows.map((r) => [r.key, r.priority !== undefined ? String(r.priority) : '', r.worker ?? '']),
+      rows.map((r) => [
+        r.key,
+        ...(withPriority ? [r.priority !== undefined ? String(r.priority) : '-'] : []),
+        ...(withWorker ? [r.worker ?? '?'] : []),
+      ]),
+      header.map((h) => c.dim(h)),
     ),
   );
 };

@@ -1,6 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Engine, PlacementHints, QueuedTask, QueueOptions, QueueParent } from '@zoott/core';
+import {
+  compileParentPattern,
+  resolveQueueOptions,
+  validateKey,
+  validateTaskInfo,
+} from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError, explain } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -164,7 +170,11 @@ export const queueCommand: CommandBody = async (ctx, cmd: Command) => {
   const spec = specFromFlags(name, flags);
   const engine = await ctx.session().engine();
   const queued = await queueSpec(engine, spec);
-  if (ctx.json) ctx.printJson({ queued: queued.map((q) => ({ ...q, key: showKey(q.key) })) });
+  if (ctx.json)
+    ctx.printJson({
+      queued: queued.map((q) => ({ ...q, key: showKey(q.key) })),
+      corrupt: ctx.corrupt.list(),
+    });
   else if (queued.length) ctx.out(queued.map(describe).join('\n'));
   if (queued.length === 0) {
     if (!ctx.json)
@@ -174,40 +184,135 @@ export const queueCommand: CommandBody = async (ctx, cmd: Command) => {
   return ExitCode.OK;
 };
 
+/** A --from line that passed every check, with its line number. */
+interface LineSpec {
+  spec: TaskSpec;
+  line: number;
+}
+
+/**
+ * Everything about one line that can be known without writing: its shape, the task's name,
+ * type and data, priority, attempts and hints, the parent reference or pattern, the
+ * child-name template and the key it makes under an exact parent. Throws what is wrong.
+ */
+function checkSpec(ctx: Awaited<ReturnType<Engine['context']>>, spec: TaskSpec): void {
+  validateTaskInfo({ name: spec.name, type: spec.type, data: spec.data ?? null }, ctx.limits);
+  const options: QueueOptions = {};
+  if (spec.priority !== undefined) options.priority = spec.priority;
+  if (spec.hints !== undefined) options.hints = spec.hints;
+  if (spec.attempts !== undefined) options.maxAttempts = spec.attempts;
+  resolveQueueOptions(ctx, options);
+  if (spec.childName !== undefined && spec.parent === undefined)
+    throw new CliError('"childName" only applies with a "parent"');
+  if (typeof spec.parent === 'string') {
+    const parent = parseTaskRef(spec.parent);
+    const child = spec.childName
+      ? templateFunctor(spec.childName)(parent[parent.length - 1]!, spec.name)
+      : spec.name;
+    validateKey([...parent, child], ctx.limits);
+  } else if (spec.parent) {
+    compileParentPattern(spec.parent);
+    if (spec.childName !== undefined) templateFunctor(spec.childName, spec.parent.name);
+  }
+}
+
+/** `1-3, 7, 9-12` */
+function ranges(lines: number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const n of [...lines].sort((a, b) => a - b)) {
+    const last = out[out.length - 1];
+    if (last && n === last[1] + 1) last[1] = n;
+    else out.push([n, n]);
+  }
+  return out;
+}
+
+const showRanges = (r: [number, number][]) =>
+  r.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');
+
+/**
+ * Reads and checks every line before anything is written: a file with a bad line queues
+ * nothing, and every bad line is named. Then queues line by line (runs of top-level tasks
+ * several at a time) and, when a write fails, stops and says exactly which lines were
+ * queued and which were not.
+ */
 async function queueFromFile(
   json: boolean,
   file: string,
   engine: Engine,
   ctx: { printJson(v: unknown): void; out(s: string): void; note(s: string): void },
 ): Promise<number> {
-  await engine.context();
-  const specs: { spec: TaskSpec; line: number }[] = [];
+  const ectx = await engine.context();
+  const specs: LineSpec[] = [];
+  const bad: { line: number; message: string }[] = [];
   const input = createInterface({
     input: file === '-' ? process.stdin : createReadStream(file),
     crlfDelay: Infinity,
   });
+  /** Keys the file itself queues at known places (an exact parent may be one of them). */
+  const made = new Set<string>();
+  let patternSeen = false;
+  const parentsToCheck: { parent: string; line: number }[] = [];
   let n = 0;
   for await (const raw of input) {
     n++;
     const text = raw.trim();
     if (text === '' || text.startsWith('#')) continue;
-    let value: unknown;
     try {
-      value = JSON.parse(text);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        throw new CliError(`not valid JSON: ${(err as Error).message}`);
+      }
+      const spec = specFromLine(value, `line ${n}`);
+      checkSpec(ectx, spec);
+      if (typeof spec.parent === 'string') {
+        const parent = parseTaskRef(spec.parent).join('|');
+        if (!made.has(parent) && !patternSeen) parentsToCheck.push({ parent, line: n });
+        const child = spec.childName
+          ? templateFunctor(spec.childName)(parent.split('|').pop()!, spec.name)
+          : spec.name;
+        made.add(`${parent}|${child}`);
+      } else if (spec.parent) patternSeen = true;
+      else made.add(spec.name);
+      specs.push({ spec, line: n });
     } catch (err) {
-      throw new CliError(`${file}:${n}: not valid JSON: ${(err as Error).message}`);
+      bad.push({ line: n, message: explain(err).message.replace(/^line \d+: /, '') });
     }
-    specs.push({ spec: specFromLine(value, `${file}:${n}`), line: n });
+  }
+  // Exact parents the file does not create itself must exist already.
+  const missing = await Promise.all(
+    parentsToCheck.map(async ({ parent, line }) =>
+      (await engine.coordinator.exists(ectx.layout.treePath(parent.split('|'))))
+        ? null
+        : { line, message: `parent ${parent} does not exist in world ${engine.world}` },
+    ),
+  );
+  for (const m of missing) if (m) bad.push(m);
+  if (bad.length > 0) {
+    bad.sort((a, b) => a.line - b.line);
+    if (json) ctx.printJson({ lines: specs.length + bad.length, queued: 0, invalid: bad });
+    else for (const b of bad.slice(0, 50)) ctx.note(`${file}:${b.line}: ${b.message}`);
+    if (!json && bad.length > 50) ctx.note(`... and ${bad.length - 50} more bad line(s)`);
+    throw new CliError(
+      `${bad.length} bad line(s) in ${file} (first: line ${bad[0]!.line}); nothing was queued`,
+      ExitCode.USAGE,
+      `fields: ${[...SPEC_KEYS].join(', ')}; fix the lines named above and queue the file again`,
+    );
   }
   const progress = createProgress({ label: `queueing ${file}`, total: specs.length });
   const keys: string[] = [];
+  const queuedLines: number[] = [];
+  const failed: { line: number; message: string; uncertain: boolean }[] = [];
+  let firstError: unknown;
   let unmatched = 0;
   let done = 0;
   // Top-level tasks are independent, so a run of them is queued several at a time; a task
   // with a parent waits for everything before it (its parent may be among them).
   const WINDOW = 16;
   let i = 0;
-  while (i < specs.length) {
+  while (i < specs.length && failed.length === 0) {
     const batch = [specs[i]!];
     if (!specs[i]!.spec.parent)
       while (
@@ -216,31 +321,55 @@ async function queueFromFile(
         !specs[i + batch.length]!.spec.parent
       )
         batch.push(specs[i + batch.length]!);
-    const results = await Promise.all(
-      batch.map(({ spec, line }) =>
-        queueSpec(engine, spec).catch((err) => {
-          const e = explain(err);
-          throw new CliError(
-            `${file}:${line}: ${e.message}`,
-            e.exitCode,
-            `${done} task lines were queued before this one`,
-          );
-        }),
-      ),
-    );
-    for (const r of results) {
-      if (r.length === 0) unmatched++;
-      for (const q of r) keys.push(showKey(q.key));
-    }
+    // Every write of the batch settles before anything is reported: the count is exact.
+    const results = await Promise.allSettled(batch.map(({ spec }) => queueSpec(engine, spec)));
+    results.forEach((r, j) => {
+      const { line } = batch[j]!;
+      if (r.status === 'fulfilled') {
+        queuedLines.push(line);
+        if (r.value.length === 0) unmatched++;
+        for (const q of r.value) keys.push(showKey(q.key));
+      } else {
+        firstError ??= r.reason;
+        const code = (r.reason as { code?: string }).code ?? '';
+        failed.push({
+          line,
+          message: explain(r.reason).message,
+          uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
+        });
+      }
+    });
     done += batch.length;
     i += batch.length;
     progress.update(done);
   }
   progress.finish();
-  if (json) ctx.printJson({ lines: specs.length, queued: keys.length, unmatched, keys });
-  else
+  const queuedSet = new Set(queuedLines);
+  const notQueued = ranges(specs.filter((s) => !queuedSet.has(s.line)).map((s) => s.line));
+  if (json)
+    ctx.printJson({
+      lines: specs.length,
+      queued: keys.length,
+      unmatched,
+      keys,
+      ...(failed.length > 0 ? { failed, notQueuedLines: notQueued } : {}),
+    });
+  if (failed.length === 0) {
+    if (!json)
+      ctx.out(
+        `queued ${keys.length} task(s) from ${specs.length} line(s)${unmatched ? `; ${unmatched} line(s) matched no parent` : ''}`,
+      );
+    return ExitCode.OK;
+  }
+  if (!json) {
     ctx.out(
-      `queued ${keys.length} task(s) from ${specs.length} line(s)${unmatched ? `; ${unmatched} line(s) matched no parent` : ''}`,
+      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed`,
     );
-  return ExitCode.OK;
+    for (const f of failed)
+      ctx.note(
+        `${file}:${f.line}: ${f.message}${f.uncertain ? ' (the connection was lost while writing it: it may or may not be queued)' : ''}`,
+      );
+    ctx.note(`not queued: line(s) ${showRanges(notQueued)} of ${file}`);
+  }
+  return explain(firstError).exitCode;
 }

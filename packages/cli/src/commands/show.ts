@@ -6,7 +6,10 @@ import { formatTime } from '../output/format.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
 
-/** `zoott show <task>`: a task's full record. */
+/**
+ * `zoott show <task>`: a task's full record. When one of the task's own nodes cannot be
+ * read, what could be read is printed, the bad nodes are named, and the exit code is 9.
+ */
 export const showCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string];
   const key = parseTaskRef(ref);
@@ -18,9 +21,15 @@ export const showCommand: CommandBody = async (ctx, cmd: Command) => {
       ExitCode.NOT_FOUND,
       '`zoott tree` shows the tasks there are; refer to one as a|b|c or a/b/c',
     );
+  const code = rec.corrupt ? ExitCode.CORRUPT : ExitCode.OK;
   if (ctx.json) {
-    ctx.printJson({ ...rec, key: showKey(rec.key), path: rec.key.join('/') });
-    return;
+    ctx.printJson({
+      ...rec,
+      key: showKey(rec.key),
+      path: rec.key.join('/'),
+      corrupt: rec.corrupt ?? [],
+    });
+    return code;
   }
   const c = ctx.colors;
   const lines: [string, string][] = [
@@ -43,6 +52,8 @@ export const showCommand: CommandBody = async (ctx, cmd: Command) => {
   if (rec.result !== undefined) lines.push(['result', JSON.stringify(rec.result)]);
   if (rec.error) lines.push(['error', c.red(rec.error.message)]);
   if (rec.lastError && !rec.error) lines.push(['last error', rec.lastError.message]);
+  for (const bad of rec.corrupt ?? []) lines.push(['corrupt', c.red(`${bad.path}: ${bad.reason}`)]);
   const w = Math.max(...lines.map(([k]) => k.length));
   ctx.out(lines.map(([k, v]) => `${c.dim(k.padEnd(w))}  ${v}`).join('\n'));
+  return code;
 };

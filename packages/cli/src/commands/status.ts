@@ -2,19 +2,26 @@ import type { Command } from 'commander';
 import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
-import { listWorkers, oldestPending } from '../world-info.js';
+import { listWorkers, pendingSummary } from '../world-info.js';
 
-/** `zoott status`: counts per area, workers and their buckets, oldest pending age. */
+/**
+ * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
+ * types no live worker serves: they wait for nothing), workers and their buckets.
+ */
 export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const [counts, workers, oldest, meta] = await Promise.all([
+  const [counts, workers, pending, meta] = await Promise.all([
     engine.counts(),
-    listWorkers(engine),
-    oldestPending(engine),
+    listWorkers(engine, ctx.corrupt.add),
+    pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
   ]);
   const now = Date.now();
-  const ageMs = oldest === null ? null : Math.max(0, now - oldest);
+  const ageMs = pending.oldest === null ? null : Math.max(0, now - pending.oldest);
+  const served = new Set(workers.flatMap((w) => w.types));
+  const unserved = Object.keys(pending.byType)
+    .filter((t) => !served.has(t))
+    .sort();
   if (ctx.json) {
     ctx.printJson({
       world: engine.world,
@@ -22,22 +29,33 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ...counts,
       total: counts.pending + counts.working + counts.completed + counts.failed,
       oldestPendingAgeMs: ageMs,
+      pendingByType: pending.byType,
+      unservedTypes: unserved,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
+      corrupt: ctx.corrupt.list(),
     });
     return;
   }
   const c = ctx.colors;
-  ctx.out(
-    renderTable([
-      ['world', c.bold(engine.world)],
-      ['pending', String(counts.pending)],
-      ['working', c.yellow(String(counts.working))],
-      ['completed', c.green(String(counts.completed))],
-      ['failed', counts.failed > 0 ? c.red(String(counts.failed)) : '0'],
-      ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
-      ['workers', String(workers.length)],
-    ]),
-  );
+  const rows: string[][] = [
+    ['world', c.bold(engine.world)],
+    ['pending', String(counts.pending)],
+    ['working', c.yellow(String(counts.working))],
+    ['completed', c.green(String(counts.completed))],
+    ['failed', counts.failed > 0 ? c.red(String(counts.failed)) : '0'],
+    ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
+    ['workers', String(workers.length)],
+  ];
+  if (unserved.length > 0)
+    rows.push([
+      'unserved',
+      c.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
+    ]);
+  ctx.out(renderTable(rows));
+  if (unserved.length > 0)
+    ctx.note(
+      `no live worker serves ${unserved.length === 1 ? 'type' : 'types'} ${unserved.join(', ')}: start a zoott-worker with a handler for ${unserved.length === 1 ? 'it' : 'them'}`,
+    );
   if (workers.length > 0) {
     ctx.out('');
     ctx.out(

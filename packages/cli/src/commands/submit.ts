@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { intOption } from '../input.js';
+import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 import { showKey } from '../task-ref.js';
 
@@ -49,20 +50,33 @@ export async function waitForTask(
   signal: AbortSignal,
 ): Promise<TaskRecord | null> {
   const engine = createEngine(c, { world });
-  const { layout } = await engine.context();
-  const ends = [layout.recordPath('c', key), layout.recordPath('f', key)];
-  for (;;) {
-    let wake!: () => void;
-    const changed = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    const stats = await Promise.all(ends.map((path) => c.exists(path, { watch: () => wake() })));
-    if (stats.some((stat) => stat !== null)) {
-      const rec = await engine.task(key);
+  const stop = withDeadline(signal, deadline - Date.now());
+  try {
+    const { layout } = await engine.context();
+    const ends = [layout.recordPath('c', key), layout.recordPath('f', key)];
+    for (;;) {
+      let wake!: () => void;
+      const changed = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      // An outage is waited out (keepSession renews a lost session); the watches are armed
+      // again on the next round.
+      const rec = await throughOutages(c, stop.signal, async () => {
+        const stats = await Promise.all(
+          ends.map((path) => c.exists(path, { watch: () => wake() })),
+        );
+        if (!stats.some((stat) => stat !== null)) return null;
+        return engine.task(key);
+      }).catch((err: unknown) => {
+        if (stop.signal.aborted) return null;
+        throw err;
+      });
       if (rec && (rec.state === 'completed' || rec.state === 'failed')) return rec;
+      if (stop.signal.aborted || Date.now() >= deadline) return null;
+      await sleepUntilChange(changed, deadline, stop.signal, c);
     }
-    if (signal.aborted || Date.now() >= deadline) return null;
-    await sleepUntilChange(changed, deadline, signal, c);
+  } finally {
+    stop.dispose();
   }
 }
 
@@ -93,6 +107,39 @@ function sleepUntilChange(
     signal.addEventListener('abort', finish, { once: true });
     void changed.then(finish);
   });
+}
+
+/**
+ * Deletes the copy of `result` a job published on its reply path (when it named one), so a
+ * later `zoott wait` does not hand out a result `submit --wait` already printed. Best effort:
+ * a result another waiter took meanwhile is simply not there.
+ */
+async function consumeReply(c: Coordinator, result: unknown): Promise<string | null> {
+  const r = result as { routingkey?: unknown; exchange?: unknown } | null;
+  if (typeof r !== 'object' || r === null || typeof r.routingkey !== 'string') return null;
+  const { replyDir } = await import('@zoott/worker');
+  const dir = replyDir(
+    typeof r.exchange === 'string'
+      ? { routingkey: r.routingkey, exchange: r.exchange }
+      : { routingkey: r.routingkey },
+  );
+  const want = JSON.stringify(result);
+  const names = await c.children(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const path = `${dir}/${name}`;
+    const got = await c.get(path).catch(() => null);
+    if (!got) continue;
+    let same = false;
+    try {
+      same = JSON.stringify(JSON.parse(Buffer.from(got.data).toString('utf8'))) === want;
+    } catch {
+      same = false;
+    }
+    if (!same) continue;
+    await c.delete(path, got.stat.version).catch(() => undefined);
+    return path;
+  }
+  return null;
 }
 
 /**
@@ -132,7 +179,8 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   if (!ctx.json)
     ctx.note(`submitted ${ref.kind} ${ref.key} to world ${sub.world}; waiting for the result...`);
   const deadline = timeoutS === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutS * 1000;
-  const rec = await waitForTask(sub.world, c, sub.key, deadline, ctx.signal);
+  const offSession = keepSession(c, ctx.signal, (t) => ctx.note(t));
+  const rec = await waitForTask(sub.world, c, sub.key, deadline, ctx.signal).finally(offSession);
   if (!rec) {
     if (ctx.signal.aborted) return ExitCode.INTERRUPTED;
     throw new CliError(
@@ -146,16 +194,19 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
     else ctx.note(`job ${ref.key} failed: ${rec.error?.message ?? 'unknown error'}`);
     return ExitCode.TASKS_FAILED;
   }
+  // The result is printed here, so its copy on the reply path is taken too.
+  await consumeReply(c, rec.result).catch(() => null);
   if (ctx.json) ctx.printJson({ ...ref, state: 'completed', result: rec.result });
   else {
-    const r = rec.result as {
-      stdout?: unknown;
-      stderr?: unknown;
-      winner?: { stdout?: unknown; stderr?: unknown } | null;
-    };
+    type Run = { stdout?: unknown; stderr?: unknown; error?: unknown };
+    const r = rec.result as Run & { winner?: Run | null };
     const out = race ? r.winner : r;
     if (typeof out?.stdout === 'string') process.stdout.write(out.stdout);
     if (typeof out?.stderr === 'string') process.stderr.write(out.stderr);
+    // A process that could not start (no such executable: exit 127) has no output, only an
+    // error saying why: show it.
+    if (typeof out?.error === 'string' && out.error !== '')
+      ctx.note(`job ${ref.key}: ${out.error}`);
   }
   return jobExitCode(rec.result);
 };

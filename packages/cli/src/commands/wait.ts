@@ -2,43 +2,68 @@ import { isZoottError } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 
 interface WaitFlags {
   exchange?: string;
   timeout?: string;
   peek?: boolean;
+  any?: boolean;
 }
 
 type WaitOptions = import('@zoott/worker').WaitForResultOptions;
 
 /**
- * `zoott wait <routingkey>`: the next result published on a reply path (consumed unless
- * --peek), printed as JSON. The reply path must carry the world's ACL, and results with
- * another ACL are skipped with a note: nobody outside the world can plant one.
+ * `zoott wait <routingkey>`: the next result published on a reply path after `wait` began
+ * (with --any, also one already there), consumed unless --peek, printed as JSON. Rides out a
+ * ZooKeeper outage shorter than --timeout. The reply path must carry the world's ACL, and
+ * results with another ACL are skipped with a note: nobody outside the world can plant one.
  */
 export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [routingkey] = cmd.processedArgs as [string];
   const f = cmd.opts<WaitFlags>();
-  const options: WaitOptions = {
-    routingkey,
-    // Only results written under this world's ACL are accepted.
-    world: ctx.world,
-    consume: f.peek !== true,
-    signal: ctx.signal,
-    onUntrusted: (path, why) => ctx.note(`skipped ${path}: ${why}`),
-  };
-  if (f.exchange !== undefined) options.exchange = f.exchange;
+  let timeoutMs = Number.POSITIVE_INFINITY;
   if (f.timeout !== undefined) {
     const s = Number(f.timeout);
     if (!(s > 0))
       throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
-    options.timeoutMs = Math.round(s * 1000);
+    timeoutMs = Math.round(s * 1000);
   }
-  const { waitForResult, REPLY_PATH_CHECK } = await import('@zoott/worker');
+  const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/worker');
+  const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
+  const dir = replyDir(address);
   const c = await ctx.session().coordinator();
+  const deadline = Date.now() + timeoutMs;
+  const stop = withDeadline(ctx.signal, timeoutMs);
+  const offSession = keepSession(c, stop.signal, (t) => ctx.note(t));
   try {
-    const got = await waitForResult(c, options);
+    // What is already there was published before this wait: not ours, unless --any.
+    const before = f.any
+      ? new Set<string>()
+      : new Set(
+          await c.children(dir).catch((err: unknown) => {
+            if (isZoottError(err, 'NO_NODE')) return [];
+            throw err;
+          }),
+        );
+    // On stderr even with --json: scripts (and tests) can wait for this line.
+    ctx.note(
+      `waiting for a result under ${dir}${Number.isFinite(timeoutMs) ? ` (up to ${f.timeout} s)` : ''}`,
+    );
+    const got = await throughOutages(c, stop.signal, () => {
+      const options: WaitOptions = {
+        ...address,
+        // Only results written under this world's ACL are accepted.
+        world: ctx.world,
+        consume: f.peek !== true,
+        signal: ctx.signal,
+        skip: (name: string) => before.has(name),
+        onUntrusted: (path: string, why: string) => ctx.note(`skipped ${path}: ${why}`),
+      };
+      if (Number.isFinite(timeoutMs)) options.timeoutMs = Math.max(1, deadline - Date.now());
+      return waitForResult(c, options);
+    });
     ctx.printJson(ctx.json ? { path: got.path, result: got.result } : got.result);
     return ExitCode.OK;
   } catch (err) {
@@ -50,6 +75,11 @@ export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
         ExitCode.AUTH,
         "results are read only from reply paths that carry the world's ACL",
       );
+    if (stop.signal.aborted)
+      throw new CliError(`no result under ${dir} within ${f.timeout} s`, ExitCode.TIMEOUT);
     throw err;
+  } finally {
+    offSession();
+    stop.dispose();
   }
 };

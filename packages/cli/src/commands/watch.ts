@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { keepSession } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 
 interface WatchOptions {
@@ -12,6 +13,7 @@ interface WatchOptions {
  * `zoott watch`: the live event stream (queued, started, completed, failed, retried,
  * cancelled), one line per event; JSON lines with --json. Ends on Ctrl-C, after --count
  * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
+ * A ZooKeeper outage is ridden out (notes on stderr), not an end.
  */
 export const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   const opts = cmd.opts<WatchOptions>();
@@ -30,9 +32,9 @@ export const watchCommand: CommandBody = async (ctx, cmd: Command) => {
     timer = setTimeout(() => stop.abort(), s * 1000);
   }
   const coordinator = engine.coordinator;
-  const offSession = coordinator.onSession((e) => {
-    if (e.type === 'lost' || e.type === 'closed') stop.abort();
-  });
+  // An outage does not end the watch: the session is renewed when lost, and the stream
+  // lists every bucket again once connected, so changes made meanwhile still come out.
+  const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   // On stderr even with --json: scripts (and tests) can wait for this line.
   ctx.note(`watching world ${engine.world} (Ctrl-C to stop)`);
   const c = ctx.colors;

@@ -6,16 +6,19 @@ import { listWorkers } from '../world-info.js';
 
 /**
  * `zoott workers`: the registry. A worker is listed only while its session is alive (its
- * registry node is ephemeral), so every row is a live worker; RUNNING shows its claims.
+ * registry node is ephemeral), so every row is a live worker; UP is the time since it
+ * started; RUNNING shows its claims.
  */
 export const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const workers = await listWorkers(engine);
+  const workers = await listWorkers(engine, ctx.corrupt.add);
   const now = Date.now();
   if (ctx.json) {
-    ctx.printJson(
-      workers.map((w) => ({ ...w, alive: true, uptimeMs: Math.max(0, now - w.started) })),
-    );
+    ctx.printJson({
+      world: engine.world,
+      workers: workers.map((w) => ({ ...w, alive: true, uptimeMs: Math.max(0, now - w.started) })),
+      corrupt: ctx.corrupt.list(),
+    });
     return;
   }
   if (workers.length === 0) {

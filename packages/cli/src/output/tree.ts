@@ -16,7 +16,7 @@ export function renderTree(
     list.forEach((n, i) => {
       const last = i === list.length - 1;
       lines.push(
-        `${prefix}${last ? '└── ' : '├── '}${n.name} ${c.dim(`(${n.type || '?'})`)} ${paintState(c, n.state)}${annotate ? annotate(n) : ''}`,
+        `${prefix}${last ? '└── ' : '├── '}${n.name} ${c.dim(`(${n.type || '?'})`)} ${paintState(c, n.state)}${n.corrupt !== undefined ? ` ${c.red('corrupt')}` : ''}${annotate ? annotate(n) : ''}`,
       );
       walk(n.children, prefix + (last ? '    ' : '│   '));
     });
@@ -47,6 +47,7 @@ export function treeToJson(nodes: readonly TreeNode[]): unknown[] {
     name: n.name,
     type: n.type,
     state: n.state,
+    ...(n.corrupt !== undefined ? { corrupt: n.corrupt } : {}),
     children: treeToJson(n.children),
   }));
 }

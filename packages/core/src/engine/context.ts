@@ -1,5 +1,6 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import type { TaskLimits } from '../tree/limits.js';
+import type { CorruptSink } from './corrupt.js';
 import type { WorldLayout } from './layout.js';
 import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
 
@@ -13,4 +14,6 @@ export interface EngineContext {
   readonly defaults: { maxAttempts: number; backoff: BackoffOptions };
   /** Largest completed/failed record, in bytes; larger results are refused. */
   readonly maxRecordBytes: number;
+  /** Where the inspection reads (task, tree, parent patterns) report nodes they cannot read. */
+  readonly onCorrupt: CorruptSink;
 }

@@ -10,6 +10,7 @@ import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import type { EngineContext } from './context.js';
+import type { CorruptSink } from './corrupt.js';
 import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { type Area, DEFAULT_BUCKETS, MAX_BUCKETS, WorldLayout } from './layout.js';
@@ -57,6 +58,11 @@ export interface EngineOptions {
   defaults?: { maxAttempts?: number; backoff?: Partial<BackoffOptions> };
   /** Largest completed/failed record in bytes (default 900 KiB, under ZooKeeper's ~1 MB). */
   maxRecordBytes?: number;
+  /**
+   * Told about every node the inspection reads (`task`, `tree`, a parent pattern of `queue`)
+   * skip because its data is not JSON or not of zoott's shape. Default: a warning in the log.
+   */
+  onCorrupt?: CorruptSink;
 }
 
 /** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
@@ -154,14 +160,18 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   private makeContext(buckets: number): EngineContext {
     const o = this.options;
     const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
+    const logger = o.logger ?? consoleLogger;
     return {
       c: this.coordinator,
       layout: new WorldLayout(this.world, buckets),
       clock: o.clock ?? systemEngineClock,
-      logger: o.logger ?? consoleLogger,
+      logger,
       limits: o.limits,
       defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
       maxRecordBytes: o.maxRecordBytes ?? 900 * 1024,
+      onCorrupt:
+        o.onCorrupt ??
+        ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
     };
   }
 

@@ -1,7 +1,16 @@
+import type { SessionEventType } from '../contract/coordinator.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { type Area, parseEntryName } from './layout.js';
+import { codeOf } from './support.js';
 import type { EngineEvent, EngineEventType } from './types.js';
+
+/** Failures that only mean the connection is down for now (or the session must be renewed). */
+const CONNECTION_CODES: ReadonlySet<string> = new Set([
+  'CONNECTION_LOSS',
+  'OPERATION_TIMEOUT',
+  'SESSION_EXPIRED',
+]);
 
 type Derived =
   | { state: 'pending'; entry: string; kind: 'q' | 'r' }
@@ -77,6 +86,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
   private readonly dirty = new Set<number>();
   private pumping = false;
   private failure: unknown = null;
+  private offSession: (() => void) | null = null;
 
   constructor(
     private readonly context: () => Promise<EngineContext>,
@@ -104,6 +114,8 @@ class EventStream implements AsyncIterator<EngineEvent> {
 
   private finish(): void {
     this.closed = true;
+    this.offSession?.();
+    this.offSession = null;
     const w = this.waiter;
     this.waiter = null;
     w?.({ value: undefined, done: true });
@@ -113,6 +125,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
     if (this.signal?.aborted) return this.finish();
     this.ctx = await this.context();
     const n = this.ctx.layout.buckets;
+    this.offSession = this.ctx.c.onSession((e) => this.onSession(e.type, n));
     await Promise.all(
       Array.from({ length: n }, async (_, b) => {
         this.states.set(b, await this.snapshot(b));
@@ -127,7 +140,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
         const id = `${area}${b}`;
         const arm = !this.armed.has(id);
         if (arm) this.armed.add(id);
-        return ctx.c.children(
+        const listing = ctx.c.children(
           ctx.layout.bucketPath(area, b),
           arm
             ? {
@@ -138,9 +151,34 @@ class EventStream implements AsyncIterator<EngineEvent> {
               }
             : undefined,
         );
+        // A listing that failed set no watch: arm it again next time.
+        return arm
+          ? listing.catch((err: unknown) => {
+              this.armed.delete(id);
+              throw err;
+            })
+          : listing;
       }),
     );
     return derive(p!, w!, c!);
+  }
+
+  /**
+   * Rides out connection trouble: a lost session took every watch with it, so they are armed
+   * again; once requests flow again (reconnected, or a renewed session), every bucket is
+   * listed again and compared with the last state seen, so what changed meanwhile still
+   * comes out as events. Only a closed session ends the stream.
+   */
+  private onSession(type: SessionEventType, buckets: number): void {
+    if (type === 'closed') {
+      this.finish();
+      return;
+    }
+    // A lost session dropped every watch; after a reconnect the client may not have set them
+    // again either. Arming twice only means one more listing of a bucket.
+    if (type === 'lost' || type === 'reconnected') this.armed.clear();
+    if (type === 'connected' || type === 'reconnected')
+      for (let b = 0; b < buckets; b++) this.changed(b);
   }
 
   private changed(b: number): void {
@@ -154,9 +192,17 @@ class EventStream implements AsyncIterator<EngineEvent> {
     try {
       while (this.dirty.size > 0 && !this.closed) {
         const b = this.dirty.values().next().value as number;
-        this.dirty.delete(b);
         const before = this.states.get(b) ?? new Map<string, Derived>();
-        const after = await this.snapshot(b);
+        let after: Map<string, Derived>;
+        try {
+          after = await this.snapshot(b);
+        } catch (err) {
+          // Connection trouble: the bucket stays dirty and the next session event (reconnected,
+          // or connected after a renewal) lists it again.
+          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.c.state !== 'closed') return;
+          throw err;
+        }
+        this.dirty.delete(b);
         this.states.set(b, after);
         const keys = new Set([...before.keys(), ...after.keys()]);
         for (const k of keys) {

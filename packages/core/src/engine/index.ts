@@ -1,5 +1,12 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
 export {
+  type CorruptNode,
+  type CorruptSink,
+  type NodeShape,
+  readNode,
+  shapes as nodeShapes,
+} from './corrupt.js';
+export {
   type DiagnoseOptions,
   diagnoseWorld,
   type Finding,
@@ -26,6 +33,7 @@ export {
   parseEntryName,
   WorldLayout,
 } from './layout.js';
+export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export { backoffDelay, systemEngineClock } from './support.js';

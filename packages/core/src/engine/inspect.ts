@@ -1,7 +1,8 @@
-import { decodeJson } from '../contract/paths.js';
+import type { Stat } from '../contract/coordinator.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
+import { type CorruptNode, type NodeShape, readNode, shapes } from './corrupt.js';
 import { parseEntryName } from './layout.js';
 import { codeOf } from './support.js';
 import type {
@@ -125,6 +126,7 @@ export async function taskTree(ctx: EngineContext, root: TaskKey = []): Promise<
       state: states.get(encoded) ?? null,
       children: [],
     };
+    if (n.corrupt !== undefined) node.corrupt = n.corrupt;
     byKey.set(encoded, node);
     const parent = byKey.get(n.key.slice(0, -1).join(KEY_SEPARATOR));
     if (parent && n.key.length > root.length + 1) parent.children.push(node);
@@ -133,70 +135,101 @@ export async function taskTree(ctx: EngineContext, root: TaskKey = []): Promise<
   return top;
 }
 
-async function getJson<T>(ctx: EngineContext, path: string) {
+/**
+ * A node's data: `null` when the node does not exist, `{ value: undefined }` when it exists
+ * but is corrupt (reported to `bad` and the context's sink).
+ */
+async function getNode<T>(
+  ctx: EngineContext,
+  path: string,
+  shape: NodeShape,
+  bad: CorruptNode[],
+): Promise<{ value: T | undefined; stat: Stat } | null> {
   try {
     const got = await ctx.c.get(path);
-    return { value: decodeJson<T>(got.data, path), stat: got.stat };
+    const value = readNode<T>(got.data, path, shape, (n) => {
+      bad.push(n);
+      ctx.onCorrupt(n);
+    });
+    return { value, stat: got.stat };
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return null;
     throw err;
   }
 }
 
-/** One task's full record, or `null` when the world has no such task. */
+/**
+ * One task's full record, or `null` when the world has no such task. A node of the task
+ * that cannot be read leaves its fields out and is listed in `corrupt`; the state still
+ * follows from which nodes exist.
+ */
 export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<TaskRecord | null> {
   validateKey(key, ctx.limits);
   const { layout } = ctx;
+  const bad: CorruptNode[] = [];
   const [tree, found, claimNode, completed, failed] = await Promise.all([
-    getJson<{ name: string; type: string; data?: unknown }>(ctx, layout.treePath(key)),
+    getNode<{ name?: string; type?: string; data?: unknown } | null>(
+      ctx,
+      layout.treePath(key),
+      shapes.tree,
+      bad,
+    ),
     findEntry(ctx, key),
-    getJson<ClaimIdentity>(ctx, layout.recordPath('w', key)),
-    getJson<CompletedRecord>(ctx, layout.recordPath('c', key)),
-    getJson<FailedRecord>(ctx, layout.recordPath('f', key)),
+    getNode<ClaimIdentity>(ctx, layout.recordPath('w', key), shapes.claim, bad),
+    getNode<CompletedRecord>(ctx, layout.recordPath('c', key), shapes.record, bad),
+    getNode<FailedRecord>(ctx, layout.recordPath('f', key), shapes.record, bad),
   ]);
   if (!tree) return null;
   // Only an ephemeral working node is a claim (see liveClaims).
   const working = claimNode?.stat.ephemeralOwner ? claimNode : null;
-  const entry = found ? await getJson<EntryData>(ctx, found.path) : null;
+  const entry = found ? await getNode<EntryData>(ctx, found.path, shapes.entry, bad) : null;
+  const t = tree.value;
   const rec: TaskRecord = {
     key,
-    name: tree.value?.name ?? key[key.length - 1]!,
-    type: tree.value?.type ?? '',
+    name: typeof t?.name === 'string' ? t.name : key[key.length - 1]!,
+    type: typeof t?.type === 'string' ? t.type : '',
     state: null,
     attempts: 0,
   };
-  if (tree.value?.data !== undefined && tree.value.data !== null) rec.data = tree.value.data;
+  if (t?.data !== undefined && t.data !== null) rec.data = t.data;
   if (found && entry) {
-    const e = entry.value;
     rec.state = found.entry.kind === 'x' ? 'failed' : working ? 'working' : 'pending';
     rec.priority = found.entry.priority;
-    rec.attempts = e.attempts;
-    rec.maxAttempts = e.maxAttempts;
-    rec.queuedAt = e.queuedAt;
-    if (e.hints) rec.hints = e.hints;
-    if (e.notBefore !== undefined) rec.notBefore = e.notBefore;
-    if (e.lastError) rec.lastError = e.lastError;
-    if (working) {
+    const e = entry.value;
+    if (e) {
+      rec.attempts = e.attempts;
+      rec.maxAttempts = e.maxAttempts;
+      rec.queuedAt = e.queuedAt;
+      if (e.hints) rec.hints = e.hints;
+      if (e.notBefore !== undefined) rec.notBefore = e.notBefore;
+      if (e.lastError) rec.lastError = e.lastError;
+    }
+    if (working?.value) {
       rec.worker = working.value;
       rec.startedAt = working.value.at;
     }
   }
   if (completed) {
-    const c = completed.value;
     rec.state = 'completed';
-    rec.attempts = c.attempts;
-    rec.queuedAt = c.queuedAt;
-    rec.startedAt = c.startedAt;
-    rec.completedAt = c.completedAt;
-    if (c.result !== undefined) rec.result = c.result;
-    rec.worker = { worker: c.worker, session: '', at: c.startedAt };
+    const c = completed.value;
+    if (c) {
+      rec.attempts = c.attempts;
+      rec.queuedAt = c.queuedAt;
+      rec.startedAt = c.startedAt;
+      rec.completedAt = c.completedAt;
+      if (c.result !== undefined) rec.result = c.result;
+      rec.worker = { worker: c.worker, session: '', at: c.startedAt };
+    }
   }
   if (failed) {
-    const f = failed.value;
     rec.state = 'failed';
-    rec.attempts = f.attempts;
-    rec.error = f.error;
-    rec.failedAt = f.failedAt;
+    const f = failed.value;
+    if (f) {
+      rec.attempts = f.attempts;
+      rec.error = f.error;
+      rec.failedAt = f.failedAt;
+    }
   }
+  if (bad.length > 0) rec.corrupt = bad;
   return rec;
 }

@@ -1,5 +1,6 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
+import type { CorruptNode } from './corrupt.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -155,6 +156,11 @@ export interface TaskRecordFields {
   failedAt?: number;
   error?: TaskError;
   lastError?: TaskError;
+  /**
+   * This task's nodes that could not be read (not JSON, wrong shape); the fields they hold
+   * are missing above. Absent when every node read fine.
+   */
+  corrupt?: CorruptNode[];
 }
 
 /**
@@ -178,6 +184,8 @@ export interface TreeNode {
   type: string;
   state: TaskStateName | null;
   children: TreeNode[];
+  /** Why the tree node's data could not be read (its type is then unknown, `''`). */
+  corrupt?: string;
 }
 
 /** A task in `list(state)`. */

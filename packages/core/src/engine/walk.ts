@@ -1,6 +1,6 @@
-import { decodeJson } from '../contract/paths.js';
 import type { TaskKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
+import { readNode, shapes } from './corrupt.js';
 import { codeOf } from './support.js';
 
 /** A tree node found by a walk. `type` is read only when asked for. */
@@ -9,12 +9,15 @@ export interface WalkedNode {
   name: string;
   type?: string;
   data?: unknown;
+  /** Why its data could not be read (reported to the context's `onCorrupt` too). */
+  corrupt?: string;
 }
 
 /**
  * Every node below `from` (not `from` itself), level by level: each level's listings go out
  * together, so a walk costs one round trip per level, not per node. `readData(node)` says
- * whether a node's data (name, type, data) must be read.
+ * whether a node's data (name, type, data) must be read. A node whose data is not a tree
+ * node is reported as corrupt and kept, without a type (so no type pattern matches it).
  */
 export async function walkTree(
   ctx: EngineContext,
@@ -41,7 +44,15 @@ export async function walkTree(
         const path = ctx.layout.treePath(key);
         try {
           const got = await ctx.c.get(path);
-          const d = decodeJson<{ type?: unknown; data?: unknown } | null>(got.data, path);
+          const d = readNode<{ type?: unknown; data?: unknown } | null>(
+            got.data,
+            path,
+            shapes.tree,
+            (bad) => {
+              node.corrupt = bad.reason;
+              ctx.onCorrupt(bad);
+            },
+          );
           if (d && typeof d.type === 'string') node.type = d.type;
           if (d && d.data !== undefined && d.data !== null) node.data = d.data;
         } catch (err) {

@@ -180,6 +180,11 @@ class WorkerLoop {
   /** The last pass over other buckets claimed something: pass again without idling first. */
   private stealing = false;
   private idleSince: number;
+  /**
+   * When this worker started: its registry node says so on every write (a rebalance
+   * rewrites the node, a renewed session re-creates it), so `zoott workers` shows its uptime.
+   */
+  private readonly startedAt: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
   private readonly done: Promise<void>;
@@ -235,6 +240,7 @@ class WorkerLoop {
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
     );
+    this.startedAt = this.idleSince;
     this.unsubscribe = c.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
@@ -357,7 +363,7 @@ class WorkerLoop {
       id: this.id,
       types: this.types,
       buckets: [],
-      started: this.now(),
+      started: this.startedAt,
       version: 1,
     };
     if (this.opts.host !== undefined) info.host = this.opts.host;
@@ -396,7 +402,7 @@ class WorkerLoop {
         id: this.id,
         types: this.types,
         buckets: owned,
-        started: this.now(),
+        started: this.startedAt,
         version: 1,
       };
       if (this.opts.host !== undefined) info.host = this.opts.host;

@@ -1,5 +1,4 @@
-import { createEngine } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { createEngine, utf8 } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';

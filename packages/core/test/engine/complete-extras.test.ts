@@ -1,5 +1,4 @@
-import { type Coordinator, createEngine, type Engine, isZoottError } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { type Coordinator, createEngine, type Engine, isZoottError, utf8 } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { counting, memoryLogger, worldName } from './helpers.js';

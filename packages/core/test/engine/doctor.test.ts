@@ -1,13 +1,5 @@
-import {
-  type Coordinator,
-  createEngine,
-  diagnoseWorld,
-  encodeJson,
-  type Finding,
-  repairWorld,
-  runWorker,
-  utf8,
-} from '@zoott/core';
+import { type Coordinator, createEngine, runWorker, utf8 } from '@zoott/core';
+import { diagnoseWorld, encodeJson, type Finding, repairWorld } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from './helpers.js';

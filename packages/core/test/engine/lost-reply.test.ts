@@ -1,5 +1,4 @@
-import { createEngine, type Op } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { createEngine, type Op, utf8 } from '@zoott/core';
 import { describeOnBackends, losingReplies, type ReplyLoss } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';

@@ -1,5 +1,5 @@
-import { isZoottError } from '@zoott/core';
-import { digestOf, utf8 } from '@zoott/core/internal';
+import { isZoottError, utf8 } from '@zoott/core';
+import { digestOf } from '@zoott/core/internal';
 import {
   makeAclEntry,
   makeDigest,

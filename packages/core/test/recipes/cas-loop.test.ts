@@ -1,5 +1,4 @@
-import { type Coordinator, isZoottError } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { type Coordinator, isZoottError, utf8 } from '@zoott/core';
 import { casLoop, ZkConf } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';

@@ -1,5 +1,5 @@
-import { type Coordinator, isZoottError, OPEN_ACL } from '@zoott/core';
-import { joinPath, utf8 } from '@zoott/core/internal';
+import { type Coordinator, isZoottError, OPEN_ACL, utf8 } from '@zoott/core';
+import { joinPath } from '@zoott/core/internal';
 import {
   exportHierarchy,
   formatHierarchy,

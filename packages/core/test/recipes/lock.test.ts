@@ -1,5 +1,4 @@
-import { type Coordinator, isZoottError, ZoottError } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { type Coordinator, isZoottError, utf8, ZoottError } from '@zoott/core';
 import {
   decodeIdentifier,
   encodeIdentifier,

@@ -1,5 +1,4 @@
-import { type Coordinator, isZoottError, type NodeData } from '@zoott/core';
-import { utf8 } from '@zoott/core/internal';
+import { type Coordinator, isZoottError, type NodeData, utf8 } from '@zoott/core';
 import { getNext, WaitTimeout, waitAbsent } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';

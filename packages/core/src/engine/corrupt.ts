@@ -1,0 +1,79 @@
+import { decodeJson } from '../contract/paths.js';
+
+/**
+ * A node zoott had to read but could not make sense of: data that is not JSON, or JSON of
+ * the wrong shape (another client wrote it, or a hand edit went wrong). Readers report it
+ * and carry on with the rest, so one bad node never hides a whole world from an operator.
+ */
+export interface CorruptNode {
+  path: string;
+  /** What is wrong with it, in words. */
+  reason: string;
+}
+
+/** Where readers report corrupt nodes. */
+export type CorruptSink = (node: CorruptNode) => void;
+
+/** What a zoott node must look like: `null` when it fits, else what is wrong. */
+export type NodeShape = (value: unknown) => string | null;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const describe = (v: unknown) =>
+  v === null ? 'empty' : Array.isArray(v) ? 'a JSON array' : `a JSON ${typeof v}`;
+
+/** The shapes of the nodes the inspection verbs read. */
+export const shapes = {
+  /** Tree node: `{name, type, data}`; empty data is tolerated (a bare parent node). */
+  tree: (v: unknown) =>
+    v === null || isObject(v) ? null : `is ${describe(v)}, not a tree node object`,
+  /** Pending/failed entry: an object with the attempt counter. */
+  entry: (v: unknown) =>
+    !isObject(v)
+      ? `is ${describe(v)}, not an entry object`
+      : typeof v.attempts !== 'number'
+        ? 'has no numeric "attempts": not a zoott entry'
+        : null,
+  /** Working node: the claim's identity. */
+  claim: (v: unknown) =>
+    !isObject(v)
+      ? `is ${describe(v)}, not a claim object`
+      : typeof v.worker !== 'string'
+        ? 'has no string "worker": not a zoott claim'
+        : null,
+  /** Completed or failed record. */
+  record: (v: unknown) => (isObject(v) ? null : `is ${describe(v)}, not a record object`),
+  /** Registry node of a worker. */
+  worker: (v: unknown) =>
+    !isObject(v)
+      ? `is ${describe(v)}, not a worker object`
+      : typeof v.id !== 'string' || typeof v.started !== 'number'
+        ? 'has no string "id" and numeric "started": not a zoott worker'
+        : null,
+} satisfies Record<string, NodeShape>;
+
+/**
+ * Decodes node data and checks its shape. A corrupt node is reported to `sink` and comes
+ * back as `undefined`; the caller skips it.
+ */
+export function readNode<T>(
+  data: Uint8Array,
+  path: string,
+  shape: NodeShape,
+  sink: CorruptSink,
+): T | undefined {
+  let value: unknown;
+  try {
+    value = decodeJson<unknown>(data, path);
+  } catch (err) {
+    sink({ path, reason: (err as Error).message });
+    return undefined;
+  }
+  const wrong = shape(value);
+  if (wrong !== null) {
+    sink({ path, reason: `data ${wrong}` });
+    return undefined;
+  }
+  return value as T;
+}
