@@ -129,7 +129,7 @@ describe('long-running verbs ride out a ZooKeeper outage', { timeout: SLOW }, ()
     await until(() => waiter.err().includes('waiting for a result'), 'wait to start');
     await outage();
     await until(() => waiter.err().includes('lost the connection'), 'wait to notice');
-    await publishResult(await direct(connect), { routingkey: 'rk' }, { n: 1 });
+    await publishResult(await direct(connect), { routingkey: 'rk' }, { n: 1 }, { world: 'tw' });
     const r = await waiter.exited;
     expect(r.code, r.stderr).toBe(0);
     expect(json<{ result: unknown }>(r).result).toEqual({ n: 1 });

@@ -122,7 +122,8 @@ describe('bad input catalogue [zookeeper + worker daemon]', () => {
   it('non-object task info and non-JSON data: INVALID_TASK naming the field', async () => {
     const before = await snapshot();
     for (const info of ['a string', 42, null, [], true]) {
-      const err = await rejection(engine.queue(info));
+      // What a JavaScript caller can pass; TypeScript refuses it at compile time.
+      const err = await rejection(engine.queue(info as unknown as { name: string; type: string }));
       expect([err.code, err.field]).toEqual(['INVALID_TASK', 'taskInfo']);
     }
     const cyclic: Record<string, unknown> = {};

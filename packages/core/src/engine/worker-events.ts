@@ -1,7 +1,6 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
 import type { TaskError } from './types.js';
-import type { WorkerStats } from './worker.js';
 
 /** What every attempt event says about its task. */
 interface AttemptFields {
@@ -97,4 +96,13 @@ export class WorkerEvents<E extends object> {
       }
     }
   }
+}
+
+/** Counts of what a worker did since it started. */
+export interface WorkerStats {
+  claimed: number;
+  completed: number;
+  retried: number;
+  failed: number;
+  dropped: number;
 }

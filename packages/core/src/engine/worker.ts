@@ -16,7 +16,9 @@ import type {
   SettleOutcome,
   TaskError,
 } from './types.js';
-import { type WorkerEventMap, WorkerEvents } from './worker-events.js';
+import { type WorkerEventMap, WorkerEvents, type WorkerStats } from './worker-events.js';
+
+export type { WorkerStats } from './worker-events.js';
 
 /**
  * What a handler gets for one task. With a task map, `data` has the data type of the
@@ -78,15 +80,6 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   /** Reuse an engine (else one is made from these options); its task map types the handlers. */
   engine?: Engine<M>;
   engineOptions?: Omit<EngineOptions, 'world'>;
-}
-
-/** Counts of what a worker did since it started. */
-export interface WorkerStats {
-  claimed: number;
-  completed: number;
-  retried: number;
-  failed: number;
-  dropped: number;
 }
 
 /**

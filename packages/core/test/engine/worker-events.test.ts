@@ -53,7 +53,7 @@ describeOnBackends('engine: worker handle events', (backend) => {
       },
       { world, concurrency: 2, logger: memoryLogger(), ...fast },
     );
-    const seen = record(worker);
+    const seen = record<MathTasks>(worker);
     const squares = new Map<string, number>();
     worker.on('completed', (e) => {
       // The map narrows the result by type: a square's result is a number.

@@ -162,7 +162,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
           await Promise.all(
             level.map((key) =>
               engine.queue(
-                { name: key[key.length - 1], type: 'chaos', data: { depth } },
+                { name: key[key.length - 1]!, type: 'chaos', data: { depth } },
                 depth === 1 ? null : { key: key.slice(0, -1) },
                 null,
                 { maxAttempts: 100 },
