@@ -45,6 +45,7 @@ import {
   statOf,
   toZoottError,
 } from './convert.js';
+import { boundHandshake } from './handshake.js';
 import { installFastJute } from './jute-speed.js';
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
@@ -153,6 +154,7 @@ export class ZkCoordinator implements Coordinator {
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
     installFastJute();
     installFastWire(client);
+    boundHandshake(client);
     this.client = client;
     client.connect();
     const ok = await this.waitState(
