@@ -1,2 +1,2 @@
-/** The package version, reported by `--version`. */
-export const VERSION = '0.1.0';
+/** The version `zoott-worker --version` reports: zoott's one version, from core. */
+export { ZOOTT_VERSION as VERSION } from '@zoott/core';

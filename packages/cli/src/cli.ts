@@ -1,3 +1,4 @@
+import { ZOOTT_VERSION } from '@zoott/core';
 import { Command, CommanderError } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
 import { dashboardCommand } from './commands/dashboard.js';
@@ -22,7 +23,8 @@ import { workersCommand } from './commands/workers.js';
 import { ExitCode } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 
-export const VERSION = '0.1.0';
+/** The version `zoott --version` reports: zoott's one version, from core. */
+export const VERSION = ZOOTT_VERSION;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

@@ -101,3 +101,5 @@ export type {
   TaskType,
   TaskTypeSpec,
 } from './tree/task-map.js';
+/** The version of zoott's packages (they are released together). */
+export { ZOOTT_VERSION } from './version.js';

@@ -48,6 +48,7 @@ import {
   statOf,
   toZoottError,
 } from './convert.js';
+import { boundHandshake } from './handshake.js';
 import { installFastJute } from './jute-speed.js';
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
@@ -159,6 +160,7 @@ export class ZkCoordinator implements Coordinator {
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
     installFastJute();
     installFastWire(client);
+    boundHandshake(client);
     this.client = client;
     client.connect();
     // Every host refusing is known within about a second; only silence needs the timeout.

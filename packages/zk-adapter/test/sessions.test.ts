@@ -1,5 +1,10 @@
 import type { SessionEvent, WatchEvent } from '@zoott/core';
-import { startProxy, startZooKeeper, type ZooKeeperServer } from '@zoott/zk-testkit';
+import {
+  RESTART_BOUND_MS,
+  startProxy,
+  startZooKeeper,
+  type ZooKeeperServer,
+} from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killSession, unprotectedName } from '../src/index.js';
 import { bytes, freshNamespace, nextSessionEvent, open, text, zkServer } from './helpers.js';
@@ -101,6 +106,31 @@ describe('sessions on a real ZooKeeper', () => {
     }
   });
 
+  it('gives up a handshake the server never answers, and reconnects within the session', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      const zk = await open(`${proxy.hostPort}${chroot}`, { sessionTimeoutMs: 6000 });
+      const id = zk.sessionId;
+      const types: string[] = [];
+      zk.onSession((e) => types.push(e.type));
+      const settled = Promise.race([
+        nextSessionEvent(zk, 'reconnected'),
+        nextSessionEvent(zk, 'lost'),
+      ]);
+      // The reconnect lands on a connection that is accepted and never answered, as on a
+      // server that is still starting; the one after it works.
+      proxy.holdNextConnection();
+      proxy.dropConnections();
+      await settled;
+      expect(types).toEqual(['suspended', 'reconnected']);
+      expect(zk.sessionId).toBe(id);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('sends credentials before requests queued while disconnected', async () => {
     const ns = await freshNamespace();
     const proxy = await startProxy(zkServer());
@@ -126,18 +156,26 @@ describe('sessions on a real ZooKeeper', () => {
 describe('a server restart', () => {
   let server: ZooKeeperServer;
   beforeAll(async () => {
-    // tick 2 s: sessions may last 4..40 s, so a JVM restart on a machine loaded by the rest
-    // of the suite (the chaos test runs three more JVMs) still fits in the first test's session.
+    // tick 2 s: sessions may last 4 s (the second test) up to 240 s (the first).
     server = await startZooKeeper({ own: true, tickTimeMs: 2000 });
   });
   afterAll(async () => {
     await server?.stop();
   });
 
+  // The session has to outlast the restart, which on a loaded machine (the JVM start competes
+  // with the rest of the suite) takes what it takes. stop() and start() are each bounded by
+  // the testkit, start() by the server's own readiness (`ruok`, then a mode from `srvr`), so a
+  // session longer than both bounds plus the client's reconnect survives every restart that
+  // succeeds; one that does not succeed fails start() with the server's log, not this test.
+  const RECONNECT_ALLOWANCE_MS = 30_000;
+  const SESSION_MS = RESTART_BOUND_MS + RECONNECT_ALLOWANCE_MS;
+
   it('suspends the client, which carries on with the same session after the restart', {
-    timeout: 120_000,
+    timeout: SESSION_MS + 60_000,
   }, async () => {
-    const zk = await open(server.connectString, { sessionTimeoutMs: 40_000 });
+    const zk = await open(server.connectString, { sessionTimeoutMs: SESSION_MS });
+    expect(zk.sessionTimeoutMs, 'the server granted the whole session timeout').toBe(SESSION_MS);
     await zk.create('/kept', bytes('before'));
     await zk.create('/mine', undefined, { ephemeral: true });
     const id = zk.sessionId;

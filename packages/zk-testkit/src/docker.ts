@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ZooKeeperStartError } from './errors.js';
 import { fourLetter } from './four-letter.js';
+import { READY_TIMEOUT_MS, STOP_GRACE_MS, sessionTimeoutRange } from './limits.js';
 import { freePort } from './ports.js';
 import type { ZooKeeperServer } from './types.js';
 
@@ -44,6 +45,7 @@ export async function startDockerZooKeeper(tickTimeMs: number): Promise<ZooKeepe
   const tc = await loadTestcontainers();
   if (!tc) throw new ZooKeeperStartError('testcontainers is not installed');
   const hostPort = await freePort();
+  const sessions = sessionTimeoutRange(tickTimeMs);
   const started = await new tc.GenericContainer(IMAGE)
     .withExposedPorts({ container: 2181, host: hostPort })
     .withEnvironment({
@@ -51,11 +53,13 @@ export async function startDockerZooKeeper(tickTimeMs: number): Promise<ZooKeepe
       ZOO_4LW_COMMANDS_WHITELIST: '*',
       ZOO_ADMINSERVER_ENABLED: 'false',
       ZOO_MAX_CLIENT_CNXNS: '0',
+      // The same session range as a local server (the image's default stops at 20 ticks).
+      ZOO_CFG_EXTRA: `minSessionTimeout=${sessions.minMs} maxSessionTimeout=${sessions.maxMs}`,
     })
     .withWaitStrategy(tc.Wait.forListeningPorts())
     .start();
   const connectString = `127.0.0.1:${hostPort}`;
-  await waitImok(connectString, 60_000);
+  await waitImok(connectString, READY_TIMEOUT_MS);
   const runtime = await tc.getContainerRuntimeClient();
   const container = runtime.container.getById(started.getId());
   let running = true;
@@ -66,13 +70,15 @@ export async function startDockerZooKeeper(tickTimeMs: number): Promise<ZooKeepe
       if (!running) return;
       running = false;
       // SIGKILL is a crash: no grace period.
-      await runtime.container.stop(container, { timeout: options.signal === 'SIGKILL' ? 0 : 10 });
+      await runtime.container.stop(container, {
+        timeout: options.signal === 'SIGKILL' ? 0 : STOP_GRACE_MS / 1000,
+      });
     },
     async start() {
       if (running) return;
       await runtime.container.start(container);
       running = true;
-      await waitImok(connectString, 60_000);
+      await waitImok(connectString, READY_TIMEOUT_MS);
     },
   };
 }

@@ -1,5 +1,11 @@
 export { ZooKeeperStartError, ZooKeeperUnavailableError } from './errors.js';
 export { type FourLetterCommand, fourLetter, serverMode } from './four-letter.js';
+export {
+  READY_TIMEOUT_MS,
+  RESTART_BOUND_MS,
+  STOP_GRACE_MS,
+  sessionTimeoutRange,
+} from './limits.js';
 export { startProxy, type ZkProxy } from './proxy.js';
 export { startEnsemble, startZooKeeper } from './start.js';
 export type {

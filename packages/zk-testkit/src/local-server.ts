@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ZooKeeperStartError } from './errors.js';
 import { fourLetter, serverMode } from './four-letter.js';
+import { READY_TIMEOUT_MS, STOP_GRACE_MS, sessionTimeoutRange } from './limits.js';
 import type { LocalInstall } from './local-install.js';
 import { exited, guard } from './processes.js';
 import type { StopOptions, ZooKeeperServer } from './types.js';
@@ -30,10 +31,8 @@ export interface LocalServerLayout {
   ensemble?: { peers: readonly Peer[]; myId: number };
 }
 
-const READY_TIMEOUT_MS = 60_000;
 /** Standalone default; ensemble members get less (three JVMs share the machine). */
 export const DEFAULT_HEAP_MB = 512;
-const STOP_GRACE_MS = 10_000;
 
 /** A ZooKeeper JVM started from the local install. */
 export class LocalZooKeeper implements ZooKeeperServer {
@@ -137,6 +136,7 @@ function writeConfig(layout: LocalServerLayout): void {
   const { dir, clientPort, tickTimeMs, ensemble } = layout;
   const dataDir = path.join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
+  const sessions = sessionTimeoutRange(tickTimeMs);
   const lines = [
     `tickTime=${tickTimeMs}`,
     `dataDir=${dataDir}`,
@@ -144,8 +144,8 @@ function writeConfig(layout: LocalServerLayout): void {
     'clientPortAddress=127.0.0.1',
     // Tests open many sessions from one address; the default cap of 60 would refuse them.
     'maxClientCnxns=0',
-    'minSessionTimeout=' + 2 * tickTimeMs,
-    'maxSessionTimeout=' + Math.max(120 * tickTimeMs, 60_000),
+    `minSessionTimeout=${sessions.minMs}`,
+    `maxSessionTimeout=${sessions.maxMs}`,
     'admin.enableServer=false',
     '4lw.commands.whitelist=*',
     'autopurge.purgeInterval=0',

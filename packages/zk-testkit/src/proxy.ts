@@ -17,6 +17,11 @@ export interface ZkProxy {
    */
   setPartitioned(on: boolean): void;
   /**
+   * The next connection the proxy accepts is held open and never answered, as by a server that
+   * has bound its port but not loaded its database yet (restarting); later connections pass.
+   */
+  holdNextConnection(): void;
+  /**
    * Arms the proxy to lose the next reply from the server whose xid matches (by default any
    * reply to a request: xid >= 0, not pings or watch events): that frame is not delivered and
    * the connection is cut, as if the network failed after the server applied the request.
@@ -37,10 +42,19 @@ interface Pair {
 export async function startProxy(target: string): Promise<ZkProxy> {
   const { host, port } = parseHostPort(target);
   const pairs = new Set<Pair>();
+  const held = new Set<net.Socket>();
+  let holdNext = false;
   let partitioned = false;
   let lose: { match: (xid: number) => boolean; done: () => void } | null = null;
 
   const listener = net.createServer((client) => {
+    if (holdNext) {
+      holdNext = false;
+      held.add(client);
+      client.on('error', () => client.destroy());
+      client.on('close', () => held.delete(client));
+      return;
+    }
     const server = net.connect({ host, port });
     const pair: Pair = { client, server };
     pairs.add(pair);
@@ -93,6 +107,8 @@ export async function startProxy(target: string): Promise<ZkProxy> {
       server.destroy();
     }
     pairs.clear();
+    for (const client of held) client.destroy();
+    held.clear();
   };
 
   return {
@@ -104,6 +120,9 @@ export async function startProxy(target: string): Promise<ZkProxy> {
     setPartitioned(on: boolean) {
       if (partitioned && !on) dropAll();
       partitioned = on;
+    },
+    holdNextConnection() {
+      holdNext = true;
     },
     loseNextReply(match = (xid: number) => xid >= 0) {
       return new Promise<void>((resolve) => {

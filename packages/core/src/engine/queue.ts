@@ -12,7 +12,7 @@ import {
   taskStateError,
   UNKNOWN_OUTCOME_CODES,
 } from './support.js';
-import type { BackoffOptions, EntryData, QueuedTask, QueueOptions } from './types.js';
+import type { BackoffOptions, EngineClock, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */
 export interface ResolvedQueueOptions {
@@ -91,13 +91,21 @@ function entryData(
   if (info.data !== undefined) d.data = info.data;
   if (opts.hints) d.hints = opts.hints;
   if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
-  d.qid = queueId();
+  d.qid = queueId(ctx.clock);
   return d;
 }
 
-/** Marks the entry one queue call writes, so that call can find it after a lost reply. */
-function queueId(): string {
-  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+let queueCalls = 0;
+
+/**
+ * Marks the entry one queue call writes, so that call can find it after a lost reply. Time and
+ * randomness come from the engine's clock, so a test's clock decides them; the count of calls
+ * keeps the marks of one process apart even under a clock that repeats itself.
+ */
+function queueId(clock: EngineClock): string {
+  queueCalls += 1;
+  const random = Math.floor(clock.random() * 36 ** 8).toString(36);
+  return `${clock.now().toString(36)}${random}${queueCalls.toString(36)}`;
 }
 
 /**
