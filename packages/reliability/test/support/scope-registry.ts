@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,8 +27,12 @@ function packedManifest(tarball: string): Manifest {
 export async function startScopeRegistry(tarballs: readonly string[]) {
   const packed = tarballs.map((tarball) => ({ tarball, manifest: packedManifest(tarball) }));
   const byName = new Map(packed.map((p) => [p.manifest.name, p]));
+  // A path of its own per registry: npm caches packuments by URL, and a later run on the
+  // same port must never be answered from the cache with an earlier build's tarballs.
+  const prefix = `/${randomUUID()}/`;
   const server = http.createServer((req, res) => {
-    const url = decodeURIComponent(req.url ?? '/').replace(/^\/+/, '');
+    const raw = decodeURIComponent(req.url ?? '/');
+    const url = raw.startsWith(prefix) ? raw.slice(prefix.length) : '';
     const tarball = packed.find((p) => url === `-/${path.basename(p.tarball)}`);
     if (tarball) {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
@@ -61,7 +65,7 @@ export async function startScopeRegistry(tarballs: readonly string[]) {
     res.end(JSON.stringify(packument));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix.slice(0, -1)}`;
   return {
     url: `${base}/`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
