@@ -39,6 +39,7 @@ export function isPermanent(err: unknown): boolean {
 /** Called after every settle attempt made through the engine, for metrics and logs. */
 export type SettleListener = (claim: Claim, outcome: SettleOutcome) => void;
 
+/** Options of the job engine: the engine's own, plus a listener of settled tasks. */
 export interface JobEngineOptions extends EngineOptions {
   onSettled?: SettleListener;
 }

@@ -112,6 +112,7 @@ function sequenceOf(name: string): number {
   return m ? Number(m[1]) : Number.POSITIVE_INFINITY;
 }
 
+/** Options of `waitForResult`: the reply address, a timeout, a signal, whether to consume. */
 export interface WaitForResultOptions extends ReplyAddress {
   /** Give up after this long (WAIT_TIMEOUT). Default: wait as long as it takes. */
   timeoutMs?: number;

@@ -20,6 +20,7 @@ import { workersCommand } from './commands/workers.js';
 import { ExitCode } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 
+/** The version `zoott --version` prints. */
 export const VERSION = '0.1.0';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
