@@ -12,7 +12,7 @@ import {
   replyDir,
   resolveSettings,
   SETTINGS,
-} from '../src/index.js';
+} from '../src/internal.js';
 
 describe('settings', () => {
   it('takes a flag over the environment over the file over nothing', () => {

@@ -2,7 +2,7 @@ import type { Coordinator } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { publishResult, startWorkerDaemon, submitJob, waitForResult } from '../src/index.js';
+import { publishResult, startWorkerDaemon, submitJob, waitForResult } from '../src/internal.js';
 import { freshNamespace, settled } from './helpers.js';
 
 describe('reply channel on a real ZooKeeper', () => {
