@@ -1,12 +1,23 @@
-export * from './config.js';
-export * from './constants.js';
-export * from './daemon.js';
-export * from './handlers/index.js';
-export * from './job-engine.js';
-export * from './jobs/index.js';
-export * from './limits.js';
-export * from './metrics.js';
-export * from './policy.js';
-export * from './reply.js';
-export * from './submit.js';
+// @zoott/worker as a library: submit Yothalot jobs and races and wait for their results,
+// serve the built-in job types from your own worker, or run the whole daemon in-process.
+// The pieces it is built from are in src/internal.ts, for its own tests.
+
+export { DEFAULT_EXCHANGE, JOB_TYPE, RACE_TYPE, RACER_TYPE } from './constants.js';
+export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from './daemon.js';
+// Serving: the built-in job handlers for runWorker, or the whole daemon.
+export { jobHandlers } from './handlers/index.js';
+export type { JobHandlerOptions } from './handlers/options.js';
+export {
+  type ReceivedResult,
+  type ReplyAddress,
+  type WaitForResultOptions,
+  waitForResult,
+} from './reply.js';
+// Submitting jobs and races, and reading their results from the reply channel.
+export {
+  type SubmitOptions,
+  type SubmittedJob,
+  submitJob,
+  submitRace,
+} from './submit.js';
 export { VERSION } from './version.js';

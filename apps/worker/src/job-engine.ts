@@ -43,6 +43,7 @@ export function isPermanent(err: unknown): boolean {
  */
 export type SettleListener = (claim: Claim, outcome: SettleOutcome, error?: unknown) => void;
 
+/** Options of the job engine: the engine's own, plus a listener of settled tasks. */
 export interface JobEngineOptions extends EngineOptions {
   onSettled?: SettleListener;
   /**

@@ -214,6 +214,7 @@ function sequenceOf(name: string): number {
   return m ? Number(m[1]) : Number.POSITIVE_INFINITY;
 }
 
+/** Options of `waitForResult`: the reply address, a timeout, a signal, whether to consume. */
 export interface WaitForResultOptions extends ReplyAddress {
   /**
    * The world whose jobs publish here. Results are accepted only from a reply path that

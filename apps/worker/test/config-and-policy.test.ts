@@ -18,7 +18,7 @@ import {
   SETTINGS,
   settingDefault,
   settingsFor,
-} from '../src/index.js';
+} from '../src/internal.js';
 import { DEFAULT_KILL_GRACE_MS } from '../src/jobs/regular.js';
 
 describe('the shared config file and credentials', () => {

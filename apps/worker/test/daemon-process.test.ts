@@ -8,7 +8,7 @@ import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { submitJob, waitForResult } from '../src/index.js';
+import { submitJob, waitForResult } from '../src/internal.js';
 import { parentDeathTool } from '../src/jobs/process.js';
 import { freshNamespace, killMarked, processesWith, SELF, settled, until } from './helpers.js';
 

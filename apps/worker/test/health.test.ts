@@ -2,7 +2,7 @@ import { createEngine } from '@zoott/core';
 import { connectZk } from '@zoott/zk-adapter';
 import { startZooKeeper, type ZooKeeperServer } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorkerDaemon, type WorkerDaemon } from '../src/index.js';
+import { startWorkerDaemon, type WorkerDaemon } from '../src/internal.js';
 import { until } from './helpers.js';
 
 // /healthz follows the session: a server of its own, stopped for longer than the session

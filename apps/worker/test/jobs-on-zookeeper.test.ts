@@ -5,7 +5,7 @@ import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/index.js';
+import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/internal.js';
 import { freshNamespace, SELF, settled } from './helpers.js';
 
 const WORLD = 'jobs';

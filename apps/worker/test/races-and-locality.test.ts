@@ -12,7 +12,7 @@ import {
   submitRace,
   type WorkerDaemon,
   waitForResult,
-} from '../src/index.js';
+} from '../src/internal.js';
 import { freshNamespace, SELF, settled, until } from './helpers.js';
 import { runningGroupMembers } from './jobs/proc-helpers.js';
 

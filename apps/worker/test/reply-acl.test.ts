@@ -20,7 +20,7 @@ import {
   submitRace,
   type WorkerDaemon,
   waitForResult,
-} from '../src/index.js';
+} from '../src/internal.js';
 import { freshNamespace, SELF, settled } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));

@@ -19,7 +19,7 @@ import {
   resolveSettings,
   submitJob,
   submitRace,
-} from '../src/index.js';
+} from '../src/internal.js';
 import { freshNamespace, SELF, settled, until } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));

@@ -12,7 +12,7 @@ import type { Coordinator } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { jobUser, submitJob } from '../src/index.js';
+import { jobUser, submitJob } from '../src/internal.js';
 import { freshNamespace, killMarked, processesWith, settled, until } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { connectZk, killSession, type ZkCoordinator } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWorkerDaemon, submitJob, type WorkerDaemon } from '../src/index.js';
+import { startWorkerDaemon, submitJob, type WorkerDaemon } from '../src/internal.js';
 import { freshNamespace, SELF, settled, until } from './helpers.js';
 import { runningGroupMembers } from './jobs/proc-helpers.js';
 

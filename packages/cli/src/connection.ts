@@ -42,7 +42,9 @@ export interface Settings {
   configPath: string | null;
 }
 
+/** The ZooKeeper address used when no flag, environment or config gives one. */
 export const DEFAULT_CONNECT = '127.0.0.1:2181';
+/** The world used when no flag, environment or config gives one. */
 export const DEFAULT_WORLD = 'default';
 
 /**

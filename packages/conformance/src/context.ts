@@ -12,6 +12,7 @@ import type { CoordinatorHarness } from './harness.js';
 
 /** The digest user every ACL test grants ALL, so teardown can always clean up. */
 export const ADMIN_USER = 'conf-admin';
+/** The password of `ADMIN_USER`. */
 export const ADMIN_PASSWORD = 'conf-secret';
 
 /** What each test gets: a fresh base path and clients that are closed after it. */
@@ -170,6 +171,7 @@ export interface WatchRecorder {
   next(n?: number): Promise<WatchEvent>;
 }
 
+/** A watcher that records its events; `next(n)` fails after `timeoutMs` without the n-th. */
 export function recorder(timeoutMs: number, log?: string[], label?: string): WatchRecorder {
   const events: WatchEvent[] = [];
   const wakers = new Set<() => void>();
@@ -199,6 +201,7 @@ export interface SessionRecorder {
   stop(): void;
 }
 
+/** Records `client`'s session events; `waitFor(type)` fails after `timeoutMs`. */
 export function sessionRecorder(client: Coordinator, timeoutMs: number): SessionRecorder {
   const events: SessionEvent[] = [];
   const wakers = new Set<() => void>();

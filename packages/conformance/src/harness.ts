@@ -12,6 +12,7 @@ export type SuiteGroup =
   | 'limits'
   | 'session';
 
+/** Every group of the suite, in the order they run. */
 export const SUITE_GROUPS: readonly SuiteGroup[] = [
   'crud',
   'versions',
@@ -55,4 +56,5 @@ export interface CoordinatorHarness {
   eventTimeoutMs?: number;
 }
 
+/** A harness, or a function that makes one when the suite starts. */
 export type HarnessSource = CoordinatorHarness | (() => CoordinatorHarness);

@@ -7,17 +7,39 @@ import { describe, expect, it } from 'vitest';
 
 const src = (p: string) => fileURLToPath(new URL(`../src/${p}`, import.meta.url));
 
+const packageRoots = [
+  'packages/memory-adapter',
+  'packages/zk-adapter',
+  'packages/testing',
+  'packages/conformance',
+  'packages/zk-testkit',
+  'packages/cli',
+  'apps/worker',
+  'apps/dashboard',
+];
+const rootEntry = (root: string) =>
+  fileURLToPath(new URL(`../../../${root}/src/index.ts`, import.meta.url));
+
+let program: ts.Program | undefined;
+/** One program over every entry point checked here: type-checking once is the slow part. */
+function sharedProgram(): ts.Program {
+  program ??= ts.createProgram(
+    [...['index.ts', 'recipes.ts', 'jobs.ts'].map(src), ...packageRoots.map(rootEntry)],
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+    },
+  );
+  return program;
+}
+
 /** Every name an entry point exports, with whether its declaration carries a JSDoc comment. */
 function exportsOf(entry: string): { name: string; documented: boolean; where: string }[] {
-  const program = ts.createProgram([entry], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    strict: true,
-    noEmit: true,
-  });
-  const checker = program.getTypeChecker();
-  const file = program.getSourceFile(entry);
+  const checker = sharedProgram().getTypeChecker();
+  const file = sharedProgram().getSourceFile(entry);
   if (!file) throw new Error(`cannot read ${entry}`);
   const moduleSymbol = checker.getSymbolAtLocation(file);
   if (!moduleSymbol) throw new Error(`${entry} is not a module`);
@@ -66,4 +88,15 @@ describe('the public API of @zoott/core', () => {
     for (const name of ['createEngine', 'runWorker', 'ZoottError', 'isZoottError', 'OPEN_ACL'])
       expect(core, name).toHaveProperty(name);
   });
+});
+
+// The same bar for every package a user installs: what its root exports is documented.
+describe('the roots of the other workspace packages', () => {
+  for (const root of packageRoots) {
+    it(`documents every export of ${root} with JSDoc`, () => {
+      const all = exportsOf(rootEntry(root));
+      expect(all.length).toBeGreaterThan(0);
+      expect(all.filter((e) => !e.documented).map((e) => `${e.name} (${e.where})`)).toEqual([]);
+    });
+  }
 });

@@ -9,8 +9,10 @@ import { ServerState } from './server-state.js';
  * less 1 KiB for paths, ACLs and headers), so what fits here fits on ZooKeeper too.
  */
 export { DEFAULT_MAX_DATA_BYTES };
+/** Session timeout of a `connect()` that does not ask for one (10 s, ZooKeeper's usual). */
 export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 
+/** Options of a `MemoryServer`: its size limit, clock and defaults. */
 export interface MemoryServerOptions {
   /** Largest node data accepted; one byte more fails DATA_TOO_LARGE. Default 1047552. */
   maxDataBytes?: number;
@@ -25,6 +27,7 @@ export interface MemoryServerOptions {
   defaultSessionTimeoutMs?: number;
 }
 
+/** Options of `MemoryServer.connect()`: chroot, session timeout, credentials. */
 export interface MemoryConnectOptions {
   /** Namespace: every path is taken relative to it. Like ZooKeeper, the node must exist. */
   chroot?: string;

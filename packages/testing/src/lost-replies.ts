@@ -3,6 +3,7 @@ import { type Coordinator, type Op, ZoottError } from '@zoott/core';
 /** Where a lost reply strikes: before the multi reaches the server, or after it applied. */
 export type ReplyLoss = 'before' | 'after';
 
+/** A coordinator that loses chosen `multi` replies, and the switch that arms it. */
 export interface LosingReplies {
   /** The coordinator to hand to the code under test. */
   c: Coordinator;

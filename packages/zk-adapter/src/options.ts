@@ -11,6 +11,7 @@ export interface ZkRetryOptions {
   deadlineMs?: number;
 }
 
+/** Options of `connectZk`: session and request timeouts, credentials, default ACL, retries. */
 export interface ZkOptions {
   /** Requested session timeout; the server clamps it to its 2..20 ticks range (default 10000). */
   sessionTimeoutMs?: number;

@@ -16,10 +16,12 @@ export interface ZooKeeperServer {
   start(): Promise<void>;
 }
 
+/** How a server is stopped: SIGTERM (clean) or SIGKILL (a crash). */
 export interface StopOptions {
   signal?: 'SIGTERM' | 'SIGKILL';
 }
 
+/** Options of `startZooKeeper`: data folder, tick time, heap size, and whether to start an own server. */
 export interface StartZooKeeperOptions {
   /** Data folder to use (kept afterwards); default: a fresh temporary folder, removed at exit. */
   dataDir?: string;
@@ -54,6 +56,7 @@ export interface ZooKeeperEnsemble {
   stop(): Promise<void>;
 }
 
+/** Options of `startEnsemble`: size and timing of the servers. */
 export interface StartEnsembleOptions {
   /** Number of servers, default 3 (an odd number, at least 3). */
   size?: number;

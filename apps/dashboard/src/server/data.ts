@@ -34,6 +34,7 @@ export interface FailedTask extends FailedRecord {
   key: TaskKey;
 }
 
+/** A page of failed tasks and how many there are in all. */
 export interface FailedList {
   tasks: FailedTask[];
   /** Failed tasks in all; `tasks` holds at most `limit` of them. */
@@ -54,6 +55,7 @@ export interface WorkerView extends Partial<WorkerInfo> {
   running: TaskKey[];
 }
 
+/** What "retry all failed" did: how many it retried, and what it could not. */
 export interface RetryAllResult {
   retried: number;
   errors: { key: TaskKey; message: string }[];

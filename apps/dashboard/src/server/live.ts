@@ -14,6 +14,7 @@ export type LiveListener = (m: LiveMessage) => void;
 export const SLOT_MS = 10_000;
 export const SLOTS = 30;
 
+/** Tasks settled in one time slot of the throughput chart. */
 export interface ThroughputSlot {
   /** Slot start, ms since the epoch. */
   t: number;

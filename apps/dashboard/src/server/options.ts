@@ -46,7 +46,9 @@ export interface DashboardHandle {
 /** Environment variable the CLI reads the token from when `--token` is not given. */
 export const DASHBOARD_TOKEN_ENV = 'ZOOTT_DASHBOARD_TOKEN';
 
+/** The port the dashboard listens on by default. */
 export const DEFAULT_PORT = 7070;
+/** The address the dashboard binds by default: loopback only. */
 export const DEFAULT_HOST = '127.0.0.1';
 const MIN_TOKEN_LENGTH = 12;
 

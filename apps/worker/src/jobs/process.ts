@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { ProcessRun } from '@zoott/core/jobs';
 
+/** How a job process is started: directory, environment and output caps. */
 export interface StartOptions {
   cwd: string;
   env: Record<string, string>;

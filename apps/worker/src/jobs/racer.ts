@@ -3,6 +3,7 @@ import { type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
+/** How a racer is started: the server name it reports, directory, environment. */
 export interface RacerOptions {
   serverName: string;
   cwd?: string;
@@ -22,6 +23,7 @@ export type RacerOutcome =
   | { result: 'won'; reason: 'output' | 'abnormal' }
   | { result: 'lost'; reason: 'normal' };
 
+/** A running racer: its pid, its outcome as soon as known, and a way to kill it. */
 export interface RacerHandle {
   /** The racer's pid (also its process group) once started; 0 when it never started. */
   readonly pid: Promise<number>;

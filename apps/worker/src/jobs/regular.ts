@@ -9,6 +9,7 @@ import {
 import { type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
+/** Options of `runRegularJob`: server name, directory, timeout, signal, allowed executables. */
 export interface RunJobOptions {
   /** Host name reported as the result's `server`. */
   serverName: string;
@@ -40,6 +41,7 @@ export interface RunJobOptions {
   onSpawn?: (pid: number) => void;
 }
 
+/** Time between SIGTERM and SIGKILL when a job is stopped (5 s). */
 export const DEFAULT_KILL_GRACE_MS = 5000;
 
 /**

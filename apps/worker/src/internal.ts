@@ -1,0 +1,15 @@
+// Everything the worker is built from (config, policy, process supervision, metrics, the
+// reply channel), for its own tests and tools. No stability promise; the package root
+// exports the library users import.
+export * from './config.js';
+export * from './constants.js';
+export * from './daemon.js';
+export * from './handlers/index.js';
+export * from './job-engine.js';
+export * from './jobs/index.js';
+export * from './limits.js';
+export * from './metrics.js';
+export * from './policy.js';
+export * from './reply.js';
+export * from './submit.js';
+export { VERSION } from './version.js';
