@@ -6,7 +6,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Acl, createEngine, digestAcl, encodeJson, runWorker } from '@zoott/core';
+import {
+  type Acl,
+  createEngine,
+  digestAcl,
+  encodeJson,
+  OPEN_ACL,
+  runWorker,
+  utf8,
+} from '@zoott/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
 
@@ -220,5 +228,70 @@ describe('export and import leave zoott ephemeral places alone', { timeout: SLOW
     const raw = await session(third);
     expect(await raw.children('/zoott_w/live/0000')).toEqual([]);
     expect(await raw.children('/zoott_workers/live')).toEqual([]);
+  });
+});
+
+describe('doctor', { timeout: SLOW }, () => {
+  it('reports weak ACLs, open reply paths and ghost claims; --repair moves the ghost; lock-down fixes the rest', async () => {
+    const connect = await freshConnect();
+    const owner = (args: string[]) =>
+      zoott(['--connect', connect, '--auth', 'alice:s3cret', '--world', 'dw', ...args]);
+    expect((await owner(['init', 'dw', '--buckets', '1'])).code).toBe(0);
+    expect((await owner(['queue', 'a', '-t', 't'])).code).toBe(0);
+    expect((await owner(['queue', 'b', '-t', 't'])).code).toBe(0);
+    const job = join(tmp, 'dw-job.json');
+    writeFileSync(job, JSON.stringify({ executable: '/bin/true', routingkey: 'dw-res' }));
+    expect((await owner(['submit', job, '--name', 'j'])).code).toBe(0);
+    const healthy = await owner(['doctor', 'dw']);
+    expect(healthy.code, healthy.stderr).toBe(0);
+    expect(healthy.stdout).toMatch(/world dw: no problems found/);
+
+    // Damage by hand: an opened task node, a reply path made open by someone else, a
+    // persistent claim.
+    const want = [digestAcl('alice', 's3cret', 'cdrwa')];
+    const raw = await session(connect);
+    await raw.addAuth('digest', 'alice:s3cret');
+    await raw.setAcl('/zoott_dw/a', OPEN_ACL);
+    const stranger = await session(connect);
+    for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/dw-res'])
+      await stranger.create(p).catch(() => undefined);
+    await raw.create('/zoott_w/dw/0000/b', encodeJson({ worker: 'ghost', session: '0', at: 1 }), {
+      acl: want,
+    });
+
+    const diag = await owner(['--json', 'doctor', 'dw']);
+    expect(diag.code, diag.stderr).toBe(7);
+    const report = json<{
+      healthy: boolean;
+      findings: { kind: string; path: string; repair: string }[];
+    }>(diag);
+    expect(report.healthy).toBe(false);
+    expect(report.findings.map((f) => `${f.kind} ${f.path} ${f.repair}`)).toEqual(
+      [
+        'weak-acl /zoott_dw/a none',
+        'reply-acl /zoott_r/_default/dw-res none',
+        'not-ephemeral /zoott_w/dw/0000/b quarantine',
+      ], // sorted by path
+    );
+
+    const repaired = await owner(['doctor', 'dw', '--repair']);
+    expect(repaired.code, repaired.stderr).toBe(7); // the ACLs are lock-down's to fix
+    expect(repaired.stdout).toMatch(
+      /moving 1 node\(s\) to \/zoott_q\/dw:\n {2}\/zoott_w\/dw\/0000\/b {2}\(not-ephemeral\)/,
+    );
+    expect(repaired.stdout).toMatch(/3 problem\(s\), 1 moved to \/zoott_q\/dw, 2 left/);
+    expect(await raw.exists('/zoott_w/dw/0000/b')).toBeNull();
+    const [item] = await raw.children('/zoott_q/dw');
+    expect(JSON.parse(utf8.decode((await raw.get(`/zoott_q/dw/${item}`)).data)).from).toBe(
+      '/zoott_w/dw/0000/b',
+    );
+
+    expect((await owner(['lock-down', 'dw'])).code).toBe(0);
+    const clean = await owner(['--json', 'doctor', 'dw']);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(json<{ healthy: boolean; findings: unknown[] }>(clean)).toMatchObject({
+      healthy: true,
+      findings: [],
+    });
   });
 });
