@@ -15,7 +15,8 @@ export interface TaskInfo {
 
 /**
  * World names that would make `/zoott_<world>` collide with zoott's own areas
- * (pending, working, completed, failed, reply channel, worker registry).
+ * (pending, working, completed, failed, reply channel, worker registry, and the quarantine
+ * where `zoott doctor --repair` moves damaged nodes).
  */
 export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'p',
@@ -23,6 +24,7 @@ export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'c',
   'f',
   'r',
+  'q',
   'workers',
 ]);
 
