@@ -88,6 +88,15 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
     for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/victim-results'])
       await raw.create(p).catch(() => undefined);
 
+    // Its race world and a race's shared state belong to it too.
+    expect((await stranger(['init', 'victim-races', '--buckets', '1'])).code).toBe(0);
+    await raw.create('/zoott_r/races').catch(() => undefined);
+    await raw.create(
+      '/zoott_r/races/race-1',
+      encodeJson({ started: 'now', racers: 2, world: 'victim-races' }),
+    );
+    await raw.create('/zoott_r/races/race-1/winner', encodeJson({ index: 0 }));
+
     const refused = await owner(['init', 'victim']);
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toMatch(/world victim exists but is not locked to these credentials/);
@@ -102,9 +111,13 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       checked: number;
       changed: { path: string; before: Acl[] }[];
       replyPaths: string[];
+      raceWorld: string | null;
+      racePaths: string[];
     }>(locked);
     expect(report.world).toBe('victim');
     expect(report.replyPaths).toEqual(['/zoott_r/_default/victim-results']);
+    expect(report.raceWorld).toBe('victim-races');
+    expect(report.racePaths).toEqual(['/zoott_r/races/race-1']);
     const changed = report.changed.map((c) => c.path);
     expect(changed).toContain('/zoott_victim');
     expect(changed).toContain('/zoott_victim/planted');
@@ -129,6 +142,13 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       '/zoott_f/victim',
       '/zoott_workers/victim',
       '/zoott_r/_default/victim-results',
+      '/zoott_victim-races',
+      '/zoott_p/victim-races',
+      '/zoott_w/victim-races',
+      '/zoott_c/victim-races',
+      '/zoott_f/victim-races',
+      '/zoott_workers/victim-races',
+      '/zoott_r/races/race-1',
     ])
       await walk(top);
     expect(all.length).toBe(report.checked);
@@ -259,6 +279,13 @@ describe('doctor', { timeout: SLOW }, () => {
       acl: want,
     });
 
+    await raw.create('/zoott_workers/dw/worker-0000000009', encodeJson({ id: 'ghost' }), {
+      acl: want,
+    });
+    // The views do not take them for a running task or a live worker.
+    expect(json<unknown[]>(await owner(['--json', 'ls', 'working']))).toEqual([]);
+    expect(json<unknown[]>(await owner(['--json', 'workers']))).toEqual([]);
+
     const diag = await owner(['--json', 'doctor', 'dw']);
     expect(diag.code, diag.stderr).toBe(7);
     const report = json<{
@@ -271,20 +298,24 @@ describe('doctor', { timeout: SLOW }, () => {
         'weak-acl /zoott_dw/a none',
         'reply-acl /zoott_r/_default/dw-res none',
         'not-ephemeral /zoott_w/dw/0000/b quarantine',
+        'not-ephemeral /zoott_workers/dw/worker-0000000009 quarantine',
       ], // sorted by path
     );
 
     const repaired = await owner(['doctor', 'dw', '--repair']);
     expect(repaired.code, repaired.stderr).toBe(7); // the ACLs are lock-down's to fix
     expect(repaired.stdout).toMatch(
-      /moving 1 node\(s\) to \/zoott_q\/dw:\n {2}\/zoott_w\/dw\/0000\/b {2}\(not-ephemeral\)/,
+      /moving 2 node\(s\) to \/zoott_q\/dw:\n {2}\/zoott_w\/dw\/0000\/b {2}\(not-ephemeral\)\n {2}\/zoott_workers\/dw\/worker-0000000009/,
     );
-    expect(repaired.stdout).toMatch(/3 problem\(s\), 1 moved to \/zoott_q\/dw, 2 left/);
+    expect(repaired.stdout).toMatch(/4 problem\(s\), 2 moved to \/zoott_q\/dw, 2 left/);
     expect(await raw.exists('/zoott_w/dw/0000/b')).toBeNull();
-    const [item] = await raw.children('/zoott_q/dw');
-    expect(JSON.parse(utf8.decode((await raw.get(`/zoott_q/dw/${item}`)).data)).from).toBe(
-      '/zoott_w/dw/0000/b',
+    const items = await raw.children('/zoott_q/dw');
+    const from = await Promise.all(
+      items.map(
+        async (i) => JSON.parse(utf8.decode((await raw.get(`/zoott_q/dw/${i}`)).data)).from,
+      ),
     );
+    expect(from.sort()).toEqual(['/zoott_w/dw/0000/b', '/zoott_workers/dw/worker-0000000009']);
 
     expect((await owner(['lock-down', 'dw'])).code).toBe(0);
     const clean = await owner(['--json', 'doctor', 'dw']);
