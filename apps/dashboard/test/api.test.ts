@@ -5,6 +5,7 @@ import {
   createEngine,
   type Engine,
   runWorker,
+  utf8,
   type WorkerHandle,
 } from '@zoott/core';
 import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
@@ -169,6 +170,18 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     expect(notFailed.body.error.code).toBe('TASK_STATE');
     expect((await post(dash.url, '/api/retry', {})).status).toBe(400);
     expect((await call(dash.url, '/api/nothing')).status).toBe(404);
+  });
+
+  it('does not show a persistent registry node (no session owns it) as a live worker', async () => {
+    const c = engine.coordinator;
+    const ghost = `/zoott_workers/${WORLD}/worker-0000009999`;
+    await c.create(ghost, utf8.encode(JSON.stringify({ id: 'ghost', types: ['parent'] })));
+    try {
+      const workers = (await call(dash.url, '/api/workers')).body as { id: string }[];
+      expect(workers.map((w) => w.id)).toEqual(['w-api']);
+    } finally {
+      await c.delete(ghost);
+    }
   });
 
   it('refuses changes that are not JSON from its own origin', async () => {

@@ -315,7 +315,7 @@ export function buildProgram(state: RunState): Command {
       .action(run(demoCommand)),
     'pnpm start                      # = zoott demo, embedded, no ZooKeeper needed',
     'zoott demo --connect 127.0.0.1:2181/zoott-demo --workers 3',
-    'pnpm zoott demo --dashboard     # then open http://127.0.0.1:7070',
+    'pnpm zoott demo --dashboard     # then open the URL it prints (with ?token=)',
   );
 
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();

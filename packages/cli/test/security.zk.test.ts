@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Acl, createEngine, digestAcl, runWorker } from '@zoott/core';
+import { type Acl, createEngine, digestAcl, OPEN_ACL, runWorker, utf8 } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
@@ -81,6 +81,15 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
     for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/victim-results'])
       await raw.create(p).catch(() => undefined);
 
+    // Its race world and a race's shared state belong to it too.
+    expect((await stranger(['init', 'victim-races', '--buckets', '1'])).code).toBe(0);
+    await raw.create('/zoott_r/races').catch(() => undefined);
+    await raw.create(
+      '/zoott_r/races/race-1',
+      encodeJson({ started: 'now', racers: 2, world: 'victim-races' }),
+    );
+    await raw.create('/zoott_r/races/race-1/winner', encodeJson({ index: 0 }));
+
     const refused = await owner(['init', 'victim']);
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toMatch(/world victim exists but is not locked to these credentials/);
@@ -95,9 +104,13 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       checked: number;
       changed: { path: string; before: Acl[] }[];
       replyPaths: string[];
+      raceWorld: string | null;
+      racePaths: string[];
     }>(locked);
     expect(report.world).toBe('victim');
     expect(report.replyPaths).toEqual(['/zoott_r/_default/victim-results']);
+    expect(report.raceWorld).toBe('victim-races');
+    expect(report.racePaths).toEqual(['/zoott_r/races/race-1']);
     const changed = report.changed.map((c) => c.path);
     expect(changed).toContain('/zoott_victim');
     expect(changed).toContain('/zoott_victim/planted');
@@ -122,6 +135,13 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       '/zoott_f/victim',
       '/zoott_workers/victim',
       '/zoott_r/_default/victim-results',
+      '/zoott_victim-races',
+      '/zoott_p/victim-races',
+      '/zoott_w/victim-races',
+      '/zoott_c/victim-races',
+      '/zoott_f/victim-races',
+      '/zoott_workers/victim-races',
+      '/zoott_r/races/race-1',
     ])
       await walk(top);
     expect(all.length).toBe(report.checked);
@@ -221,5 +241,81 @@ describe('export and import leave zoott ephemeral places alone', { timeout: SLOW
     const raw = await session(third);
     expect(await raw.children('/zoott_w/live/0000')).toEqual([]);
     expect(await raw.children('/zoott_workers/live')).toEqual([]);
+  });
+});
+
+describe('doctor', { timeout: SLOW }, () => {
+  it('reports weak ACLs, open reply paths and ghost claims; --repair moves the ghost; lock-down fixes the rest', async () => {
+    const connect = await freshConnect();
+    const owner = (args: string[]) =>
+      zoott(['--connect', connect, '--auth', 'alice:s3cret', '--world', 'dw', ...args]);
+    expect((await owner(['init', 'dw', '--buckets', '1'])).code).toBe(0);
+    expect((await owner(['queue', 'a', '-t', 't'])).code).toBe(0);
+    expect((await owner(['queue', 'b', '-t', 't'])).code).toBe(0);
+    const job = join(tmp, 'dw-job.json');
+    writeFileSync(job, JSON.stringify({ executable: '/bin/true', routingkey: 'dw-res' }));
+    expect((await owner(['submit', job, '--name', 'j'])).code).toBe(0);
+    const healthy = await owner(['doctor', 'dw']);
+    expect(healthy.code, healthy.stderr).toBe(0);
+    expect(healthy.stdout).toMatch(/world dw: no problems found/);
+
+    // Damage by hand: an opened task node, a reply path made open by someone else, a
+    // persistent claim.
+    const want = [digestAcl('alice', 's3cret', 'cdrwa')];
+    const raw = await session(connect);
+    await raw.addAuth('digest', 'alice:s3cret');
+    await raw.setAcl('/zoott_dw/a', OPEN_ACL);
+    const stranger = await session(connect);
+    for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/dw-res'])
+      await stranger.create(p).catch(() => undefined);
+    await raw.create('/zoott_w/dw/0000/b', encodeJson({ worker: 'ghost', session: '0', at: 1 }), {
+      acl: want,
+    });
+
+    await raw.create('/zoott_workers/dw/worker-0000000009', encodeJson({ id: 'ghost' }), {
+      acl: want,
+    });
+    // The views do not take them for a running task or a live worker.
+    expect(json<unknown[]>(await owner(['--json', 'ls', 'working']))).toEqual([]);
+    expect(json<unknown[]>(await owner(['--json', 'workers']))).toEqual([]);
+
+    const diag = await owner(['--json', 'doctor', 'dw']);
+    expect(diag.code, diag.stderr).toBe(7);
+    const report = json<{
+      healthy: boolean;
+      findings: { kind: string; path: string; repair: string }[];
+    }>(diag);
+    expect(report.healthy).toBe(false);
+    expect(report.findings.map((f) => `${f.kind} ${f.path} ${f.repair}`)).toEqual(
+      [
+        'weak-acl /zoott_dw/a none',
+        'reply-acl /zoott_r/_default/dw-res none',
+        'not-ephemeral /zoott_w/dw/0000/b quarantine',
+        'not-ephemeral /zoott_workers/dw/worker-0000000009 quarantine',
+      ], // sorted by path
+    );
+
+    const repaired = await owner(['doctor', 'dw', '--repair']);
+    expect(repaired.code, repaired.stderr).toBe(7); // the ACLs are lock-down's to fix
+    expect(repaired.stdout).toMatch(
+      /moving 2 node\(s\) to \/zoott_q\/dw:\n {2}\/zoott_w\/dw\/0000\/b {2}\(not-ephemeral\)\n {2}\/zoott_workers\/dw\/worker-0000000009/,
+    );
+    expect(repaired.stdout).toMatch(/4 problem\(s\), 2 moved to \/zoott_q\/dw, 2 left/);
+    expect(await raw.exists('/zoott_w/dw/0000/b')).toBeNull();
+    const items = await raw.children('/zoott_q/dw');
+    const from = await Promise.all(
+      items.map(
+        async (i) => JSON.parse(utf8.decode((await raw.get(`/zoott_q/dw/${i}`)).data)).from,
+      ),
+    );
+    expect(from.sort()).toEqual(['/zoott_w/dw/0000/b', '/zoott_workers/dw/worker-0000000009']);
+
+    expect((await owner(['lock-down', 'dw'])).code).toBe(0);
+    const clean = await owner(['--json', 'doctor', 'dw']);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(json<{ healthy: boolean; findings: unknown[] }>(clean)).toMatchObject({
+      healthy: true,
+      findings: [],
+    });
   });
 });

@@ -232,7 +232,11 @@ export async function diagnoseWorld(
   for (const path of options.replyPaths ?? []) await visitReply(path);
 
   // Race worlds whose world is gone.
-  for (const name of await c.children('/')) {
+  // The namespace root may be closed to these credentials: then there is nothing to say.
+  const top = await c
+    .children('/')
+    .catch((err) => (codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err)));
+  for (const name of top) {
     const m = /^zoott_(.+)-races$/.exec(name);
     if (m && (await c.exists(worldRoot(m[1]!))) === null)
       add(

@@ -6,7 +6,8 @@ import type { TaskInfo } from './task-map.js';
 
 /**
  * World names that would make `/zoott_<world>` collide with zoott's own areas
- * (pending, working, completed, failed, reply channel, worker registry).
+ * (pending, working, completed, failed, reply channel, worker registry, and the quarantine
+ * where `zoott doctor --repair` moves damaged nodes).
  */
 export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'p',
@@ -14,6 +15,7 @@ export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'c',
   'f',
   'r',
+  'q',
   'workers',
 ]);
 

@@ -155,6 +155,15 @@ describeOnBackends('initHierarchy / exportHierarchy', (backend) => {
     await removeTree(zk, '/src');
   });
 
+  it('leaves ephemeral nodes out of an export (they belong to a live session)', async () => {
+    const zk = await backend().connect();
+    await zk.create('/live', utf8.encode('{}'));
+    await zk.create('/live/kept', utf8.encode('1'));
+    await zk.create('/live/claim', utf8.encode('{"worker":"w"}'), { ephemeral: true });
+    const exported = await exportHierarchy(zk, '/live');
+    expect(Object.keys(exported).filter((k) => !k.startsWith('__'))).toEqual(['kept']);
+  });
+
   it('resets the ACL of existing nodes, and their value only with updateExisting', async () => {
     const zk = await backend().connect();
     await zk.addAuth('digest', 'aa:pw_aa');
