@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Coordinator, createEngine } from '@zoott/core';
@@ -49,8 +49,11 @@ describe('session lost', { timeout: 180_000 }, () => {
       { world: 'lost' },
     );
     const engine = createEngine(client, { world: 'lost' });
+    // Started, and past its `touch flag`: killed before that, the second run would sleep too.
     await until('the job to start', async () =>
-      (await engine.task(key))?.state === 'working' && daemon.processes.size === 1
+      (await engine.task(key))?.state === 'working' &&
+      daemon.processes.size === 1 &&
+      existsSync(join(work, 'flag'))
         ? true
         : undefined,
     );
