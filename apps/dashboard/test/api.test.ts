@@ -4,6 +4,7 @@ import {
   type Coordinator,
   createEngine,
   type Engine,
+  internalWorldName,
   runWorker,
   utf8,
   type WorkerHandle,
@@ -57,6 +58,12 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     ns = await zkNamespace(inject('zkConnect'));
     engine = createEngine(await ns.connect(), { world: WORLD, buckets: 4, logger: quiet });
     await engine.init();
+    // An internal world (race coordination) exists beside it: never listed as a world.
+    await createEngine(await ns.connect(), {
+      world: internalWorldName(WORLD, 'races'),
+      buckets: 2,
+      logger: quiet,
+    }).init();
     await engine.queue({ name: 'root', type: 'parent' });
     await engine.queue({ name: 'leaf', type: 'child', data: { n: 1 } }, { key: ['root'] });
     await engine.queue({ name: 'flaky', type: 'flaky' }, null, null, { maxAttempts: 1 });

@@ -68,19 +68,26 @@ function printConfig(
     process.stdout.write(`${JSON.stringify({ configFile, settings: byKey }, null, 2)}\n`);
     return;
   }
-  process.stdout.write(
-    `config file: ${configFile ? `${configFile.path} (from ${configFile.from})` : 'none'}\n`,
-  );
+  const lines = [
+    `config file: ${configFile ? `${configFile.path} (from ${configFile.from})` : 'none'}`,
+  ];
   const width = Math.max(...settings.map((s) => s.key.length));
   for (const s of settings) {
     const value =
       s.value === null ? '-' : Array.isArray(s.value) ? s.value.join(',') : String(s.value);
     const source = s.source === 'flag' ? s.flag : s.source === 'env' ? s.env : s.source;
-    process.stdout.write(`${s.key.padEnd(width)}  ${value}  (${source})\n`);
+    lines.push(`${s.key.padEnd(width)}  ${value}  (${source})`);
   }
+  // One write: `--print-config | head` must not end in EPIPE halfway.
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 async function main(): Promise<void> {
+  // A reader that stops early (`| head`) is not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   program.parse();
   const opts = program.opts<Record<string, unknown>>();
   const flags: Partial<Record<keyof FileSettings, unknown>> = {};

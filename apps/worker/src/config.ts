@@ -60,7 +60,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     flag: '--auth',
     env: 'ZOOTT_AUTH',
     kind: 'list',
-    arg: 'scheme:credentials',
+    arg: 'user:password',
     help: 'credentials added to the session: user:password or digest:user:password (prefer --auth-file or ZOOTT_AUTH: a command line is readable by every local user)',
     example: 'alice:secret',
   },
@@ -79,7 +79,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_ACL',
     kind: 'list',
     arg: 'user:password:perms',
-    help: 'ACL of every node the worker creates: digest entries user:password:cdrwa, or "open"; default: the --auth identity (ZooKeeper\'s auth scheme) when --auth is given, else open',
+    help: 'ACL of every node the worker creates: digest entries user:password:cdrwa, or "open"; default: the identity of the credentials (ZooKeeper\'s auth scheme) when any are given, else open',
     example: 'alice:secret:cdrwa',
   },
   {

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { connectZk, killSession, type ZkCoordinator } from '@zoott/zk-adapter';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon } from '../src/internal.js';
 import { freshNamespace, SELF, settled, until } from './helpers.js';
@@ -12,6 +14,7 @@ describe('session lost', { timeout: 180_000 }, () => {
   let client: Coordinator;
   let daemon: WorkerDaemon;
   let work: string;
+  const logLines: Record<string, unknown>[] = [];
 
   beforeAll(async () => {
     const ns = await freshNamespace(inject('zkConnect'));
@@ -27,7 +30,17 @@ describe('session lost', { timeout: 180_000 }, () => {
       workDir: work,
       killGraceMs: 500,
       sessionTimeoutMs: 4000,
-      logLevel: (process.env.ZOOTT_TEST_LOG as 'silent' | undefined) ?? 'silent',
+      // The daemon's own log lines, kept to check what an operator reads.
+      logger: pino(
+        { level: 'info', base: { nodeId: 'lost-1' } },
+        new Writable({
+          write(chunk: Buffer, _enc, done) {
+            for (const line of chunk.toString().split('\n'))
+              if (line.trim() !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
+            done();
+          },
+        }),
+      ),
     });
   });
 
@@ -50,8 +63,11 @@ describe('session lost', { timeout: 180_000 }, () => {
       { world: 'lost' },
     );
     const engine = createEngine(client, { world: 'lost' });
+    // Started, and past its `touch flag`: killed before that, the second run would sleep too.
     await until('the job to start', async () =>
-      (await engine.task(key))?.state === 'working' && daemon.processes.size === 1
+      (await engine.task(key))?.state === 'working' &&
+      daemon.processes.size === 1 &&
+      existsSync(join(work, 'flag'))
         ? true
         : undefined,
     );
@@ -67,5 +83,21 @@ describe('session lost', { timeout: 180_000 }, () => {
     expect(daemon.registryPath).not.toBeNull();
     expect(daemon.registryPath).not.toBe(firstRegistration);
     expect(await client.children('/zoott_workers/lost')).toHaveLength(1);
+    // The log tells it: one line per transition of the task (the last one may trail the record).
+    await until('the completion line', () =>
+      logLines.some((l) => l.key === key.join('|') && l.msg === 'task completed')
+        ? true
+        : undefined,
+    );
+    expect(
+      logLines
+        .filter((l) => l.key === key.join('|'))
+        .map((l) => [l.msg, l.attempt, l.reason ?? null]),
+    ).toEqual([
+      ['task started', 1, null],
+      ['task result dropped (claim no longer held)', 1, 'session lost'],
+      ['task started', 2, null],
+      ['task completed', 2, null],
+    ]);
   });
 });

@@ -152,20 +152,28 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
     const bad = startBin(['--connect', ns, '--world', 'alpha~races', '--allow-exec', '/bin/true']);
     expect((await bad.exited).code).toBe(2);
     expect(bad.output()).toMatch(/marks zoott's internal worlds/);
-    // The old naming scheme's collision: a user world named like alpha's race world was.
-    await createEngine(client, { world: 'alpha-races' }).init();
+    // The old naming scheme's collision: a user world named like gamma's race world used to
+    // be, made first (64 buckets, as `zoott init` makes it). Gamma's worker must not touch it.
+    await createEngine(client, { world: 'gamma' }).init();
+    await createEngine(client, { world: 'gamma-races' }).init();
     const r = startBin([
       '--connect',
       ns,
       '--world',
-      'alpha',
+      'gamma',
       '--allow-exec',
       '/bin/true',
       '--node-id',
-      'alpha-1',
+      'gamma-1',
     ]);
     await r.seen(/"msg":"worker started"/);
-    expect(raceWorld('alpha')).toBe('alpha~races');
+    // Its race loop registered in its internal world, not in the user's gamma-races.
+    await until('the race loop to register', async () =>
+      (await client.children('/zoott_workers/gamma~races').catch(() => [])).length === 1
+        ? true
+        : undefined,
+    );
+    expect(await client.children('/zoott_workers/gamma-races')).toEqual([]);
   });
 
   it('fails within 2 s with exit 3 when every host refuses, naming the hosts', async () => {

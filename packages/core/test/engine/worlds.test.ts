@@ -1,0 +1,30 @@
+import { MemoryServer } from '@zoott/memory-adapter';
+import { describe, expect, it } from 'vitest';
+import {
+  createEngine,
+  internalWorldName,
+  isInternalWorld,
+  listWorlds,
+  validateUserWorldName,
+  validateWorldName,
+} from '../../src/index.js';
+
+describe('user and internal worlds', () => {
+  it('lists the user worlds only, sorted; none at all is an empty list', async () => {
+    const c = await new MemoryServer().connect();
+    expect(await listWorlds(c)).toEqual([]);
+    for (const world of ['beta', 'alpha', internalWorldName('alpha', 'races'), 'alpha-races'])
+      await createEngine(c, { world }).init();
+    expect(await listWorlds(c)).toEqual(['alpha', 'alpha-races', 'beta']);
+  });
+
+  it('keeps the internal mark out of the names users give', () => {
+    expect(internalWorldName('jobs', 'races')).toBe('jobs~races');
+    expect(isInternalWorld('jobs~races')).toBe(true);
+    expect(isInternalWorld('jobs-races')).toBe(false);
+    expect(validateWorldName('jobs~races')).toBe('jobs~races');
+    expect(validateUserWorldName('jobs-races')).toBe('jobs-races');
+    expect(() => validateUserWorldName('jobs~races')).toThrow(/marks zoott's internal worlds/);
+    expect(() => validateUserWorldName('p')).toThrow(/reserved/);
+  });
+});
