@@ -366,8 +366,9 @@ async function queueFromFile(
     return ExitCode.OK;
   }
   if (!json) {
+    const unsure = failed.filter((f) => f.uncertain).length;
     ctx.out(
-      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed`,
+      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed${unsure ? `; ${unsure} more line(s) may or may not be queued (the connection was lost while writing them)` : ''}`,
     );
     for (const f of failed)
       ctx.note(
