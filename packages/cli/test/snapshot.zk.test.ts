@@ -71,6 +71,7 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
       failed          1
       oldest pending  <age>
       workers         0
+      unserved        idle (2 pending), parse (1 pending)
       "
     `);
     const statusJson = JSON.parse(
@@ -83,10 +84,19 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
       {
         "buckets": 4,
         "completed": 1,
+        "corrupt": [],
         "failed": 1,
         "oldestPendingAgeMs": "number",
         "pending": 3,
+        "pendingByType": {
+          "idle": 2,
+          "parse": 1,
+        },
         "total": 6,
+        "unservedTypes": [
+          "idle",
+          "parse",
+        ],
         "workers": [],
         "working": 1,
         "world": "snap",

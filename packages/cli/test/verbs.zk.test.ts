@@ -337,7 +337,14 @@ describe('export and import', { timeout: SLOW }, () => {
       'xp:123',
     ]);
     expect(imp.code, imp.stderr).toBe(0);
-    expect(json(imp)).toEqual({ file, root: '/', nodes: 33, skipped: [] });
+    expect(json(imp)).toEqual({
+      file,
+      root: '/',
+      nodes: 33,
+      created: 33,
+      existing: 0,
+      skipped: [],
+    });
     expect(imp.stderr).toMatch(/importing .*33\/33/);
 
     const out = join(tmp, 'app.json');
@@ -553,14 +560,17 @@ describe('submit and wait', { timeout: SLOW }, () => {
       const r = await z(['submit', jobFile, '--wait', '--timeout', '60']);
       expect(r.code, r.stderr).toBe(4);
       expect(r.stdout).toBe('hello\n');
-      const replied = await z(['--json', 'wait', 'rk', '--timeout', '30']);
+      // submit --wait printed the result, so it also took it off the reply path.
+      const none = await z(['wait', 'rk', '--any', '--timeout', '0.5']);
+      expect(none.code).toBe(6);
+      // Without --wait the result stays there for `zoott wait --any`.
+      expect((await z(['submit', jobFile])).code).toBe(0);
+      const replied = await z(['--json', 'wait', 'rk', '--any', '--timeout', '30']);
       expect(replied.code, replied.stderr).toBe(0);
       expect(json<{ result: { exit: number; stdout: string } }>(replied).result).toMatchObject({
         exit: 4,
         stdout: 'hello\n',
       });
-      const none = await z(['wait', 'rk', '--timeout', '0.5']);
-      expect(none.code).toBe(6);
 
       const queued = await z(['--json', 'submit', jobFile]);
       expect(json(queued)).toMatchObject({ world: 'tw', kind: 'job' });

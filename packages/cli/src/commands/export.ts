@@ -1,9 +1,11 @@
 import { writeFileSync } from 'node:fs';
-import { validatePath } from '@zoott/core/internal';
+import { isZoottError } from '@zoott/core';
 import { exportHierarchy, formatHierarchy, hierarchyFormatOf } from '@zoott/core/recipes';
+import { validatePath } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { countingCoordinator } from '../counting.js';
 import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
 
@@ -37,7 +39,20 @@ export const exportCommand: CommandBody = async (ctx, cmd: Command) => {
   const zk = countingCoordinator(await ctx.session().coordinator(), ['get'], () =>
     progress.update(++nodes, undefined, 'nodes'),
   );
-  const tree = await exportHierarchy(zk, path);
+  const tree = await exportHierarchy(zk, path).catch(async (err: unknown) => {
+    if (!isZoottError(err, 'NO_NODE') || err.path !== (path.replace(/(.)\/+$/, '$1') || '/'))
+      throw err;
+    // The path is missing. Below a missing chroot every path is: say which it is.
+    const chrootMissing = (await zk.exists('/').catch(() => null)) === null;
+    const at = ctx.settings.connect ? ` at ${ctx.settings.connect}` : '';
+    throw new CliError(
+      `no node ${path}${at}`,
+      ExitCode.NOT_FOUND,
+      chrootMissing
+        ? 'the chroot of the connect string does not exist (`zoott init` creates it)'
+        : 'check the path: it is absolute, and relative to the chroot of the connect string if it has one (`zoott export /` shows everything there)',
+    );
+  });
   progress.finish();
   const text = formatHierarchy(tree, format);
   if (!out) {

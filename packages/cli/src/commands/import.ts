@@ -1,12 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { childrenOf, type Hierarchy, hierarchyFormatOf, initHierarchy, parseHierarchyText } from '@zoott/core/recipes';
 import { validatePath } from '@zoott/core/internal';
-import {
-  childrenOf,
-  type Hierarchy,
-  hierarchyFormatOf,
-  initHierarchy,
-  parseHierarchyText,
-} from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { countingCoordinator } from '../counting.js';
@@ -110,8 +104,14 @@ export const importCommand: CommandBody = async (ctx, cmd: Command) => {
   const zk = countingCoordinator(await ctx.session().coordinator(), ['exists'], () =>
     progress.update(Math.min(++done, total)),
   );
-  await initHierarchy(zk, tree, users, null, { root, updateExisting: opts.update === true });
+  const { created, existing } = await initHierarchy(zk, tree, users, null, {
+    root,
+    updateExisting: opts.update === true,
+  });
   progress.finish();
-  if (ctx.json) ctx.printJson({ file, root, nodes: total, skipped });
-  else ctx.out(`imported ${total} node(s) from ${file} under ${root}`);
+  if (ctx.json) ctx.printJson({ file, root, nodes: total, created, existing, skipped });
+  else
+    ctx.out(
+      `imported ${total} node(s) from ${file} under ${root}: ${created} created, ${existing} already present${existing > 0 ? (opts.update ? ' (values updated)' : ' (values kept; --update overwrites them)') : ''}`,
+    );
 };

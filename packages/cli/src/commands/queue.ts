@@ -1,12 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Engine, PlacementHints, QueuedTask, QueueOptions, QueueParent } from '@zoott/core';
-import {
-  compileParentPattern,
-  resolveQueueOptions,
-  validateKey,
-  validateTaskInfo,
-} from '@zoott/core/internal';
+import { compileParentPattern, resolveQueueOptions, validateKey, validateTaskInfo } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError, explain } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -362,8 +357,9 @@ async function queueFromFile(
     return ExitCode.OK;
   }
   if (!json) {
+    const unsure = failed.filter((f) => f.uncertain).length;
     ctx.out(
-      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed`,
+      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed${unsure ? `; ${unsure} more line(s) may or may not be queued (the connection was lost while writing them)` : ''}`,
     );
     for (const f of failed)
       ctx.note(

@@ -35,7 +35,7 @@ export const showCommand: CommandBody = async (ctx, cmd: Command) => {
   const lines: [string, string][] = [
     ['key', showKey(rec.key)],
     ['name', rec.name],
-    ['type', rec.type],
+    ['type', rec.type || '?'],
     ['state', paintState(c, rec.state)],
     ['attempts', `${rec.attempts}${rec.maxAttempts ? ` of ${rec.maxAttempts}` : ''}`],
   ];

@@ -154,6 +154,12 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   try {
     job = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+      throw new CliError(
+        `${file} is a directory, not a job file`,
+        ExitCode.USAGE,
+        'give the JSON file of one job, e.g. zoott submit job.json (or - for stdin)',
+      );
     if ((err as NodeJS.ErrnoException).code) throw err;
     throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`);
   }

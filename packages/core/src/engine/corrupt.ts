@@ -67,7 +67,11 @@ export function readNode<T>(
   try {
     value = decodeJson<unknown>(data, path);
   } catch (err) {
-    sink({ path, reason: (err as Error).message });
+    const cause = (err as { cause?: unknown }).cause;
+    sink({
+      path,
+      reason: `data is not JSON: ${cause instanceof Error ? cause.message : (err as Error).message}`,
+    });
     return undefined;
   }
   const wrong = shape(value);

@@ -192,6 +192,8 @@ class EventStream implements AsyncIterator<EngineEvent> {
     try {
       while (this.dirty.size > 0 && !this.closed) {
         const b = this.dirty.values().next().value as number;
+        // Taken off before listing: a watch firing during the listing marks it again.
+        this.dirty.delete(b);
         const before = this.states.get(b) ?? new Map<string, Derived>();
         let after: Map<string, Derived>;
         try {
@@ -199,10 +201,12 @@ class EventStream implements AsyncIterator<EngineEvent> {
         } catch (err) {
           // Connection trouble: the bucket stays dirty and the next session event (reconnected,
           // or connected after a renewal) lists it again.
-          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.c.state !== 'closed') return;
+          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.c.state !== 'closed') {
+            this.dirty.add(b);
+            return;
+          }
           throw err;
         }
-        this.dirty.delete(b);
         this.states.set(b, after);
         const keys = new Set([...before.keys(), ...after.keys()]);
         for (const k of keys) {

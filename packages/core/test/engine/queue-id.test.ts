@@ -1,4 +1,5 @@
-import { createEngine, type EntryData, utf8 } from '@zoott/core';
+import { createEngine, utf8 } from '@zoott/core';
+import type { EntryData } from '@zoott/core/internal';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { expect, it } from 'vitest';
 import { memoryLogger, TestClock, worldName } from './helpers.js';

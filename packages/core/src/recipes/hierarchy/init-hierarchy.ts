@@ -66,6 +66,8 @@ const hasAttributes = (node: HierarchyNode) =>
  * @param users password of every digest user named in an `__acl__`.
  * @param auth credentials added to the session before writing (`[scheme, user, password]` or
  *   `scheme:user:password`); on a passed-in Coordinator they stay for its session.
+ * @returns how many nodes of the hierarchy (below the root) were created, and how many
+ *   were there already.
  */
 export async function initHierarchy(
   source: CoordinatorSource,
@@ -73,7 +75,7 @@ export async function initHierarchy(
   users: Readonly<Record<string, string>> = {},
   auth: ZkAuth | string | null = null,
   options: InitHierarchyOptions = {},
-): Promise<void> {
+): Promise<{ created: number; existing: number }> {
   const root = options.root ?? '/';
   validatePath(root, 'initHierarchy');
   validateHierarchy(hierarchy, root);
@@ -81,7 +83,8 @@ export async function initHierarchy(
   const { coordinator: zk, owned } = await openCoordinator(source, options.connect);
   try {
     if (credentials) await zk.addAuth(credentials[0], `${credentials[1]}:${credentials[2]}`);
-    const ensure = async (path: string, node: HierarchyNode): Promise<void> => {
+    const tally = { created: 0, existing: 0 };
+    const ensure = async (path: string, node: HierarchyNode): Promise<boolean> => {
       const acl = node.__acl__
         ? aclOf(node.__acl__, users, path)
         : (await zk.getAcl(parentPath(path))).acl;
@@ -99,11 +102,13 @@ export async function initHierarchy(
         await zk.setAcl(path, acl);
         if (options.updateExisting) await zk.set(path, data);
       }
+      return created;
     };
     const walk = async (path: string, node: HierarchyNode): Promise<void> => {
       for (const [name, child] of childrenOf(node)) {
         const childPath = joinPath(path, name);
-        await ensure(childPath, child);
+        if (await ensure(childPath, child)) tally.created++;
+        else tally.existing++;
         await walk(childPath, child);
       }
     };
@@ -113,6 +118,7 @@ export async function initHierarchy(
       else if (hierarchy.__acl__) await zk.setAcl('/', aclOf(hierarchy.__acl__, users, '/'));
     }
     await walk(root, hierarchy);
+    return tally;
   } finally {
     if (owned) await zk.close().catch(() => undefined);
   }
