@@ -1,6 +1,13 @@
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { type Coordinator, createEngine, type Engine, runWorker, utf8, type WorkerHandle } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  runWorker,
+  utf8,
+  type WorkerHandle,
+} from '@zoott/core';
 import { internalWorldName } from '@zoott/core/internal';
 import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
 import { killSession, type ZkCoordinator } from '@zoott/zk-adapter';

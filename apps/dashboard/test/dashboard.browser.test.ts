@@ -1,6 +1,12 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Coordinator, createEngine, type Engine, runWorker, type WorkerHandle } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  runWorker,
+  type WorkerHandle,
+} from '@zoott/core';
 import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

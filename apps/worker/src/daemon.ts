@@ -2,7 +2,21 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Acl, type Coordinator, CREATOR_ALL_ACL, digestAcl, type EngineLogger, type Handlers, isZoottError, type LocalityScore, OPEN_ACL, runWorker, type TaskHandler, type WorkerHandle, ZoottError } from '@zoott/core';
+import {
+  type Acl,
+  type Coordinator,
+  CREATOR_ALL_ACL,
+  digestAcl,
+  type EngineLogger,
+  type Handlers,
+  isZoottError,
+  type LocalityScore,
+  OPEN_ACL,
+  runWorker,
+  type TaskHandler,
+  type WorkerHandle,
+  ZoottError,
+} from '@zoott/core';
 import { listWorlds, validateUserWorldName } from '@zoott/core/internal';
 import { connectZk, ensureChroot } from '@zoott/zk-adapter';
 import { type Logger, pino } from 'pino';

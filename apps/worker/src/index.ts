@@ -2,14 +2,23 @@
 // serve the built-in job types from your own worker, or run the whole daemon in-process.
 // The pieces it is built from are in src/internal.ts, for its own tests.
 
-export { DEFAULT_EXCHANGE, JOB_TYPE, RACE_TYPE, RACER_TYPE } from './constants.js';
+export {
+  DEFAULT_EXCHANGE,
+  JOB_TYPE,
+  RACE_TYPE,
+  RACER_TYPE,
+  RACES_ROOT,
+  raceWorld,
+} from './constants.js';
 export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from './daemon.js';
 // Serving: the built-in job handlers for runWorker, or the whole daemon.
 export { jobHandlers } from './handlers/index.js';
 export type { JobHandlerOptions } from './handlers/options.js';
 export {
+  REPLY_PATH_CHECK,
   type ReceivedResult,
   type ReplyAddress,
+  replyDir,
   type WaitForResultOptions,
   waitForResult,
 } from './reply.js';

@@ -1,4 +1,15 @@
-import { type Claim, type CompleteOptions, type CompleteOutcome, type Coordinator, Engine, type EngineLogger, type EngineOptions, isZoottError, type Op, type SettleOutcome } from '@zoott/core';
+import {
+  type Claim,
+  type CompleteOptions,
+  type CompleteOutcome,
+  type Coordinator,
+  Engine,
+  type EngineLogger,
+  type EngineOptions,
+  isZoottError,
+  type Op,
+  type SettleOutcome,
+} from '@zoott/core';
 import { JOB_TYPE, RACE_TYPE } from './constants.js';
 import { ensureReplyDir, publishResult, type ReplyAddress, replyOp, worldAcl } from './reply.js';
 

@@ -1,4 +1,11 @@
-import { type Acl, type Coordinator, isZoottError, type Op, type Stat, ZoottError } from '@zoott/core';
+import {
+  type Acl,
+  type Coordinator,
+  isZoottError,
+  type Op,
+  type Stat,
+  ZoottError,
+} from '@zoott/core';
 import { decodeJson, encodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
 import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
 

@@ -1,6 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { type Coordinator, createEngine, type Engine, type EngineOptions, isZoottError, type PlacementHints, type QueueOptions, type TaskKey } from '@zoott/core';
-import { type RaceJob, type RegularJob, validateRaceJob, validateRegularJob } from '@zoott/core/jobs';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  isZoottError,
+  type PlacementHints,
+  type QueueOptions,
+  type TaskKey,
+} from '@zoott/core';
+import {
+  type RaceJob,
+  type RegularJob,
+  validateRaceJob,
+  validateRegularJob,
+} from '@zoott/core/jobs';
 import { JOB_TYPE, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { replyDir } from './reply.js';
 

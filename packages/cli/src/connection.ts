@@ -1,6 +1,13 @@
-import { type Coordinator, createEngine, CREATOR_ALL_ACL, type Engine, type EngineLogger, isZoottError } from '@zoott/core';
-import { ZkConf } from '@zoott/core/recipes';
+import {
+  type Coordinator,
+  CREATOR_ALL_ACL,
+  createEngine,
+  type Engine,
+  type EngineLogger,
+  isZoottError,
+} from '@zoott/core';
 import { type CorruptSink, validateUserWorldName } from '@zoott/core/internal';
+import { ZkConf } from '@zoott/core/recipes';
 import { parseCredential, readAuthFile } from '@zoott/worker/config';
 import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';

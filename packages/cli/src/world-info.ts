@@ -1,5 +1,19 @@
-import { type ClaimIdentity, type Engine, isZoottError, type TaskKey, type TaskStateName } from '@zoott/core';
-import { type CorruptSink, decodeKey, type EntryData, nodeShapes, parseEntryName, readNode, type WorkerInfo } from '@zoott/core/internal';
+import {
+  type ClaimIdentity,
+  type Engine,
+  isZoottError,
+  type TaskKey,
+  type TaskStateName,
+} from '@zoott/core';
+import {
+  type CorruptSink,
+  decodeKey,
+  type EntryData,
+  nodeShapes,
+  parseEntryName,
+  readNode,
+  type WorkerInfo,
+} from '@zoott/core/internal';
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
 export interface WorkerView extends Omit<WorkerInfo, 'version'> {

@@ -1,4 +1,12 @@
-import type { Coordinator, ErrorCode, SessionEvent, SessionEventType, Watcher, WatchEvent, ZoottError } from '@zoott/core';
+import type {
+  Coordinator,
+  ErrorCode,
+  SessionEvent,
+  SessionEventType,
+  WatchEvent,
+  Watcher,
+  ZoottError,
+} from '@zoott/core';
 import { expect } from 'vitest';
 import type { CoordinatorHarness } from './harness.js';
 

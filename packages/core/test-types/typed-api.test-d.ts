@@ -2,7 +2,18 @@
 // one fails). Each `@ts-expect-error` line must be a type error: if a change lets the wrong
 // code compile, the unused directive is itself an error. They import the package by name,
 // as a user does, so they see the published declarations.
-import { type Claim, type Coordinator, createEngine, type Engine, type Handlers, runWorker, type TaskContext, type TaskInfo, type TaskRecord, type WorkerHandle } from '@zoott/core';
+import {
+  type Claim,
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type Handlers,
+  runWorker,
+  type TaskContext,
+  type TaskInfo,
+  type TaskRecord,
+  type WorkerHandle,
+} from '@zoott/core';
 import { expectTypeOf } from 'vitest';
 
 interface FileTasks {

@@ -1,5 +1,27 @@
-import { type Acl, type Coordinator, type CreateOptions, type ErrorCode, type NodeData, type Op, type OpResult, type SessionEvent, type SessionEventType, type SessionListener, type SessionState, type Stat, type Watcher, type WatchEventType, type WatchOptions, ZoottError } from '@zoott/core';
-import { FRAME_ALLOWANCE_BYTES, type FrameOp, requestFrameBytes, validatePath } from '@zoott/core/internal';
+import {
+  type Acl,
+  type Coordinator,
+  type CreateOptions,
+  type ErrorCode,
+  type NodeData,
+  type Op,
+  type OpResult,
+  type SessionEvent,
+  type SessionEventType,
+  type SessionListener,
+  type SessionState,
+  type Stat,
+  type WatchEventType,
+  type Watcher,
+  type WatchOptions,
+  ZoottError,
+} from '@zoott/core';
+import {
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
+  requestFrameBytes,
+  validatePath,
+} from '@zoott/core/internal';
 import { type AuthId, authenticate } from './acl-rules.js';
 import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';
 import type { ServerState, Session, SessionPeer } from './server-state.js';

@@ -1,4 +1,13 @@
-import { type Acl, type Op, OPEN_ACL, Perms, READ_ACL, type Stat, type Watcher, type WatchEventType } from '@zoott/core';
+import {
+  type Acl,
+  OPEN_ACL,
+  type Op,
+  Perms,
+  READ_ACL,
+  type Stat,
+  type WatchEventType,
+  type Watcher,
+} from '@zoott/core';
 import { type AuthId, aclAllows, CLIENT_IP, fixupAcl, redactDigests } from './acl-rules.js';
 import type { Clock } from './clock.js';
 import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';

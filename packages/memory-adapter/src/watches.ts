@@ -1,4 +1,4 @@
-import type { Watcher, WatchEventType } from '@zoott/core';
+import type { WatchEventType, Watcher } from '@zoott/core';
 import type { Trigger } from './tree.js';
 
 /**

@@ -5,7 +5,14 @@
  * crashes nor loops (it completes a good task afterwards, with no loop errors logged).
  */
 import { userInfo } from 'node:os';
-import { type Coordinator, createEngine, type Engine, isZoottError, utf8, type ZoottError } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  isZoottError,
+  utf8,
+  type ZoottError,
+} from '@zoott/core';
 import { submitJob, type WorkerDaemon } from '@zoott/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogLine, loopErrors, startDaemon } from './support/daemon.js';

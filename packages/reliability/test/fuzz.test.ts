@@ -6,9 +6,15 @@
  */
 
 import { isZoottError } from '@zoott/core';
+import {
+  decodeKey,
+  encodeKey,
+  keyToTreePath,
+  parseEntryName,
+  treePathToKey,
+} from '@zoott/core/internal';
 import { parseRegularJob, validateRegularJob } from '@zoott/core/jobs';
 import { lockId, parseLockId } from '@zoott/core/recipes';
-import { decodeKey, encodeKey, keyToTreePath, parseEntryName, treePathToKey } from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

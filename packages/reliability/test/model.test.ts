@@ -6,7 +6,14 @@
  * through the engine) must equal a small reference model. A lost reply changes nothing the
  * model can see: the engine must find out what happened and carry on as if it had not.
  */
-import { type Claim, createEngine, type Engine, isZoottError, type SettleOutcome, type TaskKey } from '@zoott/core';
+import {
+  type Claim,
+  createEngine,
+  type Engine,
+  isZoottError,
+  type SettleOutcome,
+  type TaskKey,
+} from '@zoott/core';
 import { type MemoryCoordinator, MemoryServer } from '@zoott/memory-adapter';
 import { losingReplies, type ReplyLoss } from '@zoott/testing';
 import fc from 'fast-check';

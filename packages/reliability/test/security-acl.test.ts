@@ -3,7 +3,16 @@
  * user. An unauthenticated client and a client with the wrong password try every operation
  * and get NO_AUTH; the authorised client and its workers work normally.
  */
-import { type Claim, type Coordinator, createEngine, digestAcl, type Engine, OPEN_ACL, runWorker, utf8 } from '@zoott/core';
+import {
+  type Claim,
+  type Coordinator,
+  createEngine,
+  digestAcl,
+  type Engine,
+  OPEN_ACL,
+  runWorker,
+  utf8,
+} from '@zoott/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
 import { codeOf, until, type ZkNamespace, zkNamespace } from './support/zk.js';

@@ -1,6 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Acl, type Coordinator, type CreateOptions, type ErrorCode, isZoottError, type NodeData, type Op, type OpResult, type SessionEvent, type SessionListener, type SessionState, type Stat, type Watcher, type WatchOptions, ZoottError } from '@zoott/core';
-import { baseName, codeFromZk, FRAME_ALLOWANCE_BYTES, type FrameOp, joinPath, parentPath, requestFrameBytes, validateAcl, validatePath } from '@zoott/core/internal';
+import {
+  type Acl,
+  type Coordinator,
+  type CreateOptions,
+  type ErrorCode,
+  isZoottError,
+  type NodeData,
+  type Op,
+  type OpResult,
+  type SessionEvent,
+  type SessionListener,
+  type SessionState,
+  type Stat,
+  type Watcher,
+  type WatchOptions,
+  ZoottError,
+} from '@zoott/core';
+import {
+  baseName,
+  codeFromZk,
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
+  joinPath,
+  parentPath,
+  requestFrameBytes,
+  validateAcl,
+  validatePath,
+} from '@zoott/core/internal';
 import { assertClientFixes } from './client-fixes.js';
 import {
   CM_STATE,

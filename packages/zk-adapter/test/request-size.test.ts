@@ -1,5 +1,10 @@
 import { type Acl, OPEN_ACL } from '@zoott/core';
-import { FRAME_ALLOWANCE_BYTES, type FrameOp, JUTE_MAX_BUFFER, requestFrameBytes } from '@zoott/core/internal';
+import {
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
+  JUTE_MAX_BUFFER,
+  requestFrameBytes,
+} from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ZK_MAX_DATA_BYTES } from '../src/index.js';

@@ -1,4 +1,11 @@
-import type { AreaCounts, EngineEvent, ListedTask, TaskKey, TaskRecord, TreeNode } from '@zoott/core';
+import type {
+  AreaCounts,
+  EngineEvent,
+  ListedTask,
+  TaskKey,
+  TaskRecord,
+  TreeNode,
+} from '@zoott/core';
 import type { FailedList, RetryAllResult, WorkerView } from '../server/data.js';
 import type { ThroughputSlot } from '../server/live.js';
 

@@ -1,5 +1,26 @@
-import { type AreaCounts, type ClaimIdentity, type Coordinator, createEngine, type Engine, type EngineLogger, isZoottError, type TaskKey, type TaskRecord, type TreeNode } from '@zoott/core';
-import { decodeJson, type FailedRecord, KEY_SEPARATOR, listWorlds, parseEntryName, RESERVED_WORLD_NAMES, validateWorldName, type WorkerInfo, type WorldLayout } from '@zoott/core/internal';
+import {
+  type AreaCounts,
+  type ClaimIdentity,
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type EngineLogger,
+  isZoottError,
+  type TaskKey,
+  type TaskRecord,
+  type TreeNode,
+} from '@zoott/core';
+import {
+  decodeJson,
+  type FailedRecord,
+  KEY_SEPARATOR,
+  listWorlds,
+  parseEntryName,
+  RESERVED_WORLD_NAMES,
+  validateWorldName,
+  type WorkerInfo,
+  type WorldLayout,
+} from '@zoott/core/internal';
 
 /** Oldest task waiting in the pending area (working and failed tasks excluded). */
 export interface OldestPending {

@@ -1,5 +1,11 @@
 import { hostname } from 'node:os';
-import { type Coordinator, type Engine, type EngineLogger, isZoottError, ZoottError } from '@zoott/core';
+import {
+  type Coordinator,
+  type Engine,
+  type EngineLogger,
+  isZoottError,
+  ZoottError,
+} from '@zoott/core';
 import { DEFAULT_MAX_RESULT_BYTES, type ProcessRun } from '@zoott/core/jobs';
 import { PermanentError } from '../job-engine.js';
 import { DEFAULT_KILL_GRACE_MS, type JobUser, jobUser, resolveExecutable } from '../jobs/index.js';

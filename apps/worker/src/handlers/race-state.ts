@@ -1,6 +1,6 @@
 import { type Coordinator, isZoottError } from '@zoott/core';
-import type { ProcessRecord, ProcessRun } from '@zoott/core/jobs';
 import { decodeJson, encodeJson } from '@zoott/core/internal';
+import type { ProcessRecord, ProcessRun } from '@zoott/core/jobs';
 import { RACES_ROOT } from '../constants.js';
 
 /**

@@ -2,9 +2,15 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
-import { buildRaceResult, type RaceInput, type RaceJob, type RaceJobResult, validateRaceJob } from '@zoott/core/jobs';
-import { deleteTree } from '@zoott/core/recipes';
 import { decodeJson, encodeJson } from '@zoott/core/internal';
+import {
+  buildRaceResult,
+  type RaceInput,
+  type RaceJob,
+  type RaceJobResult,
+  validateRaceJob,
+} from '@zoott/core/jobs';
+import { deleteTree } from '@zoott/core/recipes';
 import { RACER_TYPE } from '../constants.js';
 import { PermanentError } from '../job-engine.js';
 import { effectiveTimeout } from '../jobs/index.js';

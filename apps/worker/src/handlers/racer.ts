@@ -1,6 +1,6 @@
 import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
-import { buildRaceResult, type RaceJob } from '@zoott/core/jobs';
 import { encodeJson } from '@zoott/core/internal';
+import { buildRaceResult, type RaceJob } from '@zoott/core/jobs';
 import { runRacer } from '../jobs/index.js';
 import type { HandlerContext } from './options.js';
 import { createOnce, RacePaths, type RacerData, readJson, type WinnerData } from './race-state.js';

@@ -1,5 +1,11 @@
 import { ZoottError } from '@zoott/core';
-import { buildRegularResult, DEFAULT_MAX_RESULT_BYTES, type ProcessRun, type RegularJob, type RegularJobResult } from '@zoott/core/jobs';
+import {
+  buildRegularResult,
+  DEFAULT_MAX_RESULT_BYTES,
+  type ProcessRun,
+  type RegularJob,
+  type RegularJobResult,
+} from '@zoott/core/jobs';
 import { type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { isZoottError } from '@zoott/core';
-import { exportHierarchy, formatHierarchy, hierarchyFormatOf } from '@zoott/core/recipes';
 import { validatePath } from '@zoott/core/internal';
+import { exportHierarchy, formatHierarchy, hierarchyFormatOf } from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { countingCoordinator } from '../counting.js';
 import { CliError } from '../errors.js';

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { childrenOf, type Hierarchy, hierarchyFormatOf, initHierarchy, parseHierarchyText } from '@zoott/core/recipes';
 import { validatePath } from '@zoott/core/internal';
+import {
+  childrenOf,
+  type Hierarchy,
+  hierarchyFormatOf,
+  initHierarchy,
+  parseHierarchyText,
+} from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { countingCoordinator } from '../counting.js';

@@ -1,7 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Engine, PlacementHints, QueuedTask, QueueOptions, QueueParent } from '@zoott/core';
-import { compileParentPattern, resolveQueueOptions, validateKey, validateTaskInfo } from '@zoott/core/internal';
+import {
+  compileParentPattern,
+  resolveQueueOptions,
+  validateKey,
+  validateTaskInfo,
+} from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError, explain } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';

@@ -1,4 +1,12 @@
-import { type Coordinator, createEngine, type Engine, type Handlers, runWorker, type TreeNode, type WorkerHandle } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type Handlers,
+  runWorker,
+  type TreeNode,
+  type WorkerHandle,
+} from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { type DashboardFlags, serveDashboard, untilInterrupted } from '../commands/dashboard.js';
 import { cliLogger, ensureChroot, openZk } from '../connection.js';

@@ -1,4 +1,11 @@
-import { createEngine, runWorker, type WorkerCompletedEvent, type WorkerErrorEvent, type WorkerEventMap, type WorkerFailedEvent } from '@zoott/core';
+import {
+  createEngine,
+  runWorker,
+  type WorkerCompletedEvent,
+  type WorkerErrorEvent,
+  type WorkerEventMap,
+  type WorkerFailedEvent,
+} from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';

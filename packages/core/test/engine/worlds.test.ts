@@ -7,7 +7,7 @@ import {
   listWorlds,
   validateUserWorldName,
   validateWorldName,
-} from '../../src/index.js';
+} from '../../src/internal.js';
 
 describe('user and internal worlds', () => {
   it('lists the user worlds only, sorted; none at all is an empty list', async () => {

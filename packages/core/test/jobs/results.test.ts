@@ -1,5 +1,16 @@
 import { ZoottError } from '@zoott/core';
-import { buildRaceResult, buildRegularResult, capOutput, DEFAULT_MAX_RESULT_BYTES, formatJobTime, jsonStringBytes, type ProcessRun, truncateToJsonBytes, validateRaceJob, validateRegularJob } from '@zoott/core/jobs';
+import {
+  buildRaceResult,
+  buildRegularResult,
+  capOutput,
+  DEFAULT_MAX_RESULT_BYTES,
+  formatJobTime,
+  jsonStringBytes,
+  type ProcessRun,
+  truncateToJsonBytes,
+  validateRaceJob,
+  validateRegularJob,
+} from '@zoott/core/jobs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

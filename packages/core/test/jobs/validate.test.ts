@@ -1,5 +1,12 @@
 import { ZoottError } from '@zoott/core';
-import { customProperties, DEFAULT_JOB_LIMITS, parseRaceJob, parseRegularJob, validateRaceJob, validateRegularJob } from '@zoott/core/jobs';
+import {
+  customProperties,
+  DEFAULT_JOB_LIMITS,
+  parseRaceJob,
+  parseRegularJob,
+  validateRaceJob,
+  validateRegularJob,
+} from '@zoott/core/jobs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

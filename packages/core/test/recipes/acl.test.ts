@@ -1,6 +1,13 @@
 import { isZoottError, utf8 } from '@zoott/core';
-import { makeAclEntry, makeDigest, makeDigestAcl, parseAcl, permToLong, permToShort } from '@zoott/core/recipes';
 import { digestOf } from '@zoott/core/internal';
+import {
+  makeAclEntry,
+  makeDigest,
+  makeDigestAcl,
+  parseAcl,
+  permToLong,
+  permToShort,
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
 

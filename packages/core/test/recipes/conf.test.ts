@@ -1,6 +1,6 @@
 import { isZoottError } from '@zoott/core';
-import { ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core/recipes';
 import { digestOf } from '@zoott/core/internal';
+import { ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core/recipes';
 import { describe, expect, it } from 'vitest';
 
 function codeOf(fn: () => unknown): string | undefined {

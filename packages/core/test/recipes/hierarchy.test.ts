@@ -1,6 +1,14 @@
 import { type Coordinator, isZoottError, OPEN_ACL, utf8 } from '@zoott/core';
-import { exportHierarchy, formatHierarchy, type Hierarchy, hierarchyFormatOf, initHierarchy, parseAcl, parseHierarchyText } from '@zoott/core/recipes';
 import { joinPath } from '@zoott/core/internal';
+import {
+  exportHierarchy,
+  formatHierarchy,
+  type Hierarchy,
+  hierarchyFormatOf,
+  initHierarchy,
+  parseAcl,
+  parseHierarchyText,
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
 

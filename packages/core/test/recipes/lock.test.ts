@@ -1,5 +1,11 @@
 import { type Coordinator, isZoottError, utf8, ZoottError } from '@zoott/core';
-import { decodeIdentifier, encodeIdentifier, Lock, LockTimeout, parseLockId } from '@zoott/core/recipes';
+import {
+  decodeIdentifier,
+  encodeIdentifier,
+  Lock,
+  LockTimeout,
+  parseLockId,
+} from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it, vi } from 'vitest';
 

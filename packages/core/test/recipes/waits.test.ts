@@ -1,5 +1,5 @@
 import { type Coordinator, isZoottError, type NodeData, utf8 } from '@zoott/core';
-import { getNext, waitAbsent, WaitTimeout } from '@zoott/core/recipes';
+import { getNext, WaitTimeout, waitAbsent } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 

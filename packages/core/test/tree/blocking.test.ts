@@ -1,5 +1,11 @@
 import type { TaskKey } from '@zoott/core';
-import { BLOCKING_STATES, blockingAncestor, encodeKey, isRunnable, type TaskState } from '@zoott/core/internal';
+import {
+  BLOCKING_STATES,
+  blockingAncestor,
+  encodeKey,
+  isRunnable,
+  type TaskState,
+} from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

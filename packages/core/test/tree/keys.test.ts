@@ -1,5 +1,16 @@
 import { ZoottError } from '@zoott/core';
-import { ancestorsOf, decodeKey, encodeKey, isAncestorKey, KEY_SEPARATOR, keysEqual, keyToTreePath, parentKey, treePathToKey, worldRoot } from '@zoott/core/internal';
+import {
+  ancestorsOf,
+  decodeKey,
+  encodeKey,
+  isAncestorKey,
+  KEY_SEPARATOR,
+  keysEqual,
+  keyToTreePath,
+  parentKey,
+  treePathToKey,
+  worldRoot,
+} from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validKey, validName, validWorld } from './arbitraries.js';

@@ -1,5 +1,11 @@
 import { ZoottError } from '@zoott/core';
-import { DEFAULT_TASK_LIMITS, RESERVED_WORLD_NAMES, validateTaskInfo, validateTaskName, validateWorldName } from '@zoott/core/internal';
+import {
+  DEFAULT_TASK_LIMITS,
+  RESERVED_WORLD_NAMES,
+  validateTaskInfo,
+  validateTaskName,
+  validateWorldName,
+} from '@zoott/core/internal';
 import { describe, expect, it } from 'vitest';
 
 /** Runs `fn`, expects a ZoottError with `code` and `field`, and a message matching `reason`. */
