@@ -15,6 +15,7 @@ export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from '.
 export { jobHandlers } from './handlers/index.js';
 export type { JobHandlerOptions } from './handlers/options.js';
 export {
+  publishResult,
   REPLY_PATH_CHECK,
   type ReceivedResult,
   type ReplyAddress,
