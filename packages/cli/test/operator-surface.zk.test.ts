@@ -131,7 +131,7 @@ describe('wait and submit --wait', { timeout: SLOW }, () => {
   it('wait takes only results published after it began, unless --any', async () => {
     const { connect, z } = await world();
     const c = await session(connect);
-    await publishResult(c, { routingkey: 'rk' }, { old: true });
+    await publishResult(c, { routingkey: 'rk' }, { old: true }, { world: 'tw' });
     const fresh = await z(['wait', 'rk', '--timeout', '1']);
     expect(fresh.code).toBe(6);
     const any = await z(['--json', 'wait', 'rk', '--any', '--peek', '--timeout', '5']);
@@ -139,7 +139,7 @@ describe('wait and submit --wait', { timeout: SLOW }, () => {
     expect(json<{ result: unknown }>(any).result).toEqual({ old: true });
     const waiter = start(['--connect', connect, '--world', 'tw', 'wait', 'rk', '--timeout', '60']);
     await until(() => waiter.err().includes('waiting for a result'), 'the waiter to start');
-    await publishResult(c, { routingkey: 'rk' }, { fresh: 1 });
+    await publishResult(c, { routingkey: 'rk' }, { fresh: 1 }, { world: 'tw' });
     const got = await waiter.exited;
     expect(got.code, got.stderr).toBe(0);
     expect(JSON.parse(got.stdout)).toEqual({ fresh: 1 });
