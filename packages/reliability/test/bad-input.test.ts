@@ -141,8 +141,20 @@ describe('bad input catalogue [zookeeper + worker daemon]', () => {
       expect(err.code).toBe('INVALID_TASK');
       expect(err.field).toMatch(/^data/);
     }
-    const unknownField = await rejection(engine.queue({ name: 'x', type: 'echo', priority: 3 }));
-    expect([unknownField.code, unknownField.field]).toEqual(['INVALID_TASK', 'priority']);
+    // Positionally, task info holds only name, type and data: an option field is refused there.
+    const optionInInfo = await rejection(
+      engine.queue(
+        { name: 'x', type: 'echo', priority: 3 } as { name: string; type: string },
+        null,
+      ),
+    );
+    expect([optionInInfo.code, optionInInfo.field]).toEqual(['INVALID_TASK', 'priority']);
+    // One argument is the named form, where priority is an option; a field it does not know is
+    // refused, named.
+    const unknownField = await rejection(
+      engine.queue({ name: 'x', type: 'echo', colour: 'red' } as { name: string; type: string }),
+    );
+    expect([unknownField.code, unknownField.field]).toEqual(['INVALID_TASK', 'colour']);
     expect(await snapshot()).toBe(before);
     await workerStillWorks();
   });

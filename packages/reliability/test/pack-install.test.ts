@@ -164,40 +164,53 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
   it('runs the root README\'s "In your own code" example on ZooKeeper', async () => {
     const zk = (await freshChroot(inject('zkConnect'), 'pack-install')).connectString;
     // The example queues requestFile_a with a downloadFile child and starts a worker that
-    // runs both; it keeps running, so the outcome is read with the installed CLI.
+    // runs both; once the worker is drained it logs the child's typed record, stops the worker
+    // and closes its connection, so the program ends by itself. The outcome is then read
+    // again with the installed CLI.
     const child = spawn('node', ['out/readme-example.js'], {
       cwd: project,
       env: userEnv({ ZK: zk }),
     });
     children.push(child);
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    let exited: number | null = null;
-    child.on('exit', (code) => (exited = code ?? -1));
     const zoott = path.join(project, 'node_modules/.bin/zoott');
-    const deadline = Date.now() + 120_000;
-    let state = '';
-    while (state !== 'completed') {
-      if (exited !== null) throw new Error(`the example exited (${exited}): ${stderr}`);
-      if (Date.now() > deadline) throw new Error(`downloadFile_a is still ${state}: ${stderr}`);
-      try {
-        const shown = await run(
-          zoott,
-          ['-c', zk, '-w', 'files', '--json', 'show', 'requestFile_a|downloadFile_a'],
-          project,
-        );
-        state = (JSON.parse(shown.stdout) as { state: string }).state;
-      } catch {
-        state = 'not queued yet';
-      }
+    const show = async (key: string) =>
+      JSON.parse(
+        (await run(zoott, ['-c', zk, '-w', 'files', '--json', 'show', key], project)).stdout,
+      );
+    const exited = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), 120_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? -1);
+      });
+    });
+    if (exited === null) {
+      const state = await show('requestFile_a|downloadFile_a').then(
+        (t: { state: string }) => t.state,
+        () => 'not queued',
+      );
+      throw new Error(`the example is still running, downloadFile_a is ${state}: ${stderr}`);
     }
-    const parent = await run(
-      zoott,
-      ['-c', zk, '-w', 'files', '--json', 'show', 'requestFile_a'],
-      project,
-    );
-    expect(JSON.parse(parent.stdout)).toMatchObject({ state: 'completed', result: { size: 42 } });
-    child.kill('SIGTERM');
+    expect(exited, stderr).toBe(0);
+    // Each task's result as the worker's `completed` event gives it, then the typed record.
+    const lines = stdout.trim().split('\n');
+    expect(lines).toEqual([
+      `requestFile_a { size: ${'https://x/a'.length} }`,
+      "downloadFile_a { saved: '/tmp/downloadFile_a' }",
+      'completed /tmp/downloadFile_a',
+    ]);
+    expect(await show('requestFile_a|downloadFile_a')).toMatchObject({
+      state: 'completed',
+      result: { saved: '/tmp/downloadFile_a' },
+    });
+    expect(await show('requestFile_a')).toMatchObject({
+      state: 'completed',
+      result: { size: 'https://x/a'.length },
+    });
   });
 
   it('npx zoott --version, npx zoott demo (embedded), npx zoott-worker --help', async () => {

@@ -85,6 +85,8 @@ class EventStream implements AsyncIterator<EngineEvent> {
   private readonly armed = new Set<string>();
   private readonly dirty = new Set<number>();
   private pumping = false;
+  /** Set once the first snapshot of every bucket is in: changes seen before wait for it. */
+  private ready = false;
   private failure: unknown = null;
   private offSession: (() => void) | null = null;
 
@@ -131,6 +133,12 @@ class EventStream implements AsyncIterator<EngineEvent> {
         this.states.set(b, await this.snapshot(b));
       }),
     );
+    // A watch that fired (or a session event) during the first snapshot marked its bucket
+    // dirty; listing it now compares with that snapshot, so the change comes out once.
+    // Listed earlier, it would compare with nothing and then be overwritten by the older
+    // first snapshot, and the next change would report it again.
+    this.ready = true;
+    if (this.dirty.size > 0 && !this.pumping) void this.pump();
   }
 
   private async snapshot(b: number): Promise<Map<string, Derived>> {
@@ -184,7 +192,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
   private changed(b: number): void {
     if (this.closed) return;
     this.dirty.add(b);
-    if (!this.pumping) void this.pump();
+    if (this.ready && !this.pumping) void this.pump();
   }
 
   private async pump(): Promise<void> {

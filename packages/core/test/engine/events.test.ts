@@ -81,4 +81,50 @@ describeOnBackends('engine: events', (backend) => {
     await collecting;
     await c.close();
   });
+
+  it('reports a change made during the first snapshot once, and nothing the snapshot held', async () => {
+    const c = await backend().connect();
+    const engine = createEngine(c, {
+      world: worldName(),
+      buckets: 1,
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    await engine.queue({ name: 'old', type: 't' });
+    // The first watched listing answers only once `early` is queued: its watch fires while
+    // the stream is still taking its first snapshot.
+    let hooked = false;
+    const proxy = new Proxy(c, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop !== 'children') return value.bind(target);
+        return async (...args: Parameters<Coordinator['children']>) => {
+          const names = await target.children(...args);
+          if (args[1]?.watch && !hooked) {
+            hooked = true;
+            await engine.queue({ name: 'early', type: 't' });
+          }
+          return names;
+        };
+      },
+    });
+    const watched = createEngine(proxy, { world: engine.world, logger: memoryLogger() });
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const collecting = (async () => {
+      for await (const e of watched.events({ signal: abort.signal }))
+        seen.push(`${e.type} ${e.key.join('/')}`);
+    })();
+    await eventually(() => seen.includes('queued early'));
+    // A later change in the same bucket compares with what the stream last listed.
+    await engine.queue({ name: 'later', type: 't' });
+    await eventually(() => seen.includes('queued later'));
+    await engine.cancel(['later']);
+    await eventually(() => seen.includes('cancelled later'));
+    expect(seen).toEqual(['queued early', 'queued later', 'cancelled later']);
+    abort.abort();
+    await collecting;
+    await c.close();
+  });
 });

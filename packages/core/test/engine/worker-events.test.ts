@@ -158,13 +158,13 @@ it('emits error and rejects done with the same error when the worker cannot star
     () => null,
     (err: unknown) => err,
   );
-  expect(fatal).toMatchObject({ code: 'NO_SUCH_TASK' });
+  expect(fatal).toMatchObject({ code: 'WORLD_NOT_INITIALISED' });
   expect(errors).toHaveLength(1);
   expect(errors[0]?.error).toBe(fatal);
   expect(errors[0]?.message).toMatch(/^worker stopped: .*not initialised/);
   // Without an `error` listener nothing is thrown (unlike an EventEmitter): only done rejects.
   const bare = runWorker(zk, { t: () => 1 }, { world: worldName(), logger: memoryLogger() });
-  await expect(bare.done).rejects.toMatchObject({ code: 'NO_SUCH_TASK' });
+  await expect(bare.done).rejects.toMatchObject({ code: 'WORLD_NOT_INITIALISED' });
   await zk.close();
 });
 
