@@ -16,7 +16,6 @@ import {
   KEY_SEPARATOR,
   listWorlds,
   parseEntryName,
-  RESERVED_WORLD_NAMES,
   validateWorldName,
   type WorkerInfo,
   type WorldLayout,
