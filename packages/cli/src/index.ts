@@ -1,15 +1,5 @@
+// @zoott/cli is the `zoott` command. As a library it offers only what embeds the command in
+// another program: its commander program, its entry point, its version and its exit codes.
+// Everything else (settings, connections, output) is the command's own and may change.
 export { buildProgram, main, VERSION } from './cli.js';
-export { type ConfigFile, loadConfig, parseConfig } from './config.js';
-export {
-  DEFAULT_CONNECT,
-  DEFAULT_WORLD,
-  type GlobalOptions,
-  openZk,
-  resolveSettings,
-  type Settings,
-  splitChroot,
-} from './connection.js';
-export { CliError, explain } from './errors.js';
 export { ExitCode } from './exit-codes.js';
-export { templateFunctor } from './name-template.js';
-export { parseTaskRef } from './task-ref.js';
