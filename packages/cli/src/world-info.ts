@@ -45,6 +45,26 @@ async function getOrNull(engine: Engine, path: string) {
 }
 
 /**
+ * The live claims among a working bucket's children (`names`): a claim's node is ephemeral,
+ * so a persistent one (by hand, or recreated by an import) is no claim and its task is not
+ * working, as the engine counts it. One stat per working node (few: one per running task).
+ */
+async function liveClaims(engine: Engine, dir: string, names: string[]): Promise<Set<string>> {
+  const live = await Promise.all(
+    names.map(async (n) => {
+      try {
+        const stat = await engine.coordinator.exists(`${dir}/${n}`);
+        return stat?.ephemeralOwner ? n : null;
+      } catch (err) {
+        if (isZoottError(err, 'NO_NODE')) return null;
+        throw err;
+      }
+    }),
+  );
+  return new Set(live.filter((n): n is string => n !== null));
+}
+
+/**
  * Who holds each working task: key → claim (read from the working nodes). A working node
  * that is not a claim is reported to `sink` and left out.
  */
@@ -76,7 +96,8 @@ export async function claimsByKey(
 
 /**
  * The live workers of the engine's world (registry children), oldest first. A registry node
- * that is not a worker's is reported to `sink` and left out.
+ * that is not a worker's (unreadable, or persistent: no session owns it) is reported to
+ * `sink` and left out.
  */
 export async function listWorkers(engine: Engine, sink: CorruptSink): Promise<WorkerView[]> {
   const ctx = await engine.context();
@@ -90,8 +111,17 @@ export async function listWorkers(engine: Engine, sink: CorruptSink): Promise<Wo
     names.sort().map(async (node): Promise<WorkerView | null> => {
       const path = `${dir}/${node}`;
       const got = await getOrNull(engine, path);
-      // A persistent node is no worker: it would show "alive" forever (`doctor` reports it).
-      if (!got || got.stat.ephemeralOwner === null) return null;
+      if (!got) return null;
+      // A persistent node is no worker: it would show "alive" forever (`doctor` moves it).
+      if (got.stat.ephemeralOwner === null) {
+        sink({
+          path,
+          reason:
+            'a persistent node, not a live worker (registrations are ephemeral: they go with ' +
+            "the worker's session); `zoott doctor --repair` moves it away",
+        });
+        return null;
+      }
       const info = readNode<WorkerInfo>(got.data, path, nodeShapes.worker, sink);
       if (!info) return null;
       const running = [...claims].filter(([, who]) => who.worker === info.id).map(([k]) => k);
@@ -133,11 +163,12 @@ export async function pendingSummary(engine: Engine, sink: CorruptSink): Promise
   await Promise.all(
     range(ctx.layout.buckets).map(async (b) => {
       const dir = ctx.layout.bucketPath('p', b);
+      const wDir = ctx.layout.bucketPath('w', b);
       const [p, w] = await Promise.all([
         absentIsEmpty(c.children(dir)),
-        absentIsEmpty(c.children(ctx.layout.bucketPath('w', b))),
+        absentIsEmpty(c.children(wDir)),
       ]);
-      const working = new Set(w);
+      const working = await liveClaims(engine, wDir, w);
       const waiting = p
         .flatMap((n) => parseEntryName(n) ?? [])
         .filter((e) => e.kind !== 'x' && !working.has(e.encodedKey));
@@ -192,7 +223,8 @@ export async function checkedList(
         absentIsEmpty(c.children(wDir)),
         absentIsEmpty(c.children(cDir)),
       ]);
-      const working = new Set(w);
+      // Only a live claim makes its task working (a persistent working node is no claim).
+      const working = await liveClaims(engine, wDir, w);
       // A completed record wins over an entry of the same key, as in `show`.
       const completed = new Set(done);
       const found: (CheckedTask & { encoded: string; seq: number; entry?: boolean })[] = [];

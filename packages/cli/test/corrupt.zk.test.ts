@@ -58,9 +58,19 @@ const KINDS: Kind[] = [
     },
   },
   {
+    // A live registration (ephemeral, as a worker's is) whose info is unreadable.
     name: 'registry node',
     corrupt: async (c) => {
       const path = `${layout.registry}/worker-0000000099`;
+      await c.create(path, GARBAGE, { ephemeral: true });
+      return path;
+    },
+  },
+  {
+    // Garbage no session owns: not a live worker (workers ignore it), still reported.
+    name: 'persistent registry node',
+    corrupt: async (c) => {
+      const path = `${layout.registry}/worker-0000000098`;
       await c.create(path, GARBAGE);
       return path;
     },
@@ -112,13 +122,17 @@ function cells(kind: string): Cell[] {
     {
       args: ['status'],
       code: 0,
-      reported: is('pending entry of a') || is('registry node') || is('working node of c'),
+      reported:
+        is('pending entry of a') ||
+        is('registry node') ||
+        is('persistent registry node') ||
+        is('working node of c'),
       check: (d) => expect(d).toMatchObject({ pending: 2, working: 1, completed: 1 }),
     },
     {
       args: ['workers'],
       code: 0,
-      reported: is('registry node') || is('working node of c'),
+      reported: is('registry node') || is('persistent registry node') || is('working node of c'),
       check: (d) => expect(d.workers).toEqual([]),
     },
     {
@@ -210,7 +224,11 @@ async function runCell(connect: string, cell: Cell, path: string): Promise<RunRe
   const mine = corrupt.find((n) => n.path === path);
   if (cell.reported) {
     expect(mine, what).toBeDefined();
-    expect(mine!.reason, what).toMatch(/not JSON|not a tree node/);
+    expect(mine!.reason, what).toMatch(
+      path.endsWith('-0000000098')
+        ? /persistent node, not a live worker/
+        : /not JSON|not a tree node/,
+    );
     expect(r.stderr, what).toContain(`corrupt: ${path}:`);
   } else expect(mine, what).toBeUndefined();
   cell.check?.(doc);

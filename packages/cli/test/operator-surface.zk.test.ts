@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, runWorker } from '@zoott/core';
@@ -33,6 +33,9 @@ function startWorkerBin(connect: string, allow: string): ChildProcess {
       'tw',
       '--allow-exec',
       allow,
+      // Jobs run as the test's own user (a root worker needs to be told).
+      '--run-as',
+      userInfo().username,
       '--log-level',
       'warn',
     ],

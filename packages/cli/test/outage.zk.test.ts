@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -175,6 +175,9 @@ describe('long-running verbs ride out a ZooKeeper outage', { timeout: SLOW }, ()
         'tw',
         '--allow-exec',
         process.execPath,
+        // Jobs run as the test's own user (a root worker needs to be told).
+        '--run-as',
+        userInfo().username,
         '--log-level',
         'warn',
       ],
