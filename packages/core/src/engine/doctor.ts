@@ -2,6 +2,7 @@ import type { Acl } from '../contract/acl.js';
 import type { Coordinator, Stat } from '../contract/coordinator.js';
 import { encodeJson, utf8 } from '../contract/paths.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
+import { INTERNAL_WORLD_MARK } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { parseEntryName } from './layout.js';
 import { codeOf, ensureNode } from './support.js';
@@ -237,12 +238,14 @@ export async function diagnoseWorld(
     .children('/')
     .catch((err) => (codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err)));
   for (const name of top) {
-    const m = /^zoott_(.+)-races$/.exec(name);
-    if (m && (await c.exists(worldRoot(m[1]!))) === null)
+    // An internal world is `<world><mark><purpose>` (see internalWorldName).
+    const at = name.startsWith('zoott_') ? name.lastIndexOf(INTERNAL_WORLD_MARK) : -1;
+    const owner = at > 'zoott_'.length ? name.slice('zoott_'.length, at) : null;
+    if (owner !== null && (await c.exists(worldRoot(owner))) === null)
       add(
         'leftover-world',
         `/${name}`,
-        `race world of ${m[1]}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${m[1]}-races) once nothing runs there`,
+        `internal world of ${owner}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${name.slice('zoott_'.length)}) once nothing runs there`,
         'none',
       );
   }

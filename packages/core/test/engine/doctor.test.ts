@@ -28,7 +28,7 @@ async function damagedWorld(c: Coordinator) {
   await c.create(L.treePath(['garbled']), utf8.encode('<xml/>'));
   await c.create(L.treePath(['lonely']), encodeJson({ name: 'lonely', type: 't' }));
   // A race world whose world does not exist.
-  await c.create(`/zoott_${world}gone-races`, encodeJson({ zoott: 1, buckets: 1 }));
+  await c.create(`/zoott_${world}gone~races`, encodeJson({ zoott: 1, buckets: 1 }));
   return { world, engine, ctx };
 }
 
@@ -47,7 +47,7 @@ describeOnBackends('engine: doctor', (backend) => {
         `corrupt ${p0}/junk quarantine`,
         `corrupt ${p0}/q1000000-bogus-0000000099 quarantine`,
         `corrupt /zoott_${world}/garbled none`,
-        `leftover-world /zoott_${world}gone-races none`,
+        `leftover-world /zoott_${world}gone~races none`,
         `no-state /zoott_${world}/garbled none`,
         `no-state /zoott_${world}/lonely none`,
         `not-ephemeral ${L.recordPath('w', ['good'])} quarantine`,
