@@ -9,7 +9,7 @@ import {
 import { type CorruptSink, validateUserWorldName } from '@zoott/core/internal';
 import { ZkConf } from '@zoott/core/recipes';
 import { parseCredential, readAuthFile } from '@zoott/worker/config';
-import { connectZk, type ZkOptions } from '@zoott/zk-adapter';
+import { connectZk, ensureChroot as ensureZkChroot, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -122,14 +122,6 @@ function seconds(
   return Math.round(value * 1000);
 }
 
-/** Splits `h1:2181,h2:2181/app` into hosts and chroot (`null` without one). */
-export function splitChroot(connect: string): { hosts: string; chroot: string | null } {
-  const slash = connect.indexOf('/');
-  if (slash === -1) return { hosts: connect, chroot: null };
-  const chroot = connect.slice(slash).replace(/\/+$/, '');
-  return { hosts: connect.slice(0, slash), chroot: chroot === '' ? null : chroot };
-}
-
 function zkOptions(s: Settings): ZkOptions {
   return {
     connectTimeoutMs: s.connectTimeoutMs,
@@ -153,48 +145,43 @@ export async function openZk(
   try {
     return await connectZk(connect, zkOptions(s));
   } catch (err) {
-    if (isZoottError(err, 'INVALID_CONFIG'))
-      throw new CliError(
-        err.message,
-        ExitCode.USAGE,
-        'e.g. --connect 127.0.0.1:2181 or h1:2181,h2:2181/myapp',
-      );
-    const e = explain(err, { connect });
-    if (e.exitCode === ExitCode.UNREACHABLE)
-      throw new CliError(
-        /refused/.test(e.message)
-          ? `cannot reach ZooKeeper at ${connect}: ${e.message.replace(/^.*?every server refused/, 'every server refused')}`
-          : `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
-        ExitCode.UNREACHABLE,
-        s.connect
-          ? 'is the server running? Check --connect / ZOOTT_CONNECT / the config file'
-          : `no server was named, so ${DEFAULT_CONNECT} was tried: pass --connect host:port (or run \`zoott demo\`, which needs no server)`,
-      );
-    throw err;
+    throw connectFailure(err, s, connect);
   }
 }
 
 /**
- * Creates the chroot of the connect string (and its parents) through a session on the bare
- * hosts: ZooKeeper does not create it, and every request below a missing chroot fails.
+ * Creates the chroot of the connect string (and its parents) when it is missing: ZooKeeper
+ * does not create it, and every request below a missing chroot fails.
  */
 export async function ensureChroot(s: Settings): Promise<void> {
-  const { hosts, chroot } = splitChroot(s.connect ?? DEFAULT_CONNECT);
-  if (!chroot) return;
-  const zk = await openZk(s, hosts);
+  const connect = s.connect ?? DEFAULT_CONNECT;
   try {
-    let at = '';
-    for (const part of chroot.split('/').filter(Boolean)) {
-      at += `/${part}`;
-      try {
-        await zk.create(at);
-      } catch (err) {
-        if (!isZoottError(err, 'NODE_EXISTS')) throw err;
-      }
-    }
-  } finally {
-    await zk.close().catch(() => undefined);
+    await ensureZkChroot(connect, zkOptions(s));
+  } catch (err) {
+    throw connectFailure(err, s, connect);
   }
+}
+
+/** A connection failure as the CLI reports it: a bad connect string, or no server. */
+function connectFailure(err: unknown, s: Settings, connect: string): unknown {
+  if (isZoottError(err, 'INVALID_CONFIG'))
+    return new CliError(
+      err.message,
+      ExitCode.USAGE,
+      'e.g. --connect 127.0.0.1:2181 or h1:2181,h2:2181/myapp',
+    );
+  const e = explain(err, { connect });
+  if (e.exitCode === ExitCode.UNREACHABLE)
+    return new CliError(
+      /refused/.test(e.message)
+        ? `cannot reach ZooKeeper at ${connect}: ${e.message.replace(/^.*?every server refused/, 'every server refused')}`
+        : `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
+      ExitCode.UNREACHABLE,
+      s.connect
+        ? 'is the server running? Check --connect / ZOOTT_CONNECT / the config file'
+        : `no server was named, so ${DEFAULT_CONNECT} was tried: pass --connect host:port (or run \`zoott demo\`, which needs no server)`,
+    );
+  return err;
 }
 
 /** A lazily opened session plus the engine of the selected world; close it when done. */

@@ -2,7 +2,7 @@ import { ZoottError } from '@zoott/core';
 import { describe, expect, it } from 'vitest';
 import { jobExitCode } from '../src/commands/submit.js';
 import { parseConfig } from '../src/config.js';
-import { resolveSettings, splitChroot } from '../src/connection.js';
+import { resolveSettings } from '../src/connection.js';
 import { CliError, explain } from '../src/errors.js';
 import { templateFunctor } from '../src/name-template.js';
 import { renderTable } from '../src/output/table.js';
@@ -56,11 +56,6 @@ describe('settings', () => {
     expect(() => parseConfig('conect: x', 'c.yaml')).toThrow(/unknown key "conect"/);
     expect(() => parseConfig('world: 3', 'c.yaml')).toThrow(/world must be a string/);
     expect(parseConfig('', 'c.yaml')).toEqual({});
-  });
-
-  it('splits the chroot off a connect string', () => {
-    expect(splitChroot('h1:1,h2:2/app/x')).toEqual({ hosts: 'h1:1,h2:2', chroot: '/app/x' });
-    expect(splitChroot('h1:1')).toEqual({ hosts: 'h1:1', chroot: null });
   });
 });
 
