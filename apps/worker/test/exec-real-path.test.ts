@@ -169,6 +169,7 @@ describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
     if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
+    await createEngine(client, { world }).init();
     child = spawn(
       process.execPath,
       [

@@ -21,7 +21,7 @@ import {
   type WorkerDaemon,
   waitForResult,
 } from '../src/internal.js';
-import { freshNamespace, SELF, settled } from './helpers.js';
+import { freshNamespace, SELF, settled, until } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
 const run = promisify(execFile);
@@ -111,10 +111,13 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     const rec = await settled(owner, WORLD, key);
     expect(rec.state).toBe('completed');
     expect(rec.result).toMatchObject({ stdout: 'real\n' });
+    // The task completes first; the refused reply is published (and warned about) after it.
+    const warned = await until('the worker to warn about the reply', () =>
+      warnings.find((w) => w.includes('could not publish the result')),
+    );
+    expect(warned).toMatch(/not under the world's ACL/);
     // Nothing was published into the attacker's directory: only the forged node is there.
     expect(await attacker.children(dir)).toEqual([forged.slice(dir.length + 1)]);
-    const warned = warnings.find((w) => w.includes('could not publish the result'));
-    expect(warned).toMatch(/not under the world's ACL/);
     const refused = waitForResult(owner, { world: WORLD, routingkey, timeoutMs: 5000 });
     await expect(refused).rejects.toMatchObject({
       code: 'NO_AUTH',

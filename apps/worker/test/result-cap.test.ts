@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Coordinator } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -73,6 +73,7 @@ describe('the zoott-worker binary with a small --max-output [zookeeper]', {
     if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
+    await createEngine(client, { world }).init();
     dir = mkdtempSync(join(tmpdir(), 'zoott-cap-'));
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Coordinator } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -106,6 +106,8 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
     testUser = ensureTestUser();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
+    for (const world of ['asuser', 'asroot', 'orphan'])
+      await createEngine(client, { world }).init();
   });
   afterEach(async () => {
     for (const c of started.splice(0)) {

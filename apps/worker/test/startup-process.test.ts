@@ -9,7 +9,7 @@ import { type Coordinator, createEngine, digestAcl } from '@zoott/core';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RACE_WORLD_BUCKETS, raceWorld } from '../src/constants.js';
-import { freshNamespace, until } from './helpers.js';
+import { freshNamespace, SELF, until } from './helpers.js';
 
 // How the worker starts, or refuses to, as an operator meets it: the built binary.
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -99,7 +99,16 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
   });
 
   it('refuses a world that was never initialised, naming the worlds there are (exit 5)', async () => {
-    const r = startBin(['--connect', ns, '--world', 'alpah', '--allow-exec', '/bin/true']);
+    const r = startBin([
+      '--connect',
+      ns,
+      '--world',
+      'alpah',
+      '--allow-exec',
+      '/bin/true',
+      '--run-as',
+      SELF,
+    ]);
     const { code } = await r.exited;
     expect(code, r.output()).toBe(5);
     expect(r.output()).toMatch(/WORLD_NOT_INITIALISED: world alpah was never initialised/);
@@ -121,6 +130,8 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
       'made',
       '--allow-exec',
       '/bin/true',
+      '--run-as',
+      SELF,
     ]);
     expect((await refused.exited).code, refused.output()).toBe(5);
     expect(refused.output()).toMatch(/there is no world here yet/);
@@ -133,6 +144,8 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
       '--create-world',
       '--allow-exec',
       '/bin/true',
+      '--run-as',
+      SELF,
     ]);
     await r.seen(/"msg":"worker started"/);
     const bare = await connectZk(inject('zkConnect'));
@@ -149,7 +162,16 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
   });
 
   it('a user world cannot take an internal world name, and an x-races world does not disturb x', async () => {
-    const bad = startBin(['--connect', ns, '--world', 'alpha~races', '--allow-exec', '/bin/true']);
+    const bad = startBin([
+      '--connect',
+      ns,
+      '--world',
+      'alpha~races',
+      '--allow-exec',
+      '/bin/true',
+      '--run-as',
+      SELF,
+    ]);
     expect((await bad.exited).code).toBe(2);
     expect(bad.output()).toMatch(/marks zoott's internal worlds/);
     // The old naming scheme's collision: a user world named like gamma's race world used to
@@ -163,6 +185,8 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
       'gamma',
       '--allow-exec',
       '/bin/true',
+      '--run-as',
+      SELF,
       '--node-id',
       'gamma-1',
     ]);
@@ -179,7 +203,7 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
   it('fails within 2 s with exit 3 when every host refuses, naming the hosts', async () => {
     const [a, b] = [await refusedPort(), await refusedPort()];
     const r = startBin(
-      ['--connect', `127.0.0.1:${a},127.0.0.1:${b}`, '--allow-exec', '/bin/true'],
+      ['--connect', `127.0.0.1:${a},127.0.0.1:${b}`, '--allow-exec', '/bin/true', '--run-as', SELF],
       // The connect timeout is the session timeout: long, so only the refusal can end it.
       { ZOOTT_SESSION_TIMEOUT_MS: '30000' },
     );
@@ -205,7 +229,16 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
       } finally {
         await locked.close();
       }
-      const base = ['--connect', ns, '--world', 'vault', '--allow-exec', '/bin/true'];
+      const base = [
+        '--connect',
+        ns,
+        '--world',
+        'vault',
+        '--allow-exec',
+        '/bin/true',
+        '--run-as',
+        SELF,
+      ];
       const viaFile = startBin([...base, '--auth-file', authFile, '--node-id', 'v1']);
       await viaFile.seen(/"msg":"worker started"/);
       const viaEnv = startBin([...base, '--node-id', 'v2'], { ZOOTT_AUTH: 'keeper:pa:ss' });
