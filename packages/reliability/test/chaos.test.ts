@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chaosProblems, checkChaos, type FaultKind } from './support/chaos-check.js';
-import { runChaos } from './support/chaos-run.js';
+import { runChaos, WORKER_EXIT_UNREACHABLE } from './support/chaos-run.js';
 
 const TASKS = Number(process.env.ZOOTT_CHAOS_TASKS ?? '600');
 const LONG = TASKS > 1000;
@@ -38,6 +38,7 @@ describe('chaos: 4 worker daemons on a 3-server ensemble under faults', () => {
         unexplained: verdict.unexplained.length,
         durationMs: run.durationMs,
         heals: run.heals,
+        unexpectedExits: run.unexpectedExits,
       };
       if (process.env.ZOOTT_CHAOS_REPORT)
         writeFileSync(process.env.ZOOTT_CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
@@ -59,6 +60,13 @@ describe('chaos: 4 worker daemons on a 3-server ensemble under faults', () => {
         expect(first.length, kind).toBeGreaterThan(0);
         expect(Math.min(...first), `${kind} before the work was done`).toBeLessThan(run.workDoneAt);
       }
+      // No worker died on its own. One restarted into the partition may give up connecting
+      // (exit 3 after its connect timeout, shorter than the partition): the run restarts it,
+      // as a service manager would, and the check below proves it came back to work.
+      for (const e of run.unexpectedExits)
+        expect(e.code, `worker ${e.slot} (pid ${e.pid}) exited on its own`).toBe(
+          WORKER_EXIT_UNREACHABLE,
+        );
       // The partitioned worker came back to work after every partition that healed while
       // there was work to go round: with four workers on balanced buckets, the others
       // starting 40 tasks while it starts none means it is out of the game.

@@ -45,7 +45,25 @@ export interface ChaosRun {
    * that time (near the end of a run there may be too little work to go round).
    */
   heals: Array<{ healedAt: number; resumedAt: number | null; othersStarted: number }>;
+  /**
+   * Workers that exited on their own (not SIGKILLed by the run, not stopped at its end). A
+   * worker restarted into the partition cannot reach ZooKeeper and exits 3 (UNREACHABLE)
+   * after its connect timeout (the session timeout, 4 s, shorter than the partition): the
+   * run restarts it as a service manager would. Any other exit is a failure of the worker.
+   */
+  unexpectedExits: Array<{
+    slot: number;
+    pid: number;
+    code: number | null;
+    signal: string | null;
+    at: number;
+  }>;
 }
+
+/** `zoott-worker`'s exit code when ZooKeeper cannot be reached (apps/worker/src/bin-errors.ts). */
+export const WORKER_EXIT_UNREACHABLE = 3;
+/** Wait before restarting a worker that exited UNREACHABLE (a service manager's RestartSec). */
+const RESTART_AFTER_MS = 1000;
 
 const WORLD = 'chaos';
 const CHROOT = '/chaos';
@@ -78,6 +96,8 @@ interface Slot {
   exited: Promise<void>;
   generation: number;
   connect: string;
+  /** Set while the run SIGKILLs this slot's process: its exit is expected. */
+  killing: boolean;
 }
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
@@ -95,7 +115,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
   const pids: number[] = [];
   const slots: Slot[] = [];
   const faults: Fault[] = [];
+  const unexpectedExits: ChaosRun['unexpectedExits'] = [];
+  /** Set once the run stops the workers itself: their exits are expected. */
+  let stoppingWorkers = false;
   let producer: Coordinator | null = null;
+  let done = false;
   try {
     const admin = await connectZk(ensemble.connectString);
     await admin.create(CHROOT).catch(() => undefined);
@@ -130,7 +154,28 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
         pids.push(proc.pid);
         if (slot.index === proxied) proxiedPids.add(proc.pid);
       }
-      slot.exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+      slot.exited = new Promise((resolve) =>
+        proc.once('exit', (code, signal) => {
+          resolve();
+          if (slot.killing || stoppingWorkers || slot.proc !== proc) return;
+          unexpectedExits.push({
+            slot: slot.index,
+            pid: proc.pid ?? -1,
+            code,
+            signal,
+            at: Date.now(),
+          });
+          say(
+            `worker ${slot.index} (pid ${proc.pid}) exited on its own: code ${code}, signal ${signal}`,
+          );
+          // A worker that could not reach ZooKeeper is restarted, as by a service manager
+          // (unless the killer replaced it meanwhile, or the work is done).
+          if (code === WORKER_EXIT_UNREACHABLE)
+            setTimeout(() => {
+              if (!done && !stoppingWorkers && slot.proc === proc) spawnWorker(slot);
+            }, RESTART_AFTER_MS);
+        }),
+      );
     };
     for (let i = 0; i < o.workers; i++) {
       const connect =
@@ -143,6 +188,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
         exited: Promise.resolve(),
         generation: 0,
         connect,
+        killing: false,
       };
       slots.push(slot);
       spawnWorker(slot);
@@ -176,7 +222,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     await Promise.all(Array.from({ length: 8 }, queueTrees));
     say(`queued ${queued.length} tasks in ${Date.now() - started} ms`);
 
-    let done = false;
     let completed = 0;
     const partitioned = { on: false };
 
@@ -187,10 +232,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
         const candidates = slots.filter((s) => !(s.index === proxied && partitioned.on));
         const slot = candidates[Math.floor(Math.random() * candidates.length)]!;
         const pid = slot.proc?.pid;
-        if (pid === undefined) continue;
+        // A process that exited on its own is restarted by its exit handler, not here.
+        if (pid === undefined || slot.proc?.exitCode !== null || slot.proc.signalCode !== null)
+          continue;
         faults.push({ kind: 'worker-kill', pid, at: Date.now() });
+        slot.killing = true;
         slot.proc?.kill('SIGKILL');
         await slot.exited;
+        slot.killing = false;
         say(`SIGKILL worker ${slot.index} (pid ${pid}); ${completed}/${queued.length} done`);
         await sleep(300);
         spawnWorker(slot);
@@ -255,6 +304,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
 
     const leftovers = await readLeftovers(producer);
     // Graceful stop of every worker, then nothing may be left running.
+    stoppingWorkers = true;
     for (const s of slots) s.proc?.kill('SIGTERM');
     await Promise.race([Promise.all(slots.map((s) => s.exited)), sleep(30_000)]);
     const liveProcesses = pids.filter(alive);
@@ -279,8 +329,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       durationMs,
       workDoneAt,
       heals,
+      unexpectedExits,
     };
   } finally {
+    stoppingWorkers = true;
     for (const s of slots) if (s.proc && s.proc.exitCode === null) s.proc.kill('SIGKILL');
     await Promise.all(slots.map((s) => s.exited));
     await producer?.close();
