@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
 import { freshChroot } from '@zoott/testing';
@@ -8,6 +9,28 @@ import { afterAll, afterEach, inject } from 'vitest';
 
 /** The BUILT binary: these tests run `zoott` exactly as a user does. */
 export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+/** The built `zoott-worker`, for tests that need a real worker process. */
+export const WORKER_BIN = fileURLToPath(
+  new URL('../../../apps/worker/dist/bin.js', import.meta.url),
+);
+
+/**
+ * Starts the real `zoott-worker` on world `tw` serving the job types for `allow` (an
+ * `--allow-exec` list), quiet but for warnings. Jobs run as the test's own user: a root
+ * worker must be told whom to run them as.
+ */
+export function startWorkerBin(connect: string, allow: string): ChildProcess {
+  return spawn(
+    process.execPath,
+    [WORKER_BIN, '--connect', connect, '--world', 'tw', '--allow-exec', allow].concat([
+      '--run-as',
+      userInfo().username,
+      '--log-level',
+      'warn',
+    ]),
+    { stdio: 'ignore' },
+  );
+}
 
 export function assertBuilt(): void {
   if (!existsSync(BIN))

@@ -1,18 +1,24 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createEngine, runWorker } from '@zoott/core';
 import { publishResult, replyDir } from '@zoott/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, session, start, until, zoott } from './helpers.js';
+import {
+  assertBuilt,
+  freshConnect,
+  json,
+  session,
+  start,
+  startWorkerBin,
+  until,
+  zoott,
+} from './helpers.js';
 
 // The smaller promises of the CLI, each through the real binary.
 
 const SLOW = 180_000;
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-surface-'));
-const WORKER_BIN = fileURLToPath(new URL('../../../apps/worker/dist/bin.js', import.meta.url));
 
 async function world() {
   const connect = await freshConnect();
@@ -20,27 +26,6 @@ async function world() {
   const init = await z(['init', 'tw', '--buckets', '8']);
   expect(init.code, init.stderr).toBe(0);
   return { connect, z };
-}
-
-function startWorkerBin(connect: string, allow: string): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      WORKER_BIN,
-      '--connect',
-      connect,
-      '--world',
-      'tw',
-      '--allow-exec',
-      allow,
-      // Jobs run as the test's own user (a root worker needs to be told).
-      '--run-as',
-      userInfo().username,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: 'ignore' },
-  );
 }
 
 beforeAll(assertBuilt);

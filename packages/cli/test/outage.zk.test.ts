@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { freshChroot } from '@zoott/testing';
 import { publishResult } from '@zoott/worker';
 import { connectZk } from '@zoott/zk-adapter';
 import { startProxy, startZooKeeper, type ZooKeeperServer } from '@zoott/zk-testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, json, start, until } from './helpers.js';
+import { assertBuilt, json, start, startWorkerBin, until } from './helpers.js';
 
 // watch, wait, submit --wait and drain through a ZooKeeper outage, on a server of this file's
 // own (stopping the run's shared one would break the other files). The CLI's session timeout
@@ -21,7 +19,6 @@ const SLOW = 180_000;
 const TICK_MS = 500;
 const OUTAGE_MS = 3000;
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-outage-'));
-const WORKER_BIN = fileURLToPath(new URL('../../../apps/worker/dist/bin.js', import.meta.url));
 
 let server: ZooKeeperServer;
 beforeAll(async () => {
@@ -165,24 +162,7 @@ describe('long-running verbs ride out a ZooKeeper outage', { timeout: SLOW }, ()
 
   it('submit --wait: the job a worker finishes after the outage is printed', async () => {
     const { cfg, connect } = await world();
-    const worker = spawn(
-      process.execPath,
-      [
-        WORKER_BIN,
-        '--connect',
-        connect,
-        '--world',
-        'tw',
-        '--allow-exec',
-        process.execPath,
-        // Jobs run as the test's own user (a root worker needs to be told).
-        '--run-as',
-        userInfo().username,
-        '--log-level',
-        'warn',
-      ],
-      { stdio: 'ignore' },
-    );
+    const worker = startWorkerBin(connect, process.execPath);
     try {
       const jobFile = join(tmp, 'slow-job.json');
       // Runs through the outage: it prints once the server is back (a file says so).

@@ -1,11 +1,18 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createEngine, digestAcl, runWorker } from '@zoott/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, session, start, until, zoott } from './helpers.js';
+import {
+  assertBuilt,
+  freshConnect,
+  json,
+  session,
+  start,
+  startWorkerBin,
+  until,
+  zoott,
+} from './helpers.js';
 
 // Every step is a fresh node process talking to ZooKeeper: slow on 2 busy cores.
 const SLOW = 180_000;
@@ -528,25 +535,7 @@ describe('lock', { timeout: SLOW }, () => {
 describe('submit and wait', { timeout: SLOW }, () => {
   it('submits a regular job, waits for it, and exits with its code; wait reads the reply path', async () => {
     const { connect, z } = await world();
-    const daemonBin = fileURLToPath(new URL('../../../apps/worker/dist/bin.js', import.meta.url));
-    const daemon = spawn(
-      process.execPath,
-      [
-        daemonBin,
-        '--connect',
-        connect,
-        '--world',
-        'tw',
-        '--allow-exec',
-        process.execPath,
-        // Jobs run as the test's own user (a root worker needs to be told).
-        '--run-as',
-        userInfo().username,
-        '--log-level',
-        'warn',
-      ],
-      { stdio: 'ignore' },
-    );
+    const daemon = startWorkerBin(connect, process.execPath);
     try {
       const jobFile = join(tmp, 'job.json');
       writeFileSync(
