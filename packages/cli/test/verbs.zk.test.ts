@@ -592,6 +592,33 @@ describe('dashboard', { timeout: SLOW }, () => {
     expect((await dash.exited).code).toBe(130);
   });
 
+  it('--token and ZOOTT_DASHBOARD_TOKEN pick the token; the flag wins', async () => {
+    const { connect } = await world();
+    const served = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=(\S+)/;
+    for (const [args, env, expected] of [
+      [['--token', 'flag-token-0123456789'], {}, 'flag-token-0123456789'],
+      [[], { ZOOTT_DASHBOARD_TOKEN: 'env-token-0123456789' }, 'env-token-0123456789'],
+      [
+        ['--token', 'flag-token-0123456789'],
+        { ZOOTT_DASHBOARD_TOKEN: 'env-token-0123456789' },
+        'flag-token-0123456789',
+      ],
+    ] as const) {
+      const dash = start(['--connect', connect, 'dashboard', '--port', '0', ...args], { env });
+      await until(() => served.test(dash.err()), 'the dashboard URL with its token');
+      const [, url, token] = dash.err().match(served)!;
+      expect(token).toBe(expected);
+      const other = await fetch(`${url}/api/counts?world=tw&token=not-${expected}`);
+      expect(other.status).toBe(401);
+      await other.body?.cancel();
+      const ok = await fetch(`${url}/api/counts?world=tw&token=${expected}`);
+      expect(ok.status).toBe(200);
+      await ok.body?.cancel();
+      dash.kill('SIGINT');
+      expect((await dash.exited).code).toBe(130);
+    }
+  });
+
   it('--no-token serves loopback without a token, and is refused beyond loopback', async () => {
     const { connect } = await world();
     const dash = start(['--connect', connect, 'dashboard', '--port', '0', '--no-token']);
