@@ -2,7 +2,6 @@ import {
   type Acl,
   type Coordinator,
   type CreateOptions,
-  type ErrorCode,
   type NodeData,
   type Op,
   type OpResult,
