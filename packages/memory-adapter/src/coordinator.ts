@@ -2,7 +2,6 @@ import {
   type Acl,
   type Coordinator,
   type CreateOptions,
-  type ErrorCode,
   type NodeData,
   type Op,
   type OpResult,
@@ -17,13 +16,16 @@ import {
   ZoottError,
 } from '@zoott/core';
 import {
-  FRAME_ALLOWANCE_BYTES,
-  type FrameOp,
-  requestFrameBytes,
-  validatePath,
+  checkData,
+  checkFrame,
+  checkMulti,
+  checkRequestPath,
+  checkVersion,
+  multiCodes,
+  type RequestLimits,
 } from '@zoott/core/internal';
 import { type AuthId, authenticate } from './acl-rules.js';
-import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';
+import { MultiRefusal, ServerRefusal } from './refusal.js';
 import type { ServerState, Session, SessionPeer } from './server-state.js';
 import type { WatchRegistration } from './watches.js';
 
@@ -48,26 +50,6 @@ function reportListenerError(err: unknown): void {
   queueMicrotask(() => {
     throw err;
   });
-}
-
-function checkVersion(version: number | undefined, op: string, path: string): number {
-  if (version === undefined) return -1;
-  if (!Number.isInteger(version) || version < -1) {
-    throw new ZoottError('BAD_ARGUMENTS', `version must be an integer >= -1, got ${version}`, {
-      op,
-      path,
-      field: 'version',
-    });
-  }
-  return version;
-}
-
-function checkData(data: unknown, op: string, path: string): Uint8Array {
-  if (data === undefined) return EMPTY;
-  if (!(data instanceof Uint8Array)) {
-    throw new ZoottError('BAD_ARGUMENTS', 'data must be a Uint8Array', { op, path, field: 'data' });
-  }
-  return data;
 }
 
 /**
@@ -165,10 +147,10 @@ export class MemoryCoordinator implements Coordinator {
       'create',
       path,
       () => {
-        const bytes = this.checkDataSize(checkData(data, 'create', path), 'create', path);
+        const bytes = checkData(data, 'create', path, this.limits.maxDataBytes) ?? EMPTY;
         const acl = options.acl ?? this.settings.defaultAcl;
-        const frame: FrameOp = { op: 'create', path, dataBytes: bytes.length, acl };
-        this.checkFrame([frame], false, 'create', path);
+        const frame = { op: 'create', path, dataBytes: bytes.length, acl } as const;
+        checkFrame([frame], false, this.limits, 'create', path);
         return bytes;
       },
       (s, bytes) => {
@@ -195,9 +177,10 @@ export class MemoryCoordinator implements Coordinator {
       'set',
       path,
       () => {
-        const bytes = this.checkDataSize(checkData(data ?? null, 'set', path), 'set', path);
+        const bytes = checkData(data, 'set', path, this.limits.maxDataBytes) ?? EMPTY;
         const expected = checkVersion(version, 'set', path);
-        this.checkFrame([{ op: 'set', path, dataBytes: bytes.length }], false, 'set', path);
+        const frame = { op: 'set', path, dataBytes: bytes.length } as const;
+        checkFrame([frame], false, this.limits, 'set', path);
         return { bytes, expected };
       },
       (s, { bytes, expected }) => this.server.setData(s, this.toServer(path), bytes, expected),
@@ -411,10 +394,7 @@ export class MemoryCoordinator implements Coordinator {
   ): Promise<T> {
     return this.enqueue(() => {
       try {
-        if (path !== undefined) {
-          validatePath(path, op);
-          this.checkFrame([{ op: 'read', path }], false, op, path);
-        }
+        if (path !== undefined) checkRequestPath(path, op, this.limits);
         const checked = check();
         return fn(this.liveSession(op, path), checked);
       } catch (err) {
@@ -423,74 +403,18 @@ export class MemoryCoordinator implements Coordinator {
     });
   }
 
-  /**
-   * Refuses a request whose frame, encoded as the ZooKeeper adapter sends it (chrooted paths,
-   * data, ACLs, headers), would exceed `maxDataBytes` + FRAME_ALLOWANCE_BYTES: ZooKeeper drops
-   * the connection on such a frame, so both adapters refuse it up front.
-   */
-  private checkFrame(ops: FrameOp[], asMulti: boolean, op: string, path?: string): void {
-    const max = this.server.options.maxDataBytes;
-    const limit = max + FRAME_ALLOWANCE_BYTES;
-    const size = requestFrameBytes(
-      ops.map((o) => ({ ...o, path: this.toServer(o.path) })),
-      asMulti,
-    );
-    if (size <= limit) return;
-    const data = ops.reduce((n, o) => n + (o.dataBytes ?? 0), 0);
-    throw new ZoottError(
-      'BAD_ARGUMENTS',
-      `request of ${size} bytes (data ${data}, the rest paths, ACLs and headers) exceeds the limit of ${limit} (maxDataBytes ${max} + ${FRAME_ALLOWANCE_BYTES})`,
-      { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
-    );
-  }
-
-  /** A single write's data against the data limit; the whole request is checked after. */
-  private checkDataSize(data: Uint8Array, op: string, path: string): Uint8Array {
-    const max = this.server.options.maxDataBytes;
-    if (data.length > max) {
-      throw new ZoottError('DATA_TOO_LARGE', `${data.length} bytes exceed the limit of ${max}`, {
-        op,
-        path,
-      });
-    }
-    return data;
+  /** What the shared request checks measure against: the server's data limit, our chroot. */
+  private get limits(): RequestLimits {
+    return { maxDataBytes: this.server.options.maxDataBytes, chroot: this.settings.chroot };
   }
 
   /**
-   * Every client-side check of a multi, in the ZooKeeper adapter's order: the data of all ops
-   * together against the data limit (each op may fit while the batch does not), then each op,
-   * then paths and data together against the request limit. The server sees none of the ops
-   * unless all of them pass.
+   * The shared client-side checks of a multi, then the ops as the server takes them: paths
+   * under the chroot, the default ACL filled in, versions and data made explicit.
    */
   private prepareMulti(ops: readonly Op[]): Op[] {
-    if (!Array.isArray(ops)) {
-      throw new ZoottError('BAD_ARGUMENTS', 'multi takes an array of ops', { op: 'multi' });
-    }
-    const max = this.server.options.maxDataBytes;
-    let dataBytes = 0;
-    for (const op of ops) {
-      if (typeof op === 'object' && op !== null && 'data' in op && op.data instanceof Uint8Array) {
-        dataBytes += op.data.length;
-      }
-    }
-    if (dataBytes > max) {
-      throw new ZoottError(
-        'DATA_TOO_LARGE',
-        `the ops carry ${dataBytes} bytes together, over the limit of ${max}`,
-        { op: 'multi' },
-      );
-    }
-    const prepared = ops.map((op, i) => this.prepareOp(op, i, ops.length));
-    const frame = ops.map(
-      (o): FrameOp => ({
-        op: o.op,
-        path: o.path,
-        dataBytes: 'data' in o && o.data instanceof Uint8Array ? o.data.length : 0,
-        ...(o.op === 'create' ? { acl: o.acl ?? this.settings.defaultAcl } : {}),
-      }),
-    );
-    this.checkFrame(frame, true, 'multi');
-    return prepared;
+    const checked = checkMulti(ops, this.limits, this.settings.defaultAcl);
+    return checked.map((op, index) => this.prepareOp(op, index, checked.length));
   }
 
   private liveSession(op: string, path: string | undefined): Session {
@@ -520,51 +444,28 @@ export class MemoryCoordinator implements Coordinator {
     return err;
   }
 
-  /** Client-side checks of one multi op; a failure names the op's index like a server refusal. */
+  /** One checked multi op as the server takes it. */
   private prepareOp(op: Op, index: number, count: number): Op {
-    const fail = (code: ErrorCode, why: string, field?: string): never => {
-      throw new ZoottError(code, `op ${index} (${String(op?.op)}): ${why}`, {
-        op: 'multi',
-        path: typeof op?.path === 'string' ? op.path : undefined,
-        opIndex: index,
-        opCodes: multiCodes(count, index, code),
-        field,
-      });
-    };
-    const version = (v: number | undefined): number => {
-      if (v === undefined) return -1;
-      if (!Number.isInteger(v) || v < -1) {
-        return fail('BAD_ARGUMENTS', `version must be an integer >= -1, got ${v}`, 'version');
-      }
-      return v;
-    };
-    if (typeof op !== 'object' || op === null) return fail('BAD_ARGUMENTS', 'not an op object');
-    try {
-      validatePath(op.path, 'multi');
-    } catch (err) {
-      return fail('INVALID_PATH', (err as Error).message, 'path');
-    }
     const path = this.toServer(op.path);
     switch (op.op) {
       case 'create':
-        if (op.data !== undefined && !(op.data instanceof Uint8Array)) {
-          return fail('BAD_ARGUMENTS', 'data must be a Uint8Array', 'data');
-        }
-        return { ...op, path, acl: op.acl ?? this.settings.defaultAcl };
+        return { ...op, path, data: op.data ?? EMPTY, acl: op.acl ?? this.settings.defaultAcl };
       case 'set':
-        if (!(op.data instanceof Uint8Array)) {
-          return fail('BAD_ARGUMENTS', 'data must be a Uint8Array', 'data');
-        }
-        return { ...op, path, version: version(op.version) };
+        return { ...op, path, data: op.data ?? EMPTY, version: op.version ?? -1 };
       case 'delete':
-        return { ...op, path, version: version(op.version) };
+        return { ...op, path, version: op.version ?? -1 };
       case 'check':
+        // A check exists to compare a version; one without is refused rather than sent as "any".
         if (op.version === undefined) {
-          return fail('BAD_ARGUMENTS', 'check needs a version', 'version');
+          throw new ZoottError('BAD_ARGUMENTS', `op ${index} (check): check needs a version`, {
+            op: 'multi',
+            path: op.path,
+            opIndex: index,
+            opCodes: multiCodes(count, index, 'BAD_ARGUMENTS'),
+            field: 'version',
+          });
         }
-        return { ...op, path, version: version(op.version) };
-      default:
-        return fail('BAD_ARGUMENTS', 'op must be create, set, delete or check', 'op');
+        return { ...op, path };
     }
   }
 

@@ -25,14 +25,3 @@ export class MultiRefusal extends ServerRefusal {
     super(code, reason);
   }
 }
-
-/** ZooKeeper's per-op codes of a failed multi: OK before the failure, RUNTIME_INCONSISTENCY after. */
-export function multiCodes(
-  count: number,
-  failed: number,
-  code: ErrorCode,
-): Array<ErrorCode | null> {
-  return Array.from({ length: count }, (_, j) =>
-    j < failed ? null : j === failed ? code : 'RUNTIME_INCONSISTENCY',
-  );
-}

@@ -8,9 +8,10 @@ import {
   type WatchEventType,
   type Watcher,
 } from '@zoott/core';
+import { multiCodes } from '@zoott/core/internal';
 import { type AuthId, aclAllows, CLIENT_IP, fixupAcl, redactDigests } from './acl-rules.js';
 import type { Clock } from './clock.js';
-import { MultiRefusal, multiCodes, ServerRefusal } from './refusal.js';
+import { MultiRefusal, ServerRefusal } from './refusal.js';
 import { DataTree, Txn } from './tree.js';
 import { type Delivery, WatchManager, type WatchRegistration } from './watches.js';
 

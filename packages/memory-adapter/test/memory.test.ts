@@ -340,6 +340,16 @@ describe('server options and isolation', () => {
     expect(err.code).toBe('BAD_ARGUMENTS');
   });
 
+  it('takes null data as no data, as the ZooKeeper adapter does (the shared request checks)', async () => {
+    const c = await new MemoryServer().connect();
+    await c.create('/n', text('something'));
+    const stat = await c.set('/n', null as unknown as Uint8Array);
+    expect(stat.dataLength).toBe(0);
+    expect((await c.get('/n')).data).toEqual(new Uint8Array(0));
+    await c.create('/m', null as unknown as Uint8Array);
+    expect((await c.get('/m')).data).toEqual(new Uint8Array(0));
+  });
+
   it('cannot delete the root', async () => {
     const c = await new MemoryServer().connect();
     expect(await failure(c.delete('/'))).toMatchObject({ code: 'BAD_ARGUMENTS' });

@@ -1,0 +1,219 @@
+import type { Acl } from './acl.js';
+import type { Op } from './coordinator.js';
+import type { ErrorCode } from './errors.js';
+import { ZoottError } from './errors.js';
+import { validatePath } from './paths.js';
+import { FRAME_ALLOWANCE_BYTES, type FrameOp, requestFrameBytes } from './request-size.js';
+
+/**
+ * The checks every adapter runs on a request before it reaches a server. They live here once
+ * so that the memory adapter refuses exactly what the ZooKeeper adapter refuses, with the same
+ * codes and messages: a test that passes on one adapter then means the same on the other.
+ */
+
+/** What a request is measured against: the data limit and the connection's chroot. */
+export interface RequestLimits {
+  /** The largest data one write (or one multi, all ops together) may carry. */
+  maxDataBytes: number;
+  /** The connection's chroot, '' for none: the server sees every path with it in front. */
+  chroot: string;
+}
+
+/** A value as a message shows it: numbers plainly (NaN stays NaN), anything else as JSON. */
+function shown(value: unknown): string {
+  return typeof value === 'number' ? String(value) : JSON.stringify(value);
+}
+
+/** The path as the server sees it, under the chroot. */
+function chrooted(path: string, chroot: string): string {
+  if (chroot === '') return path;
+  return path === '/' ? chroot : chroot + path;
+}
+
+/** An expected version: `undefined` is -1 (any version); otherwise an integer >= -1. */
+export function checkVersion(version: unknown, op: string, path: string): number {
+  if (version === undefined) return -1;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < -1) {
+    throw new ZoottError(
+      'BAD_ARGUMENTS',
+      `version must be an integer >= -1, got ${shown(version)}`,
+      {
+        op,
+        path,
+        field: 'version',
+      },
+    );
+  }
+  return version;
+}
+
+/**
+ * A write's data: a Uint8Array within `maxDataBytes`, or nothing (`undefined` or `null`, both
+ * stored as empty data, as the ZooKeeper client library treats them). Returns null for nothing.
+ * The whole request is measured afterwards by {@link checkFrame}.
+ */
+export function checkData(
+  data: unknown,
+  op: string,
+  path: string,
+  maxDataBytes: number,
+): Uint8Array | null {
+  if (data === null || data === undefined) return null;
+  if (!(data instanceof Uint8Array)) {
+    throw new ZoottError('BAD_ARGUMENTS', 'data must be a Uint8Array (or null for no data)', {
+      op,
+      path,
+      field: 'data',
+    });
+  }
+  if (data.byteLength > maxDataBytes) {
+    throw new ZoottError(
+      'DATA_TOO_LARGE',
+      `${data.byteLength} bytes exceed the limit of ${maxDataBytes}`,
+      { op, path },
+    );
+  }
+  return data;
+}
+
+/**
+ * Refuses a request whose frame would not fit the server's buffer (`jute.maxbuffer`, which the
+ * default `maxDataBytes` + FRAME_ALLOWANCE_BYTES equals). ZooKeeper does not answer such a
+ * frame: it drops the connection, and every other request on that connection pays for it. The
+ * size is exact: paths with the chroot, data, ACLs and headers.
+ */
+export function checkFrame(
+  ops: readonly FrameOp[],
+  asMulti: boolean,
+  limits: RequestLimits,
+  op: string,
+  path?: string,
+): void {
+  const sent =
+    limits.chroot === '' ? ops : ops.map((o) => ({ ...o, path: chrooted(o.path, limits.chroot) }));
+  const size = requestFrameBytes(sent, asMulti);
+  const limit = limits.maxDataBytes + FRAME_ALLOWANCE_BYTES;
+  if (size <= limit) return;
+  const data = ops.reduce((n, o) => n + (o.dataBytes ?? 0), 0);
+  // A path long enough to break the frame would drown the message it is part of.
+  throw new ZoottError(
+    'BAD_ARGUMENTS',
+    `request of ${size} bytes (data ${data}, the rest paths, ACLs and headers) exceeds the limit of ${limit} (maxDataBytes ${limits.maxDataBytes} + ${FRAME_ALLOWANCE_BYTES})`,
+    { op, ...(path !== undefined && path.length <= 200 ? { path } : {}) },
+  );
+}
+
+/** A request's path: well-formed, and short enough for a frame under the chroot. */
+export function checkRequestPath(path: string, op: string, limits: RequestLimits): void {
+  validatePath(path, op);
+  checkFrame([{ op: 'read', path }], false, limits, op, path);
+}
+
+/** ZooKeeper's per-op codes of a failed multi: OK before the failure, RUNTIME_INCONSISTENCY after. */
+export function multiCodes(
+  count: number,
+  failed: number,
+  code: ErrorCode,
+): Array<ErrorCode | null> {
+  return Array.from({ length: count }, (_, j) =>
+    j < failed ? null : j === failed ? code : 'RUNTIME_INCONSISTENCY',
+  );
+}
+
+/** The data one multi op carries, 0 for ops without data or not even an object. */
+function opDataBytes(o: unknown): number {
+  return typeof o === 'object' && o !== null && 'data' in o && o.data instanceof Uint8Array
+    ? o.data.byteLength
+    : 0;
+}
+
+/**
+ * One op of a multi, checked as the server would check it but before anything is sent: a
+ * failure names the op's index and carries the per-op codes a server refusal would. Returns
+ * the op's expected version (-1 for creates).
+ */
+export function checkMultiOp(o: unknown, index: number, count: number): number {
+  const op = o as Op | null | undefined;
+  const fail = (code: ErrorCode, why: string, field?: string): never => {
+    throw new ZoottError(code, `op ${index} (${String(op?.op)}): ${why}`, {
+      op: 'multi',
+      path: typeof op?.path === 'string' ? op.path : undefined,
+      opIndex: index,
+      opCodes: multiCodes(count, index, code),
+      field,
+    });
+  };
+  if (typeof op !== 'object' || op === null) return fail('BAD_ARGUMENTS', 'not an op object');
+  if (typeof op.path !== 'string') return fail('BAD_ARGUMENTS', 'path must be a string', 'path');
+  try {
+    validatePath(op.path, 'multi');
+  } catch (err) {
+    return fail('INVALID_PATH', (err as Error).message, 'path');
+  }
+  const version = (v: unknown): number => {
+    if (v === undefined) return -1;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < -1) {
+      return fail('BAD_ARGUMENTS', `version must be an integer >= -1, got ${shown(v)}`, 'version');
+    }
+    return v;
+  };
+  const data = (d: unknown): void => {
+    if (d !== undefined && d !== null && !(d instanceof Uint8Array)) {
+      fail('BAD_ARGUMENTS', 'data must be a Uint8Array (or null for no data)', 'data');
+    }
+  };
+  switch (op.op) {
+    case 'create':
+      data(op.data);
+      return -1;
+    case 'set':
+      data(op.data);
+      return version(op.version);
+    case 'delete':
+    case 'check':
+      return version(op.version);
+    default:
+      return fail('BAD_ARGUMENTS', 'op must be create, set, delete or check', 'op');
+  }
+}
+
+/**
+ * Every client-side check of a multi, in the order a reader expects the most useful error: an
+ * array at all; the data of all ops together against the data limit (each op may fit while the
+ * batch does not); each op; then paths, data and ACLs together against the frame limit. A
+ * multi that passes is sent whole or not at all, so a refusal here writes nothing.
+ */
+export function checkMulti(
+  ops: unknown,
+  limits: RequestLimits,
+  defaultAcl: readonly Acl[],
+  /** An adapter's own check of one op, run after the shared ones (the ZooKeeper adapter's ACLs). */
+  checkOp?: (op: Op, index: number) => void,
+): Op[] {
+  if (!Array.isArray(ops)) {
+    throw new ZoottError('BAD_ARGUMENTS', 'multi takes an array of ops', { op: 'multi' });
+  }
+  const total = ops.reduce((sum: number, o: unknown) => sum + opDataBytes(o), 0);
+  if (total > limits.maxDataBytes) {
+    throw new ZoottError(
+      'DATA_TOO_LARGE',
+      `the ops carry ${total} bytes together, over the limit of ${limits.maxDataBytes}`,
+      { op: 'multi' },
+    );
+  }
+  const checked = ops as Op[];
+  checked.forEach((o, i) => {
+    checkMultiOp(o, i, checked.length);
+    checkOp?.(o, i);
+  });
+  const frame = checked.map(
+    (o): FrameOp => ({
+      op: o.op,
+      path: o.path,
+      dataBytes: opDataBytes(o),
+      ...(o.op === 'create' ? { acl: o.acl ?? defaultAcl } : {}),
+    }),
+  );
+  checkFrame(frame, true, limits, 'multi');
+  return checked;
+}
