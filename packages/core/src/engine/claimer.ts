@@ -4,7 +4,7 @@ import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
 import type { EngineContext } from './context.js';
-import { type EntryName, parseEntryName } from './layout.js';
+import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 import { failClaim } from './settle.js';
 import {
   claimsHeldThrough,
@@ -169,9 +169,9 @@ export class Claimer {
     this.wakeAt = Number.POSITIVE_INFINITY;
     // Watches belong to a session: after a new one, every cached listing is unwatched and
     // may lack entries whose claims died with the old session.
-    if (this.ctx.c.sessionId !== this.session) {
+    if (this.ctx.coordinator.sessionId !== this.session) {
       this.invalidate();
-      this.session = this.ctx.c.sessionId;
+      this.session = this.ctx.coordinator.sessionId;
     }
     // Listings of buckets this claimer does not watch are read afresh per call (they get no
     // watch); keep only those asked for now, so a stolen-from bucket does not stay in memory.
@@ -275,8 +275,8 @@ export class Claimer {
     if (wantWatch) state.watchArmed = true;
     let names: string[];
     try {
-      names = await this.ctx.c.children(
-        this.ctx.layout.bucketPath('p', b),
+      names = await this.ctx.coordinator.children(
+        this.ctx.layout.bucketPath(AREA.pending, b),
         wantWatch
           ? {
               watch: () => {
@@ -351,7 +351,12 @@ export class Claimer {
       let taken = 0;
       for (const e of st.entries) {
         if (taken >= lookahead) break;
-        if (e.kind === 'x' || this.held.has(e.encodedKey) || this.busy.has(e.encodedKey)) continue;
+        if (
+          e.kind === ENTRY_KIND.dead ||
+          this.held.has(e.encodedKey) ||
+          this.busy.has(e.encodedKey)
+        )
+          continue;
         if (st.bad.has(e.name)) continue;
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
@@ -402,10 +407,10 @@ export class Claimer {
   }
 
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
-    const path = `${this.ctx.layout.bucketPath('p', b)}/${e.name}`;
+    const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
     let node: NodeData;
     try {
-      node = await this.ctx.c.get(path);
+      node = await this.ctx.coordinator.get(path);
     } catch (err) {
       if (codeOf(err) === 'NO_NODE') {
         st.stale = true;
@@ -441,14 +446,14 @@ export class Claimer {
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
     const { ctx } = this;
     const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
-    const entryPath = `${ctx.layout.bucketPath('p', cand.bucket)}/${cand.entry.name}`;
+    const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
     const st = this.buckets.get(cand.bucket);
     const d = cand.cached.data;
     // Attempts are counted at claim time, so a task whose workers all died while running it
     // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
     // dead-lettered at once, so a task that kills its worker cannot loop forever.
     const exhausted = d.attempts >= d.maxAttempts;
-    const session = ctx.c.sessionId;
+    const session = ctx.coordinator.sessionId;
     if (session === null) return null;
     const now = ctx.clock.now();
     const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
@@ -459,11 +464,11 @@ export class Claimer {
       attempts: exhausted ? d.attempts : d.attempts + 1,
       claim: identity,
     };
-    const workingPath = ctx.layout.recordPath('w', key);
+    const workingPath = ctx.layout.recordPath(AREA.working, key);
     this.held.add(cand.entry.encodedKey);
     let entryVersion = cand.cached.version + 1;
     try {
-      await ctx.c.multi([
+      await ctx.coordinator.multi([
         { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
         { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
       ]);
@@ -477,7 +482,7 @@ export class Claimer {
         return this.claimRefused(err, cand, st, workingPath, session);
       }
     }
-    claimsHeldThrough(ctx.c).add(workingPath);
+    claimsHeldThrough(ctx.coordinator).add(workingPath);
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
       // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
@@ -512,7 +517,7 @@ export class Claimer {
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
       await failClaim(ctx, claim, error).finally(() => {
         this.held.delete(cand.entry.encodedKey);
-        claimsHeldThrough(ctx.c).delete(workingPath);
+        claimsHeldThrough(ctx.coordinator).delete(workingPath);
       });
       return null;
     }
@@ -531,7 +536,7 @@ export class Claimer {
     session: string,
     at: number,
   ): Promise<number | null> {
-    const { c } = this.ctx;
+    const { coordinator: c } = this.ctx;
     try {
       if (!(await sessionBack(c, session))) return null;
       const stat = await c.exists(workingPath);
@@ -560,9 +565,12 @@ export class Claimer {
       // This session's own working node that no engine of this process holds: a lost claim
       // reply nobody adopted, or a settle that gave up. It would block the task for the
       // session's lifetime: remove it. (Held by another engine on this session: it is busy.)
-      const stat = await this.ctx.c.exists(workingPath).catch(() => null);
-      if (stat?.ephemeralOwner === session && !claimsHeldThrough(this.ctx.c).has(workingPath)) {
-        await this.ctx.c.delete(workingPath).catch(() => undefined);
+      const stat = await this.ctx.coordinator.exists(workingPath).catch(() => null);
+      if (
+        stat?.ephemeralOwner === session &&
+        !claimsHeldThrough(this.ctx.coordinator).has(workingPath)
+      ) {
+        await this.ctx.coordinator.delete(workingPath).catch(() => undefined);
         if (st) st.stale = true;
         return null;
       }
@@ -575,7 +583,7 @@ export class Claimer {
           { path: workingPath },
           'removing a persistent node in the working area: not a live claim',
         );
-        await this.ctx.c.delete(workingPath, stat.version).catch(() => undefined);
+        await this.ctx.coordinator.delete(workingPath, stat.version).catch(() => undefined);
         if (st) st.stale = true;
         return null;
       }
@@ -604,7 +612,7 @@ export class Claimer {
       if (st) st.stale = true;
       if (!this.closed) this.onChange();
     };
-    this.ctx.c.exists(workingPath, { watch: clear }).then(
+    this.ctx.coordinator.exists(workingPath, { watch: clear }).then(
       (stat) => {
         if (stat === null) this.busy.delete(encodedKey);
       },

@@ -4,7 +4,7 @@ import { encodeJson, utf8 } from '../contract/paths.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
 import type { EngineContext } from './context.js';
-import { parseEntryName } from './layout.js';
+import { AREA, AREAS, parseEntryName } from './layout.js';
 import { codeOf, ensureNode } from './support.js';
 import { describeAcl, sameAcl } from './world-acl.js';
 
@@ -74,7 +74,7 @@ export async function diagnoseWorld(
   ctx: EngineContext,
   options: DiagnoseOptions = {},
 ): Promise<Finding[]> {
-  const { c, layout } = ctx;
+  const { coordinator: c, layout } = ctx;
   const found: Finding[] = [];
   const add = (kind: FindingKind, path: string, detail: string, repair: Finding['repair']) =>
     found.push({ kind, path, detail, repair });
@@ -125,11 +125,10 @@ export async function diagnoseWorld(
 
   // The areas, bucket by bucket.
   const stated = new Set<string>();
-  for (const area of ['p', 'w', 'c', 'f'] as const)
-    await checkAcl(layout.areaRoot(area), 'weak-acl');
+  for (const area of AREAS) await checkAcl(layout.areaRoot(area), 'weak-acl');
   await Promise.all(
     range(layout.buckets).map(async (b) => {
-      for (const area of ['p', 'w', 'c', 'f'] as const) {
+      for (const area of AREAS) {
         const dir = layout.bucketPath(area, b);
         await checkAcl(dir, 'weak-acl');
         const names = (await missingIsNull(c.children(dir))) ?? [];
@@ -139,7 +138,7 @@ export async function diagnoseWorld(
             const got = await missingIsNull(c.get(path));
             if (!got) return;
             await checkAcl(path, 'weak-acl');
-            const key = area === 'p' ? parseEntryName(name)?.encodedKey : name;
+            const key = area === AREA.pending ? parseEntryName(name)?.encodedKey : name;
             if (key === undefined) {
               add(
                 'corrupt',
@@ -149,7 +148,7 @@ export async function diagnoseWorld(
               );
               return;
             }
-            if (area === 'w' && got.stat.ephemeralOwner === null) {
+            if (area === AREA.working && got.stat.ephemeralOwner === null) {
               add(
                 'not-ephemeral',
                 path,
@@ -170,11 +169,11 @@ export async function diagnoseWorld(
                 'corrupt',
                 path,
                 `${what}: ${parsed.ok ? 'not a JSON object' : parsed.why}`,
-                area === 'w' ? 'none' : 'quarantine',
+                area === AREA.working ? 'none' : 'quarantine',
               );
               return;
             }
-            if (area === 'p') {
+            if (area === AREA.pending) {
               const e = parsed.value;
               if (
                 typeof e.name !== 'string' ||

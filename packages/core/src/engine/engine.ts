@@ -13,7 +13,7 @@ import type { EngineContext } from './context.js';
 import type { CorruptSink } from './corrupt.js';
 import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
-import { type Area, DEFAULT_BUCKETS, MAX_BUCKETS, WorldLayout } from './layout.js';
+import { AREAS, DEFAULT_BUCKETS, REGISTRY_AREA, MAX_BUCKETS, WorldLayout } from './layout.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import {
   type CompleteOptions,
@@ -121,7 +121,6 @@ function splitRequest(request: Record<string, unknown>): {
   };
 }
 
-const AREAS: readonly Area[] = ['p', 'w', 'c', 'f'];
 const META_VERSION = 1;
 
 interface WorldMeta {
@@ -162,7 +161,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
     const logger = o.logger ?? consoleLogger;
     return {
-      c: this.coordinator,
+      coordinator: this.coordinator,
       layout: new WorldLayout(this.world, buckets),
       clock: o.clock ?? systemEngineClock,
       logger,
@@ -205,8 +204,10 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = this.coordinator;
     const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
     const root = new WorldLayout(this.world, wanted).root;
-    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}`)));
-    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
+    await Promise.all([...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}`)));
+    await Promise.all(
+      [...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)),
+    );
     let buckets = wanted;
     try {
       await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));
