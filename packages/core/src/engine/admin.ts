@@ -3,8 +3,8 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
+import { codeOf, taskStateError } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName, entryPrefix, parseEntryName } from './layout.js';
-import { codeOf, taskStateError } from './support.js';
 import type { EntryData } from './types.js';
 import { walkTree } from './walk.js';
 

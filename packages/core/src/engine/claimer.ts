@@ -4,15 +4,10 @@ import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
 import type { EngineContext } from './context.js';
+import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
+import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
-import {
-  claimsHeldThrough,
-  codeOf,
-  multiFailure,
-  sessionBack,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 /** How a claimer picks tasks. */

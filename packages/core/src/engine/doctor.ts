@@ -4,8 +4,9 @@ import { encodeJson, utf8 } from '../contract/paths.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
 import type { EngineContext } from './context.js';
+import { codeOf } from './errors.js';
 import { AREA, AREAS, parseEntryName } from './layout.js';
-import { codeOf, ensureNode } from './support.js';
+import { ensureNode } from './session.js';
 import { describeAcl, sameAcl } from './world-acl.js';
 
 /** What kind of damage a finding is. */

@@ -9,12 +9,16 @@ import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
+import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
 import type { CorruptSink } from './corrupt.js';
+import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
-import { AREAS, DEFAULT_BUCKETS, REGISTRY_AREA, MAX_BUCKETS, WorldLayout } from './layout.js';
+import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
+import { consoleLogger } from './logger.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
+import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
   type CompleteOutcome,
@@ -22,13 +26,6 @@ import {
   failClaim,
   releaseClaim,
 } from './settle.js';
-import {
-  claimsHeldThrough,
-  codeOf,
-  consoleLogger,
-  ensureNode,
-  systemEngineClock,
-} from './support.js';
 import type {
   AreaCounts,
   BackoffOptions,

@@ -1,8 +1,8 @@
 import type { SessionEventType } from '../contract/coordinator.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
+import { codeOf } from './errors.js';
 import { AREA, type Area, ENTRY_KIND, type EntryKind, parseEntryName } from './layout.js';
-import { codeOf } from './support.js';
 import type { EngineEvent, EngineEventType } from './types.js';
 
 /** Failures that only mean the connection is down for now (or the session must be renewed). */

@@ -3,8 +3,8 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
 import { type CorruptNode, type NodeShape, readNode, shapes } from './corrupt.js';
+import { codeOf } from './errors.js';
 import { AREA, ENTRY_KIND, parseEntryName } from './layout.js';
-import { codeOf } from './support.js';
 import type {
   AreaCounts,
   ClaimIdentity,

@@ -4,14 +4,9 @@ import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskInfo } from '../tree/task-map.js';
 import type { EngineContext } from './context.js';
+import { codeOf, multiFailure, taskStateError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, entryPrefix, parseEntryName, validatePriority } from './layout.js';
-import {
-  codeOf,
-  connectionBack,
-  multiFailure,
-  taskStateError,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
+import { connectionBack } from './session.js';
 import type { BackoffOptions, EngineClock, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */

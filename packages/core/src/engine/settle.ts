@@ -2,16 +2,11 @@ import type { Op, OpResult } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import { backoffDelay } from './clock.js';
 import type { EngineContext } from './context.js';
+import { codeOf, multiFailure, toTaskError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryKind, entryPrefix, parseEntryName } from './layout.js';
-import {
-  backoffDelay,
-  codeOf,
-  multiFailure,
-  sessionBack,
-  toTaskError,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
+import { sessionBack } from './session.js';
 import type {
   Claim,
   CompletedRecord,

@@ -1,7 +1,7 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { readNode, shapes } from './corrupt.js';
-import { codeOf } from './support.js';
+import { codeOf } from './errors.js';
 
 /** A tree node found by a walk. `type` is read only when asked for. */
 export interface WalkedNode {

@@ -5,9 +5,10 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
+import { systemEngineClock } from './clock.js';
 import { createEngine, type Engine, type EngineOptions } from './engine.js';
+import { codeOf, toTaskError } from './errors.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
-import { codeOf, systemEngineClock, toTaskError } from './support.js';
 import type {
   Claim,
   ClaimFields,

@@ -2,8 +2,8 @@ import { type Acl, permsToShort } from '../contract/acl.js';
 import type { Coordinator } from '../contract/coordinator.js';
 import { worldRoot } from '../tree/keys.js';
 import { validateWorldName } from '../tree/names.js';
+import { codeOf } from './errors.js';
 import { AREAS, REGISTRY_AREA } from './layout.js';
-import { codeOf } from './support.js';
 
 /** The areas every world has besides its tree: pending, working, completed, failed, workers. */
 const AREA_PREFIXES = [...AREAS, REGISTRY_AREA] as const;

@@ -1,7 +1,7 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { isInternalWorld, RESERVED_WORLD_NAMES } from '../tree/names.js';
+import { codeOf } from './errors.js';
 import { AREA } from './layout.js';
-import { codeOf } from './support.js';
 
 /**
  * The user worlds initialised in this namespace (each has a pending area), sorted; zoott's
