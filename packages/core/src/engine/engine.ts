@@ -153,6 +153,11 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       );
   }
 
+  /** The engine's source of time and randomness: the one given in the options, else the system's. */
+  get clock(): EngineClock {
+    return this.options.clock ?? systemEngineClock;
+  }
+
   private makeContext(buckets: number): EngineContext {
     const o = this.options;
     const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
@@ -160,7 +165,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return {
       coordinator: this.coordinator,
       layout: new WorldLayout(this.world, buckets),
-      clock: o.clock ?? systemEngineClock,
+      clock: this.clock,
       logger,
       limits: o.limits,
       defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
