@@ -4,9 +4,14 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
-import { codeOf, toTaskError } from './errors.js';
-import type { Claim, EngineClock, EngineLogger, SettleOutcome, TaskError } from './types.js';
-import { type WorkerEventMap, WorkerEvents, type WorkerStats } from './worker-events.js';
+import { codeOf } from './errors.js';
+import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
+import {
+  reportOutcome,
+  type WorkerEventMap,
+  WorkerEvents,
+  type WorkerStats,
+} from './worker-events.js';
 import { WorkerMembership } from './worker-membership.js';
 import {
   DEFAULT_CONCURRENCY,
@@ -417,53 +422,11 @@ class WorkerLoop {
       recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
-    this.report(claim, outcome, value, r.release, recordError);
+    reportOutcome(this.events, claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
     else if (outcome.status === 'retrying') this.stats.retried++;
     else if (outcome.status === 'failed') this.stats.failed++;
     else if (!r.release) this.stats.dropped++;
-  }
-
-  /** Tells the listeners what became of an attempt. */
-  private report(
-    claim: Claim,
-    outcome: SettleOutcome,
-    value: unknown,
-    released: boolean,
-    recordError: unknown,
-  ): void {
-    const task = {
-      key: claim.key,
-      name: claim.name,
-      type: claim.type,
-      data: claim.data,
-      attempt: claim.attempt,
-    };
-    switch (outcome.status) {
-      case 'completed':
-        this.events.emit('completed', { ...task, result: value });
-        return;
-      case 'retrying':
-      case 'failed': {
-        const error: TaskError = toTaskError(value);
-        const final = outcome.status === 'failed';
-        this.events.emit(
-          'failed',
-          final
-            ? { ...task, error, final }
-            : { ...task, error, final, notBefore: outcome.notBefore },
-        );
-        return;
-      }
-      case 'dropped':
-        if (released) return;
-        this.events.emit('error', {
-          // A void claim (session gone, or fencing refused the write) is not this worker's to record.
-          error: recordError ?? new ZoottError('NOT_OWNER', outcome.reason),
-          message: `outcome of ${claim.key.join(KEY_SEPARATOR)} not recorded: ${outcome.reason}`,
-          key: claim.key,
-        });
-    }
   }
 
   /** Waits for running handlers; after `stopTimeoutMs` aborts them and gives their claims back. */
