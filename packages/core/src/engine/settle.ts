@@ -125,13 +125,13 @@ async function ownRecordExists(ctx: EngineContext, claim: Claim): Promise<boolea
   }
 }
 
+/** The kinds of entry a claimed task goes back to the pending area as. */
+type ReenteredKind = Exclude<EntryKind, typeof ENTRY_KIND.queued>;
+
 /**
  * Whether the bucket holds a new entry of `kind` for this task (a lost re-entry that applied);
  * the claimed entry itself may be of that kind too (a retry of a retry) and does not count.
  */
-/** The kinds of entry a claimed task goes back to the pending area as. */
-type ReenteredKind = Exclude<EntryKind, typeof ENTRY_KIND.queued>;
-
 async function reentered(ctx: EngineContext, claim: Claim, kind: ReenteredKind): Promise<boolean> {
   const own = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
   const encodedKey = claim.key.join(KEY_SEPARATOR);
