@@ -38,6 +38,7 @@ export {
 } from './contract/errors.js';
 export { utf8 } from './contract/paths.js';
 export type { ClaimerOptions } from './engine/claimer.js';
+export { systemEngineClock } from './engine/clock.js';
 // The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
 export {
   createEngine,
@@ -47,7 +48,6 @@ export {
   type QueueRequest,
 } from './engine/engine.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
-export { systemEngineClock } from './engine/support.js';
 export type {
   AreaCounts,
   BackoffOptions,

@@ -3,8 +3,8 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
-import { type EntryName, entryPrefix, parseEntryName } from './layout.js';
-import { codeOf, taskStateError } from './support.js';
+import { codeOf, taskStateError } from './errors.js';
+import { AREA, ENTRY_KIND, type EntryName, entryPrefix, parseEntryName } from './layout.js';
 import type { EntryData } from './types.js';
 import { walkTree } from './walk.js';
 
@@ -13,9 +13,9 @@ export async function findEntry(
   ctx: EngineContext,
   key: TaskKey,
 ): Promise<{ entry: EntryName; path: string } | null> {
-  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
+  const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
   const encodedKey = key.join(KEY_SEPARATOR);
-  for (const n of await ctx.c.children(bucket)) {
+  for (const n of await ctx.coordinator.children(bucket)) {
     const e = parseEntryName(n);
     if (e && e.encodedKey === encodedKey) return { entry: e, path: `${bucket}/${n}` };
   }
@@ -47,9 +47,9 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
   validateKey(key, ctx.limits);
   await untilSettled('retry', key, async () => {
     const found = await findEntry(ctx, key);
-    if (found?.entry.kind !== 'x')
+    if (found?.entry.kind !== ENTRY_KIND.dead)
       throw taskStateError(key, 'is not failed, so there is nothing to retry', 'retry');
-    const got = await ctx.c.get(found.path);
+    const got = await ctx.coordinator.get(found.path);
     const {
       lastError: _e,
       notBefore: _n,
@@ -57,13 +57,13 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
       ...rest
     } = decodeJson<EntryData>(got.data, found.path);
     const fresh: EntryData = { ...rest, attempts: 0 };
-    const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
-    await ctx.c.multi([
+    const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
+    await ctx.coordinator.multi([
       { op: 'delete', path: found.path, version: got.stat.version },
-      { op: 'delete', path: ctx.layout.recordPath('f', key) },
+      { op: 'delete', path: ctx.layout.recordPath(AREA.failed, key) },
       {
         op: 'create',
-        path: `${bucket}/${entryPrefix('r', found.entry.priority, found.entry.encodedKey)}`,
+        path: `${bucket}/${entryPrefix(ENTRY_KIND.retry, found.entry.priority, found.entry.encodedKey)}`,
         data: encodeJson(fresh),
         sequential: true,
       },
@@ -84,7 +84,7 @@ export async function cancelTask(
 ): Promise<TaskKey[]> {
   validateKey(key, ctx.limits);
   const treePath = ctx.layout.treePath(key);
-  if (!(await ctx.c.exists(treePath)))
+  if (!(await ctx.coordinator.exists(treePath)))
     throw new ZoottError('NO_SUCH_TASK', `task ${key.join(KEY_SEPARATOR)} does not exist`, {
       op: 'cancel',
       path: treePath,
@@ -109,21 +109,21 @@ export async function cancelTask(
 }
 
 async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean): Promise<void> {
-  const { c, layout } = ctx;
+  const { coordinator: c, layout } = ctx;
   const treePath = layout.treePath(key);
   await untilSettled('cancel', key, async () => {
     const [found, node, working, completed, failed] = await Promise.all([
       findEntry(ctx, key),
       c.exists(treePath),
-      c.exists(layout.recordPath('w', key)),
-      c.exists(layout.recordPath('c', key)),
-      c.exists(layout.recordPath('f', key)),
+      c.exists(layout.recordPath(AREA.working, key)),
+      c.exists(layout.recordPath(AREA.completed, key)),
+      c.exists(layout.recordPath(AREA.failed, key)),
     ]);
     const ops: Op[] = [];
     if (found) ops.push({ op: 'delete', path: found.path });
-    if (working) ops.push({ op: 'delete', path: layout.recordPath('w', key) });
-    if (completed) ops.push({ op: 'delete', path: layout.recordPath('c', key) });
-    if (failed) ops.push({ op: 'delete', path: layout.recordPath('f', key) });
+    if (working) ops.push({ op: 'delete', path: layout.recordPath(AREA.working, key) });
+    if (completed) ops.push({ op: 'delete', path: layout.recordPath(AREA.completed, key) });
+    if (failed) ops.push({ op: 'delete', path: layout.recordPath(AREA.failed, key) });
     if (node && (removeNode || node.numChildren === 0))
       ops.push({ op: 'delete', path: treePath, version: -1 });
     if (ops.length > 0) await c.multi(ops);

@@ -1,18 +1,13 @@
-import type { NodeData } from '../contract/coordinator.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
 import type { EngineContext } from './context.js';
-import { type EntryName, parseEntryName } from './layout.js';
+import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
+import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
-import {
-  claimsHeldThrough,
-  codeOf,
-  multiFailure,
-  sessionBack,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 /** How a claimer picks tasks. */
@@ -27,7 +22,7 @@ export interface ClaimerOptions {
   types?: readonly string[];
   /** Extra locality score (files, datasets); added to the `hints.server` preference. */
   locality?: LocalityScore;
-  /** How long a task hinted to another live worker waits before this one takes it. Default 2000. */
+  /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
   localityWaitMs?: number;
   /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
   lookahead?: number;
@@ -41,40 +36,6 @@ export interface ClaimerOptions {
   liveServers?: () => ReadonlySet<string> | undefined;
 }
 
-interface CachedEntry {
-  version: number;
-  czxid: number;
-  data: EntryData;
-  /** When this claimer first saw the entry (engine clock): start of the locality wait. */
-  firstSeen: number;
-  /** This claimer claimed this entry version; it is skipped until the entry changes. */
-  claimed?: boolean;
-}
-
-interface BucketState {
-  entries: EntryName[];
-  present: Set<string>;
-  cache: Map<string, CachedEntry>;
-  /** Must be re-listed before use (watch fired, or a claim found it out of date). */
-  stale: boolean;
-  /** Children-watch firings so far, and how many of them the current listing has seen. */
-  changes: number;
-  listedChanges: number;
-  watchArmed: boolean;
-  /** When the listing was read (engine clock). */
-  listedAt: number;
-  /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
-  parsed: Map<string, EntryName>;
-  /** Entry reads in flight, by entry name. */
-  fetching: Map<string, Promise<CachedEntry | null>>;
-  /** The listing being read now, so two claims never read one bucket twice at once. */
-  listing: Promise<void> | null;
-  /** The claimBatch call that last listed this bucket. */
-  listedIn: number;
-  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
-  bad: Set<string>;
-}
-
 interface Candidate {
   priority: number;
   seq: number;
@@ -84,18 +45,20 @@ interface Candidate {
   cached: CachedEntry;
 }
 
-const byClaimOrder = (a: EntryName, b: EntryName) =>
-  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
+/** How long a task hinted to another live worker waits before another worker takes it. */
+export const DEFAULT_LOCALITY_WAIT_MS = 2000;
+/** Rounds of one claim call: the first from cached listings, the others after re-reading. */
+const CLAIM_ROUNDS = 4;
+/** Batches of candidates one round tries before it lists again. */
+const TRIES_PER_ROUND = 3;
 
 /**
- * Keeps listings of pending buckets and picks the next runnable task. Listings of watched
- * buckets are cached and re-read only after their children watch fired; entry data is read
- * once per entry name (a changed entry is renamed), so a steady stream of claims costs about
- * one read per task on top of the claim write.
+ * Picks the next runnable tasks from the bucket listings (see {@link BucketListings}) and
+ * claims them: one multi per task sets the entry's claim and creates the ephemeral working
+ * node, so two workers never both win one task.
  */
 export class Claimer {
-  private readonly buckets = new Map<number, BucketState>();
-  private readonly watched = new Set<number>();
+  private readonly listings: BucketListings;
   /** Keys someone else holds a working node for; cleared by an exists watch. */
   private readonly busy = new Set<string>();
   /** Earliest time a task skipped for `notBefore` or locality becomes eligible. */
@@ -103,8 +66,6 @@ export class Claimer {
   private closed = false;
   private session: string | null = null;
   private readonly score: LocalityScore;
-  /** Counts claimBatch calls, so a call reads an unwatched bucket only once. */
-  private callSeq = 0;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -117,41 +78,30 @@ export class Claimer {
     const server = hintLocality({ server: opts.server });
     const extra = opts.locality;
     this.score = extra ? (t) => server(t) + extra(t) : server;
+    this.listings = new BucketListings(ctx, opts, () => {
+      if (!this.closed) onChange();
+    });
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
   setWatched(buckets: Iterable<number>): void {
-    const before = new Set(this.watched);
-    this.watched.clear();
-    for (const b of buckets) this.watched.add(b);
-    for (const [b, st] of [...this.buckets]) {
-      if (!this.watched.has(b)) this.buckets.delete(b);
-      // A bucket listed while unwatched (an idle steal scan) has no watch and would never be
-      // marked stale: re-list it, with a watch, on its next use.
-      else if (!before.has(b)) {
-        st.stale = true;
-        st.listedAt = Number.NEGATIVE_INFINITY;
-      }
-    }
+    this.listings.setWatched(buckets);
   }
 
   /** Stops reacting to watches. */
   close(): void {
     this.closed = true;
+    this.listings.close();
   }
 
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
   touch(bucket: number): void {
-    const st = this.buckets.get(bucket);
-    if (!st) return;
-    st.stale = true;
-    st.listedAt = Number.NEGATIVE_INFINITY;
-    for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
+    this.listings.touch(bucket);
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
   invalidate(): void {
-    this.buckets.clear();
+    this.listings.clear();
     this.busy.clear();
   }
 
@@ -169,28 +119,28 @@ export class Claimer {
     this.wakeAt = Number.POSITIVE_INFINITY;
     // Watches belong to a session: after a new one, every cached listing is unwatched and
     // may lack entries whose claims died with the old session.
-    if (this.ctx.c.sessionId !== this.session) {
+    if (this.ctx.coordinator.sessionId !== this.session) {
       this.invalidate();
-      this.session = this.ctx.c.sessionId;
+      this.session = this.ctx.coordinator.sessionId;
     }
-    // Listings of buckets this claimer does not watch are read afresh per call (they get no
-    // watch); keep only those asked for now, so a stolen-from bucket does not stay in memory.
-    for (const b of this.buckets.keys())
-      if (!this.watched.has(b) && !buckets.includes(b)) this.buckets.delete(b);
-    this.callSeq++;
+    this.listings.beginCall(buckets);
     const won: Claim[] = [];
-    for (let round = 0; round < 4 && won.length < max; round++) {
+    for (let round = 0; round < CLAIM_ROUNDS && won.length < max; round++) {
       // Round 0 works from cached listings; only when they offer nothing are stale ones
       // waited for (a partial batch is fine: the next call claims more).
       if (round > 0 && won.length > 0) break;
-      await this.refresh(buckets, round > 0);
+      await this.listings.refresh(buckets, round > 0);
       const candidates = await this.candidates(buckets, max - won.length);
       if (candidates.length === 0) {
         if (round > 0) break;
         continue;
       }
       let offset = 0;
-      for (let tries = 0; tries < 3 && won.length < max && offset < candidates.length; tries++) {
+      for (
+        let tries = 0;
+        tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;
+        tries++
+      ) {
         const batch = candidates.slice(offset, offset + (max - won.length));
         offset += batch.length;
         const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
@@ -198,119 +148,6 @@ export class Claimer {
       }
     }
     return won;
-  }
-
-  /**
-   * Re-lists the buckets that need it. `eager` waits for every stale bucket; otherwise only
-   * for buckets without a usable listing, and the others are re-read in the background while
-   * this claim works from the cached listing. A stale listing never lets a task run early
-   * (see docs/protocol.md); it only shows new work a little later.
-   */
-  private async refresh(buckets: readonly number[], eager: boolean): Promise<void> {
-    const waits: Promise<void>[] = [];
-    const now = this.ctx.clock.now();
-    for (const b of buckets) {
-      const st = this.buckets.get(b);
-      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
-      // A listing in flight was started after the last change seen: wait for it when needed.
-      if (st?.listing) {
-        if (unusable || eager) waits.push(st.listing);
-        continue;
-      }
-      if (st && this.watched.has(b) && !st.stale) continue;
-      // An unwatched bucket is read once per call, not again in the call's later rounds.
-      if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
-      // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
-      // under load every completion fires the watch, and re-reading a big bucket per task
-      // would cost more than the task. A listing running low is re-read at once.
-      // A listing costs in proportion to its size, so a big bucket waits 1 ms per entry.
-      const size = st?.entries.length ?? 0;
-      const plenty = size >= 2 * (this.opts.lookahead ?? 16);
-      const spacing = Math.max(this.opts.relistMs ?? 500, size);
-      if (!unusable && !eager && plenty && now - (st?.listedAt ?? 0) < spacing) continue;
-      const p = this.list(b);
-      if (unusable || eager) waits.push(p);
-      else p.catch(() => undefined);
-    }
-    await Promise.all(waits);
-  }
-
-  private list(b: number): Promise<void> {
-    const p = this.readListing(b).finally(() => {
-      const st = this.buckets.get(b);
-      if (st?.listing === p) st.listing = null;
-    });
-    const st = this.buckets.get(b);
-    if (st) st.listing = p;
-    return p;
-  }
-
-  private async readListing(b: number): Promise<void> {
-    let st = this.buckets.get(b);
-    if (!st) {
-      st = {
-        entries: [],
-        present: new Set(),
-        cache: new Map(),
-        stale: true,
-        changes: 0,
-        listedChanges: 0,
-        watchArmed: false,
-        listedAt: 0,
-        listing: null,
-        listedIn: 0,
-        parsed: new Map(),
-        fetching: new Map(),
-        bad: new Set(),
-      };
-      this.buckets.set(b, st);
-    }
-    const state = st;
-    state.stale = false;
-    // Counted before the read goes out: a change whose event arrives later is not in it.
-    const changesBefore = state.changes;
-    state.listedAt = this.ctx.clock.now();
-    state.listedIn = this.callSeq;
-    const wantWatch = this.watched.has(b) && !state.watchArmed;
-    if (wantWatch) state.watchArmed = true;
-    let names: string[];
-    try {
-      names = await this.ctx.c.children(
-        this.ctx.layout.bucketPath('p', b),
-        wantWatch
-          ? {
-              watch: () => {
-                state.watchArmed = false;
-                state.stale = true;
-                state.changes++;
-                if (!this.closed) this.onChange();
-              },
-            }
-          : undefined,
-      );
-    } catch (err) {
-      if (wantWatch) state.watchArmed = false;
-      state.stale = true;
-      throw err;
-    }
-    const entries: EntryName[] = [];
-    const present = new Set<string>();
-    const parsed = new Map<string, EntryName>();
-    for (const n of names) {
-      const e = state.parsed.get(n) ?? parseEntryName(n);
-      if (!e) continue;
-      parsed.set(n, e);
-      entries.push(e);
-      present.add(e.encodedKey);
-    }
-    state.parsed = parsed;
-    entries.sort(byClaimOrder);
-    // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
-    for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
-    for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
-    state.entries = entries;
-    state.present = present;
-    state.listedChanges = changesBefore;
   }
 
   private typeOk(type: string): boolean {
@@ -329,7 +166,7 @@ export class Claimer {
     if (server !== undefined && server !== this.opts.server) {
       const live = this.opts.liveServers?.();
       const alive = live === undefined || live.has(server);
-      const until = cached.firstSeen + (this.opts.localityWaitMs ?? 2000);
+      const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
       if (alive && until > now) {
         this.wakeAt = Math.min(this.wakeAt, until);
         return true;
@@ -339,19 +176,24 @@ export class Claimer {
   }
 
   private async candidates(buckets: readonly number[], wanted: number): Promise<Candidate[]> {
-    const lookahead = this.opts.lookahead ?? 16;
+    const lookahead = this.listings.lookahead;
     const now = this.ctx.clock.now();
     const known: Candidate[] = [];
     const fetches: Promise<void>[] = [];
     for (const b of buckets) {
-      const st = this.buckets.get(b);
+      const st = this.listings.get(b);
       if (!st) continue;
       const stateOf = (k: TaskKey) =>
         st.present.has(k.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
       let taken = 0;
       for (const e of st.entries) {
         if (taken >= lookahead) break;
-        if (e.kind === 'x' || this.held.has(e.encodedKey) || this.busy.has(e.encodedKey)) continue;
+        if (
+          e.kind === ENTRY_KIND.dead ||
+          this.held.has(e.encodedKey) ||
+          this.busy.has(e.encodedKey)
+        )
+          continue;
         if (st.bad.has(e.name)) continue;
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
@@ -369,7 +211,7 @@ export class Claimer {
           continue;
         }
         fetches.push(
-          this.fetch(b, st, e).then((fresh) => {
+          this.listings.fetch(b, st, e).then((fresh) => {
             if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
           }),
         );
@@ -392,63 +234,17 @@ export class Claimer {
     return c;
   }
 
-  /** Reads an entry once, however many claims ask for it while the read is in flight. */
-  private fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
-    const inFlight = st.fetching.get(e.name);
-    if (inFlight) return inFlight;
-    const p = this.readEntry(b, st, e).finally(() => st.fetching.delete(e.name));
-    st.fetching.set(e.name, p);
-    return p;
-  }
-
-  private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
-    const path = `${this.ctx.layout.bucketPath('p', b)}/${e.name}`;
-    let node: NodeData;
-    try {
-      node = await this.ctx.c.get(path);
-    } catch (err) {
-      if (codeOf(err) === 'NO_NODE') {
-        st.stale = true;
-        return null;
-      }
-      throw err;
-    }
-    let data: EntryData;
-    try {
-      data = decodeJson<EntryData>(node.data, path);
-      const problem = entryProblem(data);
-      if (problem) throw new Error(problem);
-    } catch (err) {
-      // A foreign node named like an entry: claiming it is impossible, and failing the whole
-      // claim on it would stop every other task in the bucket. Skip it while it is listed.
-      st.bad.add(e.name);
-      this.ctx.logger.warn(
-        { path, reason: (err as Error).message },
-        'skipping a pending node that is not a zoott entry',
-      );
-      return null;
-    }
-    const cached: CachedEntry = {
-      version: node.stat.version,
-      czxid: node.stat.czxid,
-      data,
-      firstSeen: this.ctx.clock.now(),
-    };
-    st.cache.set(e.name, cached);
-    return cached;
-  }
-
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
     const { ctx } = this;
     const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
-    const entryPath = `${ctx.layout.bucketPath('p', cand.bucket)}/${cand.entry.name}`;
-    const st = this.buckets.get(cand.bucket);
+    const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
+    const st = this.listings.get(cand.bucket);
     const d = cand.cached.data;
     // Attempts are counted at claim time, so a task whose workers all died while running it
     // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
     // dead-lettered at once, so a task that kills its worker cannot loop forever.
     const exhausted = d.attempts >= d.maxAttempts;
-    const session = ctx.c.sessionId;
+    const session = ctx.coordinator.sessionId;
     if (session === null) return null;
     const now = ctx.clock.now();
     const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
@@ -459,11 +255,11 @@ export class Claimer {
       attempts: exhausted ? d.attempts : d.attempts + 1,
       claim: identity,
     };
-    const workingPath = ctx.layout.recordPath('w', key);
+    const workingPath = ctx.layout.recordPath(AREA.working, key);
     this.held.add(cand.entry.encodedKey);
     let entryVersion = cand.cached.version + 1;
     try {
-      await ctx.c.multi([
+      await ctx.coordinator.multi([
         { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
         { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
       ]);
@@ -477,7 +273,7 @@ export class Claimer {
         return this.claimRefused(err, cand, st, workingPath, session);
       }
     }
-    claimsHeldThrough(ctx.c).add(workingPath);
+    claimsHeldThrough(ctx.coordinator).add(workingPath);
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
       // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
@@ -512,7 +308,7 @@ export class Claimer {
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
       await failClaim(ctx, claim, error).finally(() => {
         this.held.delete(cand.entry.encodedKey);
-        claimsHeldThrough(ctx.c).delete(workingPath);
+        claimsHeldThrough(ctx.coordinator).delete(workingPath);
       });
       return null;
     }
@@ -531,7 +327,7 @@ export class Claimer {
     session: string,
     at: number,
   ): Promise<number | null> {
-    const { c } = this.ctx;
+    const { coordinator: c } = this.ctx;
     try {
       if (!(await sessionBack(c, session))) return null;
       const stat = await c.exists(workingPath);
@@ -560,9 +356,12 @@ export class Claimer {
       // This session's own working node that no engine of this process holds: a lost claim
       // reply nobody adopted, or a settle that gave up. It would block the task for the
       // session's lifetime: remove it. (Held by another engine on this session: it is busy.)
-      const stat = await this.ctx.c.exists(workingPath).catch(() => null);
-      if (stat?.ephemeralOwner === session && !claimsHeldThrough(this.ctx.c).has(workingPath)) {
-        await this.ctx.c.delete(workingPath).catch(() => undefined);
+      const stat = await this.ctx.coordinator.exists(workingPath).catch(() => null);
+      if (
+        stat?.ephemeralOwner === session &&
+        !claimsHeldThrough(this.ctx.coordinator).has(workingPath)
+      ) {
+        await this.ctx.coordinator.delete(workingPath).catch(() => undefined);
         if (st) st.stale = true;
         return null;
       }
@@ -575,7 +374,7 @@ export class Claimer {
           { path: workingPath },
           'removing a persistent node in the working area: not a live claim',
         );
-        await this.ctx.c.delete(workingPath, stat.version).catch(() => undefined);
+        await this.ctx.coordinator.delete(workingPath, stat.version).catch(() => undefined);
         if (st) st.stale = true;
         return null;
       }
@@ -600,26 +399,14 @@ export class Claimer {
     this.busy.add(encodedKey);
     const clear = () => {
       this.busy.delete(encodedKey);
-      const st = this.buckets.get(bucket);
-      if (st) st.stale = true;
+      this.listings.markStale(bucket);
       if (!this.closed) this.onChange();
     };
-    this.ctx.c.exists(workingPath, { watch: clear }).then(
+    this.ctx.coordinator.exists(workingPath, { watch: clear }).then(
       (stat) => {
         if (stat === null) this.busy.delete(encodedKey);
       },
       () => this.busy.delete(encodedKey),
     );
   }
-}
-
-/** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */
-function entryProblem(d: unknown): string | null {
-  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'data is not a JSON object';
-  const e = d as Partial<EntryData>;
-  if (typeof e.name !== 'string' || typeof e.type !== 'string')
-    return 'name and type must be strings';
-  if (!Number.isInteger(e.attempts) || !Number.isInteger(e.maxAttempts))
-    return 'attempts and maxAttempts must be integers';
-  return null;
 }

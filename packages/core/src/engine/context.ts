@@ -6,7 +6,8 @@ import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
 
 /** What every engine part shares once the world's meta has been read. */
 export interface EngineContext {
-  readonly c: Coordinator;
+  /** The session every engine part reads and writes the world through. */
+  readonly coordinator: Coordinator;
   readonly layout: WorldLayout;
   readonly clock: EngineClock;
   readonly logger: EngineLogger;

@@ -3,9 +3,12 @@ import type { Coordinator, Stat } from '../contract/coordinator.js';
 import { encodeJson, utf8 } from '../contract/paths.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
+import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import { parseEntryName } from './layout.js';
-import { codeOf, ensureNode } from './support.js';
+import { codeOf } from './errors.js';
+import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
+import { ensureNode } from './session.js';
+import type { EngineClock } from './types.js';
 import { describeAcl, sameAcl } from './world-acl.js';
 
 /** What kind of damage a finding is. */
@@ -64,6 +67,39 @@ function parseJson(data: Uint8Array): { ok: true; value: unknown } | { ok: false
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The findings of one diagnosis, and the checks every part of it shares. */
+class Diagnosis {
+  readonly found: Finding[] = [];
+  /** Keys of the tree's tasks, and those of them that are leaves. */
+  readonly treeKeys = new Set<string>();
+  readonly leaves: string[] = [];
+  /** Keys that have an entry, a claim or a record. */
+  readonly stated = new Set<string>();
+
+  constructor(
+    readonly ctx: EngineContext,
+    private readonly acl: readonly Acl[] | null,
+  ) {}
+
+  add(kind: FindingKind, path: string, detail: string, repair: Finding['repair']): void {
+    this.found.push({ kind, path, detail, repair });
+  }
+
+  /** Reports `path` when its ACL is not the world's (no check without one). */
+  async checkAcl(path: string, kind: 'weak-acl' | 'reply-acl'): Promise<void> {
+    const acl = this.acl;
+    if (!acl) return;
+    const got = await missingIsNull(this.ctx.coordinator.getAcl(path));
+    if (got && !sameAcl(got.acl, acl))
+      this.add(
+        kind,
+        path,
+        `ACL is ${describeAcl(got.acl)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
+        'none',
+      );
+  }
+}
+
 /**
  * Reads a whole world and reports what is damaged: corrupt data, claims and registrations
  * that are not ephemeral, entries and records of tasks without a tree node, leaf tree nodes
@@ -74,28 +110,28 @@ export async function diagnoseWorld(
   ctx: EngineContext,
   options: DiagnoseOptions = {},
 ): Promise<Finding[]> {
-  const { c, layout } = ctx;
-  const found: Finding[] = [];
-  const add = (kind: FindingKind, path: string, detail: string, repair: Finding['repair']) =>
-    found.push({ kind, path, detail, repair });
-  const acl = options.acl ?? null;
-  const checkAcl = async (path: string, kind: 'weak-acl' | 'reply-acl') => {
-    if (!acl) return;
-    const got = await missingIsNull(c.getAcl(path));
-    if (got && !sameAcl(got.acl, acl))
-      add(
-        kind,
-        path,
-        `ACL is ${describeAcl(got.acl)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
+  const d = new Diagnosis(ctx, options.acl ?? null);
+  // The tree first: the areas are checked against the keys it has.
+  await diagnoseTree(d);
+  await diagnoseAreas(d);
+  for (const key of d.leaves)
+    if (!d.stated.has(key))
+      d.add(
+        'no-state',
+        ctx.layout.treePath(key.split(KEY_SEPARATOR)),
+        `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it`,
         'none',
       );
-  };
+  await diagnoseRegistry(d);
+  for (const path of options.replyPaths ?? []) await diagnoseReplyPath(d, path);
+  await diagnoseLeftoverWorlds(d);
+  return d.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
 
-  // The tree: every node with its data, and which keys exist.
-  const treeKeys = new Set<string>();
-  const leaves: string[] = [];
-  const root = layout.root;
-  await checkAcl(root, 'weak-acl');
+/** The tree: every node with its data, and which keys exist. */
+async function diagnoseTree(d: Diagnosis): Promise<void> {
+  const { coordinator: c, layout } = d.ctx;
+  await d.checkAcl(layout.root, 'weak-acl');
   let level: string[][] = [[]];
   while (level.length > 0) {
     const next: string[][] = [];
@@ -111,128 +147,126 @@ export async function diagnoseWorld(
         const got = await missingIsNull(c.get(path));
         if (!got) return;
         const encoded = key.join(KEY_SEPARATOR);
-        treeKeys.add(encoded);
-        if (got.stat.numChildren === 0) leaves.push(encoded);
+        d.treeKeys.add(encoded);
+        if (got.stat.numChildren === 0) d.leaves.push(encoded);
         const parsed = parseJson(got.data);
-        if (!parsed.ok) add('corrupt', path, `tree node: ${parsed.why}`, 'none');
+        if (!parsed.ok) d.add('corrupt', path, `tree node: ${parsed.why}`, 'none');
         else if (!isObject(parsed.value) || typeof parsed.value.type !== 'string')
-          add('corrupt', path, 'tree node: not a task ({name, type, data})', 'none');
-        await checkAcl(path, 'weak-acl');
+          d.add('corrupt', path, 'tree node: not a task ({name, type, data})', 'none');
+        await d.checkAcl(path, 'weak-acl');
       }),
     );
     level = next;
   }
+}
 
-  // The areas, bucket by bucket.
-  const stated = new Set<string>();
-  for (const area of ['p', 'w', 'c', 'f'] as const)
-    await checkAcl(layout.areaRoot(area), 'weak-acl');
+/** What one node of each area holds, in findings. */
+const AREA_NODE: Record<Area, string> = {
+  [AREA.pending]: 'pending entry',
+  [AREA.working]: 'claim',
+  [AREA.completed]: 'completed record',
+  [AREA.failed]: 'failed record',
+};
+
+/** The areas, bucket by bucket. */
+async function diagnoseAreas(d: Diagnosis): Promise<void> {
+  const { coordinator: c, layout } = d.ctx;
+  for (const area of AREAS) await d.checkAcl(layout.areaRoot(area), 'weak-acl');
   await Promise.all(
     range(layout.buckets).map(async (b) => {
-      for (const area of ['p', 'w', 'c', 'f'] as const) {
+      for (const area of AREAS) {
         const dir = layout.bucketPath(area, b);
-        await checkAcl(dir, 'weak-acl');
+        await d.checkAcl(dir, 'weak-acl');
         const names = (await missingIsNull(c.children(dir))) ?? [];
-        await Promise.all(
-          names.map(async (name) => {
-            const path = `${dir}/${name}`;
-            const got = await missingIsNull(c.get(path));
-            if (!got) return;
-            await checkAcl(path, 'weak-acl');
-            const key = area === 'p' ? parseEntryName(name)?.encodedKey : name;
-            if (key === undefined) {
-              add(
-                'corrupt',
-                path,
-                'pending area: not an entry name; the engine skips it',
-                'quarantine',
-              );
-              return;
-            }
-            if (area === 'w' && got.stat.ephemeralOwner === null) {
-              add(
-                'not-ephemeral',
-                path,
-                'a claim that no session owns (claims are ephemeral); the engine ignores it and replaces it on the next claim',
-                'quarantine',
-              );
-              return;
-            }
-            const parsed = parseJson(got.data);
-            const what = {
-              p: 'pending entry',
-              w: 'claim',
-              c: 'completed record',
-              f: 'failed record',
-            }[area];
-            if (!parsed.ok || !isObject(parsed.value)) {
-              add(
-                'corrupt',
-                path,
-                `${what}: ${parsed.ok ? 'not a JSON object' : parsed.why}`,
-                area === 'w' ? 'none' : 'quarantine',
-              );
-              return;
-            }
-            if (area === 'p') {
-              const e = parsed.value;
-              if (
-                typeof e.name !== 'string' ||
-                typeof e.type !== 'string' ||
-                !Number.isInteger(e.attempts) ||
-                !Number.isInteger(e.maxAttempts)
-              ) {
-                add(
-                  'corrupt',
-                  path,
-                  'pending entry: wrong shape (name, type, attempts, maxAttempts)',
-                  'quarantine',
-                );
-                return;
-              }
-            }
-            stated.add(key);
-            if (!treeKeys.has(key))
-              add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
-          }),
-        );
+        await Promise.all(names.map((name) => diagnoseAreaNode(d, area, dir, name)));
       }
     }),
   );
-  for (const key of leaves)
-    if (!stated.has(key))
-      add(
-        'no-state',
-        layout.treePath(key.split(KEY_SEPARATOR)),
-        `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it`,
-        'none',
-      );
+}
 
-  // The registry.
-  await checkAcl(layout.registry, 'weak-acl');
+/** One node of an area: its name, whether it is ephemeral where it must be, its data. */
+async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: string) {
+  const path = `${dir}/${name}`;
+  const got = await missingIsNull(d.ctx.coordinator.get(path));
+  if (!got) return;
+  await d.checkAcl(path, 'weak-acl');
+  const key = area === AREA.pending ? parseEntryName(name)?.encodedKey : name;
+  if (key === undefined) {
+    d.add('corrupt', path, 'pending area: not an entry name; the engine skips it', 'quarantine');
+    return;
+  }
+  if (area === AREA.working && got.stat.ephemeralOwner === null) {
+    d.add(
+      'not-ephemeral',
+      path,
+      'a claim that no session owns (claims are ephemeral); the engine ignores it and replaces it on the next claim',
+      'quarantine',
+    );
+    return;
+  }
+  const parsed = parseJson(got.data);
+  const what = AREA_NODE[area];
+  if (!parsed.ok || !isObject(parsed.value)) {
+    d.add(
+      'corrupt',
+      path,
+      `${what}: ${parsed.ok ? 'not a JSON object' : parsed.why}`,
+      area === AREA.working ? 'none' : 'quarantine',
+    );
+    return;
+  }
+  if (area === AREA.pending) {
+    const e = parsed.value;
+    if (
+      typeof e.name !== 'string' ||
+      typeof e.type !== 'string' ||
+      !Number.isInteger(e.attempts) ||
+      !Number.isInteger(e.maxAttempts)
+    ) {
+      d.add(
+        'corrupt',
+        path,
+        'pending entry: wrong shape (name, type, attempts, maxAttempts)',
+        'quarantine',
+      );
+      return;
+    }
+  }
+  d.stated.add(key);
+  if (!d.treeKeys.has(key))
+    d.add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
+}
+
+/** The worker registry: registrations are ephemeral JSON. */
+async function diagnoseRegistry(d: Diagnosis): Promise<void> {
+  const { coordinator: c, layout } = d.ctx;
+  await d.checkAcl(layout.registry, 'weak-acl');
   for (const name of (await missingIsNull(c.children(layout.registry))) ?? []) {
     const path = `${layout.registry}/${name}`;
     const got = await missingIsNull(c.get(path));
     if (!got) continue;
     if (got.stat.ephemeralOwner === null)
-      add(
+      d.add(
         'not-ephemeral',
         path,
         'a worker registration that no session owns (registrations are ephemeral); workers ignore it',
         'quarantine',
       );
     else if (!parseJson(got.data).ok)
-      add('corrupt', path, 'worker registration: data is not JSON', 'none');
+      d.add('corrupt', path, 'worker registration: data is not JSON', 'none');
   }
+}
 
-  // Reply paths, with everything below them.
-  const visitReply = async (path: string): Promise<void> => {
-    await checkAcl(path, 'reply-acl');
-    for (const n of (await missingIsNull(c.children(path))) ?? []) await visitReply(`${path}/${n}`);
-  };
-  for (const path of options.replyPaths ?? []) await visitReply(path);
+/** A reply path, with everything below it. */
+async function diagnoseReplyPath(d: Diagnosis, path: string): Promise<void> {
+  await d.checkAcl(path, 'reply-acl');
+  for (const n of (await missingIsNull(d.ctx.coordinator.children(path))) ?? [])
+    await diagnoseReplyPath(d, `${path}/${n}`);
+}
 
-  // Race worlds whose world is gone.
+/** Race worlds whose world is gone. */
+async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
+  const c = d.ctx.coordinator;
   // The namespace root may be closed to these credentials: then there is nothing to say.
   const top = await c
     .children('/')
@@ -242,14 +276,13 @@ export async function diagnoseWorld(
     const at = name.startsWith('zoott_') ? name.lastIndexOf(INTERNAL_WORLD_MARK) : -1;
     const owner = at > 'zoott_'.length ? name.slice('zoott_'.length, at) : null;
     if (owner !== null && (await c.exists(worldRoot(owner))) === null)
-      add(
+      d.add(
         'leftover-world',
         `/${name}`,
         `internal world of ${owner}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${name.slice('zoott_'.length)}) once nothing runs there`,
         'none',
       );
   }
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** A node moved to the quarantine area. */
@@ -268,6 +301,8 @@ export async function repairWorld(
   c: Coordinator,
   world: string,
   findings: readonly Finding[],
+  /** Stamps `movedAt`; the engine's clock when there is one. */
+  clock: Pick<EngineClock, 'now'> = systemEngineClock,
 ): Promise<Quarantined[]> {
   const dir = `${QUARANTINE_ROOT}/${world}`;
   await ensureNode(c, QUARANTINE_ROOT);
@@ -286,7 +321,7 @@ export async function repairWorld(
       from: f.path,
       kind: f.kind,
       detail: f.detail,
-      movedAt: Date.now(),
+      movedAt: clock.now(),
       ephemeralOwner: got.stat.ephemeralOwner,
       data: utf8.decode(got.data),
     };

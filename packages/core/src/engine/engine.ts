@@ -9,12 +9,16 @@ import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
+import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
 import type { CorruptSink } from './corrupt.js';
+import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
-import { type Area, DEFAULT_BUCKETS, MAX_BUCKETS, WorldLayout } from './layout.js';
+import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
+import { consoleLogger } from './logger.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
+import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
   type CompleteOutcome,
@@ -22,13 +26,6 @@ import {
   failClaim,
   releaseClaim,
 } from './settle.js';
-import {
-  claimsHeldThrough,
-  codeOf,
-  consoleLogger,
-  ensureNode,
-  systemEngineClock,
-} from './support.js';
 import type {
   AreaCounts,
   BackoffOptions,
@@ -121,7 +118,6 @@ function splitRequest(request: Record<string, unknown>): {
   };
 }
 
-const AREAS: readonly Area[] = ['p', 'w', 'c', 'f'];
 const META_VERSION = 1;
 
 interface WorldMeta {
@@ -157,14 +153,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       );
   }
 
+  /** The engine's source of time and randomness: the one given in the options, else the system's. */
+  get clock(): EngineClock {
+    return this.options.clock ?? systemEngineClock;
+  }
+
   private makeContext(buckets: number): EngineContext {
     const o = this.options;
     const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
     const logger = o.logger ?? consoleLogger;
     return {
-      c: this.coordinator,
+      coordinator: this.coordinator,
       layout: new WorldLayout(this.world, buckets),
-      clock: o.clock ?? systemEngineClock,
+      clock: this.clock,
       logger,
       limits: o.limits,
       defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
@@ -205,8 +206,10 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = this.coordinator;
     const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
     const root = new WorldLayout(this.world, wanted).root;
-    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}`)));
-    await Promise.all([...AREAS, 'workers'].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
+    await Promise.all([...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}`)));
+    await Promise.all(
+      [...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)),
+    );
     let buckets = wanted;
     try {
       await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));

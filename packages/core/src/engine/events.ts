@@ -1,8 +1,8 @@
 import type { SessionEventType } from '../contract/coordinator.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
-import { type Area, parseEntryName } from './layout.js';
-import { codeOf } from './support.js';
+import { codeOf } from './errors.js';
+import { AREA, type Area, ENTRY_KIND, type EntryKind, parseEntryName } from './layout.js';
 import type { EngineEvent, EngineEventType } from './types.js';
 
 /** Failures that only mean the connection is down for now (or the session must be renewed). */
@@ -13,12 +13,12 @@ const CONNECTION_CODES: ReadonlySet<string> = new Set([
 ]);
 
 type Derived =
-  | { state: 'pending'; entry: string; kind: 'q' | 'r' }
+  | { state: 'pending'; entry: string; kind: Exclude<EntryKind, typeof ENTRY_KIND.dead> }
   | { state: 'working'; entry: string }
   | { state: 'failed' }
   | { state: 'completed' };
 
-const LISTED: readonly Area[] = ['p', 'w', 'c'];
+const LISTED: readonly Area[] = [AREA.pending, AREA.working, AREA.completed];
 
 /**
  * Derives per-key states of one bucket from its pending, working and completed listings
@@ -30,7 +30,7 @@ function derive(p: string[], w: string[], c: string[]): Map<string, Derived> {
   for (const n of p) {
     const e = parseEntryName(n);
     if (!e) continue;
-    if (e.kind === 'x') out.set(e.encodedKey, { state: 'failed' });
+    if (e.kind === ENTRY_KIND.dead) out.set(e.encodedKey, { state: 'failed' });
     else if (working.has(e.encodedKey)) out.set(e.encodedKey, { state: 'working', entry: n });
     else out.set(e.encodedKey, { state: 'pending', entry: n, kind: e.kind });
   }
@@ -48,7 +48,7 @@ function transition(
     case 'pending':
       if (before?.state === 'pending' && before.entry === after.entry) return null;
       if (before?.state === 'working' && before.entry === after.entry) return 'retried';
-      return after.kind === 'r' ? 'retried' : 'queued';
+      return after.kind === ENTRY_KIND.retry ? 'retried' : 'queued';
     case 'working':
       return before?.state === 'working' && before.entry === after.entry ? null : 'started';
     case 'failed':
@@ -127,7 +127,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
     if (this.signal?.aborted) return this.finish();
     this.ctx = await this.context();
     const n = this.ctx.layout.buckets;
-    this.offSession = this.ctx.c.onSession((e) => this.onSession(e.type, n));
+    this.offSession = this.ctx.coordinator.onSession((e) => this.onSession(e.type, n));
     await Promise.all(
       Array.from({ length: n }, async (_, b) => {
         this.states.set(b, await this.snapshot(b));
@@ -148,7 +148,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
         const id = `${area}${b}`;
         const arm = !this.armed.has(id);
         if (arm) this.armed.add(id);
-        const listing = ctx.c.children(
+        const listing = ctx.coordinator.children(
           ctx.layout.bucketPath(area, b),
           arm
             ? {
@@ -209,7 +209,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
         } catch (err) {
           // Connection trouble: the bucket stays dirty and the next session event (reconnected,
           // or connected after a renewal) lists it again.
-          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.c.state !== 'closed') {
+          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.coordinator.state !== 'closed') {
             this.dirty.add(b);
             return;
           }

@@ -1,4 +1,5 @@
 export { Claimer, type ClaimerOptions } from './claimer.js';
+export { backoffDelay, systemEngineClock } from './clock.js';
 export {
   type CorruptNode,
   type CorruptSink,
@@ -36,7 +37,6 @@ export {
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
-export { backoffDelay, systemEngineClock } from './support.js';
 export type * from './types.js';
 export {
   type Handlers,

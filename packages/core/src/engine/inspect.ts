@@ -3,8 +3,8 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
 import { type CorruptNode, type NodeShape, readNode, shapes } from './corrupt.js';
-import { parseEntryName } from './layout.js';
-import { codeOf } from './support.js';
+import { codeOf } from './errors.js';
+import { AREA, ENTRY_KIND, parseEntryName } from './layout.js';
 import type {
   AreaCounts,
   ClaimIdentity,
@@ -30,10 +30,10 @@ async function liveClaims(
   bucket: number,
   names: string[],
 ): Promise<Set<string>> {
-  const dir = ctx.layout.bucketPath('w', bucket);
+  const dir = ctx.layout.bucketPath(AREA.working, bucket);
   const live = await Promise.all(
     names.map((n) =>
-      ctx.c.exists(`${dir}/${n}`).then(
+      ctx.coordinator.exists(`${dir}/${n}`).then(
         (stat) => (stat?.ephemeralOwner ? n : null),
         (err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)),
       ),
@@ -49,21 +49,21 @@ async function liveClaims(
  * entry with a working node is working, an `x` entry failed, any other entry pending.
  */
 export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
-  const { c, layout } = ctx;
+  const { coordinator: c, layout } = ctx;
   const counts: AreaCounts = { pending: 0, working: 0, completed: 0, failed: 0 };
   await Promise.all(
     range(layout.buckets).map(async (b) => {
       const [p, w, done] = await Promise.all([
-        c.children(layout.bucketPath('p', b)),
-        c.children(layout.bucketPath('w', b)),
-        c.exists(layout.bucketPath('c', b)),
+        c.children(layout.bucketPath(AREA.pending, b)),
+        c.children(layout.bucketPath(AREA.working, b)),
+        c.exists(layout.bucketPath(AREA.completed, b)),
       ]);
       const working = await liveClaims(ctx, b, w);
       for (const name of p) {
         const e = parseEntryName(name);
         if (!e) continue;
         if (working.has(e.encodedKey)) counts.working++;
-        else if (e.kind === 'x') counts.failed++;
+        else if (e.kind === ENTRY_KIND.dead) counts.failed++;
         else counts.pending++;
       }
       counts.completed += done?.numChildren ?? 0;
@@ -74,11 +74,11 @@ export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
 
 /** Per-key state of one bucket, from its pending, working and completed listings. */
 async function bucketStates(ctx: EngineContext, b: number): Promise<Map<string, ListedTask>> {
-  const { c, layout } = ctx;
+  const { coordinator: c, layout } = ctx;
   const [p, w, done] = await Promise.all([
-    c.children(layout.bucketPath('p', b)),
-    c.children(layout.bucketPath('w', b)),
-    c.children(layout.bucketPath('c', b)),
+    c.children(layout.bucketPath(AREA.pending, b)),
+    c.children(layout.bucketPath(AREA.working, b)),
+    c.children(layout.bucketPath(AREA.completed, b)),
   ]);
   const out = new Map<string, ListedTask>();
   const entries = p.flatMap((n) => parseEntryName(n) ?? []);
@@ -86,7 +86,7 @@ async function bucketStates(ctx: EngineContext, b: number): Promise<Map<string, 
   for (const e of entries) {
     out.set(e.encodedKey, {
       key: e.encodedKey.split(KEY_SEPARATOR),
-      state: e.kind === 'x' ? 'failed' : 'pending',
+      state: e.kind === ENTRY_KIND.dead ? 'failed' : 'pending',
       priority: e.priority,
     });
   }
@@ -146,7 +146,7 @@ async function getNode<T>(
   bad: CorruptNode[],
 ): Promise<{ value: T | undefined; stat: Stat } | null> {
   try {
-    const got = await ctx.c.get(path);
+    const got = await ctx.coordinator.get(path);
     const value = readNode<T>(got.data, path, shape, (n) => {
       bad.push(n);
       ctx.onCorrupt(n);
@@ -175,9 +175,9 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
       bad,
     ),
     findEntry(ctx, key),
-    getNode<ClaimIdentity>(ctx, layout.recordPath('w', key), shapes.claim, bad),
-    getNode<CompletedRecord>(ctx, layout.recordPath('c', key), shapes.record, bad),
-    getNode<FailedRecord>(ctx, layout.recordPath('f', key), shapes.record, bad),
+    getNode<ClaimIdentity>(ctx, layout.recordPath(AREA.working, key), shapes.claim, bad),
+    getNode<CompletedRecord>(ctx, layout.recordPath(AREA.completed, key), shapes.record, bad),
+    getNode<FailedRecord>(ctx, layout.recordPath(AREA.failed, key), shapes.record, bad),
   ]);
   if (!tree) return null;
   // Only an ephemeral working node is a claim (see liveClaims).
@@ -193,7 +193,7 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
   };
   if (t?.data !== undefined && t.data !== null) rec.data = t.data;
   if (found && entry) {
-    rec.state = found.entry.kind === 'x' ? 'failed' : working ? 'working' : 'pending';
+    rec.state = found.entry.kind === ENTRY_KIND.dead ? 'failed' : working ? 'working' : 'pending';
     rec.priority = found.entry.priority;
     const e = entry.value;
     if (e) {

@@ -9,11 +9,36 @@ export const MAX_BUCKETS = 4096;
 export const MAX_PRIORITY = 999_999;
 const PRIORITY_OFFSET = 1_000_000;
 
-/** The areas of a world; each is `/zoott_<area>/<world>/<bucket>`. */
-export type Area = 'p' | 'w' | 'c' | 'f';
+/**
+ * The areas of a world, by what they hold; each is `/zoott_<letter>/<world>/<bucket>`. The
+ * letters are what is stored on ZooKeeper (docs/protocol.md), so they never change; code
+ * names an area by its role.
+ */
+export const AREA = {
+  /** Entries of tasks waiting to run (queued, retrying, dead). */
+  pending: 'p',
+  /** Ephemeral claims of tasks running now. */
+  working: 'w',
+  /** Records of completed tasks. */
+  completed: 'c',
+  /** Records of tasks that failed for good. */
+  failed: 'f',
+} as const;
+export type Area = (typeof AREA)[keyof typeof AREA];
+/** The areas that hold one record per task key (the pending area holds entries instead). */
+export type RecordArea = Exclude<Area, typeof AREA.pending>;
+/** Every area, in the order `init` creates them. */
+export const AREAS: readonly Area[] = [AREA.pending, AREA.working, AREA.completed, AREA.failed];
 
-/** Kinds of pending entries: q = queued, r = retry, x = dead (failed, still blocks descendants). */
-export type EntryKind = 'q' | 'r' | 'x';
+/** The world's worker registry, `/zoott_workers/<world>`, sits beside the areas. */
+export const REGISTRY_AREA = 'workers';
+
+/**
+ * Kinds of pending entries, the first letter of an entry's name (stored, so fixed): a dead
+ * entry is a task that failed for good and still blocks its descendants.
+ */
+export const ENTRY_KIND = { queued: 'q', retry: 'r', dead: 'x' } as const;
+export type EntryKind = (typeof ENTRY_KIND)[keyof typeof ENTRY_KIND];
 
 /** 32-bit FNV-1a over UTF-16 code units: stable forever, because bucket numbers are stored. */
 export function fnv1a32(text: string): number {
@@ -40,7 +65,7 @@ export class WorldLayout {
     readonly buckets: number,
   ) {
     this.root = worldRoot(world);
-    this.registry = `/zoott_workers/${world}`;
+    this.registry = `/zoott_${REGISTRY_AREA}/${world}`;
   }
 
   /** `/zoott_<area>/<world>` */
@@ -61,12 +86,12 @@ export class WorldLayout {
   }
 
   /** Path of a key's record in the working, completed or failed area. */
-  recordPath(area: 'w' | 'c' | 'f', key: TaskKey): string {
+  recordPath(area: RecordArea, key: TaskKey): string {
     return `${this.bucketPath(area, this.bucketOf(key))}/${key.join(KEY_SEPARATOR)}`;
   }
 
   entryPath(key: TaskKey, entryName: string): string {
-    return `${this.bucketPath('p', this.bucketOf(key))}/${entryName}`;
+    return `${this.bucketPath(AREA.pending, this.bucketOf(key))}/${entryName}`;
   }
 }
 

@@ -4,14 +4,9 @@ import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskInfo } from '../tree/task-map.js';
 import type { EngineContext } from './context.js';
-import { entryPrefix, parseEntryName, validatePriority } from './layout.js';
-import {
-  codeOf,
-  connectionBack,
-  multiFailure,
-  taskStateError,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
+import { codeOf, multiFailure, taskStateError, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { AREA, ENTRY_KIND, entryPrefix, parseEntryName, validatePriority } from './layout.js';
+import { connectionBack } from './session.js';
 import type { BackoffOptions, EngineClock, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */
@@ -119,13 +114,13 @@ async function lostQueueWrite(
   qid: string,
   err: unknown,
 ): Promise<string | null> {
-  if (!(await connectionBack(ctx.c))) throw err;
+  if (!(await connectionBack(ctx.coordinator))) throw err;
   const encodedKey = key.join(KEY_SEPARATOR);
-  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(key));
-  for (const name of await ctx.c.children(bucket)) {
+  const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
+  for (const name of await ctx.coordinator.children(bucket)) {
     if (parseEntryName(name)?.encodedKey !== encodedKey) continue;
     const path = `${bucket}/${name}`;
-    const got = await ctx.c.get(path).catch(() => null);
+    const got = await ctx.coordinator.get(path).catch(() => null);
     if (got && decodeJson<Partial<EntryData>>(got.data, path).qid === qid) return path;
   }
   return null;
@@ -146,8 +141,8 @@ export async function queueAt(
   const { layout } = ctx;
   const treePath = layout.treePath(key);
   const encodedKey = key.join(KEY_SEPARATOR);
-  const bucket = layout.bucketPath('p', layout.bucketOf(key));
-  const prefix = `${bucket}/${entryPrefix('q', opts.priority, encodedKey)}`;
+  const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
+  const prefix = `${bucket}/${entryPrefix(ENTRY_KIND.queued, opts.priority, encodedKey)}`;
   const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
   const entry = entryData(ctx, info, name, opts);
   const qid = entry.qid!;
@@ -155,7 +150,7 @@ export async function queueAt(
 
   for (let round = 0; round < 8; round++) {
     try {
-      const res = await ctx.c.multi([
+      const res = await ctx.coordinator.multi([
         { op: 'create', path: treePath, data: treeData },
         { op: 'create', path: prefix, data: entryBytes, sequential: true },
       ]);
@@ -213,10 +208,10 @@ async function requeue(
   entryBytes: Uint8Array,
   qid: string,
 ): Promise<QueuedTask | null> {
-  const { c, layout } = ctx;
+  const { coordinator: c, layout } = ctx;
   const encodedKey = key.join(KEY_SEPARATOR);
   const treePath = layout.treePath(key);
-  const bucket = layout.bucketPath('p', layout.bucketOf(key));
+  const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
   const [tree, names] = await Promise.all([
     c.get(treePath).catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err))),
     c.children(bucket),
@@ -237,9 +232,9 @@ async function requeue(
   // a claim that the working read misses has not bumped the version we delete with yet.
   const [entryStat, working, completed, failed] = await Promise.all([
     entry ? c.exists(entryPath) : Promise.resolve(null),
-    c.exists(layout.recordPath('w', key)),
-    c.exists(layout.recordPath('c', key)),
-    c.exists(layout.recordPath('f', key)),
+    c.exists(layout.recordPath(AREA.working, key)),
+    c.exists(layout.recordPath(AREA.completed, key)),
+    c.exists(layout.recordPath(AREA.failed, key)),
   ]);
   if (working) {
     throw taskStateError(
@@ -253,12 +248,16 @@ async function requeue(
   let previous: QueuedTask['previous'] = null;
   if (entry && entryStat) {
     ops.push({ op: 'delete', path: entryPath, version: entryStat.version });
-    previous = entry.kind === 'x' ? 'failed' : 'pending';
+    previous = entry.kind === ENTRY_KIND.dead ? 'failed' : 'pending';
   }
   if (failed)
-    ops.push({ op: 'delete', path: layout.recordPath('f', key), version: failed.version });
+    ops.push({ op: 'delete', path: layout.recordPath(AREA.failed, key), version: failed.version });
   if (completed) {
-    ops.push({ op: 'delete', path: layout.recordPath('c', key), version: completed.version });
+    ops.push({
+      op: 'delete',
+      path: layout.recordPath(AREA.completed, key),
+      version: completed.version,
+    });
     previous = 'completed';
   }
   ops.push({ op: 'create', path: prefix, data: entryBytes, sequential: true });

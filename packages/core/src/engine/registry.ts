@@ -1,7 +1,7 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { decodeJson } from '../contract/paths.js';
+import { codeOf } from './errors.js';
 import { fnv1a32 } from './layout.js';
-import { codeOf } from './support.js';
 
 /** What a worker publishes in its registry node (qdo's "which queues I hold"). */
 export interface WorkerInfo {

@@ -2,16 +2,11 @@ import type { Op, OpResult } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import { backoffDelay } from './clock.js';
 import type { EngineContext } from './context.js';
-import { entryPrefix, parseEntryName } from './layout.js';
-import {
-  backoffDelay,
-  codeOf,
-  multiFailure,
-  sessionBack,
-  toTaskError,
-  UNKNOWN_OUTCOME_CODES,
-} from './support.js';
+import { codeOf, multiFailure, toTaskError, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { AREA, ENTRY_KIND, type EntryKind, entryPrefix, parseEntryName } from './layout.js';
+import { sessionBack } from './session.js';
 import type {
   Claim,
   CompletedRecord,
@@ -28,7 +23,7 @@ import type {
  */
 
 function fenced(ctx: EngineContext, claim: Claim, op: string): SettleOutcome | null {
-  const now = ctx.c.sessionId;
+  const now = ctx.coordinator.sessionId;
   if (now !== claim.session) {
     const reason = `claim belongs to session ${claim.session}, the coordinator is now in ${now ?? 'no session'}`;
     ctx.logger.warn({ key: claim.key.join(KEY_SEPARATOR), op, reason }, 'result dropped: fenced');
@@ -74,7 +69,7 @@ async function multiUntilKnown(
 ): Promise<OpResult[] | RefusedAfterLoss> {
   for (let lost = 0; ; lost++) {
     try {
-      return await ctx.c.multi(ops);
+      return await ctx.coordinator.multi(ops);
     } catch (err) {
       const code = codeOf(err);
       if (lost > 0 && code && VOID_CODES.has(code) && code !== 'SESSION_EXPIRED')
@@ -84,7 +79,7 @@ async function multiUntilKnown(
         { key: claim.key.join(KEY_SEPARATOR), code, reissue: lost + 1 },
         'settle reply lost: re-issuing once the session is connected',
       );
-      if (!(await sessionBack(ctx.c, claim.session)))
+      if (!(await sessionBack(ctx.coordinator, claim.session)))
         throw new ZoottError('SESSION_EXPIRED', 'the session ended while a settle reply was lost');
       // Still connected after a timeout: do not hammer a slow server.
       if (code === 'OPERATION_TIMEOUT') await ctx.clock.sleep(Math.min(2000, 100 * 2 ** lost));
@@ -118,7 +113,7 @@ async function settleMulti(
 /** Whether the completed record is the one this claim wrote (by a lost, applied attempt). */
 async function ownRecordExists(ctx: EngineContext, claim: Claim): Promise<boolean> {
   try {
-    const { data } = await ctx.c.get(ctx.layout.recordPath('c', claim.key));
+    const { data } = await ctx.coordinator.get(ctx.layout.recordPath(AREA.completed, claim.key));
     const rec = decodeJson<Partial<CompletedRecord>>(data);
     return (
       rec.worker === claim.worker &&
@@ -130,16 +125,19 @@ async function ownRecordExists(ctx: EngineContext, claim: Claim): Promise<boolea
   }
 }
 
+/** The kinds of entry a claimed task goes back to the pending area as. */
+type ReenteredKind = Exclude<EntryKind, typeof ENTRY_KIND.queued>;
+
 /**
  * Whether the bucket holds a new entry of `kind` for this task (a lost re-entry that applied);
  * the claimed entry itself may be of that kind too (a retry of a retry) and does not count.
  */
-async function reentered(ctx: EngineContext, claim: Claim, kind: 'r' | 'x'): Promise<boolean> {
+async function reentered(ctx: EngineContext, claim: Claim, kind: ReenteredKind): Promise<boolean> {
   const own = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
   const encodedKey = claim.key.join(KEY_SEPARATOR);
   try {
-    const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
-    return (await ctx.c.children(bucket)).some((name) => {
+    const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(claim.key));
+    return (await ctx.coordinator.children(bucket)).some((name) => {
       const e = name === own ? null : parseEntryName(name);
       return e !== null && e.kind === kind && e.encodedKey === encodedKey;
     });
@@ -237,7 +235,7 @@ export async function completeClaim(
   }
   const base: Op[] = [
     { op: 'check', path: claim.workingPath, version: 0 },
-    { op: 'create', path: ctx.layout.recordPath('c', claim.key), data: bytes },
+    { op: 'create', path: ctx.layout.recordPath(AREA.completed, claim.key), data: bytes },
     { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
     { op: 'delete', path: claim.workingPath, version: 0 },
   ];
@@ -287,7 +285,7 @@ export async function failClaim(
   const delay = backoffDelay(claim.attempt, claim.entry.backoff, () => ctx.clock.random());
   const notBefore = ctx.clock.now() + delay;
   const retry: EntryData = { ...base, notBefore };
-  return reenter(ctx, claim, 'r', priority, retry, [], {
+  return reenter(ctx, claim, ENTRY_KIND.retry, priority, retry, [], {
     status: 'retrying',
     notBefore,
     attempt: claim.attempt,
@@ -301,13 +299,13 @@ export async function failClaim(
 function reenter(
   ctx: EngineContext,
   claim: Claim,
-  kind: 'r' | 'x',
+  kind: ReenteredKind,
   priority: number,
   data: EntryData,
   extra: Op[],
   outcome: SettleOutcome,
 ): Promise<SettleOutcome> {
-  const bucket = ctx.layout.bucketPath('p', ctx.layout.bucketOf(claim.key));
+  const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(claim.key));
   const entryName = entryPrefix(kind, priority, claim.key.join(KEY_SEPARATOR));
   // The new entry's name is sequential: a lost attempt that applied left one of its kind.
   const applied = () => reentered(ctx, claim, kind);
@@ -347,10 +345,16 @@ function deadLetter(
   return reenter(
     ctx,
     claim,
-    'x',
+    ENTRY_KIND.dead,
     priority,
     dead,
-    [{ op: 'create', path: ctx.layout.recordPath('f', claim.key), data: encodeJson(record) }],
+    [
+      {
+        op: 'create',
+        path: ctx.layout.recordPath(AREA.failed, claim.key),
+        data: encodeJson(record),
+      },
+    ],
     { status: 'failed' },
   );
 }

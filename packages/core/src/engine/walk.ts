@@ -1,7 +1,7 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { readNode, shapes } from './corrupt.js';
-import { codeOf } from './support.js';
+import { codeOf } from './errors.js';
 
 /** A tree node found by a walk. `type` is read only when asked for. */
 export interface WalkedNode {
@@ -29,7 +29,7 @@ export async function walkTree(
   while (level.length > 0) {
     const listed = await Promise.all(
       level.map((k) =>
-        ctx.c
+        ctx.coordinator
           .children(ctx.layout.treePath(k))
           .then((names) => names.map((n) => [...k, n] as TaskKey))
           .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err))),
@@ -43,7 +43,7 @@ export async function walkTree(
         if (!readData(key)) return;
         const path = ctx.layout.treePath(key);
         try {
-          const got = await ctx.c.get(path);
+          const got = await ctx.coordinator.get(path);
           const d = readNode<{ type?: unknown; data?: unknown } | null>(
             got.data,
             path,

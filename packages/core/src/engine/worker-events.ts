@@ -1,6 +1,9 @@
+import { ZoottError } from '../contract/errors.js';
 import type { TaskKey } from '../tree/keys.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
-import type { TaskError } from './types.js';
+import { toTaskError } from './errors.js';
+import type { Claim, SettleOutcome, TaskError } from './types.js';
 
 /** What every attempt event says about its task. */
 interface AttemptFields {
@@ -105,4 +108,45 @@ export interface WorkerStats {
   retried: number;
   failed: number;
   dropped: number;
+}
+
+/** Tells the listeners what became of an attempt. */
+export function reportOutcome(
+  events: WorkerEvents<WorkerEventMap>,
+  claim: Claim,
+  outcome: SettleOutcome,
+  value: unknown,
+  released: boolean,
+  recordError: unknown,
+): void {
+  const task = {
+    key: claim.key,
+    name: claim.name,
+    type: claim.type,
+    data: claim.data,
+    attempt: claim.attempt,
+  };
+  switch (outcome.status) {
+    case 'completed':
+      events.emit('completed', { ...task, result: value });
+      return;
+    case 'retrying':
+    case 'failed': {
+      const error: TaskError = toTaskError(value);
+      const final = outcome.status === 'failed';
+      events.emit(
+        'failed',
+        final ? { ...task, error, final } : { ...task, error, final, notBefore: outcome.notBefore },
+      );
+      return;
+    }
+    case 'dropped':
+      if (released) return;
+      events.emit('error', {
+        // A void claim (session gone, or fencing refused the write) is not this worker's to record.
+        error: recordError ?? new ZoottError('NOT_OWNER', outcome.reason),
+        message: `outcome of ${claim.key.join(KEY_SEPARATOR)} not recorded: ${outcome.reason}`,
+        key: claim.key,
+      });
+  }
 }

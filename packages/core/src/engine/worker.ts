@@ -1,119 +1,37 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
-import { encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import type { LocalityScore } from '../tree/ordering.js';
-import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
+import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
-import { createEngine, type Engine, type EngineOptions } from './engine.js';
-import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
-import { codeOf, systemEngineClock, toTaskError } from './support.js';
-import type {
-  Claim,
-  ClaimFields,
-  EngineClock,
-  EngineLogger,
-  SettleOutcome,
-  TaskError,
-} from './types.js';
-import { type WorkerEventMap, WorkerEvents, type WorkerStats } from './worker-events.js';
+import { createEngine, type Engine } from './engine.js';
+import { codeOf } from './errors.js';
+import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
+import {
+  reportOutcome,
+  type WorkerEventMap,
+  WorkerEvents,
+  type WorkerStats,
+} from './worker-events.js';
+import { WorkerMembership } from './worker-membership.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_POLL_MS,
+  DEFAULT_STEAL_AFTER_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
+  type Handlers,
+  type TaskContext,
+  type WorkerHandle,
+  type WorkerOptions,
+} from './worker-types.js';
 
 export type { WorkerStats } from './worker-events.js';
-
-/**
- * What a handler gets for one task. With a task map, `data` has the data type of the
- * handler's task type.
- */
-export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
-  [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
-    type: T;
-    data: TaskData<M, T>;
-    /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
-    signal: AbortSignal;
-  };
-}[K];
-
-/**
- * Runs one task; the resolved value is the result, a throw is a failed attempt. With a task
- * map, the result must have the type's result type.
- */
-export type TaskHandler<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = (
-  task: TaskContext<M, K>,
-) => TaskResult<M, K> | Promise<TaskResult<M, K>>;
-
-/**
- * Handlers by task type; types without a handler are left for other workers. With a task
- * map, a key that is not one of its types, or a handler of the wrong shape, is a compile error.
- */
-export type Handlers<M = AnyTasks> =
-  string extends TaskType<M>
-    ? // Without a map: any type name (as before maps existed, so existing code keeps compiling).
-      Readonly<Record<string, TaskHandler<M>>>
-    : { readonly [K in TaskType<M>]?: TaskHandler<M, K> };
-
-/** Options of {@link runWorker}. */
-export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
-  world: string;
-  /** Tasks run at once. Default 1. */
-  concurrency?: number;
-  /** Identity in working nodes and records. Default a random `w-xxxxxxxx`. */
-  id?: string;
-  /** Locality identity matched against `hints.server` (usually the host name). */
-  server?: string;
-  host?: string;
-  pid?: number;
-  locality?: LocalityScore;
-  localityWaitMs?: number;
-  lookahead?: number;
-  /** Idle time before this worker scans buckets it does not own. Default 1000 ms. */
-  stealAfterMs?: number;
-  /** Longest idle sleep before listings are checked again anyway. Default 5000 ms. */
-  pollMs?: number;
-  /** Call `renewSession()` after the session is lost, retried with capped backoff until it works. Default true. */
-  renewSession?: boolean;
-  /** On `stop()`, running handlers are aborted after this long. Default 30000 ms. */
-  stopTimeoutMs?: number;
-  /** Stops the worker gracefully when aborted. */
-  signal?: AbortSignal;
-  clock?: EngineClock;
-  logger?: EngineLogger;
-  /** Reuse an engine (else one is made from these options); its task map types the handlers. */
-  engine?: Engine<M>;
-  engineOptions?: Omit<EngineOptions, 'world'>;
-}
-
-/**
- * A running worker. It is also an event source for code that embeds it: `completed` and
- * `failed` per settled attempt, `error` for what went wrong outside a handler, `drained`
- * when it has nothing left to run (see {@link WorkerEventMap}).
- */
-export interface WorkerHandle<M = AnyTasks> {
-  readonly id: string;
-  /** Registry node of the current session, `null` while unregistered. */
-  readonly registryPath: string | null;
-  /** Buckets this worker owns now. */
-  readonly buckets: readonly number[];
-  readonly stats: Readonly<WorkerStats>;
-  /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
-  stop(): Promise<void>;
-  /** Settles when the worker has stopped; rejects on a fatal error. */
-  readonly done: Promise<void>;
-  /** Calls `listener` on every `event`; returns a function that removes it. */
-  on<E extends keyof WorkerEventMap<M>>(
-    event: E,
-    listener: (payload: WorkerEventMap<M>[E]) => void,
-  ): () => void;
-  /** Calls `listener` on the next `event` only; returns a function that removes it. */
-  once<E extends keyof WorkerEventMap<M>>(
-    event: E,
-    listener: (payload: WorkerEventMap<M>[E]) => void,
-  ): () => void;
-  /** Removes a listener added with `on` or `once`. */
-  off<E extends keyof WorkerEventMap<M>>(
-    event: E,
-    listener: (payload: WorkerEventMap<M>[E]) => void,
-  ): void;
-}
+export type {
+  Handlers,
+  TaskContext,
+  TaskHandler,
+  WorkerHandle,
+  WorkerOptions,
+} from './worker-types.js';
 
 const WAKE = Symbol('wake');
 /** First and longest wait between two failed `renewSession` calls. */
@@ -157,27 +75,20 @@ class WorkerLoop {
   private readonly concurrency: number;
   private readonly lowWater: number;
   private readonly logger: EngineLogger | undefined;
-  private registryPath: string | null = null;
-  private registeredSession: string | null = null;
-  private owned: number[] = [];
-  private registry: RegistryView | null = null;
+  /** The engine's clock, or the one given to the worker: its only source of time and chance. */
+  private readonly clock: EngineClock;
+  private readonly membership: WorkerMembership;
   private claimer: Claimer | null = null;
   private readonly running = new Map<string, Running>();
   private stopping = false;
   private paused = false;
   private wakeup: AbortController = new AbortController();
-  private registryDirty = true;
   private stealCursor = 0;
   /** Earliest time of the next pass over buckets this worker does not own. */
   private nextStealAt = 0;
   /** The last pass over other buckets claimed something: pass again without idling first. */
   private stealing = false;
   private idleSince: number;
-  /**
-   * When this worker started: its registry node says so on every write (a rebalance
-   * rewrites the node, a renewed session re-creates it), so `zoott workers` shows its uptime.
-   */
-  private readonly startedAt: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
   private readonly done: Promise<void>;
@@ -190,7 +101,7 @@ class WorkerLoop {
   readonly events: WorkerEvents<WorkerEventMap>;
 
   constructor(
-    private readonly c: Coordinator,
+    private readonly coordinator: Coordinator,
     private readonly handlers: Handlers,
     private readonly opts: WorkerOptions,
   ) {
@@ -204,7 +115,7 @@ class WorkerLoop {
         throw new ZoottError('INVALID_CONFIG', `handlers.${t}: must be a function`, {
           field: `handlers.${t}`,
         });
-    const concurrency = opts.concurrency ?? 1;
+    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new ZoottError(
         'INVALID_CONFIG',
@@ -217,24 +128,37 @@ class WorkerLoop {
     this.lowWater = Math.max(1, Math.floor(concurrency / 4));
     this.engine =
       opts.engine ??
-      createEngine(c, {
+      createEngine(coordinator, {
         ...(opts.engineOptions ?? {}),
         world: opts.world,
         ...(opts.clock ? { clock: opts.clock } : {}),
         ...(opts.logger ? { logger: opts.logger } : {}),
       });
     this.logger = opts.logger;
+    this.clock = opts.clock ?? this.engine.clock;
     this.id =
       opts.id ??
-      `w-${Math.floor(Math.random() * 0xffffffff)
+      `w-${Math.floor(this.clock.random() * 0xffffffff)
         .toString(16)
         .padStart(8, '0')}`;
     this.idleSince = this.now();
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
     );
-    this.startedAt = this.idleSince;
-    this.unsubscribe = c.onSession((e) => this.onSession(e));
+    const identity = { id: this.id, types: this.types, startedAt: this.idleSince };
+    this.membership = new WorkerMembership(
+      coordinator,
+      this.engine,
+      {
+        ...identity,
+        ...(opts.host !== undefined ? { host: opts.host } : {}),
+        ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
+        ...(opts.server !== undefined ? { server: opts.server } : {}),
+      },
+      () => this.wake(),
+      (fields, msg) => this.log('warn', fields, msg),
+    );
+    this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
       .catch((err: unknown) => {
@@ -249,10 +173,10 @@ class WorkerLoop {
     return {
       id: this.id,
       get registryPath() {
-        return self.registryPath;
+        return self.membership.registryPath;
       },
       get buckets() {
-        return self.owned;
+        return self.membership.owned;
       },
       stats: this.stats,
       stop: () => this.stop(),
@@ -264,11 +188,11 @@ class WorkerLoop {
   }
 
   private now(): number {
-    return (this.opts.clock ?? { now: Date.now }).now();
+    return this.clock.now();
   }
 
   private sleep(ms: number): Promise<void> {
-    return (this.opts.clock ?? systemEngineClock).sleep(ms, this.wakeup.signal);
+    return this.clock.sleep(ms, this.wakeup.signal);
   }
 
   private wake(): void {
@@ -294,8 +218,7 @@ class WorkerLoop {
         break;
       case 'lost':
         this.paused = true;
-        this.registryPath = null;
-        this.registeredSession = null;
+        this.membership.sessionLost();
         for (const r of this.running.values()) {
           r.void = true;
           r.abort.abort(new ZoottError('SESSION_EXPIRED', 'session lost: the claim is gone'));
@@ -305,9 +228,9 @@ class WorkerLoop {
         this.wake();
         break;
       case 'connected':
-        if (e.sessionId !== this.registeredSession) {
+        if (this.membership.isNewSession(e.sessionId)) {
           this.paused = false;
-          this.registryDirty = true;
+          this.membership.dirty = true;
           this.claimer?.invalidate();
           this.wake();
         }
@@ -328,19 +251,18 @@ class WorkerLoop {
   private async renew(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;
-    const clock = this.opts.clock ?? systemEngineClock;
     try {
-      const lost = () => this.c.state === 'lost';
+      const lost = () => this.coordinator.state === 'lost';
       for (let delay = RENEW_BASE_MS; !this.stopping && lost(); ) {
         try {
-          await this.c.renewSession();
+          await this.coordinator.renewSession();
           // A session lost again meanwhile is renewed again, after the wait.
           if (!lost()) return;
         } catch (err) {
           if (this.stopping) return;
           this.log('warn', { err: String(err), retryInMs: delay }, 'renewSession failed');
         }
-        await clock.sleep(delay, this.halt.signal);
+        await this.clock.sleep(delay, this.halt.signal);
         delay = Math.min(delay * 2, RENEW_MAX_MS);
       }
     } finally {
@@ -348,62 +270,10 @@ class WorkerLoop {
     }
   }
 
-  private async register(): Promise<void> {
-    const ctx = await this.engine.context();
-    const session = this.c.sessionId;
-    if (session === null) return;
-    const info: WorkerInfo = {
-      id: this.id,
-      types: this.types,
-      buckets: [],
-      started: this.startedAt,
-      version: 1,
-    };
-    if (this.opts.host !== undefined) info.host = this.opts.host;
-    if (this.opts.pid !== undefined) info.pid = this.opts.pid;
-    if (this.opts.server !== undefined) info.server = this.opts.server;
-    this.registryPath = await this.c.create(`${ctx.layout.registry}/worker-`, encodeJson(info), {
-      ephemeral: true,
-      sequential: true,
-    });
-    this.registeredSession = session;
-    this.registry = new RegistryView(this.c, ctx.layout.registry, (path) =>
-      this.log(
-        'warn',
-        { path },
-        'ignoring a persistent node in the worker registry: not a live worker (zoott doctor --repair moves it away)',
-      ),
-    );
-    this.registryDirty = true;
-  }
-
-  /** Re-reads the registry and recomputes the owned buckets. */
+  /** Re-reads the registry; the claimer watches the buckets this worker owns now. */
   private async rebalance(): Promise<void> {
-    const ctx = await this.engine.context();
-    if (!this.registry || !this.registryPath) return;
-    this.registryDirty = false;
-    const names = await this.registry.refresh(() => {
-      this.registryDirty = true;
-      this.wake();
-    });
-    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
-    const owned = ownedBuckets(me, names, ctx.layout.buckets);
-    if (owned.join() !== this.owned.join()) {
-      this.owned = owned;
-      this.claimer?.setWatched(owned);
-      const info: WorkerInfo = {
-        id: this.id,
-        types: this.types,
-        buckets: owned,
-        started: this.startedAt,
-        version: 1,
-      };
-      if (this.opts.host !== undefined) info.host = this.opts.host;
-      if (this.opts.pid !== undefined) info.pid = this.opts.pid;
-      if (this.opts.server !== undefined) info.server = this.opts.server;
-      await this.c.set(this.registryPath, encodeJson(info)).catch(() => undefined);
-      this.log('info', { worker: this.id, buckets: owned.length }, 'buckets rebalanced');
-    }
+    const owned = await this.membership.rebalance((buckets) => this.claimer?.setWatched(buckets));
+    if (owned) this.log('info', { worker: this.id, buckets: owned.length }, 'buckets rebalanced');
   }
 
   private async main(): Promise<void> {
@@ -420,24 +290,24 @@ class WorkerLoop {
           ? { localityWaitMs: this.opts.localityWaitMs }
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
-        liveServers: () => this.registry?.servers(),
+        liveServers: () => this.membership.servers(),
       },
       () => this.wake(),
     );
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
-    const stealAfter = this.opts.stealAfterMs ?? 1000;
-    const pollMs = this.opts.pollMs ?? 5000;
+    const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
+    const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
     while (!this.stopping) {
       if (this.wakeup.signal.aborted) this.wakeup = new AbortController();
       try {
-        if (this.c.state === 'closed') break;
-        if (this.paused || this.c.state !== 'connected') {
+        if (this.coordinator.state === 'closed') break;
+        if (this.paused || this.coordinator.state !== 'connected') {
           await this.sleep(pollMs);
-          if (this.c.state === 'connected') this.paused = false;
+          if (this.coordinator.state === 'connected') this.paused = false;
           continue;
         }
-        if (this.registeredSession !== this.c.sessionId) await this.register();
-        if (this.registryDirty) await this.rebalance();
+        if (this.membership.needsRegistration()) await this.membership.register();
+        if (this.membership.dirty) await this.rebalance();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each.
@@ -445,13 +315,13 @@ class WorkerLoop {
           await this.sleep(pollMs);
           continue;
         }
-        let claims = await this.claimer.claimBatch(this.owned, free);
+        let claims = await this.claimer.claimBatch(this.membership.owned, free);
         const now = this.now();
         // Once a pass finds work, pass again as soon as slots free up: for a task type only
         // this worker handles, other buckets may be the only place its work ever shows up.
         const idle = this.stealing || now - this.idleSince >= stealAfter;
         if (claims.length === 0 && idle && now >= this.nextStealAt) {
-          const others = all.filter((b) => !this.owned.includes(b));
+          const others = all.filter((b) => !this.membership.owned.includes(b));
           for (let i = 0; i < others.length && claims.length === 0 && !this.stopping; i++) {
             const b = others[(this.stealCursor + i) % others.length]!;
             claims = await this.claimer.claimBatch([b], free);
@@ -497,10 +367,7 @@ class WorkerLoop {
     }
     this.claimer.close();
     await this.drain();
-    if (this.registryPath) {
-      await this.c.delete(this.registryPath).catch(() => undefined);
-      this.registryPath = null;
-    }
+    await this.membership.unregister();
   }
 
   private start(claim: Claim): void {
@@ -555,59 +422,17 @@ class WorkerLoop {
       recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
-    this.report(claim, outcome, value, r.release, recordError);
+    reportOutcome(this.events, claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
     else if (outcome.status === 'retrying') this.stats.retried++;
     else if (outcome.status === 'failed') this.stats.failed++;
     else if (!r.release) this.stats.dropped++;
   }
 
-  /** Tells the listeners what became of an attempt. */
-  private report(
-    claim: Claim,
-    outcome: SettleOutcome,
-    value: unknown,
-    released: boolean,
-    recordError: unknown,
-  ): void {
-    const task = {
-      key: claim.key,
-      name: claim.name,
-      type: claim.type,
-      data: claim.data,
-      attempt: claim.attempt,
-    };
-    switch (outcome.status) {
-      case 'completed':
-        this.events.emit('completed', { ...task, result: value });
-        return;
-      case 'retrying':
-      case 'failed': {
-        const error: TaskError = toTaskError(value);
-        const final = outcome.status === 'failed';
-        this.events.emit(
-          'failed',
-          final
-            ? { ...task, error, final }
-            : { ...task, error, final, notBefore: outcome.notBefore },
-        );
-        return;
-      }
-      case 'dropped':
-        if (released) return;
-        this.events.emit('error', {
-          // A void claim (session gone, or fencing refused the write) is not this worker's to record.
-          error: recordError ?? new ZoottError('NOT_OWNER', outcome.reason),
-          message: `outcome of ${claim.key.join(KEY_SEPARATOR)} not recorded: ${outcome.reason}`,
-          key: claim.key,
-        });
-    }
-  }
-
   /** Waits for running handlers; after `stopTimeoutMs` aborts them and gives their claims back. */
   private async drain(): Promise<void> {
     if (this.running.size === 0) return;
-    const timeout = this.opts.stopTimeoutMs ?? 30_000;
+    const timeout = this.opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     const deadline = this.now() + timeout;
     while (this.running.size > 0) {
       const left = deadline - this.now();

@@ -2,10 +2,11 @@ import { type Acl, permsToShort } from '../contract/acl.js';
 import type { Coordinator } from '../contract/coordinator.js';
 import { worldRoot } from '../tree/keys.js';
 import { validateWorldName } from '../tree/names.js';
-import { codeOf } from './support.js';
+import { codeOf } from './errors.js';
+import { AREAS, REGISTRY_AREA } from './layout.js';
 
 /** The areas every world has besides its tree: pending, working, completed, failed, workers. */
-const AREA_PREFIXES = ['p', 'w', 'c', 'f', 'workers'] as const;
+const AREA_PREFIXES = [...AREAS, REGISTRY_AREA] as const;
 
 /** A node whose ACL is not the one asked for. */
 export interface AclMismatch {

@@ -1,6 +1,7 @@
 import { ZoottError } from '../../contract/errors.js';
 import type { AclSpec } from '../acl/acl-lists.js';
 import { makeDigestAcl } from '../acl/acl-lists.js';
+import { reasonOf } from '../support/reason.js';
 
 /** Credentials a connection adds after connecting: `[scheme, user, password]`, e.g. `['digest', 'xp', '123']`. */
 export type ZkAuth = readonly [scheme: string, user: string, password: string];
@@ -77,7 +78,7 @@ export function readAcl(value: unknown, where: string): AclSpec[] | null {
   try {
     makeDigestAcl(specs as AclSpec[]);
   } catch (err) {
-    throw invalid(where, (err as Error).message);
+    throw invalid(where, reasonOf(err));
   }
   return specs as AclSpec[];
 }

@@ -1,5 +1,6 @@
 import { ZoottError } from '../../contract/errors.js';
 import { permToLong } from '../acl/perms.js';
+import { reasonOf } from '../support/reason.js';
 
 /**
  * ACL of a hierarchy node: digest user → `cdrwa` letters, e.g. `{ xp: 'cdrwa', foo: 'rw' }`.
@@ -61,7 +62,7 @@ export function validateHierarchy(hierarchy: unknown, where = '/'): asserts hier
       try {
         permToLong(perms);
       } catch (err) {
-        throw bad(where, `__acl__.${user}: ${(err as Error).message}`);
+        throw bad(where, `__acl__.${user}: ${reasonOf(err)}`);
       }
     }
   }

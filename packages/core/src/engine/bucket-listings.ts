@@ -1,0 +1,318 @@
+import type { NodeData } from '../contract/coordinator.js';
+import { decodeJson } from '../contract/paths.js';
+import type { EngineContext } from './context.js';
+import { codeOf } from './errors.js';
+import { AREA, type EntryName, parseEntryName } from './layout.js';
+import type { EntryData } from './types.js';
+
+/** Runnable entries per bucket whose data is read ahead and ordered, unless told otherwise. */
+export const DEFAULT_LOOKAHEAD = 16;
+/** Longest time a changed bucket that still offers plenty of work is served from its listing. */
+export const DEFAULT_RELIST_MS = 500;
+/**
+ * A listing "offers plenty of work" while it holds this many lookaheads of entries; below
+ * that, a changed bucket is re-read at once.
+ */
+const PLENTY_LOOKAHEADS = 2;
+
+/** What the listings need to know of the claimer's options. */
+export interface ListingOptions {
+  lookahead?: number;
+  relistMs?: number;
+}
+
+/** One pending entry's data as last read. */
+export interface CachedEntry {
+  version: number;
+  czxid: number;
+  data: EntryData;
+  /** When this claimer first saw the entry (engine clock): start of the locality wait. */
+  firstSeen: number;
+  /** This claimer claimed this entry version; it is skipped until the entry changes. */
+  claimed?: boolean;
+}
+
+/** The cached listing of one pending bucket. */
+export interface BucketState {
+  entries: EntryName[];
+  present: Set<string>;
+  cache: Map<string, CachedEntry>;
+  /** Must be re-listed before use (watch fired, or a claim found it out of date). */
+  stale: boolean;
+  /** Children-watch firings so far, and how many of them the current listing has seen. */
+  changes: number;
+  listedChanges: number;
+  watchArmed: boolean;
+  /** When the listing was read (engine clock). */
+  listedAt: number;
+  /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
+  parsed: Map<string, EntryName>;
+  /** Entry reads in flight, by entry name. */
+  fetching: Map<string, Promise<CachedEntry | null>>;
+  /** The listing being read now, so two claims never read one bucket twice at once. */
+  listing: Promise<void> | null;
+  /** The claim call that last listed this bucket. */
+  listedIn: number;
+  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
+  bad: Set<string>;
+}
+
+const byClaimOrder = (a: EntryName, b: EntryName) =>
+  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
+
+function emptyBucket(): BucketState {
+  return {
+    entries: [],
+    present: new Set(),
+    cache: new Map(),
+    stale: true,
+    changes: 0,
+    listedChanges: 0,
+    watchArmed: false,
+    listedAt: 0,
+    listing: null,
+    listedIn: 0,
+    parsed: new Map(),
+    fetching: new Map(),
+    bad: new Set(),
+  };
+}
+
+/**
+ * The listings of pending buckets one claimer works from. Listings of watched buckets are
+ * cached and re-read only after their children watch fired; entry data is read once per
+ * entry name (a changed entry is renamed), so a steady stream of claims costs about one read
+ * per task on top of the claim write.
+ */
+export class BucketListings {
+  private readonly buckets = new Map<number, BucketState>();
+  private readonly watched = new Set<number>();
+  private closed = false;
+  /** Counts claim calls, so a call reads an unwatched bucket only once. */
+  private callSeq = 0;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly opts: ListingOptions,
+    /** Called when a watch says something changed: an idle worker wakes up. */
+    private readonly onChange: () => void,
+  ) {}
+
+  /** Runnable entries per bucket whose data is read ahead. */
+  get lookahead(): number {
+    return this.opts.lookahead ?? DEFAULT_LOOKAHEAD;
+  }
+
+  /** The cached listing of `bucket`, if any. */
+  get(bucket: number): BucketState | undefined {
+    return this.buckets.get(bucket);
+  }
+
+  /** Marks a bucket's listing out of date, so its next use re-reads it. */
+  markStale(bucket: number): void {
+    const st = this.buckets.get(bucket);
+    if (st) st.stale = true;
+  }
+
+  /** Buckets whose listings are cached and watched; all others are listed on every use. */
+  setWatched(buckets: Iterable<number>): void {
+    const before = new Set(this.watched);
+    this.watched.clear();
+    for (const b of buckets) this.watched.add(b);
+    for (const [b, st] of [...this.buckets]) {
+      if (!this.watched.has(b)) this.buckets.delete(b);
+      // A bucket listed while unwatched (an idle steal scan) has no watch and would never be
+      // marked stale: re-list it, with a watch, on its next use.
+      else if (!before.has(b)) {
+        st.stale = true;
+        st.listedAt = Number.NEGATIVE_INFINITY;
+      }
+    }
+  }
+
+  /** Stops reacting to watches. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Makes the next claim re-read a bucket (after a claim was given back, say). */
+  touch(bucket: number): void {
+    const st = this.buckets.get(bucket);
+    if (!st) return;
+    st.stale = true;
+    st.listedAt = Number.NEGATIVE_INFINITY;
+    for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
+  }
+
+  /** Forgets every listing (after a session change, when watches may be gone). */
+  clear(): void {
+    this.buckets.clear();
+  }
+
+  /**
+   * Starts one claim call over `buckets`. Listings of buckets this claimer does not watch are
+   * read afresh per call (they get no watch); only those asked for now are kept, so a
+   * stolen-from bucket does not stay in memory.
+   */
+  beginCall(buckets: readonly number[]): void {
+    for (const b of this.buckets.keys())
+      if (!this.watched.has(b) && !buckets.includes(b)) this.buckets.delete(b);
+    this.callSeq++;
+  }
+
+  /**
+   * Re-lists the buckets that need it. `eager` waits for every stale bucket; otherwise only
+   * for buckets without a usable listing, and the others are re-read in the background while
+   * this claim works from the cached listing. A stale listing never lets a task run early
+   * (see docs/protocol.md); it only shows new work a little later.
+   */
+  async refresh(buckets: readonly number[], eager: boolean): Promise<void> {
+    const waits: Promise<void>[] = [];
+    const now = this.ctx.clock.now();
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
+      // A listing in flight was started after the last change seen: wait for it when needed.
+      if (st?.listing) {
+        if (unusable || eager) waits.push(st.listing);
+        continue;
+      }
+      if (st && this.watched.has(b) && !st.stale) continue;
+      // An unwatched bucket is read once per call, not again in the call's later rounds.
+      if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
+      // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
+      // under load every completion fires the watch, and re-reading a big bucket per task
+      // would cost more than the task. A listing running low is re-read at once.
+      // A listing costs in proportion to its size, so a big bucket waits 1 ms per entry.
+      const size = st?.entries.length ?? 0;
+      const plenty = size >= PLENTY_LOOKAHEADS * this.lookahead;
+      const spacing = Math.max(this.opts.relistMs ?? DEFAULT_RELIST_MS, size);
+      if (!unusable && !eager && plenty && now - (st?.listedAt ?? 0) < spacing) continue;
+      const p = this.list(b);
+      if (unusable || eager) waits.push(p);
+      else p.catch(() => undefined);
+    }
+    await Promise.all(waits);
+  }
+
+  private list(b: number): Promise<void> {
+    const p = this.readListing(b).finally(() => {
+      const st = this.buckets.get(b);
+      if (st?.listing === p) st.listing = null;
+    });
+    const st = this.buckets.get(b);
+    if (st) st.listing = p;
+    return p;
+  }
+
+  private async readListing(b: number): Promise<void> {
+    let st = this.buckets.get(b);
+    if (!st) {
+      st = emptyBucket();
+      this.buckets.set(b, st);
+    }
+    const state = st;
+    state.stale = false;
+    // Counted before the read goes out: a change whose event arrives later is not in it.
+    const changesBefore = state.changes;
+    state.listedAt = this.ctx.clock.now();
+    state.listedIn = this.callSeq;
+    const wantWatch = this.watched.has(b) && !state.watchArmed;
+    if (wantWatch) state.watchArmed = true;
+    let names: string[];
+    try {
+      names = await this.ctx.coordinator.children(
+        this.ctx.layout.bucketPath(AREA.pending, b),
+        wantWatch
+          ? {
+              watch: () => {
+                state.watchArmed = false;
+                state.stale = true;
+                state.changes++;
+                if (!this.closed) this.onChange();
+              },
+            }
+          : undefined,
+      );
+    } catch (err) {
+      if (wantWatch) state.watchArmed = false;
+      state.stale = true;
+      throw err;
+    }
+    const entries: EntryName[] = [];
+    const present = new Set<string>();
+    const parsed = new Map<string, EntryName>();
+    for (const n of names) {
+      const e = state.parsed.get(n) ?? parseEntryName(n);
+      if (!e) continue;
+      parsed.set(n, e);
+      entries.push(e);
+      present.add(e.encodedKey);
+    }
+    state.parsed = parsed;
+    entries.sort(byClaimOrder);
+    // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
+    for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
+    for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
+    state.entries = entries;
+    state.present = present;
+    state.listedChanges = changesBefore;
+  }
+
+  /** Reads an entry once, however many claims ask for it while the read is in flight. */
+  fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+    const inFlight = st.fetching.get(e.name);
+    if (inFlight) return inFlight;
+    const p = this.readEntry(b, st, e).finally(() => st.fetching.delete(e.name));
+    st.fetching.set(e.name, p);
+    return p;
+  }
+
+  private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+    const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
+    let node: NodeData;
+    try {
+      node = await this.ctx.coordinator.get(path);
+    } catch (err) {
+      if (codeOf(err) === 'NO_NODE') {
+        st.stale = true;
+        return null;
+      }
+      throw err;
+    }
+    let data: EntryData;
+    try {
+      data = decodeJson<EntryData>(node.data, path);
+      const problem = entryProblem(data);
+      if (problem) throw new Error(problem);
+    } catch (err) {
+      // A foreign node named like an entry: claiming it is impossible, and failing the whole
+      // claim on it would stop every other task in the bucket. Skip it while it is listed.
+      st.bad.add(e.name);
+      this.ctx.logger.warn(
+        { path, reason: (err as Error).message },
+        'skipping a pending node that is not a zoott entry',
+      );
+      return null;
+    }
+    const cached: CachedEntry = {
+      version: node.stat.version,
+      czxid: node.stat.czxid,
+      data,
+      firstSeen: this.ctx.clock.now(),
+    };
+    st.cache.set(e.name, cached);
+    return cached;
+  }
+}
+
+/** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */
+function entryProblem(d: unknown): string | null {
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'data is not a JSON object';
+  const e = d as Partial<EntryData>;
+  if (typeof e.name !== 'string' || typeof e.type !== 'string')
+    return 'name and type must be strings';
+  if (!Number.isInteger(e.attempts) || !Number.isInteger(e.maxAttempts))
+    return 'attempts and maxAttempts must be integers';
+  return null;
+}

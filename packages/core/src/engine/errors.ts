@@ -1,0 +1,43 @@
+import { type ErrorCode, isZoottError, ZoottError } from '../contract/errors.js';
+import type { TaskError } from './types.js';
+
+/** The shared error code of `err`, or `undefined` for anything that is not a ZoottError. */
+export function codeOf(err: unknown): ErrorCode | undefined {
+  return isZoottError(err) ? err.code : undefined;
+}
+
+/** For a failed multi: the index and code of the op that failed. */
+export function multiFailure(err: unknown): { index: number; code: ErrorCode } | null {
+  if (!isZoottError(err)) return null;
+  if (err.opIndex !== undefined) return { index: err.opIndex, code: err.code };
+  const i = err.opCodes?.findIndex((c) => c !== null && c !== undefined) ?? -1;
+  return { index: i, code: err.code };
+}
+
+/** Codes after which a write may or may not have been applied: its reply was lost. */
+export const UNKNOWN_OUTCOME_CODES: ReadonlySet<string> = new Set([
+  'CONNECTION_LOSS',
+  'OPERATION_TIMEOUT',
+]);
+
+/** A thrown value as a JSON-safe error record, with the message capped for node size. */
+export function toTaskError(err: unknown, maxChars = 16_384): TaskError {
+  const cap = (s: string) => (s.length > maxChars ? `${s.slice(0, maxChars)}...[truncated]` : s);
+  if (err instanceof Error) {
+    const out: TaskError = { message: cap(err.message) };
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') out.code = code;
+    if (err.stack) out.stack = cap(err.stack);
+    return out;
+  }
+  if (typeof err === 'object' && err !== null && typeof (err as TaskError).message === 'string') {
+    const e = err as TaskError;
+    return { message: cap(e.message), ...(e.code ? { code: String(e.code) } : {}) };
+  }
+  return { message: cap(String(err)) };
+}
+
+/** A ZoottError for a task that is not in the right state for an operation. */
+export function taskStateError(key: readonly string[], why: string, op: string): ZoottError {
+  return new ZoottError('TASK_STATE', `task ${key.join('|')}: ${why}`, { op });
+}

@@ -1,0 +1,131 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { encodeJson } from '../contract/paths.js';
+import type { Engine } from './engine.js';
+import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
+
+/** What a worker says about itself in its registry node. */
+export interface WorkerIdentity {
+  id: string;
+  types: string[];
+  host?: string;
+  pid?: number;
+  server?: string;
+  /**
+   * When the worker started: its registry node says so on every write (a rebalance rewrites
+   * the node, a renewed session re-creates it), so `zoott workers` shows its uptime.
+   */
+  startedAt: number;
+}
+
+/**
+ * A worker's place in the world's registry: its ephemeral registry node (one per session)
+ * and the buckets it owns by rendezvous hashing over the live registry nodes.
+ */
+export class WorkerMembership {
+  /** Registry node of the current session, `null` while unregistered. */
+  registryPath: string | null = null;
+  /** The session the registry node belongs to. */
+  private registeredSession: string | null = null;
+  /** Buckets this worker owns now. */
+  owned: number[] = [];
+  private registry: RegistryView | null = null;
+  /** The registry changed (or was never read): the owned buckets must be recomputed. */
+  dirty = true;
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly engine: Engine,
+    private readonly identity: WorkerIdentity,
+    /** Told when the registry changes (an idle worker wakes up to rebalance). */
+    private readonly onChange: () => void,
+    private readonly warn: (fields: object, msg: string) => void,
+  ) {}
+
+  /** The registry node's data, owning `buckets`. */
+  workerInfo(buckets: number[]): WorkerInfo {
+    const me = this.identity;
+    const info: WorkerInfo = {
+      id: me.id,
+      types: me.types,
+      buckets,
+      started: me.startedAt,
+      version: 1,
+    };
+    if (me.host !== undefined) info.host = me.host;
+    if (me.pid !== undefined) info.pid = me.pid;
+    if (me.server !== undefined) info.server = me.server;
+    return info;
+  }
+
+  /** Whether the current session has no registry node yet. */
+  needsRegistration(): boolean {
+    return this.registeredSession !== this.coordinator.sessionId;
+  }
+
+  /** The session is gone, and its ephemeral registry node with it. */
+  sessionLost(): void {
+    this.registryPath = null;
+    this.registeredSession = null;
+  }
+
+  /** Whether `session` is another session than the registered one. */
+  isNewSession(session: string | null): boolean {
+    return session !== this.registeredSession;
+  }
+
+  /** Servers of the live workers (for the locality wait), `undefined` before the first read. */
+  servers(): ReadonlySet<string> | undefined {
+    return this.registry?.servers();
+  }
+
+  /** Creates this session's registry node (owning no bucket until the first rebalance). */
+  async register(): Promise<void> {
+    const ctx = await this.engine.context();
+    const session = this.coordinator.sessionId;
+    if (session === null) return;
+    this.registryPath = await this.coordinator.create(
+      `${ctx.layout.registry}/worker-`,
+      encodeJson(this.workerInfo([])),
+      { ephemeral: true, sequential: true },
+    );
+    this.registeredSession = session;
+    this.registry = new RegistryView(this.coordinator, ctx.layout.registry, (path) =>
+      this.warn(
+        { path },
+        'ignoring a persistent node in the worker registry: not a live worker (zoott doctor --repair moves it away)',
+      ),
+    );
+    this.dirty = true;
+  }
+
+  /**
+   * Re-reads the registry and recomputes the owned buckets; when they changed, tells
+   * `onOwned` (before the registry node is rewritten, so claiming follows at once) and
+   * returns the new set, else `null`.
+   */
+  async rebalance(onOwned: (owned: number[]) => void): Promise<number[] | null> {
+    const ctx = await this.engine.context();
+    if (!this.registry || !this.registryPath) return null;
+    this.dirty = false;
+    const names = await this.registry.refresh(() => {
+      this.dirty = true;
+      this.onChange();
+    });
+    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+    const owned = ownedBuckets(me, names, ctx.layout.buckets);
+    if (owned.join() === this.owned.join()) return null;
+    this.owned = owned;
+    onOwned(owned);
+    await this.coordinator
+      .set(this.registryPath, encodeJson(this.workerInfo(owned)))
+      .catch(() => undefined);
+    return owned;
+  }
+
+  /** Removes the registry node (on stop). */
+  async unregister(): Promise<void> {
+    if (!this.registryPath) return;
+    await this.coordinator.delete(this.registryPath).catch(() => undefined);
+    this.registryPath = null;
+  }
+}

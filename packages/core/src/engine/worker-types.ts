@@ -1,0 +1,109 @@
+import type { LocalityScore } from '../tree/ordering.js';
+import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
+import type { Engine, EngineOptions } from './engine.js';
+import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
+import type { WorkerEventMap, WorkerStats } from './worker-events.js';
+
+/** Tasks one worker runs at once unless told otherwise. */
+export const DEFAULT_CONCURRENCY = 1;
+/** Idle time before a worker scans buckets it does not own. */
+export const DEFAULT_STEAL_AFTER_MS = 1000;
+/** Longest idle sleep before a worker checks its listings again anyway. */
+export const DEFAULT_POLL_MS = 5000;
+/** How long `stop()` waits for running handlers before it aborts them. */
+export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * What a handler gets for one task. With a task map, `data` has the data type of the
+ * handler's task type.
+ */
+export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
+  [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
+    type: T;
+    data: TaskData<M, T>;
+    /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
+    signal: AbortSignal;
+  };
+}[K];
+
+/**
+ * Runs one task; the resolved value is the result, a throw is a failed attempt. With a task
+ * map, the result must have the type's result type.
+ */
+export type TaskHandler<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = (
+  task: TaskContext<M, K>,
+) => TaskResult<M, K> | Promise<TaskResult<M, K>>;
+
+/**
+ * Handlers by task type; types without a handler are left for other workers. With a task
+ * map, a key that is not one of its types, or a handler of the wrong shape, is a compile error.
+ */
+export type Handlers<M = AnyTasks> =
+  string extends TaskType<M>
+    ? // Without a map: any type name (as before maps existed, so existing code keeps compiling).
+      Readonly<Record<string, TaskHandler<M>>>
+    : { readonly [K in TaskType<M>]?: TaskHandler<M, K> };
+
+/** Options of {@link runWorker}. */
+export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
+  world: string;
+  /** Tasks run at once. Default {@link DEFAULT_CONCURRENCY}. */
+  concurrency?: number;
+  /** Identity in working nodes and records. Default `w-` and 8 hex digits from the clock's `random()`. */
+  id?: string;
+  /** Locality identity matched against `hints.server` (usually the host name). */
+  server?: string;
+  host?: string;
+  pid?: number;
+  locality?: LocalityScore;
+  localityWaitMs?: number;
+  lookahead?: number;
+  /** Idle time before this worker scans buckets it does not own. Default {@link DEFAULT_STEAL_AFTER_MS}. */
+  stealAfterMs?: number;
+  /** Longest idle sleep before listings are checked again anyway. Default {@link DEFAULT_POLL_MS}. */
+  pollMs?: number;
+  /** Call `renewSession()` after the session is lost, retried with capped backoff until it works. Default true. */
+  renewSession?: boolean;
+  /** On `stop()`, running handlers are aborted after this long. Default {@link DEFAULT_STOP_TIMEOUT_MS}. */
+  stopTimeoutMs?: number;
+  /** Stops the worker gracefully when aborted. */
+  signal?: AbortSignal;
+  clock?: EngineClock;
+  logger?: EngineLogger;
+  /** Reuse an engine (else one is made from these options); its task map types the handlers. */
+  engine?: Engine<M>;
+  engineOptions?: Omit<EngineOptions, 'world'>;
+}
+
+/**
+ * A running worker. It is also an event source for code that embeds it: `completed` and
+ * `failed` per settled attempt, `error` for what went wrong outside a handler, `drained`
+ * when it has nothing left to run (see {@link WorkerEventMap}).
+ */
+export interface WorkerHandle<M = AnyTasks> {
+  readonly id: string;
+  /** Registry node of the current session, `null` while unregistered. */
+  readonly registryPath: string | null;
+  /** Buckets this worker owns now. */
+  readonly buckets: readonly number[];
+  readonly stats: Readonly<WorkerStats>;
+  /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
+  stop(): Promise<void>;
+  /** Settles when the worker has stopped; rejects on a fatal error. */
+  readonly done: Promise<void>;
+  /** Calls `listener` on every `event`; returns a function that removes it. */
+  on<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): () => void;
+  /** Calls `listener` on the next `event` only; returns a function that removes it. */
+  once<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): () => void;
+  /** Removes a listener added with `on` or `once`. */
+  off<E extends keyof WorkerEventMap<M>>(
+    event: E,
+    listener: (payload: WorkerEventMap<M>[E]) => void,
+  ): void;
+}
