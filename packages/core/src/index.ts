@@ -80,6 +80,7 @@ export {
   type WorkerStats,
 } from './engine/worker.js';
 export type {
+  WorkerCancelledEvent,
   WorkerCompletedEvent,
   WorkerDrainedEvent,
   WorkerErrorEvent,

@@ -73,9 +73,10 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
 }
 
 /**
- * Cancels a task: its entry, claim, completed and failed records go, and its tree node too
- * unless it keeps children. With `subtree`, every descendant goes first (deepest first, one
- * multi per task). Returns the keys whose state or node was removed.
+ * Cancels a task: its entry, claim, completed and failed records and its tree node go (a
+ * worker running it sees its claim vanish and aborts the handler). A task with children is
+ * refused (TASK_STATE) unless `subtree`: then every descendant goes first (deepest first,
+ * one multi per task). Returns the keys removed.
  */
 export async function cancelTask(
   ctx: EngineContext,
@@ -84,11 +85,20 @@ export async function cancelTask(
 ): Promise<TaskKey[]> {
   validateKey(key, ctx.limits);
   const treePath = ctx.layout.treePath(key);
-  if (!(await ctx.coordinator.exists(treePath)))
+  const node = await ctx.coordinator.exists(treePath);
+  if (!node)
     throw new ZoottError('NO_SUCH_TASK', `task ${key.join(KEY_SEPARATOR)} does not exist`, {
       op: 'cancel',
       path: treePath,
     });
+  // Cancelling only the parent would leave a node without state above children that run
+  // on: the caller says whether the children go too.
+  if (!subtree && node.numChildren > 0)
+    throw taskStateError(
+      key,
+      `has ${node.numChildren} child task${node.numChildren === 1 ? '' : 's'}; cancel it with its subtree (--subtree) to remove them too`,
+      'cancel',
+    );
   const keys: TaskKey[] = [];
   if (subtree) {
     const below = await walkTree(ctx, key, () => false);

@@ -48,6 +48,7 @@ export {
   type WorkerStats,
 } from './worker.js';
 export type {
+  WorkerCancelledEvent,
   WorkerCompletedEvent,
   WorkerDrainedEvent,
   WorkerErrorEvent,

@@ -21,7 +21,10 @@ export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
   [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
     type: T;
     data: TaskData<M, T>;
-    /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
+    /**
+     * Aborted when the task is cancelled, the session is lost (the claim is gone) or the
+     * worker stops hard. After a cancel the handler's result is not recorded.
+     */
     signal: AbortSignal;
   };
 }[K];
@@ -64,6 +67,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   pollMs?: number;
   /** Call `renewSession()` after the session is lost, retried with capped backoff until it works. Default true. */
   renewSession?: boolean;
+  /**
+   * A task that runs longer than this is watched for a cancel (its `signal` then aborts).
+   * Default 250 ms: shorter tasks cost no extra read, a cancel still lands within a second.
+   */
+  cancelWatchAfterMs?: number;
   /** On `stop()`, running handlers are aborted after this long. Default {@link DEFAULT_STOP_TIMEOUT_MS}. */
   stopTimeoutMs?: number;
   /** Stops the worker gracefully when aborted. */

@@ -2,11 +2,13 @@ import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
+import { DEFAULT_CANCEL_WATCH_AFTER_MS, watchForCancel } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
+  reportCancelled,
   reportOutcome,
   type WorkerEventMap,
   WorkerEvents,
@@ -45,6 +47,8 @@ interface Running {
   void: boolean;
   /** Set when the worker stops hard: the claim is given back, not failed. */
   release: boolean;
+  /** Set when the task was cancelled while it ran: whatever it returns is not recorded. */
+  cancelled: boolean;
 }
 
 /**
@@ -99,6 +103,7 @@ class WorkerLoop {
   /** Set when a task starts, cleared when `drained` is emitted. */
   private ranSinceDrained = false;
   readonly events: WorkerEvents<WorkerEventMap>;
+  private readonly cancelWatchAfterMs: number;
 
   constructor(
     private readonly coordinator: Coordinator,
@@ -135,6 +140,7 @@ class WorkerLoop {
         ...(opts.logger ? { logger: opts.logger } : {}),
       });
     this.logger = opts.logger;
+    this.cancelWatchAfterMs = opts.cancelWatchAfterMs ?? DEFAULT_CANCEL_WATCH_AFTER_MS;
     this.clock = opts.clock ?? this.engine.clock;
     this.id =
       opts.id ??
@@ -372,7 +378,13 @@ class WorkerLoop {
 
   private start(claim: Claim): void {
     const key = claim.key.join(KEY_SEPARATOR);
-    const r: Running = { claim, abort: new AbortController(), void: false, release: false };
+    const r: Running = {
+      claim,
+      abort: new AbortController(),
+      void: false,
+      release: false,
+      cancelled: false,
+    };
     this.running.set(key, r);
     this.stats.claimed++;
     this.ranSinceDrained = true;
@@ -395,6 +407,18 @@ class WorkerLoop {
       worker: this.id,
     };
     if (claim.hints) ctx.hints = claim.hints;
+    const ended = new AbortController();
+    watchForCancel(
+      this.coordinator,
+      claim,
+      this.clock,
+      this.cancelWatchAfterMs,
+      ended.signal,
+      () => {
+        r.cancelled = true;
+        r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
+      },
+    );
     let ok = false;
     let value: unknown;
     try {
@@ -402,6 +426,8 @@ class WorkerLoop {
       ok = true;
     } catch (err) {
       value = err;
+    } finally {
+      ended.abort();
     }
     let outcome: SettleOutcome;
     let recordError: unknown;
@@ -422,7 +448,10 @@ class WorkerLoop {
       recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
-    reportOutcome(this.events, claim, outcome, value, r.release, recordError);
+    // A cancelled task's outcome is still offered to the engine: fencing refuses it (its
+    // working node is gone), and a cancel that was not one would still be recorded.
+    if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
+    else reportOutcome(this.events, claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
     else if (outcome.status === 'retrying') this.stats.retried++;
     else if (outcome.status === 'failed') this.stats.failed++;

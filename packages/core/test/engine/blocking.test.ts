@@ -92,19 +92,23 @@ describeOnBackends('engine: blocking', (backend) => {
     await c.close();
   });
 
-  it('unblocks descendants when a failed ancestor is cancelled without its subtree', async () => {
+  it('refuses to cancel a parent alone, leaving it and its child as they were', async () => {
     const c = await backend().connect();
     const engine = createEngine(c, { world: worldName(), buckets: 2, logger: memoryLogger() });
     await engine.init();
     await engine.queue({ name: 'p', type: 't' }, null, null, { maxAttempts: 1 });
     await engine.queue({ name: 'child', type: 't' }, { key: ['p'] });
     await engine.fail((await engine.claim())!, 'bad');
-    expect(await engine.claim()).toBeNull();
-    expect(await engine.cancel(['p'])).toEqual([['p']]);
-    // The node stays (it has a child) but holds no state any more.
+    await expect(engine.cancel(['p'])).rejects.toMatchObject({
+      code: 'TASK_STATE',
+      message: expect.stringMatching(/has 1 child task; .*--subtree/),
+    });
     const tree = await engine.tree();
-    expect(tree).toMatchObject([{ name: 'p', state: null, children: [{ name: 'child' }] }]);
-    expect((await engine.claim())?.key).toEqual(['p', 'child']);
+    expect(tree).toMatchObject([
+      { name: 'p', state: 'failed', children: [{ name: 'child', state: 'pending' }] },
+    ]);
+    expect(await engine.cancel(['p'], { subtree: true })).toEqual([['p', 'child'], ['p']]);
+    expect(await engine.tree()).toEqual([]);
     await c.close();
   });
 });
