@@ -20,6 +20,8 @@ export interface ClaimerOptions {
   pid?: number;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
+  /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */
+  paused?: (type: string) => boolean;
   /** Extra locality score (files, datasets); added to the `hints.server` preference. */
   locality?: LocalityScore;
   /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
@@ -151,6 +153,7 @@ export class Claimer {
   }
 
   private typeOk(type: string): boolean {
+    if (this.opts.paused?.(type)) return false;
     return this.opts.types === undefined || this.opts.types.includes(type);
   }
 

@@ -17,6 +17,8 @@ import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import { META_VERSION, parseMeta } from './meta.js';
+import { type PauseState, readPause, setPause } from './pause.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
@@ -116,13 +118,6 @@ function splitRequest(request: Record<string, unknown>): {
     nameFunctor: (childName as NameFunctor | undefined) ?? null,
     options: pick(OPTION_FIELDS) as QueueOptions,
   };
-}
-
-const META_VERSION = 1;
-
-interface WorldMeta {
-  zoott: number;
-  buckets: number;
 }
 
 /**
@@ -423,6 +418,27 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return cancelTask(await this.context(), key, options.subtree === true);
   }
 
+  /** Pauses the world, or one task type: workers claim none of it; running tasks finish. */
+  async pause(options: { type?: string } = {}): Promise<PauseState> {
+    return setPause(this.coordinator, (await this.context()).layout.root, {
+      paused: true,
+      ...options,
+    });
+  }
+
+  /** Resumes what `pause` paused; resuming the whole world resumes every type too. */
+  async resume(options: { type?: string } = {}): Promise<PauseState> {
+    return setPause(this.coordinator, (await this.context()).layout.root, {
+      paused: false,
+      ...options,
+    });
+  }
+
+  /** What is paused in this world now. */
+  async pauseState(): Promise<PauseState> {
+    return readPause(this.coordinator, (await this.context()).layout.root);
+  }
+
   /** Counts per area. */
   async counts(): Promise<AreaCounts> {
     return countAreas(await this.context());
@@ -457,23 +473,6 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
 function allBuckets(ctx: EngineContext): number[] {
   return Array.from({ length: ctx.layout.buckets }, (_, i) => i);
-}
-
-function parseMeta(data: Uint8Array, path: string): WorldMeta {
-  const meta = decodeJson<Partial<WorldMeta> | null>(data, path);
-  if (
-    !meta ||
-    typeof meta.buckets !== 'number' ||
-    !Number.isInteger(meta.buckets) ||
-    meta.buckets < 1 ||
-    meta.buckets > MAX_BUCKETS
-  )
-    throw new ZoottError(
-      'INVALID_CONFIG',
-      `${path} does not hold zoott world meta ({"zoott":1,"buckets":N}); run init`,
-      { path },
-    );
-  return { zoott: meta.zoott ?? META_VERSION, buckets: meta.buckets };
 }
 
 /**

@@ -34,6 +34,16 @@ export {
   parseEntryName,
   WorldLayout,
 } from './layout.js';
+export { META_VERSION, parseMeta, type WorldMeta } from './meta.js';
+export {
+  type PauseChange,
+  type PauseState,
+  PauseWatch,
+  pauseOf,
+  readPause,
+  setPause,
+  typePaused,
+} from './pause.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';

@@ -1,6 +1,7 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Engine, EngineOptions } from './engine.js';
+import type { PauseState } from './pause.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
 
@@ -95,6 +96,8 @@ export interface WorkerHandle<M = AnyTasks> {
   /** Buckets this worker owns now. */
   readonly buckets: readonly number[];
   readonly stats: Readonly<WorkerStats>;
+  /** What is paused in the world, as this worker sees it now (it claims none of that). */
+  readonly paused: Readonly<PauseState>;
   /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
   stop(): Promise<void>;
   /** Settles when the worker has stopped; rejects on a fatal error. */

@@ -1,11 +1,13 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
-import { KEY_SEPARATOR } from '../tree/keys.js';
+import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import { DEFAULT_CANCEL_WATCH_AFTER_MS, watchForCancel } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
+import { PauseWatch, typePaused } from './pause.js';
+import { renewUntilOpen } from './session.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportCancelled,
@@ -36,9 +38,6 @@ export type {
 } from './worker-types.js';
 
 const WAKE = Symbol('wake');
-/** First and longest wait between two failed `renewSession` calls. */
-const RENEW_BASE_MS = 100;
-const RENEW_MAX_MS = 5000;
 
 interface Running {
   claim: Claim;
@@ -104,6 +103,8 @@ class WorkerLoop {
   private ranSinceDrained = false;
   readonly events: WorkerEvents<WorkerEventMap>;
   private readonly cancelWatchAfterMs: number;
+  /** The world's pause state as this worker last saw it (a watch keeps it current). */
+  private readonly pause: PauseWatch;
 
   constructor(
     private readonly coordinator: Coordinator,
@@ -164,6 +165,7 @@ class WorkerLoop {
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
     );
+    this.pause = new PauseWatch(coordinator, worldRoot(this.engine.world), () => this.wake());
     this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
@@ -183,6 +185,9 @@ class WorkerLoop {
       },
       get buckets() {
         return self.membership.owned;
+      },
+      get paused() {
+        return self.pause.state;
       },
       stats: this.stats,
       stop: () => this.stop(),
@@ -249,28 +254,14 @@ class WorkerLoop {
     }
   }
 
-  /**
-   * Opens a new session after `lost`, retrying with capped exponential backoff: the network
-   * may still be down when the loss is noticed, and a worker left without a session would
-   * idle forever. Ends when a session is open, or the worker stops.
-   */
+  /** Opens a new session after `lost` (see {@link renewUntilOpen}); one renewal at a time. */
   private async renew(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;
     try {
-      const lost = () => this.coordinator.state === 'lost';
-      for (let delay = RENEW_BASE_MS; !this.stopping && lost(); ) {
-        try {
-          await this.coordinator.renewSession();
-          // A session lost again meanwhile is renewed again, after the wait.
-          if (!lost()) return;
-        } catch (err) {
-          if (this.stopping) return;
-          this.log('warn', { err: String(err), retryInMs: delay }, 'renewSession failed');
-        }
-        await this.clock.sleep(delay, this.halt.signal);
-        delay = Math.min(delay * 2, RENEW_MAX_MS);
-      }
+      await renewUntilOpen(this.coordinator, this.clock, this.halt.signal, (fields, msg) =>
+        this.log('warn', fields, msg),
+      );
     } finally {
       this.renewing = false;
     }
@@ -284,8 +275,11 @@ class WorkerLoop {
 
   private async main(): Promise<void> {
     const ctx = await this.engine.context();
+    const pause = this.pause;
+    await pause.read();
     this.claimer = await this.engine.claimer(
       {
+        paused: (type) => typePaused(pause.state, type),
         worker: this.id,
         types: this.types,
         ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
@@ -372,6 +366,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
+    pause.close();
     await this.drain();
     await this.membership.unregister();
   }
