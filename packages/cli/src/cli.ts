@@ -11,6 +11,7 @@ import { initCommand } from './commands/init.js';
 import { lockCommand } from './commands/lock.js';
 import { lockDownCommand } from './commands/lock-down.js';
 import { lsCommand } from './commands/ls.js';
+import { pauseVerbs } from './commands/pause.js';
 import { queueCommand } from './commands/queue.js';
 import { retryCommand } from './commands/retry.js';
 import { showCommand } from './commands/show.js';
@@ -119,14 +120,17 @@ export function buildProgram(state: RunState): Command {
         collect,
       )
       .option('--attempts <n>', 'attempts before the task is dead-lettered (default 3)')
+      .option('--delay <duration>', 'start no sooner than this from now: 30s, 5m, 1h30m, 2d')
+      .option('--at <time>', 'start no sooner than this ISO time (2026-11-26T12:00:00Z)')
       .option(
         '--from <tasks.jsonl>',
-        'queue every line {"name","type","data","parent","childName","priority","hints","attempts"}',
+        'queue every line {"name","type","data","parent","childName","priority","hints","attempts","delay","at"}',
       )
       .action(run(queueCommand)),
     `zoott queue requestFile_a --type requestFile --data '{"url":"http://x/a"}'`,
     `zoott queue downloadFile --type downloadFile --parent-name 'requestFile_(.*)' --child-name 'downloadFile_{1}'`,
     'zoott queue --from tasks.jsonl',
+    'zoott queue report_nightly --type report --at 2026-11-27T02:00:00Z',
   );
 
   example(
@@ -232,6 +236,7 @@ export function buildProgram(state: RunState): Command {
     'zoott cancel requestFile_a --subtree',
   );
 
+  pauseVerbs(program, run);
   example(
     program
       .command('workers')

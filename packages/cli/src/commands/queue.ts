@@ -15,6 +15,7 @@ import { templateFunctor } from '../name-template.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
+import { notBeforeOf } from '../when.js';
 
 interface QueueFlags {
   type?: string;
@@ -27,6 +28,8 @@ interface QueueFlags {
   hint?: string[];
   attempts?: string;
   from?: string;
+  delay?: string;
+  at?: string;
 }
 
 /** One task to queue, as a --from line or built from flags. */
@@ -41,6 +44,8 @@ export interface TaskSpec {
   priority?: number;
   hints?: PlacementHints;
   attempts?: number;
+  /** Not started before this time (ms since the epoch), from `--delay`/`--at` or `delay`/`at`. */
+  notBefore?: number;
 }
 
 const SPEC_KEYS = new Set([
@@ -52,6 +57,8 @@ const SPEC_KEYS = new Set([
   'priority',
   'hints',
   'attempts',
+  'delay',
+  'at',
 ]);
 const HINT_KEYS = new Set(['server', 'filename', 'dataset']);
 
@@ -88,6 +95,7 @@ export async function queueSpec(engine: Engine, spec: TaskSpec): Promise<QueuedT
   if (spec.priority !== undefined) options.priority = spec.priority;
   if (spec.hints) options.hints = spec.hints;
   if (spec.attempts !== undefined) options.maxAttempts = spec.attempts;
+  if (spec.notBefore !== undefined) options.notBefore = spec.notBefore;
   const functor = spec.childName ? templateFunctor(spec.childName, pattern) : null;
   return engine.queue(info, parent, functor, options);
 }
@@ -126,6 +134,8 @@ function specFromFlags(name: string | undefined, f: QueueFlags): TaskSpec {
   if (attempts !== undefined) spec.attempts = attempts;
   const hints = parseHints(f.hint);
   if (hints) spec.hints = hints;
+  const notBefore = notBeforeOf(f.delay, f.at, Date.now());
+  if (notBefore !== undefined) spec.notBefore = notBefore;
   return spec;
 }
 
@@ -152,7 +162,20 @@ function specFromLine(value: unknown, where: string): TaskSpec {
     throw new CliError(
       `${where}: "parent" must be a task ("a|b") or a pattern {"name": "...", "type": "..."}`,
     );
-  return o as unknown as TaskSpec;
+  const { delay, at, ...rest } = o;
+  for (const [k, v] of [
+    ['delay', delay],
+    ['at', at],
+  ] as const)
+    if (v !== undefined && typeof v !== 'string')
+      throw new CliError(`${where}: "${k}" must be a string, e.g. "30s" or "2026-11-26T12:00:00Z"`);
+  const notBefore = notBeforeOf(
+    delay as string | undefined,
+    at as string | undefined,
+    Date.now(),
+    where,
+  );
+  return (notBefore === undefined ? rest : { ...rest, notBefore }) as unknown as TaskSpec;
 }
 
 function describe(q: QueuedTask): string {
@@ -201,6 +224,7 @@ function checkSpec(ctx: Awaited<ReturnType<Engine['context']>>, spec: TaskSpec):
   if (spec.priority !== undefined) options.priority = spec.priority;
   if (spec.hints !== undefined) options.hints = spec.hints;
   if (spec.attempts !== undefined) options.maxAttempts = spec.attempts;
+  if (spec.notBefore !== undefined) options.notBefore = spec.notBefore;
   resolveQueueOptions(ctx, options);
   if (spec.childName !== undefined && spec.parent === undefined)
     throw new CliError('"childName" only applies with a "parent"');

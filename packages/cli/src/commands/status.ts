@@ -3,6 +3,7 @@ import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
+import { describePause } from './pause.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
@@ -10,11 +11,12 @@ import { listWorkers, pendingSummary } from '../world-info.js';
  */
 export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const [counts, workers, pending, meta] = await Promise.all([
+  const [counts, workers, pending, meta, paused] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
+    engine.pauseState(),
   ]);
   const now = Date.now();
   const ageMs = pending.oldest === null ? null : Math.max(0, now - pending.oldest);
@@ -31,6 +33,7 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       oldestPendingAgeMs: ageMs,
       pendingByType: pending.byType,
       unservedTypes: unserved,
+      paused,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
       corrupt: ctx.corrupt.list(),
     });
@@ -46,6 +49,8 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
     ['workers', String(workers.length)],
   ];
+  if (paused.world || paused.types.length > 0)
+    rows.push(['paused', c.yellow(describePause(paused))]);
   if (unserved.length > 0)
     rows.push([
       'unserved',
