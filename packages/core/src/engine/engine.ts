@@ -1,6 +1,6 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
-import { decodeJson, encodeJson } from '../contract/paths.js';
+import { encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskLimits } from '../tree/limits.js';

@@ -29,7 +29,11 @@ describeOnBackends('engine: delayed tasks', (backend) => {
     );
     await eventually(() => ran.includes('now'));
     expect(ran).toEqual(['now']);
-    expect(await engine.task(['later'])).toMatchObject({ state: 'pending', attempts: 0, notBefore });
+    expect(await engine.task(['later'])).toMatchObject({
+      state: 'pending',
+      attempts: 0,
+      notBefore,
+    });
 
     clock.advance(29_999);
     await engine.queue({ name: 'now2', type: 't' });
