@@ -47,6 +47,7 @@ export {
   type QueueParent,
   type QueueRequest,
 } from './engine/engine.js';
+export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {

@@ -17,9 +17,14 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
   const job = validateRegularJob(task.data);
   await checkExecutable(h, job.executable);
   checkResultFits(h, (run) => buildRegularResult(job, run, { maxBytes: h.maxResultBytes }));
+  // The parent's result as the job's input: what makes a chain of jobs a pipeline.
+  const input =
+    job.parentResult === 'stdin'
+      ? { ...job, stdin: JSON.stringify((await task.parentResult()) ?? null) }
+      : job;
   let pid = 0;
   try {
-    return await runRegularJob(job, {
+    return await runRegularJob(input, {
       serverName: h.serverName,
       cwd: h.workDir,
       env: h.env,

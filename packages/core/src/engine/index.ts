@@ -36,6 +36,12 @@ export {
 } from './layout.js';
 export { META_VERSION, parseMeta, type WorldMeta } from './meta.js';
 export {
+  type AncestorResult,
+  completedRecord,
+  type ResultReaders,
+  resultReaders,
+} from './parent-results.js';
+export {
   type PauseChange,
   type PauseState,
   PauseWatch,

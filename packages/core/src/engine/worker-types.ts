@@ -1,6 +1,7 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Engine, EngineOptions } from './engine.js';
+import type { ResultReaders } from './parent-results.js';
 import type { PauseState } from './pause.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
@@ -27,7 +28,7 @@ export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
      * worker stops hard. After a cancel the handler's result is not recorded.
      */
     signal: AbortSignal;
-  };
+  } & ResultReaders;
 }[K];
 
 /**

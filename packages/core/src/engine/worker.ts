@@ -6,6 +6,7 @@ import { DEFAULT_CANCEL_WATCH_AFTER_MS, watchForCancel } from './cancel-watch.js
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
+import { resultReaders } from './parent-results.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { renewUntilOpen } from './session.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
@@ -400,6 +401,7 @@ class WorkerLoop {
       maxAttempts: claim.maxAttempts,
       signal: r.abort.signal,
       worker: this.id,
+      ...resultReaders(() => this.engine.context(), claim.key),
     };
     if (claim.hints) ctx.hints = claim.hints;
     const ended = new AbortController();
