@@ -49,6 +49,7 @@ export {
 } from './engine/engine.js';
 export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
+export type { TaskLogLine, TaskProgress } from './engine/progress.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

@@ -5,6 +5,7 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { codeOf, taskStateError } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName, entryPrefix, parseEntryName } from './layout.js';
+import { progressPath } from './progress.js';
 import type { EntryData } from './types.js';
 import { walkTree } from './walk.js';
 
@@ -122,18 +123,20 @@ async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean):
   const { coordinator: c, layout } = ctx;
   const treePath = layout.treePath(key);
   await untilSettled('cancel', key, async () => {
-    const [found, node, working, completed, failed] = await Promise.all([
+    const [found, node, working, completed, failed, progress] = await Promise.all([
       findEntry(ctx, key),
       c.exists(treePath),
       c.exists(layout.recordPath(AREA.working, key)),
       c.exists(layout.recordPath(AREA.completed, key)),
       c.exists(layout.recordPath(AREA.failed, key)),
+      c.exists(progressPath(layout, key)),
     ]);
     const ops: Op[] = [];
     if (found) ops.push({ op: 'delete', path: found.path });
     if (working) ops.push({ op: 'delete', path: layout.recordPath(AREA.working, key) });
     if (completed) ops.push({ op: 'delete', path: layout.recordPath(AREA.completed, key) });
     if (failed) ops.push({ op: 'delete', path: layout.recordPath(AREA.failed, key) });
+    if (progress) ops.push({ op: 'delete', path: progressPath(layout, key) });
     if (node && (removeNode || node.numChildren === 0))
       ops.push({ op: 'delete', path: treePath, version: -1 });
     if (ops.length > 0) await c.multi(ops);

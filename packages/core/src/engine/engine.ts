@@ -19,6 +19,7 @@ import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from 
 import { consoleLogger } from './logger.js';
 import { META_VERSION, parseMeta } from './meta.js';
 import { type PauseState, readPause, setPause } from './pause.js';
+import { PROGRESS_AREA, readProgress, type TaskProgress } from './progress.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
@@ -201,10 +202,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = this.coordinator;
     const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
     const root = new WorldLayout(this.world, wanted).root;
-    await Promise.all([...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}`)));
-    await Promise.all(
-      [...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)),
-    );
+    const tops = [...AREAS, REGISTRY_AREA, PROGRESS_AREA];
+    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}`)));
+    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
     let buckets = wanted;
     try {
       await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));
@@ -459,9 +459,17 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return (await taskRecord(await this.context(), key)) as TaskRecord<M> | null;
   }
 
-  /** State changes of this world, built on watches; ends when `signal` aborts or the loop breaks. */
-  events(options: { signal?: AbortSignal } = {}): AsyncIterable<EngineEvent> {
-    return watchEvents(() => this.context(), options.signal);
+  /**
+   * State changes of this world, built on watches; ends when `signal` aborts or the loop
+   * breaks. With `progress`, also a `progress` event whenever a working task reports.
+   */
+  events(options: { signal?: AbortSignal; progress?: boolean } = {}): AsyncIterable<EngineEvent> {
+    return watchEvents(() => this.context(), options.signal, options.progress === true);
+  }
+
+  /** What a task reported with `ctx.progress` / `ctx.log` (its last run), or `null`. */
+  async progress(key: TaskKey): Promise<TaskProgress | null> {
+    return readProgress(await this.context(), key);
   }
 
   /** Stops the default claimer's watches from waking anything. */

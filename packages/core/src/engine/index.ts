@@ -50,6 +50,22 @@ export {
   setPause,
   typePaused,
 } from './pause.js';
+export {
+  checkProgressValue,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  MAX_LOG_LINE_CHARS,
+  MAX_LOG_LINES,
+  MAX_PROGRESS_BYTES,
+  PROGRESS_AREA,
+  type ProgressReporter,
+  ProgressWriter,
+  parseProgress,
+  progressPath,
+  progressReporter,
+  readProgress,
+  type TaskLogLine,
+  type TaskProgress,
+} from './progress.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';

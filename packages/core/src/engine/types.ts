@@ -1,6 +1,7 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
 import type { CorruptNode } from './corrupt.js';
+import type { TaskProgress } from './progress.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -202,13 +203,17 @@ export type EngineEventType =
   | 'completed'
   | 'failed'
   | 'retried'
-  | 'cancelled';
+  | 'cancelled'
+  /** Only with `events({ progress: true })`: a working task reported progress or a log line. */
+  | 'progress';
 
 /** One state change of a task, from `engine.events()` (by key; read the record with `task(key)`). */
 export interface EngineEvent {
   type: EngineEventType;
   key: TaskKey;
   world: string;
+  /** With `progress` events: what the task has reported so far. */
+  progress?: TaskProgress;
 }
 
 /** Fields first, message second: the shape pino uses, so a pino logger fits as is. */

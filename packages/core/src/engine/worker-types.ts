@@ -28,6 +28,13 @@ export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
      * worker stops hard. After a cancel the handler's result is not recorded.
      */
     signal: AbortSignal;
+    /**
+     * Reports progress (a number such as 0.42, or small JSON): stored with the task,
+     * throttled (one write per 500 ms at most), shown by `zoott show` and `zoott watch`.
+     */
+    progress(value: unknown): void;
+    /** Adds a log line to the task's log (the last 50 lines are kept, 500 characters each). */
+    log(line: string): void;
   } & ResultReaders;
 }[K];
 

@@ -8,6 +8,7 @@ import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { resultReaders } from './parent-results.js';
 import { PauseWatch, typePaused } from './pause.js';
+import { progressReporter } from './progress.js';
 import { renewUntilOpen } from './session.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
@@ -392,6 +393,7 @@ class WorkerLoop {
 
   private async execute(r: Running): Promise<void> {
     const { claim } = r;
+    const reporter = progressReporter(await this.engine.context(), claim);
     const ctx: TaskContext = {
       key: claim.key,
       name: claim.name,
@@ -402,6 +404,8 @@ class WorkerLoop {
       signal: r.abort.signal,
       worker: this.id,
       ...resultReaders(() => this.engine.context(), claim.key),
+      progress: (value) => reporter.progress(value),
+      log: (line) => reporter.log(line),
     };
     if (claim.hints) ctx.hints = claim.hints;
     const ended = new AbortController();
@@ -426,6 +430,9 @@ class WorkerLoop {
     } finally {
       ended.abort();
     }
+    // The last progress and log lines land before the outcome, so whoever reads the
+    // completed task finds them; a cancelled or lost claim writes nothing more.
+    if (!r.cancelled && !r.void) await reporter.flush();
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {
