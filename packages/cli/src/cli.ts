@@ -200,6 +200,7 @@ export function buildProgram(state: RunState): Command {
       .command('watch')
       .description('stream task events live (JSON lines with --json)')
       .option('--count <n>', 'stop after n events')
+      .option('--progress', "also stream running tasks' progress and log lines")
       .option('--timeout <seconds>', 'stop after this long')
       .action(run(watchCommand)),
     'zoott watch --json | jq .key',

@@ -1,12 +1,27 @@
 import type { TaskContext } from '@zoott/core';
 import { buildRegularResult, type RegularJobResult, validateRegularJob } from '@zoott/core/jobs';
 import { runRegularJob } from '../jobs/index.js';
+import { parseReport } from '../jobs/report-channel.js';
 import {
   checkExecutable,
   checkResultFits,
   type HandlerContext,
   permanentIfTooLarge,
 } from './options.js';
+
+/** A job's fd-3 line, handed to the task's progress and log. */
+function report(task: TaskContext, line: string): void {
+  const r = parseReport(line);
+  if (!r) return;
+  if ('log' in r) task.log(r.log);
+  else
+    try {
+      task.progress(r.progress);
+    } catch (err) {
+      // A value too large or not JSON-like: say so in the log instead of failing the job.
+      task.log(`progress refused: ${(err as Error).message}`);
+    }
+}
 
 /**
  * Handler of `zoott.job`: validates the task data as a regular job (an invalid one is a
@@ -34,6 +49,7 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
       signal: task.signal,
       allowExec: h.policy,
       ...(h.runAs ? { runAs: h.runAs } : {}),
+      onReportLine: (line) => report(task, line),
       onSpawn: (p) => {
         pid = p;
         h.processes?.started(p);
