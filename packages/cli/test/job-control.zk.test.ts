@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, runWorker } from '@zoott/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, session, until, zoott } from './helpers.js';
+import {
+  assertBuilt,
+  freshConnect,
+  json,
+  session,
+  start,
+  startWorkerBin,
+  until,
+  zoott,
+} from './helpers.js';
 
 // Job control through the real `zoott` binary on a real ZooKeeper: pause and resume,
 // cancel of running work, delayed tasks.
@@ -209,6 +218,79 @@ describe('delayed tasks', { timeout: SLOW }, () => {
       expect((await engine.task(['d']))?.startedAt).toBeGreaterThanOrEqual(notBefore);
     } finally {
       await worker.stop();
+    }
+  });
+});
+
+describe('progress and logs', { timeout: SLOW }, () => {
+  it("a handler's progress is streamed by watch --progress and shown by show", async () => {
+    const { connect, z } = await world();
+    const c = await session(connect);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const worker = runWorker(
+      c,
+      {
+        t: async (task) => {
+          task.progress(0.5);
+          task.log('half way');
+          await gate;
+          return 'ok';
+        },
+      },
+      { world: 'tw', pollMs: 200 },
+    );
+    const watch = start(['--connect', connect, '--world', 'tw', '--json', 'watch', '--progress']);
+    try {
+      await until(() => watch.err().includes('watching world tw'), 'the watch to start');
+      expect((await z(['queue', 'p1', '-t', 't'])).code).toBe(0);
+      await until(() => watch.out().includes('"type":"progress"'), 'a progress line');
+      const line = watch
+        .out()
+        .split('\n')
+        .filter((l) => l.includes('"type":"progress"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+      expect(line).toMatchObject({ type: 'progress', key: 'p1', world: 'tw', attempt: 1 });
+      expect(line?.progress).toBe(0.5);
+      expect(line?.log).toEqual(['half way']);
+
+      const shown = await z(['show', 'p1']);
+      expect(shown.stdout).toMatch(/progress\s+50% \(attempt 1\)/);
+      expect(shown.stdout).toMatch(/log\s+\S+Z half way/);
+      const asJson = json<{ report: { progress: number; log: { line: string }[] } }>(
+        await z(['--json', 'show', 'p1']),
+      );
+      expect(asJson.report.progress).toBe(0.5);
+      expect(asJson.report.log.map((l) => l.line)).toEqual(['half way']);
+      release();
+      await until(async () => (await z(['show', 'p1'])).stdout.includes('completed'), 'done');
+    } finally {
+      release();
+      watch.kill('SIGINT');
+      await watch.exited;
+      await worker.stop();
+    }
+  });
+
+  it("a JSON job's fd-3 lines, on the real worker, are shown by show", async () => {
+    const { connect, z } = await world();
+    const worker = startWorkerBin(connect, '/bin/sh');
+    try {
+      const job = {
+        executable: '/bin/sh',
+        arguments: ['-c', 'echo "progress 0.75" >&3; echo "log three quarters" >&3; echo out'],
+      };
+      const q = await z(['queue', 'j1', '-t', 'zoott.job', '-d', JSON.stringify(job)]);
+      expect(q.code, q.stderr).toBe(0);
+      await until(async () => (await z(['show', 'j1'])).stdout.includes('completed'), 'the job');
+      const shown = (await z(['show', 'j1'])).stdout;
+      expect(shown).toMatch(/progress\s+75% \(attempt 1\)/);
+      expect(shown).toMatch(/three quarters/);
+    } finally {
+      worker.kill('SIGTERM');
+      await new Promise((r) => worker.once('exit', r));
     }
   });
 });
