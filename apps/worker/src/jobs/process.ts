@@ -138,14 +138,7 @@ export function startProcess(
   let exited = false;
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const killGroup = (signal: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // ESRCH: the group is already gone.
-    }
-  };
+  const killGroup = (signal: NodeJS.Signals) => signalGroup(child.pid, signal);
 
   const done = new Promise<ProcessRun>((resolveDone) => {
     let settled = false;
@@ -209,6 +202,16 @@ export function startProcess(
       }
     },
   };
+}
+
+/** Signals a whole process group (the job's); a group already gone is fine. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
 }
 
 function exitForSpawnError(e: Error): number {

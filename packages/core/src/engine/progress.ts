@@ -7,7 +7,9 @@ import { validateJsonData } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import { bucketName, type WorldLayout } from './layout.js';
-import type { Claim } from './types.js';
+import type { Claim, TaskProgress } from './types.js';
+
+export type { TaskLogLine, TaskProgress } from './types.js';
 
 /**
  * The progress area, `/zoott_g/<world>/<bucket>/<key>`: one node per task that reported
@@ -23,27 +25,6 @@ export const MAX_LOG_LINE_CHARS = 500;
 export const MAX_PROGRESS_BYTES = 2048;
 /** Shortest time between two writes of one task's progress node. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
-
-/** One line a handler logged. */
-export interface TaskLogLine {
-  /** When it was logged (ms since the epoch, worker clock). */
-  at: number;
-  line: string;
-}
-
-/** What a running (or finished) task reported, as stored in its progress node. */
-export interface TaskProgress {
-  /** The attempt that wrote it (a retry starts afresh). */
-  attempt: number;
-  worker: string;
-  updatedAt: number;
-  /** The last value given to `ctx.progress` (a number, or small JSON); absent if none. */
-  progress?: unknown;
-  /** The last {@link MAX_LOG_LINES} lines, oldest first. */
-  log: TaskLogLine[];
-  /** Lines logged before the first one kept. */
-  dropped: number;
-}
 
 /** Path of a task's progress node. */
 export function progressPath(layout: WorldLayout, key: TaskKey): string {

@@ -1,7 +1,6 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
 import type { CorruptNode } from './corrupt.js';
-import type { TaskProgress } from './progress.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -231,4 +230,25 @@ export interface EngineClock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** A number in [0, 1). */
   random(): number;
+}
+
+/** One line a handler logged. */
+export interface TaskLogLine {
+  /** When it was logged (ms since the epoch, worker clock). */
+  at: number;
+  line: string;
+}
+
+/** What a running (or finished) task reported, as stored in its progress node. */
+export interface TaskProgress {
+  /** The attempt that wrote it (a retry starts afresh). */
+  attempt: number;
+  worker: string;
+  updatedAt: number;
+  /** The last value given to `ctx.progress` (a number, or small JSON); absent if none. */
+  progress?: unknown;
+  /** The last 50 (`MAX_LOG_LINES`) lines, oldest first. */
+  log: TaskLogLine[];
+  /** Lines logged before the first one kept. */
+  dropped: number;
 }
