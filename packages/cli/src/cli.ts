@@ -20,6 +20,7 @@ import { treeVerb } from './commands/tree.js';
 import { waitVerb } from './commands/wait.js';
 import { watchVerb } from './commands/watch.js';
 import { workersVerb } from './commands/workers.js';
+import { worldsVerb } from './commands/worlds.js';
 import { ExitCode } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 import { addVerb, type Verb } from './verb.js';
@@ -33,8 +34,9 @@ export const VERSION = ZOOTT_VERSION;
  * and its line here.
  */
 const VERBS: readonly Verb[] = [
-  // A world: create it, lock it, check it.
+  // Worlds: create, list, lock, check.
   initVerb,
+  worldsVerb,
   lockDownVerb,
   doctorVerb,
   // Work in, results out.
