@@ -69,9 +69,8 @@ const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   const offSession = keepSession(engine.coordinator, stop.signal, (t) => ctx.note(t));
   await engine.context(); // an uninitialised world fails here, before the note
-  // What is settled already is read before the note that says the drain began: a task that
-  // settles after the note counts as settled during this drain, even when ZooKeeper is away
-  // before the first reading of the loop.
+  // The baseline is read before the note that says the drain began: a task settled after the
+  // note counts as settled during this drain, even if an outage delays the first poll.
   const before = await engine.counts();
   ctx.note(`draining world ${engine.world} (Ctrl-C to stop)`);
   const started = Date.now();
@@ -87,7 +86,8 @@ const drainCommand: CommandBody = async (ctx, cmd: Command) => {
       signal: stop.signal,
       onCounts: (c) => {
         last = c;
-        settledNow = Math.max(0, c.completed + c.failed - baseline);
+        const settled = c.completed + c.failed;
+        settledNow = Math.max(0, settled - baseline);
         const left = c.pending + c.working;
         const secs = (Date.now() - started) / 1000;
         const rate = secs > 0 ? settledNow / secs : 0;
