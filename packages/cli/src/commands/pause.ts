@@ -2,6 +2,7 @@ import type { PauseState } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface PauseOptions {
   type?: string;
@@ -34,28 +35,26 @@ function change(paused: boolean): CommandBody {
   };
 }
 
-/**
- * `zoott pause <world> [--type t]` and `zoott resume <world> [--type t]`: workers stop
- * claiming what is paused (their watch on the world meta tells them at once); tasks already
- * running finish. Resuming the world resumes every paused type too.
- */
-export function pauseVerbs(
-  program: Command,
-  run: (body: CommandBody) => (...args: unknown[]) => Promise<void>,
-): void {
-  for (const [verb, paused] of [
-    ['pause', true],
-    ['resume', false],
-  ] as const)
+/** `zoott pause <world> [--type t]`: workers stop claiming it; running tasks finish. */
+export const pauseVerb: Verb = {
+  define: (program) =>
     program
-      .command(verb)
+      .command('pause')
       .argument('<world>', 'world name')
-      .description(
-        paused
-          ? 'stop workers claiming tasks of a world, or of one type (running tasks finish)'
-          : 'let workers claim again what pause stopped (the whole world resumes every type)',
-      )
-      .option('-t, --type <type>', `${verb} only this task type`)
-      .addHelpText('after', `\nExample:\n  $ zoott ${verb} files --type downloadFile\n`)
-      .action(run(change(paused)));
-}
+      .description('stop workers claiming tasks of a world, or of one type (running tasks finish)')
+      .option('-t, --type <type>', 'pause only this task type'),
+  examples: ['zoott pause files', 'zoott pause files --type downloadFile --json'],
+  run: change(true),
+};
+
+/** `zoott resume <world> [--type t]`: undoes `pause`; the whole world resumes every type. */
+export const resumeVerb: Verb = {
+  define: (program) =>
+    program
+      .command('resume')
+      .argument('<world>', 'world name')
+      .description('let workers claim again what pause stopped (the whole world: every type)')
+      .option('-t, --type <type>', 'resume only this task type'),
+  examples: ['zoott resume files', 'zoott resume files --type downloadFile'],
+  run: change(false),
+};
