@@ -120,7 +120,8 @@ describe('cancel', { timeout: SLOW }, () => {
     expect((await z(['queue', 'k', '-t', 't', '--parent', 'p'])).code).toBe(0);
     const r = await z(['cancel', 'p']);
     expect(r.code).toBe(7);
-    expect(r.stderr).toMatch(/task p: has 1 child task; cancel it with its subtree \(--subtree\)/);
+    expect(r.stderr).toMatch(/task p: has 1 child task; cancel it with its subtree/);
+    expect(r.stderr).toMatch(/hint: zoott cancel 'p' --subtree/);
     expect((await z(['--json', 'tree'])).stdout).toMatch(/"name": "k"/);
     const all = await z(['--json', 'cancel', 'p', '--subtree']);
     expect(json<{ cancelled: string[] }>(all).cancelled.sort()).toEqual(['p', 'p|k']);

@@ -97,7 +97,7 @@ export async function cancelTask(
   if (!subtree && node.numChildren > 0)
     throw taskStateError(
       key,
-      `has ${node.numChildren} child task${node.numChildren === 1 ? '' : 's'}; cancel it with its subtree (--subtree) to remove them too`,
+      `has ${node.numChildren} child task${node.numChildren === 1 ? '' : 's'}; cancel it with its subtree to remove them too`,
       'cancel',
     );
   const keys: TaskKey[] = [];
