@@ -2,7 +2,9 @@ import type {
   AreaCounts,
   EngineEvent,
   ListedTask,
+  PauseState,
   TaskKey,
+  TaskProgress,
   TaskRecord,
   TreeNode,
 } from '@zoott/core';
@@ -14,8 +16,10 @@ export type {
   EngineEvent,
   FailedList,
   ListedTask,
+  PauseState,
   RetryAllResult,
   TaskKey,
+  TaskProgress,
   TaskRecord,
   TreeNode,
   WorkerView,
@@ -34,6 +38,8 @@ export interface Overview {
   counts: AreaCounts;
   oldestPending: { key: TaskKey; since: number; ageMs: number } | null;
   workers: number;
+  /** What is paused in the world (workers claim none of it). */
+  paused: PauseState;
   throughput: { slotMs: number; slots: ThroughputSlot[] };
   zookeeper: string;
   now: number;
@@ -95,7 +101,10 @@ export const api = {
   tree: (world: string, root?: string) =>
     call<TreeNode[]>('GET', apiUrl('/api/tree', root ? { world, root } : { world })),
   task: (world: string, key: TaskKey) =>
-    call<TaskRecord>('GET', apiUrl('/api/task', { world, key: encodeKey(key) })),
+    call<TaskRecord & { report: TaskProgress | null }>(
+      'GET',
+      apiUrl('/api/task', { world, key: encodeKey(key) }),
+    ),
   failed: (world: string) => call<FailedList>('GET', apiUrl('/api/failed', { world })),
   workers: (world: string) => call<WorkerView[]>('GET', apiUrl('/api/workers', { world })),
   retry: (world: string, key: TaskKey) => call<unknown>('POST', '/api/retry', { world, key }),
@@ -103,4 +112,8 @@ export const api = {
     call<RetryAllResult & { ok: true }>('POST', '/api/retry-all', { world }),
   cancel: (world: string, key: TaskKey, subtree = false) =>
     call<unknown>('POST', '/api/cancel', { world, key, subtree }),
+  pause: (world: string, type?: string) =>
+    call<{ paused: PauseState }>('POST', '/api/pause', type ? { world, type } : { world }),
+  resume: (world: string, type?: string) =>
+    call<{ paused: PauseState }>('POST', '/api/resume', type ? { world, type } : { world }),
 };

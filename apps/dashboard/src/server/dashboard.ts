@@ -13,6 +13,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
+import { pauseOrResume, WRITE_PATHS } from './pause.js';
 
 const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 const PING_MS = 15_000;
@@ -204,11 +205,12 @@ class DashboardApp {
         return sendJson(res, 200, await d.worlds());
       case '/api/overview': {
         const world = await this.world(url);
-        const [counts, oldest, worlds, workers] = await Promise.all([
+        const [counts, oldest, worlds, workers, paused] = await Promise.all([
           d.counts(world),
           d.oldestPending(world),
           d.worlds(),
           d.workers(world),
+          d.engine(world).pauseState(),
         ]);
         // Throughput is counted from the live stream, started once the world is known to exist.
         const hub = this.hub(world);
@@ -219,6 +221,7 @@ class DashboardApp {
           counts,
           oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
           workers: workers.length,
+          paused,
           throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
           zookeeper: this.opts.coordinator.state,
           now,
@@ -249,10 +252,14 @@ class DashboardApp {
       case '/api/task': {
         const world = await this.world(url);
         const key = decodeKey(requiredParam(url, 'key'));
-        const rec = await d.task(world, key);
+        // With what the task reported (ctx.progress / ctx.log, a job's fd 3), or null.
+        const [rec, report] = await Promise.all([
+          d.task(world, key),
+          d.engine(world).progress(key),
+        ]);
         if (!rec)
           return sendError(res, 404, 'NO_SUCH_TASK', `task ${key.join('|')} does not exist`);
-        return sendJson(res, 200, rec);
+        return sendJson(res, 200, { ...rec, report });
       }
       case '/api/failed':
         return sendJson(res, 200, await d.failed(await this.world(url)));
@@ -266,7 +273,7 @@ class DashboardApp {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    if (!['/api/retry', '/api/retry-all', '/api/cancel'].includes(url.pathname))
+    if (!WRITE_PATHS.includes(url.pathname))
       return sendError(res, 404, 'NO_NODE', `no such endpoint: POST ${url.pathname}`);
     if (this.opts.readOnly)
       return sendError(res, 403, 'NO_AUTH', 'the dashboard is read-only (--read-only)');
@@ -284,6 +291,13 @@ class DashboardApp {
       }
       case '/api/retry-all':
         return sendJson(res, 200, { ok: true, world, ...(await d.retryAll(world)) });
+      case '/api/pause':
+      case '/api/resume':
+        return sendJson(res, 200, {
+          ok: true,
+          world,
+          paused: await pauseOrResume(d.engine(world), url.pathname === '/api/pause', body),
+        });
       default: {
         const key = bodyKey(body);
         const cancelled = await d.cancel(world, key, body.subtree === true);

@@ -1,5 +1,13 @@
-import { api, type EngineEvent, encodeKey, type TaskKey, type TaskRecord } from '../api.js';
+import {
+  api,
+  type EngineEvent,
+  encodeKey,
+  type TaskKey,
+  type TaskProgress,
+  type TaskRecord,
+} from '../api.js';
 import { type Child, duration, h, json, replace, serial, throttle, time } from '../dom.js';
+import { reportBlock } from './task-report.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** A process record of a job result (regular job, or a race's winner). */
@@ -74,8 +82,23 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
       }
       void act('cancelled', () => api.cancel(ctx.world, key));
     });
+    // A task with children is cancelled with its subtree (the engine refuses it alone).
+    const subtree = h(
+      'button',
+      { type: 'button', class: 'danger', 'data-action': 'cancel-subtree' },
+      'Cancel with subtree',
+    );
+    subtree.addEventListener('click', () => {
+      if (subtree.dataset.armed !== '1') {
+        subtree.dataset.armed = '1';
+        subtree.textContent = 'Click again: cancel it and every task below';
+        return;
+      }
+      void act('cancelled with subtree', () => api.cancel(ctx.world, key, true));
+    });
     replace(
       actions,
+      subtree,
       t.state === 'failed'
         ? h(
             'button',
@@ -91,7 +114,7 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
     );
   };
 
-  const render = (t: TaskRecord) => {
+  const render = (t: TaskRecord & { report?: TaskProgress | null }) => {
     const rows: [string, Child][] = [
       ['Type', t.type],
       [
@@ -151,12 +174,13 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
     ];
     if (t.error) sections.push(errorBlock('Error', t.error));
     else if (t.lastError) sections.push(errorBlock('Last error (will retry)', t.lastError));
+    sections.push(reportBlock(t.report));
     if (t.state === 'completed') sections.push(resultBlock(t.result));
     replace(body, sections);
   };
 
   const refresh = serial(async () => {
-    let t: TaskRecord | null = null;
+    let t: (TaskRecord & { report?: TaskProgress | null }) | null = null;
     try {
       t = await api.task(ctx.world, key);
     } catch (err) {
