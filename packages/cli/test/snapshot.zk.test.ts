@@ -87,6 +87,10 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
         "corrupt": [],
         "failed": 1,
         "oldestPendingAgeMs": "number",
+        "paused": {
+          "types": [],
+          "world": false,
+        },
         "pending": 3,
         "pendingByType": {
           "idle": 2,
