@@ -149,6 +149,21 @@ describe('dashboard job control [zookeeper]', () => {
     });
   });
 
+  it('cancels a parent with its subtree from its page, after a second click', async () => {
+    await engine.queue({ name: 'p2', type: 'none' });
+    await engine.queue({ name: 'k2', type: 'none', parent: { key: ['p2'] } });
+    const page = await open('#/control/task/p2');
+    await page.waitForSelector('button[data-action="cancel-subtree"]');
+    await page.click('button[data-action="cancel-subtree"]');
+    expect(await page.textContent('button[data-action="cancel-subtree"]')).toMatch(/Click again/);
+    expect(await engine.task(['p2'])).not.toBeNull();
+    await page.click('button[data-action="cancel-subtree"]');
+    await page.waitForSelector('p.error:has-text("does not exist")');
+    expect(await engine.task(['p2'])).toBeNull();
+    expect(await engine.task(['p2', 'k2'])).toBeNull();
+    await page.close();
+  });
+
   it('read-only shows no pause control and refuses pause and resume', async () => {
     const ro = await startDashboard({
       assetsDir,

@@ -1,5 +1,6 @@
 import { api, encodeKey, type Overview } from '../api.js';
 import { duration, h, replace, serial, svg, throttle } from '../dom.js';
+import { pauseButton, pausedText } from './controls.js';
 import { href, STATES, type View, type ViewContext } from './view.js';
 
 const CHART_W = 600;
@@ -86,31 +87,8 @@ export function overviewView(ctx: ViewContext): View {
         h('dt', {}, 'ZooKeeper'),
         h('dd', {}, o.zookeeper),
         h('dt', {}, 'Claiming'),
-        h('dd', { 'data-fact': 'paused' }, pausedText(o.paused), ' ', pauseButton(o)),
+        h('dd', { 'data-fact': 'paused' }, pausedText(o.paused), ' ', pauseButton(ctx, o, refresh)),
       ),
-    );
-  };
-
-  /** Pause or resume the whole world (workers finish what runs, then claim nothing). */
-  const pauseButton = (o: Overview) => {
-    if (ctx.readOnly) return null;
-    const pausing = !o.paused.world;
-    return h(
-      'button',
-      {
-        type: 'button',
-        'data-action': pausing ? 'pause' : 'resume',
-        onclick: () =>
-          void (pausing ? api.pause(o.world) : api.resume(o.world)).then(
-            () => {
-              ctx.notify(`${o.world} ${pausing ? 'paused' : 'resumed'}`);
-              return refresh();
-            },
-            (err: unknown) =>
-              ctx.notify(`${pausing ? 'pause' : 'resume'} failed: ${String(err)}`, 'error'),
-          ),
-      },
-      pausing ? 'Pause' : 'Resume',
     );
   };
 
@@ -131,11 +109,6 @@ export function overviewView(ctx: ViewContext): View {
       clearInterval(reread);
     },
   };
-}
-
-function pausedText(p: Overview['paused']): string {
-  if (p.world) return 'paused (every type)';
-  return p.types.length > 0 ? `paused types: ${p.types.join(', ')}` : 'running';
 }
 
 function throughputChart(o: Overview): SVGElement {

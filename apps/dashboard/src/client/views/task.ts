@@ -7,6 +7,7 @@ import {
   type TaskRecord,
 } from '../api.js';
 import { type Child, duration, h, json, replace, serial, throttle, time } from '../dom.js';
+import { confirmButton } from './controls.js';
 import { reportBlock } from './task-report.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
@@ -63,39 +64,17 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
 
   const renderActions = (t: TaskRecord | null) => {
     if (ctx.readOnly || !t) return replace(actions);
-    let confirming = false;
-    const cancel = h(
-      'button',
-      { type: 'button', class: 'danger', 'data-action': 'cancel' },
-      'Cancel task',
+    // Two clicks each: a cancel cannot be undone.
+    const cancel = confirmButton('cancel', 'Cancel task', 'Click again to cancel', () =>
+      act('cancelled', () => api.cancel(ctx.world, key)),
     );
-    cancel.addEventListener('click', () => {
-      // Two clicks: a cancel cannot be undone.
-      if (!confirming) {
-        confirming = true;
-        cancel.textContent = 'Click again to cancel';
-        setTimeout(() => {
-          confirming = false;
-          cancel.textContent = 'Cancel task';
-        }, 3000);
-        return;
-      }
-      void act('cancelled', () => api.cancel(ctx.world, key));
-    });
     // A task with children is cancelled with its subtree (the engine refuses it alone).
-    const subtree = h(
-      'button',
-      { type: 'button', class: 'danger', 'data-action': 'cancel-subtree' },
+    const subtree = confirmButton(
+      'cancel-subtree',
       'Cancel with subtree',
+      'Click again: cancel it and every task below',
+      () => act('cancelled with subtree', () => api.cancel(ctx.world, key, true)),
     );
-    subtree.addEventListener('click', () => {
-      if (subtree.dataset.armed !== '1') {
-        subtree.dataset.armed = '1';
-        subtree.textContent = 'Click again: cancel it and every task below';
-        return;
-      }
-      void act('cancelled with subtree', () => api.cancel(ctx.world, key, true));
-    });
     replace(
       actions,
       subtree,
