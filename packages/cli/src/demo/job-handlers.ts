@@ -6,6 +6,6 @@ import type { Coordinator, Handlers } from '@zoott/core';
  * jobs inside the CLI process, and the worker package brings pino and prom-client.
  */
 export async function demoJobHandlers(coordinator: Coordinator, world: string): Promise<Handlers> {
-  const { jobHandlers } = await import('@zoott/worker');
+  const { jobHandlers } = await import('@zoott/jobs');
   return jobHandlers({ coordinator, world, allowExec: [process.execPath] });
 }

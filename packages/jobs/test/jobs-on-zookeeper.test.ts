@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
+import { freshNamespace, SELF, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/internal.js';
-import { freshNamespace, SELF, settled } from './helpers.js';
 
 const WORLD = 'jobs';
 

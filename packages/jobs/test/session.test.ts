@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Coordinator, createEngine } from '@zoott/core';
+import { freshNamespace, runningGroupMembers, SELF, settled, until } from '@zoott/testing';
 import { connectZk, killSession, type ZkCoordinator } from '@zoott/zk-adapter';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerDaemon, submitJob, type WorkerDaemon } from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
-import { runningGroupMembers } from './jobs/proc-helpers.js';
 
 describe('session lost', { timeout: 180_000 }, () => {
   let client: Coordinator;

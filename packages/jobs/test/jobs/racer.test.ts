@@ -1,6 +1,6 @@
+import { eventually, runningGroupMembers } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
 import { runRacer } from '../../src/jobs/index.js';
-import { eventually, runningGroupMembers } from './proc-helpers.js';
 
 const opts = { serverName: 'racer-host', killGraceMs: 300 };
 

@@ -1,4 +1,4 @@
-// @zoott/worker as a library: submit Yothalot jobs and races and wait for their results,
+// @zoott/jobs: submit Yothalot jobs and races and wait for their results,
 // serve the built-in job types from your own worker, or run the whole daemon in-process.
 // The pieces it is built from are in src/internal.ts, for its own tests.
 

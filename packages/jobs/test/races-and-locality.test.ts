@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RaceJobResult } from '@zoott/core/jobs';
+import { freshNamespace, runningGroupMembers, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -13,8 +14,6 @@ import {
   type WorkerDaemon,
   waitForResult,
 } from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
-import { runningGroupMembers } from './jobs/proc-helpers.js';
 
 const WORLD = 'cluster';
 

@@ -1,3 +1,4 @@
+// Linux /proc views for tests of job processes: which run, in which group, carrying what.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Linux /proc view: state letter and process group of a pid, or null when it is gone. */
@@ -37,4 +38,33 @@ export async function eventually(cond: () => boolean, ms = 5000): Promise<boolea
     await new Promise((r) => setTimeout(r, 20));
   }
   return cond();
+}
+
+/** Pids of running processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state === 'Z' || state === 'X') continue;
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      if (cmd.includes(marker)) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Kills leftover processes carrying `marker` (test cleanup only). */
+export function killMarked(marker: string): void {
+  for (const pid of processesWith(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
 }

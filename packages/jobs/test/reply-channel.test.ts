@@ -1,9 +1,9 @@
 import { type Coordinator, createEngine } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
+import { freshNamespace, SELF, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { publishResult, startWorkerDaemon, submitJob, waitForResult } from '../src/internal.js';
-import { freshNamespace, SELF, settled } from './helpers.js';
 
 const WORLD = 'rc';
 

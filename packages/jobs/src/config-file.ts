@@ -6,8 +6,8 @@ import { parse as parseYaml } from 'yaml';
 
 /**
  * The configuration file shared by `zoott` and `zoott-worker`, and the credential syntax both
- * accept. It lives here (imported by the CLI as `@zoott/worker/config-file`) because the CLI
- * already depends on the worker package, and this module pulls in nothing heavier than `yaml`.
+ * accept. It lives here (imported by the CLI as `@zoott/jobs/config`) because the CLI
+ * and the worker program both use the job layer, and this module pulls in nothing heavier than `yaml`.
  *
  * One file serves both tools: top-level keys are read by every tool that knows them (and
  * skipped by a tool that does not, as long as the other tool knows them); a `cli:` or

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Coordinator, Op, SettleOutcome } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
+import { freshNamespace } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOB_TYPE, JobEngine, replyDir, waitForResult } from '../src/internal.js';
-import { freshNamespace } from './helpers.js';
 
 /** Forwards to `c`, remembering every multi's ops and every plain create's path. */
 function recording(c: Coordinator): { c: Coordinator; multis: Op[][]; creates: string[] } {

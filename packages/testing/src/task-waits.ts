@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+// Waiting on a worker's effects in tests: a task settled, a condition met, with a deadline.
 import { userInfo } from 'node:os';
 import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
-import { freshChroot } from '@zoott/testing';
+import { freshChroot } from './fresh-chroot.js';
 
 /**
  * The test's own user: jobs of test workers run as it (`runAs`), which a root worker must be
@@ -52,33 +52,4 @@ export function settled(
     },
     ms,
   );
-}
-
-/** Pids of running processes whose command line contains `marker`. */
-export function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state === 'Z' || state === 'X') continue;
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (cmd.includes(marker)) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-/** Kills leftover processes carrying `marker` (test cleanup only). */
-export function killMarked(marker: string): void {
-  for (const pid of processesWith(marker)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
 }

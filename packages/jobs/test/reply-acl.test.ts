@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Coordinator, createEngine, digestAcl, isZoottError, OPEN_ACL } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
+import { freshNamespace, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -21,7 +22,6 @@ import {
   type WorkerDaemon,
   waitForResult,
 } from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
 const run = promisify(execFile);

@@ -1,9 +1,9 @@
 import { createEngine } from '@zoott/core';
+import { until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { startZooKeeper, type ZooKeeperServer } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerDaemon, type WorkerDaemon } from '../src/internal.js';
-import { until } from './helpers.js';
 
 // /healthz follows the session: a server of its own, stopped for longer than the session
 // timeout, then started again.

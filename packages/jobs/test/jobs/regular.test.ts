@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ZoottError } from '@zoott/core';
 import { validateRegularJob } from '@zoott/core/jobs';
+import { eventually, isRunning, runningGroupMembers } from '@zoott/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectiveTimeout, minimalEnv, runRegularJob } from '../../src/jobs/index.js';
-import { eventually, isRunning, runningGroupMembers } from './proc-helpers.js';
 
 const opts = { serverName: 'test-host', killGraceMs: 500 };
 const job = (j: Record<string, unknown>) => validateRegularJob(j);
