@@ -4,7 +4,7 @@ import { encodeJson } from '@zoott/core/internal';
 import { freshNamespace } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { JOB_TYPE, JobEngine, replyDir, waitForResult } from '../src/internal.js';
+import { createJobEngine, JOB_TYPE, replyDir, waitForResult } from '../src/internal.js';
 
 /** Forwards to `c`, remembering every multi's ops and every plain create's path. */
 function recording(c: Coordinator): { c: Coordinator; multis: Op[][]; creates: string[] } {
@@ -35,17 +35,19 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
     await client?.close();
   });
 
-  /** A JobEngine on a fresh world with one job claimed; logs and settle outcomes collected. */
+  /** A job engine on a fresh world with one job claimed; logs and settle outcomes collected. */
   async function claimedJob() {
     const rec = recording(client);
     const warnings: string[] = [];
     const settled: SettleOutcome[] = [];
     const world = `w${randomUUID().slice(0, 8)}`;
-    const engine = new JobEngine(rec.c, {
+    const engine = createJobEngine(rec.c, {
       world,
       buckets: 2,
       logger: { warn: (_f, msg) => warnings.push(msg) },
-      onSettled: (_claim, outcome) => settled.push(outcome),
+      onSettled: (_claim, outcome) => {
+        settled.push(outcome);
+      },
     });
     await engine.init();
     await engine.queue({ name: 'job', type: JOB_TYPE, data: { executable: '/bin/true' } });

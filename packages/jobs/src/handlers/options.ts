@@ -4,10 +4,10 @@ import {
   type Engine,
   type EngineLogger,
   isZoottError,
+  PermanentError,
   ZoottError,
 } from '@zoott/core';
 import { DEFAULT_MAX_RESULT_BYTES, type ProcessRun } from '@zoott/core/jobs';
-import { PermanentError } from '../job-engine.js';
 import { DEFAULT_KILL_GRACE_MS, type JobUser, jobUser, resolveExecutable } from '../jobs/index.js';
 import { checkOutputCap } from '../limits.js';
 import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
+import { isZoottError, PermanentError, type TaskContext, ZoottError } from '@zoott/core';
 import { decodeJson, encodeJson } from '@zoott/core/internal';
 import {
   buildRaceResult,
@@ -12,7 +12,6 @@ import {
 } from '@zoott/core/jobs';
 import { deleteTree } from '@zoott/core/recipes';
 import { RACER_TYPE } from '../constants.js';
-import { PermanentError } from '../job-engine.js';
 import { effectiveTimeout } from '../jobs/index.js';
 import { aclText, worldAcl } from '../reply.js';
 import {
