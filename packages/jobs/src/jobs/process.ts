@@ -83,26 +83,7 @@ export function startProcess(
   const started = new Date();
   let child: ChildProcess;
   try {
-    const tool = parentDeathTool();
-    // Never fall back to running as the worker's user when another user was asked for.
-    if (opts.runAs && !tool)
-      throw new Error(
-        `cannot run as ${opts.runAs.name}: util-linux setpriv is missing (/usr/bin/setpriv)`,
-      );
-    const asUser = opts.runAs
-      ? ['--reuid', String(opts.runAs.uid), '--regid', String(opts.runAs.gid), '--init-groups']
-      : [];
-    const [file, argv] = tool
-      ? [tool, [...asUser, '--pdeathsig', 'KILL', '--', path, ...args]]
-      : [path, args];
-    child = spawn(file, argv, {
-      cwd: opts.cwd,
-      env: opts.env,
-      detached: true,
-      shell: false,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    child = spawnJob(path, args, opts);
   } catch (err) {
     return failedStart(err as Error, started, opts.serverName);
   }
@@ -129,14 +110,7 @@ export function startProcess(
   let exited = false;
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const killGroup = (signal: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // ESRCH: the group is already gone.
-    }
-  };
+  const killGroup = (signal: NodeJS.Signals) => signalGroup(child.pid, signal);
 
   const done = new Promise<ProcessRun>((resolveDone) => {
     let settled = false;
@@ -199,6 +173,45 @@ export function startProcess(
       }
     },
   };
+}
+
+/**
+ * Spawns the job in a process group of its own (`detached`), under `setpriv` when present:
+ * `--pdeathsig KILL` ends it with its worker, and `runAs` switches user.
+ *
+ * @throws Error when another user is asked for and setpriv is missing.
+ */
+function spawnJob(path: string, args: readonly string[], opts: StartOptions): ChildProcess {
+  const tool = parentDeathTool();
+  // Never fall back to running as the worker's user when another user was asked for.
+  if (opts.runAs && !tool)
+    throw new Error(
+      `cannot run as ${opts.runAs.name}: util-linux setpriv is missing (/usr/bin/setpriv)`,
+    );
+  const asUser = opts.runAs
+    ? ['--reuid', String(opts.runAs.uid), '--regid', String(opts.runAs.gid), '--init-groups']
+    : [];
+  const [file, argv] = tool
+    ? [tool, [...asUser, '--pdeathsig', 'KILL', '--', path, ...args]]
+    : [path, args];
+  return spawn(file, argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    shell: false,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+}
+
+/** Sends `signal` to the process group led by `pid` (the job and what it started). */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
 }
 
 function exitForSpawnError(e: Error): number {
