@@ -179,6 +179,34 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     expect((await call(dash.url, '/api/nothing')).status).toBe(404);
   });
 
+  it('routes by its table: NOT_FOUND for an unknown path, 405 naming the methods of a known one', async () => {
+    const unknown = await call(dash.url, '/api/nothing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message: 'no such page or endpoint: GET /api/nothing',
+    });
+    const unknownPost = await post(dash.url, '/api/retry-everything', {});
+    expect(unknownPost.status).toBe(404);
+    expect(unknownPost.body.error.code).toBe('NOT_FOUND');
+    const getAction = await call(dash.url, '/api/retry');
+    expect(getAction.status).toBe(405);
+    expect(getAction.headers.get('allow')).toBe('POST');
+    expect(getAction.body.error.code).toBe('BAD_ARGUMENTS');
+    const postRead = await post(dash.url, '/api/counts', {});
+    expect(postRead.status).toBe(405);
+    expect(postRead.headers.get('allow')).toBe('GET, HEAD');
+    const put = await call(dash.url, '/api/task', { method: 'PUT' });
+    expect(put.status).toBe(405);
+    // HEAD is answered as GET: the page's headers, no body.
+    const head = await fetch(new URL('/api/worlds', dash.url), {
+      method: 'HEAD',
+      headers: bearer ? { Authorization: `Bearer ${bearer}` } : {},
+    });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
   it('does not show a persistent registry node (no session owns it) as a live worker', async () => {
     const c = engine.coordinator;
     const ghost = `/zoott_workers/${WORLD}/worker-0000009999`;

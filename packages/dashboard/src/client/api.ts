@@ -8,6 +8,7 @@ import type {
 } from '@zoott/core';
 import type { FailedList, RetryAllResult, WorkerView } from '../server/data.js';
 import type { ThroughputSlot } from '../server/live.js';
+import { encodeKey } from './task-states.js';
 
 export type {
   AreaCounts,
@@ -59,7 +60,7 @@ export const token = meta('zoott-token');
 export const pageReadOnly = meta('zoott-read-only') === 'true';
 export const pageWorld = meta('zoott-world');
 
-export const encodeKey = (key: TaskKey) => key.join('|');
+export { encodeKey };
 
 /** A URL of this server, with the token for the one place headers cannot go (EventSource). */
 export function apiUrl(path: string, params: Record<string, string> = {}, withToken = false) {

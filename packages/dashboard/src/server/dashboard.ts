@@ -13,6 +13,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
+import { dispatch, type RouteTable } from './routes.js';
 
 const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 const PING_MS = 15_000;
@@ -153,121 +154,149 @@ class DashboardApp {
         `${cookie}=${this.opts.token}; HttpOnly; SameSite=Strict; Path=/`,
       );
     try {
-      if (req.method === 'GET' || req.method === 'HEAD') await this.get(req, res, url);
-      else if (req.method === 'POST') await this.post(req, res, url);
-      else {
-        res.setHeader('Allow', 'GET, HEAD, POST');
-        sendError(res, 405, 'BAD_ARGUMENTS', `method ${req.method} not allowed`);
-      }
+      await dispatch(this.routes, req, res, url);
     } catch (err) {
       if (res.headersSent) res.end();
       else sendFailure(res, err);
     }
   }
 
-  private async get(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const d = this.data;
-    switch (url.pathname) {
-      case '/':
-      case '/index.html':
-        return send(
-          res,
-          200,
-          pageHtml({
-            token: this.opts.token,
-            readOnly: this.opts.readOnly,
-            world: this.opts.world,
-            version: this.assets.version,
-          }),
-          'text/html; charset=utf-8',
-        );
-      case '/assets/app.js':
-        return send(
-          res,
-          200,
-          this.assets.js,
-          'text/javascript; charset=utf-8',
-          'private, max-age=86400',
-        );
-      case '/assets/app.css':
-        return send(res, 200, this.assets.css, 'text/css; charset=utf-8', 'private, max-age=86400');
-      case '/api/config': {
-        const worlds = await d.worlds();
-        return sendJson(res, 200, {
+  /** What the server answers: the page and its assets, the JSON API, the live stream. */
+  private readonly routes: RouteTable = {
+    '/': { GET: async (_req, res) => this.page(res) },
+    '/index.html': { GET: async (_req, res) => this.page(res) },
+    '/assets/app.js': {
+      GET: async (_req, res) =>
+        send(res, 200, this.assets.js, 'text/javascript; charset=utf-8', 'private, max-age=86400'),
+    },
+    '/assets/app.css': {
+      GET: async (_req, res) =>
+        send(res, 200, this.assets.css, 'text/css; charset=utf-8', 'private, max-age=86400'),
+    },
+    '/api/config': {
+      GET: async (_req, res) => {
+        const worlds = await this.data.worlds();
+        sendJson(res, 200, {
           readOnly: this.opts.readOnly,
           world: this.opts.world ?? worlds[0] ?? null,
           worlds,
           zookeeper: this.opts.coordinator.state,
         });
-      }
-      case '/api/worlds':
-        return sendJson(res, 200, await d.worlds());
-      case '/api/overview': {
-        const world = await this.world(url);
-        const [counts, oldest, worlds, workers] = await Promise.all([
-          d.counts(world),
-          d.oldestPending(world),
-          d.worlds(),
-          d.workers(world),
-        ]);
-        // Throughput is counted from the live stream, started once the world is known to exist.
-        const hub = this.hub(world);
-        const now = Date.now();
-        return sendJson(res, 200, {
-          world,
-          worlds,
-          counts,
-          oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
-          workers: workers.length,
-          throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
-          zookeeper: this.opts.coordinator.state,
-          now,
-        });
-      }
-      case '/api/counts':
-        return sendJson(res, 200, await d.counts(await this.world(url)));
-      case '/api/list': {
-        const state = url.searchParams.get('state');
-        if (state !== null && !STATES.includes(state as TaskStateName))
-          throw new ZoottError(
-            'BAD_ARGUMENTS',
-            `state ${JSON.stringify(state)}: must be one of ${STATES.join(', ')}`,
-            { field: 'state' },
-          );
-        const world = await this.world(url);
-        return sendJson(
-          res,
-          200,
-          await d.engine(world).list((state as TaskStateName) ?? undefined),
-        );
-      }
-      case '/api/tree': {
+      },
+    },
+    '/api/worlds': { GET: async (_req, res) => sendJson(res, 200, await this.data.worlds()) },
+    '/api/overview': { GET: async (_req, res, url) => this.overview(res, url) },
+    '/api/counts': {
+      GET: async (_req, res, url) =>
+        sendJson(res, 200, await this.data.counts(await this.world(url))),
+    },
+    '/api/list': { GET: async (_req, res, url) => this.list(res, url) },
+    '/api/tree': {
+      GET: async (_req, res, url) => {
         const world = await this.world(url);
         const root = url.searchParams.get('root');
-        return sendJson(res, 200, await d.tree(world, root ? decodeKey(root) : undefined));
-      }
-      case '/api/task': {
+        sendJson(res, 200, await this.data.tree(world, root ? decodeKey(root) : undefined));
+      },
+    },
+    '/api/task': {
+      GET: async (_req, res, url) => {
         const world = await this.world(url);
         const key = decodeKey(requiredParam(url, 'key'));
-        const rec = await d.task(world, key);
+        const rec = await this.data.task(world, key);
         if (!rec)
           return sendError(res, 404, 'NO_SUCH_TASK', `task ${key.join('|')} does not exist`);
-        return sendJson(res, 200, rec);
-      }
-      case '/api/failed':
-        return sendJson(res, 200, await d.failed(await this.world(url)));
-      case '/api/workers':
-        return sendJson(res, 200, await d.workers(await this.world(url)));
-      case '/api/events':
-        return this.stream(req, res, await this.world(url));
-      default:
-        return sendError(res, 404, 'NO_NODE', `no such page or endpoint: ${url.pathname}`);
-    }
+        sendJson(res, 200, rec);
+      },
+    },
+    '/api/failed': {
+      GET: async (_req, res, url) =>
+        sendJson(res, 200, await this.data.failed(await this.world(url))),
+    },
+    '/api/workers': {
+      GET: async (_req, res, url) =>
+        sendJson(res, 200, await this.data.workers(await this.world(url))),
+    },
+    '/api/events': { GET: async (req, res, url) => this.stream(req, res, await this.world(url)) },
+    '/api/retry': {
+      POST: async (req, res, url) =>
+        this.change(req, res, url, async (world, body) => {
+          const key = bodyKey(body);
+          await this.data.retry(world, key);
+          return { key };
+        }),
+    },
+    '/api/retry-all': {
+      POST: async (req, res, url) =>
+        this.change(req, res, url, (world) => this.data.retryAll(world)),
+    },
+    '/api/cancel': {
+      POST: async (req, res, url) =>
+        this.change(req, res, url, async (world, body) => ({
+          cancelled: await this.data.cancel(world, bodyKey(body), body.subtree === true),
+        })),
+    },
+  };
+
+  private page(res: ServerResponse): void {
+    send(
+      res,
+      200,
+      pageHtml({
+        token: this.opts.token,
+        readOnly: this.opts.readOnly,
+        world: this.opts.world,
+        version: this.assets.version,
+      }),
+      'text/html; charset=utf-8',
+    );
   }
 
-  private async post(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    if (!['/api/retry', '/api/retry-all', '/api/cancel'].includes(url.pathname))
-      return sendError(res, 404, 'NO_NODE', `no such endpoint: POST ${url.pathname}`);
+  private async overview(res: ServerResponse, url: URL): Promise<void> {
+    const d = this.data;
+    const world = await this.world(url);
+    const [counts, oldest, worlds, workers] = await Promise.all([
+      d.counts(world),
+      d.oldestPending(world),
+      d.worlds(),
+      d.workers(world),
+    ]);
+    // Throughput is counted from the live stream, started once the world is known to exist.
+    const hub = this.hub(world);
+    const now = Date.now();
+    sendJson(res, 200, {
+      world,
+      worlds,
+      counts,
+      oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
+      workers: workers.length,
+      throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
+      zookeeper: this.opts.coordinator.state,
+      now,
+    });
+  }
+
+  private async list(res: ServerResponse, url: URL): Promise<void> {
+    const state = url.searchParams.get('state');
+    if (state !== null && !STATES.includes(state as TaskStateName))
+      throw new ZoottError(
+        'BAD_ARGUMENTS',
+        `state ${JSON.stringify(state)}: must be one of ${STATES.join(', ')}`,
+        { field: 'state' },
+      );
+    const world = await this.world(url);
+    sendJson(res, 200, await this.data.engine(world).list((state as TaskStateName) ?? undefined));
+  }
+
+  /**
+   * An operator action (retry, cancel): refused when read-only or not a same-origin JSON
+   * request, then run on the world the body names (else the usual one).
+   */
+  private async change(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    run: (world: string, body: Record<string, unknown>) => Promise<object>,
+  ): Promise<void> {
     if (this.opts.readOnly)
       return sendError(res, 403, 'NO_AUTH', 'the dashboard is read-only (--read-only)');
     const refused = checkWriteRequest(req);
@@ -275,21 +304,7 @@ class DashboardApp {
     const body = await readJsonBody(req);
     const world =
       typeof body.world === 'string' ? validateWorldName(body.world) : await this.world(url);
-    const d = this.data;
-    switch (url.pathname) {
-      case '/api/retry': {
-        const key = bodyKey(body);
-        await d.retry(world, key);
-        return sendJson(res, 200, { ok: true, world, key });
-      }
-      case '/api/retry-all':
-        return sendJson(res, 200, { ok: true, world, ...(await d.retryAll(world)) });
-      default: {
-        const key = bodyKey(body);
-        const cancelled = await d.cancel(world, key, body.subtree === true);
-        return sendJson(res, 200, { ok: true, world, cancelled });
-      }
-    }
+    sendJson(res, 200, { ok: true, world, ...(await run(world, body)) });
   }
 
   /** Server-sent events of one world: task changes, registry changes, connection status. */

@@ -2,6 +2,116 @@ import { api, type EngineEvent, encodeKey, type TaskKey, type TaskRecord } from 
 import { type Child, duration, h, json, replace, serial, throttle, time } from '../dom.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
+/** Retry (a failed task) and cancel (two clicks: a cancel cannot be undone). */
+function actionButtons(
+  t: TaskRecord,
+  act: (what: string, run: () => Promise<unknown>) => Promise<void>,
+  ctx: ViewContext,
+  key: TaskKey,
+): Child[] {
+  let confirming = false;
+  const cancel = h(
+    'button',
+    { type: 'button', class: 'danger', 'data-action': 'cancel' },
+    'Cancel task',
+  );
+  cancel.addEventListener('click', () => {
+    if (!confirming) {
+      confirming = true;
+      cancel.textContent = 'Click again to cancel';
+      setTimeout(() => {
+        confirming = false;
+        cancel.textContent = 'Cancel task';
+      }, 3000);
+      return;
+    }
+    void act('cancelled', () => api.cancel(ctx.world, key));
+  });
+  return [
+    t.state === 'failed'
+      ? h(
+          'button',
+          {
+            type: 'button',
+            'data-action': 'retry',
+            onclick: () => void act('retried', () => api.retry(ctx.world, key)),
+          },
+          'Retry',
+        )
+      : null,
+    t.state !== null ? cancel : null,
+  ];
+}
+
+/** The label and value of each field of a task record the page shows. */
+function fieldRows(t: TaskRecord): [string, Child][] {
+  const rows: [string, Child][] = [
+    ['Type', t.type],
+    [
+      'State',
+      h(
+        'span',
+        { class: `badge state-${t.state ?? 'none'}`, 'data-field': 'state' },
+        t.state ?? 'no state',
+      ),
+    ],
+    ['Attempts', t.maxAttempts ? `${t.attempts} of ${t.maxAttempts}` : String(t.attempts)],
+  ];
+  if (t.priority !== undefined) rows.push(['Priority', String(t.priority)]);
+  if (t.worker)
+    rows.push([
+      'Worker',
+      [
+        t.worker.worker,
+        t.worker.host ? ` on ${t.worker.host}` : '',
+        t.worker.pid ? ` (pid ${t.worker.pid})` : '',
+      ].join(''),
+    ]);
+  if (t.hints) rows.push(['Hints', json(t.hints)]);
+  rows.push(['Queued', time(t.queuedAt)]);
+  if (t.notBefore) rows.push(['Not before', time(t.notBefore)]);
+  if (t.startedAt)
+    rows.push([
+      'Started',
+      `${time(t.startedAt)}${t.queuedAt ? ` (waited ${duration(t.startedAt - t.queuedAt)})` : ''}`,
+    ]);
+  if (t.completedAt)
+    rows.push([
+      'Completed',
+      `${time(t.completedAt)}${t.startedAt ? ` (ran ${duration(t.completedAt - t.startedAt)})` : ''}`,
+    ]);
+  if (t.failedAt) rows.push(['Failed', time(t.failedAt)]);
+  return rows;
+}
+
+/** A task's page body: name and state, its fields, its data, then its error or result. */
+function taskSections(t: TaskRecord): Child[] {
+  const sections: Child[] = [
+    h(
+      'h2',
+      {},
+      t.name,
+      ' ',
+      h('span', { class: `badge state-${t.state ?? 'none'}` }, t.state ?? 'no state'),
+    ),
+    h(
+      'dl',
+      { class: 'fields' },
+      fieldRows(t).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
+    h('h3', {}, 'Data'),
+    h(
+      'pre',
+      { class: 'json', 'data-field': 'data' },
+      t.data === undefined ? '(none)' : json(t.data),
+    ),
+  ];
+  if (t.error) sections.push(errorBlock('Error', t.error));
+  else if (t.lastError) sections.push(errorBlock('Last error (will retry)', t.lastError));
+  if (t.state === 'completed') sections.push(resultBlock(t.result));
+  return sections;
+}
+
 /** A process record of a job result (regular job, or a race's winner). */
 interface ProcessResult {
   stdout?: string;
@@ -53,107 +163,8 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
   const act = (what: string, run: () => Promise<unknown>) =>
     taskAction(ctx, what, key, run, refresh);
 
-  const renderActions = (t: TaskRecord | null) => {
-    if (ctx.readOnly || !t) return replace(actions);
-    let confirming = false;
-    const cancel = h(
-      'button',
-      { type: 'button', class: 'danger', 'data-action': 'cancel' },
-      'Cancel task',
-    );
-    cancel.addEventListener('click', () => {
-      // Two clicks: a cancel cannot be undone.
-      if (!confirming) {
-        confirming = true;
-        cancel.textContent = 'Click again to cancel';
-        setTimeout(() => {
-          confirming = false;
-          cancel.textContent = 'Cancel task';
-        }, 3000);
-        return;
-      }
-      void act('cancelled', () => api.cancel(ctx.world, key));
-    });
-    replace(
-      actions,
-      t.state === 'failed'
-        ? h(
-            'button',
-            {
-              type: 'button',
-              'data-action': 'retry',
-              onclick: () => void act('retried', () => api.retry(ctx.world, key)),
-            },
-            'Retry',
-          )
-        : null,
-      t.state !== null ? cancel : null,
-    );
-  };
-
-  const render = (t: TaskRecord) => {
-    const rows: [string, Child][] = [
-      ['Type', t.type],
-      [
-        'State',
-        h(
-          'span',
-          { class: `badge state-${t.state ?? 'none'}`, 'data-field': 'state' },
-          t.state ?? 'no state',
-        ),
-      ],
-      ['Attempts', t.maxAttempts ? `${t.attempts} of ${t.maxAttempts}` : String(t.attempts)],
-    ];
-    if (t.priority !== undefined) rows.push(['Priority', String(t.priority)]);
-    if (t.worker)
-      rows.push([
-        'Worker',
-        [
-          t.worker.worker,
-          t.worker.host ? ` on ${t.worker.host}` : '',
-          t.worker.pid ? ` (pid ${t.worker.pid})` : '',
-        ].join(''),
-      ]);
-    if (t.hints) rows.push(['Hints', json(t.hints)]);
-    rows.push(['Queued', time(t.queuedAt)]);
-    if (t.notBefore) rows.push(['Not before', time(t.notBefore)]);
-    if (t.startedAt)
-      rows.push([
-        'Started',
-        `${time(t.startedAt)}${t.queuedAt ? ` (waited ${duration(t.startedAt - t.queuedAt)})` : ''}`,
-      ]);
-    if (t.completedAt)
-      rows.push([
-        'Completed',
-        `${time(t.completedAt)}${t.startedAt ? ` (ran ${duration(t.completedAt - t.startedAt)})` : ''}`,
-      ]);
-    if (t.failedAt) rows.push(['Failed', time(t.failedAt)]);
-
-    const sections: Child[] = [
-      h(
-        'h2',
-        {},
-        t.name,
-        ' ',
-        h('span', { class: `badge state-${t.state ?? 'none'}` }, t.state ?? 'no state'),
-      ),
-      h(
-        'dl',
-        { class: 'fields' },
-        rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
-      ),
-      h('h3', {}, 'Data'),
-      h(
-        'pre',
-        { class: 'json', 'data-field': 'data' },
-        t.data === undefined ? '(none)' : json(t.data),
-      ),
-    ];
-    if (t.error) sections.push(errorBlock('Error', t.error));
-    else if (t.lastError) sections.push(errorBlock('Last error (will retry)', t.lastError));
-    if (t.state === 'completed') sections.push(resultBlock(t.result));
-    replace(body, sections);
-  };
+  const renderActions = (t: TaskRecord | null) =>
+    ctx.readOnly || !t ? replace(actions) : replace(actions, ...actionButtons(t, act, ctx, key));
 
   const refresh = serial(async () => {
     let t: TaskRecord | null = null;
@@ -164,7 +175,7 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
       renderActions(null);
       return;
     }
-    render(t);
+    replace(body, taskSections(t));
     renderActions(t);
   });
   const soon = throttle(refresh, 200);

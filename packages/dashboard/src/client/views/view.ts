@@ -1,5 +1,5 @@
 import type { EngineEvent, TaskKey } from '../api.js';
-import { encodeKey } from '../api.js';
+import { encodeKey } from '../task-states.js';
 
 /** What a page gets from the app shell. */
 export interface ViewContext {
@@ -19,7 +19,7 @@ export interface View {
   dispose?(): void;
 }
 
-export const STATES = ['pending', 'working', 'completed', 'failed'] as const;
+export { STATES } from '../task-states.js';
 
 export function href(world: string, page: string, key?: TaskKey): string {
   const w = encodeURIComponent(world);
