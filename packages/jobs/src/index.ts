@@ -1,6 +1,7 @@
 // @zoott/jobs: submit Yothalot jobs and races and wait for their results,
 // serve the built-in job types from your own worker, or run the whole daemon in-process.
-// The pieces it is built from are in src/internal.ts, for its own tests.
+// The pieces it is built from are in src/internal.ts (`@zoott/jobs/internal`), for its own
+// tests and the zoott-worker program's; no stability promise there.
 
 export {
   DEFAULT_EXCHANGE,
