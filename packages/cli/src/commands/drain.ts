@@ -68,13 +68,16 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   const offSession = keepSession(engine.coordinator, stop.signal, (t) => ctx.note(t));
   await engine.context(); // an uninitialised world fails here, before the note
+  // The baseline is read before the note that says the drain began: a task settled after the
+  // note counts as settled during this drain, even if an outage delays the first poll.
+  const before = await engine.counts();
   ctx.note(`draining world ${engine.world} (Ctrl-C to stop)`);
   const started = Date.now();
   const progress = createProgress({ label: `draining ${engine.world}` });
   let last: AreaCounts | null = null;
   // The bar counts this drain: tasks settled since it began over those still to settle, so
   // a world with a long history does not start at 99%; the rate and ETA come from the same.
-  let baseline: number | null = null;
+  const baseline = before.completed + before.failed;
   let settledNow = 0;
   try {
     const end = await waitUntilDrained(engine, {
@@ -83,7 +86,6 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
       onCounts: (c) => {
         last = c;
         const settled = c.completed + c.failed;
-        baseline ??= settled;
         settledNow = Math.max(0, settled - baseline);
         const left = c.pending + c.working;
         const secs = (Date.now() - started) / 1000;
