@@ -166,7 +166,7 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const timeoutS = f.timeout === undefined ? undefined : Number(f.timeout);
   if (timeoutS !== undefined && !(timeoutS > 0))
     throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
-  // Lazy: the worker package (pino, prom-client) is only needed by the job verbs.
+  // Lazy: the job layer, @zoott/jobs (pino, prom-client), is only needed by the job verbs.
   const { submitJob, submitRace } = await import('@zoott/jobs');
   const race = isRaceJob(job);
   const submit = race ? submitRace : submitJob;
