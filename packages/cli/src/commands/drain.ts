@@ -7,6 +7,7 @@ import { formatDuration } from '../output/format.js';
 import { createProgress } from '../output/progress.js';
 import { keepSession, throughOutages } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface DrainOptions {
   timeout?: string;
@@ -46,7 +47,7 @@ export async function waitUntilDrained(
  * of the tasks settled during this drain (with rate and ETA). Rides out a ZooKeeper outage. Exit 0 when drained, 8 when some tasks
  * ended failed, 6 on --timeout.
  */
-export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
+const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   const opts = cmd.opts<DrainOptions>();
   const intervalMs = Math.round(Number(opts.interval ?? '0.5') * 1000);
   if (!(intervalMs > 0))
@@ -126,4 +127,15 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', relay);
   }
+};
+
+export const drainVerb: Verb = {
+  define: (program) =>
+    program
+      .command('drain')
+      .description('wait until nothing is pending or working, with a progress bar')
+      .option('--timeout <seconds>', 'give up after this long (exit 6)')
+      .option('--interval <seconds>', 'poll interval (default 0.5)'),
+  examples: ['zoott drain --timeout 600'],
+  run: drainCommand,
 };
