@@ -535,3 +535,28 @@ describe('dashboard access control [zookeeper]', () => {
     }
   });
 });
+
+describe('dashboard on a namespace with no world [zookeeper]', () => {
+  let ns: Awaited<ReturnType<typeof zkNamespace>>;
+
+  beforeAll(async () => {
+    ns = await zkNamespace(inject('zkConnect'));
+  });
+  afterAll(async () => {
+    await ns?.close();
+  });
+
+  it('says the world is not initialised (not that a task is missing)', async () => {
+    const dash = await startDashboard({ assetsDir, coordinator: await ns.connect(), port: 0 });
+    try {
+      const r = await call(dash.url, '/api/overview', {
+        headers: { Authorization: `Bearer ${dash.token}` },
+      });
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe('WORLD_NOT_INITIALISED');
+      expect(r.body.error.message).toContain('no world is initialised');
+    } finally {
+      await dash.close();
+    }
+  });
+});

@@ -121,3 +121,13 @@ export function serial(fn: () => Promise<void>): () => Promise<void> {
   const inOrder = sequence();
   return () => inOrder(fn);
 }
+
+/**
+ * An error's code and message as one line. A ZoottError's message already starts with its
+ * code (`INVALID_JOB: ...`), and a failed record keeps that message, so the code is put in
+ * front only when the message does not carry it yet (never `INVALID_JOB: INVALID_JOB: ...`).
+ */
+export function errorLine(code: string | undefined, message: string): string {
+  if (!code || message.startsWith(`${code}:`)) return message;
+  return `${code}: ${message}`;
+}

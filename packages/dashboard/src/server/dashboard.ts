@@ -127,9 +127,13 @@ class DashboardApp {
     if (this.opts.world) return this.opts.world;
     const [first] = await this.data.worlds();
     if (!first)
-      throw new ZoottError('NO_SUCH_TASK', 'no world is initialised in this namespace yet', {
-        field: 'world',
-      });
+      throw new ZoottError(
+        'WORLD_NOT_INITIALISED',
+        'no world is initialised in this namespace yet',
+        {
+          field: 'world',
+        },
+      );
     return first;
   }
 

@@ -1,5 +1,5 @@
 import { api, encodeKey, type FailedList, type TaskKey } from '../api.js';
-import { h, replace, serial, throttle, time } from '../dom.js';
+import { errorLine, h, replace, serial, throttle, time } from '../dom.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** The dead-letter list, with retry, retry-all and cancel (none of them when read-only). */
@@ -64,12 +64,7 @@ export function failedView(ctx: ViewContext): View {
               h('td', {}, h('a', { href: href(ctx.world, 'task', t.key) }, encodeKey(t.key))),
               h('td', {}, t.type),
               h('td', {}, String(t.attempts)),
-              h(
-                'td',
-                { class: 'error' },
-                t.error?.code ? `${t.error.code}: ` : '',
-                t.error?.message ?? '',
-              ),
+              h('td', { class: 'error' }, errorLine(t.error?.code, t.error?.message ?? '')),
               h('td', {}, time(t.failedAt)),
               ctx.readOnly
                 ? null

@@ -1,5 +1,15 @@
 import { api, type EngineEvent, encodeKey, type TaskKey, type TaskRecord } from '../api.js';
-import { type Child, duration, h, json, replace, serial, throttle, time } from '../dom.js';
+import {
+  type Child,
+  duration,
+  errorLine,
+  h,
+  json,
+  replace,
+  serial,
+  throttle,
+  time,
+} from '../dom.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** Retry (a failed task) and cancel (two clicks: a cancel cannot be undone). */
@@ -194,7 +204,7 @@ function errorBlock(title: string, e: { message: string; code?: string; stack?: 
     'div',
     { class: 'error-block', 'data-field': 'error' },
     h('h3', {}, title),
-    h('p', { class: 'error' }, e.code ? `${e.code}: ` : '', e.message),
+    h('p', { class: 'error' }, errorLine(e.code, e.message)),
     e.stack ? h('details', {}, h('summary', {}, 'Stack'), h('pre', {}, e.stack)) : null,
   );
 }
