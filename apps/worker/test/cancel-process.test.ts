@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
+import { submitJob } from '@zoott/jobs/internal';
+import { freshNamespace, killMarked, processesWith, SELF, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { submitJob } from '../src/internal.js';
-import { freshNamespace, killMarked, processesWith, SELF, until } from './helpers.js';
 
 // Cancelling a running job on the built daemon and a real ZooKeeper: the job's whole process
 // group goes, and nothing is recorded for it.

@@ -46,9 +46,12 @@ export {
   type EngineOptions,
   type QueueParent,
   type QueueRequest,
+  type SettleDetail,
+  type SettleListener,
 } from './engine/engine.js';
 export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
+export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { TaskLogLine, TaskProgress } from './engine/progress.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
