@@ -311,15 +311,16 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   /**
    * Forgets a claim that cannot be settled any more (its session is gone, so its working
-   * node went with it): this engine may claim the task again. Settling does this itself.
+   * node went with it; or the task was cancelled): this engine may claim the task again.
+   * Settling does this itself. `onSettled` hears `dropped` with `reason`.
    */
-  forget(claim: Claim<M>): void {
+  forget(claim: Claim<M>, reason: 'session lost' | 'cancelled' = 'session lost'): void {
     this.untrack(claim as Claim);
     // The claimers skip what they claimed until its entry changes; an unsettled claim may
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
       void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim as Claim)).catch(() => {});
-    void this.told(claim as Claim, { status: 'dropped', reason: 'session lost' }, {});
+    void this.told(claim as Claim, { status: 'dropped', reason }, {});
   }
 
   /** Tells `onSettled`; what it throws is logged, the settle stands. */

@@ -440,6 +440,10 @@ class WorkerLoop {
         this.engine.forget(claim);
         this.log('warn', { key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
         outcome = { status: 'dropped', reason: 'session lost' };
+      } else if (r.cancelled) {
+        // The cancel removed the claim with the task: nothing is written for it.
+        this.engine.forget(claim, 'cancelled');
+        outcome = { status: 'dropped', reason: 'cancelled' };
       } else if (r.release) outcome = await this.engine.release(claim);
       else if (ok) outcome = await this.engine.complete(claim, value);
       else outcome = await this.engine.fail(claim, value);
@@ -452,8 +456,6 @@ class WorkerLoop {
       recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
-    // A cancelled task's outcome is still offered to the engine: fencing refuses it (its
-    // working node is gone), and a cancel that was not one would still be recorded.
     if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
     else reportOutcome(this.events, claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
