@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { ZoottError } from '@zoott/core';
+import { checkDatasets, ZoottError } from '@zoott/core';
 import {
   CLI_FILE_KEYS,
   CONFIG_FILE_ENV,
@@ -177,6 +177,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: (s) => resolve(s.workDir ?? process.cwd()),
   },
   {
+    key: 'datasets',
+    flag: '--datasets',
+    env: 'ZOOTT_DATASETS',
+    kind: 'list',
+    arg: 'name,...',
+    help: 'datasets this worker caches: jobs with a matching `dataset` hint prefer it (listed in its registry node)',
+    example: 'sales-2026,stock',
+  },
+  {
     key: 'workDir',
     flag: '--work-dir',
     env: 'ZOOTT_WORK_DIR',
@@ -317,6 +326,7 @@ export interface FileSettings {
   nodeId?: string;
   handlers?: string;
   dataDir?: string;
+  datasets?: string[];
   workDir?: string;
   allowExec?: string[];
   runAs?: string;
@@ -440,6 +450,7 @@ export function resolveSettingsWithSources(sources: SettingSources): ResolvedSet
       'logLevel',
     );
   checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
+  if (settings.datasets !== undefined) checkDatasets(settings.datasets);
   return { settings, sources: from };
 }
 

@@ -10,7 +10,6 @@ import {
   type EngineLogger,
   type Handlers,
   isZoottError,
-  type LocalityScore,
   OPEN_ACL,
   runWorker,
   type TaskHandler,
@@ -162,14 +161,13 @@ async function openWorld(engine: JobEngine, create: boolean): Promise<void> {
   await engine.init();
 }
 
-/** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
-function fileLocality(dataDir: string): LocalityScore {
+/** Locality: whether a `filename` hint names a file in the data directory. */
+function fileHere(dataDir: string): (filename: string) => boolean {
   const root = resolve(dataDir);
-  return (task) => {
-    const f = task.hints?.filename;
-    if (f === undefined || isAbsolute(f)) return 0;
+  return (f) => {
+    if (isAbsolute(f)) return false;
     const full = resolve(root, f);
-    return full.startsWith(root + sep) && existsSync(full) ? 2 : 0;
+    return full.startsWith(root + sep) && existsSync(full);
   };
 }
 
@@ -375,7 +373,8 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
       world,
       concurrency,
       engine,
-      locality: fileLocality(dataDir),
+      hasFile: fileHere(dataDir),
+      ...(config.datasets !== undefined ? { datasets: config.datasets } : {}),
     });
     loops.push(main);
     if (wanted.includes(RACE_TYPE)) {

@@ -86,6 +86,7 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+export { checkDatasets } from './engine/worker-membership.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';
