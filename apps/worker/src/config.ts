@@ -450,7 +450,15 @@ export function resolveSettingsWithSources(sources: SettingSources): ResolvedSet
       'logLevel',
     );
   checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
-  if (settings.datasets !== undefined) checkDatasets(settings.datasets);
+  if (settings.datasets !== undefined) {
+    const where = { flag: '--datasets', env: 'ZOOTT_DATASETS', file: `${fileName}: datasets` };
+    try {
+      checkDatasets(settings.datasets);
+    } catch (err) {
+      const why = (err as Error).message.replace(/^INVALID_CONFIG: datasets: /, '');
+      throw bad(where[from.datasets as 'flag' | 'env' | 'file'], why, 'datasets');
+    }
+  }
   return { settings, sources: from };
 }
 
