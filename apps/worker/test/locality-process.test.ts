@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
+import { submitJob } from '@zoott/jobs/internal';
+import { freshNamespace, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { submitJob } from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
 
 // The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
