@@ -6,10 +6,10 @@ import { DEFAULT_CANCEL_WATCH_AFTER_MS, watchForCancel } from './cancel-watch.js
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
-import { resultReaders } from './parent-results.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { progressReporter } from './progress.js';
 import { renewUntilOpen } from './session.js';
+import { taskContext } from './task-context.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportCancelled,
@@ -25,7 +25,6 @@ import {
   DEFAULT_STEAL_AFTER_MS,
   DEFAULT_STOP_TIMEOUT_MS,
   type Handlers,
-  type TaskContext,
   type WorkerHandle,
   type WorkerOptions,
 } from './worker-types.js';
@@ -399,32 +398,14 @@ class WorkerLoop {
   private async execute(r: Running): Promise<void> {
     const { claim } = r;
     const reporter = progressReporter(await this.engine.context(), claim);
-    const ctx: TaskContext = {
-      key: claim.key,
-      name: claim.name,
-      type: claim.type,
-      data: claim.data,
-      attempt: claim.attempt,
-      maxAttempts: claim.maxAttempts,
-      signal: r.abort.signal,
-      worker: this.id,
-      ...resultReaders(() => this.engine.context(), claim.key),
-      progress: (value) => reporter.progress(value),
-      log: (line) => reporter.log(line),
-    };
-    if (claim.hints) ctx.hints = claim.hints;
+    const context = () => this.engine.context();
+    const ctx = taskContext(claim, r.abort.signal, this.id, context, reporter);
     const ended = new AbortController();
-    watchForCancel(
-      this.coordinator,
-      claim,
-      this.clock,
-      this.cancelWatchAfterMs,
-      ended.signal,
-      () => {
-        r.cancelled = true;
-        r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
-      },
-    );
+    const { coordinator, clock, cancelWatchAfterMs: after } = this;
+    watchForCancel(coordinator, claim, clock, after, ended.signal, () => {
+      r.cancelled = true;
+      r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
+    });
     let ok = false;
     let value: unknown;
     try {
