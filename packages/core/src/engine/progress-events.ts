@@ -36,24 +36,35 @@ export class ProgressWatches {
     return !this.closed() && (this.working.get(bucket)?.has(key) ?? false);
   }
 
-  private arm(bucket: number, key: string): void {
+  /**
+   * Watches one working task's progress node. `first`: the task was just seen working, and
+   * what it reported before the watch was set (a first report races the listing that shows
+   * the task working) comes out at once.
+   */
+  private arm(bucket: number, key: string, first = true): void {
     const c = this.ctx.coordinator;
     const path = progressPath(this.ctx.layout, key.split(KEY_SEPARATOR));
+    const read = () =>
+      c.get(path).then(
+        (got) => {
+          const p = parseProgress(got.data);
+          if (p && this.stillWorking(bucket, key)) this.emit(key, p);
+        },
+        () => {},
+      );
     this.armed.add(key);
     c.exists(path, {
       watch: (e) => {
         this.armed.delete(key);
         if (!this.stillWorking(bucket, key)) return;
-        this.arm(bucket, key);
-        if (e.type === 'deleted') return;
-        c.get(path).then(
-          (got) => {
-            const p = parseProgress(got.data);
-            if (p && !this.closed()) this.emit(key, p);
-          },
-          () => {},
-        );
+        this.arm(bucket, key, false);
+        if (e.type !== 'deleted') void read();
       },
-    }).catch(() => this.armed.delete(key));
+    }).then(
+      (stat) => {
+        if (first && stat) void read();
+      },
+      () => this.armed.delete(key),
+    );
   }
 }

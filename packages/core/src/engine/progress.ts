@@ -133,6 +133,12 @@ export class ProgressWriter {
     if (this.dirty && !this.stopped) await this.write();
   }
 
+  /** Stops at once: nothing more is written, a pending write is dropped. */
+  close(): void {
+    this.stopped = true;
+    this.halt.abort();
+  }
+
   private touch(): void {
     this.state.updatedAt = this.ctx.clock.now();
     this.dirty = true;
@@ -206,6 +212,8 @@ export interface ProgressReporter {
   log(line: string): void;
   /** Writes what is left; the worker calls it before it settles the claim. */
   flush(): Promise<void>;
+  /** Writes nothing more (the claim was cancelled or lost): a late write would leave a stray node. */
+  close(): void;
 }
 
 /** A reporter that makes its writer (and its node) only once the handler reports something. */
@@ -225,5 +233,6 @@ export function progressReporter(
     flush: async () => {
       await writer?.flush();
     },
+    close: () => writer?.close(),
   };
 }

@@ -419,6 +419,7 @@ class WorkerLoop {
     // The last progress and log lines land before the outcome, so whoever reads the
     // completed task finds them; a cancelled or lost claim writes nothing more.
     if (!r.cancelled && !r.void) await reporter.flush();
+    else reporter.close();
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {
