@@ -1,0 +1,183 @@
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type TreeNode,
+  updateRetention,
+} from '@zoott/core';
+import { Reaper, type ReaperOptions } from '@zoott/core/internal';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { memoryLogger, TestClock, worldName } from '../helpers.js';
+
+const HOUR = 3_600_000;
+
+interface World {
+  c: Coordinator;
+  engine: Engine;
+  clock: TestClock;
+  logger: ReturnType<typeof memoryLogger>;
+  reaper: (options?: ReaperOptions) => Promise<Reaper>;
+  run: (name: string, parent?: string[]) => Promise<void>;
+}
+
+async function world(connect: () => Promise<Coordinator>): Promise<World> {
+  const c = await connect();
+  const name = worldName('ret');
+  const clock = new TestClock(5_000_000);
+  const logger = memoryLogger();
+  const engine = createEngine(c, { world: name, buckets: 2, clock, logger });
+  await engine.init();
+  const ctx = await engine.context();
+  return {
+    c,
+    engine,
+    clock,
+    logger,
+    // A reaper as a worker runs it, with a registration of its own (the election's input).
+    reaper: async (options = {}) => {
+      const path = await c.create(`${ctx.layout.registry}/worker-`, new Uint8Array(), {
+        ephemeral: true,
+        sequential: true,
+      });
+      return new Reaper(ctx, () => path, options);
+    },
+    // Queues a task and runs it to completion by hand: claim, complete.
+    run: async (task, parent) => {
+      await engine.queue({
+        name: task,
+        type: 't',
+        ...(parent ? { parent: { key: parent } } : {}),
+      });
+      const claim = await engine.claim();
+      if (claim?.name !== task) throw new Error(`expected to claim ${task}, got ${claim?.name}`);
+      expect((await engine.complete(claim, task)).status).toBe('completed');
+    },
+  };
+}
+
+async function completedNames(engine: Engine): Promise<string[]> {
+  return (await engine.list('completed')).map((t) => t.key.join('|')).sort();
+}
+
+async function treeKeys(engine: Engine): Promise<string[]> {
+  const out: string[] = [];
+  const walk = (nodes: TreeNode[]) => {
+    for (const n of nodes) {
+      out.push(n.key.join('|'));
+      walk(n.children);
+    }
+  };
+  walk(await engine.tree());
+  return out.sort();
+}
+
+describeOnBackends('retention: the reaper', (backend) => {
+  it('removes completed records (and their leaves in the task tree) once older than the age limit', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+    for (const t of ['a', 'b']) await w.run(t);
+    const reaper = await w.reaper();
+    expect(await reaper.pass()).toMatchObject({ leader: true, records: 0, completedKept: 2 });
+    w.clock.advance(HOUR / 2);
+    await w.run('c');
+    expect((await reaper.pass()).records).toBe(0);
+    w.clock.advance(HOUR / 2 + 1);
+    const report = await reaper.pass();
+    expect(report).toMatchObject({ records: 2, treeNodes: 2, skipped: 0, completedKept: 1 });
+    expect(await completedNames(w.engine)).toEqual(['c']);
+    expect(await treeKeys(w.engine)).toEqual(['c']);
+    w.clock.advance(HOUR);
+    expect((await reaper.pass()).records).toBe(1);
+    expect(await treeKeys(w.engine)).toEqual([]);
+    await w.c.close();
+  });
+
+  it('keeps the newest records up to the count limit', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: null, maxCount: 3 } });
+    for (const t of ['t1', 't2', 't3', 't4', 't5']) await w.run(t);
+    const reaper = await w.reaper();
+    expect(await reaper.pass()).toMatchObject({ records: 2, completedKept: 3 });
+    expect(await completedNames(w.engine)).toEqual(['t3', 't4', 't5']);
+    // Later records are ordered by when the reaper first saw them.
+    w.clock.advance(1);
+    await w.run('t6');
+    expect((await reaper.pass()).records).toBe(1);
+    expect(await completedNames(w.engine)).toEqual(['t4', 't5', 't6']);
+    w.clock.advance(1);
+    await w.run('t7');
+    expect((await reaper.pass()).records).toBe(1);
+    expect(await completedNames(w.engine)).toEqual(['t5', 't6', 't7']);
+    await w.c.close();
+  });
+
+  it('removes a completed subtree: a parent record with children first, the bare parent with its last child', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+    await w.run('p');
+    const reaper = await w.reaper();
+    await reaper.pass();
+    w.clock.advance(HOUR / 2);
+    await w.run('c', ['p']);
+    await reaper.pass();
+    w.clock.advance(HOUR / 2 + 1);
+    // The parent's record expired, its child's has not: the parent stays in the tree, bare.
+    expect(await reaper.pass()).toMatchObject({ records: 1, treeNodes: 0 });
+    expect(await treeKeys(w.engine)).toEqual(['p', 'p|c']);
+    expect((await w.engine.task(['p']))?.state).not.toBe('completed');
+    w.clock.advance(HOUR);
+    expect(await reaper.pass()).toMatchObject({ records: 1, treeNodes: 2 });
+    expect(await treeKeys(w.engine)).toEqual([]);
+    await w.c.close();
+  });
+
+  it('leaves a record alone when its task was queued again after the reaper saw it', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+    await w.run('a');
+    const reaper = await w.reaper();
+    await reaper.pass();
+    // Queued again and completed again: the record under the same name is a new one.
+    w.clock.advance(HOUR / 2);
+    await w.run('a');
+    w.clock.advance(HOUR / 2 + 1);
+    expect(await reaper.pass()).toMatchObject({ records: 0, skipped: 1 });
+    expect(await completedNames(w.engine)).toEqual(['a']);
+    // Seen again as new: it goes a full hour after that.
+    await reaper.pass();
+    w.clock.advance(HOUR + 1);
+    expect((await reaper.pass()).records).toBe(1);
+    await w.c.close();
+  });
+
+  it('acts only in the elected reaper: the oldest live registration', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: null, maxCount: 0 } });
+    const first = await w.reaper();
+    const second = await w.reaper();
+    for (const t of ['a', 'b', 'c']) await w.run(t);
+    const [r2, r1] = [await second.pass(), await first.pass()];
+    expect(r2).toMatchObject({ leader: false, records: 0 });
+    expect(r1).toMatchObject({ leader: true, records: 3 });
+    await w.c.close();
+  });
+
+  it('counts failed records and warns once past the cap, keeping them', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { failed: { warnCount: 1 } });
+    for (const t of ['x', 'y']) {
+      await w.engine.queue({ name: t, type: 't', maxAttempts: 1 });
+      const claim = await w.engine.claim();
+      if (!claim) throw new Error('nothing to claim');
+      expect((await w.engine.fail(claim, new Error('boom'))).status).toBe('failed');
+    }
+    const reaper = await w.reaper();
+    expect((await reaper.pass()).failed).toBe(2);
+    await reaper.pass();
+    const warned = w.logger.lines.filter((l) => l.includes('past the retention cap'));
+    expect(warned).toHaveLength(1);
+    expect((await w.engine.counts()).failed).toBe(2);
+    await w.c.close();
+  });
+});
