@@ -27,6 +27,7 @@ import { jobHandlers } from './handlers/index.js';
 import { JobEngine, type SettleListener } from './job-engine.js';
 import { jobUser } from './jobs/run-as.js';
 import { healthOf, type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
+import { ReplyResultsRetention } from './reply-retention.js';
 import { TaskLog } from './task-log.js';
 
 /** Programmatic configuration of {@link startWorkerDaemon}: the settings plus objects. */
@@ -376,6 +377,8 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
       concurrency,
       engine,
       locality: fileLocality(dataDir),
+      // The world's elected reaper also removes the reply results nobody consumed.
+      retention: { tasks: [new ReplyResultsRetention(coordinator, world, () => Date.now())] },
     });
     loops.push(main);
     if (wanted.includes(RACE_TYPE)) {

@@ -148,7 +148,11 @@ export class JobEngine extends Engine {
       const acl = await worldAcl(this.coordinator, this.replyWorld);
       return {
         address,
-        op: replyOp(await ensureReplyDir(this.coordinator, address, acl), result, acl),
+        op: replyOp(
+          await ensureReplyDir(this.coordinator, address, acl, this.replyWorld),
+          result,
+          acl,
+        ),
       };
     } catch {
       return { address, op: null };

@@ -1,6 +1,7 @@
 import { ZOOTT_VERSION } from '@zoott/core';
 import { Command, CommanderError } from 'commander';
 import { cancelCommand } from './commands/cancel.js';
+import { defineClean } from './commands/clean.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
@@ -12,6 +13,8 @@ import { lockCommand } from './commands/lock.js';
 import { lockDownCommand } from './commands/lock-down.js';
 import { lsCommand } from './commands/ls.js';
 import { queueCommand } from './commands/queue.js';
+import { defineRetention } from './commands/retention.js';
+import { withRetentionFlags } from './commands/retention-flags.js';
 import { retryCommand } from './commands/retry.js';
 import { showCommand } from './commands/show.js';
 import { statusCommand } from './commands/status.js';
@@ -69,13 +72,13 @@ export function buildProgram(state: RunState): Command {
     .addHelpText('after', EPILOG);
 
   example(
-    program
-      .command('init')
+    withRetentionFlags(program.command('init'))
       .argument('<world>', 'world name')
       .description('create a world (and the chroot of the connect string)')
       .option('--buckets <n>', 'buckets per area, fixed for the world (default 64)')
       .action(run(initCommand)),
     'zoott --connect 127.0.0.1:2181/myapp init files',
+    'zoott init files --completed 7d --max-completed 500000 --results 1h',
   );
 
   example(
@@ -318,6 +321,8 @@ export function buildProgram(state: RunState): Command {
     'pnpm zoott demo --dashboard     # then open the URL it prints (with ?token=)',
   );
 
+  defineRetention(program, run);
+  defineClean(program, run);
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();
   return program;
 }

@@ -107,11 +107,16 @@ export function parseCount(text: string, field = 'count'): number | null {
   return n;
 }
 
-/** `24h`, `90m`, `1d`, `forever`: the shortest exact spelling of a duration. */
+/**
+ * `24h`, `90m`, `7d`, `forever`: an exact spelling in the largest unit, except that days and
+ * weeks need two of them (a day reads `24h`, as people usually set it).
+ */
 export function formatKeepDuration(ms: number | null): string {
   if (ms === null) return 'forever';
-  for (const unit of ['w', 'd', 'h', 'm', 's'] as const)
-    if (ms % UNITS[unit]! === 0) return `${ms / UNITS[unit]!}${unit}`;
+  for (const unit of ['w', 'd', 'h', 'm', 's'] as const) {
+    const n = ms / UNITS[unit]!;
+    if (Number.isInteger(n) && (n >= 2 || (unit !== 'w' && unit !== 'd'))) return `${n}${unit}`;
+  }
   return `${ms}ms`;
 }
 

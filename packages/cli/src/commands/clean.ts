@@ -1,0 +1,100 @@
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { createProgress } from '../output/progress.js';
+import type { CommandBody, runner } from '../runner.js';
+
+interface CleanFlags {
+  completed?: boolean;
+  failed?: boolean;
+  results?: boolean;
+  olderThan?: string;
+  dryRun?: boolean;
+}
+
+/** One area's outcome in `zoott clean`. */
+interface AreaOutcome {
+  matched: number;
+  removed: number;
+  treeNodes?: number;
+  skipped?: number;
+}
+
+/**
+ * `zoott clean <world> --completed|--failed|--results [--older-than 1h] [--dry-run]`:
+ * removes old records by hand, with the reaper's guards, showing progress on stderr.
+ */
+export const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
+  const [world] = cmd.processedArgs as [string];
+  const f = cmd.opts<CleanFlags>();
+  const core = await import('@zoott/core/internal');
+  try {
+    core.validateUserWorldName(world);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  if (!f.completed && !f.failed && !f.results)
+    throw new CliError('say what to clean: --completed, --failed and/or --results');
+  let olderThanMs: number | undefined;
+  if (f.olderThan !== undefined) {
+    try {
+      olderThanMs = core.parseDuration(f.olderThan, '--older-than') ?? undefined;
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    if (olderThanMs === undefined)
+      throw new CliError('--older-than forever matches nothing: give a duration such as 1h');
+  }
+  const c = await ctx.session().coordinator();
+  const engine = core.createEngine(c, { world });
+  const ectx = await engine.context();
+  const dryRun = f.dryRun === true;
+  const verb = dryRun ? 'would remove' : 'removed';
+  const out: Record<string, AreaOutcome> = {};
+  const run = async (
+    area: string,
+    work: (progress: (d: number, t: number) => void) => Promise<AreaOutcome>,
+  ) => {
+    const bar = createProgress({ label: `${dryRun ? 'checking' : 'cleaning'} ${area}` });
+    const result = await work((d, t) => bar.update(d, t));
+    bar.finish();
+    out[area] = result;
+    if (!ctx.json)
+      ctx.out(
+        `${area}: ${verb} ${dryRun ? result.matched : result.removed} of ${result.matched} matching${
+          result.skipped ? ` (${result.skipped} changed meanwhile, left in place)` : ''
+        }`,
+      );
+  };
+  const options = {
+    ...(olderThanMs !== undefined ? { olderThanMs } : {}),
+    dryRun,
+    signal: ctx.signal,
+  };
+  if (f.completed)
+    await run('completed', (onProgress) => core.cleanCompleted(ectx, { ...options, onProgress }));
+  if (f.failed)
+    await run('failed', (onProgress) => core.cleanFailed(ectx, { ...options, onProgress }));
+  if (f.results) {
+    const { cleanResults } = await import('@zoott/worker');
+    await run('results', (onProgress) => cleanResults(c, world, { ...options, onProgress }));
+  }
+  if (ctx.json) ctx.printJson({ world, dryRun, olderThanMs: olderThanMs ?? null, ...out });
+};
+
+/** Defines `zoott clean` on the program. */
+export function defineClean(program: Command, run: ReturnType<typeof runner>): Command {
+  return program
+    .command('clean')
+    .argument('<world>', 'world name')
+    .description('remove old completed records, failed tasks or unconsumed reply results now')
+    .option('--completed', 'completed records (and the tree nodes of completed leaves)')
+    .option('--failed', 'failed tasks, as `cancel` removes them (their descendants may then run)')
+    .option('--results', 'reply results nobody consumed, in reply directories the world made')
+    .option('--older-than <duration>', 'only records at least this old (30m, 1h, 7d); default all')
+    .option('--dry-run', 'count what would go, remove nothing')
+    .action(run(cleanCommand))
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ zoott clean files --completed --older-than 1h\n  $ zoott clean files --failed --results --older-than 7d --dry-run --json\n',
+    );
+}
