@@ -81,47 +81,69 @@ export async function removeCompleted(
   forget: (v: Indexed, relist: boolean) => void,
   onProgress?: (done: number) => void,
 ): Promise<RemoveReport> {
-  const c = ctx.coordinator;
   const report = emptyRemoveReport();
   const parents = new Map<string, TaskKey>();
-  for (let i = 0; i < victims.length; i += REMOVE_BATCH) {
-    const batch = victims.slice(i, i + REMOVE_BATCH);
-    const trees = await Promise.all(
-      batch.map((v) => c.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
-    );
-    const records = await Promise.all(
-      batch.map((v, j) => (trees[j] === null ? c.exists(`${v.dir}/${v.name}`) : null)),
-    );
-    const planned: Planned[] = [];
-    batch.forEach((v, j) => {
-      const p = plan(ctx, v, trees[j]!, records[j]!);
-      if (p) planned.push(p);
-      else {
-        report.skipped++;
-        forget(v, true);
-      }
-    });
-    const applied = await applyPlanned(ctx, planned);
-    for (const p of planned) {
-      const ok = applied.has(p);
-      forget(p.victim, !ok);
-      if (!ok) {
-        report.skipped++;
-        continue;
-      }
-      report.records++;
-      if (p.leaf) {
-        report.treeNodes++;
-        if (p.key.length > 1) {
-          const parent = p.key.slice(0, -1);
-          parents.set(parent.join(KEY_SEPARATOR), parent);
-        }
-      }
+  let next = 0;
+  let done = 0;
+  // A few batches in flight: each is two round trips (stats, multi), and one at a time
+  // cannot keep up with a busy world on a loaded server.
+  const lane = async () => {
+    while (next < victims.length) {
+      const batch = victims.slice(next, next + REMOVE_BATCH);
+      next += batch.length;
+      await removeBatch(ctx, batch, forget, report, parents);
+      done += batch.length;
+      onProgress?.(done);
     }
-    onProgress?.(Math.min(victims.length, i + batch.length));
-  }
+  };
+  await Promise.all(Array.from({ length: LANES }, lane));
   report.treeNodes += await removeBareAncestors(ctx, [...parents.values()]);
   return report;
+}
+
+/** Batches of {@link removeCompleted} in flight at once. */
+const LANES = 4;
+
+async function removeBatch(
+  ctx: EngineContext,
+  batch: readonly Indexed[],
+  forget: (v: Indexed, relist: boolean) => void,
+  report: RemoveReport,
+  parents: Map<string, TaskKey>,
+): Promise<void> {
+  const c = ctx.coordinator;
+  const trees = await Promise.all(
+    batch.map((v) => c.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
+  );
+  const records = await Promise.all(
+    batch.map((v, j) => (trees[j] === null ? c.exists(`${v.dir}/${v.name}`) : null)),
+  );
+  const planned: Planned[] = [];
+  batch.forEach((v, j) => {
+    const p = plan(ctx, v, trees[j]!, records[j]!);
+    if (p) planned.push(p);
+    else {
+      report.skipped++;
+      forget(v, true);
+    }
+  });
+  const applied = await applyPlanned(ctx, planned);
+  for (const p of planned) {
+    const ok = applied.has(p);
+    forget(p.victim, !ok);
+    if (!ok) {
+      report.skipped++;
+      continue;
+    }
+    report.records++;
+    if (p.leaf) {
+      report.treeNodes++;
+      if (p.key.length > 1) {
+        const parent = p.key.slice(0, -1);
+        parents.set(parent.join(KEY_SEPARATOR), parent);
+      }
+    }
+  }
 }
 
 /** One multi for all; when it fails, one multi per task. The ones that applied. */
