@@ -132,6 +132,20 @@ describeOnBackends('retention: the reaper', (backend) => {
     await w.c.close();
   });
 
+  it('keeps a parent in the tree while it holds a record, when its child goes first', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: null, maxCount: 1 } });
+    await w.run('p');
+    await w.run('c', ['p']);
+    // The parent runs again after its child: its record is now the newest.
+    await w.run('p');
+    const reaper = await w.reaper();
+    expect(await reaper.pass()).toMatchObject({ records: 1, treeNodes: 1 });
+    expect(await treeKeys(w.engine)).toEqual(['p']);
+    expect((await w.engine.task(['p']))?.state).toBe('completed');
+    await w.c.close();
+  });
+
   it('leaves a record alone when its task was queued again after the reaper saw it', async () => {
     const w = await world(() => backend().connect());
     await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
@@ -150,6 +164,55 @@ describeOnBackends('retention: the reaper', (backend) => {
     expect((await reaper.pass()).records).toBe(1);
     await w.c.close();
   });
+
+  it.each([
+    ['a leaf', false],
+    ['a parent', true],
+  ])(
+    'leaves a task (%s) queued and completed again while its removal is on the way',
+    async (_what, parent) => {
+      const w = await world(() => backend().connect());
+      await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+      await w.run('a');
+      if (parent) await w.run('k', ['a']);
+      const ctx = await w.engine.context();
+      // The reaper's session: right before its first removal multi goes out, another client
+      // queues the task again and completes it (a new record under the same name).
+      const other = createEngine(await backend().connect(), {
+        world: w.engine.world,
+        clock: w.clock,
+        logger: memoryLogger(),
+      });
+      let raced = false;
+      const racing = new Proxy(w.c, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== 'multi' || typeof value !== 'function') return value;
+          return async (...args: unknown[]) => {
+            if (!raced) {
+              raced = true;
+              await other.queue({ name: 'a', type: 't' });
+              const claim = await other.claim();
+              if (!claim) throw new Error('nothing to claim');
+              await other.complete(claim, 'again');
+            }
+            return value.apply(target, args);
+          };
+        },
+      });
+      const path = await w.c.create(`${ctx.layout.registry}/worker-`, new Uint8Array(), {
+        ephemeral: true,
+        sequential: true,
+      });
+      const reaper = new Reaper({ ...ctx, coordinator: racing }, () => path);
+      await reaper.pass();
+      w.clock.advance(HOUR + 1);
+      expect(await reaper.pass()).toMatchObject({ records: parent ? 1 : 0, skipped: 1 });
+      expect(raced).toBe(true);
+      expect((await w.engine.task(['a']))?.result).toBe('again');
+      await w.c.close();
+    },
+  );
 
   it('acts only in the elected reaper: the oldest live registration', async () => {
     const w = await world(() => backend().connect());
