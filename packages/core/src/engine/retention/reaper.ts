@@ -35,7 +35,7 @@ export interface ReapReport extends RemoveReport {
 export interface ReaperOptions {
   /** Pause between passes while nothing is due (default 5 s). */
   intervalMs?: number;
-  /** Pause between passes while there is a backlog (default 500 ms). */
+  /** Pause after a pass that removed something (default 500 ms). */
   busyIntervalMs?: number;
   /** Most records removed per pass (default 5000). */
   budget?: number;
@@ -107,7 +107,9 @@ export class Reaper {
       let pause = this.options.intervalMs ?? 5000;
       try {
         const report = await this.pass();
-        if (report.backlog) pause = this.options.busyIntervalMs ?? 500;
+        // Work found means the world is busy: come back soon, before records pile up.
+        const removed = report.records + Object.values(report.extra).reduce((a, b) => a + b, 0);
+        if (report.backlog || removed > 0) pause = this.options.busyIntervalMs ?? 500;
       } catch (err) {
         if (this.stopper.signal.aborted) return;
         // Connection trouble or a lost session: the next pass starts over from fresh listings.
