@@ -54,14 +54,14 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
     ['workers', String(workers.length)],
   ];
-  const keeps = await describeRetention(retention);
-  rows.push(['keeps completed', keeps.completed!], ['keeps results', keeps.results!]);
-  rows.push(['keeps failed', failedOverCap ? c.red(keeps.failed!) : keeps.failed!]);
   if (unserved.length > 0)
     rows.push([
       'unserved',
       c.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
     ]);
+  const keeps = await describeRetention(retention);
+  rows.push(['keeps completed', keeps.completed!], ['keeps results', keeps.results!]);
+  rows.push(['keeps failed', failedOverCap ? c.red(keeps.failed!) : keeps.failed!]);
   ctx.out(renderTable(rows));
   if (failedOverCap)
     ctx.note(

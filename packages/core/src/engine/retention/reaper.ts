@@ -184,9 +184,15 @@ export class Reaper {
     );
     report.backlog = victims.length >= budget;
     for (const task of this.options.tasks ?? []) {
-      const removed = await task.pass(settings, now, budget);
-      report.extra[task.name] = removed;
-      if (removed >= budget) report.backlog = true;
+      // One task's trouble (say, a reply directory too large to list) must not stop the rest.
+      try {
+        const removed = await task.pass(settings, now, budget);
+        report.extra[task.name] = removed;
+        if (removed >= budget) report.backlog = true;
+      } catch (err) {
+        this.ctx.logger.warn({ task: task.name, err: String(err) }, 'reaper task failed');
+        task.reset?.();
+      }
     }
     report.completedKept = this.completed.size;
     report.failed = this.failed.size;

@@ -29,13 +29,14 @@ export interface RetentionSettings {
 const HOUR = 3_600_000;
 
 /**
- * The defaults keep a world bounded: a day, at most 100,000 completed records and 100,000
+ * The defaults keep a world bounded: a day, at most 100,000 completed records and 10,000
  * unconsumed results. A world without stored settings (made before retention existed) gets
  * them too; only an explicit `forever` / `unlimited` lets a world grow without bound.
  */
 export const DEFAULT_RETENTION: RetentionSettings = Object.freeze({
   completed: Object.freeze({ maxAgeMs: 24 * HOUR, maxCount: 100_000 }),
-  results: Object.freeze({ maxAgeMs: 24 * HOUR, maxCount: 100_000 }),
+  // A reply directory must stay listable in one reply (~1 MB, ~45,000 result names).
+  results: Object.freeze({ maxAgeMs: 24 * HOUR, maxCount: 10_000 }),
   failed: Object.freeze({ warnCount: 10_000 }),
 }) as RetentionSettings;
 
