@@ -1,7 +1,20 @@
-import { createEngine, DEFAULT_RETENTION, type RetentionSettings } from '@zoott/core';
+import {
+  createEngine,
+  DEFAULT_RETENTION,
+  type RetentionSettings,
+  updateRetention,
+} from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
-import { expect, it } from 'vitest';
-import { cleanResults, publishResult, ReplyResultsRetention } from '../src/index.js';
+import { connectZk } from '@zoott/zk-adapter';
+import { describe, expect, inject, it } from 'vitest';
+import {
+  cleanResults,
+  publishResult,
+  ReplyResultsRetention,
+  startWorkerDaemon,
+  submitJob,
+} from '../src/index.js';
+import { freshNamespace, SELF, until } from './helpers.js';
 
 const HOUR = 3_600_000;
 
@@ -41,5 +54,53 @@ describeOnBackends('reply results retention', (backend) => {
     expect(await cleanResults(c, 'ra')).toEqual({ matched: 1, removed: 1 });
     expect((await c.children('/zoott_r/_default/theirs')).length).toBe(1);
     await c.close();
+  });
+});
+
+describe('the daemon reaps its world [zookeeper]', { timeout: 120_000 }, () => {
+  it("removes a job's completed record and its unconsumed reply under the world's limits", async () => {
+    const ns = await freshNamespace(inject('zkConnect'));
+    const [worker, producer] = [await connectZk(ns), await connectZk(ns)];
+    const daemon = await startWorkerDaemon({
+      coordinator: worker,
+      world: 'kept',
+      createWorld: true,
+      allowExec: ['/bin/echo'],
+      runAs: SELF,
+      logLevel: 'silent',
+    });
+    try {
+      await updateRetention(producer, 'kept', {
+        completed: { maxCount: 0 },
+        results: { maxCount: 0 },
+      });
+      const { key } = await submitJob(
+        producer,
+        { executable: '/bin/echo', arguments: ['gone soon'], routingkey: 'nobody' },
+        { world: 'kept' },
+      );
+      const dir = '/zoott_r/_default/nobody';
+      // Published by the job into a directory that names its world, then reaped.
+      await until('the reply directory', async () =>
+        (await producer.exists(dir)) === null ? undefined : true,
+      );
+      expect(JSON.parse(new TextDecoder().decode((await producer.get(dir)).data))).toEqual({
+        world: 'kept',
+      });
+      await until('the reaper to remove the reply and the record', async () =>
+        (await producer.children(dir)).length === 0 &&
+        (await producer.exists(`/zoott_kept/${key.join('/')}`)) === null
+          ? true
+          : undefined,
+      );
+      expect(await createEngine(producer, { world: 'kept' }).counts()).toMatchObject({
+        completed: 0,
+        pending: 0,
+      });
+    } finally {
+      await daemon.stop();
+      await worker.close();
+      await producer.close();
+    }
   });
 });

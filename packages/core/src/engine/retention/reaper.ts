@@ -1,4 +1,5 @@
 import type { EngineContext } from '../context.js';
+import { codeOf } from '../errors.js';
 import { AREA } from '../layout.js';
 import { RegistryView } from '../registry.js';
 import { chooseVictims, DirIndex } from './dir-index.js';
@@ -44,6 +45,9 @@ export interface ReaperOptions {
   /** Told after every pass (tests and metrics). */
   onPass?: (report: ReapReport) => void;
 }
+
+/** Errors of a pass that the worker loop already handles and reports. */
+const QUIET_CODES = new Set(['CONNECTION_LOSS', 'SESSION_EXPIRED', 'OPERATION_TIMEOUT', 'CLOSED']);
 
 /**
  * The sequence number of a registry node: the server's 10 digits at the end (an adapter
@@ -112,8 +116,10 @@ export class Reaper {
         if (report.backlog || removed > 0) pause = this.options.busyIntervalMs ?? 500;
       } catch (err) {
         if (this.stopper.signal.aborted) return;
-        // Connection trouble or a lost session: the next pass starts over from fresh listings.
-        logger.warn({ err: String(err) }, 'reaper pass failed; trying again later');
+        // Connection trouble or a lost session (the worker deals with those and says so):
+        // the next pass starts over from fresh listings. Anything else is worth a warning.
+        if (!QUIET_CODES.has(codeOf(err) ?? ''))
+          logger.warn({ err: String(err) }, 'reaper pass failed; trying again later');
         this.resetIndexes();
       }
       this.wakeup = new AbortController();
