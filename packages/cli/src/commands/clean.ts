@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { createProgress } from '../output/progress.js';
-import type { CommandBody, runner } from '../runner.js';
+import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface CleanFlags {
   completed?: boolean;
@@ -23,7 +24,7 @@ interface AreaOutcome {
  * `zoott clean <world> --completed|--failed|--results [--older-than 1h] [--dry-run]`:
  * removes old records by hand, with the reaper's guards, showing progress on stderr.
  */
-export const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
+const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const f = cmd.opts<CleanFlags>();
   const core = await import('@zoott/core/internal');
@@ -81,20 +82,24 @@ export const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   if (ctx.json) ctx.printJson({ world, dryRun, olderThanMs: olderThanMs ?? null, ...out });
 };
 
-/** Defines `zoott clean` on the program. */
-export function defineClean(program: Command, run: ReturnType<typeof runner>): Command {
-  return program
-    .command('clean')
-    .argument('<world>', 'world name')
-    .description('remove old completed records, failed tasks or unconsumed reply results now')
-    .option('--completed', 'completed records (and the tree nodes of completed leaves)')
-    .option('--failed', 'failed tasks, as `cancel` removes them (their descendants may then run)')
-    .option('--results', 'reply results nobody consumed, in reply directories the world made')
-    .option('--older-than <duration>', 'only records at least this old (30m, 1h, 7d); default all')
-    .option('--dry-run', 'count what would go, remove nothing')
-    .action(run(cleanCommand))
-    .addHelpText(
-      'after',
-      '\nExamples:\n  $ zoott clean files --completed --older-than 1h\n  $ zoott clean files --failed --results --older-than 7d --dry-run --json\n',
-    );
-}
+/** `zoott clean <world> --completed|--failed|--results`. */
+export const cleanVerb: Verb = {
+  define: (program) =>
+    program
+      .command('clean')
+      .argument('<world>', 'world name')
+      .description('remove old completed records, failed tasks or unconsumed reply results now')
+      .option('--completed', 'completed records (and the tree nodes of completed leaves)')
+      .option('--failed', 'failed tasks, as `cancel` removes them (their descendants may then run)')
+      .option('--results', 'reply results nobody consumed, in reply directories the world made')
+      .option(
+        '--older-than <duration>',
+        'only records at least this old (30m, 1h, 7d); default all',
+      )
+      .option('--dry-run', 'count what would go, remove nothing'),
+  examples: [
+    'zoott clean files --completed --older-than 1h',
+    'zoott clean files --failed --results --older-than 7d --dry-run --json',
+  ],
+  run: cleanCommand,
+};

@@ -3,15 +3,21 @@ import { ensureChroot } from '../connection.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { requestedAcl, showAcl } from '../world-acl.js';
-import { describeRetention, type RetentionFlags, retentionPatch } from './retention-flags.js';
+import {
+  describeRetention,
+  type RetentionFlags,
+  retentionPatch,
+  withRetentionFlags,
+} from './retention-flags.js';
 
 interface InitOptions {
   buckets?: string;
 }
 
 /** `zoott init <world>`: creates the world's areas (and the connect string's chroot). */
-export const initCommand: CommandBody = async (ctx, cmd: Command) => {
+const initCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   // A user world may not take an internal world's name (they hold race coordinators).
   const { validateUserWorldName } = await import('@zoott/core/internal');
@@ -66,4 +72,20 @@ export const initCommand: CommandBody = async (ctx, cmd: Command) => {
     const text = await describeRetention(kept);
     ctx.out(`keeps completed: ${text.completed}; results: ${text.results}`);
   }
+};
+
+export const initVerb: Verb = {
+  define: (program) =>
+    withRetentionFlags(
+      program
+        .command('init')
+        .argument('<world>', 'world name')
+        .description('create a world (and the chroot of the connect string)')
+        .option('--buckets <n>', 'buckets per area, fixed for the world (default 64)'),
+    ),
+  examples: [
+    'zoott --connect 127.0.0.1:2181/myapp init files',
+    'zoott init files --completed 7d --max-completed 500000 --results 1h',
+  ],
+  run: initCommand,
 };

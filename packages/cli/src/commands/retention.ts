@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { renderTable } from '../output/table.js';
-import type { CommandBody, runner } from '../runner.js';
+import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import {
   describeRetention,
   type RetentionFlags,
@@ -11,7 +12,7 @@ import {
 } from './retention-flags.js';
 
 /** `zoott retention <world> [flags]`: shows a world's retention settings, or changes them. */
-export const retentionCommand: CommandBody = async (ctx, cmd: Command) => {
+const retentionCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const { validateUserWorldName } = await import('@zoott/core/internal');
   try {
@@ -41,17 +42,19 @@ export const retentionCommand: CommandBody = async (ctx, cmd: Command) => {
   else if (patch) ctx.note('stored; the reaper of every worker of the world follows at once');
 };
 
-/** Defines `zoott retention` on the program. */
-export function defineRetention(program: Command, run: ReturnType<typeof runner>): Command {
-  return withRetentionFlags(
-    program
-      .command('retention')
-      .argument('<world>', 'world name')
-      .description('what a world keeps: completed records, unconsumed results, failed records'),
-  )
-    .action(run(retentionCommand))
-    .addHelpText(
-      'after',
-      '\nExamples:\n  $ zoott retention files\n  $ zoott retention files --completed 24h --max-completed 100000 --results 1h\n  $ zoott retention files --completed forever --max-completed unlimited   # grows without bound\n',
-    );
-}
+/** `zoott retention <world> [flags]`. */
+export const retentionVerb: Verb = {
+  define: (program) =>
+    withRetentionFlags(
+      program
+        .command('retention')
+        .argument('<world>', 'world name')
+        .description('what a world keeps: completed records, unconsumed results, failed records'),
+    ),
+  examples: [
+    'zoott retention files',
+    'zoott retention files --completed 24h --max-completed 100000 --results 1h',
+    'zoott retention files --completed forever --max-completed unlimited   # grows without bound',
+  ],
+  run: retentionCommand,
+};
