@@ -150,8 +150,14 @@ export function chooseVictims(
   limits: { maxAgeMs: number | null; maxCount: number | null },
   budget: number,
 ): Indexed[] {
+  const overflow = limits.maxCount === null ? 0 : Math.max(0, entries.length - limits.maxCount);
+  // Most passes of a busy world find nothing due: see that without sorting everything.
+  if (overflow === 0) {
+    if (limits.maxAgeMs === null) return [];
+    const cutoff = now - limits.maxAgeMs;
+    if (!entries.some((e) => e.seenAt <= cutoff)) return [];
+  }
   const sorted = [...entries].sort((a, b) => a.seenAt - b.seenAt || a.zxid - b.zxid);
-  const overflow = limits.maxCount === null ? 0 : Math.max(0, sorted.length - limits.maxCount);
   let expired = 0;
   if (limits.maxAgeMs !== null) {
     const cutoff = now - limits.maxAgeMs;

@@ -1,5 +1,11 @@
 import { DEFAULT_RETENTION, parseCount, parseDuration } from '@zoott/core';
-import { formatKeepDuration, mergeRetention, settingsWorld } from '@zoott/core/internal';
+import {
+  chooseVictims,
+  formatKeepDuration,
+  type Indexed,
+  mergeRetention,
+  settingsWorld,
+} from '@zoott/core/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('retention settings', () => {
@@ -68,5 +74,39 @@ describe('retention settings', () => {
   it('reads an internal world’s settings from its user world', () => {
     expect(settingsWorld('files~races')).toBe('files');
     expect(settingsWorld('files')).toBe('files');
+  });
+});
+
+describe('choosing what goes', () => {
+  const at = (name: string, seenAt: number, zxid: number): Indexed => ({
+    dir: '/d',
+    name,
+    seenAt,
+    zxid,
+  });
+  const entries = [at('c', 30, 3), at('a', 10, 1), at('b', 10, 2), at('d', 40, 4)];
+
+  it('takes the oldest beyond the count, then everything past the age, oldest first', () => {
+    const names = (v: Indexed[]) => v.map((e) => e.name);
+    expect(names(chooseVictims(entries, 100, { maxAgeMs: null, maxCount: 2 }, 10))).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(names(chooseVictims(entries, 100, { maxAgeMs: 65, maxCount: null }, 10))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(names(chooseVictims(entries, 100, { maxAgeMs: 65, maxCount: 1 }, 10))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(names(chooseVictims(entries, 100, { maxAgeMs: 65, maxCount: 1 }, 2))).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(chooseVictims(entries, 100, { maxAgeMs: 1000, maxCount: 4 }, 10)).toEqual([]);
+    expect(chooseVictims(entries, 100, { maxAgeMs: null, maxCount: null }, 10)).toEqual([]);
   });
 });
