@@ -2,6 +2,7 @@ import {
   type Coordinator,
   createEngine,
   type Engine,
+  readRetention,
   type TreeNode,
   updateRetention,
 } from '@zoott/core';
@@ -223,6 +224,25 @@ describeOnBackends('retention: the reaper', (backend) => {
     const [r2, r1] = [await second.pass(), await first.pass()];
     expect(r2).toMatchObject({ leader: false, records: 0 });
     expect(r1).toMatchObject({ leader: true, records: 3 });
+    await w.c.close();
+  });
+
+  it('merges concurrent changes of the settings, and refuses a bad one without writing', async () => {
+    const w = await world(() => backend().connect());
+    await Promise.all([
+      updateRetention(w.c, w.engine.world, { completed: { maxCount: 7 } }),
+      updateRetention(w.c, w.engine.world, { results: { maxAgeMs: 5000 } }),
+    ]);
+    const read = await readRetention(w.c, w.engine.world);
+    expect(read.stored).toBe(true);
+    expect(read.settings.completed.maxCount).toBe(7);
+    expect(read.settings.results.maxAgeMs).toBe(5000);
+    await expect(
+      updateRetention(w.c, w.engine.world, { completed: { maxCount: 3, maxAgeMs: -1 } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+    expect((await readRetention(w.c, w.engine.world)).settings.completed.maxCount).toBe(7);
+    // The world meta keeps its other fields.
+    expect((await w.engine.context()).layout.buckets).toBe(2);
     await w.c.close();
   });
 
