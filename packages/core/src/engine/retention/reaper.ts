@@ -165,6 +165,10 @@ export class Reaper {
       backlog: false,
     };
     const leader = await this.isLeader();
+    // Losing leadership forgets the listings. That also covers a lost session, which takes
+    // every watch along: the worker registers again under a new name, so the old one stops
+    // being this reaper's (no registry node while unregistered, then a name the stale view
+    // does not hold), and the next pass lists everything afresh in the new session.
     if (!leader) {
       if (this.leader) this.resetIndexes();
       this.leader = false;

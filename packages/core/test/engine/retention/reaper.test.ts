@@ -3,13 +3,14 @@ import {
   createEngine,
   type Engine,
   readRetention,
+  runWorker,
   type TreeNode,
   updateRetention,
 } from '@zoott/core';
 import { Reaper, type ReaperOptions } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { memoryLogger, TestClock, worldName } from '../helpers.js';
+import { eventually, memoryLogger, TestClock, worldName } from '../helpers.js';
 
 const HOUR = 3_600_000;
 
@@ -243,6 +244,39 @@ describeOnBackends('retention: the reaper', (backend) => {
     expect((await readRetention(w.c, w.engine.world)).settings.completed.maxCount).toBe(7);
     // The world meta keeps its other fields.
     expect((await w.engine.context()).layout.buckets).toBe(2);
+    await w.c.close();
+  });
+
+  it('keeps reaping after the worker lost its session (and its watches) and renewed it', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: null, maxCount: 0 } });
+    const wc = await backend().connect();
+    const removed: number[] = [];
+    const worker = runWorker(
+      wc,
+      { t: () => 1 },
+      {
+        world: w.engine.world,
+        logger: memoryLogger(),
+        pollMs: 50,
+        retention: {
+          intervalMs: 100,
+          busyIntervalMs: 100,
+          onPass: (r) => removed.push(r.records),
+        },
+      },
+    );
+    const total = () => removed.reduce((a, b) => a + b, 0);
+    await w.engine.queue({ name: 'before', type: 't' });
+    await eventually(() => total() === 1);
+    const session = wc.sessionId;
+    await backend().expireSession(wc);
+    await eventually(() => wc.sessionId !== session && wc.state === 'connected');
+    await w.engine.queue({ name: 'after', type: 't' });
+    await eventually(() => total() === 2);
+    expect(await completedNames(w.engine)).toEqual([]);
+    await worker.stop();
+    await wc.close();
     await w.c.close();
   });
 
