@@ -124,6 +124,8 @@ export interface CleanResultsOptions {
   olderThanMs?: number;
   dryRun?: boolean;
   onProgress?: (done: number, total: number) => void;
+  /** Told how far the scan got: `done` of `total` reply directories read. */
+  onScan?: (done: number, total: number) => void;
   /** Now, in ms (default `Date.now()`). */
   now?: number;
 }
@@ -138,7 +140,7 @@ export async function cleanResults(
   options: CleanResultsOptions = {},
 ): Promise<{ matched: number; removed: number }> {
   const dirs = await ownedDirs(c, world, new Map());
-  const found = await recordsOf(c, dirs);
+  const found = await recordsOf(c, dirs, undefined, options.onScan);
   const cutoff = (options.now ?? Date.now()) - (options.olderThanMs ?? 0);
   const victims = found
     .filter((r) => options.olderThanMs === undefined || r.seenAt <= cutoff)

@@ -144,6 +144,9 @@ describe('zoott clean', { timeout: SLOW }, () => {
       failed: { matched: 1, removed: 1 },
       results: { matched: 1, removed: 1 },
     });
+    // Progress on stderr (plain lines off a terminal): the scan, then the removal.
+    expect(done.stderr).toMatch(/scanning completed: 4\/4 \(100%\)/);
+    expect(done.stderr).toMatch(/removing completed: 4\/4 \(100%\)/);
     expect(await engine.counts()).toMatchObject({ completed: 0, failed: 0, pending: 0 });
     expect(await c.children('/zoott_w3')).toEqual([]);
     expect(await c.children('/zoott_r/_default/rk')).toEqual([]);

@@ -51,13 +51,27 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   const dryRun = f.dryRun === true;
   const verb = dryRun ? 'would remove' : 'removed';
   const out: Record<string, AreaOutcome> = {};
+  // Two bars per area: the scan (buckets or directories read), then the removal.
   const run = async (
     area: string,
-    work: (progress: (d: number, t: number) => void) => Promise<AreaOutcome>,
+    work: (hooks: {
+      onScan: (d: number, t: number) => void;
+      onProgress: (d: number, t: number) => void;
+    }) => Promise<AreaOutcome>,
   ) => {
-    const bar = createProgress({ label: `${dryRun ? 'checking' : 'cleaning'} ${area}` });
-    const result = await work((d, t) => bar.update(d, t));
-    bar.finish();
+    const scan = createProgress({ label: `scanning ${area}` });
+    let bar: ReturnType<typeof createProgress> | null = null;
+    const result = await work({
+      onScan: (d, t) => scan.update(d, t),
+      onProgress: (d, t) => {
+        if (!bar) {
+          scan.finish();
+          bar = createProgress({ label: `${dryRun ? 'matching' : 'removing'} ${area}`, total: t });
+        }
+        bar.update(d, t);
+      },
+    });
+    (bar ?? scan).finish();
     out[area] = result;
     if (!ctx.json)
       ctx.out(
@@ -72,12 +86,12 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
     signal: ctx.signal,
   };
   if (f.completed)
-    await run('completed', (onProgress) => core.cleanCompleted(ectx, { ...options, onProgress }));
+    await run('completed', (hooks) => core.cleanCompleted(ectx, { ...options, ...hooks }));
   if (f.failed)
-    await run('failed', (onProgress) => core.cleanFailed(ectx, { ...options, onProgress }));
+    await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
   if (f.results) {
     const { cleanResults } = await import('@zoott/worker');
-    await run('results', (onProgress) => cleanResults(c, world, { ...options, onProgress }));
+    await run('results', (hooks) => cleanResults(c, world, { ...options, ...hooks }));
   }
   if (ctx.json) ctx.printJson({ world, dryRun, olderThanMs: olderThanMs ?? null, ...out });
 };

@@ -13,8 +13,10 @@ export interface CleanOptions {
   olderThanMs?: number;
   /** Count what would go, remove nothing. */
   dryRun?: boolean;
-  /** Told how far it got: `done` of `total` (records found, then removed). */
+  /** Told how far the removal got: `done` of `total` matching records. */
   onProgress?: (done: number, total: number) => void;
+  /** Told how far the scan got: `done` of `total` buckets listed and stat'ed. */
+  onScan?: (done: number, total: number) => void;
   signal?: AbortSignal;
 }
 
@@ -37,9 +39,11 @@ export async function recordsOf(
   c: Coordinator,
   dirs: readonly string[],
   signal?: AbortSignal,
+  onScan?: (done: number, total: number) => void,
 ): Promise<Indexed[]> {
   const out: Indexed[] = [];
-  for (const dir of dirs) {
+  for (const [i, dir] of dirs.entries()) {
+    onScan?.(i, dirs.length);
     if (signal?.aborted) break;
     let names: string[];
     try {
@@ -57,6 +61,7 @@ export async function recordsOf(
       });
     }
   }
+  onScan?.(dirs.length, dirs.length);
   return out;
 }
 
@@ -78,7 +83,12 @@ export async function cleanCompleted(
   ctx: EngineContext,
   options: CleanOptions = {},
 ): Promise<CleanReport> {
-  const found = await recordsOf(ctx.coordinator, areaDirs(ctx, AREA.completed), options.signal);
+  const found = await recordsOf(
+    ctx.coordinator,
+    areaDirs(ctx, AREA.completed),
+    options.signal,
+    options.onScan,
+  );
   const victims = matching(found, ctx.clock.now(), options.olderThanMs);
   const report: CleanReport = { matched: victims.length, removed: 0, treeNodes: 0, skipped: 0 };
   options.onProgress?.(0, victims.length);
@@ -101,7 +111,12 @@ export async function cleanFailed(
   ctx: EngineContext,
   options: CleanOptions = {},
 ): Promise<CleanReport> {
-  const found = await recordsOf(ctx.coordinator, areaDirs(ctx, AREA.failed), options.signal);
+  const found = await recordsOf(
+    ctx.coordinator,
+    areaDirs(ctx, AREA.failed),
+    options.signal,
+    options.onScan,
+  );
   const victims = matching(found, ctx.clock.now(), options.olderThanMs);
   const report: CleanReport = { matched: victims.length, removed: 0, treeNodes: 0, skipped: 0 };
   options.onProgress?.(0, victims.length);
