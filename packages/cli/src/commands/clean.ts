@@ -87,8 +87,7 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   };
   if (f.completed)
     await run('completed', (hooks) => core.cleanCompleted(ectx, { ...options, ...hooks }));
-  if (f.failed)
-    await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
+  if (f.failed) await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
   if (f.results) {
     const { cleanResults } = await import('@zoott/worker');
     await run('results', (hooks) => cleanResults(c, world, { ...options, ...hooks }));
