@@ -1,5 +1,5 @@
 import { createEngine, DEFAULT_RETENTION } from '@zoott/core';
-import { publishResult } from '@zoott/worker';
+import { publishResult } from '@zoott/jobs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
 

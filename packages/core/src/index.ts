@@ -46,6 +46,8 @@ export {
   type EngineOptions,
   type QueueParent,
   type QueueRequest,
+  type SettleDetail,
+  type SettleListener,
 } from './engine/engine.js';
 // What a world keeps: retention settings (stored in the world) and the reaper's reports.
 export {
@@ -61,6 +63,7 @@ export {
   readRetention,
   updateRetention,
 } from './engine/retention/index.js';
+export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

@@ -89,7 +89,7 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
     await run('completed', (hooks) => core.cleanCompleted(ectx, { ...options, ...hooks }));
   if (f.failed) await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
   if (f.results) {
-    const { cleanResults } = await import('@zoott/worker');
+    const { cleanResults } = await import('@zoott/jobs');
     await run('results', (hooks) => cleanResults(c, world, { ...options, ...hooks }));
   }
   if (ctx.json) ctx.printJson({ world, dryRun, olderThanMs: olderThanMs ?? null, ...out });
