@@ -49,6 +49,7 @@ export {
   type SettleDetail,
   type SettleListener,
 } from './engine/engine.js';
+export { isPermanent, PermanentError } from './engine/permanent.js';
 // What a world keeps: retention settings (stored in the world) and the reaper's reports.
 export {
   DEFAULT_RETENTION,
@@ -63,7 +64,6 @@ export {
   readRetention,
   updateRetention,
 } from './engine/retention/index.js';
-export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

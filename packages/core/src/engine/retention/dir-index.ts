@@ -23,6 +23,8 @@ interface Dir {
 
 /** Stats read at once while bootstrapping a directory (pipelined, one page at a time). */
 const STAT_PAGE = 500;
+/** Directories listed at once. */
+const LIST_LANES = 8;
 
 /**
  * The children of a set of directories, kept with children watches and re-listed only when
@@ -71,7 +73,16 @@ export class DirIndex {
   /** Re-lists the directories whose watch fired; returns how many were listed. */
   async refresh(): Promise<number> {
     const due = [...this.dirs].filter(([, d]) => d.dirty);
-    await Promise.all(due.map(([p, d]) => this.list(p, d)));
+    // A few directories at a time: a first listing stats its children a page at a time, and
+    // 64 buckets bootstrapping at once would put tens of thousands of reads in flight.
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length) {
+        const [p, d] = due[next++]!;
+        await this.list(p, d);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIST_LANES, due.length) }, lane));
     return due.length;
   }
 
