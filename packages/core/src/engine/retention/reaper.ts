@@ -38,7 +38,7 @@ export interface ReaperOptions {
   intervalMs?: number;
   /** Pause after a pass that removed something (default 500 ms). */
   busyIntervalMs?: number;
-  /** Most records removed per pass (default 5000). */
+  /** Most records removed per pass (default 10,000). */
   budget?: number;
   /** More work of the elected reaper. */
   tasks?: readonly RetentionTask[];
@@ -113,7 +113,10 @@ export class Reaper {
         const report = await this.pass();
         // Work found means the world is busy: come back soon, before records pile up.
         const removed = report.records + Object.values(report.extra).reduce((a, b) => a + b, 0);
-        if (report.backlog || removed > 0) pause = this.options.busyIntervalMs ?? 500;
+        // Not registered yet (a worker just starting): look again soon, not a full interval on.
+        const unregistered = this.me() === null;
+        if (report.backlog || removed > 0 || unregistered)
+          pause = this.options.busyIntervalMs ?? 500;
       } catch (err) {
         if (this.stopper.signal.aborted) return;
         // Connection trouble or a lost session (the worker deals with those and says so):
@@ -184,7 +187,7 @@ export class Reaper {
       this.settings = read.settings;
     }
     const settings = this.settings;
-    const budget = this.options.budget ?? 5000;
+    const budget = this.options.budget ?? 10_000;
     await Promise.all([this.completed.refresh(), this.failed.refresh()]);
     const now = this.ctx.clock.now();
     const victims = chooseVictims(this.completed.entries(), now, settings.completed, budget);

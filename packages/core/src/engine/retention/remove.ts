@@ -102,7 +102,7 @@ export async function removeCompleted(
 }
 
 /** Batches of {@link removeCompleted} in flight at once. */
-const LANES = 4;
+const LANES = 8;
 
 async function removeBatch(
   ctx: EngineContext,
