@@ -53,6 +53,20 @@ export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { TaskLogLine, TaskProgress } from './engine/progress.js';
+// What a world keeps: retention settings (stored in the world) and the reaper's reports.
+export {
+  DEFAULT_RETENTION,
+  type KeepLimits,
+  parseCount,
+  parseDuration,
+  type ReaperOptions,
+  type ReapReport,
+  type RetentionPatch,
+  type RetentionSettings,
+  type RetentionTask,
+  readRetention,
+  updateRetention,
+} from './engine/retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

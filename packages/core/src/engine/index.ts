@@ -68,6 +68,7 @@ export {
 } from './progress.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
+export * from './retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export type * from './types.js';
 export {

@@ -203,6 +203,8 @@ export type EngineEventType =
   | 'failed'
   | 'retried'
   | 'cancelled'
+  /** A completed task left the world: its record expired (retention), or it was cancelled. */
+  | 'removed'
   /** Only with `events({ progress: true })`: a working task reported progress or a log line. */
   | 'progress';
 
