@@ -1,4 +1,5 @@
 import { createEngine, type Engine } from '@zoott/core';
+import { cleanFailed } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, TestClock, worldName } from './helpers.js';
@@ -142,5 +143,25 @@ describeOnBackends('engine: blocking after a re-queue', (backend) => {
     await worker.complete(next!, null);
     expect((await worker.claim({ worker: 'w' }))?.key).toEqual(['b', 'x']);
     await worker.complete(a!, null);
+  });
+});
+
+describeOnBackends('engine: cleaning failed tasks leaves a failed parent', (backend) => {
+  it('skips a failed task with children instead of leaving them under a stateless node', async () => {
+    const c = await backend().connect();
+    const engine = createEngine(c, { world: worldName(), buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' }, null, null, { maxAttempts: 1 });
+    await engine.queue({ name: 'child', type: 't' }, { key: ['p'] });
+    await engine.queue({ name: 'lone', type: 't' }, null, null, { maxAttempts: 1 });
+    await engine.fail((await engine.claim())!, 'bad');
+    await engine.fail((await engine.claim())!, 'bad');
+    const report = await cleanFailed(await engine.context());
+    expect(report).toMatchObject({ matched: 2, removed: 1, skipped: 1 });
+    expect(await engine.task(['lone'])).toBeNull();
+    expect(await engine.tree()).toMatchObject([
+      { name: 'p', state: 'failed', children: [{ name: 'child', state: 'pending' }] },
+    ]);
+    await c.close();
   });
 });
