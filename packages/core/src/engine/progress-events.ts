@@ -1,5 +1,6 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
+import { completedRecord } from './parent-results.js';
 import { parseProgress, progressPath, type TaskProgress } from './progress.js';
 
 /**
@@ -44,14 +45,21 @@ export class ProgressWatches {
   private arm(bucket: number, key: string, first = true): void {
     const c = this.ctx.coordinator;
     const path = progressPath(this.ctx.layout, key.split(KEY_SEPARATOR));
+    // A completion deletes the node right after its last write: then the last report is
+    // the one the completed record took along.
     const read = () =>
-      c.get(path).then(
-        (got) => {
-          const p = parseProgress(got.data);
-          if (p && this.stillWorking(bucket, key)) this.emit(key, p);
-        },
-        () => {},
-      );
+      c
+        .get(path)
+        .then(
+          (got) => parseProgress(got.data),
+          async () => (await completedRecord(this.ctx, key.split(KEY_SEPARATOR)))?.report ?? null,
+        )
+        .then(
+          (p) => {
+            if (p && !this.closed()) this.emit(key, p);
+          },
+          () => {},
+        );
     this.armed.add(key);
     c.exists(path, {
       watch: (e) => {

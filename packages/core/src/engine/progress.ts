@@ -1,5 +1,5 @@
 import type { Acl } from '../contract/acl.js';
-import type { Coordinator } from '../contract/coordinator.js';
+import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, worldRoot } from '../tree/keys.js';
@@ -7,6 +7,7 @@ import { validateJsonData } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import { bucketName, type WorldLayout } from './layout.js';
+import { completedRecord } from './parent-results.js';
 import type { Claim, TaskProgress } from './types.js';
 
 export type { TaskLogLine, TaskProgress } from './types.js';
@@ -51,14 +52,15 @@ export function parseProgress(data: Uint8Array): TaskProgress | null {
   }
 }
 
-/** A task's progress node, or `null` when it reported nothing. */
+/** What a task reported: its progress node, else its completed record's `report`, else `null`. */
 export async function readProgress(ctx: EngineContext, key: TaskKey): Promise<TaskProgress | null> {
   try {
     return parseProgress((await ctx.coordinator.get(progressPath(ctx.layout, key))).data);
   } catch (err) {
-    if (codeOf(err) === 'NO_NODE') return null;
-    throw err;
+    if (codeOf(err) !== 'NO_NODE') throw err;
   }
+  // A completed task's report moved into its record (the node went with the completion).
+  return (await completedRecord(ctx, key))?.report ?? null;
 }
 
 /** Creates the parents of a progress node (the world's with the world root's ACL), lazily. */
@@ -131,6 +133,16 @@ export class ProgressWriter {
     this.halt.abort();
     await this.inFlight;
     if (this.dirty && !this.stopped) await this.write();
+  }
+
+  /** See {@link ProgressReporter.finish}. */
+  async finish(): Promise<{ report: TaskProgress; remove: Op | null } | null> {
+    // Written out first, so a stream watching the node sees the last lines too.
+    await this.flush();
+    this.stopped = true;
+    const remove: Op | null =
+      this.version === null ? null : { op: 'delete', path: this.path, version: this.version };
+    return { report: { ...this.state, log: [...this.state.log] }, remove };
   }
 
   /** Stops at once: nothing more is written, a pending write is dropped. */
@@ -214,6 +226,12 @@ export interface ProgressReporter {
   flush(): Promise<void>;
   /** Writes nothing more (the claim was cancelled or lost): a late write would leave a stray node. */
   close(): void;
+  /**
+   * For a completion: writes what is left, stops, and returns the final report with the
+   * node to delete in the completion multi (at the version last written), or `null` when
+   * nothing was reported. The report then lives on in the completed record.
+   */
+  finish(): Promise<{ report: TaskProgress; remove: Op | null } | null>;
 }
 
 /** A reporter that makes its writer (and its node) only once the handler reports something. */
@@ -234,5 +252,17 @@ export function progressReporter(
       await writer?.flush();
     },
     close: () => writer?.close(),
+    finish: async () => (writer ? writer.finish() : null),
   };
+}
+
+/** `complete`'s options for a finished report: the report into the record, the node out. */
+export function completion(final: { report: TaskProgress; remove: Op | null } | null): {
+  report?: TaskProgress;
+  extraOps?: Op[];
+} {
+  if (!final) return {};
+  return final.remove
+    ? { report: final.report, extraOps: [final.remove] }
+    : { report: final.report };
 }

@@ -14,6 +14,7 @@ import type {
   FailedRecord,
   SettleOutcome,
   TaskError,
+  TaskProgress,
 } from './types.js';
 
 /**
@@ -168,6 +169,11 @@ export interface CompleteOptions {
    * completed without them; the outcome's `extras` says so.
    */
   extraOps?: readonly Op[];
+  /**
+   * What the task reported (`ctx.progress` / `ctx.log`), kept in the completed record as
+   * `report` when the record still fits under the size limit with it (else left out).
+   */
+  report?: TaskProgress;
 }
 
 /**
@@ -226,6 +232,11 @@ export async function completeClaim(
     bytes = encodeJson(record);
   } catch (err) {
     return failClaim(ctx, claim, { message: `result is not JSON: ${(err as Error).message}` });
+  }
+  // The report rides along only when it leaves the result room: it never fails a task.
+  if (options.report) {
+    const withReport = encodeJson({ ...record, report: options.report });
+    if (withReport.length <= ctx.maxRecordBytes) bytes = withReport;
   }
   if (bytes.length > ctx.maxRecordBytes) {
     return failClaim(ctx, claim, {

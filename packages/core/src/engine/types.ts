@@ -71,6 +71,8 @@ export interface CompletedRecord {
   queuedAt: number;
   startedAt: number;
   completedAt: number;
+  /** What the task reported (`ctx.progress` / `ctx.log`), when it did and it fit. */
+  report?: TaskProgress;
 }
 
 /** Data of a failed record (dead letter). */

@@ -7,7 +7,7 @@ import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { PauseWatch, typePaused } from './pause.js';
-import { progressReporter } from './progress.js';
+import { completion, progressReporter } from './progress.js';
 import { Reaper } from './retention/reaper.js';
 import { renewUntilOpen } from './session.js';
 import { taskContext } from './task-context.js';
@@ -423,10 +423,13 @@ class WorkerLoop {
     } finally {
       ended.abort();
     }
-    // The last progress and log lines land before the outcome, so whoever reads the
-    // completed task finds them; a cancelled or lost claim writes nothing more.
-    if (!r.cancelled && !r.void) await reporter.flush();
-    else reporter.close();
+    // A completion takes the report into its record and deletes the progress node in the
+    // same multi; a failed attempt's last lines are written out; a cancelled or lost claim
+    // writes nothing more.
+    const live = !r.cancelled && !r.void && !r.release;
+    const final = live && ok ? await reporter.finish() : null;
+    if (live && !ok) await reporter.flush();
+    else if (!live) reporter.close();
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {
@@ -439,7 +442,7 @@ class WorkerLoop {
         this.engine.forget(claim, 'cancelled');
         outcome = { status: 'dropped', reason: 'cancelled' };
       } else if (r.release) outcome = await this.engine.release(claim);
-      else if (ok) outcome = await this.engine.complete(claim, value);
+      else if (ok) outcome = await this.engine.complete(claim, value, completion(final));
       else outcome = await this.engine.fail(claim, value);
     } catch (err) {
       this.log(

@@ -58,6 +58,9 @@ describeOnBackends('engine: progress and logs of running tasks', (backend) => {
       progress: { done: 10, of: 10 },
       log: [{ line: 'downloaded 5 of 10' }, { line: 'all done' }],
     });
+    // The completion took the report into its record and deleted the node: no leftover.
+    const layout = (await engine.context()).layout;
+    expect(await producer.exists(progressPath(layout, ['job']))).toBeNull();
     const last = events.filter((e) => e.type === 'progress').at(-1);
     expect(last?.progress?.log.at(-1)?.line).toBe('all done');
     stop.abort();
