@@ -86,6 +86,8 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+// Schedules: cron ticks queued by the one scheduler the workers of a world elect.
+export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';

@@ -1,5 +1,6 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
+import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
@@ -294,6 +295,14 @@ class WorkerLoop {
       },
       () => this.wake(),
     );
+    // Every worker is a scheduler candidate; the one elected queues the world's cron ticks.
+    const scheduler =
+      this.opts.scheduler === false
+        ? null
+        : runScheduler(this.engine, {
+            identifier: this.id,
+            ...(this.logger ? { logger: this.logger } : {}),
+          });
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
@@ -366,6 +375,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
+    await scheduler?.stop();
     await this.drain();
     await this.membership.unregister();
   }
