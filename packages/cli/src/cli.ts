@@ -13,6 +13,7 @@ import { lockDownCommand } from './commands/lock-down.js';
 import { lsCommand } from './commands/ls.js';
 import { queueCommand } from './commands/queue.js';
 import { retryCommand } from './commands/retry.js';
+import { registerScheduleCommand } from './commands/schedule.js';
 import { showCommand } from './commands/show.js';
 import { statusCommand } from './commands/status.js';
 import { submitCommand } from './commands/submit.js';
@@ -280,6 +281,8 @@ export function buildProgram(state: RunState): Command {
       .action(run(lockCommand)),
     'zoott lock nightly --timeout 30 -- ./backup.sh --full',
   );
+
+  registerScheduleCommand(program, run);
 
   const dashboardOptions = (cmd: Command) =>
     cmd

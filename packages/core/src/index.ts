@@ -86,6 +86,8 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+// Rate limits: task starts per type across a world's workers, shares from the registry.
+export * from './rate-limits/index.js';
 // Schedules: cron ticks queued by the one scheduler the workers of a world elect.
 export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';

@@ -1,4 +1,5 @@
 import { decodeJson, encodeJson } from '../contract/paths.js';
+import type { ClaimGate } from '../rate-limits/rate-gate.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
@@ -34,6 +35,8 @@ export interface ClaimerOptions {
   relistMs?: number;
   /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
   liveServers?: () => ReadonlySet<string> | undefined;
+  /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
+  gate?: ClaimGate;
 }
 
 interface Candidate {
@@ -141,13 +144,33 @@ export class Claimer {
         tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;
         tries++
       ) {
-        const batch = candidates.slice(offset, offset + (max - won.length));
-        offset += batch.length;
-        const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
+        const slice = candidates.slice(offset, offset + (max - won.length));
+        offset += slice.length;
+        const got = await Promise.all(this.admitted(slice).map((cand) => this.gatedClaim(cand)));
         for (const claim of got) if (claim) won.push(claim);
       }
     }
     return won;
+  }
+
+  /** The candidates the rate-limit gate lets start now (each takes one start). */
+  private admitted(batch: Candidate[]): Candidate[] {
+    const gate = this.opts.gate;
+    if (!gate) return batch;
+    const now = this.ctx.clock.now();
+    return batch.filter((cand) => {
+      const type = cand.cached.data.type;
+      if (gate.take(type, now)) return true;
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(type, now));
+      return false;
+    });
+  }
+
+  /** A claim that gives its start back to the gate when it does not happen. */
+  private async gatedClaim(cand: Candidate): Promise<Claim | null> {
+    const claim = await this.tryClaim(cand);
+    if (!claim) this.opts.gate?.refund(cand.cached.data.type);
+    return claim;
   }
 
   private typeOk(type: string): boolean {
@@ -158,6 +181,11 @@ export class Claimer {
   private waiting(cached: CachedEntry, now: number): boolean {
     const d = cached.data;
     if (!this.typeOk(d.type)) return true;
+    const gate = this.opts.gate;
+    if (gate && !gate.open(d.type, now)) {
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(d.type, now));
+      return true;
+    }
     if (d.notBefore !== undefined && d.notBefore > now) {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;

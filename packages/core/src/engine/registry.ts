@@ -128,6 +128,13 @@ export class RegistryView {
     return this.names;
   }
 
+  /** Live workers that serve `type` (one whose info cannot be read counts: it may). */
+  serving(type: string): number {
+    let n = 0;
+    for (const info of this.infos.values()) if (!info || info.types.includes(type)) n++;
+    return n;
+  }
+
   /** `server` identities of the live workers. */
   servers(): Set<string> {
     const out = new Set<string>();

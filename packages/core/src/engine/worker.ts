@@ -1,5 +1,6 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
+import { RateLimits } from '../rate-limits/rate-gate.js';
 import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
@@ -79,6 +80,8 @@ class WorkerLoop {
   /** The engine's clock, or the one given to the worker: its only source of time and chance. */
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
+  /** The world's rate limits; this worker's shares follow the registry. */
+  private readonly limits: RateLimits;
   private claimer: Claimer | null = null;
   private readonly running = new Map<string, Running>();
   private stopping = false;
@@ -159,6 +162,12 @@ class WorkerLoop {
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
     );
+    this.limits = new RateLimits(
+      coordinator,
+      this.engine.world,
+      (type) => this.membership.serving(type),
+      () => this.wake(),
+    );
     this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
@@ -232,6 +241,7 @@ class WorkerLoop {
         if (this.membership.isNewSession(e.sessionId)) {
           this.paused = false;
           this.membership.dirty = true;
+          this.limits.dirty = true;
           this.claimer?.invalidate();
           this.wake();
         }
@@ -292,6 +302,7 @@ class WorkerLoop {
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
         liveServers: () => this.membership.servers(),
+        gate: this.limits,
       },
       () => this.wake(),
     );
@@ -317,6 +328,7 @@ class WorkerLoop {
         }
         if (this.membership.needsRegistration()) await this.membership.register();
         if (this.membership.dirty) await this.rebalance();
+        if (this.limits.dirty) await this.limits.refresh();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each.

@@ -7,6 +7,7 @@ export {
 } from './schedule-spec.js';
 export {
   addSchedule,
+  currentScheduler,
   LEADERS_ROOT,
   type ListedSchedule,
   listSchedules,

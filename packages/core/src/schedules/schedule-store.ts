@@ -3,6 +3,7 @@ import { decodeJson, encodeJson } from '../contract/paths.js';
 import type { Engine } from '../engine/engine.js';
 import { codeOf } from '../engine/errors.js';
 import { ensureNode } from '../engine/session.js';
+import { electionContenders } from '../recipes/election/leader-election.js';
 import { validateTaskName } from '../tree/names.js';
 import {
   nextTick,
@@ -111,4 +112,11 @@ export async function removeSchedule(engine: Engine, name: string): Promise<bool
     if (codeOf(err) === 'NO_NODE') return false;
     throw err;
   }
+}
+
+/** The identifier (worker id) of the world's elected scheduler, `null` when none stands. */
+export async function currentScheduler(engine: Engine): Promise<string | null> {
+  const ctx = await engine.context();
+  const ids = await electionContenders(ctx.coordinator, schedulerElectionPath(ctx.layout.world));
+  return ids[0] ?? null;
 }

@@ -172,25 +172,8 @@ export class LeaderElection {
   }
 
   /** Identifiers of the candidates in election order: the leader first. */
-  async contenders(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = candidateOrder(await this.zk.children(this.path));
-    } catch (err) {
-      if (isZoottError(err, 'NO_NODE')) return [];
-      throw err;
-    }
-    const ids = await Promise.all(
-      names.map(async (n) => {
-        try {
-          const { data } = await this.zk.get(`${this.path}/${n}`);
-          return decodeJson<{ id?: unknown }>(data, `${this.path}/${n}`).id;
-        } catch {
-          return undefined; // gone meanwhile, or not a candidate's data
-        }
-      }),
-    );
-    return ids.filter((id): id is string => typeof id === 'string');
+  contenders(): Promise<string[]> {
+    return electionContenders(this.zk, this.path);
   }
 
   /**
@@ -354,4 +337,29 @@ export class LeaderElection {
         () => undefined, // a lost session ends the leadership through onSession
       );
   }
+}
+
+/**
+ * Identifiers of the candidates of the election at `path`, leader first, read without
+ * entering it (for status displays). Empty when nobody stands.
+ */
+export async function electionContenders(zk: Coordinator, path: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = candidateOrder(await zk.children(path));
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE')) return [];
+    throw err;
+  }
+  const ids = await Promise.all(
+    names.map(async (n) => {
+      try {
+        const { data } = await zk.get(`${path}/${n}`);
+        return decodeJson<{ id?: unknown }>(data, `${path}/${n}`).id;
+      } catch {
+        return undefined; // gone meanwhile, or not a candidate's data
+      }
+    }),
+  );
+  return ids.filter((id): id is string => typeof id === 'string');
 }

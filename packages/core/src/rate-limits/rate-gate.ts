@@ -1,0 +1,133 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { codeOf } from '../engine/errors.js';
+import { perMs, type Rate } from './rate-spec.js';
+import { limitsPath, readRateLimit } from './rate-store.js';
+
+/**
+ * What a claimer asks before it claims a task: whether a task of that type may start now.
+ * The engine's worker gives its claimer a {@link RateLimits}.
+ */
+export interface ClaimGate {
+  /** Whether a start of `type` is free now (takes nothing). */
+  open(type: string, now: number): boolean;
+  /** Takes one start of `type` if one is free now. */
+  take(type: string, now: number): boolean;
+  /** Gives back a start taken for a claim that did not happen. */
+  refund(type: string): void;
+  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
+  nextAt(type: string, now: number): number;
+}
+
+/**
+ * The longest burst a worker may save up while it has nothing to start: this much time of
+ * its share (and at least one start). It covers the worker's own wake-up latency without
+ * letting idle workers save up a burst the sum of which would break the limit.
+ */
+export const BURST_MS = 50;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * One worker's side of the world's cluster-wide rate limits: a token bucket per limited type
+ * that fills at `limit / n`, where `n` is the number of live workers that serve the type (from
+ * the registry the worker already watches). The shares sum to the limit; when a worker joins
+ * or leaves, every worker recomputes its share as soon as its registry watch fires. Limits
+ * are read once and then only when their watch fires: an idle worker costs ZooKeeper
+ * nothing for them, and taking a start is arithmetic, never a request.
+ */
+export class RateLimits implements ClaimGate {
+  /** A limit changed (or was never read): `refresh()` before the next claim. */
+  dirty = true;
+  private limits = new Map<string, Rate>();
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly world: string,
+    /** Live workers that serve `type`, this one included. */
+    private readonly servers: (type: string) => number,
+    /** Told when a limit changes (an idle worker wakes to re-read). */
+    private readonly onChange: () => void = () => {},
+  ) {}
+
+  /** The limits in force, by type. */
+  get current(): ReadonlyMap<string, Rate> {
+    return this.limits;
+  }
+
+  /** Re-reads the limits, arming watches that set `dirty` on the next change. */
+  async refresh(): Promise<void> {
+    this.dirty = false;
+    const watch = () => {
+      this.dirty = true;
+      this.onChange();
+    };
+    const dir = limitsPath(this.world);
+    let names: string[] = [];
+    try {
+      names = await this.coordinator.children(dir, { watch });
+    } catch (err) {
+      if (codeOf(err) !== 'NO_NODE') throw err;
+      // No limit was ever set: hear about the folder appearing.
+      if ((await this.coordinator.exists(dir, { watch })) !== null) this.dirty = true;
+    }
+    const read = await Promise.all(
+      names.map((n) => readRateLimit({ coordinator: this.coordinator }, `${dir}/${n}`, watch)),
+    );
+    const limits = new Map<string, Rate>();
+    for (const l of read) if (l) limits.set(l.type, { count: l.count, perMs: l.perMs });
+    for (const t of this.buckets.keys()) if (!limits.has(t)) this.buckets.delete(t);
+    this.limits = limits;
+  }
+
+  /** This worker's share of `type`'s limit, in starts per ms; `null` when unlimited. */
+  share(type: string): number | null {
+    const limit = this.limits.get(type);
+    if (!limit) return null;
+    return perMs(limit) / Math.max(1, this.servers(type));
+  }
+
+  open(type: string, now: number): boolean {
+    const b = this.fill(type, now);
+    return b === null || b.tokens >= 1;
+  }
+
+  take(type: string, now: number): boolean {
+    const b = this.fill(type, now);
+    if (b === null) return true;
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  refund(type: string): void {
+    const b = this.buckets.get(type);
+    if (b) b.tokens += 1;
+  }
+
+  nextAt(type: string, now: number): number {
+    const b = this.fill(type, now);
+    const share = this.share(type);
+    if (b === null || share === null || b.tokens >= 1) return now;
+    return now + Math.ceil((1 - b.tokens) / share);
+  }
+
+  /** The bucket of `type` filled up to `now`; `null` for a type without a limit. */
+  private fill(type: string, now: number): Bucket | null {
+    const share = this.share(type);
+    if (share === null) return null;
+    let b = this.buckets.get(type);
+    if (!b) {
+      // Empty at first: a worker that joins starts at its share, never with a burst.
+      b = { tokens: 0, at: now };
+      this.buckets.set(type, b);
+    }
+    const cap = Math.max(1, share * BURST_MS);
+    b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.at) * share);
+    b.at = now;
+    return b;
+  }
+}
