@@ -8,6 +8,7 @@ import { drainCommand } from './commands/drain.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
 import { initCommand } from './commands/init.js';
+import { registerLimitCommand } from './commands/limit.js';
 import { lockCommand } from './commands/lock.js';
 import { lockDownCommand } from './commands/lock-down.js';
 import { lsCommand } from './commands/ls.js';
@@ -283,6 +284,7 @@ export function buildProgram(state: RunState): Command {
   );
 
   registerScheduleCommand(program, run);
+  registerLimitCommand(program, run);
 
   const dashboardOptions = (cmd: Command) =>
     cmd

@@ -86,7 +86,7 @@ export const scheduleRemoveCommand: CommandBody = async (ctx, cmd: Command) => {
   ctx.out(`schedule ${name} removed from world ${engine.world} (ticks already queued stay)`);
 };
 
-function describe(s: ListedSchedule): string {
+function describe(s: Pick<ListedSchedule, 'cron' | 'tz' | 'type' | 'nextTick'>): string {
   const next = s.nextTick === null ? 'never fires again' : `next tick ${formatTime(s.nextTick)}`;
   return `${s.cron} (${s.tz ?? 'UTC'}), type ${s.type}; ${next}`;
 }
