@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { controlPhases } from './control.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -363,6 +364,7 @@ async function main() {
     log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);
     const lat = await latency(c, fleet);
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
+    const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
     // The pending levels run on fresh servers of their own: 100,000 pending tasks (200,000+
     // nodes) on top of the earlier phases' records would measure the server's garbage
@@ -390,6 +392,7 @@ async function main() {
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      ...control.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -420,6 +423,7 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      ...control.checks,
     ];
     const doc = {
       ...results,
@@ -439,6 +443,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        ...control.details,
       },
       setup: {
         workers: WORKERS,
@@ -467,6 +472,7 @@ async function main() {
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        ...control.rows,
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);

@@ -19,11 +19,13 @@ export interface ClaimGate {
 }
 
 /**
- * The longest burst a worker may save up while it has nothing to start: this much time of
- * its share (and at least one start). It covers the worker's own wake-up latency without
- * letting idle workers save up a burst the sum of which would break the limit.
+ * How late a worker may be to take a start without losing it: a worker's bucket holds one
+ * start plus this much time of its share. A loaded machine wakes a worker tens of ms after
+ * its start is due; a bucket of exactly one start would drop what accrues meanwhile and the
+ * world would run below its limit. It is also the most a worker saves up while idle: after a
+ * quiet spell the world may start `limit x BURST_MS` more at once (plus one per worker).
  */
-export const BURST_MS = 50;
+export const BURST_MS = 200;
 
 interface Bucket {
   tokens: number;
@@ -125,7 +127,7 @@ export class RateLimits implements ClaimGate {
       b = { tokens: 0, at: now };
       this.buckets.set(type, b);
     }
-    const cap = Math.max(1, share * BURST_MS);
+    const cap = 1 + share * BURST_MS;
     b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.at) * share);
     b.at = now;
     return b;
