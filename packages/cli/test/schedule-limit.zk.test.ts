@@ -189,3 +189,29 @@ describe('zoott limit', { timeout: SLOW }, () => {
     expect(uninit.code).toBe(5);
   });
 });
+
+describe('zoott status', { timeout: SLOW }, () => {
+  it('shows the schedules, the scheduler and the limits; --json has them too', async () => {
+    const { z } = await world();
+    expect(
+      (await z(['schedule', 'add', 'nightly', '--cron', '0 2 * * *', '-t', 'report'])).code,
+    ).toBe(0);
+    expect((await z(['limit', 'tw', 'mail', '20/s'])).code).toBe(0);
+    const doc = json<{
+      scheduler: string | null;
+      schedules: Array<{ name: string; nextTick: number }>;
+      limits: Array<{ type: string; rate: string; workers: number }>;
+    }>(await z(['--json', 'status']));
+    expect(doc.scheduler).toBeNull();
+    expect(doc.schedules.map((s) => s.name)).toEqual(['nightly']);
+    expect(doc.schedules[0]?.nextTick).toBeGreaterThan(Date.now());
+    expect(doc.limits).toMatchObject([{ type: 'mail', rate: '20/s', workers: 0 }]);
+    const text = await z(['status']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^SCHEDULE\s+CRON\s+TZ\s+TYPE\s+NEXT TICK/m);
+    expect(text.stdout).toMatch(/nightly\s+0 2 \* \* \*\s+UTC\s+report/);
+    expect(text.stdout).toMatch(/scheduler: none/);
+    expect(text.stdout).toMatch(/^LIMITED TYPE\s+LIMIT\s+WORKERS\s+EACH/m);
+    expect(text.stdout).toMatch(/mail\s+20\/s\s+0\s+-/);
+  });
+});

@@ -32,7 +32,9 @@ export async function limitViews(
   engine: Engine,
   sink: Parameters<typeof listWorkers>[1],
 ): Promise<LimitView[]> {
-  const [limits, workers] = await Promise.all([listRateLimits(engine), listWorkers(engine, sink)]);
+  const limits = await listRateLimits(engine);
+  if (limits.length === 0) return [];
+  const workers = await listWorkers(engine, sink);
   return limits.map((l) => {
     const n = workers.filter((w) => w.types.includes(l.type)).length;
     const perSecond = (l.count / l.perMs) * 1000;

@@ -3,6 +3,7 @@ import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
+import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
@@ -10,11 +11,12 @@ import { listWorkers, pendingSummary } from '../world-info.js';
  */
 export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const [counts, workers, pending, meta] = await Promise.all([
+  const [counts, workers, pending, meta, scheduling] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
+    scheduleStatus(engine, ctx.corrupt.add),
   ]);
   const now = Date.now();
   const ageMs = pending.oldest === null ? null : Math.max(0, now - pending.oldest);
@@ -32,6 +34,7 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       pendingByType: pending.byType,
       unservedTypes: unserved,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
+      ...scheduling,
       corrupt: ctx.corrupt.list(),
     });
     return;
@@ -71,4 +74,5 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ),
     );
   }
+  printScheduleStatus(ctx, scheduling);
 };

@@ -1,5 +1,4 @@
 import { decodeJson, encodeJson } from '../contract/paths.js';
-import type { ClaimGate } from '../rate-limits/rate-gate.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
@@ -10,6 +9,21 @@ import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
 import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
+
+/**
+ * What a claimer asks before it claims a task: whether a task of that type may start now.
+ * The engine's worker gives its claimer its `RateLimits`.
+ */
+export interface ClaimGate {
+  /** Whether a start of `type` is free now (takes nothing). */
+  open(type: string, now: number): boolean;
+  /** Takes one start of `type` if one is free now. */
+  take(type: string, now: number): boolean;
+  /** Gives back a start taken for a claim that did not happen. */
+  refund(type: string): void;
+  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
+  nextAt(type: string, now: number): number;
+}
 
 /** How a claimer picks tasks. */
 export interface ClaimerOptions {

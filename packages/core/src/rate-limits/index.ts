@@ -1,4 +1,5 @@
-export { BURST_MS, type ClaimGate, RateLimits } from './rate-gate.js';
+export type { ClaimGate } from '../engine/claimer.js';
+export { BURST_MS, RateLimits } from './rate-gate.js';
 export { formatRate, MAX_RATE_PER_SECOND, parseRate, type Rate } from './rate-spec.js';
 export {
   LIMITS_ROOT,

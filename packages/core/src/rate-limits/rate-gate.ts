@@ -1,22 +1,8 @@
 import type { Coordinator } from '../contract/coordinator.js';
+import type { ClaimGate } from '../engine/claimer.js';
 import { codeOf } from '../engine/errors.js';
 import { perMs, type Rate } from './rate-spec.js';
 import { limitsPath, readRateLimit } from './rate-store.js';
-
-/**
- * What a claimer asks before it claims a task: whether a task of that type may start now.
- * The engine's worker gives its claimer a {@link RateLimits}.
- */
-export interface ClaimGate {
-  /** Whether a start of `type` is free now (takes nothing). */
-  open(type: string, now: number): boolean;
-  /** Takes one start of `type` if one is free now. */
-  take(type: string, now: number): boolean;
-  /** Gives back a start taken for a claim that did not happen. */
-  refund(type: string): void;
-  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
-  nextAt(type: string, now: number): number;
-}
 
 /**
  * How late a worker may be to take a start without losing it: a worker's bucket holds one

@@ -81,7 +81,6 @@ class Scheduler {
   leading = false;
   readonly done: Promise<void>;
   private readonly halt = new AbortController();
-  private election: LeaderElection | null = null;
 
   constructor(
     private readonly engine: Engine,
@@ -106,7 +105,6 @@ class Scheduler {
       schedulerElectionPath(ctx.layout.world),
       this.opts.identifier !== undefined ? { identifier: this.opts.identifier } : {},
     );
-    this.election = election;
     let delay = RETRY_BASE_MS;
     try {
       while (!this.halt.signal.aborted) {
