@@ -86,12 +86,15 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
         "completed": 1,
         "corrupt": [],
         "failed": 1,
+        "limits": [],
         "oldestPendingAgeMs": "number",
         "pending": 3,
         "pendingByType": {
           "idle": 2,
           "parse": 1,
         },
+        "scheduler": null,
+        "schedules": [],
         "total": 6,
         "unservedTypes": [
           "idle",
