@@ -49,6 +49,16 @@ export class RateLimits implements ClaimGate {
   /** Re-reads the limits, arming watches that set `dirty` on the next change. */
   async refresh(): Promise<void> {
     this.dirty = false;
+    try {
+      await this.read();
+    } catch (err) {
+      // The watches may not be armed: read again next time.
+      this.dirty = true;
+      throw err;
+    }
+  }
+
+  private async read(): Promise<void> {
     const watch = () => {
       this.dirty = true;
       this.onChange();

@@ -87,6 +87,11 @@ class Scheduler {
     private readonly opts: SchedulerOptions,
   ) {
     this.done = this.main();
+    // Handled here too, so a scheduler whose world cannot be read never becomes an
+    // unhandled rejection; `done` still rejects for whoever awaits it.
+    this.done.catch((err: unknown) =>
+      this.warn({ err: String(err) }, 'scheduler stopped: the world cannot be read'),
+    );
   }
 
   async stop(): Promise<void> {

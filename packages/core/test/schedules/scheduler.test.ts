@@ -114,6 +114,34 @@ describeOnBackends('schedules', (backend) => {
     for (const s of schedulers) await s.stop();
   });
 
+  it('hears of a schedule added after it was elected; stops ticking one removed', async () => {
+    const { engine, clock } = await world();
+    const seen: TickEvent[] = [];
+    const s = runScheduler(engine, { onTick: (t) => seen.push(t) });
+    await eventually(() => s.isLeader);
+    await addSchedule(engine, { name: 'late', cron: '* * * * *', type: 'tick' });
+    clock.advance(MINUTE);
+    await eventually(() => seen.length === 1);
+    await removeSchedule(engine, 'late');
+    await addSchedule(engine, { name: 'other', cron: '*/2 * * * *', type: 'tick' });
+    clock.advance(MINUTE);
+    await eventually(() => seen.length === 2);
+    expect(seen.map((t) => t.task)).toEqual([
+      tickTaskName('late', START + MINUTE),
+      tickTaskName('other', START + 2 * MINUTE),
+    ]);
+    await s.stop();
+  });
+
+  it('a world that was never initialised: done rejects, nothing else happens', async () => {
+    const zk = await backend().connect();
+    const engine = createEngine(zk, { world: worldName('none'), logger: memoryLogger() });
+    const s = runScheduler(engine, { logger: memoryLogger() });
+    const err = await s.done.catch((e: unknown) => e);
+    expect(isZoottError(err, 'WORLD_NOT_INITIALISED')).toBe(true);
+    await s.stop();
+  });
+
   it('catches up on ticks missed while no scheduler ran, up to maxCatchUp', async () => {
     const { engine, clock } = await world();
     await addSchedule(engine, { name: 'm', cron: '* * * * *', type: 'tick' });
