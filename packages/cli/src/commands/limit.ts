@@ -12,7 +12,8 @@ import { cliLogger } from '../connection.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { renderTable } from '../output/table.js';
-import type { CommandBody, runner } from '../runner.js';
+import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { listWorkers } from '../world-info.js';
 
 interface LimitOptions {
@@ -106,18 +107,20 @@ export const limitCommand: CommandBody = async (ctx, cmd: Command) => {
   );
 };
 
-/** Registers `zoott limit` on `program`. */
-export function registerLimitCommand(program: Command, run: ReturnType<typeof runner>): void {
-  program
-    .command('limit')
-    .argument('<world>', 'world whose limits to set or show')
-    .argument('[type]', 'task type')
-    .argument('[rate]', 'task starts across all workers: 20/s, 100/m or 3000/h')
-    .description('cluster-wide rate limits per task type: set, show, remove, list')
-    .option('--remove', 'remove the limit of the type')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  $ zoott limit files sendMail 20/s\n  $ zoott limit files --json\n  $ zoott limit files sendMail --remove\n',
-    )
-    .action(run(limitCommand));
-}
+/** `zoott limit <world> [type] [rate] [--remove]`. */
+export const limitVerb: Verb = {
+  define: (program) =>
+    program
+      .command('limit')
+      .argument('<world>', 'world whose limits to set or show')
+      .argument('[type]', 'task type')
+      .argument('[rate]', 'task starts across all workers: 20/s, 100/m or 3000/h')
+      .description('cluster-wide rate limits per task type: set, show, remove, list')
+      .option('--remove', 'remove the limit of the type'),
+  examples: [
+    'zoott limit files sendMail 20/s',
+    'zoott limit files --json',
+    'zoott limit files sendMail --remove',
+  ],
+  run: limitCommand,
+};

@@ -12,7 +12,8 @@ import { ExitCode } from '../exit-codes.js';
 import { readJsonArg } from '../input.js';
 import { formatTime } from '../output/format.js';
 import { renderTable } from '../output/table.js';
-import type { CommandBody, runner } from '../runner.js';
+import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface AddOptions {
   cron?: string;
@@ -91,33 +92,48 @@ function describe(s: Pick<ListedSchedule, 'cron' | 'tz' | 'type' | 'nextTick'>):
   return `${s.cron} (${s.tz ?? 'UTC'}), type ${s.type}; ${next}`;
 }
 
-/** Registers `zoott schedule add|list|remove` on `program`. */
-export function registerScheduleCommand(program: Command, run: ReturnType<typeof runner>): void {
-  const schedule = program
-    .command('schedule')
-    .description('cron schedules: the workers elect one scheduler that queues a task per tick');
-  schedule
-    .command('add')
-    .argument('<name>', 'schedule name; tick tasks are named <name>-<UTC tick time>')
-    .description('add a schedule (stored in the world; refused if the name exists)')
-    .option('--cron <expr>', "cron expression, 5 fields or 6 with seconds: '0 2 * * *'")
-    .option('-t, --type <type>', 'task type of the tick tasks')
-    .option('-d, --data <json|@file>', 'JSON payload of every tick task, inline or @file')
-    .option('--tz <zone>', 'IANA time zone the expression is read in (default UTC)')
-    .addHelpText(
-      'after',
-      `\nExample:\n  $ zoott schedule add nightly --cron '0 2 * * *' --type report --data '{"full":true}' --tz Europe/Amsterdam\n`,
-    )
-    .action(run(scheduleAddCommand));
-  schedule
-    .command('list')
-    .description('the schedules with their next and last tick, and the elected scheduler')
-    .addHelpText('after', '\nExample:\n  $ zoott schedule list --json\n')
-    .action(run(scheduleListCommand));
-  schedule
-    .command('remove')
-    .argument('<name>', 'schedule name')
-    .description('remove a schedule (tasks already queued stay)')
-    .addHelpText('after', '\nExample:\n  $ zoott schedule remove nightly\n')
-    .action(run(scheduleRemoveCommand));
+/** The `schedule` group, made by whichever of its verbs is declared first. */
+function scheduleGroup(program: Command): Command {
+  return (
+    program.commands.find((c) => c.name() === 'schedule') ??
+    program
+      .command('schedule')
+      .description('cron schedules: the workers elect one scheduler that queues a task per tick')
+  );
 }
+
+/** `zoott schedule add|list|remove`, one verb each under the `schedule` group. */
+export const scheduleVerbs: readonly Verb[] = [
+  {
+    define: (program) =>
+      scheduleGroup(program)
+        .command('add')
+        .argument('<name>', 'schedule name; tick tasks are named <name>-<UTC tick time>')
+        .description('add a schedule (stored in the world; refused if the name exists)')
+        .option('--cron <expr>', "cron expression, 5 fields or 6 with seconds: '0 2 * * *'")
+        .option('-t, --type <type>', 'task type of the tick tasks')
+        .option('-d, --data <json|@file>', 'JSON payload of every tick task, inline or @file')
+        .option('--tz <zone>', 'IANA time zone the expression is read in (default UTC)'),
+    examples: [
+      `zoott schedule add nightly --cron '0 2 * * *' --type report --data '{"full":true}' --tz Europe/Amsterdam`,
+    ],
+    run: scheduleAddCommand,
+  },
+  {
+    define: (program) =>
+      scheduleGroup(program)
+        .command('list')
+        .description('the schedules with their next and last tick, and the elected scheduler'),
+    examples: ['zoott schedule list --json'],
+    run: scheduleListCommand,
+  },
+  {
+    define: (program) =>
+      scheduleGroup(program)
+        .command('remove')
+        .argument('<name>', 'schedule name')
+        .description('remove a schedule (tasks already queued stay)'),
+    examples: ['zoott schedule remove nightly'],
+    run: scheduleRemoveCommand,
+  },
+];

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
 import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
@@ -9,7 +10,7 @@ import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
  * types no live worker serves: they wait for nothing), workers and their buckets.
  */
-export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
+const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const [counts, workers, pending, meta, scheduling] = await Promise.all([
     engine.counts(),
@@ -75,4 +76,13 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     );
   }
   printScheduleStatus(ctx, scheduling);
+};
+
+export const statusVerb: Verb = {
+  define: (program) =>
+    program
+      .command('status')
+      .description('counts per area, workers and their buckets, oldest pending age'),
+  examples: ['zoott status --json'],
+  run: statusCommand,
 };
