@@ -82,23 +82,46 @@ export async function listSchedules(engine: Engine): Promise<ListedSchedule[]> {
   const now = ctx.clock.now();
   const out = await Promise.all(
     names.map(async (name): Promise<ListedSchedule | null> => {
+      const path = `${dir}/${name}`;
+      let data: Uint8Array;
       try {
-        const got = await c.get(`${dir}/${name}`);
-        const stored = decodeJson<StoredSchedule>(got.data, `${dir}/${name}`);
-        let next: number | null = null;
-        try {
-          next = nextTick(stored, Math.max(now, stored.lastTick ?? 0));
-        } catch {
-          // An expression this croner cannot read (written by hand): listed, never ticks.
-        }
-        return { ...stored, nextTick: next };
+        data = (await c.get(path)).data;
       } catch (err) {
         if (codeOf(err) === 'NO_NODE') return null;
         throw err;
       }
+      const stored = readStoredSchedule(data);
+      if (typeof stored === 'string') {
+        // Written by hand or by something else: reported and left out, never a failed list.
+        ctx.onCorrupt({ path, reason: stored });
+        return null;
+      }
+      let next: number | null = null;
+      try {
+        next = nextTick(stored, Math.max(now, stored.lastTick ?? 0));
+      } catch {
+        // An expression this croner cannot read: listed, never ticks.
+      }
+      return { ...stored, nextTick: next };
     }),
   );
   return out.filter((s): s is ListedSchedule => s !== null);
+}
+
+/** A schedule node's data, or what is wrong with it. */
+export function readStoredSchedule(data: Uint8Array): StoredSchedule | string {
+  let v: unknown;
+  try {
+    v = decodeJson(data);
+  } catch {
+    return 'data is not JSON: not a schedule';
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a schedule object';
+  const o = v as Partial<StoredSchedule>;
+  if (typeof o.name !== 'string' || typeof o.cron !== 'string' || typeof o.type !== 'string')
+    return 'has no name, cron and type: not a schedule';
+  if (typeof o.createdAt !== 'number') return 'has no numeric createdAt: not a schedule';
+  return o as StoredSchedule;
 }
 
 /** Removes a schedule; `false` when there was none of that name. Queued ticks stay. */

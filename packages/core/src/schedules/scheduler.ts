@@ -10,7 +10,7 @@ import type { EngineLogger, EntryData } from '../engine/types.js';
 import { LeaderElection } from '../recipes/election/leader-election.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import { nextTick, type StoredSchedule, tickTaskName } from './schedule-spec.js';
-import { schedulerElectionPath, schedulesPath } from './schedule-store.js';
+import { readStoredSchedule, schedulerElectionPath, schedulesPath } from './schedule-store.js';
 
 /** One tick the scheduler dealt with: queued now, or found already queued. */
 export interface TickEvent {
@@ -184,13 +184,14 @@ class Scheduler {
         const path = `${dir}/${name}`;
         try {
           const got = await c.get(path, { watch: onChange });
-          known.set(name, {
-            stored: decodeJson<StoredSchedule>(got.data, path),
-            version: got.stat.version,
-          });
+          const stored = readStoredSchedule(got.data);
+          if (typeof stored === 'string') {
+            this.warn({ path, reason: stored }, 'scheduler: unreadable schedule skipped');
+            return;
+          }
+          known.set(name, { stored, version: got.stat.version });
         } catch (err) {
-          if (codeOf(err) === 'NO_NODE') return;
-          this.warn({ path, err: String(err) }, 'scheduler: unreadable schedule skipped');
+          if (codeOf(err) !== 'NO_NODE') throw err;
         }
       }),
     );

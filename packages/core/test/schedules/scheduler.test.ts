@@ -142,6 +142,31 @@ describeOnBackends('schedules', (backend) => {
     await s.stop();
   });
 
+  it('a node in the schedules folder that is not a schedule is reported and skipped', async () => {
+    const { zk, clock } = await world();
+    const corrupt: string[] = [];
+    const engine = createEngine(zk, {
+      world: worldName('c'),
+      clock,
+      logger: memoryLogger(),
+      onCorrupt: (n) => corrupt.push(`${n.path}: ${n.reason}`),
+    });
+    await engine.init();
+    await addSchedule(engine, { name: 'good', cron: '* * * * *', type: 'tick' });
+    await zk.create(`${schedulesPath(engine.world)}/junk`, new TextEncoder().encode('{oops'));
+    expect((await listSchedules(engine)).map((s) => s.name)).toEqual(['good']);
+    expect(corrupt).toEqual([
+      `${schedulesPath(engine.world)}/junk: data is not JSON: not a schedule`,
+    ]);
+    const seen: TickEvent[] = [];
+    const s = runScheduler(engine, { onTick: (t) => seen.push(t), logger: memoryLogger() });
+    await eventually(() => s.isLeader);
+    clock.advance(MINUTE);
+    await eventually(() => seen.length === 1);
+    expect(seen[0]?.schedule).toBe('good');
+    await s.stop();
+  });
+
   it('catches up on ticks missed while no scheduler ran, up to maxCatchUp', async () => {
     const { engine, clock } = await world();
     await addSchedule(engine, { name: 'm', cron: '* * * * *', type: 'tick' });
