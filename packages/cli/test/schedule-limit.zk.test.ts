@@ -126,7 +126,7 @@ describe('zoott schedule', { timeout: SLOW }, () => {
     await until(async () => {
       const r = await z(['--json', 'ls', 'pending']);
       return r.code === 0 && (json<{ tasks: unknown[] }>(r).tasks?.length ?? 0) >= 2;
-    }, 'two ticks queued');
+    }, 'two ticks queued', 120_000);
     const listed = json<ListedJson>(await z(['--json', 'schedule', 'list']));
     expect(listed.scheduler).toMatch(/\S/);
     expect(listed.schedules[0]?.lastTick).toBeGreaterThan(0);
