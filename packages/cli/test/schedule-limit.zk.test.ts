@@ -123,10 +123,14 @@ describe('zoott schedule', { timeout: SLOW }, () => {
     const add = await z(['schedule', 'add', 'sec', '--cron', '* * * * * *', '-t', 'nobody-serves']);
     expect(add.code, add.stderr).toBe(0);
     workers.push(startWorkerBin(connect, process.execPath));
-    await until(async () => {
-      const r = await z(['--json', 'ls', 'pending']);
-      return r.code === 0 && (json<{ tasks: unknown[] }>(r).tasks?.length ?? 0) >= 2;
-    }, 'two ticks queued', 120_000);
+    await until(
+      async () => {
+        const r = await z(['--json', 'ls', 'pending']);
+        return r.code === 0 && (json<{ tasks: unknown[] }>(r).tasks?.length ?? 0) >= 2;
+      },
+      'two ticks queued',
+      120_000,
+    );
     const listed = json<ListedJson>(await z(['--json', 'schedule', 'list']));
     expect(listed.scheduler).toMatch(/\S/);
     expect(listed.schedules[0]?.lastTick).toBeGreaterThan(0);

@@ -89,6 +89,7 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+export { checkDatasets } from './engine/worker-membership.js';
 // Rate limits: task starts per type across a world's workers, shares from the registry.
 export * from './rate-limits/index.js';
 // Schedules: cron ticks queued by the one scheduler the workers of a world elect.
@@ -96,7 +97,7 @@ export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';
-export type { LocalityScore, Orderable } from './tree/ordering.js';
+export type { LocalityScore, Orderable, PeerPlace, WorkerPlace } from './tree/ordering.js';
 export type { ParentPattern } from './tree/patterns.js';
 // The task model: a task map types a world's tasks once; keys, parents, names, limits.
 export type {
