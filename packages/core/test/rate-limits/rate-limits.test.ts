@@ -106,12 +106,11 @@ describe('RateLimits (one worker side)', () => {
   });
 });
 
-describe('workers under a rate limit (memory adapter, test clock)', () => {
+describeOnBackends('workers under a rate limit (test clock)', (backend) => {
   it('start at most limit x time in total, as workers join and leave, and keep up with it', async () => {
-    const server = new MemoryServer();
     const clock = new TestClock(0);
     const world = worldName('w');
-    const admin = createEngine(await server.connect(), {
+    const admin = createEngine(await backend().connect(), {
       world,
       buckets: 12,
       clock,
@@ -123,7 +122,7 @@ describe('workers under a rate limit (memory adapter, test clock)', () => {
     const handles: WorkerHandle[] = [];
     const start = async () => {
       const h = runWorker(
-        await server.connect(),
+        await backend().connect(),
         { t: () => 'ok' },
         {
           world,
