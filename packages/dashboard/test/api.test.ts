@@ -4,6 +4,7 @@ import {
   addSchedule,
   type Coordinator,
   createEngine,
+  DEFAULT_RETENTION,
   type Engine,
   removeRateLimit,
   removeSchedule,
@@ -160,6 +161,7 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
       counts: { completed: 2 },
       workers: 1,
       oldestPending: null,
+      retention: DEFAULT_RETENTION,
     });
     expect(overview.throughput.slots).toHaveLength(30);
   });

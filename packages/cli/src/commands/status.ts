@@ -4,6 +4,7 @@ import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
+import { describeRetention, retentionJson } from './retention-flags.js';
 import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
 /**
@@ -12,13 +13,18 @@ import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
  */
 const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const [counts, workers, pending, meta, scheduling] = await Promise.all([
+  const { readRetention } = await import('@zoott/core');
+  const [counts, workers, pending, meta, kept, scheduling] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
+    readRetention(engine.coordinator, engine.world),
     scheduleStatus(engine, ctx.corrupt.add),
   ]);
+  const retention = kept.settings;
+  const failedCap = retention.failed.warnCount;
+  const failedOverCap = failedCap !== null && counts.failed > failedCap;
   const now = Date.now();
   const ageMs = pending.oldest === null ? null : Math.max(0, now - pending.oldest);
   const served = new Set(workers.flatMap((w) => w.types));
@@ -36,6 +42,8 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       unservedTypes: unserved,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
       ...scheduling,
+      retention: retentionJson(retention, kept.stored),
+      failedOverCap,
       corrupt: ctx.corrupt.list(),
     });
     return;
@@ -55,7 +63,14 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       'unserved',
       c.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
     ]);
+  const keeps = await describeRetention(retention);
+  rows.push(['keeps completed', keeps.completed!], ['keeps results', keeps.results!]);
+  rows.push(['keeps failed', failedOverCap ? c.red(keeps.failed!) : keeps.failed!]);
   ctx.out(renderTable(rows));
+  if (failedOverCap)
+    ctx.note(
+      `${counts.failed} failed records, more than the cap of ${failedCap}: they stay until retried or cancelled (zoott retry / cancel, or zoott clean ${engine.world} --failed)`,
+    );
   if (unserved.length > 0)
     ctx.note(
       `no live worker serves ${unserved.length === 1 ? 'type' : 'types'} ${unserved.join(', ')}: start a zoott-worker with a handler for ${unserved.length === 1 ? 'it' : 'them'}`,
