@@ -6,6 +6,7 @@ import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
 import { describePause } from './pause.js';
 import { describeRetention, retentionJson } from './retention-flags.js';
+import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
@@ -14,12 +15,13 @@ import { describeRetention, retentionJson } from './retention-flags.js';
 const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const { readRetention } = await import('@zoott/core');
-  const [counts, workers, pending, meta, kept, paused] = await Promise.all([
+  const [counts, workers, pending, meta, kept, scheduling, paused] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
     readRetention(engine.coordinator, engine.world),
+    scheduleStatus(engine, ctx.corrupt.add),
     engine.pauseState(),
   ]);
   const retention = kept.settings;
@@ -42,6 +44,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       unservedTypes: unserved,
       paused,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
+      ...scheduling,
       retention: retentionJson(retention, kept.stored),
       failedOverCap,
       corrupt: ctx.corrupt.list(),
@@ -92,6 +95,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ),
     );
   }
+  printScheduleStatus(ctx, scheduling);
 };
 
 export const statusVerb: Verb = {

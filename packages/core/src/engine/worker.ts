@@ -1,16 +1,18 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
+import { RateLimits } from '../rate-limits/rate-gate.js';
+import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
-import { DEFAULT_CANCEL_WATCH_AFTER_MS, watchForCancel } from './cancel-watch.js';
+import { DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { PauseWatch, typePaused } from './pause.js';
-import { completion, progressReporter } from './progress.js';
+import { completion } from './progress.js';
 import { Reaper } from './retention/reaper.js';
 import { renewUntilOpen } from './session.js';
-import { taskContext } from './task-context.js';
+import { type RunState, runHandler } from './task-context.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportCancelled,
@@ -41,16 +43,7 @@ export type {
 
 const WAKE = Symbol('wake');
 
-interface Running {
-  claim: Claim;
-  abort: AbortController;
-  /** Set when the claim is void (session lost): the outcome is not written. */
-  void: boolean;
-  /** Set when the worker stops hard: the claim is given back, not failed. */
-  release: boolean;
-  /** Set when the task was cancelled while it ran: whatever it returns is not recorded. */
-  cancelled: boolean;
-}
+type Running = RunState;
 
 /**
  * A worker loop: registers in the world's registry, owns buckets by rendezvous hashing,
@@ -83,6 +76,8 @@ class WorkerLoop {
   /** The engine's clock, or the one given to the worker: its only source of time and chance. */
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
+  /** The world's rate limits; this worker's shares follow the registry. */
+  private readonly limits: RateLimits;
   private claimer: Claimer | null = null;
   /** The world's reaper (acts only while this worker is the elected one). */
   private reaper: Reaper | null = null;
@@ -173,6 +168,12 @@ class WorkerLoop {
       (fields, msg) => this.log('warn', fields, msg),
     );
     this.pause = new PauseWatch(coordinator, worldRoot(this.engine.world), () => this.wake());
+    this.limits = new RateLimits(
+      coordinator,
+      this.engine.world,
+      (type) => this.membership.serving(type),
+      () => this.wake(),
+    );
     this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
@@ -249,6 +250,7 @@ class WorkerLoop {
         if (this.membership.isNewSession(e.sessionId)) {
           this.paused = false;
           this.membership.dirty = true;
+          this.limits.dirty = true;
           this.claimer?.invalidate();
           this.wake();
         }
@@ -300,9 +302,18 @@ class WorkerLoop {
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
         peers: () => this.membership.peers(),
+        gate: this.limits,
       },
       () => this.wake(),
     );
+    // Every worker is a scheduler candidate; the one elected queues the world's cron ticks.
+    const scheduler =
+      this.opts.scheduler === false
+        ? null
+        : runScheduler(this.engine, {
+            identifier: this.id,
+            ...(this.logger ? { logger: this.logger } : {}),
+          });
     if (this.opts.retention !== false) {
       this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
       this.reaper.start();
@@ -321,6 +332,7 @@ class WorkerLoop {
         }
         if (this.membership.needsRegistration()) await this.membership.register();
         if (this.membership.dirty) await this.rebalance();
+        if (this.limits.dirty) await this.limits.refresh();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each.
@@ -380,6 +392,7 @@ class WorkerLoop {
     }
     this.claimer.close();
     pause.close();
+    await scheduler?.stop();
     await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
   }
@@ -404,32 +417,10 @@ class WorkerLoop {
 
   private async execute(r: Running): Promise<void> {
     const { claim } = r;
-    const reporter = progressReporter(await this.engine.context(), claim);
+    const { coordinator, clock, cancelWatchAfterMs, id: worker } = this;
     const context = () => this.engine.context();
-    const ctx = taskContext(claim, r.abort.signal, this.id, context, reporter);
-    const ended = new AbortController();
-    const { coordinator, clock, cancelWatchAfterMs: after } = this;
-    watchForCancel(coordinator, claim, clock, after, ended.signal, () => {
-      r.cancelled = true;
-      r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
-    });
-    let ok = false;
-    let value: unknown;
-    try {
-      value = await this.handlers[claim.type]!(ctx);
-      ok = true;
-    } catch (err) {
-      value = err;
-    } finally {
-      ended.abort();
-    }
-    // A completion takes the report into its record and deletes the progress node in the
-    // same multi; a failed attempt's last lines are written out; a cancelled or lost claim
-    // writes nothing more.
-    const live = !r.cancelled && !r.void && !r.release;
-    const final = live && ok ? await reporter.finish() : null;
-    if (live && !ok) await reporter.flush();
-    else if (!live) reporter.close();
+    const place = { coordinator, clock, cancelWatchAfterMs, worker, context };
+    const { ok, value, final } = await runHandler(this.handlers[claim.type]!, r, place);
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {

@@ -10,15 +10,18 @@ import type {
 } from '@zoott/core';
 import type { FailedList, RetryAllResult, WorkerView } from '../server/data.js';
 import type { ThroughputSlot } from '../server/live.js';
+import type { LimitRow, ScheduleData } from '../server/schedules.js';
 import { encodeKey } from './task-states.js';
 
 export type {
   AreaCounts,
   EngineEvent,
   FailedList,
+  LimitRow,
   ListedTask,
   PauseState,
   RetryAllResult,
+  ScheduleData,
   TaskKey,
   TaskProgress,
   TaskRecord,
@@ -108,6 +111,7 @@ export const api = {
     ),
   failed: (world: string) => call<FailedList>('GET', apiUrl('/api/failed', { world })),
   workers: (world: string) => call<WorkerView[]>('GET', apiUrl('/api/workers', { world })),
+  schedules: (world: string) => call<ScheduleData>('GET', apiUrl('/api/schedules', { world })),
   retry: (world: string, key: TaskKey) => call<unknown>('POST', '/api/retry', { world, key }),
   retryAll: (world: string) =>
     call<RetryAllResult & { ok: true }>('POST', '/api/retry-all', { world }),
