@@ -1,5 +1,6 @@
 import type { NodeData } from '../contract/coordinator.js';
 import { decodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import { AREA, type EntryName, parseEntryName } from './layout.js';
@@ -19,6 +20,11 @@ const PLENTY_LOOKAHEADS = 2;
 export interface ListingOptions {
   lookahead?: number;
   relistMs?: number;
+  /**
+   * Called when a bucket this claimer does not own, listed by an idle steal pass, changes:
+   * the children watch that pass left on it fired.
+   */
+  onForeignChange?: (bucket: number) => void;
 }
 
 /** One pending entry's data as last read. */
@@ -55,6 +61,8 @@ export interface BucketState {
   listedIn: number;
   /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
   bad: Set<string>;
+  /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
+  ancestors: Set<string>;
 }
 
 const byClaimOrder = (a: EntryName, b: EntryName) =>
@@ -75,7 +83,18 @@ function emptyBucket(): BucketState {
     parsed: new Map(),
     fetching: new Map(),
     bad: new Set(),
+    ancestors: new Set(),
   };
+}
+
+/** Adds every proper ancestor of `key` (encoded) to `into`. */
+function addAncestors(key: string, into: Set<string>): void {
+  for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {
+    const parent = key.slice(0, i);
+    // Its own ancestors went in with it.
+    if (into.has(parent)) return;
+    into.add(parent);
+  }
 }
 
 /**
@@ -87,16 +106,30 @@ function emptyBucket(): BucketState {
 export class BucketListings {
   private readonly buckets = new Map<number, BucketState>();
   private readonly watched = new Set<number>();
+  /**
+   * Buckets not owned here whose children watch, left by a steal pass's listing, has not
+   * fired: nothing was queued or removed there since that listing.
+   */
+  private readonly scouts = new Set<number>();
   private closed = false;
+  /** Listings and entry reads sent so far: what an idle steal pass spent. */
+  requests = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly opts: ListingOptions,
+    /** Keys held by this process (claimed, not yet settled). */
+    private readonly held: ReadonlySet<string>,
     /** Called when a watch says something changed: an idle worker wakes up. */
     private readonly onChange: () => void,
   ) {}
+
+  /** Whether `bucket` (not owned here) is unchanged since a steal pass listed it. */
+  scouted(bucket: number): boolean {
+    return this.scouts.has(bucket);
+  }
 
   /** Runnable entries per bucket whose data is read ahead. */
   get lookahead(): number {
@@ -112,6 +145,9 @@ export class BucketListings {
   markStale(bucket: number): void {
     const st = this.buckets.get(bucket);
     if (st) st.stale = true;
+    // A claim elsewhere ended without a change of the listing (its session died): a steal
+    // pass must look at the bucket again.
+    this.scouts.delete(bucket);
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
@@ -147,6 +183,22 @@ export class BucketListings {
   /** Forgets every listing (after a session change, when watches may be gone). */
   clear(): void {
     this.buckets.clear();
+    this.scouts.clear();
+  }
+
+  /**
+   * Whether a claim of this process that blocked other listed entries was settled since the
+   * listing was read: its completion may have made a child runnable, which must then be
+   * chosen by priority at once, not after the cached listing's next re-read.
+   */
+  private unblockedSince(st: BucketState): boolean {
+    if (st.ancestors.size === 0) return false;
+    for (const [name, cached] of st.cache) {
+      if (!cached.claimed) continue;
+      const key = st.parsed.get(name)?.encodedKey;
+      if (key !== undefined && !this.held.has(key) && st.ancestors.has(key)) return true;
+    }
+    return false;
   }
 
   /**
@@ -171,13 +223,14 @@ export class BucketListings {
     const now = this.ctx.clock.now();
     for (const b of buckets) {
       const st = this.buckets.get(b);
-      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
+      const unusable =
+        !st || !this.watched.has(b) || st.entries.length === 0 || this.unblockedSince(st);
       // A listing in flight was started after the last change seen: wait for it when needed.
       if (st?.listing) {
         if (unusable || eager) waits.push(st.listing);
         continue;
       }
-      if (st && this.watched.has(b) && !st.stale) continue;
+      if (st && this.watched.has(b) && !st.stale && !this.unblockedSince(st)) continue;
       // An unwatched bucket is read once per call, not again in the call's later rounds.
       if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
       // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
@@ -193,6 +246,15 @@ export class BucketListings {
       else p.catch(() => undefined);
     }
     await Promise.all(waits);
+    // A listing that was in flight when an own claim settled may predate that settle: read
+    // such a bucket once more, so a child its completion made runnable is seen now.
+    const again = buckets.filter((b) => {
+      const st = this.buckets.get(b);
+      return (
+        st !== undefined && st.listing === null && this.watched.has(b) && this.unblockedSince(st)
+      );
+    });
+    await Promise.all(again.map((b) => this.list(b)));
   }
 
   private list(b: number): Promise<void> {
@@ -217,9 +279,17 @@ export class BucketListings {
     const changesBefore = state.changes;
     state.listedAt = this.ctx.clock.now();
     state.listedIn = this.callSeq;
-    const wantWatch = this.watched.has(b) && !state.watchArmed;
+    const owned = this.watched.has(b);
+    const wantWatch = owned && !state.watchArmed;
     if (wantWatch) state.watchArmed = true;
+    // A bucket listed by a steal pass keeps a children watch (not its listing), so the next
+    // pass re-reads only buckets that changed: idle workers stay quiet in a quiet world.
+    const wantScout = !owned && !this.scouts.has(b);
+    if (wantScout) this.scouts.add(b);
+    // Own claims settled before this read went out: the read shows what became of them.
+    const settled = this.settledClaims(state);
     let names: string[];
+    this.requests++;
     try {
       names = await this.ctx.coordinator.children(
         this.ctx.layout.bucketPath(AREA.pending, b),
@@ -232,31 +302,56 @@ export class BucketListings {
                 if (!this.closed) this.onChange();
               },
             }
-          : undefined,
+          : wantScout
+            ? { watch: () => this.scoutFired(b) }
+            : undefined,
       );
     } catch (err) {
       if (wantWatch) state.watchArmed = false;
+      if (wantScout) this.scouts.delete(b);
       state.stale = true;
       throw err;
     }
     const entries: EntryName[] = [];
     const present = new Set<string>();
     const parsed = new Map<string, EntryName>();
+    const ancestors = new Set<string>();
     for (const n of names) {
       const e = state.parsed.get(n) ?? parseEntryName(n);
       if (!e) continue;
       parsed.set(n, e);
       entries.push(e);
       present.add(e.encodedKey);
+      if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
     }
     state.parsed = parsed;
+    state.ancestors = ancestors;
     entries.sort(byClaimOrder);
     // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
     for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
+    // A settled claim whose entry is still listed is not ours any more (its settle was
+    // refused, or it was re-entered under the same name): read it afresh when it comes up.
+    for (const name of settled) state.cache.delete(name);
     for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
     state.entries = entries;
     state.present = present;
     state.listedChanges = changesBefore;
+  }
+
+  /** Names of entries this claimer claimed whose claims this process no longer holds. */
+  private settledClaims(st: BucketState): string[] {
+    const out: string[] = [];
+    for (const [name, cached] of st.cache) {
+      if (!cached.claimed) continue;
+      const key = st.parsed.get(name)?.encodedKey;
+      if (key !== undefined && !this.held.has(key)) out.push(name);
+    }
+    return out;
+  }
+
+  private scoutFired(b: number): void {
+    this.scouts.delete(b);
+    if (!this.closed) this.opts.onForeignChange?.(b);
   }
 
   /** Reads an entry once, however many claims ask for it while the read is in flight. */
@@ -271,6 +366,7 @@ export class BucketListings {
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
     let node: NodeData;
+    this.requests++;
     try {
       node = await this.ctx.coordinator.get(path);
     } catch (err) {

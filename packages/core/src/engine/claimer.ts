@@ -34,6 +34,8 @@ export interface ClaimerOptions {
   relistMs?: number;
   /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
   liveServers?: () => ReadonlySet<string> | undefined;
+  /** A bucket this claimer does not own, listed by an idle steal pass, changed since. */
+  onForeignChange?: (bucket: number) => void;
 }
 
 interface Candidate {
@@ -43,6 +45,15 @@ interface Candidate {
   bucket: number;
   entry: EntryName;
   cached: CachedEntry;
+}
+
+/**
+ * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
+ * priority, or a child of the same priority (runnable only now, queued before the roots
+ * that were waiting behind it).
+ */
+function outranks(e: EntryName, bar: number): boolean {
+  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
 }
 
 /** How long a task hinted to another live worker waits before another worker takes it. */
@@ -78,7 +89,7 @@ export class Claimer {
     const server = hintLocality({ server: opts.server });
     const extra = opts.locality;
     this.score = extra ? (t) => server(t) + extra(t) : server;
-    this.listings = new BucketListings(ctx, opts, () => {
+    this.listings = new BucketListings(ctx, opts, held, () => {
       if (!this.closed) onChange();
     });
   }
@@ -97,6 +108,16 @@ export class Claimer {
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
   touch(bucket: number): void {
     this.listings.touch(bucket);
+  }
+
+  /** Whether `bucket` (not owned) is unchanged since a steal pass listed it. */
+  scouted(bucket: number): boolean {
+    return this.listings.scouted(bucket);
+  }
+
+  /** Listings and entry reads this claimer has sent. */
+  get readRequests(): number {
+    return this.listings.requests;
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -180,6 +201,7 @@ export class Claimer {
     const now = this.ctx.clock.now();
     const known: Candidate[] = [];
     const fetches: Promise<void>[] = [];
+    const unread: EntryName[] = [];
     for (const b of buckets) {
       const st = this.listings.get(b);
       if (!st) continue;
@@ -210,6 +232,7 @@ export class Claimer {
           known.push(this.candidate(b, e, cached));
           continue;
         }
+        unread.push(e);
         fetches.push(
           this.listings.fetch(b, st, e).then((fresh) => {
             if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
@@ -218,11 +241,14 @@ export class Claimer {
       }
     }
     // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
-    // instead of delaying this claim.
+    // instead of delaying this claim, unless one of them would be claimed first: priority
+    // (then FIFO) holds from the moment a task is runnable.
     if (known.length >= wanted) {
       const ordered = orderForWorker(known, this.score);
-      Promise.all(fetches).catch(() => undefined);
-      return ordered;
+      if (!unread.some((e) => outranks(e, ordered[wanted - 1]!.priority))) {
+        Promise.all(fetches).catch(() => undefined);
+        return ordered;
+      }
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
