@@ -63,6 +63,8 @@ export interface BucketState {
   bad: Set<string>;
   /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
   ancestors: Set<string>;
+  /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
+  readNo: number;
 }
 
 const byClaimOrder = (a: EntryName, b: EntryName) =>
@@ -84,6 +86,7 @@ function emptyBucket(): BucketState {
     fetching: new Map(),
     bad: new Set(),
     ancestors: new Set(),
+    readNo: -1,
   };
 }
 
@@ -114,6 +117,8 @@ export class BucketListings {
   private closed = false;
   /** Listings and entry reads sent so far: what an idle steal pass spent. */
   requests = 0;
+  /** Listings sent so far; each bucket remembers the number of its last one. */
+  private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
 
@@ -186,11 +191,7 @@ export class BucketListings {
     this.scouts.clear();
   }
 
-  /**
-   * Whether a claim of this process that blocked other listed entries was settled since the
-   * listing was read: its completion may have made a child runnable, which must then be
-   * chosen by priority at once, not after the cached listing's next re-read.
-   */
+  /** Whether a claim of this process that blocked other listed entries has been settled. */
   private unblockedSince(st: BucketState): boolean {
     if (st.ancestors.size === 0) return false;
     for (const [name, cached] of st.cache) {
@@ -221,16 +222,24 @@ export class BucketListings {
   async refresh(buckets: readonly number[], eager: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
     const now = this.ctx.clock.now();
+    // A claim of this process that blocked other listed entries has settled since its bucket
+    // was read: its completion may have made a child runnable, which must be chosen by its
+    // priority now, not after the cached listing's next re-read. Such a bucket is read again
+    // (a read that went out from here on, so after the settle) before this claim chooses.
+    const firstFresh = this.readsStarted;
+    const unblocked = buckets.filter((b) => {
+      const st = this.buckets.get(b);
+      return st !== undefined && this.watched.has(b) && this.unblockedSince(st);
+    });
     for (const b of buckets) {
       const st = this.buckets.get(b);
-      const unusable =
-        !st || !this.watched.has(b) || st.entries.length === 0 || this.unblockedSince(st);
+      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
       // A listing in flight was started after the last change seen: wait for it when needed.
       if (st?.listing) {
         if (unusable || eager) waits.push(st.listing);
         continue;
       }
-      if (st && this.watched.has(b) && !st.stale && !this.unblockedSince(st)) continue;
+      if (st && this.watched.has(b) && !st.stale) continue;
       // An unwatched bucket is read once per call, not again in the call's later rounds.
       if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
       // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
@@ -246,15 +255,16 @@ export class BucketListings {
       else p.catch(() => undefined);
     }
     await Promise.all(waits);
-    // A listing that was in flight when an own claim settled may predate that settle: read
-    // such a bucket once more, so a child its completion made runnable is seen now.
-    const again = buckets.filter((b) => {
-      const st = this.buckets.get(b);
-      return (
-        st !== undefined && st.listing === null && this.watched.has(b) && this.unblockedSince(st)
-      );
-    });
-    await Promise.all(again.map((b) => this.list(b)));
+    await Promise.all(unblocked.map((b) => this.readSince(b, firstFresh)));
+  }
+
+  /** Waits for a listing of `b` read after `readNo` `firstFresh` went out, reading one if needed. */
+  private async readSince(b: number, firstFresh: number): Promise<void> {
+    const st = this.buckets.get(b);
+    if (!st) return;
+    if (st.readNo >= firstFresh) return st.listing ?? undefined;
+    if (st.listing) await st.listing;
+    if (st.readNo < firstFresh) await this.list(b);
   }
 
   private list(b: number): Promise<void> {
@@ -290,6 +300,7 @@ export class BucketListings {
     const settled = this.settledClaims(state);
     let names: string[];
     this.requests++;
+    state.readNo = this.readsStarted++;
     try {
       names = await this.ctx.coordinator.children(
         this.ctx.layout.bucketPath(AREA.pending, b),

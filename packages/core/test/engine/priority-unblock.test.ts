@@ -1,0 +1,70 @@
+import { createEngine, runWorker } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+
+/**
+ * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
+ * listing that holds them is served from its cache for `relistMs` after a change.
+ */
+const ROOTS = 40;
+
+describeOnBackends('engine: priority from the moment a task is runnable', (backend) => {
+  // Equal priority too: the child was queued before the roots, so FIFO puts it first.
+  for (const priority of [10, 0]) {
+    it(`a priority-${priority} child whose parent completes is the next task claimed, before ${ROOTS} priority-0 roots queued after it`, async () => {
+      const producer = await backend().connect();
+      const world = worldName();
+      // One bucket: parent, child and every root share one listing.
+      const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+      await engine.init();
+      await engine.queue({ name: 'p', type: 't' });
+      await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority });
+      for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+      // Time stands still: the cached listing never ages past `relistMs`, so only the rule
+      // (not a re-read that happens to come) can put the child first.
+      const clock = new TestClock();
+      const started: string[] = [];
+      const wc = await backend().connect();
+      const worker = runWorker(
+        wc,
+        {
+          t: (task) => {
+            started.push(task.key.join('/'));
+          },
+        },
+        { world, concurrency: 1, clock, logger: memoryLogger(), pollMs: 200 },
+      );
+      await eventually(() => worker.stats.completed >= 3);
+      await worker.stop();
+      expect(started.slice(0, 3)).toEqual(['p', 'p/c', 'r0']);
+      await Promise.all([producer.close(), wc.close()]);
+    });
+  }
+
+  it('engine.claim: the child of a just-completed parent comes before lower-priority roots', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const parent = await engine.claim();
+    expect(parent?.key).toEqual(['p']);
+    // While the parent runs, the roots come first: the child is blocked.
+    const root = await engine.claim();
+    expect(root?.key).toEqual(['r0']);
+    await engine.complete(parent!, 'done');
+    const next = await engine.claim();
+    expect(next?.key).toEqual(['p', 'c']);
+    await engine.complete(root!, 'done');
+    await engine.complete(next!, 'done');
+    await producer.close();
+  });
+});
