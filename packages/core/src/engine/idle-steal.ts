@@ -16,8 +16,9 @@ export const IDLE_STEAL_REQUESTS_PER_S = 0.5;
  * only after that watch fired (something was queued or removed there), `stealAfterMs` after
  * the change so its owner gets the first go, or when an entry seen there becomes eligible
  * (`notBefore`, locality wait). A pass that finds nothing makes the next one wait until what
- * it spent is paid off at {@link IDLE_STEAL_REQUESTS_PER_S}: a quiet world costs an idle
- * worker no requests at all, a busy one (of work this worker cannot take) at most that rate.
+ * it spent is paid off at {@link IDLE_STEAL_REQUESTS_PER_S} (the first look at a bucket is
+ * free): a quiet world costs an idle worker no requests at all, a busy one (of work this
+ * worker cannot take) at most that rate.
  */
 export class IdleStealer {
   /** When a bucket's watch fired since a pass last listed it (engine clock). */
@@ -76,6 +77,9 @@ export class IdleStealer {
       this.stealing = false;
       return [];
     }
+    // Buckets never listed here (or whose watch is gone) are looked at for free: that happens
+    // once per bucket after a start, a new session or a change of owners, not in a loop.
+    const charged = due.some((b) => this.dueAt(b) > Number.NEGATIVE_INFINITY);
     const spentBefore = this.claimer.readRequests;
     let claims: Claim[] = [];
     for (let i = 0; i < due.length && claims.length === 0; i += BUCKETS_PER_CALL) {
@@ -93,8 +97,9 @@ export class IdleStealer {
     }
     this.stealing = claims.length > 0;
     if (!this.stealing) {
-      const spent = this.claimer.readRequests - spentBefore;
-      this.quietUntil = this.clock.now() + (spent * 1000) / IDLE_STEAL_REQUESTS_PER_S;
+      const spent = charged ? this.claimer.readRequests - spentBefore : 0;
+      const pay = (spent * 1000) / IDLE_STEAL_REQUESTS_PER_S;
+      this.quietUntil = this.clock.now() + Math.max(this.stealAfterMs, pay);
     }
     return claims;
   }
