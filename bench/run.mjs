@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { idleRequests, unblockLatency } from './scheduling.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -31,6 +32,8 @@ const LATENCY_WARMUP_S = 1;
 const PENDING_WINDOW = scale(20_000);
 const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
+const IDLE_SECONDS = quick ? 5 : 30;
+const UNBLOCK = { rate: 200, seconds: quick ? 3 : 15, pending: scale(10_000), width: QUEUE_WIDTH };
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.
@@ -43,8 +46,10 @@ const WORKER_NODE_FLAGS =
 const TARGETS = {
   drainVsRaw: 0.15,
   pendingRatio: 0.7,
-  p99Ms: 25,
+  p99Ms: 10,
   rssMb: 150,
+  idleRequestsPerS: 1,
+  unblockP99Ms: 25,
 };
 
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
@@ -74,6 +79,7 @@ class Fleet {
     this.connectString = connectString;
     this.latencies = [];
     this.errors = [];
+    this.unblock = { parents: new Map(), children: new Map() };
   }
 
   async start(n) {
@@ -97,6 +103,8 @@ class Fleet {
             w.rss = m.rss;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
+            for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
+            for (const [i, t] of m.children ?? []) this.unblock.children.set(i, t);
           } else if (m.type === 'error') {
             this.errors.push(m.error);
           }
@@ -128,6 +136,7 @@ class Fleet {
       w.maxRss = 0;
     }
     this.latencies = [];
+    this.unblock = { parents: new Map(), children: new Map() };
     await Promise.all(
       this.workers.map((w) => {
         const running = this.next(w, 'running');
@@ -335,6 +344,11 @@ async function main() {
   try {
     await fleet.start(WORKERS);
     log(`ZooKeeper at ${server.connectString}, ${WORKERS} workers ready`);
+    const tools = { newWorld, pipelined, percentile, wallNow };
+
+    log(`idle: ${WORKERS} workers on an empty world, ${IDLE_SECONDS} s (after as long for pings)`);
+    const idle = await idleRequests(c, fleet, server.connectString, IDLE_SECONDS, tools);
+    log(`idle: ${idle.perWorkerPerSecond.toFixed(2)} requests/s per worker`);
 
     log('raw creates');
     const raw = await rawCreates(c);
@@ -380,6 +394,9 @@ async function main() {
       levels.push(res);
     }
     const [low, high] = levels;
+    log(`unblock: ${UNBLOCK.rate} chains/s, ${UNBLOCK.pending} lower-priority roots pending`);
+    const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK, tools));
+    log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -390,6 +407,8 @@ async function main() {
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      idle_requests_per_s_per_worker: Number(idle.perWorkerPerSecond.toFixed(3)),
+      unblock_p99_ms: Number(unblock.p99.toFixed(2)),
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -420,6 +439,18 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      [
+        'idle requests/s per worker',
+        results.idle_requests_per_s_per_worker,
+        `<= ${TARGETS.idleRequestsPerS}`,
+        results.idle_requests_per_s_per_worker <= TARGETS.idleRequestsPerS,
+      ],
+      [
+        'parent done -> child start p99',
+        results.unblock_p99_ms,
+        `<= ${TARGETS.unblockP99Ms}`,
+        results.unblock_p99_ms <= TARGETS.unblockP99Ms,
+      ],
     ];
     const doc = {
       ...results,
@@ -439,6 +470,14 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        idle_seconds: IDLE_SECONDS,
+        idle_ping_packets: idle.pingPackets,
+        idle_packets: idle.idlePackets,
+        unblock_offered_chains_per_s: Number(unblock.offered.toFixed(1)),
+        unblock_pending_roots: UNBLOCK.pending,
+        unblock_samples: unblock.samples,
+        unblock_p50_ms: Number(unblock.p50.toFixed(2)),
+        unblock_max_ms: Number(unblock.max.toFixed(2)),
       },
       setup: {
         workers: WORKERS,
@@ -467,6 +506,8 @@ async function main() {
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        [`idle requests/s per worker (${WORKERS} idle)`, results.idle_requests_per_s_per_worker],
+        [`parent done->child start p99 ms (${UNBLOCK.rate}/s)`, results.unblock_p99_ms],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);

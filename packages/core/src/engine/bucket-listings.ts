@@ -15,6 +15,8 @@ export const DEFAULT_RELIST_MS = 500;
  * that, a changed bucket is re-read at once.
  */
 const PLENTY_LOOKAHEADS = 2;
+/** Reads of a bucket one claim call may make to see a just-unblocked child (see readSince). */
+const FRESH_READ_TRIES = 3;
 
 /** What the listings need to know of the claimer's options. */
 export interface ListingOptions {
@@ -258,13 +260,20 @@ export class BucketListings {
     await Promise.all(unblocked.map((b) => this.readSince(b, firstFresh)));
   }
 
-  /** Waits for a listing of `b` read after `readNo` `firstFresh` went out, reading one if needed. */
+  /**
+   * Waits for a listing of `b` read after read number `firstFresh` went out, reading one if
+   * needed. A child is claimed only from a listing that has seen every change event so far;
+   * in a busy bucket a change often lands while the read is out, so read again a few times.
+   */
   private async readSince(b: number, firstFresh: number): Promise<void> {
-    const st = this.buckets.get(b);
-    if (!st) return;
-    if (st.readNo >= firstFresh) return st.listing ?? undefined;
-    if (st.listing) await st.listing;
-    if (st.readNo < firstFresh) await this.list(b);
+    for (let tries = 0; tries < FRESH_READ_TRIES; tries++) {
+      const st = this.buckets.get(b);
+      if (!st) return;
+      if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
+      if (st.readNo < firstFresh) await this.list(b);
+      if (st.changes === st.listedChanges) return;
+      firstFresh = this.readsStarted;
+    }
   }
 
   private list(b: number): Promise<void> {

@@ -1,0 +1,123 @@
+// Bench phases about how workers wait and choose (see bench/README.md):
+// - idleRequests: the requests idle workers send, from the server's own counters;
+// - unblockLatency: a parent completes -> its child starts, with lower-priority roots pending.
+// The helpers they share with run.mjs come in as `tools`.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fourLetter } from '../packages/zk-testkit/dist/index.js';
+
+/** Waits until `cond()` holds, checking every 5 ms; fails after `timeoutMs`. */
+async function waitFor(cond, label, timeoutMs = 300_000) {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`${label}: not reached within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** `zk_packets_received` of the server's `mntr`: every request and ping it was sent. */
+async function packetsReceived(hostPort) {
+  const answer = await fourLetter(hostPort, 'mntr');
+  const m = /^zk_packets_received\s+(\d+)/m.exec(answer);
+  if (!m) throw new Error(`mntr of ${hostPort} has no zk_packets_received:\n${answer}`);
+  return Number(m[1]);
+}
+
+/** Packets the server received during `seconds` from now. */
+async function packetsDuring(hostPort, seconds) {
+  const p0 = await packetsReceived(hostPort);
+  await sleep(seconds * 1000);
+  return (await packetsReceived(hostPort)) - p0;
+}
+
+/**
+ * Requests per second per idle worker, beyond pings. First the same connections with no
+ * worker loop running are counted for `seconds` (what they send then is session pings);
+ * then the workers run, idle, on an empty world, and are counted for as long again after a
+ * warm-up. The difference, per worker and second, is what idling costs.
+ */
+export async function idleRequests(c, fleet, hostPort, seconds, tools) {
+  const world = 'idle';
+  await tools.newWorld(c, world);
+  const pings = await packetsDuring(hostPort, seconds);
+  await fleet.run(world);
+  // Registration, bucket ownership and each worker's first look at every bucket.
+  await sleep(5000);
+  const idle = await packetsDuring(hostPort, seconds);
+  await fleet.stop();
+  return {
+    perWorkerPerSecond: Math.max(0, idle - pings) / fleet.workers.length / seconds,
+    pingPackets: pings,
+    idlePackets: idle,
+  };
+}
+
+/**
+ * Parent -> child start latency: `rate` chains a second (a priority-10 parent and its
+ * priority-10 child) while about `pending` priority-0 roots are kept pending, so the workers
+ * are busy with lower-priority work the whole time. A child becomes runnable when both its
+ * parent has completed and its own queue call returned; the latency is from the later of the
+ * two to its handler's start. The first second is warm-up.
+ */
+export async function unblockLatency(c, fleet, { rate, seconds, pending, width }, tools) {
+  const world = 'unblock';
+  const engine = await tools.newWorld(c, world);
+  let roots = 0;
+  const queueRoot = () => engine.queue({ name: `u${roots++}`, type: 'noop' });
+  await tools.pipelined(pending, width, queueRoot);
+  const chains = rate * seconds;
+  let chainsQueued = 0;
+  let topping = true;
+  const topUp = (async () => {
+    while (topping) {
+      const deficit = pending - (roots + 2 * chainsQueued - fleet.completed());
+      if (deficit > 0) await tools.pipelined(Math.min(deficit, width), 200, queueRoot);
+      else await sleep(5);
+    }
+  })();
+  await fleet.run(world);
+  const childQueued = new Map();
+  const interval = 1000 / rate;
+  const t0 = performance.now();
+  const queued = [];
+  for (let i = 0; i < chains; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 1) await sleep(wait);
+    chainsQueued++;
+    queued.push(
+      (async () => {
+        await engine.queue({ name: `c${i}`, type: 'noop', data: { chain: i }, priority: 10 });
+        await engine.queue({
+          name: 'child',
+          type: 'noop',
+          parent: { key: [`c${i}`] },
+          data: { chain: i, child: true },
+          priority: 10,
+        });
+        childQueued.set(i, tools.wallNow());
+      })(),
+    );
+  }
+  await Promise.all(queued);
+  const offered = chains / ((performance.now() - t0) / 1000);
+  await waitFor(() => fleet.unblock.children.size >= chains, `${world}: every child started`);
+  topping = false;
+  await topUp;
+  await fleet.stop();
+  const { parents, children } = fleet.unblock;
+  const samples = [];
+  for (let i = rate; i < chains; i++) {
+    const start = children.get(i);
+    const done = parents.get(i);
+    if (start === undefined || done === undefined) continue;
+    samples.push(start - Math.max(done, childQueued.get(i)));
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    offered,
+    samples: samples.length,
+    p50: tools.percentile(samples, 50),
+    p99: tools.percentile(samples, 99),
+    max: samples[samples.length - 1],
+  };
+}
