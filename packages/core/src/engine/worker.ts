@@ -85,6 +85,9 @@ class WorkerLoop {
   private paused = false;
   private wakeup: AbortController = new AbortController();
   private stealer: IdleStealer | null = null;
+  /** Buckets this worker does not own, and the owned list they were computed from. */
+  private others: readonly number[] = [];
+  private othersOf: readonly number[] | null = null;
   private idleSince: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
@@ -325,8 +328,7 @@ class WorkerLoop {
         // Once a pass finds work, pass again as soon as slots free up: for a task type only
         // this worker handles, other buckets may be the only place its work ever shows up.
         const idle = stealer.stealing || now - this.idleSince >= stealAfter;
-        const owned = this.membership.owned;
-        const others = all.filter((b) => !owned.includes(b));
+        const others = this.othersThan(all);
         if (claims.length === 0 && idle && !this.stopping)
           claims = await stealer.pass(others, free);
         if (claims.length > 0) {
@@ -367,6 +369,16 @@ class WorkerLoop {
     this.claimer.close();
     await this.drain();
     await this.membership.unregister();
+  }
+
+  /** The buckets of `all` this worker does not own, recomputed only when ownership changed. */
+  private othersThan(all: readonly number[]): readonly number[] {
+    const owned = this.membership.owned;
+    if (owned !== this.othersOf) {
+      this.othersOf = owned;
+      this.others = all.filter((b) => !owned.includes(b));
+    }
+    return this.others;
   }
 
   private start(claim: Claim): void {

@@ -74,7 +74,8 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       const { c, counts } = counting(raw);
       const clock = new CountingClock();
       // Worker 0 alone runs type `only`: work of that type reaches it only by stealing.
-      const handlers = i === 0 ? { t: () => 't', only: () => 'only' } : { t: () => 't' };
+      const handlers: Record<string, () => string> =
+        i === 0 ? { t: () => 't', only: () => 'only' } : { t: () => 't' };
       const handle = runWorker(c, handlers, {
         world,
         clock,
