@@ -25,6 +25,8 @@ export class IdleStealer {
   private readonly changedAt = new Map<number, number>();
   /** When entries seen in a bucket become eligible (plus the owner's head start). */
   private readonly recheckAt = new Map<number, number>();
+  /** Buckets listed with those the last pass claimed in: more may wait there, and no watch would say so. */
+  private readonly claimedIn = new Set<number>();
   /** No pass before this time unless the last one found work. */
   private quietUntil = Number.NEGATIVE_INFINITY;
   private cursor = 0;
@@ -42,8 +44,12 @@ export class IdleStealer {
     if (!this.changedAt.has(bucket)) this.changedAt.set(bucket, this.clock.now());
   }
 
-  /** When `bucket` is worth listing; `-Infinity` when it was never listed (or lost its watch). */
+  /**
+   * When `bucket` is worth listing; `-Infinity` when it was never listed (or lost its watch)
+   * or the last pass claimed there: a look that costs nothing off the budget.
+   */
   private dueAt(bucket: number): number {
+    if (this.claimedIn.has(bucket)) return Number.NEGATIVE_INFINITY;
     let at = Number.POSITIVE_INFINITY;
     if (!this.claimer.scouted(bucket)) {
       const changed = this.changedAt.get(bucket);
@@ -78,7 +84,8 @@ export class IdleStealer {
       return [];
     }
     // Buckets never listed here (or whose watch is gone) are looked at for free: that happens
-    // once per bucket after a start, a new session or a change of owners, not in a loop.
+    // once per bucket after a start, a new session or a change of owners, not in a loop. So
+    // is a bucket claimed in last time: a streak of claims ends with one free look.
     const charged = due.some((b) => this.dueAt(b) > Number.NEGATIVE_INFINITY);
     const spentBefore = this.claimer.readRequests;
     let claims: Claim[] = [];
@@ -87,12 +94,15 @@ export class IdleStealer {
       for (const b of group) {
         this.changedAt.delete(b);
         this.recheckAt.delete(b);
+        this.claimedIn.delete(b);
       }
       claims = await this.claimer.claimBatch(group, free);
-      // A claim changes no listing, so no watch would bring this pass back to what is left
-      // there: look again next pass. Entries waiting for a time: look again then.
-      const recheck = claims.length > 0 ? now : this.claimer.wakeAt + this.stealAfterMs;
-      if (Number.isFinite(recheck)) for (const b of group) this.recheckAt.set(b, recheck);
+      // A claim changes no listing, so no watch would bring a pass back to what is left
+      // there: look there again next pass. Entries waiting for a time: look again then.
+      // Every bucket of the group: what the free slots could not take may be in any of them.
+      if (claims.length > 0) for (const b of group) this.claimedIn.add(b);
+      const wake = this.claimer.wakeAt + this.stealAfterMs;
+      if (Number.isFinite(wake)) for (const b of group) this.recheckAt.set(b, wake);
       if (claims.length > 0) this.cursor = (others.indexOf(group[0]!) + 1) % n;
     }
     this.stealing = claims.length > 0;
