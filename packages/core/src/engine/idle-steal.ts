@@ -25,7 +25,10 @@ export class IdleStealer {
   private readonly changedAt = new Map<number, number>();
   /** When entries seen in a bucket become eligible (plus the owner's head start). */
   private readonly recheckAt = new Map<number, number>();
-  /** Buckets listed with those the last pass claimed in: more may wait there, and no watch would say so. */
+  /**
+   * Buckets listed together with the last pass's claims: more may wait there, and no watch
+   * would say so (a claim changes no listing).
+   */
   private readonly claimedIn = new Set<number>();
   /** No pass before this time unless the last one found work. */
   private quietUntil = Number.NEGATIVE_INFINITY;
