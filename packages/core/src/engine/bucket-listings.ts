@@ -193,6 +193,15 @@ export class BucketListings {
     this.scouts.clear();
   }
 
+  /** Whether a settled claim of this process may have made a listed entry of `buckets` runnable. */
+  unblockedIn(buckets: readonly number[]): boolean {
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      if (st !== undefined && this.watched.has(b) && this.unblockedSince(st)) return true;
+    }
+    return false;
+  }
+
   /** Whether a claim of this process that blocked other listed entries has been settled. */
   private unblockedSince(st: BucketState): boolean {
     if (st.ancestors.size === 0) return false;

@@ -115,6 +115,14 @@ export class Claimer {
     return this.listings.scouted(bucket);
   }
 
+  /**
+   * Whether a claim settled here may have made a listed child in `buckets` runnable: worth a
+   * claim call now, even for one free slot, so the child starts by its priority.
+   */
+  hasUnblocked(buckets: readonly number[]): boolean {
+    return this.listings.unblockedIn(buckets);
+  }
+
   /** Listings and entry reads this claimer has sent. */
   get readRequests(): number {
     return this.listings.requests;

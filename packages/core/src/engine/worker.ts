@@ -316,8 +316,10 @@ class WorkerLoop {
         if (this.membership.dirty) await this.rebalance();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
-        // so one claim round trip fills several slots instead of one each.
-        if (free <= 0 || (this.running.size > 0 && free < this.lowWater)) {
+        // so one claim round trip fills several slots instead of one each. Unless a task this
+        // worker completed has a child waiting: that child goes first, now.
+        const batching = this.running.size > 0 && free < this.lowWater;
+        if (free <= 0 || (batching && !this.claimer.hasUnblocked(this.membership.owned))) {
           await this.sleep(pollMs);
           continue;
         }

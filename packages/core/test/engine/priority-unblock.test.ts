@@ -42,6 +42,41 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     });
   }
 
+  it('a worker whose slots are nearly all busy claims the just-unblocked child at once, not after a batch of slots frees up', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    // The roots hold their slots until the end: after the parent completes one slot is free,
+    // below the quarter (2 of 8) a worker otherwise waits for before it claims again.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const started: string[] = [];
+    const wc = await backend().connect();
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          if (task.key[0] !== 'p') await gate;
+        },
+      },
+      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    await eventually(() => started.includes('p/c'));
+    expect(started).toHaveLength(9);
+    expect(started[0]).toBe('p');
+    expect(started[8]).toBe('p/c');
+    release();
+    await worker.stop();
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
   it('engine.claim: the child of a just-completed parent comes before lower-priority roots', async () => {
     const producer = await backend().connect();
     const world = worldName();
