@@ -100,8 +100,9 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       await idlePeriods(clocks, 10);
       return total() === from;
     }, 15_000);
-    // 100 idle periods of every worker: each wakes every STEAL_AFTER_MS at most (pollMs), and
-    // the old rule listed all 10 or 11 other buckets once a period (about 1,000 requests).
+    // 100 idle waits of every worker (each at most pollMs = STEAL_AFTER_MS). The rule before
+    // watch-driven stealing listed the 10 or 11 other buckets every STEAL_AFTER_MS and, once
+    // idle, waited 1 ms at a time: 60 to 66 requests per worker over these 100 waits.
     const before = workers.map((w) => requests(w.counts));
     await idlePeriods(clocks, 100);
     const spent = workers.map((w, i) => requests(w.counts) - before[i]!);
