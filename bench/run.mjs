@@ -9,10 +9,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { idleRequests, unblockLatency } from './scheduling.mjs';
+import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -51,26 +51,6 @@ const TARGETS = {
   idleRequestsPerS: 1,
   unblockP99Ms: 25,
 };
-
-const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
-const wallNow = () => performance.timeOrigin + performance.now();
-const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
-
-/** Runs `fn(i)` for i in [0, n) with at most `width` calls in flight. */
-async function pipelined(n, width, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, n) }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 /** The worker processes and what they last reported. */
 class Fleet {
@@ -177,40 +157,6 @@ class Fleet {
       ),
     );
   }
-}
-
-/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
-async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
-  const start = Date.now();
-  let shown = start;
-  while (fleet.completed() < n) {
-    if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`${label}: ${fleet.completed()}/${n} after ${timeoutMs} ms`);
-    if (Date.now() - shown >= 5000) {
-      shown = Date.now();
-      log(`${label}: ${fleet.completed()}/${n} done`);
-    }
-    await sleep(2);
-  }
-}
-
-/** The engine's own counts must agree with the workers: every task completed, none lost. */
-async function confirm(engine, total, label) {
-  const counts = await engine.counts();
-  if (
-    counts.completed !== total ||
-    counts.pending !== 0 ||
-    counts.working !== 0 ||
-    counts.failed !== 0
-  )
-    throw new Error(`${label}: counts ${JSON.stringify(counts)}, expected ${total} completed`);
-}
-
-async function newWorld(c, world) {
-  const engine = createEngine(c, { world, logger: quiet });
-  await engine.init();
-  return engine;
 }
 
 async function rawCreates(c) {
@@ -344,10 +290,9 @@ async function main() {
   try {
     await fleet.start(WORKERS);
     log(`ZooKeeper at ${server.connectString}, ${WORKERS} workers ready`);
-    const tools = { newWorld, pipelined, percentile, wallNow };
 
     log(`idle: ${WORKERS} workers on an empty world, ${IDLE_SECONDS} s (after as long for pings)`);
-    const idle = await idleRequests(c, fleet, server.connectString, IDLE_SECONDS, tools);
+    const idle = await idleRequests(c, fleet, server.connectString, IDLE_SECONDS);
     log(`idle: ${idle.perWorkerPerSecond.toFixed(2)} requests/s per worker`);
 
     log('raw creates');
@@ -395,7 +340,7 @@ async function main() {
     }
     const [low, high] = levels;
     log(`unblock: ${UNBLOCK.rate} chains/s, ${UNBLOCK.pending} lower-priority roots pending`);
-    const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK, tools));
+    const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
     log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
 
     const results = {

@@ -1,10 +1,10 @@
 // Bench phases about how workers wait and choose (see bench/README.md):
 // - idleRequests: the requests idle workers send, from the server's own counters;
 // - unblockLatency: a parent completes -> its child starts, with lower-priority roots pending.
-// The helpers they share with run.mjs come in as `tools`.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fourLetter } from '../packages/zk-testkit/dist/index.js';
+import { newWorld, percentile, pipelined, wallNow } from './tools.mjs';
 
 /** Waits until `cond()` holds, checking every 5 ms; fails after `timeoutMs`. */
 async function waitFor(cond, label, timeoutMs = 300_000) {
@@ -36,9 +36,9 @@ async function packetsDuring(hostPort, seconds) {
  * then the workers run, idle, on an empty world, and are counted for as long again after a
  * warm-up. The difference, per worker and second, is what idling costs.
  */
-export async function idleRequests(c, fleet, hostPort, seconds, tools) {
+export async function idleRequests(c, fleet, hostPort, seconds) {
   const world = 'idle';
-  await tools.newWorld(c, world);
+  await newWorld(c, world);
   const pings = await packetsDuring(hostPort, seconds);
   await fleet.run(world);
   // Registration, bucket ownership and each worker's first look at every bucket.
@@ -59,19 +59,19 @@ export async function idleRequests(c, fleet, hostPort, seconds, tools) {
  * parent has completed and its own queue call returned; the latency is from the later of the
  * two to its handler's start. The first second is warm-up.
  */
-export async function unblockLatency(c, fleet, { rate, seconds, pending, width }, tools) {
+export async function unblockLatency(c, fleet, { rate, seconds, pending, width }) {
   const world = 'unblock';
-  const engine = await tools.newWorld(c, world);
+  const engine = await newWorld(c, world);
   let roots = 0;
   const queueRoot = () => engine.queue({ name: `u${roots++}`, type: 'noop' });
-  await tools.pipelined(pending, width, queueRoot);
+  await pipelined(pending, width, queueRoot);
   const chains = rate * seconds;
   let chainsQueued = 0;
   let topping = true;
   const topUp = (async () => {
     while (topping) {
       const deficit = pending - (roots + 2 * chainsQueued - fleet.completed());
-      if (deficit > 0) await tools.pipelined(Math.min(deficit, width), 200, queueRoot);
+      if (deficit > 0) await pipelined(Math.min(deficit, width), 200, queueRoot);
       else await sleep(5);
     }
   })();
@@ -94,7 +94,7 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
           data: { chain: i, child: true },
           priority: 10,
         });
-        childQueued.set(i, tools.wallNow());
+        childQueued.set(i, wallNow());
       })(),
     );
   }
@@ -116,8 +116,8 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   return {
     offered,
     samples: samples.length,
-    p50: tools.percentile(samples, 50),
-    p99: tools.percentile(samples, 99),
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
     max: samples[samples.length - 1],
   };
 }
