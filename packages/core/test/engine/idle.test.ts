@@ -196,4 +196,65 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     await Promise.all([a.stop(), b.stop()]);
     await Promise.all([producer, ca, cbRaw].map((x) => x.close()));
   });
+  it("gives a bucket's owner stealAfterMs after a change before an idle worker looks there", async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: BUCKETS, logger: memoryLogger() });
+    await engine.init();
+    const [ca, cbRaw] = await Promise.all([backend().connect(), backend().connect()]);
+    // The owner runs one task at a time and is kept busy by `gate`, so a new task waits.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const a = runWorker(
+      ca,
+      { t: (task) => (task.name.startsWith('g') ? gate : undefined) },
+      { world, concurrency: 1, logger: memoryLogger(), stealAfterMs: 60_000 },
+    );
+    const clock = new CountingTestClock();
+    const { c: cb, counts } = counting(cbRaw);
+    const stealAfterMs = 1000;
+    const b = runWorker(
+      cb,
+      { t: () => 'b' },
+      { world, clock, logger: memoryLogger(), stealAfterMs, pollMs: 200 },
+    );
+    await eventually(
+      () =>
+        a.buckets.length > 0 &&
+        b.buckets.length > 0 &&
+        a.buckets.length + b.buckets.length === BUCKETS,
+    );
+    const inA = (prefix: string) => {
+      for (let i = 0; ; i++)
+        if (a.buckets.includes(fnv1a32(`${prefix}${i}`) % BUCKETS)) return `${prefix}${i}`;
+    };
+    const gated = inA('g');
+    await engine.queue({ name: gated, type: 't' });
+    await eventually(async () => (await engine.task([gated]))?.state === 'working');
+    // b's first look at a's buckets (free), then past its wait after that look.
+    const listed = counts.byMethod.children ?? 0;
+    clock.advance(stealAfterMs);
+    await eventually(() => (counts.byMethod.children ?? 0) >= listed + a.buckets.length);
+    await idlePeriods([clock], 50);
+    clock.advance(2 * stealAfterMs);
+    await idlePeriods([clock], 50);
+    const before = requests(counts);
+    // A task in a bucket of the busy owner: b's watch there fires (its clock stands still).
+    const name = inA('n');
+    await engine.queue({ name, type: 't' });
+    await idlePeriods([clock], 200);
+    clock.advance(stealAfterMs - 1);
+    await idlePeriods([clock], 100);
+    expect(requests(counts)).toBe(before);
+    expect(b.stats.claimed).toBe(0);
+    // The head start is over: b takes the task the owner could not.
+    clock.advance(1);
+    await eventually(() => b.stats.completed === 1);
+    expect((await engine.task([name]))?.state).toBe('completed');
+    release();
+    await Promise.all([a.stop(), b.stop()]);
+    await Promise.all([producer, ca, cbRaw].map((x) => x.close()));
+  });
 });
