@@ -1,7 +1,7 @@
 import { createEngine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
 
 /**
  * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
@@ -101,5 +101,35 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     await engine.complete(root!, 'done');
     await engine.complete(next!, 'done');
     await producer.close();
+  });
+  it('a parent whose completion was refused is claimed again, and its bucket is not re-read on every claim', async () => {
+    const raw = await backend().connect();
+    const world = worldName();
+    const { c, counts } = counting(raw);
+    const engine = createEngine(c, {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const parent = await engine.claim();
+    expect(parent?.key).toEqual(['p']);
+    // The claim is lost under the worker (its working node removed), so the completion is
+    // refused and the parent's entry stays, under the same name.
+    await raw.delete(parent!.workingPath);
+    expect((await engine.complete(parent!, 'done')).status).not.toBe('completed');
+    // One re-read of the bucket shows the parent still pending: it is claimable again (the
+    // roots read ahead may come first), and later claims work from the cached listing.
+    const listings = counts.byMethod.children ?? 0;
+    const next: string[] = [];
+    for (let i = 0; i < 6; i++) next.push((await engine.claim())?.key.join('/') ?? 'none');
+    expect(next).toContain('p');
+    expect(next).not.toContain('p/c');
+    expect((counts.byMethod.children ?? 0) - listings).toBe(1);
+    await raw.close();
   });
 });
