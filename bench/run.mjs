@@ -33,7 +33,12 @@ const PENDING_WINDOW = scale(20_000);
 const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
 const IDLE_SECONDS = quick ? 5 : 30;
-const UNBLOCK = { rate: 200, seconds: quick ? 3 : 15, pending: scale(10_000), width: QUEUE_WIDTH };
+const UNBLOCK = {
+  rate: 200,
+  seconds: quick ? 3 : 15,
+  pending: quick ? 1_000 : 10_000,
+  width: QUEUE_WIDTH,
+};
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.

@@ -52,10 +52,13 @@ export async function idleRequests(c, fleet, hostPort, seconds) {
   };
 }
 
+/** How long a root of the unblock phase holds its worker slot. */
+const ROOT_HOLD_MS = 1000;
+
 /**
  * Parent -> child start latency: `rate` chains a second (a priority-10 parent and its
- * priority-10 child) while about `pending` priority-0 roots are kept pending, so the workers
- * are busy with lower-priority work the whole time. A child becomes runnable when both its
+ * priority-10 child) while about `pending` priority-0 roots are kept pending, so the workers'
+ * slots are full of lower-priority work the whole time. A child becomes runnable when both its
  * parent has completed and its own queue call returned; the latency is from the later of the
  * two to its handler's start. The first second is warm-up.
  */
@@ -63,7 +66,10 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   const world = 'unblock';
   const engine = await newWorld(c, world);
   let roots = 0;
-  const queueRoot = () => engine.queue({ name: `u${roots++}`, type: 'noop' });
+  // Roots hold their slot for a while: the slots stay full of lower-priority work while the
+  // server stays far from saturated, so what is measured is the choice, not a write queue.
+  const queueRoot = () =>
+    engine.queue({ name: `u${roots++}`, type: 'hold', data: { ms: ROOT_HOLD_MS } });
   await pipelined(pending, width, queueRoot);
   const chains = rate * seconds;
   let chainsQueued = 0;

@@ -24,6 +24,9 @@ const handlers = {
     if (typeof t === 'number') latencies.push(wallNow() - t);
     if (task.data?.child === true) children.push([task.data.chain, wallNow()]);
   },
+  // Holds its slot for `data.ms` without loading the server: lower-priority work that keeps
+  // every slot busy (the unblock phase).
+  hold: (task) => new Promise((resolve) => setTimeout(resolve, task.data?.ms ?? 0)),
 };
 
 function report() {
