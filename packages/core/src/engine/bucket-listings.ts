@@ -17,6 +17,8 @@ export const DEFAULT_RELIST_MS = 500;
 const PLENTY_LOOKAHEADS = 2;
 /** Reads of a bucket one claim call may make to see a just-unblocked child (see readSince). */
 const FRESH_READ_TRIES = 3;
+/** Claim calls that try again when those reads never came back up to date (a busy bucket). */
+const UNBLOCK_CALLS = 3;
 
 /** What the listings need to know of the claimer's options. */
 export interface ListingOptions {
@@ -67,6 +69,11 @@ export interface BucketState {
   ancestors: Set<string>;
   /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
   readNo: number;
+  /**
+   * Claim calls left to read this bucket up to date for a child an own settle may have made
+   * runnable (0: none waiting).
+   */
+  unblockCalls: number;
 }
 
 const byClaimOrder = (a: EntryName, b: EntryName) =>
@@ -89,6 +96,7 @@ function emptyBucket(): BucketState {
     bad: new Set(),
     ancestors: new Set(),
     readNo: -1,
+    unblockCalls: 0,
   };
 }
 
@@ -197,9 +205,24 @@ export class BucketListings {
   unblockedIn(buckets: readonly number[]): boolean {
     for (const b of buckets) {
       const st = this.buckets.get(b);
-      if (st !== undefined && this.watched.has(b) && this.unblockedSince(st)) return true;
+      if (st !== undefined && this.watched.has(b) && this.unblocking(st)) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether a bucket of `buckets` is still waiting for an up-to-date read for a child an own
+   * settle may have made runnable (its reads so far had a change land while they were out).
+   */
+  stillUnblocking(buckets: readonly number[]): boolean {
+    for (const b of buckets) if ((this.buckets.get(b)?.unblockCalls ?? 0) > 0) return true;
+    return false;
+  }
+
+  /** Whether this bucket must be read up to date before the next claim chooses. */
+  private unblocking(st: BucketState): boolean {
+    if (this.unblockedSince(st)) st.unblockCalls = UNBLOCK_CALLS;
+    return st.unblockCalls > 0;
   }
 
   /** Whether a claim of this process that blocked other listed entries has been settled. */
@@ -240,7 +263,7 @@ export class BucketListings {
     const firstFresh = this.readsStarted;
     const unblocked = buckets.filter((b) => {
       const st = this.buckets.get(b);
-      return st !== undefined && this.watched.has(b) && this.unblockedSince(st);
+      return st !== undefined && this.watched.has(b) && this.unblocking(st);
     });
     for (const b of buckets) {
       const st = this.buckets.get(b);
@@ -280,9 +303,16 @@ export class BucketListings {
       if (!st) return;
       if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
       if (st.readNo < firstFresh) await this.list(b);
-      if (st.changes === st.listedChanges) return;
+      if (st.changes === st.listedChanges) {
+        st.unblockCalls = 0;
+        return;
+      }
       firstFresh = this.readsStarted;
     }
+    // Still not up to date: the next claim calls try again (the worker claims at once while
+    // this holds, so the child does not wait for a batch of free slots).
+    const st = this.buckets.get(b);
+    if (st) st.unblockCalls--;
   }
 
   private list(b: number): Promise<void> {

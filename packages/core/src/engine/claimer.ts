@@ -159,6 +159,9 @@ export class Claimer {
       // waited for (a partial batch is fine: the next call claims more).
       if (round > 0 && won.length > 0) break;
       await this.listings.refresh(buckets, round > 0);
+      // A child an own completion unblocked could not be seen yet (a busy bucket): claim
+      // nothing this time rather than work it outranks; the next call reads again.
+      if (this.listings.stillUnblocking(buckets)) break;
       const candidates = await this.candidates(buckets, max - won.length);
       if (candidates.length === 0) {
         if (round > 0) break;

@@ -1,4 +1,4 @@
-import { createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
@@ -75,6 +75,62 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     release();
     await worker.stop();
     await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('in a busy bucket, where a change lands while each read is out, the child still goes before the roots', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    // The worker's listings of the bucket: while `busyReads` lasts, another producer queues
+    // a task (of a type nobody runs) during each, and the change event reaches the worker
+    // before the reply (a later read on its connection is answered after the event).
+    const raw = await backend().connect();
+    const bucket = `/zoott_p/${world}/0000`;
+    let busyReads = 0;
+    let busy = 0;
+    const wc = new Proxy(raw, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== 'children') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<Coordinator['children']>) => {
+          const out = await target.children(...args);
+          if (args[0] === bucket && busyReads > 0) {
+            busyReads--;
+            await engine.queue({ name: `busy${busy++}`, type: 'other' });
+            await target.children(bucket);
+          }
+          return out;
+        };
+      },
+    });
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const started: string[] = [];
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          // More busy reads than one claim call makes (3): the next call must try again.
+          if (task.key[0] === 'p') busyReads = 4;
+          else await gate;
+        },
+      },
+      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    await eventually(() => started.includes('p/c'));
+    expect(busy).toBe(4);
+    expect(started).toHaveLength(9);
+    expect(started[8]).toBe('p/c');
+    release();
+    await worker.stop();
+    await Promise.all([producer.close(), raw.close()]);
   });
 
   it('engine.claim: the child of a just-completed parent comes before lower-priority roots', async () => {
