@@ -1,4 +1,4 @@
-// zoott benchmark: `pnpm bench` (builds first) or `node bench/run.mjs [--json] [--quick]`.
+// zoott benchmark: `pnpm bench` (builds first) or `node bench/run.mjs [--json] [--quick] [--scale]`.
 // Starts its own standalone ZooKeeper, forks 4 worker processes (bench/worker.mjs) and
 // measures, in one run, the numbers of bench/README.md. Progress goes to stderr; the table
 // (or with --json the JSON document) to stdout; the document also to bench/results/latest.json.
@@ -11,8 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
-import { idleRequests, unblockLatency } from './scheduling.mjs';
+import { idleRequests, schedulingDetails, unblockLatency } from './scheduling.mjs';
 import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
+import { mntr } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -304,9 +305,15 @@ async function main() {
     const raw = await rawCreates(c);
     log(`raw: ${raw.toFixed(0)} creates/s`);
 
+    // Every drained task stays retained (20,000 is below the default limits): the growth of
+    // the server's data size over the drain is what one retained task costs it.
+    const beforeDrain = await mntr(server.connectString);
     const drainRes = await drain(c, fleet, 'drain', DRAIN_TASKS, (e) =>
       pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
     );
+    const afterDrain = await mntr(server.connectString);
+    const bytesPerRetained =
+      (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
     log(`drain: ${drainRes.perSecond.toFixed(0)} tasks/s`);
 
     const [roots, kids, grandkids] = TREE;
@@ -359,6 +366,7 @@ async function main() {
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
       idle_requests_per_s_per_worker: Number(idle.perWorkerPerSecond.toFixed(3)),
       unblock_p99_ms: Number(unblock.p99.toFixed(2)),
+      zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -420,14 +428,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
-        idle_seconds: IDLE_SECONDS,
-        idle_ping_packets: idle.pingPackets,
-        idle_packets: idle.idlePackets,
-        unblock_offered_chains_per_s: Number(unblock.offered.toFixed(1)),
-        unblock_pending_roots: UNBLOCK.pending,
-        unblock_samples: unblock.samples,
-        unblock_p50_ms: Number(unblock.p50.toFixed(2)),
-        unblock_max_ms: Number(unblock.max.toFixed(2)),
+        ...schedulingDetails(idle, unblock),
       },
       setup: {
         workers: WORKERS,
@@ -458,6 +459,7 @@ async function main() {
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
         [`idle requests/s per worker (${WORKERS} idle)`, results.idle_requests_per_s_per_worker],
         [`parent done->child start p99 ms (${UNBLOCK.rate}/s)`, results.unblock_p99_ms],
+        ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);
@@ -479,7 +481,14 @@ async function main() {
   }
 }
 
-main().then(
+// --scale: the million-task run with retention on (bench/scale.mjs), instead of the phases.
+const entry = args.has('--scale')
+  ? () =>
+      import('./scale.mjs').then((m) =>
+        m.runScale({ Fleet, log, quick, asJson, workers: WORKERS, concurrency: CONCURRENCY, here }),
+      )
+  : main;
+entry().then(
   () => process.exit(0),
   (err) => {
     log(`failed: ${err?.stack ?? err}`);

@@ -3,8 +3,8 @@
 // - unblockLatency: a parent completes -> its child starts, with lower-priority roots pending.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fourLetter } from '../packages/zk-testkit/dist/index.js';
 import { newWorld, percentile, pipelined, wallNow } from './tools.mjs';
+import { mntr } from './zk-stats.mjs';
 
 /** Waits until `cond()` holds, checking every 5 ms; fails after `timeoutMs`. */
 async function waitFor(cond, label, timeoutMs = 300_000) {
@@ -17,10 +17,9 @@ async function waitFor(cond, label, timeoutMs = 300_000) {
 
 /** `zk_packets_received` of the server's `mntr`: every request and ping it was sent. */
 async function packetsReceived(hostPort) {
-  const answer = await fourLetter(hostPort, 'mntr');
-  const m = /^zk_packets_received\s+(\d+)/m.exec(answer);
-  if (!m) throw new Error(`mntr of ${hostPort} has no zk_packets_received:\n${answer}`);
-  return Number(m[1]);
+  const packets = (await mntr(hostPort)).zk_packets_received;
+  if (packets === undefined) throw new Error(`mntr of ${hostPort} has no zk_packets_received`);
+  return packets;
 }
 
 /** Packets the server received during `seconds` from now. */
@@ -47,6 +46,7 @@ export async function idleRequests(c, fleet, hostPort, seconds) {
   await fleet.stop();
   return {
     perWorkerPerSecond: Math.max(0, idle - pings) / fleet.workers.length / seconds,
+    seconds,
     pingPackets: pings,
     idlePackets: idle,
   };
@@ -121,9 +121,24 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   samples.sort((a, b) => a - b);
   return {
     offered,
+    pending,
     samples: samples.length,
     p50: percentile(samples, 50),
     p99: percentile(samples, 99),
     max: samples[samples.length - 1],
+  };
+}
+
+/** The `details` of the idle and unblock phases in bench/results/latest.json. */
+export function schedulingDetails(idle, unblock) {
+  return {
+    idle_seconds: idle.seconds,
+    idle_ping_packets: idle.pingPackets,
+    idle_packets: idle.idlePackets,
+    unblock_offered_chains_per_s: Number(unblock.offered.toFixed(1)),
+    unblock_pending_roots: unblock.pending,
+    unblock_samples: unblock.samples,
+    unblock_p50_ms: Number(unblock.p50.toFixed(2)),
+    unblock_max_ms: Number(unblock.max.toFixed(2)),
   };
 }

@@ -12,9 +12,10 @@ import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
-import { fileLocality, openWorld } from './daemon-world.js';
+import { fileHere, openWorld } from './daemon-world.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
+import { ReplyResultsRetention } from './reply-retention.js';
 
 /** Everything `startWorkerDaemon` settled before serving: checked settings and the session. */
 export interface DaemonSetup {
@@ -122,7 +123,10 @@ async function startLoops(
       world: d.world,
       concurrency: d.concurrency,
       engine,
-      locality: fileLocality(dataDir),
+      hasFile: fileHere(dataDir),
+      ...(d.config.datasets !== undefined ? { datasets: d.config.datasets } : {}),
+      // The world's elected reaper also removes the reply results nobody consumed.
+      retention: { tasks: [new ReplyResultsRetention(d.coordinator, d.world, () => Date.now())] },
     }),
   ];
   if (types.includes(RACE_TYPE)) {

@@ -6,6 +6,7 @@ import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { IdleStealer } from './idle-steal.js';
+import { Reaper } from './retention/reaper.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportOutcome,
@@ -13,7 +14,7 @@ import {
   WorkerEvents,
   type WorkerStats,
 } from './worker-events.js';
-import { WorkerMembership } from './worker-membership.js';
+import { checkDatasets, WorkerMembership } from './worker-membership.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_POLL_MS,
@@ -80,6 +81,8 @@ class WorkerLoop {
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
   private claimer: Claimer | null = null;
+  /** The world's reaper (acts only while this worker is the elected one). */
+  private reaper: Reaper | null = null;
   private readonly running = new Map<string, Running>();
   private stopping = false;
   private paused = false;
@@ -145,6 +148,7 @@ class WorkerLoop {
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
     );
+    const datasets = checkDatasets(opts.datasets ?? []);
     const identity = { id: this.id, types: this.types, startedAt: this.idleSince };
     this.membership = new WorkerMembership(
       coordinator,
@@ -154,6 +158,8 @@ class WorkerLoop {
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
         ...(opts.server !== undefined ? { server: opts.server } : {}),
+        ...(opts.hasFile ? { files: true } : {}),
+        ...(datasets.length > 0 ? { datasets } : {}),
       },
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
@@ -286,11 +292,13 @@ class WorkerLoop {
         ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
         ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
         ...(this.opts.locality ? { locality: this.opts.locality } : {}),
+        ...(this.opts.hasFile ? { hasFile: this.opts.hasFile } : {}),
+        ...(this.opts.datasets ? { datasets: this.opts.datasets } : {}),
         ...(this.opts.localityWaitMs !== undefined
           ? { localityWaitMs: this.opts.localityWaitMs }
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
-        liveServers: () => this.membership.servers(),
+        peers: () => this.membership.peers(),
         onForeignChange: (bucket) => {
           this.stealer?.changed(bucket);
           this.wake();
@@ -298,6 +306,10 @@ class WorkerLoop {
       },
       () => this.wake(),
     );
+    if (this.opts.retention !== false) {
+      this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
+      this.reaper.start();
+    }
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
@@ -369,7 +381,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
-    await this.drain();
+    await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
   }
 
