@@ -121,6 +121,7 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   samples.sort((a, b) => a - b);
   return {
     offered,
+    rate,
     pending,
     samples: samples.length,
     p50: percentile(samples, 50),
@@ -129,9 +130,33 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   };
 }
 
-/** The `details` of the idle and unblock phases in bench/results/latest.json. */
-export function schedulingDetails(idle, unblock) {
-  return {
+/** Targets of the idle and unblock keys (bench/README.md). */
+const TARGETS = { idleRequestsPerS: 1, unblockP99Ms: 25 };
+
+/**
+ * The idle and unblock phases' part of the results: keys, target checks
+ * (`[name, value, goal, ok]`), details and table rows, as bench/run.mjs assembles them.
+ */
+export function schedulingKeys(idle, unblock, workers) {
+  const results = {
+    idle_requests_per_s_per_worker: Number(idle.perWorkerPerSecond.toFixed(3)),
+    unblock_p99_ms: Number(unblock.p99.toFixed(2)),
+  };
+  const checks = [
+    [
+      'idle requests/s per worker',
+      results.idle_requests_per_s_per_worker,
+      `<= ${TARGETS.idleRequestsPerS}`,
+      results.idle_requests_per_s_per_worker <= TARGETS.idleRequestsPerS,
+    ],
+    [
+      'parent done -> child start p99',
+      results.unblock_p99_ms,
+      `<= ${TARGETS.unblockP99Ms}`,
+      results.unblock_p99_ms <= TARGETS.unblockP99Ms,
+    ],
+  ];
+  const details = {
     idle_seconds: idle.seconds,
     idle_ping_packets: idle.pingPackets,
     idle_packets: idle.idlePackets,
@@ -141,4 +166,9 @@ export function schedulingDetails(idle, unblock) {
     unblock_p50_ms: Number(unblock.p50.toFixed(2)),
     unblock_max_ms: Number(unblock.max.toFixed(2)),
   };
+  const rows = [
+    [`idle requests/s per worker (${workers} idle)`, results.idle_requests_per_s_per_worker],
+    [`parent done->child start p99 ms (${unblock.rate}/s)`, results.unblock_p99_ms],
+  ];
+  return { results, checks, details, rows };
 }

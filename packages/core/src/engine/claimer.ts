@@ -16,6 +16,21 @@ import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
+/**
+ * What a claimer asks before it claims a task: whether a task of that type may start now.
+ * The engine's worker gives its claimer its `RateLimits`.
+ */
+export interface ClaimGate {
+  /** Whether a start of `type` is free now (takes nothing). */
+  open(type: string, now: number): boolean;
+  /** Takes one start of `type` if one is free now. */
+  take(type: string, now: number): boolean;
+  /** Gives back a start taken for a claim that did not happen. */
+  refund(type: string): void;
+  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
+  nextAt(type: string, now: number): number;
+}
+
 /** How a claimer picks tasks. */
 export interface ClaimerOptions {
   /** Identity written into the working node and the completed record. */
@@ -49,6 +64,8 @@ export interface ClaimerOptions {
   peers?: () => readonly PeerPlace[] | undefined;
   /** A bucket this claimer does not own, listed by an idle steal pass, changed since. */
   onForeignChange?: (bucket: number) => void;
+  /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
+  gate?: ClaimGate;
 }
 
 interface Candidate {
@@ -194,13 +211,33 @@ export class Claimer {
         tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;
         tries++
       ) {
-        const batch = candidates.slice(offset, offset + (max - won.length));
-        offset += batch.length;
-        const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
+        const slice = candidates.slice(offset, offset + (max - won.length));
+        offset += slice.length;
+        const got = await Promise.all(this.admitted(slice).map((cand) => this.gatedClaim(cand)));
         for (const claim of got) if (claim) won.push(claim);
       }
     }
     return won;
+  }
+
+  /** The candidates the rate-limit gate lets start now (each takes one start). */
+  private admitted(batch: Candidate[]): Candidate[] {
+    const gate = this.opts.gate;
+    if (!gate) return batch;
+    const now = this.ctx.clock.now();
+    return batch.filter((cand) => {
+      const type = cand.cached.data.type;
+      if (gate.take(type, now)) return true;
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(type, now));
+      return false;
+    });
+  }
+
+  /** A claim that gives its start back to the gate when it does not happen. */
+  private async gatedClaim(cand: Candidate): Promise<Claim | null> {
+    const claim = await this.tryClaim(cand);
+    if (!claim) this.opts.gate?.refund(cand.cached.data.type);
+    return claim;
   }
 
   private typeOk(type: string): boolean {
@@ -211,6 +248,11 @@ export class Claimer {
   private waiting(cached: CachedEntry, now: number): boolean {
     const d = cached.data;
     if (!this.typeOk(d.type)) return true;
+    const gate = this.opts.gate;
+    if (gate && !gate.open(d.type, now)) {
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(d.type, now));
+      return true;
+    }
     if (d.notBefore !== undefined && d.notBefore > now) {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;
