@@ -100,6 +100,15 @@ function emptyBucket(): BucketState {
   };
 }
 
+/**
+ * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
+ * priority, or a child of the same priority (runnable only now, queued before the roots
+ * that were waiting behind it).
+ */
+export function outranks(e: EntryName, bar: number): boolean {
+  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
+}
+
 /** Adds every proper ancestor of `key` (encoded) to `into`. */
 function addAncestors(key: string, into: Set<string>): void {
   for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {

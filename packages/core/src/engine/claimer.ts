@@ -8,7 +8,7 @@ import {
   orderForWorker,
   type PeerPlace,
 } from '../tree/ordering.js';
-import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
@@ -75,15 +75,6 @@ interface Candidate {
   bucket: number;
   entry: EntryName;
   cached: CachedEntry;
-}
-
-/**
- * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
- * priority, or a child of the same priority (runnable only now, queued before the roots
- * that were waiting behind it).
- */
-function outranks(e: EntryName, bar: number): boolean {
-  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
 }
 
 /** How long a task hinted to another live worker waits before another worker takes it. */
@@ -153,10 +144,7 @@ export class Claimer {
     return this.listings.scouted(bucket);
   }
 
-  /**
-   * Whether a claim settled here may have made a listed child in `buckets` runnable: worth a
-   * claim call now, even for one free slot, so the child starts by its priority.
-   */
+  /** Whether a child an own settle unblocked may wait in `buckets`: worth a claim call now. */
   hasUnblocked(buckets: readonly number[]): boolean {
     return this.listings.unblockedIn(buckets);
   }

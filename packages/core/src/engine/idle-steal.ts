@@ -35,12 +35,24 @@ export class IdleStealer {
   private cursor = 0;
   /** The last pass claimed something: pass again as soon as slots free up. */
   stealing = false;
+  /** Buckets not owned, and the owned list they were computed from. */
+  private others: readonly number[] = [];
+  private othersOf: readonly number[] | null = null;
 
   constructor(
     private readonly claimer: Claimer,
     private readonly clock: EngineClock,
     private readonly stealAfterMs: number,
   ) {}
+
+  /** The buckets of `all` not in `owned`, recomputed only when ownership changed. */
+  othersThan(all: readonly number[], owned: readonly number[]): readonly number[] {
+    if (owned !== this.othersOf) {
+      this.othersOf = owned;
+      this.others = all.filter((b) => !owned.includes(b));
+    }
+    return this.others;
+  }
 
   /** The children watch a pass left on `bucket` fired. */
   changed(bucket: number): void {

@@ -92,9 +92,6 @@ class WorkerLoop {
   private paused = false;
   private wakeup: AbortController = new AbortController();
   private stealer: IdleStealer | null = null;
-  /** Buckets this worker does not own, and the owned list they were computed from. */
-  private others: readonly number[] = [];
-  private othersOf: readonly number[] | null = null;
   private idleSince: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
@@ -363,7 +360,7 @@ class WorkerLoop {
         // Once a pass finds work, pass again as soon as slots free up: for a task type only
         // this worker handles, other buckets may be the only place its work ever shows up.
         const idle = stealer.stealing || now - this.idleSince >= stealAfter;
-        const others = this.othersThan(all);
+        const others = stealer.othersThan(all, this.membership.owned);
         if (claims.length === 0 && idle && !this.stopping)
           claims = await stealer.pass(others, free);
         if (claims.length > 0) {
@@ -405,16 +402,6 @@ class WorkerLoop {
     await scheduler?.stop();
     await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
-  }
-
-  /** The buckets of `all` this worker does not own, recomputed only when ownership changed. */
-  private othersThan(all: readonly number[]): readonly number[] {
-    const owned = this.membership.owned;
-    if (owned !== this.othersOf) {
-      this.othersOf = owned;
-      this.others = all.filter((b) => !owned.includes(b));
-    }
-    return this.others;
   }
 
   private start(claim: Claim): void {
