@@ -9,10 +9,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
+import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
+import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
 import { mntr } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,6 +34,13 @@ const LATENCY_WARMUP_S = 1;
 const PENDING_WINDOW = scale(20_000);
 const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
+const IDLE_SECONDS = quick ? 5 : 30;
+const UNBLOCK = {
+  rate: 200,
+  seconds: quick ? 3 : 15,
+  pending: quick ? 1_000 : 10_000,
+  width: QUEUE_WIDTH,
+};
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.
@@ -45,29 +53,9 @@ const WORKER_NODE_FLAGS =
 const TARGETS = {
   drainVsRaw: 0.15,
   pendingRatio: 0.7,
-  p99Ms: 25,
+  p99Ms: 10,
   rssMb: 150,
 };
-
-const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
-const wallNow = () => performance.timeOrigin + performance.now();
-const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
-
-/** Runs `fn(i)` for i in [0, n) with at most `width` calls in flight. */
-async function pipelined(n, width, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, n) }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 /** The worker processes and what they last reported. */
 class Fleet {
@@ -76,6 +64,7 @@ class Fleet {
     this.connectString = connectString;
     this.latencies = [];
     this.errors = [];
+    this.unblock = { parents: new Map(), children: new Map() };
   }
 
   async start(n) {
@@ -99,6 +88,8 @@ class Fleet {
             w.rss = m.rss;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
+            for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
+            for (const [i, t] of m.children ?? []) this.unblock.children.set(i, t);
           } else if (m.type === 'error') {
             this.errors.push(m.error);
           }
@@ -130,6 +121,7 @@ class Fleet {
       w.maxRss = 0;
     }
     this.latencies = [];
+    this.unblock = { parents: new Map(), children: new Map() };
     await Promise.all(
       this.workers.map((w) => {
         const running = this.next(w, 'running');
@@ -170,40 +162,6 @@ class Fleet {
       ),
     );
   }
-}
-
-/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
-async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
-  const start = Date.now();
-  let shown = start;
-  while (fleet.completed() < n) {
-    if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`${label}: ${fleet.completed()}/${n} after ${timeoutMs} ms`);
-    if (Date.now() - shown >= 5000) {
-      shown = Date.now();
-      log(`${label}: ${fleet.completed()}/${n} done`);
-    }
-    await sleep(2);
-  }
-}
-
-/** The engine's own counts must agree with the workers: every task completed, none lost. */
-async function confirm(engine, total, label) {
-  const counts = await engine.counts();
-  if (
-    counts.completed !== total ||
-    counts.pending !== 0 ||
-    counts.working !== 0 ||
-    counts.failed !== 0
-  )
-    throw new Error(`${label}: counts ${JSON.stringify(counts)}, expected ${total} completed`);
-}
-
-async function newWorld(c, world) {
-  const engine = createEngine(c, { world, logger: quiet });
-  await engine.init();
-  return engine;
 }
 
 async function rawCreates(c) {
@@ -338,6 +296,10 @@ async function main() {
     await fleet.start(WORKERS);
     log(`ZooKeeper at ${server.connectString}, ${WORKERS} workers ready`);
 
+    log(`idle: ${WORKERS} workers on an empty world, ${IDLE_SECONDS} s (after as long for pings)`);
+    const idle = await idleRequests(c, fleet, server.connectString, IDLE_SECONDS);
+    log(`idle: ${idle.perWorkerPerSecond.toFixed(2)} requests/s per worker`);
+
     log('raw creates');
     const raw = await rawCreates(c);
     log(`raw: ${raw.toFixed(0)} creates/s`);
@@ -389,6 +351,10 @@ async function main() {
       levels.push(res);
     }
     const [low, high] = levels;
+    log(`unblock: ${UNBLOCK.rate} chains/s, ${UNBLOCK.pending} lower-priority roots pending`);
+    const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
+    const scheduling = schedulingKeys(idle, unblock, WORKERS);
+    log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -399,6 +365,7 @@ async function main() {
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      ...scheduling.results,
       ...control.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
@@ -431,6 +398,7 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      ...scheduling.checks,
       ...control.checks,
     ];
     const doc = {
@@ -451,6 +419,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        ...scheduling.details,
         ...control.details,
       },
       setup: {
@@ -480,6 +449,7 @@ async function main() {
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        ...scheduling.rows,
         ...control.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];

@@ -8,7 +8,7 @@ import {
   orderForWorker,
   type PeerPlace,
 } from '../tree/ordering.js';
-import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
@@ -62,6 +62,8 @@ export interface ClaimerOptions {
    * server is presumed alive and nobody else is presumed to hold a file or dataset.
    */
   peers?: () => readonly PeerPlace[] | undefined;
+  /** A bucket this claimer does not own, listed by an idle steal pass, changed since. */
+  onForeignChange?: (bucket: number) => void;
   /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
   gate?: ClaimGate;
 }
@@ -116,7 +118,7 @@ export class Claimer {
     this.hintScore = hints;
     const extra = opts.locality;
     this.score = extra ? (t) => hints(t) + extra(t) : hints;
-    this.listings = new BucketListings(ctx, opts, () => {
+    this.listings = new BucketListings(ctx, opts, held, () => {
       if (!this.closed) onChange();
     });
   }
@@ -135,6 +137,21 @@ export class Claimer {
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
   touch(bucket: number): void {
     this.listings.touch(bucket);
+  }
+
+  /** Whether `bucket` (not owned) is unchanged since a steal pass listed it. */
+  scouted(bucket: number): boolean {
+    return this.listings.scouted(bucket);
+  }
+
+  /** Whether a child an own settle unblocked may wait in `buckets`: worth a claim call now. */
+  hasUnblocked(buckets: readonly number[]): boolean {
+    return this.listings.unblockedIn(buckets);
+  }
+
+  /** Listings and entry reads this claimer has sent. */
+  get readRequests(): number {
+    return this.listings.requests;
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -168,6 +185,9 @@ export class Claimer {
       // waited for (a partial batch is fine: the next call claims more).
       if (round > 0 && won.length > 0) break;
       await this.listings.refresh(buckets, round > 0);
+      // A child an own completion unblocked could not be seen yet (a busy bucket): claim
+      // nothing this time rather than work it outranks; the next call reads again.
+      if (this.listings.stillUnblocking(buckets)) break;
       const candidates = await this.candidates(buckets, max - won.length);
       if (candidates.length === 0) {
         if (round > 0) break;
@@ -243,6 +263,7 @@ export class Claimer {
     const now = this.ctx.clock.now();
     const known: Candidate[] = [];
     const fetches: Promise<void>[] = [];
+    const unread: EntryName[] = [];
     for (const b of buckets) {
       const st = this.listings.get(b);
       if (!st) continue;
@@ -273,6 +294,7 @@ export class Claimer {
           known.push(this.candidate(b, e, cached));
           continue;
         }
+        unread.push(e);
         fetches.push(
           this.listings.fetch(b, st, e).then((fresh) => {
             if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
@@ -281,11 +303,14 @@ export class Claimer {
       }
     }
     // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
-    // instead of delaying this claim.
+    // instead of delaying this claim, unless one of them would be claimed first: priority
+    // (then FIFO) holds from the moment a task is runnable.
     if (known.length >= wanted) {
       const ordered = orderForWorker(known, this.score);
-      Promise.all(fetches).catch(() => undefined);
-      return ordered;
+      if (!unread.some((e) => outranks(e, ordered[wanted - 1]!.priority))) {
+        Promise.all(fetches).catch(() => undefined);
+        return ordered;
+      }
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
