@@ -1,3 +1,4 @@
+import type { Op } from '../contract/coordinator.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
@@ -51,6 +52,24 @@ export const DEFAULT_LOCALITY_WAIT_MS = 2000;
 const CLAIM_ROUNDS = 4;
 /** Batches of candidates one round tries before it lists again. */
 const TRIES_PER_ROUND = 3;
+/**
+ * Most claims in one multi (group commit). ZooKeeper's cost is mostly per transaction, so a
+ * worker with free slots claims several tasks in one; the bound keeps one refused claim from
+ * costing many (the others are then claimed one by one) and the request far below its limit.
+ */
+export const MAX_CLAIM_GROUP = 32;
+
+/** One claim being made: the candidate and what its multi writes. */
+interface ClaimAttempt {
+  cand: Candidate;
+  st: BucketState | undefined;
+  key: TaskKey;
+  entryPath: string;
+  workingPath: string;
+  identity: ClaimIdentity;
+  claimed: EntryData;
+  ops: Op[];
+}
 
 /**
  * Picks the next runnable tasks from the bucket listings (see {@link BucketListings}) and
@@ -143,8 +162,11 @@ export class Claimer {
       ) {
         const batch = candidates.slice(offset, offset + (max - won.length));
         offset += batch.length;
-        const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
-        for (const claim of got) if (claim) won.push(claim);
+        const groups: Candidate[][] = [];
+        for (let i = 0; i < batch.length; i += MAX_CLAIM_GROUP)
+          groups.push(batch.slice(i, i + MAX_CLAIM_GROUP));
+        const got = await Promise.all(groups.map((group) => this.claimTogether(group)));
+        for (const claim of got.flat()) if (claim) won.push(claim);
       }
     }
     return won;
@@ -234,19 +256,16 @@ export class Claimer {
     return c;
   }
 
-  private async tryClaim(cand: Candidate): Promise<Claim | null> {
+  /** What claiming `cand` writes, for the current session at `now`. */
+  private attempt(cand: Candidate, session: string, now: number): ClaimAttempt {
     const { ctx } = this;
     const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
     const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
-    const st = this.listings.get(cand.bucket);
     const d = cand.cached.data;
     // Attempts are counted at claim time, so a task whose workers all died while running it
     // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
     // dead-lettered at once, so a task that kills its worker cannot loop forever.
     const exhausted = d.attempts >= d.maxAttempts;
-    const session = ctx.coordinator.sessionId;
-    if (session === null) return null;
-    const now = ctx.clock.now();
     const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
     if (this.opts.host !== undefined) identity.host = this.opts.host;
     if (this.opts.pid !== undefined) identity.pid = this.opts.pid;
@@ -256,23 +275,75 @@ export class Claimer {
       claim: identity,
     };
     const workingPath = ctx.layout.recordPath(AREA.working, key);
+    // The entry's version is the fence: a cached entry that changed since it was read (claimed
+    // by a worker that died, given back) is refused and read again, so no count is lost.
+    const ops: Op[] = [
+      { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
+      { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
+    ];
+    const st = this.listings.get(cand.bucket);
+    return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
+  }
+
+  private async tryClaim(cand: Candidate): Promise<Claim | null> {
+    const session = this.ctx.coordinator.sessionId;
+    if (session === null) return null;
+    const a = this.attempt(cand, session, this.ctx.clock.now());
     this.held.add(cand.entry.encodedKey);
-    let entryVersion = cand.cached.version + 1;
     try {
-      await ctx.coordinator.multi([
-        { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
-        { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
-      ]);
+      await this.ctx.coordinator.multi(a.ops);
     } catch (err) {
-      const adopted = UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')
-        ? await this.adoptLostClaim(entryPath, workingPath, session, now)
-        : null;
-      if (adopted !== null) entryVersion = adopted;
-      else {
-        this.held.delete(cand.entry.encodedKey);
-        return this.claimRefused(err, cand, st, workingPath, session);
-      }
+      const adopted = await this.adoptIfLost(err, a);
+      if (adopted !== null) return this.won(a, adopted);
+      this.held.delete(cand.entry.encodedKey);
+      return this.claimRefused(err, multiFailure(err), a);
     }
+    return this.won(a, cand.cached.version + 1);
+  }
+
+  /**
+   * Claims several candidates in ONE multi (group commit). The multi is atomic: it applied
+   * for all or for none. A refused one (another worker was faster, its entry moved on) must
+   * not cost the others their claim: it is handled as a refusal and the rest are claimed one
+   * by one. A lost reply is resolved per claim, like a single claim's.
+   */
+  private async claimTogether(cands: readonly Candidate[]): Promise<(Claim | null)[]> {
+    if (cands.length === 1) return [await this.tryClaim(cands[0]!)];
+    const session = this.ctx.coordinator.sessionId;
+    if (session === null) return cands.map(() => null);
+    const now = this.ctx.clock.now();
+    const attempts = cands.map((cand) => this.attempt(cand, session, now));
+    for (const a of attempts) this.held.add(a.cand.entry.encodedKey);
+    try {
+      await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));
+    } catch (err) {
+      const f = multiFailure(err);
+      const refused = f !== null && f.index >= 0 ? Math.floor(f.index / 2) : -1;
+      return Promise.all(
+        attempts.map(async (a, i) => {
+          const adopted = await this.adoptIfLost(err, a);
+          if (adopted !== null) return this.won(a, adopted);
+          this.held.delete(a.cand.entry.encodedKey);
+          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
+          if (i !== refused) return this.tryClaim(a.cand);
+          return this.claimRefused(err, { index: f!.index % 2, code: f!.code }, a);
+        }),
+      );
+    }
+    return Promise.all(attempts.map((a) => this.won(a, a.cand.cached.version + 1)));
+  }
+
+  /** After a failed claim multi: the entry's version when its lost reply hid a success. */
+  private adoptIfLost(err: unknown, a: ClaimAttempt): Promise<number | null> {
+    if (!UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return Promise.resolve(null);
+    return this.adoptLostClaim(a.entryPath, a.workingPath, a.identity.session, a.identity.at);
+  }
+
+  /** A claim multi applied: the bookkeeping, and the claim (or `null` when dead-lettered). */
+  private async won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null> {
+    const { ctx } = this;
+    const { cand, st, key, entryPath, workingPath, claimed } = a;
+    const d = cand.cached.data;
     claimsHeldThrough(ctx.coordinator).add(workingPath);
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
@@ -291,16 +362,16 @@ export class Claimer {
       data: d.data,
       attempt: claimed.attempts,
       maxAttempts: d.maxAttempts,
-      session,
+      session: a.identity.session,
       worker: this.opts.worker,
-      startedAt: now,
+      startedAt: a.identity.at,
       entryPath,
       entryVersion,
       workingPath,
       entry: claimed,
     };
     if (d.hints) claim.hints = d.hints;
-    if (exhausted) {
+    if (d.attempts >= d.maxAttempts) {
       const error = {
         message: `worker lost during attempt ${d.attempts} of ${d.maxAttempts} (last claimed by ${d.claim?.worker ?? 'unknown'})`,
         code: 'WORKER_LOST',
@@ -343,15 +414,17 @@ export class Claimer {
     }
   }
 
-  /** A refused claim multi: remembers why, and says `null` (try another candidate). */
+  /**
+   * A refused claim multi: remembers why, and says `null` (try another candidate). `failure`
+   * is the failed op of this claim's two (0: the entry's set, 1: the working node's create).
+   */
   private async claimRefused(
     err: unknown,
-    cand: Candidate,
-    st: BucketState | undefined,
-    workingPath: string,
-    session: string,
+    failure: { index: number; code: string } | null,
+    a: ClaimAttempt,
   ): Promise<null> {
-    const failure = multiFailure(err);
+    const { cand, st, workingPath } = a;
+    const session = a.identity.session;
     if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
       // This session's own working node that no engine of this process holds: a lost claim
       // reply nobody adopted, or a settle that gave up. It would block the task for the

@@ -5,7 +5,7 @@ import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskLimits } from '../tree/limits.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
-import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
+import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
@@ -14,10 +14,12 @@ import type { EngineContext } from './context.js';
 import type { CorruptSink } from './corrupt.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
+import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
+import { type QueueParent, type QueueRequest, splitRequest } from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
@@ -43,6 +45,8 @@ import type {
 } from './types.js';
 import { walkTree } from './walk.js';
 
+export type { QueueParent, QueueRequest } from './queue-request.js';
+
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   world: string;
@@ -60,62 +64,6 @@ export interface EngineOptions {
    * skip because its data is not JSON or not of zoott's shape. Default: a warning in the log.
    */
   onCorrupt?: CorruptSink;
-}
-
-/** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
-export type QueueParent = ParentPattern | { key: TaskKey } | null | undefined;
-
-/**
- * The one-object form of `queue`: the task (`name`, `type`, `data`), where it goes
- * (`parent`, `childName`) and its options (`priority`, `hints`, `maxAttempts`, `backoff`,
- * `notBefore`), all named.
- */
-export type QueueRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = TaskInfo<M, K> &
-  QueueOptions & {
-    /** Top level when omitted; `{ key }` for one exact parent; a name/type pattern for every match. */
-    parent?: QueueParent;
-    /** Names the child under each matched parent (the seed's `nameFunctor`); default: `name`. */
-    childName?: NameFunctor;
-  };
-
-const TASK_FIELDS = ['name', 'type', 'data'] as const;
-const PLACE_FIELDS = ['parent', 'childName'] as const;
-const OPTION_FIELDS = ['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore'] as const;
-const REQUEST_FIELDS: readonly string[] = [...TASK_FIELDS, ...PLACE_FIELDS, ...OPTION_FIELDS];
-
-/** Splits a one-object `queue` request into the positional arguments the engine works on. */
-function splitRequest(request: Record<string, unknown>): {
-  taskInfo: Record<string, unknown>;
-  parent: QueueParent;
-  nameFunctor: NameFunctor | null;
-  options: QueueOptions;
-} {
-  for (const k of Object.keys(request))
-    if (!REQUEST_FIELDS.includes(k))
-      throw new ZoottError(
-        'INVALID_TASK',
-        `${k}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
-        { field: k },
-      );
-  const pick = (fields: readonly string[]) =>
-    Object.fromEntries(
-      fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]] as const),
-    );
-  const childName = request.childName;
-  if (childName !== undefined && typeof childName !== 'function')
-    throw new ZoottError(
-      'INVALID_TASK',
-      'childName: must be a function (parentName, name) => string',
-      {
-        field: 'childName',
-      },
-    );
-  return {
-    taskInfo: pick(TASK_FIELDS),
-    parent: request.parent as QueueParent,
-    nameFunctor: (childName as NameFunctor | undefined) ?? null,
-    options: pick(OPTION_FIELDS) as QueueOptions,
-  };
 }
 
 const META_VERSION = 1;
@@ -138,6 +86,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   private defaultClaimerId = '';
   /** Claimers made by this engine: a released claim is re-listed by all of them. */
   private readonly claimers = new Set<Claimer>();
+  private groups: { ctx: EngineContext; groups: CompletionGroups } | null = null;
 
   constructor(
     readonly coordinator: Coordinator,
@@ -320,6 +269,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
    * worker identity), or returns `null`. Listings are cached and watched between calls.
    */
   async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim<M> | null> {
+    return (await this.claimMany(1, options))[0] ?? null;
+  }
+
+  /**
+   * Claims up to `max` runnable tasks over all buckets, best first, in as few multis as
+   * possible (group commit: one multi claims up to 32). A claim another worker wins is
+   * skipped without costing the others theirs. Returns fewer (or none) when fewer are runnable.
+   */
+  async claimMany(max: number, options: Partial<ClaimerOptions> = {}): Promise<Claim<M>[]> {
+    if (!Number.isInteger(max) || max < 1)
+      throw new ZoottError('INVALID_CONFIG', `max ${String(max)}: must be an integer >= 1`, {
+        field: 'max',
+      });
     const ctx = await this.context();
     // One cached claimer per set of options; other options make a new one.
     const id = JSON.stringify(options, (_k, v) => (typeof v === 'function' ? String(v) : v));
@@ -338,7 +300,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       this.claimers.add(this.defaultClaimer);
     }
     // The claimer reads entries as stored; the task map types them for the caller.
-    return (await this.defaultClaimer.claim(allBuckets(ctx))) as Claim<M> | null;
+    return (await this.defaultClaimer.claimBatch(allBuckets(ctx), max)) as Claim<M>[];
   }
 
   /**
@@ -353,7 +315,15 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
     const c = claim as Claim;
-    return this.settle(c, (ctx) => completeClaim(ctx, c, result, options));
+    if (options?.extraOps?.length)
+      return this.settle(c, (ctx) => completeClaim(ctx, c, result, options));
+    return this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
+  }
+
+  /** The group commit of this engine's completions (one per context). */
+  private groupsOf(ctx: EngineContext): CompletionGroups {
+    if (this.groups?.ctx !== ctx) this.groups = { ctx, groups: new CompletionGroups(ctx) };
+    return this.groups.groups;
   }
 
   /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
