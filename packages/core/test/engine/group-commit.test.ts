@@ -77,6 +77,24 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
       expect(await producer.task([c.name])).toMatchObject({ state: 'working', attempts: 1 });
   });
 
+  it('groups are bounded: 32 claims, 64 completions, half the request limit in bytes', async () => {
+    const names = Array.from({ length: 70 }, (_, i) => `t${String(i).padStart(2, '0')}`);
+    const { worker, wire } = await world(names);
+    const options = { worker: 'w', lookahead: 64 };
+    const claims = await worker.claimMany(40, options);
+    expect(wire.ops.map(claimsIn).filter((n) => n > 0)).toEqual([32, 8]);
+    claims.push(...(await worker.claimMany(30, options)));
+    expect(claims).toHaveLength(70);
+    wire.ops.length = 0;
+    await Promise.all(claims.slice(0, 66).map((c) => worker.complete(c, 1)));
+    expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 64, 1]);
+    // Results of 200 KB: two fit a group's byte budget (512 KiB), three do not.
+    wire.ops.length = 0;
+    const big = 'x'.repeat(200_000);
+    await Promise.all(claims.slice(66).map((c) => worker.complete(c, big)));
+    expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 2, 1]);
+  });
+
   it('claimMany refuses a count that is not a positive integer', async () => {
     const { worker } = await world([]);
     await expect(worker.claimMany(0)).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
