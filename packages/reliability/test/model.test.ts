@@ -25,8 +25,8 @@ import { describe, expect, it } from 'vitest';
 
 type State = 'pending' | 'working' | 'completed' | 'failed' | null;
 
-/** The key universe: two trees, depth up to 3. */
-const KEYS = ['a', 'b', 'a|x', 'a|y', 'b|x', 'a|x|z'];
+/** The key universe: four trees, depth up to 3 (four roots, so groups of claims form). */
+const KEYS = ['a', 'b', 'c', 'd', 'a|x', 'a|y', 'b|x', 'a|x|z'];
 const MAX_ATTEMPTS = 2;
 const WORKERS = 3;
 const WORLD = 'model';
@@ -385,6 +385,7 @@ const key = fc.constantFrom(...KEYS);
 const worker = fc.integer({ min: 0, max: WORKERS - 1 });
 const loss = fc.constantFrom('before' as const, 'after' as const);
 const commands = [
+  key.map((k) => new QueueCmd(k)),
   key.map((k) => new QueueCmd(k)),
   key.map((k) => new QueueCmd(k)),
   worker.map((w) => new ClaimCmd(w)),

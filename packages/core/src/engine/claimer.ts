@@ -40,6 +40,7 @@ export interface ClaimerOptions {
 interface Candidate {
   priority: number;
   seq: number;
+  tie?: number;
   hints?: EntryData['hints'];
   bucket: number;
   entry: EntryName;
@@ -253,6 +254,7 @@ export class Claimer {
   private candidate(bucket: number, entry: EntryName, cached: CachedEntry): Candidate {
     const c: Candidate = { priority: entry.priority, seq: cached.czxid, bucket, entry, cached };
     if (cached.data.hints) c.hints = cached.data.hints;
+    if (typeof cached.data.qn === 'number') c.tie = cached.data.qn;
     return c;
   }
 

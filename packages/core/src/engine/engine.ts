@@ -19,7 +19,13 @@ import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
-import { type QueueParent, type QueueRequest, splitRequest } from './queue-request.js';
+import { queueManyAt } from './queue-many.js';
+import {
+  type QueueManyRequest,
+  type QueueParent,
+  type QueueRequest,
+  splitRequest,
+} from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
@@ -45,7 +51,7 @@ import type {
 } from './types.js';
 import { walkTree } from './walk.js';
 
-export type { QueueParent, QueueRequest } from './queue-request.js';
+export type { QueueManyRequest, QueueParent, QueueRequest } from './queue-request.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -255,6 +261,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     if (parents.length === 0) return [await queueAt(ctx, [info.name], info, opts)];
     const names = childNamesFor(parents, info.name, nameFunctor ?? undefined, ctx.limits);
     return Promise.all(parents.map((p, i) => queueAt(ctx, [...p.key, names[i]!], info, opts)));
+  }
+
+  /**
+   * Queues many tasks in few transactions: each request is the named form of `queue` without
+   * a parent or under an exact `{ key }`. Every request is checked before anything is
+   * written; tasks go in order, as many per multi as fit ZooKeeper's request size (a task's
+   * tree node and entry always in the same one). Re-queues follow `queue`'s rules. Returns
+   * one result per request, in order.
+   */
+  async queueMany<K extends TaskType<M>>(
+    requests: readonly QueueManyRequest<M, K>[],
+  ): Promise<QueuedTask[]> {
+    return queueManyAt(await this.context(), requests);
   }
 
   /** A claimer with its own listing cache; `runWorker` uses one per worker. */

@@ -19,8 +19,15 @@ function targetOf(ops: readonly Op[]): Target {
   return 'queue';
 }
 
-/** Tasks one multi writes for: each claim or settle creates or deletes one working node. */
-const tasksIn = (ops: readonly Op[]) => ops.filter((o) => o.path.includes('/zoott_w/')).length;
+/**
+ * Tasks one multi writes for: each claim or settle creates or deletes one working node, each
+ * queued task creates one pending entry.
+ */
+const tasksIn = (ops: readonly Op[]) =>
+  Math.max(
+    ops.filter((o) => o.path.includes('/zoott_w/')).length,
+    ops.filter((o) => o.op === 'create' && o.path.includes('/zoott_p/')).length,
+  );
 
 describeOnBackends('engine: a queue, claim or settle whose reply was lost', (backend) => {
   async function setup() {
@@ -124,6 +131,20 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
       for (const c of claims)
         expect(await engine.task([c.name])).toMatchObject({ state: 'completed', result: c.name });
       expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 4 });
+    });
+  }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`queueMany: a group lost ${fault} reaching the server queues each task exactly once`, async () => {
+      const { engine, arm } = await setup();
+      arm(fault, undefined, 'queue', true);
+      const names = ['m1', 'm2', 'm3', 'm4'];
+      const out = await engine.queueMany(names.map((name) => ({ name, type: 't' })));
+      // New tasks, found again after the loss (not re-queued over themselves).
+      expect(out.map((q) => [q.key[0], q.previous])).toEqual(names.map((n) => [n, null]));
+      for (const q of out) expect(q.entry).toMatch(new RegExp(`-${q.key[0]}-\\d{10}$`));
+      const pending = (await engine.list('pending')).map((t) => t.key[0]).sort();
+      expect(pending).toEqual(names);
     });
   }
 
