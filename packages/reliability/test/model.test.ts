@@ -186,6 +186,46 @@ class ClaimCmd implements fc.AsyncCommand<Model, Real> {
   toString = () => `claim(w${this.w}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
+/**
+ * Queues several keys in one call (group commits). In order: a task whose parent does not
+ * exist, or that is being worked on, ends the call with an error; the ones before it are queued.
+ */
+class QueueManyCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly keys: string[],
+    readonly loss: Loss = null,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    r.adminLose(this.loss);
+    const call = r.admin.queueMany(
+      this.keys.map((k) => {
+        const parent = parentOf(k);
+        return {
+          name: k.split('|').pop()!,
+          type: 't',
+          maxAttempts: MAX_ATTEMPTS,
+          ...(parent === null ? {} : { parent: { key: toKey(parent) } }),
+        };
+      }),
+    );
+    const code = await codeOfCall(call);
+    r.adminLose(null);
+    let expected: string | null = null;
+    for (const k of this.keys) {
+      const parent = parentOf(k);
+      if (parent !== null && !m.tasks.has(parent)) expected = 'NO_SUCH_TASK';
+      else if (m.tasks.get(k)?.state === 'working') expected = 'TASK_STATE';
+      if (expected) break;
+      m.tasks.set(k, { state: 'pending', attempts: 0, holder: null });
+    }
+    expect(code).toBe(expected);
+    await compare(m, r);
+  }
+  toString = () =>
+    `queueMany(${this.keys.join(', ')}${this.loss ? `, reply lost ${this.loss}` : ''})`;
+}
+
 /** Only a multi for several tasks (a group commit) loses its reply. */
 const groupOnly = (ops: readonly Op[]) =>
   ops.filter((o) => o.path.includes('/zoott_w/')).length > 1;
@@ -401,10 +441,16 @@ const commands = [
   fc
     .tuple(worker, fc.nat(), fc.constantFrom('complete' as const, 'fail' as const), loss)
     .map(([w, i, how, l]) => new SettleCmd(w, i, how, l)),
+  fc.shuffledSubarray(KEYS, { minLength: 2, maxLength: 5 }).map((ks) => new QueueManyCmd(ks)),
+  fc
+    .tuple(fc.shuffledSubarray(KEYS, { minLength: 2, maxLength: 5 }), loss)
+    .map(([ks, l]) => new QueueManyCmd(ks, l)),
   fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new ClaimManyCmd(w, n)),
   fc
     .tuple(worker, fc.integer({ min: 2, max: 4 }), loss)
     .map(([w, n, l]) => new ClaimManyCmd(w, n, l)),
+  // Twice as likely: it only runs when a worker holds two claims or more.
+  fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new CompleteManyCmd(w, n)),
   fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new CompleteManyCmd(w, n)),
   fc
     .tuple(worker, fc.integer({ min: 2, max: 4 }), loss)
