@@ -1,6 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Engine, PlacementHints, QueuedTask, QueueOptions, QueueParent } from '@zoott/core';
+import type {
+  Engine,
+  PlacementHints,
+  QueuedTask,
+  QueueManyRequest,
+  QueueOptions,
+  QueueParent,
+} from '@zoott/core';
 import {
   compileParentPattern,
   resolveQueueOptions,
@@ -216,6 +223,40 @@ function checkSpec(ctx: Awaited<ReturnType<Engine['context']>>, spec: TaskSpec):
   }
 }
 
+/** Lines queued per `queueMany` call: the progress bar moves once per call. */
+const FROM_CHUNK = 1000;
+
+const isPattern = (spec: TaskSpec) => typeof spec.parent === 'object';
+
+/** The key a line without a pattern makes (checked already by `checkSpec`). */
+function keyOf(spec: TaskSpec): string[] {
+  if (typeof spec.parent !== 'string') return [spec.name];
+  const parent = parseTaskRef(spec.parent);
+  const child = spec.childName
+    ? templateFunctor(spec.childName)(parent[parent.length - 1]!, spec.name)
+    : spec.name;
+  return [...parent, child];
+}
+
+/** A line without a pattern as one request of `queueMany`. */
+function manyRequest(spec: TaskSpec): QueueManyRequest {
+  const key = keyOf(spec);
+  const request: QueueManyRequest = { name: key[key.length - 1]!, type: spec.type };
+  if (spec.data !== undefined) request.data = spec.data;
+  if (key.length > 1) request.parent = { key: key.slice(0, -1) };
+  if (spec.priority !== undefined) request.priority = spec.priority;
+  if (spec.hints) request.hints = spec.hints;
+  if (spec.attempts !== undefined) request.maxAttempts = spec.attempts;
+  return request;
+}
+
+/** The index queueMany's error names (`tasks[3]`), 0 when it names none. */
+function failedIndex(err: unknown): number {
+  const field = (err as { field?: unknown }).field;
+  const m = typeof field === 'string' ? /^tasks\[(\d+)\]/.exec(field) : null;
+  return m ? Number(m[1]) : 0;
+}
+
 /** `1-3, 7, 9-12` */
 function ranges(lines: number[]): [number, number][] {
   const out: [number, number][] = [];
@@ -232,9 +273,9 @@ const showRanges = (r: [number, number][]) =>
 
 /**
  * Reads and checks every line before anything is written: a file with a bad line queues
- * nothing, and every bad line is named. Then queues line by line (runs of top-level tasks
- * several at a time) and, when a write fails, stops and says exactly which lines were
- * queued and which were not.
+ * nothing, and every bad line is named. Then queues in file order, many lines per
+ * transaction, and when a write fails, stops and says exactly which lines were queued and
+ * which were not.
  */
 async function queueFromFile(
   json: boolean,
@@ -308,37 +349,42 @@ async function queueFromFile(
   let firstError: unknown;
   let unmatched = 0;
   let done = 0;
-  // Top-level tasks are independent, so a run of them is queued several at a time; a task
-  // with a parent waits for everything before it (its parent may be among them).
-  const WINDOW = 16;
+  // Lines without a parent pattern go out through queueMany: many tasks per transaction, in
+  // file order (an exact parent queued earlier in the file exists by then). A pattern reads
+  // the tree, so such a line is queued alone, after everything before it.
   let i = 0;
   while (i < specs.length && failed.length === 0) {
     const batch = [specs[i]!];
-    if (!specs[i]!.spec.parent)
+    const pattern = isPattern(specs[i]!.spec);
+    if (!pattern)
       while (
-        batch.length < WINDOW &&
+        batch.length < FROM_CHUNK &&
         i + batch.length < specs.length &&
-        !specs[i + batch.length]!.spec.parent
+        !isPattern(specs[i + batch.length]!.spec)
       )
         batch.push(specs[i + batch.length]!);
-    // Every write of the batch settles before anything is reported: the count is exact.
-    const results = await Promise.allSettled(batch.map(({ spec }) => queueSpec(engine, spec)));
-    results.forEach((r, j) => {
-      const { line } = batch[j]!;
-      if (r.status === 'fulfilled') {
-        queuedLines.push(line);
-        if (r.value.length === 0) unmatched++;
-        for (const q of r.value) keys.push(showKey(q.key));
-      } else {
-        firstError ??= r.reason;
-        const code = (r.reason as { code?: string }).code ?? '';
-        failed.push({
-          line,
-          message: explain(r.reason).message,
-          uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
-        });
-      }
-    });
+    try {
+      const queued = pattern
+        ? [await queueSpec(engine, batch[0]!.spec)]
+        : (await engine.queueMany(batch.map(({ spec }) => manyRequest(spec)))).map((q) => [q]);
+      queued.forEach((qs, j) => {
+        queuedLines.push(batch[j]!.line);
+        if (qs.length === 0) unmatched++;
+        for (const q of qs) keys.push(showKey(q.key));
+      });
+    } catch (err) {
+      // queueMany names the task that failed (`tasks[j]`): the ones before it are queued.
+      const at = pattern ? 0 : failedIndex(err);
+      for (const { line } of batch.slice(0, at)) queuedLines.push(line);
+      for (const { spec } of batch.slice(0, at)) keys.push(showKey(keyOf(spec)));
+      firstError = err;
+      const code = (err as { code?: string }).code ?? '';
+      failed.push({
+        line: batch[at]!.line,
+        message: explain(err).message,
+        uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
+      });
+    }
     done += batch.length;
     i += batch.length;
     progress.update(done);
