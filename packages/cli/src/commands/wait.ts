@@ -4,6 +4,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface WaitFlags {
   exchange?: string;
@@ -20,7 +21,7 @@ type WaitOptions = import('@zoott/worker').WaitForResultOptions;
  * ZooKeeper outage shorter than --timeout. The reply path must carry the world's ACL, and
  * results with another ACL are skipped with a note: nobody outside the world can plant one.
  */
-export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
+const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [routingkey] = cmd.processedArgs as [string];
   const f = cmd.opts<WaitFlags>();
   let timeoutMs = Number.POSITIVE_INFINITY;
@@ -82,4 +83,18 @@ export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
     offSession();
     stop.dispose();
   }
+};
+
+export const waitVerb: Verb = {
+  define: (program) =>
+    program
+      .command('wait')
+      .argument('<routingkey>', 'routing key of the reply path')
+      .description('wait for the next result published on a reply path after it began')
+      .option('--exchange <name>', 'exchange (default: the default exchange)')
+      .option('--timeout <seconds>', 'give up after this long (exit 6)')
+      .option('--peek', 'leave the result in place instead of consuming it')
+      .option('--any', 'also take a result that was already there (the oldest)'),
+  examples: ['zoott wait nightly-report --timeout 60'],
+  run: waitCommand,
 };

@@ -1,5 +1,5 @@
 import type { Engine } from '@zoott/core';
-import { queueSpec } from '../commands/queue.js';
+import { queueSpec } from '../task-spec.js';
 import { hashOf } from './sample-handlers.js';
 
 /** Task type of the built-in regular JSON job (run by @zoott/worker's job handlers). */
