@@ -2,10 +2,11 @@ import type { Op } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { JUTE_MAX_BUFFER, requestFrameBytes } from '../contract/request-size.js';
 import { childNamesFor } from '../tree/functors.js';
-import { validateKey } from '../tree/keys.js';
+import { KEY_SEPARATOR, validateKey } from '../tree/keys.js';
 import { validateTaskInfo } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { AREA, parseEntryName } from './layout.js';
 import {
   lostQueueWrite,
   type PreparedQueue,
@@ -46,16 +47,24 @@ function frameBytes(ops: readonly Op[]): number {
   return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
 }
 
-/** `err` again, its message and field naming the task it is about. */
-function aboutTask(err: unknown, index: number, queued: number): unknown {
+/**
+ * `err` again, its message and field naming the task it is about and saying what was queued:
+ * the tasks before `queued`; `uncertain` when the group from there on may have landed too.
+ */
+function aboutTask(err: unknown, index: number, queued: number, uncertain = false): unknown {
   if (!isZoottError(err)) return err;
   const text = err.message.startsWith(`${err.code}: `)
     ? err.message.slice(err.code.length + 2)
     : err.message;
+  const rest = uncertain
+    ? `tasks[${queued}..] may or may not be (the connection did not come back)`
+    : `tasks[${queued}..] were not`;
   const done =
     queued === 0
-      ? 'nothing was queued'
-      : `tasks[0..${queued - 1}] were queued, tasks[${queued}..] were not`;
+      ? uncertain
+        ? `nothing before it was queued; ${rest}`
+        : 'nothing was queued'
+      : `tasks[0..${queued - 1}] were queued, ${rest}`;
   return new ZoottError(err.code, `tasks[${index}]: ${text}; ${done}`, {
     field: `tasks[${index}]${err.field ? `.${err.field}` : ''}`,
     ...(err.path ? { path: err.path } : {}),
@@ -155,8 +164,9 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
       err = e;
     }
     if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
-      if (++lostRounds > MAX_LOST_ROUNDS) throw aboutTask(err, rest[0]!.index, rest[0]!.index);
       if (await appliedAfterLoss(ctx, rest, err)) return;
+      // Checked: nothing of this group was written.
+      if (++lostRounds >= MAX_LOST_ROUNDS) throw aboutTask(err, rest[0]!.index, rest[0]!.index);
       continue;
     }
     const f = multiFailure(err);
@@ -185,16 +195,35 @@ async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
 }
 
 /**
- * After a group's reply was lost: whether it applied. A multi is all or nothing, so one entry
- * found with its `qid` means every task of the group was queued (an entry may already be
- * claimed and gone: its path is then unknown, ''); none found means nothing was written.
+ * After a group's reply was lost: whether it applied. A multi is all or nothing, so the first
+ * task's entry, found by its `qid`, answers for the whole group. When it applied, the others'
+ * entries are read off one listing per bucket (a key has one entry at most; one already
+ * claimed and gone leaves its path unknown, '').
  */
 async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
-  if (!(await connectionBack(ctx.coordinator))) throw aboutTask(err, group[0]!.index, 0);
-  const found = await Promise.all(group.map((it) => lostQueueWrite(ctx, it.key, it.qid, err)));
-  if (found.every((path) => path === null)) return false;
-  group.forEach((it, i) => {
-    it.result = { key: it.key, entry: found[i] ?? '', previous: null };
-  });
+  const first = group[0]!;
+  if (!(await connectionBack(ctx.coordinator)))
+    throw aboutTask(err, first.index, first.index, true);
+  const found = await lostQueueWrite(ctx, first.key, first.qid, err);
+  if (found === null) return false;
+  const byBucket = new Map<string, Item[]>();
+  for (const it of group) {
+    const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(it.key));
+    byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), it]);
+  }
+  for (const [bucket, items] of byBucket) {
+    const names = new Map<string, string>();
+    for (const name of await ctx.coordinator.children(bucket)) {
+      const e = parseEntryName(name);
+      if (e) names.set(e.encodedKey, `${bucket}/${name}`);
+    }
+    for (const it of items)
+      it.result = {
+        key: it.key,
+        entry: names.get(it.key.join(KEY_SEPARATOR)) ?? '',
+        previous: null,
+      };
+  }
+  first.result = { key: first.key, entry: found, previous: null };
   return true;
 }
