@@ -119,6 +119,17 @@ describeOnBackends('engine: settling a stale claim is refused and changes nothin
       expect(await s.producer.task(['job'])).toMatchObject({ state: 'completed', result: 'fresh' });
     });
 
+    it(`${how}: after its session expired and was renewed, with no claim since`, async () => {
+      const s = await setup();
+      const c1 = s.one.coordinator;
+      await backend().expireSession(c1);
+      await c1.renewSession();
+      // Refused twice over: locally (another session) and on the server, where the working
+      // node went with the old session (deleting it fails) while the entry is unchanged.
+      await refused(s, how);
+      expect(await s.producer.task(['job'])).toMatchObject({ state: 'pending', attempts: 1 });
+    });
+
     it(`${how}: after the task was cancelled, and after it was queued and claimed again`, async () => {
       const s = await setup();
       await s.producer.cancel(['job']);
