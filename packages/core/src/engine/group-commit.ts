@@ -67,7 +67,13 @@ export class CompletionGroups {
   private async drain(): Promise<void> {
     this.inFlight = true;
     try {
-      while (this.waiting.length > 0) await this.commit(this.take());
+      while (this.waiting.length > 0) {
+        const group = this.take();
+        // Every waiter hears back, whatever happens: an unexpected error is theirs too.
+        await this.commit(group).catch((err: unknown) => {
+          for (const w of group) w.reject(err);
+        });
+      }
     } finally {
       this.inFlight = false;
     }
