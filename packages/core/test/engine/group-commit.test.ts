@@ -1,7 +1,7 @@
 import { createEngine, type Op } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, memoryLogger, worldName } from './helpers.js';
+import { counting, memoryLogger, TestClock, worldName } from './helpers.js';
 
 /** Claim multis create working nodes; completion multis create completed records. */
 const claimsIn = (ops: readonly Op[]) =>
@@ -39,6 +39,25 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
     const claim = await worker.claim({ worker: 'w' });
     expect(await worker.complete(claim!, 1)).toEqual({ status: 'completed' });
     expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1]);
+  });
+
+  it('no completion waits for a timer: with a clock whose sleeps never end, all still settle', async () => {
+    const producerC = await backend().connect();
+    const name = worldName();
+    const producer = createEngine(producerC, { world: name, buckets: 1, logger: memoryLogger() });
+    await producer.init();
+    for (const n of ['a', 'b', 'c']) await producer.queue({ name: n, type: 't' });
+    const clock = new TestClock();
+    clock.sleep = () => new Promise<void>(() => {});
+    const worker = createEngine(await backend().connect(), {
+      world: name,
+      clock,
+      logger: memoryLogger(),
+    });
+    const [first, ...rest] = await worker.claimMany(3, { worker: 'w' });
+    expect(await worker.complete(first!, 1)).toEqual({ status: 'completed' });
+    const outs = await Promise.all(rest.map((c) => worker.complete(c, 2)));
+    expect(outs).toEqual([{ status: 'completed' }, { status: 'completed' }]);
   });
 
   it('a fenced completion inside a group is dropped; the others in it complete', async () => {
