@@ -47,7 +47,10 @@ export {
   type QueueManyRequest,
   type QueueParent,
   type QueueRequest,
+  type SettleDetail,
+  type SettleListener,
 } from './engine/engine.js';
+export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

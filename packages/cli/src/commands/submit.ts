@@ -9,7 +9,7 @@ import type { CommandBody } from '../runner.js';
 import { showKey } from '../task-ref.js';
 import type { Verb } from '../verb.js';
 
-type SubmitOptions = import('@zoott/worker').SubmitOptions;
+type SubmitOptions = import('@zoott/jobs').SubmitOptions;
 
 interface SubmitFlags {
   wait?: boolean;
@@ -118,7 +118,7 @@ function sleepUntilChange(
 async function consumeReply(c: Coordinator, result: unknown): Promise<string | null> {
   const r = result as { routingkey?: unknown; exchange?: unknown } | null;
   if (typeof r !== 'object' || r === null || typeof r.routingkey !== 'string') return null;
-  const { replyDir } = await import('@zoott/worker');
+  const { replyDir } = await import('@zoott/jobs');
   const dir = replyDir(
     typeof r.exchange === 'string'
       ? { routingkey: r.routingkey, exchange: r.exchange }
@@ -167,8 +167,8 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const timeoutS = f.timeout === undefined ? undefined : Number(f.timeout);
   if (timeoutS !== undefined && !(timeoutS > 0))
     throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
-  // Lazy: the worker package (pino, prom-client) is only needed by the job verbs.
-  const { submitJob, submitRace } = await import('@zoott/worker');
+  // Lazy: the job layer, @zoott/jobs (pino, prom-client), is only needed by the job verbs.
+  const { submitJob, submitRace } = await import('@zoott/jobs');
   const race = isRaceJob(job);
   const submit = race ? submitRace : submitJob;
   const c = await ctx.session().coordinator();

@@ -13,7 +13,7 @@ interface WaitFlags {
   any?: boolean;
 }
 
-type WaitOptions = import('@zoott/worker').WaitForResultOptions;
+type WaitOptions = import('@zoott/jobs').WaitForResultOptions;
 
 /**
  * `zoott wait <routingkey>`: the next result published on a reply path after `wait` began
@@ -31,7 +31,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
       throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
     timeoutMs = Math.round(s * 1000);
   }
-  const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/worker');
+  const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
   const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
   const dir = replyDir(address);
   const c = await ctx.session().coordinator();

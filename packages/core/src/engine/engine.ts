@@ -3,7 +3,6 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import type { TaskLimits } from '../tree/limits.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
 import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
@@ -11,13 +10,14 @@ import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import type { CorruptSink } from './corrupt.js';
+import type { EngineOptions, SettleDetail } from './engine-options.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import { isPermanent } from './permanent.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import { queueManyAt } from './queue-many.js';
 import {
@@ -36,11 +36,9 @@ import {
 } from './settle.js';
 import type {
   AreaCounts,
-  BackoffOptions,
   Claim,
   EngineClock,
   EngineEvent,
-  EngineLogger,
   ListedTask,
   QueuedTask,
   QueueOptions,
@@ -51,26 +49,8 @@ import type {
 } from './types.js';
 import { walkTree } from './walk.js';
 
+export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
 export type { QueueManyRequest, QueueParent, QueueRequest } from './queue-request.js';
-
-/** Options of {@link createEngine}. */
-export interface EngineOptions {
-  world: string;
-  /** Buckets per area when `init` creates the world (default 64); an existing world keeps its own. */
-  buckets?: number;
-  clock?: EngineClock;
-  logger?: EngineLogger;
-  limits?: Partial<TaskLimits>;
-  /** Defaults for `queue` options. */
-  defaults?: { maxAttempts?: number; backoff?: Partial<BackoffOptions> };
-  /** Largest completed/failed record in bytes (default 900 KiB, under ZooKeeper's ~1 MB). */
-  maxRecordBytes?: number;
-  /**
-   * Told about every node the inspection reads (`task`, `tree`, a parent pattern of `queue`)
-   * skip because its data is not JSON or not of zoott's shape. Default: a warning in the log.
-   */
-  onCorrupt?: CorruptSink;
-}
 
 const META_VERSION = 1;
 
@@ -334,9 +314,16 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
     const c = claim as Claim;
-    if (options?.extraOps?.length)
-      return this.settle(c, (ctx) => completeClaim(ctx, c, result, options));
-    return this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
+    const hookOps = (await this.options.completionOps?.(c, result)) ?? [];
+    const extraOps = [...(options?.extraOps ?? []), ...hookOps];
+    // Without extra ops a completion may join a group commit; with them it goes alone, so
+    // what becomes of them is reported as before.
+    const outcome =
+      extraOps.length > 0
+        ? await this.settle(c, (ctx) => completeClaim(ctx, c, result, { ...options, extraOps }))
+        : await this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
+    await this.told(c, outcome, { result });
+    return outcome;
   }
 
   /** The group commit of this engine's completions (one per context). */
@@ -345,21 +332,30 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return this.groups.groups;
   }
 
-  /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
+  /**
+   * Records a failed attempt: retry with backoff, or dead letter after the last attempt. A
+   * permanent error ({@link PermanentError}, `isPermanent`) makes this attempt the last; the
+   * entry keeps its configured `maxAttempts` for an operator retry.
+   */
   async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
     const c = claim as Claim;
-    return this.settle(c, (ctx) => failClaim(ctx, c, error));
+    const last = isPermanent(error) ? { ...c, maxAttempts: c.attempt } : c;
+    const outcome = await this.settle(c, (ctx) => failClaim(ctx, last, error));
+    await this.told(c, outcome, { error });
+    return outcome;
   }
 
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
   async release(claim: Claim<M>): Promise<SettleOutcome> {
     const c = claim as Claim;
-    return this.settle(c, async (ctx) => {
+    const outcome = await this.settle(c, async (ctx) => {
       const out = await releaseClaim(ctx, c);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
       this.touchAll(ctx, c);
       return out;
     });
+    await this.told(c, outcome, {});
+    return outcome;
   }
 
   /**
@@ -372,6 +368,21 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
       void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim as Claim)).catch(() => {});
+    void this.told(claim as Claim, { status: 'dropped', reason: 'session lost' }, {});
+  }
+
+  /** Tells `onSettled`; what it throws is logged, the settle stands. */
+  private async told(claim: Claim, outcome: SettleOutcome, detail: SettleDetail): Promise<void> {
+    const listener = this.options.onSettled;
+    if (!listener) return;
+    try {
+      await listener(claim, outcome, detail);
+    } catch (err) {
+      (this.options.logger ?? consoleLogger).warn(
+        { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
+        'onSettled listener failed',
+      );
+    }
   }
 
   /** This engine, and the process, no longer hold the claim. */
