@@ -90,10 +90,11 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+export { checkDatasets } from './engine/worker-membership.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';
-export type { LocalityScore, Orderable } from './tree/ordering.js';
+export type { LocalityScore, Orderable, PeerPlace, WorkerPlace } from './tree/ordering.js';
 export type { ParentPattern } from './tree/patterns.js';
 // The task model: a task map types a world's tasks once; keys, parents, names, limits.
 export type {

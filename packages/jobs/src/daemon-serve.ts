@@ -12,7 +12,7 @@ import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
-import { fileLocality, openWorld } from './daemon-world.js';
+import { fileHere, openWorld } from './daemon-world.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
 
@@ -122,7 +122,8 @@ async function startLoops(
       world: d.world,
       concurrency: d.concurrency,
       engine,
-      locality: fileLocality(dataDir),
+      hasFile: fileHere(dataDir),
+      ...(d.config.datasets !== undefined ? { datasets: d.config.datasets } : {}),
     }),
   ];
   if (types.includes(RACE_TYPE)) {

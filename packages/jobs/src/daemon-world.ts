@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
-import { type Engine, isZoottError, type LocalityScore, ZoottError } from '@zoott/core';
+import { type Engine, isZoottError, ZoottError } from '@zoott/core';
 import { listWorlds } from '@zoott/core/internal';
 
 // The world a daemon serves: made sure of before serving, and where its data files lie.
@@ -33,13 +33,12 @@ export async function openWorld(engine: Engine, create: boolean): Promise<void> 
   await engine.init();
 }
 
-/** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
-export function fileLocality(dataDir: string): LocalityScore {
+/** Locality: whether a `filename` hint names a file in the data directory. */
+export function fileHere(dataDir: string): (filename: string) => boolean {
   const root = resolve(dataDir);
-  return (task) => {
-    const f = task.hints?.filename;
-    if (f === undefined || isAbsolute(f)) return 0;
+  return (f) => {
+    if (isAbsolute(f)) return false;
     const full = resolve(root, f);
-    return full.startsWith(root + sep) && existsSync(full) ? 2 : 0;
+    return full.startsWith(root + sep) && existsSync(full);
   };
 }

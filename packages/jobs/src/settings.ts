@@ -165,6 +165,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: (s) => resolve(s.workDir ?? process.cwd()),
   },
   {
+    key: 'datasets',
+    flag: '--datasets',
+    env: 'ZOOTT_DATASETS',
+    kind: 'list',
+    arg: 'name,...',
+    help: 'datasets this worker caches: jobs with a matching `dataset` hint prefer it (listed in its registry node)',
+    example: 'sales-2026,stock',
+  },
+  {
     key: 'workDir',
     flag: '--work-dir',
     env: 'ZOOTT_WORK_DIR',
@@ -305,6 +314,7 @@ export interface FileSettings {
   nodeId?: string;
   handlers?: string;
   dataDir?: string;
+  datasets?: string[];
   workDir?: string;
   allowExec?: string[];
   runAs?: string;

@@ -2,7 +2,13 @@ import type { Op } from '../contract/coordinator.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import {
+  hintLocality,
+  type LocalityScore,
+  leftForPeer,
+  orderForWorker,
+  type PeerPlace,
+} from '../tree/ordering.js';
 import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
@@ -21,7 +27,11 @@ export interface ClaimerOptions {
   pid?: number;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
-  /** Extra locality score (files, datasets); added to the `hints.server` preference. */
+  /** Whether a `filename` hint's file is local to this worker. */
+  hasFile?: (filename: string) => boolean;
+  /** Datasets this worker caches, matched against `hints.dataset`. */
+  datasets?: readonly string[];
+  /** Extra locality score; added to the hint score (server, file, dataset). */
   locality?: LocalityScore;
   /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
   localityWaitMs?: number;
@@ -33,8 +43,11 @@ export interface ClaimerOptions {
    * cached entry. A bucket running low is re-read at once.
    */
   relistMs?: number;
-  /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
-  liveServers?: () => ReadonlySet<string> | undefined;
+  /**
+   * What the other live workers advertise (see `leftForPeer`); `undefined`: a hinted
+   * server is presumed alive and nobody else is presumed to hold a file or dataset.
+   */
+  peers?: () => readonly PeerPlace[] | undefined;
 }
 
 interface Candidate {
@@ -86,6 +99,8 @@ export class Claimer {
   private closed = false;
   private session: string | null = null;
   private readonly score: LocalityScore;
+  /** How well this worker matches a task's hints, against what its peers may match. */
+  private readonly hintScore: LocalityScore;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -95,9 +110,15 @@ export class Claimer {
     /** Called when a watch says something changed: an idle worker wakes up. */
     private readonly onChange: () => void = () => {},
   ) {
-    const server = hintLocality({ server: opts.server });
+    const datasets = new Set(opts.datasets ?? []);
+    const hints = hintLocality({
+      ...(opts.server !== undefined ? { server: opts.server } : {}),
+      ...(opts.hasFile ? { hasFile: opts.hasFile } : {}),
+      hasDataset: (d) => datasets.has(d),
+    });
+    this.hintScore = hints;
     const extra = opts.locality;
-    this.score = extra ? (t) => server(t) + extra(t) : server;
+    this.score = extra ? (t) => hints(t) + extra(t) : hints;
     this.listings = new BucketListings(ctx, opts, () => {
       if (!this.closed) onChange();
     });
@@ -185,12 +206,12 @@ export class Claimer {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;
     }
-    const server = d.hints?.server;
-    if (server !== undefined && server !== this.opts.server) {
-      const live = this.opts.liveServers?.();
-      const alive = live === undefined || live.has(server);
-      const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
-      if (alive && until > now) {
+    const hints = d.hints;
+    const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
+    if (hints !== undefined && until > now) {
+      // Left, for the wait, to a live worker that may match the hints better than this one.
+      const mine = this.hintScore({ priority: 0, seq: 0, hints });
+      if (leftForPeer({ type: d.type, hints }, mine, this.opts.peers?.())) {
         this.wakeAt = Math.min(this.wakeAt, until);
         return true;
       }

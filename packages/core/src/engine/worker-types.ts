@@ -55,7 +55,13 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   server?: string;
   host?: string;
   pid?: number;
+  /** Whether a `filename` hint's file is local here; given: this worker advertises files. */
+  hasFile?: (filename: string) => boolean;
+  /** Datasets cached here, advertised in the registry and matched against `hints.dataset`. */
+  datasets?: readonly string[];
+  /** Extra locality score, added to the hint score when ordering candidates. */
   locality?: LocalityScore;
+  /** How long a task another live worker may serve better waits before this one takes it. */
   localityWaitMs?: number;
   lookahead?: number;
   /** Idle time before this worker scans buckets it does not own. Default {@link DEFAULT_STEAL_AFTER_MS}. */

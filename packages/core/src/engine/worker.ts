@@ -12,7 +12,7 @@ import {
   WorkerEvents,
   type WorkerStats,
 } from './worker-events.js';
-import { WorkerMembership } from './worker-membership.js';
+import { checkDatasets, WorkerMembership } from './worker-membership.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_POLL_MS,
@@ -145,6 +145,7 @@ class WorkerLoop {
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
     );
+    const datasets = checkDatasets(opts.datasets ?? []);
     const identity = { id: this.id, types: this.types, startedAt: this.idleSince };
     this.membership = new WorkerMembership(
       coordinator,
@@ -154,6 +155,8 @@ class WorkerLoop {
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
         ...(opts.server !== undefined ? { server: opts.server } : {}),
+        ...(opts.hasFile ? { files: true } : {}),
+        ...(datasets.length > 0 ? { datasets } : {}),
       },
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
@@ -286,11 +289,13 @@ class WorkerLoop {
         ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
         ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
         ...(this.opts.locality ? { locality: this.opts.locality } : {}),
+        ...(this.opts.hasFile ? { hasFile: this.opts.hasFile } : {}),
+        ...(this.opts.datasets ? { datasets: this.opts.datasets } : {}),
         ...(this.opts.localityWaitMs !== undefined
           ? { localityWaitMs: this.opts.localityWaitMs }
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
-        liveServers: () => this.membership.servers(),
+        peers: () => this.membership.peers(),
       },
       () => this.wake(),
     );
