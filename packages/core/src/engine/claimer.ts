@@ -2,14 +2,9 @@ import type { Op } from '../contract/coordinator.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import {
-  hintLocality,
-  type LocalityScore,
-  leftForPeer,
-  orderForWorker,
-  type PeerPlace,
-} from '../tree/ordering.js';
+import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
 import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
@@ -17,38 +12,7 @@ import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
-/** How a claimer picks tasks. */
-export interface ClaimerOptions {
-  /** Identity written into the working node and the completed record. */
-  worker: string;
-  /** This worker's locality identity, matched against `hints.server`. */
-  server?: string;
-  host?: string;
-  pid?: number;
-  /** Task types this claimer runs; `undefined` = every type. */
-  types?: readonly string[];
-  /** Whether a `filename` hint's file is local to this worker. */
-  hasFile?: (filename: string) => boolean;
-  /** Datasets this worker caches, matched against `hints.dataset`. */
-  datasets?: readonly string[];
-  /** Extra locality score; added to the hint score (server, file, dataset). */
-  locality?: LocalityScore;
-  /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
-  localityWaitMs?: number;
-  /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
-  lookahead?: number;
-  /**
-   * Longest time a changed bucket is served from its cached listing while that listing still
-   * offers plenty of work (2 x lookahead entries). Default 500 ms, and at least 1 ms per
-   * cached entry. A bucket running low is re-read at once.
-   */
-  relistMs?: number;
-  /**
-   * What the other live workers advertise (see `leftForPeer`); `undefined`: a hinted
-   * server is presumed alive and nobody else is presumed to hold a file or dataset.
-   */
-  peers?: () => readonly PeerPlace[] | undefined;
-}
+export type { ClaimerOptions } from './claimer-options.js';
 
 interface Candidate {
   priority: number;
