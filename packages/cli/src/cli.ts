@@ -1,6 +1,7 @@
 import { ZOOTT_VERSION } from '@zoott/core';
 import { Command, CommanderError } from 'commander';
 import { cancelVerb } from './commands/cancel.js';
+import { cleanVerb } from './commands/clean.js';
 import { dashboardVerb } from './commands/dashboard.js';
 import { demoVerb } from './commands/demo.js';
 import { doctorVerb } from './commands/doctor.js';
@@ -12,6 +13,7 @@ import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
 import { queueVerb } from './commands/queue.js';
+import { retentionVerb } from './commands/retention.js';
 import { retryVerb } from './commands/retry.js';
 import { showVerb } from './commands/show.js';
 import { statusVerb } from './commands/status.js';
@@ -39,6 +41,7 @@ const VERBS: readonly Verb[] = [
   worldsVerb,
   lockDownVerb,
   doctorVerb,
+  retentionVerb,
   // Work in, results out.
   queueVerb,
   submitVerb,
@@ -53,6 +56,7 @@ const VERBS: readonly Verb[] = [
   // Acting on tasks.
   retryVerb,
   cancelVerb,
+  cleanVerb,
   // Workers.
   workersVerb,
   // ZooKeeper nodes.

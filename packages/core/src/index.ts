@@ -51,6 +51,20 @@ export {
   type SettleListener,
 } from './engine/engine.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
+// What a world keeps: retention settings (stored in the world) and the reaper's reports.
+export {
+  DEFAULT_RETENTION,
+  type KeepLimits,
+  parseCount,
+  parseDuration,
+  type ReaperOptions,
+  type ReapReport,
+  type RetentionPatch,
+  type RetentionSettings,
+  type RetentionTask,
+  readRetention,
+  updateRetention,
+} from './engine/retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import {
   type Coordinator,
   createEngine,
+  DEFAULT_RETENTION,
   type Engine,
   runWorker,
   utf8,
@@ -156,6 +157,7 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
       counts: { completed: 2 },
       workers: 1,
       oldestPending: null,
+      retention: DEFAULT_RETENTION,
     });
     expect(overview.throughput.slots).toHaveLength(30);
   });

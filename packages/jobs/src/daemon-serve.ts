@@ -15,6 +15,7 @@ import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { fileHere, openWorld } from './daemon-world.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
+import { ReplyResultsRetention } from './reply-retention.js';
 
 /** Everything `startWorkerDaemon` settled before serving: checked settings and the session. */
 export interface DaemonSetup {
@@ -124,6 +125,8 @@ async function startLoops(
       engine,
       hasFile: fileHere(dataDir),
       ...(d.config.datasets !== undefined ? { datasets: d.config.datasets } : {}),
+      // The world's elected reaper also removes the reply results nobody consumed.
+      retention: { tasks: [new ReplyResultsRetention(d.coordinator, d.world, () => Date.now())] },
     }),
   ];
   if (types.includes(RACE_TYPE)) {

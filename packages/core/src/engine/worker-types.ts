@@ -1,6 +1,7 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Engine, EngineOptions } from './engine.js';
+import type { ReaperOptions } from './retention/reaper.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
 
@@ -79,6 +80,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   /** Reuse an engine (else one is made from these options); its task map types the handlers. */
   engine?: Engine<M>;
   engineOptions?: Omit<EngineOptions, 'world'>;
+  /**
+   * The world's reaper, which removes what the world's retention settings let go; every
+   * worker runs one and only the elected one acts. `false` runs none. Default: on.
+   */
+  retention?: false | ReaperOptions;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
+import { Reaper } from './retention/reaper.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportOutcome,
@@ -79,6 +80,8 @@ class WorkerLoop {
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
   private claimer: Claimer | null = null;
+  /** The world's reaper (acts only while this worker is the elected one). */
+  private reaper: Reaper | null = null;
   private readonly running = new Map<string, Running>();
   private stopping = false;
   private paused = false;
@@ -299,6 +302,10 @@ class WorkerLoop {
       },
       () => this.wake(),
     );
+    if (this.opts.retention !== false) {
+      this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
+      this.reaper.start();
+    }
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
@@ -371,7 +378,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
-    await this.drain();
+    await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
   }
 

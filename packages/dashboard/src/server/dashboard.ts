@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type SessionEvent, type TaskKey, type TaskStateName, ZoottError } from '@zoott/core';
+import {
+  readRetention,
+  type SessionEvent,
+  type TaskKey,
+  type TaskStateName,
+  ZoottError,
+} from '@zoott/core';
 import { decodeKey, validateKey, validateWorldName } from '@zoott/core/internal';
 import { loadAssets, pageHtml } from './assets.js';
 import { checkAccess, checkWriteRequest, tokenCookie } from './auth.js';
@@ -258,11 +264,13 @@ class DashboardApp {
   private async overview(res: ServerResponse, url: URL): Promise<void> {
     const d = this.data;
     const world = await this.world(url);
-    const [counts, oldest, worlds, workers] = await Promise.all([
+    const [counts, oldest, worlds, workers, kept] = await Promise.all([
       d.counts(world),
       d.oldestPending(world),
       d.worlds(),
       d.workers(world),
+      // What the world keeps: the settings stored in it, the ones its reaper follows.
+      readRetention(this.opts.coordinator, world),
     ]);
     // Throughput is counted from the live stream, started once the world is known to exist.
     const hub = this.hub(world);
@@ -273,6 +281,7 @@ class DashboardApp {
       counts,
       oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
       workers: workers.length,
+      retention: kept.settings,
       throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
       zookeeper: this.opts.coordinator.state,
       now,
