@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { controlPhases } from './control.mjs';
 import { mntr } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -402,6 +403,7 @@ async function main() {
     log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);
     const lat = await latency(c, fleet);
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
+    const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
     // After the latency phase: its 40,000 pending tasks would otherwise sit on the server
     // (and in its garbage collector) while latency is measured.
@@ -436,6 +438,7 @@ async function main() {
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      ...control.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
     const ratios = {
@@ -474,6 +477,7 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      ...control.checks,
     ];
     const doc = {
       ...results,
@@ -498,6 +502,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        ...control.details,
       },
       setup: {
         workers: WORKERS,
@@ -527,6 +532,7 @@ async function main() {
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        ...control.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];

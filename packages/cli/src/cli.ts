@@ -9,12 +9,14 @@ import { drainVerb } from './commands/drain.js';
 import { exportVerb } from './commands/export.js';
 import { importVerb } from './commands/import.js';
 import { initVerb } from './commands/init.js';
+import { limitVerb } from './commands/limit.js';
 import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
 import { queueVerb } from './commands/queue.js';
 import { retentionVerb } from './commands/retention.js';
 import { retryVerb } from './commands/retry.js';
+import { scheduleVerbs } from './commands/schedule.js';
 import { showVerb } from './commands/show.js';
 import { statusVerb } from './commands/status.js';
 import { submitVerb } from './commands/submit.js';
@@ -59,6 +61,9 @@ const VERBS: readonly Verb[] = [
   cleanVerb,
   // Workers.
   workersVerb,
+  // Schedules and rate limits.
+  ...scheduleVerbs,
+  limitVerb,
   // ZooKeeper nodes.
   exportVerb,
   importVerb,

@@ -90,6 +90,7 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
         "corrupt": [],
         "failed": 1,
         "failedOverCap": false,
+        "limits": [],
         "oldestPendingAgeMs": "number",
         "pending": 3,
         "pendingByType": {
@@ -110,6 +111,8 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
           },
           "stored": false,
         },
+        "scheduler": null,
+        "schedules": [],
         "total": 6,
         "unservedTypes": [
           "idle",

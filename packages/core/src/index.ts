@@ -105,6 +105,10 @@ export type {
   WorkerFailedEvent,
 } from './engine/worker-events.js';
 export { checkDatasets } from './engine/worker-membership.js';
+// Rate limits: task starts per type across a world's workers, shares from the registry.
+export * from './rate-limits/index.js';
+// Schedules: cron ticks queued by the one scheduler the workers of a world elect.
+export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';

@@ -142,6 +142,8 @@ async function startLoops(
           concurrency: d.raceConcurrency,
           engine: raceEngine,
           renewSession: false,
+          // Schedules belong to the served world; the race world has none to tick.
+          scheduler: false,
         },
       ),
     );

@@ -5,6 +5,7 @@ import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
 import { describeRetention, retentionJson } from './retention-flags.js';
+import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
@@ -13,12 +14,13 @@ import { describeRetention, retentionJson } from './retention-flags.js';
 const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const { readRetention } = await import('@zoott/core');
-  const [counts, workers, pending, meta, kept] = await Promise.all([
+  const [counts, workers, pending, meta, kept, scheduling] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
     readRetention(engine.coordinator, engine.world),
+    scheduleStatus(engine, ctx.corrupt.add),
   ]);
   const retention = kept.settings;
   const failedCap = retention.failed.warnCount;
@@ -39,6 +41,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       pendingByType: pending.byType,
       unservedTypes: unserved,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
+      ...scheduling,
       retention: retentionJson(retention, kept.stored),
       failedOverCap,
       corrupt: ctx.corrupt.list(),
@@ -87,6 +90,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ),
     );
   }
+  printScheduleStatus(ctx, scheduling);
 };
 
 export const statusVerb: Verb = {

@@ -1,5 +1,20 @@
 import type { LocalityScore, PeerPlace } from '../tree/ordering.js';
 
+/**
+ * What a claimer asks before it claims a task: whether a task of that type may start now.
+ * The engine's worker gives its claimer its `RateLimits`.
+ */
+export interface ClaimGate {
+  /** Whether a start of `type` is free now (takes nothing). */
+  open(type: string, now: number): boolean;
+  /** Takes one start of `type` if one is free now. */
+  take(type: string, now: number): boolean;
+  /** Gives back a start taken for a claim that did not happen. */
+  refund(type: string): void;
+  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
+  nextAt(type: string, now: number): number;
+}
+
 /** How a claimer picks tasks. */
 export interface ClaimerOptions {
   /** Identity written into the working node and the completed record. */
@@ -31,4 +46,6 @@ export interface ClaimerOptions {
    * server is presumed alive and nobody else is presumed to hold a file or dataset.
    */
   peers?: () => readonly PeerPlace[] | undefined;
+  /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
+  gate?: ClaimGate;
 }

@@ -12,7 +12,7 @@ import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
-export type { ClaimerOptions } from './claimer-options.js';
+export type { ClaimerOptions, ClaimGate } from './claimer-options.js';
 
 interface Candidate {
   priority: number;
@@ -146,16 +146,39 @@ export class Claimer {
         tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;
         tries++
       ) {
-        const batch = candidates.slice(offset, offset + (max - won.length));
-        offset += batch.length;
+        const slice = candidates.slice(offset, offset + (max - won.length));
+        offset += slice.length;
+        const admitted = this.admitted(slice);
         const groups: Candidate[][] = [];
-        for (let i = 0; i < batch.length; i += MAX_CLAIM_GROUP)
-          groups.push(batch.slice(i, i + MAX_CLAIM_GROUP));
-        const got = await Promise.all(groups.map((group) => this.claimTogether(group)));
+        for (let i = 0; i < admitted.length; i += MAX_CLAIM_GROUP)
+          groups.push(admitted.slice(i, i + MAX_CLAIM_GROUP));
+        const got = await Promise.all(groups.map((group) => this.gatedTogether(group)));
         for (const claim of got.flat()) if (claim) won.push(claim);
       }
     }
     return won;
+  }
+
+  /** The candidates the rate-limit gate lets start now (each takes one start). */
+  private admitted(batch: Candidate[]): Candidate[] {
+    const gate = this.opts.gate;
+    if (!gate) return batch;
+    const now = this.ctx.clock.now();
+    return batch.filter((cand) => {
+      const type = cand.cached.data.type;
+      if (gate.take(type, now)) return true;
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(type, now));
+      return false;
+    });
+  }
+
+  /** Claims a group; each claim that does not happen gives its start back to the gate. */
+  private async gatedTogether(group: Candidate[]): Promise<(Claim | null)[]> {
+    const got = await this.claimTogether(group);
+    got.forEach((claim, i) => {
+      if (!claim) this.opts.gate?.refund(group[i]!.cached.data.type);
+    });
+    return got;
   }
 
   private typeOk(type: string): boolean {
@@ -166,6 +189,11 @@ export class Claimer {
   private waiting(cached: CachedEntry, now: number): boolean {
     const d = cached.data;
     if (!this.typeOk(d.type)) return true;
+    const gate = this.opts.gate;
+    if (gate && !gate.open(d.type, now)) {
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(d.type, now));
+      return true;
+    }
     if (d.notBefore !== undefined && d.notBefore > now) {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;

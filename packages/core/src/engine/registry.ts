@@ -133,6 +133,14 @@ export class RegistryView {
     return this.names;
   }
 
+  /** Live workers that serve `type` (one whose info cannot be read counts: it may). */
+  serving(type: string): number {
+    let n = 0;
+    for (const info of this.infos.values())
+      if (!info || !Array.isArray(info.types) || info.types.includes(type)) n++;
+    return n;
+  }
+
   /**
    * What the live workers other than the one registered as `self` (a node name) advertise
    * for locality; nodes with unreadable info advertise nothing.

@@ -116,6 +116,20 @@ export class WorkerMembership {
     return this.peerCache;
   }
 
+  /**
+   * Live workers that serve `type`, this one included (counted even before the registry
+   * shows it, so a new worker never takes the whole of a rate limit).
+   */
+  serving(type: string): number {
+    const listed = this.registry?.serving(type) ?? 0;
+    const meListed =
+      this.registryPath !== null &&
+      this.registry?.names.includes(
+        this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1),
+      );
+    return listed + (meListed || !this.identity.types.includes(type) ? 0 : 1);
+  }
+
   /** Creates this session's registry node (owning no bucket until the first rebalance). */
   async register(): Promise<void> {
     const ctx = await this.engine.context();

@@ -73,6 +73,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   renewSession?: boolean;
   /** On `stop()`, running handlers are aborted after this long. Default {@link DEFAULT_STOP_TIMEOUT_MS}. */
   stopTimeoutMs?: number;
+  /**
+   * Stand as a candidate for the world's one scheduler (`runScheduler`), which queues the
+   * tasks of the world's cron schedules. Default true.
+   */
+  scheduler?: boolean;
   /** Stops the worker gracefully when aborted. */
   signal?: AbortSignal;
   clock?: EngineClock;

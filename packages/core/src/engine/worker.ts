@@ -1,5 +1,7 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
+import { RateLimits } from '../rate-limits/rate-gate.js';
+import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
@@ -79,6 +81,8 @@ class WorkerLoop {
   /** The engine's clock, or the one given to the worker: its only source of time and chance. */
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
+  /** The world's rate limits; this worker's shares follow the registry. */
+  private readonly limits: RateLimits;
   private claimer: Claimer | null = null;
   /** The world's reaper (acts only while this worker is the elected one). */
   private reaper: Reaper | null = null;
@@ -164,6 +168,12 @@ class WorkerLoop {
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
     );
+    this.limits = new RateLimits(
+      coordinator,
+      this.engine.world,
+      (type) => this.membership.serving(type),
+      () => this.wake(),
+    );
     this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     this.done = this.main()
@@ -237,6 +247,7 @@ class WorkerLoop {
         if (this.membership.isNewSession(e.sessionId)) {
           this.paused = false;
           this.membership.dirty = true;
+          this.limits.dirty = true;
           this.claimer?.invalidate();
           this.wake();
         }
@@ -299,9 +310,18 @@ class WorkerLoop {
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
         peers: () => this.membership.peers(),
+        gate: this.limits,
       },
       () => this.wake(),
     );
+    // Every worker is a scheduler candidate; the one elected queues the world's cron ticks.
+    const scheduler =
+      this.opts.scheduler === false
+        ? null
+        : runScheduler(this.engine, {
+            identifier: this.id,
+            ...(this.logger ? { logger: this.logger } : {}),
+          });
     if (this.opts.retention !== false) {
       this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
       this.reaper.start();
@@ -320,6 +340,7 @@ class WorkerLoop {
         }
         if (this.membership.needsRegistration()) await this.membership.register();
         if (this.membership.dirty) await this.rebalance();
+        if (this.limits.dirty) await this.limits.refresh();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each.
@@ -378,6 +399,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
+    await scheduler?.stop();
     await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
   }

@@ -20,6 +20,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { dispatch, type RouteTable } from './routes.js';
+import { scheduleData } from './schedules.js';
 
 const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 const PING_MS = 15_000;
@@ -225,6 +226,16 @@ class DashboardApp {
     '/api/workers': {
       GET: async (_req, res, url) =>
         sendJson(res, 200, await this.data.workers(await this.world(url))),
+    },
+    '/api/schedules': {
+      GET: async (_req, res, url) => {
+        const world = await this.world(url);
+        sendJson(
+          res,
+          200,
+          await scheduleData(this.data.engine(world), () => this.data.workers(world)),
+        );
+      },
     },
     '/api/events': { GET: async (req, res, url) => this.stream(req, res, await this.world(url)) },
     '/api/retry': {
