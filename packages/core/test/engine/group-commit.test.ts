@@ -1,4 +1,4 @@
-import { createEngine, type Op } from '@zoott/core';
+import { type ClaimGate, createEngine, type Op } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { counting, memoryLogger, TestClock, worldName } from './helpers.js';
@@ -112,6 +112,29 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
     const big = 'x'.repeat(200_000);
     await Promise.all(claims.slice(66).map((c) => worker.complete(c, big)));
     expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 2, 1]);
+  });
+
+  it('a claim of a group that does not happen gives its rate-limit start back', async () => {
+    const { producer, worker, name } = await world(['a', 'b', 'c', 'd']);
+    const starts = { taken: 0, refunded: [] as string[] };
+    const gate: ClaimGate = {
+      open: () => true,
+      take: () => {
+        starts.taken++;
+        return true;
+      },
+      refund: (type) => void starts.refunded.push(type),
+      nextAt: (_type, now) => now,
+    };
+    const options = { worker: 'w', gate };
+    expect((await worker.claimMany(1, options)).map((c) => c.name)).toEqual(['a']);
+    const other = createEngine(await backend().connect(), { world: name, logger: memoryLogger() });
+    expect((await other.claim({ worker: 'other' }))?.name).toBe('b');
+    // The group b, c, d: `b` is refused (claimed by `other`), c and d are claimed.
+    const claims = await worker.claimMany(3, options);
+    expect(claims.map((c) => c.name).sort()).toEqual(['c', 'd']);
+    expect(starts).toEqual({ taken: 4, refunded: ['t'] });
+    expect(await producer.task(['b'])).toMatchObject({ worker: { worker: 'other' } });
   });
 
   it('claimMany refuses a count that is not a positive integer', async () => {
