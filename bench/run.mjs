@@ -41,6 +41,10 @@ const UNBLOCK = {
   pending: quick ? 1_000 : 10_000,
   width: QUEUE_WIDTH,
 };
+const QUEUE_MANY_TASKS = scale(40_000);
+/** Tasks per `queueMany` call, and calls in flight, in the queue-many phase. */
+const QUEUE_MANY_CALL = 1_000;
+const QUEUE_MANY_WIDTH = 4;
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.
@@ -51,7 +55,8 @@ const WORKER_NODE_FLAGS =
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
 const TARGETS = {
-  drainVsRaw: 0.15,
+  drainVsRaw: 0.45,
+  queueManyVsRaw: 1.0,
   pendingRatio: 0.7,
   p99Ms: 10,
   rssMb: 150,
@@ -191,6 +196,33 @@ async function drain(c, fleet, world, total, queueAll) {
   await fleet.stop();
   await confirm(engine, total, world);
   return { perSecond: total / seconds, seconds, queuePerSecond: total / (queueMs / 1000) };
+}
+
+/**
+ * Producer throughput through `queueMany`: many tasks per transaction, a few calls in flight.
+ * The tasks stay pending (their count is checked); nothing drains them.
+ */
+async function queueMany(c) {
+  const engine = await newWorld(c, 'queuemany');
+  const calls = Math.ceil(QUEUE_MANY_TASKS / QUEUE_MANY_CALL);
+  const t0 = performance.now();
+  await pipelined(calls, QUEUE_MANY_WIDTH, (k) =>
+    engine.queueMany(
+      Array.from(
+        { length: Math.min(QUEUE_MANY_CALL, QUEUE_MANY_TASKS - k * QUEUE_MANY_CALL) },
+        (_, i) => ({
+          name: `m${k * QUEUE_MANY_CALL + i}`,
+          type: 'noop',
+          data: i,
+        }),
+      ),
+    ),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const counts = await engine.counts();
+  if (counts.pending !== QUEUE_MANY_TASKS)
+    throw new Error(`queuemany: ${counts.pending} pending, expected ${QUEUE_MANY_TASKS}`);
+  return { perSecond: QUEUE_MANY_TASKS / seconds, seconds };
 }
 
 async function latency(c, fleet) {
@@ -335,6 +367,12 @@ async function main() {
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
     const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
+    // After the latency phase: its 40,000 pending tasks would otherwise sit on the server
+    // (and in its garbage collector) while latency is measured.
+    log(`queue-many: ${QUEUE_MANY_TASKS} tasks, ${QUEUE_MANY_CALL} per call`);
+    const many = await queueMany(c);
+    log(`queue-many: ${many.perSecond.toFixed(0)} tasks/s`);
+
     // The pending levels run on fresh servers of their own: 100,000 pending tasks (200,000+
     // nodes) on top of the earlier phases' records would measure the server's garbage
     // collector, not the engine.
@@ -359,6 +397,7 @@ async function main() {
     const results = {
       raw_creates_per_s: Math.round(raw),
       drain_tasks_per_s: Math.round(drainRes.perSecond),
+      queue_many_tasks_per_s: Math.round(many.perSecond),
       tree_tasks_per_s: Math.round(treeRes.perSecond),
       latency_p50_ms: Number(lat.p50.toFixed(2)),
       latency_p99_ms: Number(lat.p99.toFixed(2)),
@@ -371,6 +410,7 @@ async function main() {
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
+      queue_many_vs_raw: results.queue_many_tasks_per_s / results.raw_creates_per_s,
       pending_100k_vs_1k: results.pending_100k_tasks_per_s / results.pending_1k_tasks_per_s,
     };
     const checks = [
@@ -379,6 +419,12 @@ async function main() {
         ratios.drain_vs_raw,
         `>= ${TARGETS.drainVsRaw}`,
         ratios.drain_vs_raw >= TARGETS.drainVsRaw,
+      ],
+      [
+        'queueMany / raw creates',
+        ratios.queue_many_vs_raw,
+        `>= ${TARGETS.queueManyVsRaw}`,
+        ratios.queue_many_vs_raw >= TARGETS.queueManyVsRaw,
       ],
       [
         '100k / 1k pending throughput',
@@ -405,12 +451,17 @@ async function main() {
       ...results,
       ratios: {
         drain_vs_raw: Number(ratios.drain_vs_raw.toFixed(3)),
+        queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
         drain_seconds: Number(drainRes.seconds.toFixed(2)),
         drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
+        queue_many_tasks: QUEUE_MANY_TASKS,
+        queue_many_per_call: QUEUE_MANY_CALL,
+        queue_many_calls_in_flight: QUEUE_MANY_WIDTH,
+        queue_many_seconds: Number(many.seconds.toFixed(2)),
         tree_tasks: treeTotal,
         tree_seconds: Number(treeRes.seconds.toFixed(2)),
         latency_offered_per_s: Number(lat.offered.toFixed(1)),
@@ -443,6 +494,7 @@ async function main() {
       const rows = [
         ['raw creates/s (1 client, pipelined)', results.raw_creates_per_s],
         [`drain tasks/s (${DRAIN_TASKS} no-op, ${WORKERS} workers)`, results.drain_tasks_per_s],
+        [`queueMany tasks/s (${QUEUE_MANY_CALL} per call)`, results.queue_many_tasks_per_s],
         [`tree tasks/s (${TREE.join('x')}, ${treeTotal} tasks)`, results.tree_tasks_per_s],
         [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
         [`queue->start p99 ms (${LATENCY_RATE}/s)`, results.latency_p99_ms],
