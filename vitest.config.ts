@@ -20,6 +20,8 @@ export default defineConfig({
       // Before '@zoott/worker', which would otherwise match it as a prefix.
       '@zoott/worker/config': src('./apps/worker/src/config.ts'),
       '@zoott/worker': src('./apps/worker/src/index.ts'),
+      '@zoott/rabbitmq-testkit': src('./packages/rabbitmq-testkit/src/index.ts'),
+      '@zoott/amqp-bridge': src('./packages/amqp-bridge/src/index.ts'),
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
       '@zoott/dashboard': src('./apps/dashboard/src/index.ts'),
