@@ -74,8 +74,12 @@ async function main(): Promise<void> {
       source: sources[s.key] ?? 'unset',
     }));
     if (opts.json) {
-      const doc = Object.fromEntries(rows.map((r) => [r.key, { value: r.value, source: r.source }]));
-      process.stdout.write(`${JSON.stringify({ configFile: configPath ?? null, settings: doc }, null, 2)}\n`);
+      const doc = Object.fromEntries(
+        rows.map((r) => [r.key, { value: r.value, source: r.source }]),
+      );
+      process.stdout.write(
+        `${JSON.stringify({ configFile: configPath ?? null, settings: doc }, null, 2)}\n`,
+      );
     } else {
       const width = Math.max(...rows.map((r) => r.key.length));
       const lines = rows.map(
@@ -85,7 +89,10 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const logger = pino({ level: settings.logLevel, base: { pid: process.pid, world: settings.world } });
+  const logger = pino({
+    level: settings.logLevel,
+    base: { pid: process.pid, world: settings.world },
+  });
   const auth = credentialsOf(settings.auth, settings.authFile);
   const coordinator = await connectZk(settings.connect, {
     sessionTimeoutMs: settings.sessionTimeoutMs,
@@ -110,10 +117,7 @@ async function main(): Promise<void> {
     logger,
     ...(hooks ? { hooks } : {}),
   });
-  logger.info(
-    { jobQueue: settings.jobQueue, raceQueue: settings.raceQueue },
-    'bridge running',
-  );
+  logger.info({ jobQueue: settings.jobQueue, raceQueue: settings.raceQueue }, 'bridge running');
   const stop = () => {
     void bridge.stop().then(
       async () => {

@@ -28,7 +28,11 @@ export function credentialsOf(auth: readonly string[] | undefined, authFile: str
     try {
       text = readFileSync(authFile, 'utf8');
     } catch (err) {
-      throw new ZoottError('INVALID_CONFIG', `cannot read the auth file ${authFile} (${(err as Error).message})`, { field: 'authFile' });
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `cannot read the auth file ${authFile} (${(err as Error).message})`,
+        { field: 'authFile' },
+      );
     }
     text.split(/\r?\n/).forEach((raw, i) => {
       const line = raw.trim();

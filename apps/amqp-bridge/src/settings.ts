@@ -42,21 +42,137 @@ export interface BridgeSettings {
  * keys and --print-config. Precedence: flag, environment, config file, default.
  */
 export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
-  { key: 'connect', flag: '--connect', env: 'ZOOTT_CONNECT', kind: 'string', arg: 'hosts[/chroot]', help: 'ZooKeeper connection string, with an optional chroot', fallback: '127.0.0.1:2181' },
-  { key: 'auth', flag: '--auth', env: 'ZOOTT_AUTH', kind: 'list', arg: 'user:password', help: 'ZooKeeper credentials (prefer ZOOTT_AUTH or --auth-file: a command line is readable by every local user)', secret: true },
-  { key: 'authFile', flag: '--auth-file', env: 'ZOOTT_AUTH_FILE', kind: 'string', arg: 'path', help: 'file of ZooKeeper credentials, one user:password a line' },
-  { key: 'sessionTimeoutMs', flag: '--session-timeout', env: 'ZOOTT_SESSION_TIMEOUT_MS', kind: 'int', arg: 'ms', help: 'ZooKeeper session timeout', fallback: 10_000 },
-  { key: 'world', flag: '--world', env: 'ZOOTT_WORLD', kind: 'string', arg: 'name', help: 'the world jobs are queued into (its workers run them)', fallback: 'default' },
-  { key: 'amqpUrl', flag: '--amqp-url', env: 'ZOOTT_AMQP_URL', kind: 'string', arg: 'url', help: 'RabbitMQ: amqp://user:password@host:5672/vhost, or amqps:// for TLS (prefer ZOOTT_AMQP_URL or the config file: it holds a password)', fallback: 'amqp://guest:guest@127.0.0.1:5672', secret: true },
-  { key: 'amqpCa', flag: '--amqp-ca', env: 'ZOOTT_AMQP_CA', kind: 'string', arg: 'pem-file', help: 'amqps: CA certificate(s) the broker is checked against (default: the system CAs)' },
-  { key: 'amqpCert', flag: '--amqp-cert', env: 'ZOOTT_AMQP_CERT', kind: 'string', arg: 'pem-file', help: 'amqps: client certificate, for brokers that authenticate clients by certificate' },
-  { key: 'amqpKey', flag: '--amqp-key', env: 'ZOOTT_AMQP_KEY', kind: 'string', arg: 'pem-file', help: 'amqps: the private key of --amqp-cert' },
-  { key: 'jobQueue', flag: '--job-queue', env: 'ZOOTT_AMQP_JOB_QUEUE', kind: 'string', arg: 'queue', help: 'queue of regular jobs', fallback: 'jobs' },
-  { key: 'raceQueue', flag: '--race-queue', env: 'ZOOTT_AMQP_RACE_QUEUE', kind: 'string', arg: 'queue', help: 'queue of race jobs', fallback: 'races' },
-  { key: 'deadLetterExchange', flag: '--dead-letter-exchange', env: 'ZOOTT_AMQP_DEAD_LETTER_EXCHANGE', kind: 'string', arg: 'exchange', help: 'exchange malformed messages are published to (with an x-zoott-error header); unset: they are rejected without requeue (the queue\'s own dead-letter exchange, if any, gets them)' },
-  { key: 'prefetch', flag: '--prefetch', env: 'ZOOTT_AMQP_PREFETCH', kind: 'int', arg: 'n', help: 'unacknowledged messages per queue', fallback: 16 },
-  { key: 'declareQueues', flag: '--declare-queues', env: 'ZOOTT_AMQP_DECLARE_QUEUES', kind: 'bool', arg: '', help: 'declare missing queues as durable (false: they must exist)', fallback: true },
-  { key: 'logLevel', flag: '--log-level', env: 'ZOOTT_LOG_LEVEL', kind: 'string', arg: 'level', help: 'trace, debug, info, warn, error, fatal or silent', fallback: 'info' },
+  {
+    key: 'connect',
+    flag: '--connect',
+    env: 'ZOOTT_CONNECT',
+    kind: 'string',
+    arg: 'hosts[/chroot]',
+    help: 'ZooKeeper connection string, with an optional chroot',
+    fallback: '127.0.0.1:2181',
+  },
+  {
+    key: 'auth',
+    flag: '--auth',
+    env: 'ZOOTT_AUTH',
+    kind: 'list',
+    arg: 'user:password',
+    help: 'ZooKeeper credentials (prefer ZOOTT_AUTH or --auth-file: a command line is readable by every local user)',
+    secret: true,
+  },
+  {
+    key: 'authFile',
+    flag: '--auth-file',
+    env: 'ZOOTT_AUTH_FILE',
+    kind: 'string',
+    arg: 'path',
+    help: 'file of ZooKeeper credentials, one user:password a line',
+  },
+  {
+    key: 'sessionTimeoutMs',
+    flag: '--session-timeout',
+    env: 'ZOOTT_SESSION_TIMEOUT_MS',
+    kind: 'int',
+    arg: 'ms',
+    help: 'ZooKeeper session timeout',
+    fallback: 10_000,
+  },
+  {
+    key: 'world',
+    flag: '--world',
+    env: 'ZOOTT_WORLD',
+    kind: 'string',
+    arg: 'name',
+    help: 'the world jobs are queued into (its workers run them)',
+    fallback: 'default',
+  },
+  {
+    key: 'amqpUrl',
+    flag: '--amqp-url',
+    env: 'ZOOTT_AMQP_URL',
+    kind: 'string',
+    arg: 'url',
+    help: 'RabbitMQ: amqp://user:password@host:5672/vhost, or amqps:// for TLS (prefer ZOOTT_AMQP_URL or the config file: it holds a password)',
+    fallback: 'amqp://guest:guest@127.0.0.1:5672',
+    secret: true,
+  },
+  {
+    key: 'amqpCa',
+    flag: '--amqp-ca',
+    env: 'ZOOTT_AMQP_CA',
+    kind: 'string',
+    arg: 'pem-file',
+    help: 'amqps: CA certificate(s) the broker is checked against (default: the system CAs)',
+  },
+  {
+    key: 'amqpCert',
+    flag: '--amqp-cert',
+    env: 'ZOOTT_AMQP_CERT',
+    kind: 'string',
+    arg: 'pem-file',
+    help: 'amqps: client certificate, for brokers that authenticate clients by certificate',
+  },
+  {
+    key: 'amqpKey',
+    flag: '--amqp-key',
+    env: 'ZOOTT_AMQP_KEY',
+    kind: 'string',
+    arg: 'pem-file',
+    help: 'amqps: the private key of --amqp-cert',
+  },
+  {
+    key: 'jobQueue',
+    flag: '--job-queue',
+    env: 'ZOOTT_AMQP_JOB_QUEUE',
+    kind: 'string',
+    arg: 'queue',
+    help: 'queue of regular jobs',
+    fallback: 'jobs',
+  },
+  {
+    key: 'raceQueue',
+    flag: '--race-queue',
+    env: 'ZOOTT_AMQP_RACE_QUEUE',
+    kind: 'string',
+    arg: 'queue',
+    help: 'queue of race jobs',
+    fallback: 'races',
+  },
+  {
+    key: 'deadLetterExchange',
+    flag: '--dead-letter-exchange',
+    env: 'ZOOTT_AMQP_DEAD_LETTER_EXCHANGE',
+    kind: 'string',
+    arg: 'exchange',
+    help: "exchange malformed messages are published to (with an x-zoott-error header); unset: they are rejected without requeue (the queue's own dead-letter exchange, if any, gets them)",
+  },
+  {
+    key: 'prefetch',
+    flag: '--prefetch',
+    env: 'ZOOTT_AMQP_PREFETCH',
+    kind: 'int',
+    arg: 'n',
+    help: 'unacknowledged messages per queue',
+    fallback: 16,
+  },
+  {
+    key: 'declareQueues',
+    flag: '--declare-queues',
+    env: 'ZOOTT_AMQP_DECLARE_QUEUES',
+    kind: 'bool',
+    arg: '',
+    help: 'declare missing queues as durable (false: they must exist)',
+    fallback: true,
+  },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    env: 'ZOOTT_LOG_LEVEL',
+    kind: 'string',
+    arg: 'level',
+    help: 'trace, debug, info, warn, error, fatal or silent',
+    fallback: 'info',
+  },
 ];
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -88,7 +204,11 @@ function readValue(spec: BridgeSettingSpec, value: unknown, where: string): unkn
       throw bad(where, `must be true or false, got ${JSON.stringify(value)}`, spec.key);
     }
     case 'list': {
-      const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : null;
+      const items = Array.isArray(value)
+        ? value
+        : typeof value === 'string'
+          ? value.split(',')
+          : null;
       if (items === null || items.some((s) => typeof s !== 'string'))
         throw bad(where, 'must be a list of strings', spec.key);
       return (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
@@ -113,7 +233,21 @@ export function readBridgeConfig(path: string): Record<string, unknown> {
 
 /** Resolved settings with the source of each. */
 export interface ResolvedBridgeSettings {
-  settings: Required<Pick<BridgeSettings, 'connect' | 'world' | 'amqpUrl' | 'jobQueue' | 'raceQueue' | 'prefetch' | 'declareQueues' | 'logLevel' | 'sessionTimeoutMs'>> & BridgeSettings;
+  settings: Required<
+    Pick<
+      BridgeSettings,
+      | 'connect'
+      | 'world'
+      | 'amqpUrl'
+      | 'jobQueue'
+      | 'raceQueue'
+      | 'prefetch'
+      | 'declareQueues'
+      | 'logLevel'
+      | 'sessionTimeoutMs'
+    >
+  > &
+    BridgeSettings;
   sources: Record<string, 'flag' | 'env' | 'file' | 'default'>;
 }
 

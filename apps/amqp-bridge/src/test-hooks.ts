@@ -13,7 +13,10 @@ const POINTS = ['queued', 'published'] as const;
 export function testHooks(
   env: Readonly<Record<string, string | undefined>>,
   logger: BridgeLogger,
-): { afterQueued?: (task: string) => Promise<void>; afterPublished?: (path: string) => Promise<void> } | null {
+): {
+  afterQueued?: (task: string) => Promise<void>;
+  afterPublished?: (path: string) => Promise<void>;
+} | null {
   const point = env.ZOOTT_AMQP_BRIDGE_TEST_PAUSE;
   if (point === undefined || point === '') return null;
   if (!(POINTS as readonly string[]).includes(point))

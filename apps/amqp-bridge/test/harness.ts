@@ -22,7 +22,10 @@ export interface Program {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output: () => string;
   /** Resolves with the first log line (parsed) that `match` accepts, seen or to come. */
-  logLine: (match: (line: Record<string, unknown>) => boolean, what: string) => Promise<Record<string, unknown>>;
+  logLine: (
+    match: (line: Record<string, unknown>) => boolean,
+    what: string,
+  ) => Promise<Record<string, unknown>>;
 }
 
 /** Starts `node <bin> args` with `env` added to a clean environment. */
@@ -33,7 +36,10 @@ export function startProgram(bin: string, args: string[], env: Record<string, st
   });
   let out = '';
   const lines: Record<string, unknown>[] = [];
-  const waiters: Array<{ match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
+  const waiters: Array<{
+    match: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }> = [];
   let partial = '';
   child.stdout!.on('data', (b: Buffer) => {
     out += b.toString();
@@ -121,7 +127,13 @@ export async function resultInbox(
 }
 
 /** An AMQP client for the test: publishes jobs with confirms. */
-export async function producer(url: string): Promise<{ conn: ChannelModel; ch: Channel; post: (queue: string, body: string | object, props?: amqp.Options.Publish) => Promise<void> }> {
+export async function producer(
+  url: string,
+): Promise<{
+  conn: ChannelModel;
+  ch: Channel;
+  post: (queue: string, body: string | object, props?: amqp.Options.Publish) => Promise<void>;
+}> {
   const conn = await amqp.connect(url);
   const ch = await conn.createChannel();
   const pub = await conn.createConfirmChannel();

@@ -35,8 +35,21 @@ export async function testWorld(zkServer: string): Promise<TestWorld> {
   const worker = startProgram(
     WORKER_BIN,
     [
-      '--world', world, '--create-world', '--allow-exec', '/usr/bin/*', '--run-as', SELF,
-      '--concurrency', '4', '--max-output', '4096', '--data-dir', dataDir, '--locality-wait', '100',
+      '--world',
+      world,
+      '--create-world',
+      '--allow-exec',
+      '/usr/bin/*',
+      '--run-as',
+      SELF,
+      '--concurrency',
+      '4',
+      '--max-output',
+      '4096',
+      '--data-dir',
+      dataDir,
+      '--locality-wait',
+      '100',
     ],
     { ZOOTT_CONNECT: connect },
   );

@@ -24,6 +24,7 @@ import { type FileSettings, settingDefault } from './config.js';
 import { type Credential, parseCredential, readAuthFile } from './config-file.js';
 import { BUILTIN_TYPES, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { jobHandlers } from './handlers/index.js';
+import { withRaceInputCleanup } from './handlers/race-input.js';
 import { JobEngine, type SettleListener } from './job-engine.js';
 import { jobUser } from './jobs/run-as.js';
 import { healthOf, type MetricsServer, serveMetrics, WorkerMetrics } from './metrics.js';
@@ -283,7 +284,11 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
       world: raceWorld(world),
       buckets: RACE_WORLD_BUCKETS,
       logger: engineLog,
-      onSettled: onSettledIn(() => raceEngine),
+      onSettled: withRaceInputCleanup(
+        onSettledIn(() => raceEngine),
+        () => resolve(config.dataDir ?? config.workDir ?? settingDefault('workDir')),
+        log,
+      ),
       replyWorld: world,
     });
 

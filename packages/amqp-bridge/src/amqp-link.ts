@@ -156,8 +156,7 @@ export class AmqpLink {
       // A refused publish (no such exchange) closes this channel: open a new one.
       publisher.on('error', () => {});
       publisher.on('close', () => {
-        if (this.publisher === publisher && this.model === model)
-          void this.reopenPublisher(model);
+        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
       });
       for (const c of consumers) {
         const channel = await model.createChannel();
@@ -190,8 +189,7 @@ export class AmqpLink {
       const publisher = await model.createConfirmChannel();
       publisher.on('error', () => {});
       publisher.on('close', () => {
-        if (this.publisher === publisher && this.model === model)
-          void this.reopenPublisher(model);
+        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
       });
       if (this.model !== model) return;
       this.publisher = publisher;

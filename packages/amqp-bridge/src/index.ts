@@ -11,6 +11,12 @@ export {
 } from './constants.js';
 export { forwarderPaths } from './forwarder.js';
 export type { BridgeLogger } from './logger.js';
-export { type AmqpAddress, type BridgedJob, bridgedJob, type JobKind, taskNameOf } from './message.js';
+export {
+  type AmqpAddress,
+  type BridgedJob,
+  bridgedJob,
+  type JobKind,
+  taskNameOf,
+} from './message.js';
 export { amqpResult, type OutgoingResult } from './result.js';
 export { yothalotTime } from './time.js';

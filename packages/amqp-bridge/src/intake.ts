@@ -38,9 +38,7 @@ async function queueOnce(
   job: BridgedJob,
 ): Promise<'queued' | 'duplicate'> {
   if (await alreadyQueued(c, world, job)) return 'duplicate';
-  const data = job.address
-    ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: world }
-    : job.job;
+  const data = job.address ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: world } : job.job;
   const submit = job.kind === 'race' ? submitRace : submitJob;
   await submit(c, data, { world, name: job.name });
   return 'queued';
@@ -76,7 +74,10 @@ export function intakeHandler(kind: JobKind, options: IntakeOptions) {
           await deadLetter(msg, channel, queue, malformedReason(err)!, options);
           return;
         }
-        log.warn({ task: job.name, err: String(err), retryInMs: delay }, 'cannot queue the job yet');
+        log.warn(
+          { task: job.name, err: String(err), retryInMs: delay },
+          'cannot queue the job yet',
+        );
         await sleep(delay);
       }
     }
@@ -85,7 +86,10 @@ export function intakeHandler(kind: JobKind, options: IntakeOptions) {
       channel.ack(msg);
     } catch (err) {
       // The channel closed: the message comes back and finds its task already queued.
-      log.warn({ task: job.name, err: String(err) }, 'could not acknowledge; it will be redelivered');
+      log.warn(
+        { task: job.name, err: String(err) },
+        'could not acknowledge; it will be redelivered',
+      );
     }
   };
 }
@@ -108,7 +112,11 @@ async function deadLetter(
     if (dlx !== undefined) {
       await options.link.publish(dlx, queue, msg.content, {
         ...msg.properties,
-        headers: { ...(msg.properties.headers ?? {}), 'x-zoott-error': reason, 'x-zoott-queue': queue },
+        headers: {
+          ...(msg.properties.headers ?? {}),
+          'x-zoott-error': reason,
+          'x-zoott-queue': queue,
+        },
         persistent: true,
       });
       channel.ack(msg);

@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isZoottError, ZoottError } from '@zoott/core';
-import {
-  parseRaceJob,
-  parseRegularJob,
-  type RaceJob,
-  type RegularJob,
-} from '@zoott/core/jobs';
+import { parseRaceJob, parseRegularJob, type RaceJob, type RegularJob } from '@zoott/core/jobs';
 import { ENVELOPE, TASK_PREFIX } from './constants.js';
 
 /** Which queue a message came from. */

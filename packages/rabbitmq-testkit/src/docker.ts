@@ -1,6 +1,6 @@
 import { RabbitMqStartError } from './errors.js';
 import { freePort, waitAmqp } from './ready.js';
-import { READY_TIMEOUT_MS, type RabbitMqBroker } from './types.js';
+import { type RabbitMqBroker, READY_TIMEOUT_MS } from './types.js';
 
 /** Official image used on the Docker path; override with ZOOTT_RABBITMQ_IMAGE. */
 const IMAGE = process.env.ZOOTT_RABBITMQ_IMAGE ?? 'rabbitmq:3.13';

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Socket } from 'node:net';
+import path from 'node:path';
 import { RabbitMqStartError } from './errors.js';
 import { waitAmqp } from './ready.js';
-import { READY_TIMEOUT_MS, type RabbitMqBroker } from './types.js';
+import { type RabbitMqBroker, READY_TIMEOUT_MS } from './types.js';
 
 /** Debian's `rabbitmq-server` package: the server script and its control tool. */
 export const DEBIAN_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
@@ -157,7 +157,12 @@ export class LocalRabbitMq implements RabbitMqBroker {
     if (child.pid === undefined) return null;
     const watchdog = spawn(
       '/bin/sh',
-      ['-c', 'read _ ; kill -9 "$0" 2>/dev/null; epmd -port "$1" -kill >/dev/null 2>&1', String(child.pid), String(this.layout.epmdPort)],
+      [
+        '-c',
+        'read _ ; kill -9 "$0" 2>/dev/null; epmd -port "$1" -kill >/dev/null 2>&1',
+        String(child.pid),
+        String(this.layout.epmdPort),
+      ],
       { stdio: ['pipe', 'ignore', 'ignore'], env: this.env() },
     );
     watchdog.on('error', () => {});

@@ -48,7 +48,9 @@ export async function startRabbitMq(options: StartRabbitMqOptions = {}): Promise
   const fromEnv = process.env.ZOOTT_AMQP_URL;
   if (fromEnv && !options.own) return external(fromEnv);
   const reasons = [
-    fromEnv ? 'ZOOTT_AMQP_URL is set, but this test needs a broker of its own' : 'ZOOTT_AMQP_URL is not set',
+    fromEnv
+      ? 'ZOOTT_AMQP_URL is set, but this test needs a broker of its own'
+      : 'ZOOTT_AMQP_URL is not set',
   ];
   const local = localInstall();
   if (local === true) {
