@@ -1,22 +1,20 @@
-import type { BridgeLogger } from '@zoott/amqp-bridge';
+import type { BridgeHooks, BridgeLogger } from '@zoott/amqp-bridge';
 
 /** Points where `ZOOTT_AMQP_BRIDGE_TEST_PAUSE` can stop the bridge. */
-const POINTS = ['queued', 'published'] as const;
+const POINTS = ['queued', 'claimed', 'published'] as const;
 
 /**
  * For the crash tests only: `ZOOTT_AMQP_BRIDGE_TEST_PAUSE=queued` stops the bridge for good
- * after it queued a job and before it acknowledges the message; `=published` after the
- * broker confirmed a result and before the result is removed from ZooKeeper. It logs
+ * after it queued a job and before it acknowledges the message; `=claimed` after it took
+ * a result from ZooKeeper and before it publishes it; `=published` after the broker
+ * confirmed a result and before the result is removed from ZooKeeper. It logs
  * `test pause` (with `point` and the task or path) so the test knows it got there, and
  * then waits to be killed. Unset (always, outside the tests): no hooks.
  */
 export function testHooks(
   env: Readonly<Record<string, string | undefined>>,
   logger: BridgeLogger,
-): {
-  afterQueued?: (task: string) => Promise<void>;
-  afterPublished?: (path: string) => Promise<void>;
-} | null {
+): BridgeHooks | null {
   const point = env.ZOOTT_AMQP_BRIDGE_TEST_PAUSE;
   if (point === undefined || point === '') return null;
   if (!(POINTS as readonly string[]).includes(point))
@@ -25,5 +23,6 @@ export function testHooks(
     logger.warn({ point, what }, 'test pause');
     return new Promise<void>(() => {});
   };
-  return point === 'queued' ? { afterQueued: pause } : { afterPublished: pause };
+  if (point === 'queued') return { afterQueued: pause };
+  return point === 'claimed' ? { beforePublish: pause } : { afterPublished: pause };
 }

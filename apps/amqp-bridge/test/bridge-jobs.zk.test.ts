@@ -1,4 +1,4 @@
-import { taskNameOf } from '@zoott/amqp-bridge';
+import { ENVELOPE, forwarderPaths, taskNameOf } from '@zoott/amqp-bridge';
 import { createEngine } from '@zoott/core';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -131,11 +131,80 @@ describe('zoott-amqp-bridge: jobs in and results out over a real RabbitMQ', {
         return t?.state === 'completed' ? t : undefined;
       });
       expect(record.state).toBe('completed');
-      // The bridge's reply directory never got a result for it.
-      expect(await zk.exists('/zoott_r/zoott~amqp/jobs')).toBeNull();
+      // Queued without a reply address, so the worker published its result nowhere.
+      const result = record.result as Record<string, unknown>;
+      expect(result).toMatchObject({ executable: '/usr/bin/true', quiet: 'yes', exit: 0 });
+      expect(result).not.toHaveProperty('routingkey');
+      expect(result).not.toHaveProperty(ENVELOPE);
+      expect(await zk.children(forwarderPaths(w.world).dir)).toEqual([]);
     } finally {
       await zk.close();
     }
+  });
+
+  it('malformed messages go to the dead-letter exchange with the reason; the bridge keeps running', async () => {
+    await w.client.ch.assertExchange('dlx', 'fanout', { durable: false });
+    const dead = await resultInbox(w.client.ch, 'dlx', '');
+    const results = await resultInbox(w.client.ch, 'results', 'rk-after-dlx');
+    await w.bridge({}, [
+      '--job-queue',
+      'jobs-dlx',
+      '--race-queue',
+      'races-dlx',
+      '--dead-letter-exchange',
+      'dlx',
+    ]);
+    await w.client.post('jobs-dlx', 'this is not JSON', { messageId: 'bad-1' });
+    await w.client.post('jobs-dlx', { arguments: ['x'] }, { messageId: 'bad-2' });
+    await w.client.post(
+      'races-dlx',
+      { executable: '/usr/bin/grep', input: 5 },
+      { messageId: 'bad-3' },
+    );
+    const got = [await dead.next(), await dead.next(), await dead.next()].sort((a, b) =>
+      String(a.properties.messageId).localeCompare(String(b.properties.messageId)),
+    );
+    const reasons = got.map((m) => String(m.properties.headers?.['x-zoott-error']));
+    expect(reasons[0]).toMatch(/not valid JSON/);
+    expect(reasons[1]).toMatch(/executable/);
+    expect(reasons[2]).toMatch(/input: must be an array/);
+    expect(got.map((m) => m.properties.headers?.['x-zoott-queue'])).toEqual([
+      'jobs-dlx',
+      'jobs-dlx',
+      'races-dlx',
+    ]);
+    expect(got[0]!.content.toString()).toBe('this is not JSON');
+    // Still running: the next job goes through.
+    await w.client.post('jobs-dlx', {
+      executable: '/usr/bin/echo',
+      arguments: ['still here'],
+      exchange: 'results',
+      routingkey: 'rk-after-dlx',
+    });
+    const ok = JSON.parse((await results.next()).content.toString()) as { stdout: string };
+    expect(ok.stdout).toBe('still here\n');
+    expect((await w.client.ch.checkQueue('jobs-dlx')).messageCount).toBe(0);
+  });
+
+  it("without a dead-letter exchange setting a malformed message is rejected, to the queue's own one", async () => {
+    await w.client.ch.assertExchange('native-dlx', 'fanout', { durable: false });
+    const dead = await resultInbox(w.client.ch, 'native-dlx', '');
+    for (const q of ['jobs-native', 'races-native'])
+      await w.client.ch.assertQueue(q, { durable: true, deadLetterExchange: 'native-dlx' });
+    const bridge = await w.bridge({}, [
+      '--job-queue',
+      'jobs-native',
+      '--race-queue',
+      'races-native',
+      '--declare-queues',
+      'false',
+    ]);
+    await w.client.post('jobs-native', '{"executable": 5}');
+    const msg = await dead.next();
+    expect(msg.content.toString()).toBe('{"executable": 5}');
+    const line = await bridge.logLine((l) => l.msg === 'malformed job message', 'the log line');
+    expect(line.reason).toMatch(/executable/);
+    expect(line.deadLetterExchange).toBeNull();
   });
 });
 

@@ -127,9 +127,7 @@ export async function resultInbox(
 }
 
 /** An AMQP client for the test: publishes jobs with confirms. */
-export async function producer(
-  url: string,
-): Promise<{
+export async function producer(url: string): Promise<{
   conn: ChannelModel;
   ch: Channel;
   post: (queue: string, body: string | object, props?: amqp.Options.Publish) => Promise<void>;

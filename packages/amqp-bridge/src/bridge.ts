@@ -33,10 +33,17 @@ export interface AmqpBridgeOptions {
   declareQueues?: boolean;
   logger?: BridgeLogger;
   /** Test hooks: run between the two steps of each guarantee (see the README). */
-  hooks?: {
-    afterQueued?: (task: string) => Promise<void>;
-    afterPublished?: (path: string) => Promise<void>;
-  };
+  hooks?: BridgeHooks;
+}
+
+/** Test hooks: each runs between two steps of a guarantee, to crash the bridge there. */
+export interface BridgeHooks {
+  /** After a job is queued, before its message is acknowledged. */
+  afterQueued?: (task: string) => Promise<void>;
+  /** After a result is claimed, before it is published. */
+  beforePublish?: (path: string) => Promise<void>;
+  /** After the broker confirmed a result, before it is removed from ZooKeeper. */
+  afterPublished?: (path: string) => Promise<void>;
 }
 
 /** A running bridge. */
@@ -89,6 +96,7 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
     link,
     logger,
     stopped: isStopped,
+    ...(options.hooks?.beforePublish ? { beforePublish: options.hooks.beforePublish } : {}),
     ...(options.hooks?.afterPublished ? { afterPublished: options.hooks.afterPublished } : {}),
   });
 

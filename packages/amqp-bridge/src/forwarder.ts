@@ -15,6 +15,8 @@ export interface ForwarderOptions {
   world: string;
   link: AmqpLink;
   logger: BridgeLogger;
+  /** Test hook: runs after a result is claimed and read, before it is published. */
+  beforePublish?: (path: string) => Promise<void>;
   /** Test hook: runs after the broker confirmed a result and before it is removed. */
   afterPublished?: (path: string) => Promise<void>;
   stopped: () => boolean;
@@ -133,6 +135,7 @@ export class Forwarder {
       return;
     }
     const exchange = out.address.exchange ?? '';
+    await this.options.beforePublish?.(path);
     try {
       await this.options.link.publish(
         exchange,

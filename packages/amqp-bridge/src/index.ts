@@ -1,7 +1,12 @@
 // @zoott/amqp-bridge: Yothalot JSON jobs from RabbitMQ queues into a zoott world, and their
 // results back to the exchange and routing key each job names.
 export { type AmqpLinkOptions, maskUrl } from './amqp-link.js';
-export { type AmqpBridge, type AmqpBridgeOptions, startAmqpBridge } from './bridge.js';
+export {
+  type AmqpBridge,
+  type AmqpBridgeOptions,
+  type BridgeHooks,
+  startAmqpBridge,
+} from './bridge.js';
 export {
   BRIDGE_EXCHANGE,
   DEFAULT_JOB_QUEUE,
