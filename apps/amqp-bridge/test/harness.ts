@@ -133,6 +133,8 @@ export async function producer(url: string): Promise<{
   post: (queue: string, body: string | object, props?: amqp.Options.Publish) => Promise<void>;
 }> {
   const conn = await amqp.connect(url);
+  // A broker a test kills closes this connection under it: not an error of the test.
+  conn.on('error', () => {});
   const ch = await conn.createChannel();
   const pub = await conn.createConfirmChannel();
   const post = async (queue: string, body: string | object, props: amqp.Options.Publish = {}) => {

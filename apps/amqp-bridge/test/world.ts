@@ -26,8 +26,12 @@ export interface TestWorld {
   close: () => Promise<void>;
 }
 
-export async function testWorld(zkServer: string): Promise<TestWorld> {
-  const broker = await startRabbitMq();
+/** `own`: a broker of this test's own, which it may kill and restart. */
+export async function testWorld(
+  zkServer: string,
+  options: { own?: boolean } = {},
+): Promise<TestWorld> {
+  const broker = await startRabbitMq({ own: options.own ?? false });
   const { connectString: connect } = await freshChroot(zkServer, 'amqp');
   const world = 'jobs';
   const dataDir = mkdtempSync(join(tmpdir(), 'zoott-amqp-data-'));

@@ -12,6 +12,22 @@ import type { BridgeLogger } from './logger.js';
 /** First and longest wait between two connection attempts. */
 const RECONNECT_BASE_MS = 200;
 const RECONNECT_MAX_MS = 10_000;
+/** Longest wait for a connection's open handshake. */
+const CONNECT_TIMEOUT_MS = 15_000;
+/** Longest wait for one step of a new connection's setup (a channel, a consume). */
+const SETUP_TIMEOUT_MS = 10_000;
+
+/** `p`, or a rejection naming `what` after `ms`. */
+function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer from RabbitMQ ${what} within ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 /** One consumer: a queue and what to do with each of its messages. */
 export interface QueueConsumer {
@@ -118,7 +134,7 @@ export class AmqpLink {
     const log = this.options.logger;
     for (let delay = RECONNECT_BASE_MS; !this.stopped; ) {
       try {
-        const closed = await this.connectOnce();
+        const { closed } = await this.connectOnce();
         delay = RECONNECT_BASE_MS;
         log.info({ url: maskUrl(this.options.url) }, 'connected to RabbitMQ');
         const err = await closed;
@@ -133,10 +149,16 @@ export class AmqpLink {
     }
   }
 
-  /** One connection with its channels and consumers; resolves to a promise of its end. */
-  private async connectOnce(): Promise<Promise<unknown>> {
+  /**
+   * One connection with its channels and consumers; resolves when they are set up, to a
+   * promise of the connection's end (wrapped: an async function returning a promise would
+   * wait for it).
+   */
+  private async connectOnce(): Promise<{ closed: Promise<unknown> }> {
     const { url, socketOptions, consumers, prefetch, declareQueues } = this.options;
-    const model = await amqp.connect(url, socketOptions ?? {});
+    // A broker that accepts the connection but never answers (still booting, or wedged)
+    // must not hold the bridge forever: the open handshake gets a deadline.
+    const model = await amqp.connect(url, { timeout: CONNECT_TIMEOUT_MS, ...socketOptions });
     let onEnd!: (err: unknown) => void;
     const ended = new Promise<unknown>((resolve) => {
       onEnd = resolve;
@@ -151,27 +173,36 @@ export class AmqpLink {
     };
     model.on('error', (err: Error) => end(err));
     model.on('close', (err?: Error) => end(err));
+    // Each step of the setup gets a deadline: a broker just back from a crash may leave a
+    // step unanswered (a consume on a queue still being recovered), and a retry on a new
+    // connection gets through where waiting would hold the bridge for minutes.
+    const step = <T>(what: string, p: Promise<T>) => withDeadline(p, SETUP_TIMEOUT_MS, what);
     try {
-      const publisher = await model.createConfirmChannel();
+      const publisher = await step('opening the publish channel', model.createConfirmChannel());
       // A refused publish (no such exchange) closes this channel: open a new one.
       publisher.on('error', () => {});
       publisher.on('close', () => {
         if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
       });
       for (const c of consumers) {
-        const channel = await model.createChannel();
+        const channel = await step(`opening the channel of ${c.queue}`, model.createChannel());
         channel.on('error', (err: Error) => end(err));
         channel.on('close', () => end(new Error(`consumer channel of ${c.queue} closed`)));
-        await channel.prefetch(prefetch);
-        if (declareQueues) await channel.assertQueue(c.queue, { durable: true });
-        else await channel.checkQueue(c.queue);
-        await channel.consume(c.queue, (msg) => {
+        await step(`setting the prefetch of ${c.queue}`, channel.prefetch(prefetch));
+        await step(
+          `declaring ${c.queue}`,
+          declareQueues
+            ? channel.assertQueue(c.queue, { durable: true })
+            : channel.checkQueue(c.queue),
+        );
+        const consuming = channel.consume(c.queue, (msg) => {
           if (msg === null) {
             end(new Error(`the broker cancelled the consumer of ${c.queue}`));
             return;
           }
           void c.onMessage(msg, channel);
         });
+        await step(`consuming ${c.queue}`, consuming);
       }
       this.model = model;
       this.publisher = publisher;
@@ -180,7 +211,7 @@ export class AmqpLink {
       end(err);
       throw err;
     }
-    return ended;
+    return { closed: ended };
   }
 
   private async reopenPublisher(model: ChannelModel): Promise<void> {
