@@ -10,7 +10,7 @@ const ADAPTERS = '(memory-adapter|zk-adapter)';
 /** Support for tests only; never part of a shipped program. */
 const TEST_SUPPORT = '(testing|zk-testkit|conformance)';
 /** Source that ships: everything under a src/ folder except the test-support packages. */
-const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli)|apps/[^/]+)/src/`;
+const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard)|apps/[^/]+)/src/`;
 
 module.exports = {
   forbidden: [
@@ -62,25 +62,10 @@ module.exports = {
     {
       name: 'packages-import-no-app',
       comment:
-        'apps/ are leaves: programs built from the packages. Two exceptions remain until the job layer of apps/worker and the server of apps/dashboard move into packages/: the CLI, and the reliability proofs that run the worker daemon (next two rules).',
+        'apps/ are leaves: programs (bin and argument handling) built from the packages. No package, nor its tests, imports an app.',
       severity: 'error',
-      from: { path: '^packages/', pathNot: '^packages/(cli/(src|test)|reliability/test)/' },
+      from: { path: '^packages/' },
       to: { path: '^apps/' },
-    },
-    {
-      name: 'cli-imports-apps-by-their-entry-only',
-      comment:
-        "The CLI (and its tests) use @zoott/worker and @zoott/dashboard through their package entries only: the root, and the worker's `./config` (settings and credentials, shared with the CLI without loading the daemon).",
-      severity: 'error',
-      from: { path: '^packages/cli/(src|test)/' },
-      to: { path: '^apps/', pathNot: '^apps/(worker/dist/(index|config)|dashboard/dist/index)\\.' },
-    },
-    {
-      name: 'reliability-imports-the-worker-entry-only',
-      comment: 'The reliability proofs use @zoott/worker through its package entry only.',
-      severity: 'error',
-      from: { path: '^packages/reliability/test/' },
-      to: { path: '^apps/', pathNot: '^apps/worker/dist/index\\.' },
     },
     {
       name: 'apps-import-no-app',

@@ -17,14 +17,15 @@ export default defineConfig({
       '@zoott/zk-adapter': src('./packages/zk-adapter/src/index.ts'),
       '@zoott/conformance': src('./packages/conformance/src/index.ts'),
       '@zoott/zk-testkit': src('./packages/zk-testkit/src/index.ts'),
-      // Before '@zoott/worker', which would otherwise match it as a prefix.
-      '@zoott/worker/config': src('./apps/worker/src/config.ts'),
-      '@zoott/worker': src('./apps/worker/src/index.ts'),
+      // Before '@zoott/jobs', which would otherwise match them as a prefix.
+      '@zoott/jobs/config': src('./packages/jobs/src/config.ts'),
+      '@zoott/jobs/internal': src('./packages/jobs/src/internal.ts'),
+      '@zoott/jobs': src('./packages/jobs/src/index.ts'),
       '@zoott/rabbitmq-testkit': src('./packages/rabbitmq-testkit/src/index.ts'),
       '@zoott/amqp-bridge': src('./packages/amqp-bridge/src/index.ts'),
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
-      '@zoott/dashboard': src('./apps/dashboard/src/index.ts'),
+      '@zoott/dashboard': src('./packages/dashboard/src/index.ts'),
     },
   },
   test: {

@@ -1,8 +1,6 @@
 import { packageBuild } from '../../tsup.shared.js';
 
-// src/config.ts is an entry of its own (`@zoott/worker/config`): the CLI reads the shared
-// config file through it without loading the daemon.
-export default packageBuild(['src/index.ts', 'src/bin.ts', 'src/config.ts'], {
-  // Only the bin is run directly; a shebang in index.js is harmless.
+// The program only: the daemon and the job layer it runs are @zoott/jobs.
+export default packageBuild(['src/bin.ts'], {
   banner: { js: '#!/usr/bin/env node' },
 });

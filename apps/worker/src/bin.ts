@@ -1,5 +1,4 @@
-import { Command, Option } from 'commander';
-import { exitCodeOf } from './bin-errors.js';
+import { ZOOTT_VERSION as VERSION } from '@zoott/core';
 import {
   CONFIG_ENVS,
   describeSettings,
@@ -8,8 +7,9 @@ import {
   readWorkerConfig,
   resolveSettingsWithSources,
   SETTINGS,
-} from './config.js';
-import { VERSION } from './version.js';
+} from '@zoott/jobs/config';
+import { Command, Option } from 'commander';
+import { exitCodeOf } from './bin-errors.js';
 
 const program = new Command('zoott-worker')
   .description(
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     return;
   }
   // Loaded only to run: --print-config and --help stay quick and never touch ZooKeeper.
-  const { startWorkerDaemon } = await import('./daemon.js');
+  const { startWorkerDaemon } = await import('@zoott/jobs');
   const daemon = await startWorkerDaemon(resolved.settings);
 
   let signals = 0;

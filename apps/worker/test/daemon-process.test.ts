@@ -6,11 +6,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
+import { parentDeathTool, submitJob, waitForResult } from '@zoott/jobs/internal';
+import { freshNamespace, killMarked, processesWith, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { submitJob, waitForResult } from '../src/internal.js';
-import { parentDeathTool } from '../src/jobs/process.js';
-import { freshNamespace, killMarked, processesWith, SELF, settled, until } from './helpers.js';
 
 // The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));

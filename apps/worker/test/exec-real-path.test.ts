@@ -11,8 +11,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { validateRegularJob } from '@zoott/core/jobs';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   execPolicy,
   isCanonicalPath,
@@ -22,8 +20,10 @@ import {
   runRegularJob,
   submitJob,
   submitRace,
-} from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
+} from '@zoott/jobs/internal';
+import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 

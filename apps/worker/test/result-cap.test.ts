@@ -11,16 +11,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   MAX_OUTPUT_CAP_BYTES,
   MIN_OUTPUT_CAP_BYTES,
   resolveSettings,
   submitJob,
   submitRace,
-} from '../src/internal.js';
-import { freshNamespace, SELF, settled, until } from './helpers.js';
+} from '@zoott/jobs/internal';
+import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 

@@ -10,10 +10,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
+import { jobUser, submitJob } from '@zoott/jobs/internal';
+import { freshNamespace, killMarked, processesWith, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { jobUser, submitJob } from '../src/internal.js';
-import { freshNamespace, killMarked, processesWith, settled, until } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const USER = 'zoott-job-test';

@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SETTINGS, type SettingSpec } from '@zoott/jobs/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
-import { SETTINGS, type SettingSpec } from '../src/config.js';
 
 // Every setting of the one table, driven through the built binary as an operator would:
 // only the flag, then only the environment variable, then only the config-file key, read

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine, digestAcl } from '@zoott/core';
+import { RACE_WORLD_BUCKETS, raceWorld } from '@zoott/jobs/internal';
+import { freshNamespace, SELF, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RACE_WORLD_BUCKETS, raceWorld } from '../src/constants.js';
-import { freshNamespace, SELF, until } from './helpers.js';
 
 // How the worker starts, or refuses to, as an operator meets it: the built binary.
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));

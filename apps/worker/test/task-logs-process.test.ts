@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
+import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freshNamespace, settled, until } from './helpers.js';
 
 // The worker's log as an operator reads it: the built binary's JSON lines, one per task
 // transition, on a real ZooKeeper.

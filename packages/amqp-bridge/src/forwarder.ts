@@ -1,6 +1,6 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
-import { replyDir } from '@zoott/worker';
+import { replyDir } from '@zoott/jobs';
 import type { AmqpLink } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';
 import type { BridgeLogger } from './logger.js';

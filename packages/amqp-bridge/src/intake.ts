@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Coordinator } from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
-import { raceWorld, submitJob, submitRace } from '@zoott/worker';
+import { raceWorld, submitJob, submitRace } from '@zoott/jobs';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpLink } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';

@@ -7,7 +7,7 @@ import {
   parseConfigText,
   readConfigDocument,
   settingsFor,
-} from '@zoott/worker/config';
+} from '@zoott/jobs/config';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 

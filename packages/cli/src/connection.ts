@@ -8,7 +8,7 @@ import {
 } from '@zoott/core';
 import { type CorruptSink, validateUserWorldName } from '@zoott/core/internal';
 import { ZkConf } from '@zoott/core/recipes';
-import { parseCredential, readAuthFile } from '@zoott/worker/config';
+import { parseCredential, readAuthFile } from '@zoott/jobs/config';
 import { connectZk, ensureChroot as ensureZkChroot, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';

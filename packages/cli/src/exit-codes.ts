@@ -30,3 +30,21 @@ export const ExitCode = {
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * The codes a child process ends with by the shell's conventions, which `lock` (its command)
+ * and `submit --wait` (its job) pass on as their own exit code.
+ */
+export const ChildExitCode = {
+  /** The command exists but could not be executed (not executable, permission denied). */
+  CANNOT_EXECUTE: 126,
+  /** No such command. */
+  NOT_FOUND: 127,
+  /** A process ended by signal n exits with SIGNAL_BASE + n. */
+  SIGNAL_BASE: 128,
+} as const;
+
+/** The exit code of a process that signal number `signal` ended (128 + n, as the shell). */
+export function signalExitCode(signal: number): number {
+  return ChildExitCode.SIGNAL_BASE + signal;
+}

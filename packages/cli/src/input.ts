@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CliError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
 
 /**
  * Reads a JSON value given inline (`'{"url":"x"}'`) or from a file (`@data.json`, `@-` for
@@ -14,7 +15,7 @@ export function readJsonArg(text: string, what: string): unknown {
   } catch (err) {
     throw new CliError(
       `${what}${source !== null ? ` (file ${source})` : ''} is not valid JSON: ${(err as Error).message}`,
-      2,
+      ExitCode.USAGE,
       fromFile
         ? 'the file must hold one JSON value'
         : `quote JSON for the shell, e.g. ${what} '{"url":"http://x"}' or ${what} '"plain text"', or read a file with ${what} @file.json`,

@@ -1,6 +1,7 @@
 import type { NameFunctor } from '@zoott/core';
 import { compilePattern } from '@zoott/core/internal';
 import { CliError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
 
 const TOKEN = /\{([a-z]+|\d)\}/g;
 
@@ -27,7 +28,7 @@ export function templateFunctor(template: string, parentNamePattern?: string): N
     if (t !== 'name' && t !== 'parent' && !/^\d$/.test(t))
       throw new CliError(
         `--child-name ${JSON.stringify(template)}: unknown token {${t}}`,
-        2,
+        ExitCode.USAGE,
         'tokens are {name}, {parent} and {0}..{9} (capture groups of --parent-name)',
       );
     if (/^[1-9]$/.test(t) && !re)

@@ -25,7 +25,7 @@ export function runner(state: RunState) {
         const result = await body(ctx, cmd);
         warnCorrupt(ctx);
         const code = typeof result === 'number' ? result : ExitCode.OK;
-        state.exitCode = state.signal.aborted && code === 0 ? ExitCode.INTERRUPTED : code;
+        state.exitCode = state.signal.aborted && code === ExitCode.OK ? ExitCode.INTERRUPTED : code;
       } catch (err) {
         warnCorrupt(ctx);
         state.exitCode = report(err, ctx);

@@ -1,6 +1,7 @@
 import type { TaskKey } from '@zoott/core';
 import { decodeKey } from '@zoott/core/internal';
 import { CliError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
 
 /**
  * Reads a task reference from the command line: its pending-area key `a|b|c` or its tree
@@ -10,7 +11,11 @@ import { CliError } from './errors.js';
 export function parseTaskRef(ref: string): TaskKey {
   const text = ref.trim();
   if (text === '')
-    throw new CliError('task reference is empty', 2, 'name a task as a|b|c (key) or a/b/c (path)');
+    throw new CliError(
+      'task reference is empty',
+      ExitCode.USAGE,
+      'name a task as a|b|c (key) or a/b/c (path)',
+    );
   const key = text.includes('|')
     ? text
     : text.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\//g, '|');
@@ -19,7 +24,7 @@ export function parseTaskRef(ref: string): TaskKey {
   } catch (err) {
     throw new CliError(
       `task reference ${JSON.stringify(ref)}: ${(err as Error).message}`,
-      2,
+      ExitCode.USAGE,
       'name a task as a|b|c (key) or a/b/c (path), e.g. requestFile_a|downloadFile_a',
     );
   }

@@ -1,6 +1,6 @@
 import { type Acl, type Coordinator, digestAcl, isZoottError } from '@zoott/core';
 import { decodeJson, describeAcl, worldRoot } from '@zoott/core/internal';
-import { JOB_TYPE, RACE_TYPE, RACES_ROOT, raceWorld, replyDir } from '@zoott/worker';
+import { JOB_TYPE, RACE_TYPE, RACES_ROOT, raceWorld, replyDir } from '@zoott/jobs';
 import type { Settings } from './connection.js';
 
 /**

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,11 +9,23 @@ import { assertBuilt, freshConnect, json, start, zoott } from './helpers.js';
 // a cli: section, credentials off the command line, and refused hosts failing fast.
 const SLOW = 120_000;
 
-async function refusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
+/**
+ * A port on 127.0.0.1 that refuses connections. Below 1024, outside the range the system
+ * hands out for port 0: a free port picked that way could be taken again, between the pick
+ * and the connect, by any server a concurrent test starts (ZooKeeper test servers pick theirs
+ * so), and the CLI would then reach a real server. Checked first: a port something listens
+ * on fails the test here, saying so.
+ */
+async function refusedPort(port: number): Promise<number> {
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+  if (!refused) throw new Error(`127.0.0.1:${port} does not refuse connections on this machine`);
   return port;
 }
 
@@ -91,7 +103,7 @@ describe('zoott configuration and credentials', { timeout: SLOW }, () => {
   });
 
   it('exits 3 within 2 s of starting when every host refuses, naming the hosts', async () => {
-    const [a, b] = [await refusedPort(), await refusedPort()];
+    const [a, b] = [await refusedPort(1), await refusedPort(9)];
     // A node process that loads zoott and does nothing: what start-up alone costs here.
     const t0 = Date.now();
     await zoott(['--version']);

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, runWorker } from '@zoott/core';
-import { publishResult, replyDir } from '@zoott/worker';
+import { publishResult, replyDir } from '@zoott/jobs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,

@@ -46,7 +46,10 @@ export {
   type EngineOptions,
   type QueueParent,
   type QueueRequest,
+  type SettleDetail,
+  type SettleListener,
 } from './engine/engine.js';
+export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,

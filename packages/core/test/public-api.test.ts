@@ -14,8 +14,8 @@ const packageRoots = [
   'packages/conformance',
   'packages/zk-testkit',
   'packages/cli',
-  'apps/worker',
-  'apps/dashboard',
+  'packages/jobs',
+  'packages/dashboard',
 ];
 const rootEntry = (root: string) =>
   fileURLToPath(new URL(`../../../${root}/src/index.ts`, import.meta.url));

@@ -13,7 +13,7 @@ import {
   utf8,
   type ZoottError,
 } from '@zoott/core';
-import { submitJob, type WorkerDaemon } from '@zoott/worker';
+import { submitJob, type WorkerDaemon } from '@zoott/jobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogLine, loopErrors, startDaemon } from './support/daemon.js';
 import { until, type ZkNamespace, zkNamespace } from './support/zk.js';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { promisify } from 'node:util';
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
-import { submitJob } from '@zoott/worker';
+import { submitJob } from '@zoott/jobs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WORKER_BIN } from './support/chaos-run.js';
 import { until, type ZkNamespace, zkNamespace } from './support/zk.js';

@@ -3,4 +3,12 @@ export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
 export { freshChroot } from './fresh-chroot.js';
 export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
+export {
+  eventually,
+  isRunning,
+  killMarked,
+  processesWith,
+  runningGroupMembers,
+} from './processes.js';
+export { freshNamespace, SELF, settled, until } from './task-waits.js';
 export { zookeeperBackend } from './zookeeper-backend.js';

@@ -3,6 +3,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
+import type { Verb } from '../verb.js';
 
 interface CancelOptions {
   subtree?: boolean;
@@ -13,7 +14,7 @@ interface CancelOptions {
  * Cancel reads no task data, so it also removes a task whose nodes are corrupt: that is how
  * an operator gets rid of one (the corrupt nodes are reported, the exit code is 0).
  */
-export const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
+const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string];
   const key = parseTaskRef(ref);
   const engine = await ctx.session().engine();
@@ -29,4 +30,15 @@ export const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
         ? removed.map((k) => `cancelled ${k}`).join('\n')
         : `nothing to cancel for ${showKey(key)}`,
     );
+};
+
+export const cancelVerb: Verb = {
+  define: (program) =>
+    program
+      .command('cancel')
+      .argument('<task>', 'a|b|c or a/b/c')
+      .description('cancel a task')
+      .option('--subtree', 'also cancel every descendant'),
+  examples: ['zoott cancel requestFile_a --subtree'],
+  run: cancelCommand,
 };

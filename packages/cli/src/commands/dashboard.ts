@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { intOption } from '../input.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 export interface DashboardFlags {
   port?: string;
@@ -51,7 +52,7 @@ export function untilInterrupted(ctx: CommandContext): Promise<void> {
 }
 
 /** `zoott dashboard`: the web dashboard over the configured ZooKeeper, until interrupted. */
-export const dashboardCommand: CommandBody = async (ctx, cmd: Command) => {
+const dashboardCommand: CommandBody = async (ctx, cmd: Command) => {
   const flags = cmd.opts<DashboardFlags>();
   const coordinator = await ctx.session().coordinator();
   // Without --world the dashboard shows the first world it finds and offers the others.
@@ -59,4 +60,21 @@ export const dashboardCommand: CommandBody = async (ctx, cmd: Command) => {
   const close = await serveDashboard(ctx, coordinator, flags, world);
   await untilInterrupted(ctx);
   await close();
+};
+
+export const dashboardVerb: Verb = {
+  define: (program) =>
+    program
+      .command('dashboard')
+      .description('serve the web dashboard: counts, tree, tasks, workers, dead letters (live)')
+      .option('--port <n>', 'TCP port of the dashboard (default 7070; 0 = any free port)')
+      .option('--host <addr>', 'interface to bind; beyond loopback needs a token', '127.0.0.1')
+      .option('--read-only', 'hide and refuse retry and cancel')
+      .option('--token <token>', 'access token (env ZOOTT_DASHBOARD_TOKEN; default: a random one)')
+      .option('--no-token', 'serve without a token (loopback only)'),
+  examples: [
+    'zoott --connect 127.0.0.1:2181 dashboard --world files --read-only',
+    'zoott dashboard --host 0.0.0.0 --token "$(openssl rand -hex 16)"',
+  ],
+  run: dashboardCommand,
 };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ExitCode } from '../exit-codes.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { requestedAcl, worldExtent } from '../world-acl.js';
 
 interface DoctorOptions {
@@ -16,7 +17,7 @@ interface DoctorOptions {
  * into `/zoott_q/<world>` (nothing is deleted). Exit 0 when nothing is left to fix, 7 when
  * something is (the findings say what to do).
  */
-export const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
+const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
   const { createEngine } = await import('@zoott/core');
@@ -68,4 +69,15 @@ export const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
     );
   }
   return left.length > 0 ? ExitCode.CONFLICT : ExitCode.OK;
+};
+
+export const doctorVerb: Verb = {
+  define: (program) =>
+    program
+      .command('doctor')
+      .argument('<world>', 'world name')
+      .description("a world's health: corrupt nodes, ghost claims and workers, orphans, weak ACLs")
+      .option('--repair', 'move what is safe to move into /zoott_q/<world> (never deletes)'),
+  examples: ['zoott --auth alice:s3cret doctor files', 'zoott doctor files --repair --json'],
+  run: doctorCommand,
 };

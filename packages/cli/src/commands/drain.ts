@@ -7,6 +7,7 @@ import { formatDuration } from '../output/format.js';
 import { createProgress } from '../output/progress.js';
 import { keepSession, throughOutages } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface DrainOptions {
   timeout?: string;
@@ -46,7 +47,7 @@ export async function waitUntilDrained(
  * of the tasks settled during this drain (with rate and ETA). Rides out a ZooKeeper outage. Exit 0 when drained, 8 when some tasks
  * ended failed, 6 on --timeout.
  */
-export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
+const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   const opts = cmd.opts<DrainOptions>();
   const intervalMs = Math.round(Number(opts.interval ?? '0.5') * 1000);
   if (!(intervalMs > 0))
@@ -68,13 +69,16 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   const offSession = keepSession(engine.coordinator, stop.signal, (t) => ctx.note(t));
   await engine.context(); // an uninitialised world fails here, before the note
+  // The baseline is read before the note that says the drain began: a task settled after the
+  // note counts as settled during this drain, even if an outage delays the first poll.
+  const before = await engine.counts();
   ctx.note(`draining world ${engine.world} (Ctrl-C to stop)`);
   const started = Date.now();
   const progress = createProgress({ label: `draining ${engine.world}` });
   let last: AreaCounts | null = null;
   // The bar counts this drain: tasks settled since it began over those still to settle, so
   // a world with a long history does not start at 99%; the rate and ETA come from the same.
-  let baseline: number | null = null;
+  const baseline = before.completed + before.failed;
   let settledNow = 0;
   try {
     const end = await waitUntilDrained(engine, {
@@ -83,7 +87,6 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
       onCounts: (c) => {
         last = c;
         const settled = c.completed + c.failed;
-        baseline ??= settled;
         settledNow = Math.max(0, settled - baseline);
         const left = c.pending + c.working;
         const secs = (Date.now() - started) / 1000;
@@ -124,4 +127,15 @@ export const drainCommand: CommandBody = async (ctx, cmd: Command) => {
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', relay);
   }
+};
+
+export const drainVerb: Verb = {
+  define: (program) =>
+    program
+      .command('drain')
+      .description('wait until nothing is pending or working, with a progress bar')
+      .option('--timeout <seconds>', 'give up after this long (exit 6)')
+      .option('--interval <seconds>', 'poll interval (default 0.5)'),
+  examples: ['zoott drain --timeout 600'],
+  run: drainCommand,
 };

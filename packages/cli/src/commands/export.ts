@@ -8,6 +8,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface ExportOptions {
   output?: string;
@@ -17,7 +18,7 @@ interface ExportOptions {
  * `zoott export <path> [-o file.yaml|file.json]`: the subtree in the hierarchy format
  * (`__val__`, `__acl__`, children). Without -o it goes to stdout, YAML (JSON with --json).
  */
-export const exportCommand: CommandBody = async (ctx, cmd: Command) => {
+const exportCommand: CommandBody = async (ctx, cmd: Command) => {
   const [path] = cmd.processedArgs as [string];
   const out = cmd.opts<ExportOptions>().output;
   try {
@@ -25,7 +26,7 @@ export const exportCommand: CommandBody = async (ctx, cmd: Command) => {
   } catch (err) {
     throw new CliError(
       `${(err as Error).message}`,
-      2,
+      ExitCode.USAGE,
       'give an absolute node path, e.g. zoott export /myapp',
     );
   }
@@ -62,4 +63,15 @@ export const exportCommand: CommandBody = async (ctx, cmd: Command) => {
   writeFileSync(out, text);
   if (ctx.json) ctx.printJson({ path, file: out, format, nodes });
   else ctx.out(`exported ${nodes} node(s) under ${path} to ${out}`);
+};
+
+export const exportVerb: Verb = {
+  define: (program) =>
+    program
+      .command('export')
+      .argument('<path>', 'node path to export')
+      .description('export a subtree (hierarchy format: __val__, __acl__, children)')
+      .option('-o, --output <file>', 'write to file.yaml / file.json instead of stdout'),
+  examples: ['zoott export /myapp -o myapp.yaml'],
+  run: exportCommand,
 };

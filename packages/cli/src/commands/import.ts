@@ -13,6 +13,7 @@ import { countingCoordinator } from '../counting.js';
 import { CliError } from '../errors.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
+import { repeatable, type Verb } from '../verb.js';
 
 interface ImportOptions {
   root?: string;
@@ -85,7 +86,7 @@ function readUsers(opts: ImportOptions): Record<string, string> {
  * a YAML or JSON file (zkutil's format: `__val__`, `__acl__`, children). Digest users in
  * `__acl__` need their passwords (`--user`, `--users`).
  */
-export const importCommand: CommandBody = async (ctx, cmd: Command) => {
+const importCommand: CommandBody = async (ctx, cmd: Command) => {
   const [file] = cmd.processedArgs as [string];
   const opts = cmd.opts<ImportOptions>();
   const format = hierarchyFormatOf(file);
@@ -120,4 +121,22 @@ export const importCommand: CommandBody = async (ctx, cmd: Command) => {
     ctx.out(
       `imported ${total} node(s) from ${file} under ${root}: ${created} created, ${existing} already present${existing > 0 ? (opts.update ? ' (values updated)' : ' (values kept; --update overwrites them)') : ''}`,
     );
+};
+
+export const importVerb: Verb = {
+  define: (program) =>
+    program
+      .command('import')
+      .argument('<file>', 'a .yaml/.yml/.json hierarchy')
+      .description('create the nodes of a hierarchy file')
+      .option('--root <path>', 'create the top-level names under this path (default /)')
+      .option(
+        '--user <name:password>',
+        'password of a digest user named in __acl__ (repeatable)',
+        repeatable,
+      )
+      .option('--users <file>', 'YAML/JSON map of user names to passwords')
+      .option('--update', 'also overwrite the values of nodes that exist'),
+  examples: ['zoott import myapp.yaml --root /copy --user xp:123'],
+  run: importCommand,
 };

@@ -3,6 +3,7 @@ import { ensureChroot } from '../connection.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { requestedAcl, showAcl } from '../world-acl.js';
 
 interface InitOptions {
@@ -10,7 +11,7 @@ interface InitOptions {
 }
 
 /** `zoott init <world>`: creates the world's areas (and the connect string's chroot). */
-export const initCommand: CommandBody = async (ctx, cmd: Command) => {
+const initCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   // A user world may not take an internal world's name (they hold race coordinators).
   const { validateUserWorldName } = await import('@zoott/core/internal');
@@ -49,4 +50,15 @@ export const initCommand: CommandBody = async (ctx, cmd: Command) => {
   const meta = await engine.context();
   if (ctx.json) ctx.printJson({ world, buckets: meta.layout.buckets, root: meta.layout.root });
   else ctx.out(`world ${world} ready (${meta.layout.root}, ${meta.layout.buckets} buckets)`);
+};
+
+export const initVerb: Verb = {
+  define: (program) =>
+    program
+      .command('init')
+      .argument('<world>', 'world name')
+      .description('create a world (and the chroot of the connect string)')
+      .option('--buckets <n>', 'buckets per area, fixed for the world (default 64)'),
+  examples: ['zoott --connect 127.0.0.1:2181/myapp init files'],
+  run: initCommand,
 };

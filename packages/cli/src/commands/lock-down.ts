@@ -4,6 +4,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { requestedAcl, showAcl, worldExtent } from '../world-acl.js';
 
 /**
@@ -13,7 +14,7 @@ import { requestedAcl, showAcl, worldExtent } from '../world-acl.js';
  * are written, children before parents and the world's top nodes last, so a run that is
  * interrupted leaves the world reported as not locked, and running it again finishes it.
  */
-export const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
+const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const acl = requestedAcl(ctx.settings);
   if (!acl)
@@ -74,4 +75,14 @@ export const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
       ...(extent.replyPaths.length > 0 ? [`reply paths: ${extent.replyPaths.join(', ')}`] : []),
     ].join('\n'),
   );
+};
+
+export const lockDownVerb: Verb = {
+  define: (program) =>
+    program
+      .command('lock-down')
+      .argument('<world>', 'world name')
+      .description("give every node of a world (and its reply paths) the --auth credentials' ACL"),
+  examples: ['zoott --auth alice:s3cret lock-down files'],
+  run: lockDownCommand,
 };

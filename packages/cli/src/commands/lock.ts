@@ -3,8 +3,9 @@ import { constants } from 'node:os';
 import { Lock } from '@zoott/core/recipes';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { ExitCode } from '../exit-codes.js';
+import { ChildExitCode, ExitCode, signalExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface LockOptions {
   timeout?: string;
@@ -19,11 +20,15 @@ const FOREVER_MS = 365 * 86_400 * 1000;
  * not be had in time; 127 when the command does not exist. If the lock is lost while the
  * command runs, the command gets SIGTERM.
  */
-export const lockCommand: CommandBody = async (ctx, cmd: Command) => {
+const lockCommand: CommandBody = async (ctx, cmd: Command) => {
   const [name, argv] = cmd.processedArgs as [string, string[]];
   const opts = cmd.opts<LockOptions>();
   if (!argv?.length)
-    throw new CliError('lock needs a command to run', 2, 'e.g. zoott lock nightly -- ./backup.sh');
+    throw new CliError(
+      'lock needs a command to run',
+      ExitCode.USAGE,
+      'e.g. zoott lock nightly -- ./backup.sh',
+    );
   let timeoutMs = FOREVER_MS;
   if (opts.timeout !== undefined) {
     const s = Number(opts.timeout);
@@ -76,16 +81,31 @@ export const lockCommand: CommandBody = async (ctx, cmd: Command) => {
         ctx.note(
           `zoott lock: cannot run ${file}: ${err.code === 'ENOENT' ? 'command not found' : err.message}`,
         );
-        resolve(err.code === 'ENOENT' ? 127 : 126);
+        resolve(err.code === 'ENOENT' ? ChildExitCode.NOT_FOUND : ChildExitCode.CANNOT_EXECUTE);
       });
       c.on('exit', (code, signal) => {
         ctx.signal.removeEventListener('abort', forward);
         if (code !== null) resolve(code);
-        else resolve(128 + (signal ? (constants.signals[signal] ?? 1) : 1));
+        else resolve(signalExitCode(signal ? (constants.signals[signal] ?? 1) : 1));
       });
     });
   } finally {
     if (!lost) await lock.release().catch(() => undefined);
     else await lock.close();
   }
+};
+
+export const lockVerb: Verb = {
+  define: (program) =>
+    program
+      .command('lock')
+      .argument('<name>', 'lock name')
+      .argument('<command...>', 'command to run after --')
+      .description('run a command while holding a zoott Lock')
+      .option(
+        '--timeout <seconds>',
+        'give up waiting for the lock after this long (exit 6); 0 tries once',
+      ),
+  examples: ['zoott lock nightly --timeout 30 -- ./backup.sh --full'],
+  run: lockCommand,
 };

@@ -1,8 +1,10 @@
 import type { TaskStateName } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { checkedList, claimsByKey } from '../world-info.js';
 
 export const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
@@ -11,12 +13,12 @@ export const STATES: readonly TaskStateName[] = ['pending', 'working', 'complete
  * `zoott ls <state>`: the tasks in one state, in claim order per bucket. Only tasks `show`
  * finds are listed; stray or unreadable nodes of the area are reported as corrupt.
  */
-export const lsCommand: CommandBody = async (ctx, cmd: Command) => {
+const lsCommand: CommandBody = async (ctx, cmd: Command) => {
   const [state] = cmd.processedArgs as [string];
   if (!STATES.includes(state as TaskStateName))
     throw new CliError(
       `unknown state ${JSON.stringify(state)}`,
-      2,
+      ExitCode.USAGE,
       `use one of: ${STATES.join(', ')}`,
     );
   const engine = await ctx.session().engine();
@@ -58,4 +60,14 @@ export const lsCommand: CommandBody = async (ctx, cmd: Command) => {
       header.map((h) => c.dim(h)),
     ),
   );
+};
+
+export const lsVerb: Verb = {
+  define: (program) =>
+    program
+      .command('ls')
+      .argument('<state>', 'pending | working | completed | failed')
+      .description('list the tasks in one state'),
+  examples: ['zoott ls failed --json'],
+  run: lsCommand,
 };

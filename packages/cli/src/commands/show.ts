@@ -5,12 +5,13 @@ import { paintState } from '../output/colors.js';
 import { formatTime } from '../output/format.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
+import type { Verb } from '../verb.js';
 
 /**
  * `zoott show <task>`: a task's full record. When one of the task's own nodes cannot be
  * read, what could be read is printed, the bad nodes are named, and the exit code is 9.
  */
-export const showCommand: CommandBody = async (ctx, cmd: Command) => {
+const showCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string];
   const key = parseTaskRef(ref);
   const engine = await ctx.session().engine();
@@ -56,4 +57,14 @@ export const showCommand: CommandBody = async (ctx, cmd: Command) => {
   const w = Math.max(...lines.map(([k]) => k.length));
   ctx.out(lines.map(([k, v]) => `${c.dim(k.padEnd(w))}  ${v}`).join('\n'));
   return code;
+};
+
+export const showVerb: Verb = {
+  define: (program) =>
+    program
+      .command('show')
+      .argument('<task>', 'a|b|c or a/b/c')
+      .description("a task's full record"),
+  examples: ['zoott show "requestFile_a|downloadFile_a"'],
+  run: showCommand,
 };

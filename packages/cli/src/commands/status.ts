@@ -2,13 +2,14 @@ import type { Command } from 'commander';
 import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
  * types no live worker serves: they wait for nothing), workers and their buckets.
  */
-export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
+const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const [counts, workers, pending, meta] = await Promise.all([
     engine.counts(),
@@ -71,4 +72,13 @@ export const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ),
     );
   }
+};
+
+export const statusVerb: Verb = {
+  define: (program) =>
+    program
+      .command('status')
+      .description('counts per area, workers and their buckets, oldest pending age'),
+  examples: ['zoott status --json'],
+  run: statusCommand,
 };

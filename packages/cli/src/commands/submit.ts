@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, signalExitCode } from '../exit-codes.js';
 import { intOption } from '../input.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 import { showKey } from '../task-ref.js';
+import type { Verb } from '../verb.js';
 
-type SubmitOptions = import('@zoott/worker').SubmitOptions;
+type SubmitOptions = import('@zoott/jobs').SubmitOptions;
 
 interface SubmitFlags {
   wait?: boolean;
@@ -31,7 +32,7 @@ export function jobExitCode(result: unknown): number {
   const r = result as { exit?: unknown; signal?: unknown; winner?: unknown };
   if ('winner' in r) return r.winner ? jobExitCode(r.winner) : ExitCode.FAILURE;
   if (typeof r.exit === 'number') return r.exit;
-  if (typeof r.signal === 'number') return 128 + r.signal;
+  if (typeof r.signal === 'number') return signalExitCode(r.signal);
   return ExitCode.FAILURE;
 }
 
@@ -117,7 +118,7 @@ function sleepUntilChange(
 async function consumeReply(c: Coordinator, result: unknown): Promise<string | null> {
   const r = result as { routingkey?: unknown; exchange?: unknown } | null;
   if (typeof r !== 'object' || r === null || typeof r.routingkey !== 'string') return null;
-  const { replyDir } = await import('@zoott/worker');
+  const { replyDir } = await import('@zoott/jobs');
   const dir = replyDir(
     typeof r.exchange === 'string'
       ? { routingkey: r.routingkey, exchange: r.exchange }
@@ -147,7 +148,7 @@ async function consumeReply(c: Coordinator, result: unknown): Promise<string | n
  * workers. With --wait, prints the result when it lands and exits with the job's own exit
  * code.
  */
-export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
+const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [file] = cmd.processedArgs as [string];
   const f = cmd.opts<SubmitFlags>();
   let job: unknown;
@@ -166,8 +167,8 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const timeoutS = f.timeout === undefined ? undefined : Number(f.timeout);
   if (timeoutS !== undefined && !(timeoutS > 0))
     throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
-  // Lazy: the worker package (pino, prom-client) is only needed by the job verbs.
-  const { submitJob, submitRace } = await import('@zoott/worker');
+  // Lazy: the job layer, @zoott/jobs (pino, prom-client), is only needed by the job verbs.
+  const { submitJob, submitRace } = await import('@zoott/jobs');
   const race = isRaceJob(job);
   const submit = race ? submitRace : submitJob;
   const c = await ctx.session().coordinator();
@@ -215,4 +216,18 @@ export const submitCommand: CommandBody = async (ctx, cmd: Command) => {
       ctx.note(`job ${ref.key}: ${out.error}`);
   }
   return jobExitCode(rec.result);
+};
+
+export const submitVerb: Verb = {
+  define: (program) =>
+    program
+      .command('submit')
+      .argument('<job.json>', 'a regular or race job (Yothalot JSON)')
+      .description('submit a JSON job to the workers')
+      .option('--wait', "wait for the result, print it, exit with the job's own exit code")
+      .option('--timeout <seconds>', 'with --wait: give up after this long')
+      .option('--name <name>', 'task name (default: generated)')
+      .option('-p, --priority <n>', 'higher runs first'),
+  examples: ['zoott submit job.json --wait'],
+  run: submitCommand,
 };

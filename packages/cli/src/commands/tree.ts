@@ -5,13 +5,14 @@ import { ExitCode } from '../exit-codes.js';
 import { countTree, renderTree, treeToJson } from '../output/tree.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
+import type { Verb } from '../verb.js';
 
 /**
  * `zoott tree [task]`: the task tree, or one task with its subtree, with each node's state.
  * A tree node that cannot be read is drawn (marked corrupt) and reported; exit 9 only when
  * it is the task asked about.
  */
-export const treeCommand: CommandBody = async (ctx, cmd: Command) => {
+const treeCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string | undefined];
   const root = ref === undefined ? undefined : parseTaskRef(ref);
   const engine = await ctx.session().engine();
@@ -51,4 +52,14 @@ export const treeCommand: CommandBody = async (ctx, cmd: Command) => {
     .map((s) => `${counts[s]} ${s}`);
   if (parts.length > 0) ctx.out(ctx.colors.dim(parts.join(', ')));
   return code;
+};
+
+export const treeVerb: Verb = {
+  define: (program) =>
+    program
+      .command('tree')
+      .argument('[task]', 'only this subtree')
+      .description("the task tree with each task's state"),
+  examples: ['zoott --world files tree', 'zoott tree requestFile_a'],
+  run: treeCommand,
 };

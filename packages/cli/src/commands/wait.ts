@@ -4,6 +4,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface WaitFlags {
   exchange?: string;
@@ -12,7 +13,7 @@ interface WaitFlags {
   any?: boolean;
 }
 
-type WaitOptions = import('@zoott/worker').WaitForResultOptions;
+type WaitOptions = import('@zoott/jobs').WaitForResultOptions;
 
 /**
  * `zoott wait <routingkey>`: the next result published on a reply path after `wait` began
@@ -20,7 +21,7 @@ type WaitOptions = import('@zoott/worker').WaitForResultOptions;
  * ZooKeeper outage shorter than --timeout. The reply path must carry the world's ACL, and
  * results with another ACL are skipped with a note: nobody outside the world can plant one.
  */
-export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
+const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [routingkey] = cmd.processedArgs as [string];
   const f = cmd.opts<WaitFlags>();
   let timeoutMs = Number.POSITIVE_INFINITY;
@@ -30,7 +31,7 @@ export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
       throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
     timeoutMs = Math.round(s * 1000);
   }
-  const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/worker');
+  const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
   const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
   const dir = replyDir(address);
   const c = await ctx.session().coordinator();
@@ -82,4 +83,18 @@ export const waitCommand: CommandBody = async (ctx, cmd: Command) => {
     offSession();
     stop.dispose();
   }
+};
+
+export const waitVerb: Verb = {
+  define: (program) =>
+    program
+      .command('wait')
+      .argument('<routingkey>', 'routing key of the reply path')
+      .description('wait for the next result published on a reply path after it began')
+      .option('--exchange <name>', 'exchange (default: the default exchange)')
+      .option('--timeout <seconds>', 'give up after this long (exit 6)')
+      .option('--peek', 'leave the result in place instead of consuming it')
+      .option('--any', 'also take a result that was already there (the oldest)'),
+  examples: ['zoott wait nightly-report --timeout 60'],
+  run: waitCommand,
 };

@@ -3,6 +3,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { keepSession } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 
 interface WatchOptions {
   count?: string;
@@ -15,7 +16,7 @@ interface WatchOptions {
  * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
  * A ZooKeeper outage is ridden out (notes on stderr), not an end.
  */
-export const watchCommand: CommandBody = async (ctx, cmd: Command) => {
+const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   const opts = cmd.opts<WatchOptions>();
   const count = opts.count === undefined ? Number.POSITIVE_INFINITY : Number(opts.count);
   if (!(count >= 1)) throw new CliError(`--count ${opts.count}: must be a number >= 1`);
@@ -64,4 +65,15 @@ export const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   if (coordinator.state === 'closed' || coordinator.state === 'lost')
     throw new CliError('the ZooKeeper session ended while watching', ExitCode.UNREACHABLE);
   return ctx.signal.aborted ? ExitCode.INTERRUPTED : ExitCode.OK;
+};
+
+export const watchVerb: Verb = {
+  define: (program) =>
+    program
+      .command('watch')
+      .description('stream task events live (JSON lines with --json)')
+      .option('--count <n>', 'stop after n events')
+      .option('--timeout <seconds>', 'stop after this long'),
+  examples: ['zoott watch --json | jq .key'],
+  run: watchCommand,
 };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatDuration } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
 import { listWorkers } from '../world-info.js';
 
 /**
@@ -9,7 +10,7 @@ import { listWorkers } from '../world-info.js';
  * registry node is ephemeral), so every row is a live worker; UP is the time since it
  * started; RUNNING shows its claims.
  */
-export const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
+const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const workers = await listWorkers(engine, ctx.corrupt.add);
   const now = Date.now();
@@ -40,4 +41,11 @@ export const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
       ['WORKER', 'HOST', 'HEALTH', 'UP', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => c.dim(h)),
     ),
   );
+};
+
+export const workersVerb: Verb = {
+  define: (program) =>
+    program.command('workers').description('live workers: health, buckets, what each runs'),
+  examples: ['zoott workers'],
+  run: workersCommand,
 };

@@ -76,6 +76,182 @@ async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
   await wipeWorld(c, world);
 }
 
+/** What a demo run started; `close` stops it all, whatever the run ended with. */
+class DemoResources {
+  readonly sessions: Coordinator[] = [];
+  readonly workers: WorkerHandle[] = [];
+  procs: WorkerProcesses | null = null;
+  closeDashboard: (() => Promise<void>) | null = null;
+
+  async close(): Promise<void> {
+    await this.closeDashboard?.();
+    await Promise.all(this.workers.map((w) => w.stop()));
+    await this.procs?.stop();
+    await Promise.all(this.sessions.map((c) => c.close().catch(() => undefined)));
+  }
+}
+
+/** How the demo reaches its coordinator, and where its workers run. */
+interface DemoSetup {
+  embedded: boolean;
+  /** A new session: on the embedded server, or on the configured ZooKeeper. */
+  connect(): Promise<Coordinator>;
+  logger: ReturnType<typeof cliLogger>;
+}
+
+/** The final tree, each task's attempts, and the numbers of the summary line. */
+interface DemoOutcome {
+  tree: TreeNode[];
+  attempts: Map<string, number>;
+  summary: {
+    tasks: number;
+    completed: number;
+    failed: number;
+    retried: number;
+    wallMs: number;
+    tasksPerSecond: number;
+  };
+}
+
+/**
+ * Starts the workers and says what runs where. Against ZooKeeper they are `zoott-worker`
+ * processes (loading the demo's handlers module); embedded, or with --in-process, they run
+ * in this process, each with its own session.
+ */
+async function startDemoWorkers(
+  ctx: CommandContext,
+  o: DemoOptions,
+  setup: DemoSetup,
+  res: DemoResources,
+): Promise<string> {
+  const { embedded, logger } = setup;
+  const s = ctx.settings;
+  if (!embedded && !o.inProcess) res.procs = await startWorkerProcesses(s, o.world, o.workers);
+  const inProcess = res.procs ? 0 : o.workers;
+  for (let i = 0; i < inProcess; i++) {
+    const c = await setup.connect();
+    res.sessions.push(c);
+    const handlers: Handlers = { ...sampleHandlers(), ...(await demoJobHandlers(c, o.world)) };
+    res.workers.push(
+      runWorker(c, handlers, {
+        world: o.world,
+        id: `demo-w${i + 1}`,
+        concurrency: 2,
+        stealAfterMs: 100,
+        pollMs: 500,
+        logger,
+        engineOptions: { logger },
+      }),
+    );
+  }
+  return res.procs
+    ? `${res.procs.count} zoott-worker processes`
+    : `${inProcess} in-process workers`;
+}
+
+/**
+ * Queues the sample world and shows progress until every task is settled; resolves with
+ * the wall time, or `null` when interrupted.
+ */
+async function runToEnd(
+  ctx: CommandContext,
+  engine: Engine,
+  items: string[],
+  total: number,
+): Promise<number | null> {
+  const started = Date.now();
+  const progress = createProgress({ label: 'running', total, plainEveryMs: 1000 });
+  let queued = false;
+  const queueing = queueSampleWorld(engine, items).then((n) => {
+    queued = true;
+    return n;
+  });
+  queueing.catch(() => undefined);
+  for (;;) {
+    if (ctx.signal.aborted) {
+      progress.finish('interrupted');
+      return null;
+    }
+    const c = await engine.counts();
+    progress.update(
+      c.completed + c.failed,
+      total,
+      `${c.working} working, ${c.pending} pending${c.failed ? `, ${c.failed} failed` : ''}`,
+    );
+    if (queued && c.pending === 0 && c.working === 0) break;
+    if (!queued) await Promise.race([queueing, new Promise((r) => setTimeout(r, 150))]);
+    else await new Promise((r) => setTimeout(r, 150));
+  }
+  await queueing;
+  const wallMs = Date.now() - started;
+  progress.finish();
+  return wallMs;
+}
+
+/** Reads the final tree and each task's attempts, and sums them up. */
+async function outcomeOf(engine: Engine, total: number, wallMs: number): Promise<DemoOutcome> {
+  const tree = await engine.tree();
+  const attempts = await countRetries(engine, tree);
+  const counts = countTree(tree);
+  const retried = [...attempts.values()].reduce((n, a) => n + Math.max(0, a - 1), 0);
+  return {
+    tree,
+    attempts,
+    summary: {
+      tasks: total,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+      retried,
+      wallMs,
+      tasksPerSecond: Math.round((total / Math.max(1, wallMs)) * 1000 * 10) / 10,
+    },
+  };
+}
+
+/** The final tree and the summary line (or the --json document), and what to try next. */
+function printOutcome(
+  ctx: CommandContext,
+  o: DemoOptions,
+  embedded: boolean,
+  { tree, attempts, summary }: DemoOutcome,
+): void {
+  if (ctx.json) {
+    ctx.printJson({
+      world: o.world,
+      embedded,
+      workers: o.workers,
+      tasks: treeToJson(tree),
+      summary,
+    });
+    return;
+  }
+  const c = ctx.colors;
+  ctx.out(
+    renderTree(o.world, tree, c, (n) => {
+      const a = attempts.get(n.key.join('|')) ?? 1;
+      return a > 1 ? c.magenta(` (${a} attempts)`) : '';
+    }),
+  );
+  ctx.out('');
+  ctx.out(
+    `${c.bold('summary')}  ${c.green(`${summary.completed} completed`)}, ` +
+      `${summary.failed ? c.red(`${summary.failed} failed`) : '0 failed'}, ` +
+      `${summary.retried} retried, wall time ${formatDuration(summary.wallMs)}, ${summary.tasksPerSecond} tasks/s`,
+  );
+  if (embedded)
+    ctx.note(
+      c.dim(
+        'next: `pnpm zoott --help`; against a real ZooKeeper: `pnpm zoott demo --connect 127.0.0.1:2181`',
+      ),
+    );
+  else
+    ctx.note(
+      c.dim(
+        `the world is still there: \`zoott --connect ${ctx.settings.connect} --world ${o.world} tree\``,
+      ),
+    );
+}
+
 /**
  * The demo: a sample world queued and run through several workers, a live progress bar,
  * then the final tree and a summary. Embedded (in-memory coordinator, in-process workers)
@@ -84,136 +260,39 @@ async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
 export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<number> {
   const s = ctx.settings;
   const embedded = o.embedded || s.connect === null;
-  const debug = ctx.globals.debug === true;
-  const logger = cliLogger(debug);
   const server = embedded ? new MemoryServer() : null;
-  const connect = (): Promise<Coordinator> => (server ? server.connect() : openZk(s));
-  const sessions: Coordinator[] = [];
-  const workers: WorkerHandle[] = [];
-  let procs: WorkerProcesses | null = null;
-  let closeDashboard: (() => Promise<void>) | null = null;
+  const setup: DemoSetup = {
+    embedded,
+    connect: () => (server ? server.connect() : openZk(s)),
+    logger: cliLogger(ctx.globals.debug === true),
+  };
+  const res = new DemoResources();
   const items = itemNames(o.items);
   const total = items.length * 3;
   try {
     if (!embedded) await ensureChroot(s);
-    const producer = await connect();
-    sessions.push(producer);
+    const producer = await setup.connect();
+    res.sessions.push(producer);
     if (!embedded) await clearDemoWorld(producer, o.world);
     const engine = createEngine(producer, {
       world: o.world,
-      logger,
+      logger: setup.logger,
       defaults: { backoff: DEMO_BACKOFF },
     });
     await engine.init();
-    if (o.dashboard) closeDashboard = await serveDashboard(ctx, producer, o.dashboard, o.world);
-
-    // Against ZooKeeper the workers are `zoott-worker` processes (loading the demo's
-    // handlers module); embedded, or with --in-process, they run in this process, each with
-    // its own session.
-    if (!embedded && !o.inProcess) procs = await startWorkerProcesses(s, o.world, o.workers);
-    const inProcess = procs ? 0 : o.workers;
-    for (let i = 0; i < inProcess; i++) {
-      const c = await connect();
-      sessions.push(c);
-      const handlers: Handlers = { ...sampleHandlers(), ...(await demoJobHandlers(c, o.world)) };
-      workers.push(
-        runWorker(c, handlers, {
-          world: o.world,
-          id: `demo-w${i + 1}`,
-          concurrency: 2,
-          stealAfterMs: 100,
-          pollMs: 500,
-          logger,
-          engineOptions: { logger },
-        }),
-      );
-    }
+    if (o.dashboard) res.closeDashboard = await serveDashboard(ctx, producer, o.dashboard, o.world);
+    const who = await startDemoWorkers(ctx, o, setup, res);
     const where = embedded
       ? 'the embedded in-memory coordinator (no ZooKeeper)'
       : `ZooKeeper at ${s.connect}`;
-    const who = procs ? `${procs.count} zoott-worker processes` : `${inProcess} in-process workers`;
     ctx.note(`zoott demo: ${total} tasks in world "${o.world}" on ${where}, ${who}`);
-
-    const started = Date.now();
-    const progress = createProgress({ label: 'running', total, plainEveryMs: 1000 });
-    let queued = false;
-    const queueing = queueSampleWorld(engine, items).then((n) => {
-      queued = true;
-      return n;
-    });
-    queueing.catch(() => undefined);
-    for (;;) {
-      if (ctx.signal.aborted) {
-        progress.finish('interrupted');
-        return ExitCode.INTERRUPTED;
-      }
-      const c = await engine.counts();
-      progress.update(
-        c.completed + c.failed,
-        total,
-        `${c.working} working, ${c.pending} pending${c.failed ? `, ${c.failed} failed` : ''}`,
-      );
-      if (queued && c.pending === 0 && c.working === 0) break;
-      if (!queued) await Promise.race([queueing, new Promise((r) => setTimeout(r, 150))]);
-      else await new Promise((r) => setTimeout(r, 150));
-    }
-    await queueing;
-    const wallMs = Date.now() - started;
-    progress.finish();
-
-    const tree = await engine.tree();
-    const attempts = await countRetries(engine, tree);
-    const counts = countTree(tree);
-    const retried = [...attempts.values()].reduce((n, a) => n + Math.max(0, a - 1), 0);
-    const summary = {
-      tasks: total,
-      completed: counts.completed ?? 0,
-      failed: counts.failed ?? 0,
-      retried,
-      wallMs,
-      tasksPerSecond: Math.round((total / Math.max(1, wallMs)) * 1000 * 10) / 10,
-    };
-    if (ctx.json) {
-      ctx.printJson({
-        world: o.world,
-        embedded,
-        workers: o.workers,
-        tasks: treeToJson(tree),
-        summary,
-      });
-    } else {
-      const c = ctx.colors;
-      ctx.out(
-        renderTree(o.world, tree, c, (n) => {
-          const a = attempts.get(n.key.join('|')) ?? 1;
-          return a > 1 ? c.magenta(` (${a} attempts)`) : '';
-        }),
-      );
-      ctx.out('');
-      ctx.out(
-        `${c.bold('summary')}  ${c.green(`${summary.completed} completed`)}, ` +
-          `${summary.failed ? c.red(`${summary.failed} failed`) : '0 failed'}, ` +
-          `${summary.retried} retried, wall time ${formatDuration(wallMs)}, ${summary.tasksPerSecond} tasks/s`,
-      );
-      if (embedded)
-        ctx.note(
-          c.dim(
-            'next: `pnpm zoott --help`; against a real ZooKeeper: `pnpm zoott demo --connect 127.0.0.1:2181`',
-          ),
-        );
-      else
-        ctx.note(
-          c.dim(
-            `the world is still there: \`zoott --connect ${s.connect} --world ${o.world} tree\``,
-          ),
-        );
-    }
-    if (closeDashboard) await untilInterrupted(ctx);
-    return summary.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
+    const wallMs = await runToEnd(ctx, engine, items, total);
+    if (wallMs === null) return ExitCode.INTERRUPTED;
+    const outcome = await outcomeOf(engine, total, wallMs);
+    printOutcome(ctx, o, embedded, outcome);
+    if (res.closeDashboard) await untilInterrupted(ctx);
+    return outcome.summary.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
   } finally {
-    await closeDashboard?.();
-    await Promise.all(workers.map((w) => w.stop()));
-    await procs?.stop();
-    await Promise.all(sessions.map((c) => c.close().catch(() => undefined)));
+    await res.close();
   }
 }

@@ -1,8 +1,8 @@
 import type { Engine } from '@zoott/core';
-import { queueSpec } from '../commands/queue.js';
+import { queueSpec } from '../task-spec.js';
 import { hashOf } from './sample-handlers.js';
 
-/** Task type of the built-in regular JSON job (run by @zoott/worker's job handlers). */
+/** Task type of the built-in regular JSON job (run by @zoott/jobs' job handlers). */
 export const JOB_TYPE = 'zoott.job';
 
 /** The demo's items: `f01`, `f02`, ... */

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../connection.js';
 
@@ -10,11 +11,19 @@ export interface WorkerProcesses {
   stop(): Promise<void>;
 }
 
-/** Path of the `zoott-worker` entry (dist/bin.js next to the package's main), or `null`. */
+/**
+ * Path of the `zoott-worker` program (the `bin` of @zoott/worker, a dependency of the CLI for
+ * the demo: it is run, never imported), or `null` when it is not installed or not built.
+ */
 export function workerBinPath(): string | null {
   try {
-    const main = fileURLToPath(import.meta.resolve('@zoott/worker'));
-    const bin = main.replace(/index\.js$/, 'bin.js');
+    const manifestPath = fileURLToPath(import.meta.resolve('@zoott/worker/package.json'));
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+      bin?: Record<string, string>;
+    };
+    const relative = manifest.bin?.['zoott-worker'];
+    if (!relative) return null;
+    const bin = path.join(path.dirname(manifestPath), relative);
     return existsSync(bin) ? bin : null;
   } catch {
     return null;

@@ -3,21 +3,22 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import type { TaskLimits } from '../tree/limits.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
-import { compileParentPattern, type ParentPattern } from '../tree/patterns.js';
+import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import type { CorruptSink } from './corrupt.js';
+import type { EngineOptions, SettleDetail } from './engine-options.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import { isPermanent } from './permanent.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
+import { type QueueParent, type QueueRequest, splitRequest } from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
@@ -28,11 +29,9 @@ import {
 } from './settle.js';
 import type {
   AreaCounts,
-  BackoffOptions,
   Claim,
   EngineClock,
   EngineEvent,
-  EngineLogger,
   ListedTask,
   QueuedTask,
   QueueOptions,
@@ -43,80 +42,8 @@ import type {
 } from './types.js';
 import { walkTree } from './walk.js';
 
-/** Options of {@link createEngine}. */
-export interface EngineOptions {
-  world: string;
-  /** Buckets per area when `init` creates the world (default 64); an existing world keeps its own. */
-  buckets?: number;
-  clock?: EngineClock;
-  logger?: EngineLogger;
-  limits?: Partial<TaskLimits>;
-  /** Defaults for `queue` options. */
-  defaults?: { maxAttempts?: number; backoff?: Partial<BackoffOptions> };
-  /** Largest completed/failed record in bytes (default 900 KiB, under ZooKeeper's ~1 MB). */
-  maxRecordBytes?: number;
-  /**
-   * Told about every node the inspection reads (`task`, `tree`, a parent pattern of `queue`)
-   * skip because its data is not JSON or not of zoott's shape. Default: a warning in the log.
-   */
-  onCorrupt?: CorruptSink;
-}
-
-/** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
-export type QueueParent = ParentPattern | { key: TaskKey } | null | undefined;
-
-/**
- * The one-object form of `queue`: the task (`name`, `type`, `data`), where it goes
- * (`parent`, `childName`) and its options (`priority`, `hints`, `maxAttempts`, `backoff`,
- * `notBefore`), all named.
- */
-export type QueueRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = TaskInfo<M, K> &
-  QueueOptions & {
-    /** Top level when omitted; `{ key }` for one exact parent; a name/type pattern for every match. */
-    parent?: QueueParent;
-    /** Names the child under each matched parent (the seed's `nameFunctor`); default: `name`. */
-    childName?: NameFunctor;
-  };
-
-const TASK_FIELDS = ['name', 'type', 'data'] as const;
-const PLACE_FIELDS = ['parent', 'childName'] as const;
-const OPTION_FIELDS = ['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore'] as const;
-const REQUEST_FIELDS: readonly string[] = [...TASK_FIELDS, ...PLACE_FIELDS, ...OPTION_FIELDS];
-
-/** Splits a one-object `queue` request into the positional arguments the engine works on. */
-function splitRequest(request: Record<string, unknown>): {
-  taskInfo: Record<string, unknown>;
-  parent: QueueParent;
-  nameFunctor: NameFunctor | null;
-  options: QueueOptions;
-} {
-  for (const k of Object.keys(request))
-    if (!REQUEST_FIELDS.includes(k))
-      throw new ZoottError(
-        'INVALID_TASK',
-        `${k}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
-        { field: k },
-      );
-  const pick = (fields: readonly string[]) =>
-    Object.fromEntries(
-      fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]] as const),
-    );
-  const childName = request.childName;
-  if (childName !== undefined && typeof childName !== 'function')
-    throw new ZoottError(
-      'INVALID_TASK',
-      'childName: must be a function (parentName, name) => string',
-      {
-        field: 'childName',
-      },
-    );
-  return {
-    taskInfo: pick(TASK_FIELDS),
-    parent: request.parent as QueueParent,
-    nameFunctor: (childName as NameFunctor | undefined) ?? null,
-    options: pick(OPTION_FIELDS) as QueueOptions,
-  };
-}
+export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
+export type { QueueParent, QueueRequest } from './queue-request.js';
 
 const META_VERSION = 1;
 
@@ -353,24 +280,38 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
     const c = claim as Claim;
-    return this.settle(c, (ctx) => completeClaim(ctx, c, result, options));
+    const hookOps = (await this.options.completionOps?.(c, result)) ?? [];
+    const extraOps = [...(options?.extraOps ?? []), ...hookOps];
+    const completeOptions = extraOps.length > 0 ? { ...options, extraOps } : options;
+    const outcome = await this.settle(c, (ctx) => completeClaim(ctx, c, result, completeOptions));
+    await this.told(c, outcome, { result });
+    return outcome;
   }
 
-  /** Records a failed attempt: retry with backoff, or dead letter after the last attempt. */
+  /**
+   * Records a failed attempt: retry with backoff, or dead letter after the last attempt. A
+   * permanent error ({@link PermanentError}, `isPermanent`) makes this attempt the last; the
+   * entry keeps its configured `maxAttempts` for an operator retry.
+   */
   async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
     const c = claim as Claim;
-    return this.settle(c, (ctx) => failClaim(ctx, c, error));
+    const last = isPermanent(error) ? { ...c, maxAttempts: c.attempt } : c;
+    const outcome = await this.settle(c, (ctx) => failClaim(ctx, last, error));
+    await this.told(c, outcome, { error });
+    return outcome;
   }
 
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
   async release(claim: Claim<M>): Promise<SettleOutcome> {
     const c = claim as Claim;
-    return this.settle(c, async (ctx) => {
+    const outcome = await this.settle(c, async (ctx) => {
       const out = await releaseClaim(ctx, c);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
       this.touchAll(ctx, c);
       return out;
     });
+    await this.told(c, outcome, {});
+    return outcome;
   }
 
   /**
@@ -383,6 +324,21 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
       void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim as Claim)).catch(() => {});
+    void this.told(claim as Claim, { status: 'dropped', reason: 'session lost' }, {});
+  }
+
+  /** Tells `onSettled`; what it throws is logged, the settle stands. */
+  private async told(claim: Claim, outcome: SettleOutcome, detail: SettleDetail): Promise<void> {
+    const listener = this.options.onSettled;
+    if (!listener) return;
+    try {
+      await listener(claim, outcome, detail);
+    } catch (err) {
+      (this.options.logger ?? consoleLogger).warn(
+        { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
+        'onSettled listener failed',
+      );
+    }
   }
 
   /** This engine, and the process, no longer hold the claim. */

@@ -163,12 +163,15 @@ describeOnBackends('engine: worker loop', (backend) => {
     const workers = clients.map((x) =>
       runWorker(x, { t: () => 1 }, { world, logger: memoryLogger(), ...fast }),
     );
+    // Even shares (16 = 6 + 5 + 5): a worker left with no bucket would only work by stealing.
+    // Waited for, not read once: the first worker to register takes all 16 and hands buckets
+    // over as the others appear, so 'all 16 owned once' also holds on the way there.
+    const shares = () => workers.map((w) => w.buckets.length).sort((a, b) => a - b);
     await eventually(() => {
       const all = workers.flatMap((w) => [...w.buckets]);
-      return all.length === 16 && new Set(all).size === 16;
+      return all.length === 16 && new Set(all).size === 16 && shares().join() === '5,5,6';
     });
-    // Even shares (16 = 6 + 5 + 5): a worker left with no bucket would only work by stealing.
-    expect(workers.map((w) => w.buckets.length).sort()).toEqual([5, 5, 6]);
+    expect(shares()).toEqual([5, 5, 6]);
     await workers[0]!.stop();
     await eventually(() => {
       const all = workers.slice(1).flatMap((w) => [...w.buckets]);

@@ -60,7 +60,7 @@ export interface ChaosRun {
   }>;
 }
 
-/** `zoott-worker`'s exit code when ZooKeeper cannot be reached (apps/worker/src/bin-errors.ts). */
+/** `zoott-worker`'s exit code when ZooKeeper cannot be reached (apps/worker/src/bin-errors.ts, the program's exit codes). */
 export const WORKER_EXIT_UNREACHABLE = 3;
 /** Wait before restarting a worker that exited UNREACHABLE (a service manager's RestartSec). */
 const RESTART_AFTER_MS = 1000;

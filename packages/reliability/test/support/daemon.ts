@@ -1,5 +1,5 @@
 /** An in-process worker daemon with its log lines captured, for tests that read them. */
-import { startWorkerDaemon, type WorkerDaemon } from '@zoott/worker';
+import { startWorkerDaemon, type WorkerDaemon } from '@zoott/jobs';
 
 type DaemonConfig = Parameters<typeof startWorkerDaemon>[0];
 type Logger = NonNullable<DaemonConfig['logger']>;

@@ -1,0 +1,253 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Engine } from '@zoott/core';
+import type { CommandContext } from './context.js';
+import { CliError, explain } from './errors.js';
+import { ExitCode } from './exit-codes.js';
+import { createProgress, type Progress } from './output/progress.js';
+import { showKey } from './task-ref.js';
+import {
+  checkSpec,
+  queueSpec,
+  SPEC_FIELDS,
+  specFromLine,
+  type TaskSpec,
+  type WorldContext,
+} from './task-spec.js';
+
+/** A `--from` line that passed every check, with its line number. */
+interface LineSpec {
+  spec: TaskSpec;
+  line: number;
+}
+
+interface BadLine {
+  line: number;
+  message: string;
+}
+
+/** How far queueing the checked lines got. */
+interface QueueRun {
+  /** Keys (`a|b`) of every task queued. */
+  keys: string[];
+  queuedLines: number[];
+  /** Lines whose write failed; `uncertain` when the reply was lost (it may have landed). */
+  failed: (BadLine & { uncertain: boolean })[];
+  firstError: unknown;
+  /** Lines whose parent pattern matched no task. */
+  unmatched: number;
+}
+
+/** Bad lines named one by one, at most this many (the count says the rest). */
+const SHOWN_BAD_LINES = 50;
+
+/**
+ * Top-level tasks are independent, so a run of them is queued this many at a time; a task
+ * with a parent waits for everything before it (its parent may be among them).
+ */
+const WINDOW = 16;
+
+/**
+ * `queue --from`: reads and checks every line before anything is written (a file with a bad
+ * line queues nothing, and every bad line is named), then queues line by line and, when a
+ * write fails, stops and says exactly which lines were queued and which were not.
+ */
+export async function queueFromFile(
+  ctx: CommandContext,
+  file: string,
+  engine: Engine,
+): Promise<number> {
+  const { specs, bad } = await readLines(file, engine);
+  if (bad.length > 0) refuseBadLines(ctx, file, specs.length, bad);
+  const progress = createProgress({ label: `queueing ${file}`, total: specs.length });
+  const run = await queueLines(engine, specs, progress);
+  progress.finish();
+  return reportRun(ctx, file, specs, run);
+}
+
+/** Every line of the file checked: the good ones in order, and what is wrong with the rest. */
+async function readLines(
+  file: string,
+  engine: Engine,
+): Promise<{ specs: LineSpec[]; bad: BadLine[] }> {
+  const world = await engine.context();
+  const specs: LineSpec[] = [];
+  const bad: BadLine[] = [];
+  const input = createInterface({
+    input: file === '-' ? process.stdin : createReadStream(file),
+    crlfDelay: Infinity,
+  });
+  /** Keys the file itself queues at known places (an exact parent may be one of them). */
+  const made = new Set<string>();
+  // After a pattern line the file may make any key, so later exact parents go unchecked.
+  let patternSeen = false;
+  const parentsToCheck: { parent: string; line: number }[] = [];
+  let n = 0;
+  for await (const raw of input) {
+    n++;
+    const text = raw.trim();
+    if (text === '' || text.startsWith('#')) continue;
+    try {
+      const spec = parseLine(text, n);
+      const key = checkSpec(world, spec);
+      if (typeof spec.parent === 'string') {
+        const parent = key!.slice(0, -1).join('|');
+        if (!made.has(parent) && !patternSeen) parentsToCheck.push({ parent, line: n });
+      }
+      if (key) made.add(key.join('|'));
+      else patternSeen = true;
+      specs.push({ spec, line: n });
+    } catch (err) {
+      bad.push({ line: n, message: explain(err).message.replace(/^line \d+: /, '') });
+    }
+  }
+  bad.push(...(await missingParents(engine, world, parentsToCheck)));
+  return { specs, bad: bad.sort((a, b) => a.line - b.line) };
+}
+
+/** One line as JSON, of a task spec's shape. */
+function parseLine(text: string, n: number): TaskSpec {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`not valid JSON: ${(err as Error).message}`);
+  }
+  return specFromLine(value, `line ${n}`);
+}
+
+/** Exact parents the file does not create itself must exist already. */
+async function missingParents(
+  engine: Engine,
+  world: WorldContext,
+  parents: { parent: string; line: number }[],
+): Promise<BadLine[]> {
+  const missing = await Promise.all(
+    parents.map(async ({ parent, line }) =>
+      (await engine.coordinator.exists(world.layout.treePath(parent.split('|'))))
+        ? null
+        : { line, message: `parent ${parent} does not exist in world ${engine.world}` },
+    ),
+  );
+  return missing.filter((m): m is BadLine => m !== null);
+}
+
+/** Names the bad lines and refuses the file: nothing was written. */
+function refuseBadLines(ctx: CommandContext, file: string, good: number, bad: BadLine[]): never {
+  if (ctx.json) ctx.printJson({ lines: good + bad.length, queued: 0, invalid: bad });
+  else {
+    for (const b of bad.slice(0, SHOWN_BAD_LINES)) ctx.note(`${file}:${b.line}: ${b.message}`);
+    if (bad.length > SHOWN_BAD_LINES)
+      ctx.note(`... and ${bad.length - SHOWN_BAD_LINES} more bad line(s)`);
+  }
+  throw new CliError(
+    `${bad.length} bad line(s) in ${file} (first: line ${bad[0]!.line}); nothing was queued`,
+    ExitCode.USAGE,
+    `fields: ${SPEC_FIELDS.join(', ')}; fix the lines named above and queue the file again`,
+  );
+}
+
+/** The lines queued from `i` on together: a run of top-level tasks, or one task. */
+function nextBatch(specs: readonly LineSpec[], i: number): LineSpec[] {
+  const batch = [specs[i]!];
+  if (specs[i]!.spec.parent) return batch;
+  while (batch.length < WINDOW && i + batch.length < specs.length) {
+    const next = specs[i + batch.length]!;
+    if (next.spec.parent) break;
+    batch.push(next);
+  }
+  return batch;
+}
+
+/** Queues the checked lines in order, stopping after the batch in which a write failed. */
+async function queueLines(
+  engine: Engine,
+  specs: readonly LineSpec[],
+  progress: Progress,
+): Promise<QueueRun> {
+  const run: QueueRun = {
+    keys: [],
+    queuedLines: [],
+    failed: [],
+    firstError: undefined,
+    unmatched: 0,
+  };
+  let i = 0;
+  while (i < specs.length && run.failed.length === 0) {
+    const batch = nextBatch(specs, i);
+    // Every write of the batch settles before anything is reported: the count is exact.
+    const results = await Promise.allSettled(batch.map(({ spec }) => queueSpec(engine, spec)));
+    results.forEach((r, j) => {
+      const { line } = batch[j]!;
+      if (r.status === 'fulfilled') {
+        run.queuedLines.push(line);
+        if (r.value.length === 0) run.unmatched++;
+        for (const q of r.value) run.keys.push(showKey(q.key));
+      } else {
+        run.firstError ??= r.reason;
+        const code = (r.reason as { code?: string }).code ?? '';
+        run.failed.push({
+          line,
+          message: explain(r.reason).message,
+          uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
+        });
+      }
+    });
+    i += batch.length;
+    progress.update(i);
+  }
+  return run;
+}
+
+/** `1-3, 7, 9-12` */
+function ranges(lines: number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const n of [...lines].sort((a, b) => a - b)) {
+    const last = out[out.length - 1];
+    if (last && n === last[1] + 1) last[1] = n;
+    else out.push([n, n]);
+  }
+  return out;
+}
+
+const showRanges = (r: [number, number][]) =>
+  r.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');
+
+/** Says what was queued and, after a failed write, exactly which lines were not. */
+function reportRun(
+  ctx: CommandContext,
+  file: string,
+  specs: readonly LineSpec[],
+  run: QueueRun,
+): number {
+  const { keys, queuedLines, failed, unmatched } = run;
+  const queuedSet = new Set(queuedLines);
+  const notQueued = ranges(specs.filter((s) => !queuedSet.has(s.line)).map((s) => s.line));
+  if (ctx.json)
+    ctx.printJson({
+      lines: specs.length,
+      queued: keys.length,
+      unmatched,
+      keys,
+      ...(failed.length > 0 ? { failed, notQueuedLines: notQueued } : {}),
+    });
+  if (failed.length === 0) {
+    if (!ctx.json)
+      ctx.out(
+        `queued ${keys.length} task(s) from ${specs.length} line(s)${unmatched ? `; ${unmatched} line(s) matched no parent` : ''}`,
+      );
+    return ExitCode.OK;
+  }
+  if (!ctx.json) {
+    const unsure = failed.filter((f) => f.uncertain).length;
+    ctx.out(
+      `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed${unsure ? `; ${unsure} more line(s) may or may not be queued (the connection was lost while writing them)` : ''}`,
+    );
+    for (const f of failed)
+      ctx.note(
+        `${file}:${f.line}: ${f.message}${f.uncertain ? ' (the connection was lost while writing it: it may or may not be queued)' : ''}`,
+      );
+    ctx.note(`not queued: line(s) ${showRanges(notQueued)} of ${file}`);
+  }
+  return explain(run.firstError).exitCode;
+}

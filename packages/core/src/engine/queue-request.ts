@@ -1,0 +1,62 @@
+import { ZoottError } from '../contract/errors.js';
+import type { NameFunctor } from '../tree/functors.js';
+import type { TaskKey } from '../tree/keys.js';
+import type { ParentPattern } from '../tree/patterns.js';
+import type { AnyTasks, TaskInfo, TaskType } from '../tree/task-map.js';
+import type { QueueOptions } from './types.js';
+
+/** Where `queue` puts a task: at the top level, under an exact parent, or under every match. */
+export type QueueParent = ParentPattern | { key: TaskKey } | null | undefined;
+
+/**
+ * The one-object form of `queue`: the task (`name`, `type`, `data`), where it goes
+ * (`parent`, `childName`) and its options (`priority`, `hints`, `maxAttempts`, `backoff`,
+ * `notBefore`), all named.
+ */
+export type QueueRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = TaskInfo<M, K> &
+  QueueOptions & {
+    /** Top level when omitted; `{ key }` for one exact parent; a name/type pattern for every match. */
+    parent?: QueueParent;
+    /** Names the child under each matched parent (the seed's `nameFunctor`); default: `name`. */
+    childName?: NameFunctor;
+  };
+
+const TASK_FIELDS = ['name', 'type', 'data'] as const;
+const PLACE_FIELDS = ['parent', 'childName'] as const;
+const OPTION_FIELDS = ['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore'] as const;
+const REQUEST_FIELDS: readonly string[] = [...TASK_FIELDS, ...PLACE_FIELDS, ...OPTION_FIELDS];
+
+/** Splits a one-object `queue` request into the positional arguments the engine works on. */
+export function splitRequest(request: Record<string, unknown>): {
+  taskInfo: Record<string, unknown>;
+  parent: QueueParent;
+  nameFunctor: NameFunctor | null;
+  options: QueueOptions;
+} {
+  for (const k of Object.keys(request))
+    if (!REQUEST_FIELDS.includes(k))
+      throw new ZoottError(
+        'INVALID_TASK',
+        `${k}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
+        { field: k },
+      );
+  const pick = (fields: readonly string[]) =>
+    Object.fromEntries(
+      fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]] as const),
+    );
+  const childName = request.childName;
+  if (childName !== undefined && typeof childName !== 'function')
+    throw new ZoottError(
+      'INVALID_TASK',
+      'childName: must be a function (parentName, name) => string',
+      {
+        field: 'childName',
+      },
+    );
+  return {
+    taskInfo: pick(TASK_FIELDS),
+    parent: request.parent as QueueParent,
+    nameFunctor: (childName as NameFunctor | undefined) ?? null,
+    options: pick(OPTION_FIELDS) as QueueOptions,
+  };
+}

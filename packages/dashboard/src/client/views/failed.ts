@@ -1,0 +1,106 @@
+import { api, encodeKey, type FailedList, type TaskKey } from '../api.js';
+import { errorLine, h, replace, serial, throttle, time } from '../dom.js';
+import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
+
+/** The dead-letter list, with retry, retry-all and cancel (none of them when read-only). */
+export function failedView(ctx: ViewContext): View {
+  const head = h('div', { class: 'toolbar' }, h('h2', {}, 'Failed'));
+  const table = h('div', { class: 'table-wrap' });
+  const el = h('section', { class: 'page failed' }, head, table);
+  const retryAll = h('button', { type: 'button', 'data-action': 'retry-all' }, 'Retry all');
+  retryAll.addEventListener('click', async () => {
+    retryAll.disabled = true;
+    try {
+      const r = await api.retryAll(ctx.world);
+      ctx.notify(
+        `retried ${r.retried} task(s)${r.errors.length ? `, ${r.errors.length} refused` : ''}`,
+        r.errors.length ? 'error' : 'info',
+      );
+    } catch (err) {
+      ctx.notify(`retry all failed: ${errorText(err)}`, 'error');
+    } finally {
+      retryAll.disabled = false;
+    }
+    await refresh();
+  });
+  if (!ctx.readOnly) head.appendChild(retryAll);
+
+  const act = (what: string, key: TaskKey, run: () => Promise<unknown>) =>
+    taskAction(ctx, what, key, run, refresh);
+
+  const render = (list: FailedList) => {
+    retryAll.hidden = list.total === 0;
+    if (list.total === 0) return replace(table, h('p', { class: 'muted' }, 'No failed task.'));
+    replace(
+      table,
+      list.total > list.tasks.length
+        ? h(
+            'p',
+            { class: 'muted' },
+            `Showing the ${list.tasks.length} most recent of ${list.total}.`,
+          )
+        : null,
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Task', 'Type', 'Attempts', 'Error', 'Failed at', ctx.readOnly ? null : '']
+              .filter((x) => x !== null)
+              .map((t) => h('th', {}, t)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          list.tasks.map((t) =>
+            h(
+              'tr',
+              { 'data-key': encodeKey(t.key) },
+              h('td', {}, h('a', { href: href(ctx.world, 'task', t.key) }, encodeKey(t.key))),
+              h('td', {}, t.type),
+              h('td', {}, String(t.attempts)),
+              h('td', { class: 'error' }, errorLine(t.error?.code, t.error?.message ?? '')),
+              h('td', {}, time(t.failedAt)),
+              ctx.readOnly
+                ? null
+                : h(
+                    'td',
+                    { class: 'row-actions' },
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        'data-action': 'retry',
+                        onclick: () =>
+                          void act('retried', t.key, () => api.retry(ctx.world, t.key)),
+                      },
+                      'Retry',
+                    ),
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'danger',
+                        'data-action': 'cancel',
+                        onclick: () =>
+                          void act('cancelled', t.key, () => api.cancel(ctx.world, t.key)),
+                      },
+                      'Cancel',
+                    ),
+                  ),
+            ),
+          ),
+        ),
+      ),
+    );
+  };
+
+  const refresh = serial(async () => render(await api.failed(ctx.world)));
+  const soon = throttle(refresh, 300);
+  return { el, refresh, onTask: soon };
+}

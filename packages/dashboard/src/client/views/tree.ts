@@ -1,0 +1,239 @@
+import { api, type EngineEvent } from '../api.js';
+import { h, replace, sequence, throttle } from '../dom.js';
+import { type Item, stateAfter, TreeModel } from './tree-model.js';
+import { errorText, href, STATES, type View, type ViewContext } from './view.js';
+
+const ROW_H = 26;
+/** Rows drawn above and below the visible window, so fast scrolling shows no gaps. */
+const OVERSCAN = 15;
+
+/**
+ * The task tree of a world: coloured by state, collapsible, searchable by name or type, with
+ * counts per subtree. Only the rows in view exist in the DOM, so 10,000+ nodes stay quick.
+ * The tree itself (counts, open rows, search) is the {@link TreeModel}; this draws it.
+ */
+export function treeView(ctx: ViewContext): View {
+  const model = new TreeModel();
+  let rows: Item[] = [];
+  let query = '';
+
+  const search = h('input', {
+    type: 'search',
+    class: 'search',
+    placeholder: 'Search name or type…',
+    'aria-label': 'search tasks by name or type',
+  });
+  const summary = h('span', { class: 'muted tree-summary' });
+  const spacer = h('div', { class: 'tree-spacer' });
+  const rowsEl = h('div', { class: 'tree-rows' });
+  const scroller = h('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
+  const setMode = (m: 'all' | 'none') => {
+    model.setMode(m);
+    relayout();
+  };
+  const el = h(
+    'section',
+    { class: 'page tree' },
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h2', {}, 'Task tree'),
+      search,
+      h('button', { type: 'button', onclick: () => setMode('all') }, 'Expand all'),
+      h('button', { type: 'button', onclick: () => setMode('none') }, 'Collapse all'),
+      summary,
+    ),
+    h(
+      'div',
+      { class: 'legend' },
+      STATES.map((s) =>
+        h('span', { class: `legend-item state-${s}` }, h('span', { class: 'dot' }), s),
+      ),
+    ),
+    scroller,
+  );
+
+  // Which rows are visible changed: a new list, then the window in view.
+  const relayout = () => {
+    rows = model.rows(query);
+    spacer.style.height = `${rows.length * ROW_H}px`;
+    draw();
+  };
+
+  // Drawing: only the window in view, once per animation frame.
+  let frame = 0;
+  const draw = () => {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      const top = scroller.scrollTop;
+      const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+      const count = Math.ceil((scroller.clientHeight || 600) / ROW_H) + 2 * OVERSCAN;
+      const slice = rows.slice(first, first + count);
+      rowsEl.style.transform = `translateY(${first * ROW_H}px)`;
+      const searching = query.trim() !== '';
+      replace(
+        rowsEl,
+        slice.map((n) => {
+          const open = n.children.length > 0 && (searching || model.isOpen(n));
+          return treeRow(ctx.world, n, open, () => {
+            model.toggle(n, !open);
+            relayout();
+          });
+        }),
+      );
+      const total = model.totals();
+      const matching = searching ? ` · ${rows.length} rows match` : '';
+      summary.textContent = `${model.size} tasks · ${STATES.map((s) => `${total[s]} ${s}`).join(' · ')}${matching}`;
+    });
+  };
+
+  scroller.addEventListener('scroll', draw, { passive: true });
+  const onResize = () => draw();
+  window.addEventListener('resize', onResize);
+  let searchTimer: ReturnType<typeof setTimeout> | null = null;
+  search.addEventListener('input', () => {
+    if (searchTimer) clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      query = search.value;
+      scroller.scrollTop = 0;
+      relayout();
+    }, 120);
+  });
+
+  const sync = treeSync(ctx, model, { relayout, draw });
+  return {
+    el,
+    refresh: sync.refresh,
+    onTask: sync.onTask,
+    dispose: () => window.removeEventListener('resize', onResize),
+  };
+}
+
+/** One row of the tree: toggle, state dot, name (a link to the task), type, state, counts. */
+function treeRow(world: string, n: Item, open: boolean, onToggle: () => void): HTMLElement {
+  const hasKids = n.children.length > 0;
+  const r = h(
+    'div',
+    {
+      class: `row state-${n.state ?? 'none'}`,
+      'data-key': n.enc,
+      'data-state': n.state ?? 'none',
+      role: 'treeitem',
+    },
+    hasKids
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'toggle',
+            'aria-label': open ? 'collapse' : 'expand',
+            'aria-expanded': open ? 'true' : 'false',
+            onclick: onToggle,
+          },
+          open ? '▾' : '▸',
+        )
+      : h('span', { class: 'toggle' }),
+    h('span', { class: 'dot', title: n.state ?? 'no state' }),
+    h('a', { class: 'name', href: href(world, 'task', n.key) }, n.name),
+    h('span', { class: 'type' }, n.type),
+    h('span', { class: 'state-label' }, n.state ?? 'no state'),
+    hasKids
+      ? h(
+          'span',
+          { class: 'subcounts', title: 'states in this subtree' },
+          STATES.filter((s) => n.counts[s] > 0).map((s) =>
+            h('span', { class: `chip state-${s}`, title: s }, String(n.counts[s])),
+          ),
+        )
+      : null,
+  );
+  r.style.paddingLeft = `${8 + n.depth * 20}px`;
+  return r;
+}
+
+/**
+ * Keeps the model in step with the server: a full read on refresh, and per event either a
+ * new state (same rows: redraw) or a re-read of the root whose subtree changed shape.
+ */
+function treeSync(
+  ctx: ViewContext,
+  model: TreeModel,
+  view: { relayout(): void; draw(): void },
+): Pick<View, 'refresh'> & { onTask(e: EngineEvent): void } {
+  // Reads run one at a time (`sequence`). An event that arrives while a read is on the wire may
+  // not be in its answer, which then overwrites the event's effect: such roots are re-read
+  // once the read is in.
+  let reading = false;
+  const missed = new Set<string>();
+  const dirtyRoots = new Set<string>();
+  const readTracked = async (read: () => Promise<void>) => {
+    reading = true;
+    missed.clear();
+    try {
+      await read();
+    } finally {
+      reading = false;
+      for (const r of missed) dirtyRoots.add(r);
+      if (missed.size > 0) rereadRoots();
+      missed.clear();
+      view.relayout();
+    }
+  };
+
+  const inOrder = sequence();
+  const refresh = () =>
+    inOrder(() =>
+      readTracked(async () => {
+        model.load(await api.tree(ctx.world));
+      }),
+    );
+
+  /** Re-reads one root's subtree (after it gained or lost nodes): the root's record plus below. */
+  const rereadRoot = async (name: string) => {
+    const [rec, below] = await Promise.all([
+      api
+        .task(ctx.world, [name])
+        .catch((err) => (err?.status === 404 ? null : Promise.reject(err))),
+      api.tree(ctx.world, name),
+    ]);
+    model.replaceRoot(
+      name,
+      rec ? { key: [name], name, type: rec.type, state: rec.state, children: below } : null,
+    );
+  };
+
+  const rereadRoots = throttle(
+    () =>
+      inOrder(() =>
+        readTracked(async () => {
+          const names = [...dirtyRoots];
+          dirtyRoots.clear();
+          for (const name of names) {
+            try {
+              await rereadRoot(name);
+            } catch (err) {
+              ctx.notify(`tree update failed: ${errorText(err)}`, 'error');
+            }
+          }
+        }),
+      ),
+    300,
+  );
+
+  const onTask = (e: EngineEvent) => {
+    if (reading) missed.add(e.key[0]!);
+    const n = model.get(e.key);
+    const state = stateAfter(e.type);
+    if (!n || !state) {
+      dirtyRoots.add(e.key[0]!);
+      rereadRoots();
+      return;
+    }
+    // Same rows, new colours and counts: redraw the window only.
+    model.setState(n, state);
+    view.draw();
+  };
+
+  return { refresh, onTask };
+}

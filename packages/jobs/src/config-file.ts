@@ -1,0 +1,217 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ZoottError } from '@zoott/core';
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * The configuration file shared by `zoott` and `zoott-worker`, and the credential syntax both
+ * accept. It lives here (imported by the CLI as `@zoott/jobs/config`) because the CLI
+ * and the worker program both use the job layer, and this module pulls in nothing heavier than `yaml`.
+ *
+ * One file serves both tools: top-level keys are read by every tool that knows them (and
+ * skipped by a tool that does not, as long as the other tool knows them); a `cli:` or
+ * `worker:` section holds what only one tool should see and wins over the top level for it.
+ * A key no tool knows is an error, so a misspelt key is caught by whichever tool runs first.
+ */
+
+/** The two tools that read the file. */
+export type Tool = 'cli' | 'worker';
+
+/** Keys the CLI reads (top level or its `cli:` section). */
+export const CLI_FILE_KEYS: readonly string[] = [
+  'connect',
+  'auth',
+  'authFile',
+  'world',
+  'lockDir',
+  'connectTimeout',
+  'sessionTimeout',
+];
+
+/** Environment variable naming the config file of either tool. */
+export const CONFIG_FILE_ENV = 'ZOOTT_CONFIG';
+
+function bad(message: string, field = 'config'): ZoottError {
+  return new ZoottError('INVALID_CONFIG', message, { field });
+}
+
+/** Files looked at, in order, when no config file is named. */
+export function defaultConfigPaths(cwd: string, env: Readonly<Record<string, string | undefined>>) {
+  const xdg = env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return [
+    join(cwd, 'zoott.config.yaml'),
+    join(cwd, 'zoott.config.yml'),
+    join(cwd, 'zoott.config.json'),
+    join(xdg, 'zoott', 'config.yaml'),
+    join(xdg, 'zoott', 'config.json'),
+  ];
+}
+
+/** Where the config file came from. */
+export interface FoundConfig {
+  path: string;
+  /** `flag` (--config), `env` (the variable named in `envName`) or `default` (a default path). */
+  from: 'flag' | 'env' | 'default';
+  envName?: string;
+}
+
+/**
+ * Picks the config file: the one named by the flag, else by the first set variable of
+ * `envNames` (a named file must exist), else the first default path that exists, else none.
+ *
+ * @throws ZoottError INVALID_CONFIG with `details.field` `config` for a named file that is missing.
+ */
+export function findConfigFile(options: {
+  explicit: string | undefined;
+  envNames: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}): FoundConfig | null {
+  if (options.explicit !== undefined && options.explicit !== '') {
+    if (!existsSync(options.explicit))
+      throw bad(`config file ${options.explicit} does not exist (check --config)`);
+    return { path: options.explicit, from: 'flag' };
+  }
+  for (const name of options.envNames) {
+    const value = options.env[name];
+    if (value === undefined || value === '') continue;
+    if (!existsSync(value)) throw bad(`config file ${value} does not exist (check ${name})`);
+    return { path: value, from: 'env', envName: name };
+  }
+  for (const p of defaultConfigPaths(options.cwd, options.env))
+    if (existsSync(p)) return { path: p, from: 'default' };
+  return null;
+}
+
+/** Parses a config file's text: YAML, of which JSON is a subset. Empty text is `{}`. */
+export function parseConfigText(text: string, source: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (err) {
+    throw bad(`config file ${source} does not parse: ${(err as Error).message}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw bad(`config file ${source}: must be a mapping of settings`);
+  return value as Record<string, unknown>;
+}
+
+/** Reads and parses a config file. */
+export function readConfigDocument(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw bad(`cannot read the config file ${path} (${(err as Error).message})`);
+  }
+  return parseConfigText(text, path);
+}
+
+/**
+ * The settings one tool takes from a parsed config file: the top-level keys it knows, then
+ * its own section over them. Checks the whole file, so either tool reports a key nobody knows.
+ *
+ * @param known keys of each tool (the worker's come from its settings table).
+ * @throws ZoottError INVALID_CONFIG naming the key and the file.
+ */
+export function settingsFor(
+  doc: Record<string, unknown>,
+  tool: Tool,
+  known: Readonly<Record<Tool, readonly string[]>>,
+  source: string,
+): Record<string, unknown> {
+  const anyTool = new Set([...known.cli, ...known.worker]);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) {
+    if (key === 'cli' || key === 'worker') continue;
+    if (!anyTool.has(key))
+      throw bad(
+        `config file ${source}: unknown key ${JSON.stringify(key)} (known: ${[...anyTool].join(', ')}, and the sections cli: and worker:)`,
+        key,
+      );
+    if (known[tool].includes(key)) out[key] = value;
+  }
+  for (const section of ['cli', 'worker'] as const) {
+    const body = doc[section];
+    if (body === undefined || body === null) continue;
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw bad(`config file ${source}: ${section}: must be a mapping of settings`, section);
+    for (const [key, value] of Object.entries(body)) {
+      if (!known[section].includes(key))
+        throw bad(
+          `config file ${source}: ${section}.${key}: unknown ${section} setting (known: ${known[section].join(', ')})`,
+          `${section}.${key}`,
+        );
+      if (section === tool) out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** One credential, as the ZooKeeper client takes it. */
+export interface Credential {
+  scheme: 'digest';
+  /** `user:password` */
+  auth: string;
+}
+
+/**
+ * Parses one credential: `user:password`, or the same with the scheme spelt out,
+ * `digest:user:password`. The password may contain colons; the user may not. A user named
+ * `digest` is written with the scheme (`digest:digest:password`).
+ *
+ * @throws ZoottError INVALID_CONFIG that never contains the password.
+ */
+export function parseCredential(spec: string, where: string): Credential {
+  const rest = spec.startsWith('digest:') && spec.indexOf(':', 7) > 7 ? spec.slice(7) : spec;
+  const colon = rest.indexOf(':');
+  if (colon <= 0 || colon === rest.length - 1)
+    throw bad(
+      `${where}: expected user:password or digest:user:password (got ${JSON.stringify(maskCredential(spec))})`,
+      'auth',
+    );
+  return { scheme: 'digest', auth: rest };
+}
+
+/** A credential for display: the user, never the password (`alice:****`). */
+export function maskCredential(spec: string): string {
+  const lead = spec.startsWith('digest:') ? 'digest:' : '';
+  const rest = spec.slice(lead.length);
+  const colon = rest.indexOf(':');
+  if (colon === -1) return lead + (rest === '' ? '' : '****');
+  return `${lead}${rest.slice(0, colon)}:****`;
+}
+
+/** An ACL entry `user:password:perms` for display: `alice:****:cdrwa`. */
+export function maskAclEntry(entry: string): string {
+  const parts = entry.split(':');
+  if (parts.length < 3) return entry;
+  return `${parts[0]}:****:${parts[parts.length - 1]}`;
+}
+
+/**
+ * Reads credentials from a file: one per line, `user:password` or `digest:user:password`;
+ * blank lines and lines starting with `#` are skipped. Keeps passwords off command lines,
+ * where any local user can read them in /proc/<pid>/cmdline.
+ */
+export function readAuthFile(path: string): Credential[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw bad(
+      `cannot read the auth file ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      'authFile',
+    );
+  }
+  const out: Credential[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    out.push(parseCredential(line, `auth file ${path} line ${i + 1}`));
+  });
+  if (out.length === 0) throw bad(`auth file ${path} holds no credential`, 'authFile');
+  return out;
+}

@@ -1,0 +1,202 @@
+import { ZoottError } from '@zoott/core';
+import {
+  CLI_FILE_KEYS,
+  CONFIG_FILE_ENV,
+  type FoundConfig,
+  findConfigFile,
+  maskAclEntry,
+  maskCredential,
+  readConfigDocument,
+  settingsFor,
+  type Tool,
+} from './config-file.js';
+import { checkOutputCap } from './limits.js';
+import { type FileSettings, SETTINGS, type SettingSpec } from './settings.js';
+
+export * from './config-file.js';
+export * from './settings.js';
+
+/**
+ * Variables naming the worker's config file, in the order they are read: a worker-only one,
+ * then the one the CLI reads too (so one exported variable serves both tools).
+ */
+export const CONFIG_ENVS: readonly string[] = ['ZOOTT_WORKER_CONFIG', CONFIG_FILE_ENV];
+
+/** Config-file keys of each tool (the worker's are its settings table). */
+export const FILE_KEYS: Readonly<Record<Tool, readonly string[]>> = {
+  cli: CLI_FILE_KEYS,
+  worker: SETTINGS.map((s) => s.key),
+};
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+function bad(where: string, why: string, field: string): ZoottError {
+  return new ZoottError('INVALID_CONFIG', `${where}: ${why}`, { field });
+}
+
+function readValue(spec: SettingSpec, value: unknown, where: string): unknown {
+  switch (spec.kind) {
+    case 'string':
+      if (typeof value !== 'string' || value === '')
+        throw bad(where, `must be a non-empty string, got ${JSON.stringify(value)}`, spec.key);
+      return value;
+    case 'int': {
+      const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
+        throw bad(where, `must be a whole number >= 0, got ${JSON.stringify(value)}`, spec.key);
+      return n;
+    }
+    case 'bool': {
+      if (typeof value === 'boolean') return value;
+      const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
+      if (['true', '1', 'yes'].includes(text)) return true;
+      if (['false', '0', 'no'].includes(text)) return false;
+      throw bad(where, `must be true or false, got ${JSON.stringify(value)}`, spec.key);
+    }
+    case 'list': {
+      const items = Array.isArray(value)
+        ? value
+        : typeof value === 'string'
+          ? value.split(',')
+          : null;
+      if (items === null || items.some((s) => typeof s !== 'string'))
+        throw bad(where, `must be a list of strings, got ${JSON.stringify(value)}`, spec.key);
+      return (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
+    }
+  }
+}
+
+/** Where a setting's value came from. */
+export type SettingSource = 'flag' | 'env' | 'file' | 'default';
+
+/** Settings with the source of each one that is set. */
+export interface ResolvedSettings {
+  settings: FileSettings;
+  sources: Partial<Record<keyof FileSettings, SettingSource>>;
+}
+
+/** The inputs of {@link resolveSettings}. */
+export interface SettingSources {
+  /** Flags, keyed like the table (`jobTimeoutMs`, not commander's `jobTimeout`). */
+  flags?: Partial<Record<keyof FileSettings, unknown>>;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The worker's part of the config file (see {@link readWorkerConfig}), or a plain object. */
+  file?: unknown;
+  fileName?: string;
+}
+
+/**
+ * Merges flags, environment and config file into one settings object, recording where each
+ * value came from. Unknown file keys are errors, so a misspelt key is caught.
+ *
+ * @throws ZoottError INVALID_CONFIG naming the setting and where it came from.
+ */
+export function resolveSettingsWithSources(sources: SettingSources): ResolvedSettings {
+  const file = sources.file ?? {};
+  const fileName = sources.fileName ?? 'config file';
+  if (typeof file !== 'object' || file === null || Array.isArray(file))
+    throw bad(fileName, 'must hold a mapping of settings', 'config');
+  const known = new Set(SETTINGS.map((s) => s.key as string));
+  for (const key of Object.keys(file))
+    if (!known.has(key))
+      throw bad(`${fileName}: ${key}`, `unknown setting (known: ${[...known].join(', ')})`, key);
+  const out: Record<string, unknown> = {};
+  const from: Partial<Record<keyof FileSettings, SettingSource>> = {};
+  for (const spec of SETTINGS) {
+    const flag = sources.flags?.[spec.key];
+    const env = sources.env?.[spec.env];
+    const fromFile = (file as Record<string, unknown>)[spec.key];
+    if (flag !== undefined) {
+      out[spec.key] = readValue(spec, flag, spec.flag);
+      from[spec.key] = 'flag';
+    } else if (env !== undefined && env !== '') {
+      out[spec.key] = readValue(spec, env, spec.env);
+      from[spec.key] = 'env';
+    } else if (fromFile !== undefined && fromFile !== null) {
+      out[spec.key] = readValue(spec, fromFile, `${fileName}: ${spec.key}`);
+      from[spec.key] = 'file';
+    }
+  }
+  const settings = out as FileSettings;
+  if (settings.logLevel !== undefined && !LOG_LEVELS.includes(settings.logLevel))
+    throw bad(
+      'logLevel',
+      `must be one of ${LOG_LEVELS.join(', ')}, got ${settings.logLevel}`,
+      'logLevel',
+    );
+  checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
+  return { settings, sources: from };
+}
+
+/** {@link resolveSettingsWithSources} without the sources. */
+export function resolveSettings(sources: SettingSources): FileSettings {
+  return resolveSettingsWithSources(sources).settings;
+}
+
+/**
+ * The worker's part of a config file (YAML or JSON): the top-level keys it knows and its
+ * `worker:` section, after checking that every key belongs to the worker or the CLI.
+ */
+export function workerPartOf(
+  doc: Record<string, unknown>,
+  source: string,
+): Record<string, unknown> {
+  return settingsFor(doc, 'worker', FILE_KEYS, source);
+}
+
+/**
+ * Finds and reads the worker's config file: `--config`, else `ZOOTT_WORKER_CONFIG`, else
+ * `ZOOTT_CONFIG`, else the CLI's default paths (`./zoott.config.yaml`, ...).
+ */
+export function readWorkerConfig(options: {
+  explicit: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}): { found: FoundConfig | null; file: Record<string, unknown> } {
+  const found = findConfigFile({ ...options, envNames: CONFIG_ENVS });
+  if (!found) return { found: null, file: {} };
+  return { found, file: workerPartOf(readConfigDocument(found.path), found.path) };
+}
+
+/** Reads a config file (YAML or JSON) and returns the worker's part of it. */
+export function readConfigFile(path: string): Record<string, unknown> {
+  return workerPartOf(readConfigDocument(path), path);
+}
+
+/** One line of --print-config. */
+export interface PrintedSetting {
+  key: string;
+  flag: string;
+  env: string;
+  /** The effective value (`null` when unset); credentials and ACL passwords masked. */
+  value: unknown;
+  source: SettingSource;
+}
+
+/** A value as --print-config shows it: never a password. */
+function shown(key: keyof FileSettings, value: unknown): unknown {
+  if (key === 'auth' && Array.isArray(value)) return value.map((v) => maskCredential(String(v)));
+  if (key === 'acl' && Array.isArray(value)) return value.map((v) => maskAclEntry(String(v)));
+  return value;
+}
+
+/** The effective settings, defaults filled in, with their sources: what --print-config shows. */
+export function describeSettings(resolved: ResolvedSettings): PrintedSetting[] {
+  return SETTINGS.map((spec) => {
+    const source = resolved.sources[spec.key] ?? 'default';
+    const set = resolved.settings[spec.key];
+    const value = set !== undefined ? set : (spec.fallback?.(resolved.settings) ?? null);
+    return { key: spec.key, flag: spec.flag, env: spec.env, value: shown(spec.key, value), source };
+  });
+}
+
+/** The default of a setting that has one, as the daemon uses it. */
+export function settingDefault<K extends keyof FileSettings>(
+  key: K,
+  resolved: FileSettings = {},
+): NonNullable<FileSettings[K]> {
+  const value = SETTINGS.find((s) => s.key === key)?.fallback?.(resolved);
+  // A programming error, not a user's: only settings with a default are asked for.
+  if (value === undefined || value === null) throw new Error(`setting ${key} has no default`);
+  return value as NonNullable<FileSettings[K]>;
+}

@@ -1,0 +1,209 @@
+import { hostname } from 'node:os';
+import {
+  type Coordinator,
+  type Engine,
+  type EngineLogger,
+  runWorker,
+  type WorkerHandle,
+} from '@zoott/core';
+import type { Logger } from 'pino';
+import type { Credential } from './config-file.js';
+import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
+import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
+import { DaemonInstruments } from './daemon-instruments.js';
+import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
+import { fileLocality, openWorld } from './daemon-world.js';
+import { withRaceInputCleanup } from './handlers/race-input.js';
+import { createJobEngine } from './job-engine.js';
+import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
+
+/** Everything `startWorkerDaemon` settled before serving: checked settings and the session. */
+export interface DaemonSetup {
+  config: WorkerDaemonConfig;
+  nodeId: string;
+  world: string;
+  log: Logger;
+  engineLog: EngineLogger;
+  credentials: Credential[];
+  concurrency: number;
+  raceConcurrency: number;
+  graceMs: number;
+  coordinator: Coordinator;
+  /** Whether the daemon opened the session (and so closes it). */
+  owned: boolean;
+}
+
+/** Serves the world on the session: the worker loops, session logging and the metrics. */
+export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
+  const { config, coordinator, world, log, engineLog } = d;
+  if (!d.owned) for (const a of d.credentials) await coordinator.addAuth(a.scheme, a.auth);
+
+  const instruments = new DaemonInstruments(log, d.nodeId, world);
+  const { metrics } = instruments;
+  metrics.setSession(coordinator.state);
+  const engine: Engine = createJobEngine(coordinator, {
+    world,
+    logger: engineLog,
+    onSettled: instruments.settledIn(() => engine),
+  });
+  const raceEngine: Engine = createJobEngine(coordinator, {
+    world: raceWorld(world),
+    buckets: RACE_WORLD_BUCKETS,
+    logger: engineLog,
+    onSettled: withRaceInputCleanup(
+      instruments.settledIn(() => raceEngine),
+      () => served.dataDir,
+      log,
+    ),
+    replyWorld: world,
+  });
+  const served = await servedHandlers(config, { ...d, engine, instruments });
+
+  await openWorld(engine, config.createWorld === true);
+  const loops = await startLoops(d, served, engine, raceEngine);
+
+  const offSession = coordinator.onSession((e) => {
+    metrics.setSession(coordinator.state);
+    const level = e.type === 'lost' || e.type === 'suspended' ? 'warn' : 'info';
+    log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
+  });
+
+  const metricsServer =
+    config.metricsPort !== undefined
+      ? await serveMetrics(
+          metrics,
+          config.metricsPort,
+          config.metricsHost ?? '127.0.0.1',
+          async () => {
+            metrics.setSession(coordinator.state);
+            metrics.setCounts(world, await engine.counts());
+          },
+          () => healthOf(coordinator.state),
+        )
+      : null;
+
+  log.info(
+    {
+      world,
+      types: served.types,
+      concurrency: d.concurrency,
+      allowExec: served.allowExec,
+      workDir: served.workDir,
+      dataDir: served.dataDir,
+      metrics: metricsServer?.url ?? null,
+    },
+    'worker started',
+  );
+
+  const finish = async () => {
+    offSession();
+    await metricsServer?.close();
+    engine.close();
+    raceEngine.close();
+    if (d.owned) await coordinator.close().catch(() => undefined);
+  };
+  return daemonHandle(d, loops, instruments, metricsServer, served.types, finish);
+}
+
+/** The main worker loop, and one for race coordinators in the race world when served. */
+async function startLoops(
+  d: DaemonSetup,
+  { types, handlers, dataDir }: ServedHandlers,
+  engine: Engine,
+  raceEngine: Engine,
+): Promise<WorkerHandle[]> {
+  const common = {
+    id: d.nodeId,
+    server: d.nodeId,
+    host: hostname(),
+    pid: process.pid,
+    stopTimeoutMs: d.graceMs,
+    logger: d.engineLog,
+    ...(d.config.localityWaitMs !== undefined ? { localityWaitMs: d.config.localityWaitMs } : {}),
+  };
+  const loops: WorkerHandle[] = [
+    runWorker(d.coordinator, handlers, {
+      ...common,
+      world: d.world,
+      concurrency: d.concurrency,
+      engine,
+      locality: fileLocality(dataDir),
+    }),
+  ];
+  if (types.includes(RACE_TYPE)) {
+    await raceEngine.init();
+    loops.push(
+      runWorker(
+        d.coordinator,
+        { [RACE_TYPE]: handlers[RACE_TYPE]! },
+        // The main loop renews a lost session; this one follows it.
+        {
+          ...common,
+          world: raceWorld(d.world),
+          concurrency: d.raceConcurrency,
+          engine: raceEngine,
+          renewSession: false,
+        },
+      ),
+    );
+  }
+  return loops;
+}
+
+/** The running daemon: `stop` lets running tasks finish, `kill` ends their processes at once. */
+function daemonHandle(
+  d: DaemonSetup,
+  loops: WorkerHandle[],
+  instruments: DaemonInstruments,
+  metricsServer: MetricsServer | null,
+  types: string[],
+  finish: () => Promise<void>,
+): WorkerDaemon {
+  const { log } = d;
+  const { processes } = instruments;
+  const main = loops[0]!;
+  let shutdown: Promise<void> | null = null;
+  const done = Promise.all(loops.map((l) => l.done)).then(() => undefined);
+  // A loop that ends on its own (the session was closed under it) ends the daemon.
+  void done.then(
+    () => {
+      shutdown ??= finish();
+    },
+    (err: unknown) => log.error({ err: String(err) }, 'worker loop failed'),
+  );
+  return {
+    nodeId: d.nodeId,
+    world: d.world,
+    types,
+    coordinator: d.coordinator,
+    metrics: instruments.metrics,
+    metricsServer,
+    get registryPath() {
+      return main.registryPath;
+    },
+    processes,
+    stop() {
+      shutdown ??= (async () => {
+        log.info({ graceMs: d.graceMs, running: processes.size }, 'stopping: no new claims');
+        await Promise.all(loops.map((l) => l.stop()));
+        await finish();
+        log.info('stopped');
+      })();
+      return shutdown;
+    },
+    async kill() {
+      for (const pid of processes) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      log.warn({ killed: processes.size }, 'killed');
+      for (const l of loops) void l.stop();
+      shutdown ??= finish();
+      await shutdown;
+    },
+    done: done.then(() => shutdown ?? undefined),
+  };
+}

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve, sep } from 'node:path';
+import { type Engine, isZoottError, type LocalityScore, ZoottError } from '@zoott/core';
+import { listWorlds } from '@zoott/core/internal';
+
+// The world a daemon serves: made sure of before serving, and where its data files lie.
+
+/**
+ * Makes sure the world exists before the worker serves it: a typo in `--world` must not
+ * create an empty world and idle there. With `create`, a missing world is initialised.
+ *
+ * @throws ZoottError WORLD_NOT_INITIALISED naming the worlds that do exist.
+ */
+export async function openWorld(engine: Engine, create: boolean): Promise<void> {
+  try {
+    await engine.context();
+  } catch (err) {
+    if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
+    if (!create) {
+      const worlds = await listWorlds(engine.coordinator);
+      throw new ZoottError(
+        'WORLD_NOT_INITIALISED',
+        `world ${engine.world} was never initialised; ${
+          worlds.length > 0
+            ? `the worlds here are: ${worlds.join(', ')}`
+            : 'there is no world here yet'
+        } (create it with \`zoott init ${engine.world}\`, or start the worker with --create-world)`,
+        { field: 'world' },
+      );
+    }
+  }
+  // Idempotent: also creates buckets a half-finished init left out.
+  await engine.init();
+}
+
+/** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
+export function fileLocality(dataDir: string): LocalityScore {
+  const root = resolve(dataDir);
+  return (task) => {
+    const f = task.hints?.filename;
+    if (f === undefined || isAbsolute(f)) return 0;
+    const full = resolve(root, f);
+    return full.startsWith(root + sep) && existsSync(full) ? 2 : 0;
+  };
+}

@@ -1,0 +1,34 @@
+// @zoott/jobs: submit Yothalot jobs and races and wait for their results,
+// serve the built-in job types from your own worker, or run the whole daemon in-process.
+// The pieces it is built from are in src/internal.ts (`@zoott/jobs/internal`), for its own
+// tests and the zoott-worker program's; no stability promise there.
+
+export {
+  DEFAULT_EXCHANGE,
+  JOB_TYPE,
+  RACE_TYPE,
+  RACER_TYPE,
+  RACES_ROOT,
+  raceWorld,
+} from './constants.js';
+export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from './daemon.js';
+// Serving: the built-in job handlers for runWorker, or the whole daemon.
+export { jobHandlers } from './handlers/index.js';
+export type { JobHandlerOptions } from './handlers/options.js';
+export {
+  publishResult,
+  REPLY_PATH_CHECK,
+  type ReceivedResult,
+  type ReplyAddress,
+  replyDir,
+  type WaitForResultOptions,
+  waitForResult,
+} from './reply.js';
+// Submitting jobs and races, and reading their results from the reply channel.
+export {
+  type SubmitOptions,
+  type SubmittedJob,
+  submitJob,
+  submitRace,
+} from './submit.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,261 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
+import type { ProcessRun } from '@zoott/core/jobs';
+
+/** How a job process is started: directory, environment and output caps. */
+export interface StartOptions {
+  cwd: string;
+  env: Record<string, string>;
+  /** Bytes kept per stream; the rest is read and dropped (the pipe never blocks the child). */
+  maxOutputBytes: number;
+  /** Time between SIGTERM and SIGKILL when the process is stopped. */
+  killGraceMs: number;
+  serverName: string;
+  /**
+   * Run the process as this user (uid, gid and supplementary groups), switched by
+   * `setpriv` in the job's own process just before it execs the job. Unset: the worker's.
+   */
+  runAs?: { name: string; uid: number; gid: number } | null;
+}
+
+/** A started process (or one that failed to start) and the means to stop it. */
+export interface StartedProcess {
+  /** 0 when the process could not be started. */
+  readonly pid: number;
+  /** Resolves once, with the first chunk of stdout or stderr output. */
+  readonly firstOutput: Promise<void>;
+  /** Resolves when the process has ended and its pipes are closed. Never rejects. */
+  readonly done: Promise<ProcessRun>;
+  /**
+   * Stops the whole process group: SIGTERM, then SIGKILL after the grace time
+   * (`immediate` sends SIGKILL at once). Safe to call more than once, or after the end.
+   */
+  stop(options?: { immediate?: boolean; timedOut?: boolean }): void;
+}
+
+/** Signal number for a Node signal name (`SIGKILL` → 9). */
+export function signalNumber(name: NodeJS.Signals): number {
+  return constants.signals[name] ?? 0;
+}
+
+let deathSignalTool: string | null | undefined;
+
+/**
+ * util-linux `setpriv` when it can set a parent-death signal (Linux, util-linux 2.33+), else
+ * `null`; looked up once, in the system directories only (never the job's PATH).
+ *
+ * Why: a worker that is SIGKILLed (or OOM-killed) cannot stop its jobs, and its claim
+ * vanishes with its session, so another worker starts the same job while the orphan still
+ * runs. With `setpriv --pdeathsig KILL` the kernel kills the job the moment its worker dies.
+ * `setpriv` sets the signal and then execs the job: same pid, arguments and exit status.
+ */
+export function parentDeathTool(): string | null {
+  if (deathSignalTool !== undefined) return deathSignalTool;
+  deathSignalTool = null;
+  if (process.platform !== 'linux') return null;
+  for (const path of ['/usr/bin/setpriv', '/bin/setpriv']) {
+    if (!existsSync(path)) continue;
+    try {
+      const help = execFileSync(path, ['--help'], { encoding: 'utf8', stdio: 'pipe' });
+      if (help.includes('--pdeathsig')) deathSignalTool = path;
+    } catch {
+      // Not runnable here: jobs start without the parent-death signal.
+    }
+    break;
+  }
+  return deathSignalTool;
+}
+
+/**
+ * Spawns `path` without a shell, in its own process group (detached), writes `stdin`
+ * and captures output up to a cap. When the group leader ends, whatever else is left in
+ * its group is killed too, so nothing it started outlives the job. Where the system has
+ * `setpriv` (see {@link parentDeathTool}), the job is also killed if this process dies
+ * without stopping it; processes the job started itself are not reached that way.
+ */
+export function startProcess(
+  path: string,
+  args: readonly string[],
+  stdin: string,
+  opts: StartOptions,
+): StartedProcess {
+  const started = new Date();
+  let child: ChildProcess;
+  try {
+    child = spawnJob(path, args, opts);
+  } catch (err) {
+    return failedStart(err as Error, started, opts.serverName);
+  }
+
+  const out = new Capture(opts.maxOutputBytes);
+  const err = new Capture(opts.maxOutputBytes);
+  let resolveFirst!: () => void;
+  const firstOutput = new Promise<void>((r) => {
+    resolveFirst = r;
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out.add(chunk);
+    resolveFirst();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err.add(chunk);
+    resolveFirst();
+  });
+  // A child that exits without reading its input makes the write fail with EPIPE; that is
+  // the child's business, not an error of the run.
+  child.stdin?.on('error', () => {});
+  child.stdin?.end(stdin);
+
+  let exited = false;
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (signal: NodeJS.Signals) => signalGroup(child.pid, signal);
+
+  const done = new Promise<ProcessRun>((resolveDone) => {
+    let settled = false;
+    const settle = (run: ProcessRun) => {
+      if (settled) return;
+      settled = true;
+      if (killTimer) clearTimeout(killTimer);
+      resolveDone(run);
+    };
+    const base = () => ({
+      stdout: out.text(),
+      stderr: err.text(),
+      server: opts.serverName,
+      started,
+      finished: new Date(),
+      truncated: out.truncated || err.truncated,
+      timedOut,
+    });
+    child.once('error', (e) => {
+      // Without a pid the process never ran, and no 'exit' will follow.
+      if (child.pid === undefined)
+        settle({ ...base(), pid: 0, exit: exitForSpawnError(e), error: e.message });
+    });
+    child.once('exit', () => {
+      exited = true;
+      // Reap what the leader left behind in its group (background children, etc.).
+      killGroup('SIGKILL');
+      // A descendant that left the group could hold the pipes open forever; stop
+      // waiting for them after the grace time.
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, opts.killGraceMs).unref();
+    });
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      const pid = child.pid ?? 0;
+      settle(
+        signal !== null
+          ? { ...base(), pid, signal: signalNumber(signal) }
+          : { ...base(), pid, exit: code ?? 0 },
+      );
+    });
+  });
+
+  return {
+    pid: child.pid ?? 0,
+    firstOutput,
+    done,
+    stop({ immediate = false, timedOut: isTimeout = false } = {}) {
+      if (exited || child.pid === undefined) return;
+      if (isTimeout) timedOut = true;
+      if (immediate) {
+        killGroup('SIGKILL');
+        return;
+      }
+      killGroup('SIGTERM');
+      if (!killTimer) {
+        killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs);
+        killTimer.unref();
+      }
+    },
+  };
+}
+
+/**
+ * Spawns the job in a process group of its own (`detached`), under `setpriv` when present:
+ * `--pdeathsig KILL` ends it with its worker, and `runAs` switches user.
+ *
+ * @throws Error when another user is asked for and setpriv is missing.
+ */
+function spawnJob(path: string, args: readonly string[], opts: StartOptions): ChildProcess {
+  const tool = parentDeathTool();
+  // Never fall back to running as the worker's user when another user was asked for.
+  if (opts.runAs && !tool)
+    throw new Error(
+      `cannot run as ${opts.runAs.name}: util-linux setpriv is missing (/usr/bin/setpriv)`,
+    );
+  const asUser = opts.runAs
+    ? ['--reuid', String(opts.runAs.uid), '--regid', String(opts.runAs.gid), '--init-groups']
+    : [];
+  const [file, argv] = tool
+    ? [tool, [...asUser, '--pdeathsig', 'KILL', '--', path, ...args]]
+    : [path, args];
+  return spawn(file, argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    shell: false,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+}
+
+/** Sends `signal` to the process group led by `pid` (the job and what it started). */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function exitForSpawnError(e: Error): number {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 127 : 126;
+}
+
+function failedStart(e: Error, started: Date, serverName: string): StartedProcess {
+  const run: ProcessRun = {
+    stdout: '',
+    stderr: '',
+    server: serverName,
+    pid: 0,
+    exit: exitForSpawnError(e),
+    error: e.message,
+    started,
+    finished: new Date(),
+  };
+  return {
+    pid: 0,
+    firstOutput: new Promise<void>(() => {}),
+    done: Promise.resolve(run),
+    stop() {},
+  };
+}
+
+/** Keeps the first `max` bytes of a stream and remembers whether more came. */
+class Capture {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly max: number) {}
+
+  add(chunk: Buffer): void {
+    const room = this.max - this.size;
+    if (chunk.length > room) this.truncated = true;
+    if (room <= 0) return;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(kept);
+    this.size += kept.length;
+  }
+
+  /** The captured bytes as UTF-8 (a character cut by the cap becomes U+FFFD). */
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
