@@ -12,7 +12,7 @@ import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
-import { fileLocality, openWorld } from './daemon-world.js';
+import { fileLocality, holdsHints, openWorld } from './daemon-world.js';
 import { withRaceInputCleanup } from './handlers/race-input.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
@@ -128,6 +128,7 @@ async function startLoops(
       concurrency: d.concurrency,
       engine,
       locality: fileLocality(dataDir),
+      holds: holdsHints(dataDir),
     }),
   ];
   if (types.includes(RACE_TYPE)) {

@@ -33,6 +33,15 @@ export async function openWorld(engine: Engine, create: boolean): Promise<void> 
   await engine.init();
 }
 
+/**
+ * Whether this worker holds a task's hints: its `filename` is a file in the data directory
+ * (a `dataset` hint is not judged here: every worker is taken to hold it).
+ */
+export function holdsHints(dataDir: string): (hints: { filename?: string }) => boolean {
+  const score = fileLocality(dataDir);
+  return (hints) => hints.filename === undefined || score({ priority: 0, seq: 0, hints }) > 0;
+}
+
 /** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
 export function fileLocality(dataDir: string): LocalityScore {
   const root = resolve(dataDir);

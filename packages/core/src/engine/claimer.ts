@@ -24,6 +24,13 @@ export interface ClaimerOptions {
   locality?: LocalityScore;
   /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
   localityWaitMs?: number;
+  /**
+   * Whether this worker holds what a task's `filename`/`dataset` hints name. A task whose
+   * hints it does not hold waits the locality wait (while another worker is alive, which
+   * may hold it) before this worker takes it, as a task hinted to another `server` does.
+   * Unset: those hints only order this worker's own candidates.
+   */
+  holds?: (hints: NonNullable<EntryData['hints']>) => boolean;
   /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
   lookahead?: number;
   /**
@@ -162,17 +169,24 @@ export class Claimer {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;
     }
-    const server = d.hints?.server;
-    if (server !== undefined && server !== this.opts.server) {
-      const live = this.opts.liveServers?.();
-      const alive = live === undefined || live.has(server);
-      const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
-      if (alive && until > now) {
-        this.wakeAt = Math.min(this.wakeAt, until);
-        return true;
-      }
-    }
-    return false;
+    const hints = d.hints;
+    if (hints === undefined) return false;
+    const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
+    if (until <= now) return false;
+    const live = this.opts.liveServers?.();
+    const server = hints.server;
+    // Left, for the wait, to the hinted server while it is alive...
+    const elsewhere =
+      server !== undefined && server !== this.opts.server
+        ? live === undefined || live.has(server)
+        : // ...or to another live worker, which may hold the hinted file or dataset.
+          (hints.filename !== undefined || hints.dataset !== undefined) &&
+          this.opts.holds !== undefined &&
+          !this.opts.holds(hints) &&
+          (live === undefined || live.size > 1);
+    if (!elsewhere) return false;
+    this.wakeAt = Math.min(this.wakeAt, until);
+    return true;
   }
 
   private async candidates(buckets: readonly number[], wanted: number): Promise<Candidate[]> {

@@ -1,5 +1,6 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
+import type { ClaimerOptions } from './claimer.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
@@ -56,6 +57,8 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   host?: string;
   pid?: number;
   locality?: LocalityScore;
+  /** Whether this worker holds a task's `filename`/`dataset` hints (see `ClaimerOptions.holds`). */
+  holds?: ClaimerOptions['holds'];
   localityWaitMs?: number;
   lookahead?: number;
   /** Idle time before this worker scans buckets it does not own. Default {@link DEFAULT_STEAL_AFTER_MS}. */

@@ -286,6 +286,7 @@ class WorkerLoop {
         ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
         ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
         ...(this.opts.locality ? { locality: this.opts.locality } : {}),
+        ...(this.opts.holds ? { holds: this.opts.holds } : {}),
         ...(this.opts.localityWaitMs !== undefined
           ? { localityWaitMs: this.opts.localityWaitMs }
           : {}),
