@@ -128,7 +128,7 @@ async function startLoops(
       concurrency: d.concurrency,
       engine,
       locality: fileLocality(dataDir),
-      holds: holdsHints(dataDir),
+      holds: holdsHints(dataDir, d.config.datasets),
     }),
   ];
   if (types.includes(RACE_TYPE)) {

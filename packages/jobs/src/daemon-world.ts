@@ -35,11 +35,18 @@ export async function openWorld(engine: Engine, create: boolean): Promise<void> 
 
 /**
  * Whether this worker holds a task's hints: its `filename` is a file in the data directory
- * (a `dataset` hint is not judged here: every worker is taken to hold it).
+ * and its `dataset` one of the datasets this worker caches (`--datasets`; unset: every
+ * dataset hint is taken as held, so it only orders).
  */
-export function holdsHints(dataDir: string): (hints: { filename?: string }) => boolean {
+export function holdsHints(
+  dataDir: string,
+  datasets: readonly string[] | undefined,
+): (hints: { filename?: string; dataset?: string }) => boolean {
   const score = fileLocality(dataDir);
-  return (hints) => hints.filename === undefined || score({ priority: 0, seq: 0, hints }) > 0;
+  const cached = datasets ? new Set(datasets) : null;
+  return (hints) =>
+    (hints.filename === undefined || score({ priority: 0, seq: 0, hints }) > 0) &&
+    (hints.dataset === undefined || cached === null || cached.has(hints.dataset));
 }
 
 /** Locality: +2 for a task whose `filename` hint names a file in the data directory. */

@@ -258,6 +258,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: () => 2000,
   },
   {
+    key: 'datasets',
+    flag: '--datasets',
+    env: 'ZOOTT_DATASETS',
+    kind: 'list',
+    arg: 'name,...',
+    help: 'datasets this worker caches: a task hinted with another dataset is left to other workers for --locality-wait',
+    example: 'logs-2015,geo',
+  },
+  {
     key: 'metricsPort',
     flag: '--metrics-port',
     env: 'ZOOTT_METRICS_PORT',
@@ -314,6 +323,7 @@ export interface FileSettings {
   maxOutputBytes?: number;
   graceMs?: number;
   localityWaitMs?: number;
+  datasets?: string[];
   metricsPort?: number;
   metricsHost?: string;
   logLevel?: string;

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Coordinator } from '@zoott/core';
+import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { freshNamespace, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
@@ -78,5 +78,58 @@ describe('locality that steers: the filename hint', { timeout: 180_000 }, () => 
       (await client.children(`/zoott_workers/${WORLD}`)).length === 1 ? true : undefined,
     );
     expect(await ranOn()).toBe(join(root, 'b', 'work'));
+  });
+});
+
+describe('locality that steers: the dataset hint and --datasets', { timeout: 180_000 }, () => {
+  let client: Coordinator;
+  const daemons: WorkerDaemon[] = [];
+
+  beforeAll(async () => {
+    const ns = await freshNamespace(inject('zkConnect'));
+    client = await connectZk(ns);
+    const base = {
+      connect: ns,
+      createWorld: true,
+      world: 'cached',
+      concurrency: 4,
+      localityWaitMs: 30_000,
+      logLevel: 'silent' as const,
+    };
+    daemons.push(
+      await startWorkerDaemon({
+        ...base,
+        nodeId: 'ds-a',
+        datasets: ['geo'],
+        handlers: { probe: () => 'a' },
+      }),
+      await startWorkerDaemon({
+        ...base,
+        nodeId: 'ds-b',
+        datasets: ['logs'],
+        handlers: { probe: () => 'b' },
+      }),
+    );
+    await until('two registered workers', async () =>
+      (await client.children('/zoott_workers/cached')).length === 2 ? true : undefined,
+    );
+  });
+
+  afterAll(async () => {
+    for (const d of daemons) await d.stop();
+    await client?.close();
+  });
+
+  it('12 tasks hinted to a dataset one of two workers caches run on that worker', async () => {
+    const engine = createEngine(client, { world: 'cached' });
+    const queued = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        engine.queue({ name: `geo-${i}`, type: 'probe', data: null, hints: { dataset: 'geo' } }),
+      ),
+    );
+    const ran = await Promise.all(
+      queued.map(async ([q]) => (await settled(client, 'cached', q!.key, 120_000)).result),
+    );
+    expect(ran).toEqual(Array(12).fill('a'));
   });
 });
