@@ -1,4 +1,4 @@
-// zoott benchmark: `pnpm bench` (builds first) or `node bench/run.mjs [--json] [--quick]`.
+// zoott benchmark: `pnpm bench` (builds first) or `node bench/run.mjs [--json] [--quick] [--scale]`.
 // Starts its own standalone ZooKeeper, forks 4 worker processes (bench/worker.mjs) and
 // measures, in one run, the numbers of bench/README.md. Progress goes to stderr; the table
 // (or with --json the JSON document) to stdout; the document also to bench/results/latest.json.
@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { controlPhases } from './control.mjs';
+import { mntr } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -340,9 +342,15 @@ async function main() {
     const raw = await rawCreates(c);
     log(`raw: ${raw.toFixed(0)} creates/s`);
 
+    // Every drained task stays retained (20,000 is below the default limits): the growth of
+    // the server's data size over the drain is what one retained task costs it.
+    const beforeDrain = await mntr(server.connectString);
     const drainRes = await drain(c, fleet, 'drain', DRAIN_TASKS, (e) =>
       pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
     );
+    const afterDrain = await mntr(server.connectString);
+    const bytesPerRetained =
+      (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
     log(`drain: ${drainRes.perSecond.toFixed(0)} tasks/s`);
 
     const [roots, kids, grandkids] = TREE;
@@ -363,6 +371,7 @@ async function main() {
     log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);
     const lat = await latency(c, fleet);
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
+    const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
     // The pending levels run on fresh servers of their own: 100,000 pending tasks (200,000+
     // nodes) on top of the earlier phases' records would measure the server's garbage
@@ -390,6 +399,8 @@ async function main() {
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      ...control.results,
+      zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -420,6 +431,7 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      ...control.checks,
     ];
     const doc = {
       ...results,
@@ -439,6 +451,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        ...control.details,
       },
       setup: {
         workers: WORKERS,
@@ -467,6 +480,8 @@ async function main() {
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        ...control.rows,
+        ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);
@@ -488,7 +503,14 @@ async function main() {
   }
 }
 
-main().then(
+// --scale: the million-task run with retention on (bench/scale.mjs), instead of the phases.
+const entry = args.has('--scale')
+  ? () =>
+      import('./scale.mjs').then((m) =>
+        m.runScale({ Fleet, log, quick, asJson, workers: WORKERS, concurrency: CONCURRENCY, here }),
+      )
+  : main;
+entry().then(
   () => process.exit(0),
   (err) => {
     log(`failed: ${err?.stack ?? err}`);

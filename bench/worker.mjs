@@ -46,6 +46,19 @@ process.on('message', async (msg) => {
       concurrency: msg.concurrency,
       logger: quiet,
       pid: process.pid,
+      // BENCH_REAPER_LOG=1: one stderr line per pass of the elected reaper.
+      ...(process.env.BENCH_REAPER_LOG
+        ? {
+            retention: {
+              onPass: (r) => {
+                if (r.leader)
+                  process.stderr.write(
+                    `[reaper ${index}] ${Date.now() % 1e6} removed ${r.records} kept ${r.completedKept} skipped ${r.skipped}\n`,
+                  );
+              },
+            },
+          }
+        : {}),
     });
     handle.done.catch((err) => process.send?.({ type: 'error', error: String(err) }));
     process.send?.({ type: 'running' });

@@ -1,6 +1,7 @@
 import { ZOOTT_VERSION } from '@zoott/core';
 import { Command, CommanderError } from 'commander';
 import { cancelVerb } from './commands/cancel.js';
+import { cleanVerb } from './commands/clean.js';
 import { dashboardVerb } from './commands/dashboard.js';
 import { demoVerb } from './commands/demo.js';
 import { doctorVerb } from './commands/doctor.js';
@@ -8,11 +9,14 @@ import { drainVerb } from './commands/drain.js';
 import { exportVerb } from './commands/export.js';
 import { importVerb } from './commands/import.js';
 import { initVerb } from './commands/init.js';
+import { limitVerb } from './commands/limit.js';
 import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
 import { queueVerb } from './commands/queue.js';
+import { retentionVerb } from './commands/retention.js';
 import { retryVerb } from './commands/retry.js';
+import { scheduleVerbs } from './commands/schedule.js';
 import { showVerb } from './commands/show.js';
 import { statusVerb } from './commands/status.js';
 import { submitVerb } from './commands/submit.js';
@@ -39,6 +43,7 @@ const VERBS: readonly Verb[] = [
   worldsVerb,
   lockDownVerb,
   doctorVerb,
+  retentionVerb,
   // Work in, results out.
   queueVerb,
   submitVerb,
@@ -53,8 +58,12 @@ const VERBS: readonly Verb[] = [
   // Acting on tasks.
   retryVerb,
   cancelVerb,
+  cleanVerb,
   // Workers.
   workersVerb,
+  // Schedules and rate limits.
+  ...scheduleVerbs,
+  limitVerb,
   // ZooKeeper nodes.
   exportVerb,
   importVerb,

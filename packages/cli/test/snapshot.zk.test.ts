@@ -64,14 +64,17 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
     expect(status.code, status.stderr).toBe(0);
     const normalised = status.stdout.replace(/oldest pending {2}.*/, 'oldest pending  <age>');
     expect(normalised).toMatchInlineSnapshot(`
-      "world           snap
-      pending         3
-      working         1
-      completed       1
-      failed          1
+      "world            snap
+      pending          3
+      working          1
+      completed        1
+      failed           1
       oldest pending  <age>
-      workers         0
-      unserved        idle (2 pending), parse (1 pending)
+      workers          0
+      unserved         idle (2 pending), parse (1 pending)
+      keeps completed  24h, at most 100000
+      keeps results    24h, at most 10000
+      keeps failed     until retried or cancelled; warn past 10000
       "
     `);
     const statusJson = JSON.parse(
@@ -86,12 +89,30 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
         "completed": 1,
         "corrupt": [],
         "failed": 1,
+        "failedOverCap": false,
+        "limits": [],
         "oldestPendingAgeMs": "number",
         "pending": 3,
         "pendingByType": {
           "idle": 2,
           "parse": 1,
         },
+        "retention": {
+          "completed": {
+            "maxAgeMs": 86400000,
+            "maxCount": 100000,
+          },
+          "failed": {
+            "warnCount": 10000,
+          },
+          "results": {
+            "maxAgeMs": 86400000,
+            "maxCount": 10000,
+          },
+          "stored": false,
+        },
+        "scheduler": null,
+        "schedules": [],
         "total": 6,
         "unservedTypes": [
           "idle",

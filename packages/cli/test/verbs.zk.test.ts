@@ -47,7 +47,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
       '8',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    expect(json(r)).toEqual({ world: 'files', buckets: 8, root: '/zoott_files' });
+    expect(json(r)).toMatchObject({ world: 'files', buckets: 8, root: '/zoott_files' });
   });
 
   it('queues with data inline and @file, parent patterns and a child-name template', async () => {

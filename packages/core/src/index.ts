@@ -50,6 +50,20 @@ export {
   type SettleListener,
 } from './engine/engine.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
+// What a world keeps: retention settings (stored in the world) and the reaper's reports.
+export {
+  DEFAULT_RETENTION,
+  type KeepLimits,
+  parseCount,
+  parseDuration,
+  type ReaperOptions,
+  type ReapReport,
+  type RetentionPatch,
+  type RetentionSettings,
+  type RetentionTask,
+  readRetention,
+  updateRetention,
+} from './engine/retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 export type {
   AreaCounts,
@@ -89,10 +103,15 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './engine/worker-events.js';
+export { checkDatasets } from './engine/worker-membership.js';
+// Rate limits: task starts per type across a world's workers, shares from the registry.
+export * from './rate-limits/index.js';
+// Schedules: cron ticks queued by the one scheduler the workers of a world elect.
+export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';
 export type { TaskKey } from './tree/keys.js';
 export type { TaskLimits } from './tree/limits.js';
-export type { LocalityScore, Orderable } from './tree/ordering.js';
+export type { LocalityScore, Orderable, PeerPlace, WorkerPlace } from './tree/ordering.js';
 export type { ParentPattern } from './tree/patterns.js';
 // The task model: a task map types a world's tasks once; keys, parents, names, limits.
 export type {

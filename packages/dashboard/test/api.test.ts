@@ -1,10 +1,15 @@
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import {
+  addSchedule,
   type Coordinator,
   createEngine,
+  DEFAULT_RETENTION,
   type Engine,
+  removeRateLimit,
+  removeSchedule,
   runWorker,
+  setRateLimit,
   utf8,
   type WorkerHandle,
 } from '@zoott/core';
@@ -156,6 +161,7 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
       counts: { completed: 2 },
       workers: 1,
       oldestPending: null,
+      retention: DEFAULT_RETENTION,
     });
     expect(overview.throughput.slots).toHaveLength(30);
   });
@@ -205,6 +211,38 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
+  });
+
+  it('serves the schedules, the elected scheduler and the rate limits', async () => {
+    await addSchedule(engine, { name: 'nightly', cron: '0 2 * * *', tz: 'UTC', type: 'parent' });
+    await setRateLimit(engine, 'child', '10/s');
+    try {
+      await eventually(async () =>
+        (await call(dash.url, '/api/schedules')).body.scheduler === 'w-api' ? true : undefined,
+      );
+      const body = (await call(dash.url, `/api/schedules?world=${WORLD}`)).body;
+      expect(body.schedules).toMatchObject([
+        { name: 'nightly', cron: '0 2 * * *', tz: 'UTC', type: 'parent' },
+      ]);
+      expect(body.schedules[0].nextTick).toBeGreaterThan(Date.now());
+      expect(body.limits).toEqual([
+        {
+          type: 'child',
+          rate: '10/s',
+          count: 10,
+          perMs: 1000,
+          workers: 1,
+          perWorkerPerSecond: 10,
+        },
+      ]);
+    } finally {
+      await removeSchedule(engine, 'nightly');
+      await removeRateLimit(engine, 'child');
+    }
+    expect((await call(dash.url, '/api/schedules')).body).toMatchObject({
+      schedules: [],
+      limits: [],
+    });
   });
 
   it('does not show a persistent registry node (no session owns it) as a live worker', async () => {

@@ -1,10 +1,14 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
+  addSchedule,
   type Coordinator,
   createEngine,
   type Engine,
+  removeRateLimit,
+  removeSchedule,
   runWorker,
+  setRateLimit,
   type WorkerHandle,
 } from '@zoott/core';
 import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
@@ -234,6 +238,25 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     await page.click('.tabs a:has-text("Tree")');
     await page.waitForSelector('.row[data-key="file-c|download|process"][data-state="completed"]');
     await page.close();
+  });
+
+  it('lists the schedules with the elected scheduler, and the rate limits', async () => {
+    await addSchedule(engine, { name: 'nightly', cron: '0 2 * * *', type: 'requestFile' });
+    await setRateLimit(engine, 'explode', '30/m');
+    try {
+      const page = await open('#/demo/schedules');
+      const row = '.schedules tr[data-schedule="nightly"]';
+      await page.waitForSelector(row);
+      expect(await page.textContent(row)).toContain('0 2 * * *');
+      await page.waitForSelector('[data-field="scheduler"] >> text=Scheduler: w-test');
+      const limit = '.limits tr[data-limit="explode"]';
+      await page.waitForSelector(limit);
+      expect(await page.textContent(limit)).toContain('30/m');
+      await page.close();
+    } finally {
+      await removeSchedule(engine, 'nightly');
+      await removeRateLimit(engine, 'explode');
+    }
   });
 
   it('recovers its live stream after the dashboard server restarts', async () => {

@@ -1,4 +1,4 @@
-import { ZoottError } from '@zoott/core';
+import { checkDatasets, ZoottError } from '@zoott/core';
 import {
   CLI_FILE_KEYS,
   CONFIG_FILE_ENV,
@@ -125,6 +125,15 @@ export function resolveSettingsWithSources(sources: SettingSources): ResolvedSet
       'logLevel',
     );
   checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
+  if (settings.datasets !== undefined) {
+    const where = { flag: '--datasets', env: 'ZOOTT_DATASETS', file: `${fileName}: datasets` };
+    try {
+      checkDatasets(settings.datasets);
+    } catch (err) {
+      const why = (err as Error).message.replace(/^INVALID_CONFIG: datasets: /, '');
+      throw bad(where[from.datasets as 'flag' | 'env' | 'file'], why, 'datasets');
+    }
+  }
   return { settings, sources: from };
 }
 

@@ -12,10 +12,11 @@ import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
 import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
-import { fileLocality, holdsHints, openWorld } from './daemon-world.js';
+import { fileHere, openWorld } from './daemon-world.js';
 import { withRaceInputCleanup } from './handlers/race-input.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
+import { ReplyResultsRetention } from './reply-retention.js';
 
 /** Everything `startWorkerDaemon` settled before serving: checked settings and the session. */
 export interface DaemonSetup {
@@ -127,8 +128,10 @@ async function startLoops(
       world: d.world,
       concurrency: d.concurrency,
       engine,
-      locality: fileLocality(dataDir),
-      holds: holdsHints(dataDir, d.config.datasets),
+      hasFile: fileHere(dataDir),
+      ...(d.config.datasets !== undefined ? { datasets: d.config.datasets } : {}),
+      // The world's elected reaper also removes the reply results nobody consumed.
+      retention: { tasks: [new ReplyResultsRetention(d.coordinator, d.world, () => Date.now())] },
     }),
   ];
   if (types.includes(RACE_TYPE)) {
@@ -144,6 +147,8 @@ async function startLoops(
           concurrency: d.raceConcurrency,
           engine: raceEngine,
           renewSession: false,
+          // Schedules belong to the served world; the race world has none to tick.
+          scheduler: false,
         },
       ),
     );

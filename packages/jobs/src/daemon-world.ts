@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve, sep } from 'node:path';
-import { type Engine, isZoottError, type LocalityScore, ZoottError } from '@zoott/core';
+import { type Engine, isZoottError, ZoottError } from '@zoott/core';
 import { listWorlds } from '@zoott/core/internal';
 
 // The world a daemon serves: made sure of before serving, and where its data files lie.
@@ -33,29 +33,12 @@ export async function openWorld(engine: Engine, create: boolean): Promise<void> 
   await engine.init();
 }
 
-/**
- * Whether this worker holds a task's hints: its `filename` is a file in the data directory
- * and its `dataset` one of the datasets this worker caches (`--datasets`; unset: every
- * dataset hint is taken as held, so it only orders).
- */
-export function holdsHints(
-  dataDir: string,
-  datasets: readonly string[] | undefined,
-): (hints: { filename?: string; dataset?: string }) => boolean {
-  const score = fileLocality(dataDir);
-  const cached = datasets ? new Set(datasets) : null;
-  return (hints) =>
-    (hints.filename === undefined || score({ priority: 0, seq: 0, hints }) > 0) &&
-    (hints.dataset === undefined || cached === null || cached.has(hints.dataset));
-}
-
-/** Locality: +2 for a task whose `filename` hint names a file in the data directory. */
-export function fileLocality(dataDir: string): LocalityScore {
+/** Locality: whether a `filename` hint names a file in the data directory. */
+export function fileHere(dataDir: string): (filename: string) => boolean {
   const root = resolve(dataDir);
-  return (task) => {
-    const f = task.hints?.filename;
-    if (f === undefined || isAbsolute(f)) return 0;
+  return (f) => {
+    if (isAbsolute(f)) return false;
     const full = resolve(root, f);
-    return full.startsWith(root + sep) && existsSync(full) ? 2 : 0;
+    return full.startsWith(root + sep) && existsSync(full);
   };
 }

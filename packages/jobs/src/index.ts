@@ -24,6 +24,12 @@ export {
   type WaitForResultOptions,
   waitForResult,
 } from './reply.js';
+// Retention of reply results: the daemon's reaper task, and `zoott clean --results`.
+export {
+  type CleanResultsOptions,
+  cleanResults,
+  ReplyResultsRetention,
+} from './reply-retention.js';
 // Submitting jobs and races, and reading their results from the reply channel.
 export {
   type SubmitOptions,

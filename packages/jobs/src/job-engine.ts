@@ -53,7 +53,9 @@ export function createJobEngine(coordinator: Coordinator, options: JobEngineOpti
       try {
         // Published with the world's ACL, and only into a reply path that carries it.
         const acl = await worldAcl(coordinator, replyWorld);
-        return [replyOp(await ensureReplyDir(coordinator, address, acl), result, acl)];
+        // The directory names its world: that world's reaper removes unconsumed results.
+        const dir = await ensureReplyDir(coordinator, address, acl, replyWorld);
+        return [replyOp(dir, result, acl)];
       } catch {
         return [];
       }

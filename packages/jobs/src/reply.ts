@@ -142,16 +142,26 @@ export async function checkReplyPath(
  * Creates what is missing of `path`: `/zoott_r` with the session's default ACL (it is shared
  * by every world of the namespace), every node below it with `acl`.
  */
-async function ensurePath(c: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
+async function ensurePath(
+  c: Coordinator,
+  path: string,
+  acl: readonly Acl[],
+  leafData?: Uint8Array,
+): Promise<void> {
   let at = '';
   for (const part of path.split('/').slice(1)) {
     at += `/${part}`;
     try {
-      await c.create(at, undefined, at === REPLY_ROOT ? {} : { acl });
+      await c.create(at, at === path ? leafData : undefined, at === REPLY_ROOT ? {} : { acl });
     } catch (err) {
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
   }
+}
+
+/** The data of a reply directory made by `world`: `{"world": "<world>"}`. */
+export function replyDirOwnerData(world: string): Uint8Array {
+  return encodeJson({ world });
 }
 
 /**
@@ -168,9 +178,13 @@ export async function ensureReplyDir(
   c: Coordinator,
   address: ReplyAddress,
   acl: readonly Acl[],
+  owner?: string,
 ): Promise<string> {
   const dir = replyDir(address);
-  if ((await c.exists(dir)) === null) await ensurePath(c, dir, acl);
+  // The directory's data names the world that made it: that world's reaper (and only it)
+  // removes the results nobody consumed there, under that world's retention settings.
+  if ((await c.exists(dir)) === null)
+    await ensurePath(c, dir, acl, owner === undefined ? undefined : replyDirOwnerData(owner));
   await checkReplyPath(c, dir, acl);
   return dir;
 }
@@ -203,7 +217,7 @@ export async function publishResult(
   options: { world: string },
 ): Promise<string> {
   const acl = await worldAcl(c, options.world);
-  const dir = await ensureReplyDir(c, address, acl);
+  const dir = await ensureReplyDir(c, address, acl, options.world);
   const { path, data, sequential } = replyOp(dir, result, acl);
   return c.create(path, data, { sequential, acl });
 }

@@ -165,6 +165,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: (s) => resolve(s.workDir ?? process.cwd()),
   },
   {
+    key: 'datasets',
+    flag: '--datasets',
+    env: 'ZOOTT_DATASETS',
+    kind: 'list',
+    arg: 'name,...',
+    help: 'datasets this worker caches: jobs with a matching `dataset` hint prefer it (listed in its registry node)',
+    example: 'sales-2026,stock',
+  },
+  {
     key: 'workDir',
     flag: '--work-dir',
     env: 'ZOOTT_WORK_DIR',
@@ -258,15 +267,6 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: () => 2000,
   },
   {
-    key: 'datasets',
-    flag: '--datasets',
-    env: 'ZOOTT_DATASETS',
-    kind: 'list',
-    arg: 'name,...',
-    help: 'datasets this worker caches: a task hinted with another dataset is left to other workers for --locality-wait',
-    example: 'logs-2015,geo',
-  },
-  {
     key: 'metricsPort',
     flag: '--metrics-port',
     env: 'ZOOTT_METRICS_PORT',
@@ -314,6 +314,7 @@ export interface FileSettings {
   nodeId?: string;
   handlers?: string;
   dataDir?: string;
+  datasets?: string[];
   workDir?: string;
   allowExec?: string[];
   runAs?: string;
@@ -323,7 +324,6 @@ export interface FileSettings {
   maxOutputBytes?: number;
   graceMs?: number;
   localityWaitMs?: number;
-  datasets?: string[];
   metricsPort?: number;
   metricsHost?: string;
   logLevel?: string;

@@ -69,7 +69,7 @@ function queueOptions(options: SubmitOptions, hints?: PlacementHints): QueueOpti
 
 /**
  * Validates a regular job (Yothalot JSON) and queues it as a top-level task of type
- * `zoott.job` in `options.world`. Its `server` and `filename` hints become the task's
+ * `zoott.job` in `options.world`. Its `server`, `filename` and `dataset` hints become the task's
  * placement hints. The result lands in the completed record and, with a routing key, in
  * the reply channel (see {@link waitForResult}).
  *
@@ -86,6 +86,7 @@ export async function submitJob(
   const hints: PlacementHints = {};
   if (valid.server !== undefined) hints.server = valid.server;
   if (valid.filename !== undefined) hints.filename = valid.filename;
+  if (valid.dataset !== undefined) hints.dataset = valid.dataset;
   const name = options.name ?? defaultName('job');
   const engine = createEngine(coordinator, { ...options.engineOptions, world: options.world });
   const key = await queueInto(

@@ -111,6 +111,16 @@ describe('settings', () => {
     expect(() => resolveSettings({ flags: { logLevel: 'loud' } })).toThrow(
       /logLevel: must be one of/,
     );
+    expect(() => resolveSettings({ env: { ZOOTT_DATASETS: 'sales, bad name' } })).toThrow(
+      /ZOOTT_DATASETS: "bad name" is not a dataset name/,
+    );
+    expect(() => resolveSettings({ file: { datasets: ['ok', '-x'] }, fileName: 'w.json' })).toThrow(
+      /w.json: datasets: "-x" is not a dataset name/,
+    );
+    expect(resolveSettings({ flags: { datasets: 'sales,stock' } }).datasets).toEqual([
+      'sales',
+      'stock',
+    ]);
   });
 
   it('reads a JSON config file, and says why it cannot', () => {

@@ -4,6 +4,8 @@ import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
+import { describeRetention, retentionJson } from './retention-flags.js';
+import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
 /**
  * `zoott status`: counts per area, oldest pending age, waiting tasks per type (naming the
@@ -11,12 +13,18 @@ import { listWorkers, pendingSummary } from '../world-info.js';
  */
 const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
-  const [counts, workers, pending, meta] = await Promise.all([
+  const { readRetention } = await import('@zoott/core');
+  const [counts, workers, pending, meta, kept, scheduling] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
+    readRetention(engine.coordinator, engine.world),
+    scheduleStatus(engine, ctx.corrupt.add),
   ]);
+  const retention = kept.settings;
+  const failedCap = retention.failed.warnCount;
+  const failedOverCap = failedCap !== null && counts.failed > failedCap;
   const now = Date.now();
   const ageMs = pending.oldest === null ? null : Math.max(0, now - pending.oldest);
   const served = new Set(workers.flatMap((w) => w.types));
@@ -33,6 +41,9 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       pendingByType: pending.byType,
       unservedTypes: unserved,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
+      ...scheduling,
+      retention: retentionJson(retention, kept.stored),
+      failedOverCap,
       corrupt: ctx.corrupt.list(),
     });
     return;
@@ -52,7 +63,14 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       'unserved',
       c.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
     ]);
+  const keeps = await describeRetention(retention);
+  rows.push(['keeps completed', keeps.completed!], ['keeps results', keeps.results!]);
+  rows.push(['keeps failed', failedOverCap ? c.red(keeps.failed!) : keeps.failed!]);
   ctx.out(renderTable(rows));
+  if (failedOverCap)
+    ctx.note(
+      `${counts.failed} failed records, more than the cap of ${failedCap}: they stay until retried or cancelled (zoott retry / cancel, or zoott clean ${engine.world} --failed)`,
+    );
   if (unserved.length > 0)
     ctx.note(
       `no live worker serves ${unserved.length === 1 ? 'type' : 'types'} ${unserved.join(', ')}: start a zoott-worker with a handler for ${unserved.length === 1 ? 'it' : 'them'}`,
@@ -72,6 +90,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       ),
     );
   }
+  printScheduleStatus(ctx, scheduling);
 };
 
 export const statusVerb: Verb = {

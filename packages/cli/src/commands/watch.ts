@@ -12,7 +12,7 @@ interface WatchOptions {
 
 /**
  * `zoott watch`: the live event stream (queued, started, completed, failed, retried,
- * cancelled), one line per event; JSON lines with --json. Ends on Ctrl-C, after --count
+ * cancelled, removed), one line per event; JSON lines with --json. Ends on Ctrl-C, after --count
  * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
  * A ZooKeeper outage is ridden out (notes on stderr), not an end.
  */
@@ -46,6 +46,7 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
     failed: c.red,
     retried: c.magenta,
     cancelled: c.dim,
+    removed: c.dim,
   };
   let seen = 0;
   try {

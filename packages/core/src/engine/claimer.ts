@@ -1,7 +1,13 @@
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import {
+  hintLocality,
+  type LocalityScore,
+  leftForPeer,
+  orderForWorker,
+  type PeerPlace,
+} from '../tree/ordering.js';
 import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
@@ -9,6 +15,21 @@ import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
 import { claimsHeldThrough, sessionBack } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
+
+/**
+ * What a claimer asks before it claims a task: whether a task of that type may start now.
+ * The engine's worker gives its claimer its `RateLimits`.
+ */
+export interface ClaimGate {
+  /** Whether a start of `type` is free now (takes nothing). */
+  open(type: string, now: number): boolean;
+  /** Takes one start of `type` if one is free now. */
+  take(type: string, now: number): boolean;
+  /** Gives back a start taken for a claim that did not happen. */
+  refund(type: string): void;
+  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
+  nextAt(type: string, now: number): number;
+}
 
 /** How a claimer picks tasks. */
 export interface ClaimerOptions {
@@ -20,17 +41,14 @@ export interface ClaimerOptions {
   pid?: number;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
-  /** Extra locality score (files, datasets); added to the `hints.server` preference. */
+  /** Whether a `filename` hint's file is local to this worker. */
+  hasFile?: (filename: string) => boolean;
+  /** Datasets this worker caches, matched against `hints.dataset`. */
+  datasets?: readonly string[];
+  /** Extra locality score; added to the hint score (server, file, dataset). */
   locality?: LocalityScore;
   /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
   localityWaitMs?: number;
-  /**
-   * Whether this worker holds what a task's `filename`/`dataset` hints name. A task whose
-   * hints it does not hold waits the locality wait (while another worker is alive, which
-   * may hold it) before this worker takes it, as a task hinted to another `server` does.
-   * Unset: those hints only order this worker's own candidates.
-   */
-  holds?: (hints: NonNullable<EntryData['hints']>) => boolean;
   /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
   lookahead?: number;
   /**
@@ -39,8 +57,13 @@ export interface ClaimerOptions {
    * cached entry. A bucket running low is re-read at once.
    */
   relistMs?: number;
-  /** Servers of the live workers; `undefined`: every hinted server is presumed alive. */
-  liveServers?: () => ReadonlySet<string> | undefined;
+  /**
+   * What the other live workers advertise (see `leftForPeer`); `undefined`: a hinted
+   * server is presumed alive and nobody else is presumed to hold a file or dataset.
+   */
+  peers?: () => readonly PeerPlace[] | undefined;
+  /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
+  gate?: ClaimGate;
 }
 
 interface Candidate {
@@ -73,6 +96,8 @@ export class Claimer {
   private closed = false;
   private session: string | null = null;
   private readonly score: LocalityScore;
+  /** How well this worker matches a task's hints, against what its peers may match. */
+  private readonly hintScore: LocalityScore;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -82,9 +107,15 @@ export class Claimer {
     /** Called when a watch says something changed: an idle worker wakes up. */
     private readonly onChange: () => void = () => {},
   ) {
-    const server = hintLocality({ server: opts.server });
+    const datasets = new Set(opts.datasets ?? []);
+    const hints = hintLocality({
+      ...(opts.server !== undefined ? { server: opts.server } : {}),
+      ...(opts.hasFile ? { hasFile: opts.hasFile } : {}),
+      hasDataset: (d) => datasets.has(d),
+    });
+    this.hintScore = hints;
     const extra = opts.locality;
-    this.score = extra ? (t) => server(t) + extra(t) : server;
+    this.score = extra ? (t) => hints(t) + extra(t) : hints;
     this.listings = new BucketListings(ctx, opts, () => {
       if (!this.closed) onChange();
     });
@@ -148,13 +179,33 @@ export class Claimer {
         tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;
         tries++
       ) {
-        const batch = candidates.slice(offset, offset + (max - won.length));
-        offset += batch.length;
-        const got = await Promise.all(batch.map((cand) => this.tryClaim(cand)));
+        const slice = candidates.slice(offset, offset + (max - won.length));
+        offset += slice.length;
+        const got = await Promise.all(this.admitted(slice).map((cand) => this.gatedClaim(cand)));
         for (const claim of got) if (claim) won.push(claim);
       }
     }
     return won;
+  }
+
+  /** The candidates the rate-limit gate lets start now (each takes one start). */
+  private admitted(batch: Candidate[]): Candidate[] {
+    const gate = this.opts.gate;
+    if (!gate) return batch;
+    const now = this.ctx.clock.now();
+    return batch.filter((cand) => {
+      const type = cand.cached.data.type;
+      if (gate.take(type, now)) return true;
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(type, now));
+      return false;
+    });
+  }
+
+  /** A claim that gives its start back to the gate when it does not happen. */
+  private async gatedClaim(cand: Candidate): Promise<Claim | null> {
+    const claim = await this.tryClaim(cand);
+    if (!claim) this.opts.gate?.refund(cand.cached.data.type);
+    return claim;
   }
 
   private typeOk(type: string): boolean {
@@ -165,28 +216,26 @@ export class Claimer {
   private waiting(cached: CachedEntry, now: number): boolean {
     const d = cached.data;
     if (!this.typeOk(d.type)) return true;
+    const gate = this.opts.gate;
+    if (gate && !gate.open(d.type, now)) {
+      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(d.type, now));
+      return true;
+    }
     if (d.notBefore !== undefined && d.notBefore > now) {
       this.wakeAt = Math.min(this.wakeAt, d.notBefore);
       return true;
     }
     const hints = d.hints;
-    if (hints === undefined) return false;
     const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
-    if (until <= now) return false;
-    const live = this.opts.liveServers?.();
-    const server = hints.server;
-    // Left, for the wait, to the hinted server while it is alive...
-    const elsewhere =
-      server !== undefined && server !== this.opts.server
-        ? live === undefined || live.has(server)
-        : // ...or to another live worker, which may hold the hinted file or dataset.
-          (hints.filename !== undefined || hints.dataset !== undefined) &&
-          this.opts.holds !== undefined &&
-          !this.opts.holds(hints) &&
-          (live === undefined || live.size > 1);
-    if (!elsewhere) return false;
-    this.wakeAt = Math.min(this.wakeAt, until);
-    return true;
+    if (hints !== undefined && until > now) {
+      // Left, for the wait, to a live worker that may match the hints better than this one.
+      const mine = this.hintScore({ priority: 0, seq: 0, hints });
+      if (leftForPeer({ type: d.type, hints }, mine, this.opts.peers?.())) {
+        this.wakeAt = Math.min(this.wakeAt, until);
+        return true;
+      }
+    }
+    return false;
   }
 
   private async candidates(buckets: readonly number[], wanted: number): Promise<Candidate[]> {

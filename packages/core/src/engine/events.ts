@@ -43,7 +43,9 @@ function transition(
   before: Derived | undefined,
   after: Derived | undefined,
 ): EngineEventType | null {
-  if (!after) return before ? 'cancelled' : null;
+  // A completed task that leaves every listing was removed: by retention, almost always
+  // (its record expired), or by a cancel; anything else that vanishes was cancelled.
+  if (!after) return before ? (before.state === 'completed' ? 'removed' : 'cancelled') : null;
   switch (after.state) {
     case 'pending':
       if (before?.state === 'pending' && before.entry === after.entry) return null;

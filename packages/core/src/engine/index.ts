@@ -36,6 +36,7 @@ export {
 } from './layout.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
+export * from './retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export type * from './types.js';
 export {

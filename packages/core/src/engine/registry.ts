@@ -1,5 +1,6 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { decodeJson } from '../contract/paths.js';
+import type { PeerPlace } from '../tree/ordering.js';
 import { codeOf } from './errors.js';
 import { fnv1a32 } from './layout.js';
 
@@ -10,6 +11,10 @@ export interface WorkerInfo {
   pid?: number;
   server?: string;
   types: string[];
+  /** It serves `filename` hints from a local data directory (which files is not listed). */
+  files?: boolean;
+  /** Datasets it caches, for `dataset` hints. */
+  datasets?: string[];
   buckets: number[];
   started: number;
   version: number;
@@ -128,10 +133,28 @@ export class RegistryView {
     return this.names;
   }
 
-  /** `server` identities of the live workers. */
-  servers(): Set<string> {
-    const out = new Set<string>();
-    for (const info of this.infos.values()) if (info?.server) out.add(info.server);
+  /** Live workers that serve `type` (one whose info cannot be read counts: it may). */
+  serving(type: string): number {
+    let n = 0;
+    for (const info of this.infos.values())
+      if (!info || !Array.isArray(info.types) || info.types.includes(type)) n++;
+    return n;
+  }
+
+  /**
+   * What the live workers other than the one registered as `self` (a node name) advertise
+   * for locality; nodes with unreadable info advertise nothing.
+   */
+  peers(self: string): PeerPlace[] {
+    const out: PeerPlace[] = [];
+    for (const [name, info] of this.infos) {
+      if (name === self || !info) continue;
+      const peer: PeerPlace = { types: Array.isArray(info.types) ? info.types : [] };
+      if (typeof info.server === 'string') peer.server = info.server;
+      if (info.files === true) peer.files = true;
+      if (Array.isArray(info.datasets)) peer.datasets = info.datasets;
+      out.push(peer);
+    }
     return out;
   }
 }

@@ -202,7 +202,9 @@ export type EngineEventType =
   | 'completed'
   | 'failed'
   | 'retried'
-  | 'cancelled';
+  | 'cancelled'
+  /** A completed task left the world: its record expired (retention), or it was cancelled. */
+  | 'removed';
 
 /** One state change of a task, from `engine.events()` (by key; read the record with `task(key)`). */
 export interface EngineEvent {

@@ -1,5 +1,7 @@
 import type { Coordinator } from '../contract/coordinator.js';
+import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
+import type { PeerPlace } from '../tree/ordering.js';
 import type { Engine } from './engine.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
 
@@ -10,11 +12,35 @@ export interface WorkerIdentity {
   host?: string;
   pid?: number;
   server?: string;
+  /** It serves `filename` hints from a local data directory. */
+  files?: boolean;
+  /** Datasets it caches. */
+  datasets?: string[];
   /**
    * When the worker started: its registry node says so on every write (a rebalance rewrites
    * the node, a renewed session re-creates it), so `zoott workers` shows its uptime.
    */
   startedAt: number;
+}
+
+/** Most datasets one worker advertises: its registry node is read by every other worker. */
+export const MAX_DATASETS = 256;
+/** A dataset name: what fits in a registry node and reads plainly in `zoott workers`. */
+const DATASET_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+
+/** Checks the datasets a worker advertises; INVALID_CONFIG naming the bad one. */
+export function checkDatasets(datasets: unknown): string[] {
+  const bad = (why: string) =>
+    new ZoottError('INVALID_CONFIG', `datasets: ${why}`, { field: 'datasets' });
+  if (!Array.isArray(datasets)) throw bad('must be a list of dataset names');
+  if (datasets.length > MAX_DATASETS)
+    throw bad(`${datasets.length} given, at most ${MAX_DATASETS} (each is listed in the registry)`);
+  for (const d of datasets)
+    if (typeof d !== 'string' || !DATASET_NAME.test(d))
+      throw bad(
+        `${JSON.stringify(d)} is not a dataset name (1-128 of letters, digits and . _ : @ / -, starting with a letter or digit)`,
+      );
+  return [...new Set(datasets as string[])];
 }
 
 /**
@@ -31,6 +57,8 @@ export class WorkerMembership {
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
+  /** {@link peers} as of the last registry read. */
+  private peerCache: readonly PeerPlace[] | null = null;
 
   constructor(
     private readonly coordinator: Coordinator,
@@ -54,6 +82,8 @@ export class WorkerMembership {
     if (me.host !== undefined) info.host = me.host;
     if (me.pid !== undefined) info.pid = me.pid;
     if (me.server !== undefined) info.server = me.server;
+    if (me.files === true) info.files = true;
+    if (me.datasets !== undefined && me.datasets.length > 0) info.datasets = me.datasets;
     return info;
   }
 
@@ -73,9 +103,31 @@ export class WorkerMembership {
     return session !== this.registeredSession;
   }
 
-  /** Servers of the live workers (for the locality wait), `undefined` before the first read. */
-  servers(): ReadonlySet<string> | undefined {
-    return this.registry?.servers();
+  /**
+   * What the other live workers advertise (for the locality wait), `undefined` before the
+   * first read of the registry. Cached until the registry changes: claims ask per candidate.
+   */
+  peers(): readonly PeerPlace[] | undefined {
+    if (!this.registry || !this.registryPath || this.registry.names.length === 0) return undefined;
+    if (this.peerCache === null) {
+      const self = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+      this.peerCache = this.registry.peers(self);
+    }
+    return this.peerCache;
+  }
+
+  /**
+   * Live workers that serve `type`, this one included (counted even before the registry
+   * shows it, so a new worker never takes the whole of a rate limit).
+   */
+  serving(type: string): number {
+    const listed = this.registry?.serving(type) ?? 0;
+    const meListed =
+      this.registryPath !== null &&
+      this.registry?.names.includes(
+        this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1),
+      );
+    return listed + (meListed || !this.identity.types.includes(type) ? 0 : 1);
   }
 
   /** Creates this session's registry node (owning no bucket until the first rebalance). */
@@ -111,6 +163,7 @@ export class WorkerMembership {
       this.dirty = true;
       this.onChange();
     });
+    this.peerCache = null;
     const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
     const owned = ownedBuckets(me, names, ctx.layout.buckets);
     if (owned.join() === this.owned.join()) return null;

@@ -1,7 +1,7 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
-import type { ClaimerOptions } from './claimer.js';
 import type { Engine, EngineOptions } from './engine.js';
+import type { ReaperOptions } from './retention/reaper.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
 
@@ -56,9 +56,13 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   server?: string;
   host?: string;
   pid?: number;
+  /** Whether a `filename` hint's file is local here; given: this worker advertises files. */
+  hasFile?: (filename: string) => boolean;
+  /** Datasets cached here, advertised in the registry and matched against `hints.dataset`. */
+  datasets?: readonly string[];
+  /** Extra locality score, added to the hint score when ordering candidates. */
   locality?: LocalityScore;
-  /** Whether this worker holds a task's `filename`/`dataset` hints (see `ClaimerOptions.holds`). */
-  holds?: ClaimerOptions['holds'];
+  /** How long a task another live worker may serve better waits before this one takes it. */
   localityWaitMs?: number;
   lookahead?: number;
   /** Idle time before this worker scans buckets it does not own. Default {@link DEFAULT_STEAL_AFTER_MS}. */
@@ -69,6 +73,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   renewSession?: boolean;
   /** On `stop()`, running handlers are aborted after this long. Default {@link DEFAULT_STOP_TIMEOUT_MS}. */
   stopTimeoutMs?: number;
+  /**
+   * Stand as a candidate for the world's one scheduler (`runScheduler`), which queues the
+   * tasks of the world's cron schedules. Default true.
+   */
+  scheduler?: boolean;
   /** Stops the worker gracefully when aborted. */
   signal?: AbortSignal;
   clock?: EngineClock;
@@ -76,6 +85,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   /** Reuse an engine (else one is made from these options); its task map types the handlers. */
   engine?: Engine<M>;
   engineOptions?: Omit<EngineOptions, 'world'>;
+  /**
+   * The world's reaper, which removes what the world's retention settings let go; every
+   * worker runs one and only the elected one acts. `false` runs none. Default: on.
+   */
+  retention?: false | ReaperOptions;
 }
 
 /**

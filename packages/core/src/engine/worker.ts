@@ -1,10 +1,13 @@
 import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
+import { RateLimits } from '../rate-limits/rate-gate.js';
+import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
+import { Reaper } from './retention/reaper.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportOutcome,
@@ -12,7 +15,7 @@ import {
   WorkerEvents,
   type WorkerStats,
 } from './worker-events.js';
-import { WorkerMembership } from './worker-membership.js';
+import { checkDatasets, WorkerMembership } from './worker-membership.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_POLL_MS,
@@ -78,7 +81,11 @@ class WorkerLoop {
   /** The engine's clock, or the one given to the worker: its only source of time and chance. */
   private readonly clock: EngineClock;
   private readonly membership: WorkerMembership;
+  /** The world's rate limits; this worker's shares follow the registry. */
+  private readonly limits: RateLimits;
   private claimer: Claimer | null = null;
+  /** The world's reaper (acts only while this worker is the elected one). */
+  private reaper: Reaper | null = null;
   private readonly running = new Map<string, Running>();
   private stopping = false;
   private paused = false;
@@ -145,6 +152,7 @@ class WorkerLoop {
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
     );
+    const datasets = checkDatasets(opts.datasets ?? []);
     const identity = { id: this.id, types: this.types, startedAt: this.idleSince };
     this.membership = new WorkerMembership(
       coordinator,
@@ -154,9 +162,17 @@ class WorkerLoop {
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(opts.pid !== undefined ? { pid: opts.pid } : {}),
         ...(opts.server !== undefined ? { server: opts.server } : {}),
+        ...(opts.hasFile ? { files: true } : {}),
+        ...(datasets.length > 0 ? { datasets } : {}),
       },
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
+    );
+    this.limits = new RateLimits(
+      coordinator,
+      this.engine.world,
+      (type) => this.membership.serving(type),
+      () => this.wake(),
     );
     this.unsubscribe = coordinator.onSession((e) => this.onSession(e));
     opts.signal?.addEventListener('abort', () => void this.stop(), { once: true });
@@ -231,6 +247,7 @@ class WorkerLoop {
         if (this.membership.isNewSession(e.sessionId)) {
           this.paused = false;
           this.membership.dirty = true;
+          this.limits.dirty = true;
           this.claimer?.invalidate();
           this.wake();
         }
@@ -286,15 +303,29 @@ class WorkerLoop {
         ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
         ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
         ...(this.opts.locality ? { locality: this.opts.locality } : {}),
-        ...(this.opts.holds ? { holds: this.opts.holds } : {}),
+        ...(this.opts.hasFile ? { hasFile: this.opts.hasFile } : {}),
+        ...(this.opts.datasets ? { datasets: this.opts.datasets } : {}),
         ...(this.opts.localityWaitMs !== undefined
           ? { localityWaitMs: this.opts.localityWaitMs }
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
-        liveServers: () => this.membership.servers(),
+        peers: () => this.membership.peers(),
+        gate: this.limits,
       },
       () => this.wake(),
     );
+    // Every worker is a scheduler candidate; the one elected queues the world's cron ticks.
+    const scheduler =
+      this.opts.scheduler === false
+        ? null
+        : runScheduler(this.engine, {
+            identifier: this.id,
+            ...(this.logger ? { logger: this.logger } : {}),
+          });
+    if (this.opts.retention !== false) {
+      this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
+      this.reaper.start();
+    }
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
@@ -309,6 +340,7 @@ class WorkerLoop {
         }
         if (this.membership.needsRegistration()) await this.membership.register();
         if (this.membership.dirty) await this.rebalance();
+        if (this.limits.dirty) await this.limits.refresh();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each.
@@ -367,7 +399,8 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
-    await this.drain();
+    await scheduler?.stop();
+    await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
   }
 

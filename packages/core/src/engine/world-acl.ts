@@ -1,5 +1,7 @@
 import { type Acl, permsToShort } from '../contract/acl.js';
 import type { Coordinator } from '../contract/coordinator.js';
+import { LIMITS_ROOT } from '../rate-limits/rate-store.js';
+import { LEADERS_ROOT, SCHEDULES_ROOT } from '../schedules/schedule-store.js';
 import { worldRoot } from '../tree/keys.js';
 import { validateWorldName } from '../tree/names.js';
 import { codeOf } from './errors.js';
@@ -91,7 +93,8 @@ export interface LockDownOptions {
 
 /**
  * Sets `acl` on every node of a world: its areas with their buckets, entries, records,
- * claims and registrations, the tree, and `extraRoots`. Only nodes whose ACL differs are
+ * claims and registrations, the tree, its schedules, rate limits and elections, and
+ * `extraRoots`. Only nodes whose ACL differs are
  * written, so a second run changes nothing (idempotent).
  *
  * Children are done before their parent and the tree root last, so an interrupted run
@@ -141,6 +144,10 @@ export async function lockDownWorld(
     await inBatches(late, (n) => lockSubtree(join(path, n)));
   };
   for (const root of options.extraRoots ?? []) await lockSubtree(root);
+  // The world's schedules, rate limits and elections: open, anyone could queue tasks through
+  // a schedule or starve a type with a limit.
+  for (const side of [SCHEDULES_ROOT, LIMITS_ROOT, LEADERS_ROOT])
+    await lockSubtree(`${side}/${world}`);
   // Tops last, the tree root very last: they are what says "this world is locked".
   for (const top of worldTops(world)) await lockSubtree(top);
   tick();

@@ -17,6 +17,8 @@ export interface RegularJobFields {
   server?: string;
   /** Placement hint: a file the job processes (prefer a host holding it). */
   filename?: string;
+  /** zoott extension, placement hint: a dataset the job reads (prefer a host caching it). */
+  dataset?: string;
   /** Where to publish the result (zoott's reply channel). */
   exchange?: string;
   routingkey?: string;

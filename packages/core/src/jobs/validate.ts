@@ -41,6 +41,7 @@ const REGULAR_KNOWN = new Set([
   'stdin',
   'server',
   'filename',
+  'dataset',
   'exchange',
   'routingkey',
   'timeoutMs',
@@ -62,7 +63,7 @@ const bad = (field: string, why: string) =>
 /**
  * Validates a regular job (already parsed from JSON) and returns a copy. Throws
  * `INVALID_JOB` naming the field: `executable` is required; `arguments` is an array of
- * strings; `stdin`, `server`, `filename`, `exchange`, `routingkey` are strings; `timeoutMs`
+ * strings; `stdin`, `server`, `filename`, `dataset`, `exchange`, `routingkey` are strings; `timeoutMs`
  * is a whole number of milliseconds. Every other property is kept as a custom property,
  * except names a result adds (`stdout`, `exit`, ...), which are rejected as reserved.
  */
@@ -72,7 +73,7 @@ export function validateRegularJob(input: unknown, limits?: Partial<JobLimits>):
   const job: Record<string, unknown> = { executable: executable(obj.executable) };
   if (obj.arguments !== undefined) job.arguments = argumentList(obj.arguments, lim);
   if (obj.stdin !== undefined) job.stdin = str(obj.stdin, 'stdin', true);
-  for (const key of ['server', 'filename', 'exchange', 'routingkey'] as const) {
+  for (const key of ['server', 'filename', 'dataset', 'exchange', 'routingkey'] as const) {
     if (obj[key] !== undefined) job[key] = str(obj[key], key);
   }
   if (obj.timeoutMs !== undefined) job.timeoutMs = timeout(obj.timeoutMs);

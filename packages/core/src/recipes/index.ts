@@ -7,6 +7,7 @@ export * from './cas-loop/index.js';
 export * from './conf/index.js';
 export * from './connection/index.js';
 export * from './delete-tree/index.js';
+export * from './election/index.js';
 export * from './hierarchy/index.js';
 export * from './lock/index.js';
 export * from './lock-id/index.js';

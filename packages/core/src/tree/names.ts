@@ -6,8 +6,8 @@ import type { TaskInfo } from './task-map.js';
 
 /**
  * World names that would make `/zoott_<world>` collide with zoott's own areas
- * (pending, working, completed, failed, reply channel, worker registry, and the quarantine
- * where `zoott doctor --repair` moves damaged nodes).
+ * (pending, working, completed, failed, reply channel, worker registry, the quarantine
+ * where `zoott doctor --repair` moves damaged nodes, schedules, elections, rate limits).
  */
 export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'p',
@@ -17,6 +17,9 @@ export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'r',
   'q',
   'workers',
+  'schedules',
+  'leaders',
+  'limits',
 ]);
 
 // ZooKeeper's PathUtils rejects these code points in any path; surrogates (and so every

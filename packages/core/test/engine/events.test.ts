@@ -1,4 +1,5 @@
 import { type Coordinator, createEngine, type EngineEvent } from '@zoott/core';
+import { cleanCompleted } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
@@ -29,7 +30,7 @@ const BUCKETS = 4;
 const STREAM_LISTINGS = BUCKETS * 3;
 
 describeOnBackends('engine: events', (backend) => {
-  it('reports queued, started, retried, failed, completed and cancelled from watches', async () => {
+  it('reports queued, started, retried, failed, completed, cancelled and removed from watches', async () => {
     const { c, answered } = watchedListings(await backend().connect());
     const clock = new TestClock();
     const engine = createEngine(c, {
@@ -76,6 +77,10 @@ describeOnBackends('engine: events', (backend) => {
     await eventually(() => has('queued', 'gone'));
     await engine.cancel(['gone']);
     await eventually(() => has('cancelled', 'gone'));
+    // A completed task whose record goes (retention) is removed, not cancelled.
+    await cleanCompleted(await engine.context());
+    await eventually(() => has('removed', 'a'));
+    expect(has('cancelled', 'a')).toBe(false);
     expect(seen.every((e) => e.world === engine.world)).toBe(true);
     abort.abort();
     await collecting;

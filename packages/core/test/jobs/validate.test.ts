@@ -39,6 +39,12 @@ describe('regular jobs', () => {
     expect(customProperties(job, 'regular')).toEqual({ myId: 42, tags: { a: [1, 'x'] } });
   });
 
+  it('reads dataset as a placement hint, not a custom property', () => {
+    const job = validateRegularJob({ executable: 'ls', dataset: 'sales', tag: 1 });
+    expect(job.dataset).toBe('sales');
+    expect(customProperties(job, 'regular')).toEqual({ tag: 1 });
+  });
+
   it('needs only an executable', () => {
     expect(validateRegularJob({ executable: 'ls' })).toEqual({ executable: 'ls' });
     expect(validateRegularJob({ executable: 'ls', timeoutMs: 1000 }).timeoutMs).toBe(1000);
@@ -59,6 +65,7 @@ describe('regular jobs', () => {
     [{ executable: 'ls', stdin: {} }, 'stdin', /must be a string, got object/],
     [{ executable: 'ls', server: 1 }, 'server', /must be a string/],
     [{ executable: 'ls', filename: null }, 'filename', /got null/],
+    [{ executable: 'ls', dataset: ['d'] }, 'dataset', /must be a string/],
     [{ executable: 'ls', exchange: [] }, 'exchange', /got an array/],
     [{ executable: 'ls', routingkey: true }, 'routingkey', /got boolean/],
     [{ executable: 'ls', timeoutMs: 0 }, 'timeoutMs', /from 1 to 2147483647, got 0/],

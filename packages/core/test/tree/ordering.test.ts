@@ -1,5 +1,5 @@
 import type { Orderable } from '@zoott/core';
-import { compareForClaim, hintLocality, orderForWorker } from '@zoott/core/internal';
+import { compareForClaim, hintLocality, leftForPeer, orderForWorker } from '@zoott/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -94,5 +94,44 @@ describe('orderForWorker', () => {
         expect(new Set(out)).toEqual(new Set(tasks));
       }),
     );
+  });
+});
+
+describe('leftForPeer', () => {
+  const job = (hints: Orderable['hints']) => ({ type: 'job', ...(hints ? { hints } : {}) });
+  const fileHolder = { types: ['job'], files: true };
+
+  it('leaves a file to a live peer that keeps files, unless this worker holds it', () => {
+    expect(leftForPeer(job({ filename: 'a' }), 0, [fileHolder])).toBe(true);
+    expect(leftForPeer(job({ filename: 'a' }), 2, [fileHolder])).toBe(false);
+    expect(leftForPeer(job({ filename: 'a' }), 0, [{ types: ['job'] }])).toBe(false);
+    expect(leftForPeer(job({ filename: 'a' }), 0, [])).toBe(false);
+  });
+
+  it('leaves a dataset only to a peer that lists it', () => {
+    const peers = [{ types: ['job'], datasets: ['d1'] }];
+    expect(leftForPeer(job({ dataset: 'd1' }), 0, peers)).toBe(true);
+    expect(leftForPeer(job({ dataset: 'd2' }), 0, peers)).toBe(false);
+    expect(leftForPeer(job({ dataset: 'd1' }), 1, peers)).toBe(false);
+  });
+
+  it('ignores peers that do not run the task type', () => {
+    expect(leftForPeer(job({ filename: 'a' }), 0, [{ types: ['other'], files: true }])).toBe(false);
+    expect(leftForPeer(job({ server: 'b' }), 0, [{ types: ['other'], server: 'b' }])).toBe(false);
+  });
+
+  it('ranks a server over a file over a dataset', () => {
+    // This worker holds the file (2) and the dataset (1): a peer named by server still wins.
+    const hints = { server: 'b', filename: 'a', dataset: 'd' };
+    expect(leftForPeer(job(hints), 3, [{ types: ['job'], server: 'b' }])).toBe(true);
+    // This worker has the dataset only: a peer that may hold the file is better placed.
+    expect(leftForPeer(job({ filename: 'a', dataset: 'd' }), 1, [fileHolder])).toBe(true);
+  });
+
+  it('with peers unknown, presumes a hinted server alive and no file or dataset elsewhere', () => {
+    expect(leftForPeer(job({ server: 'b' }), 0, undefined)).toBe(true);
+    expect(leftForPeer(job({ server: 'b' }), 4, undefined)).toBe(false);
+    expect(leftForPeer(job({ filename: 'a', dataset: 'd' }), 0, undefined)).toBe(false);
+    expect(leftForPeer(job(undefined), 0, [fileHolder])).toBe(false);
   });
 });

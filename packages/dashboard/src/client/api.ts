@@ -8,14 +8,17 @@ import type {
 } from '@zoott/core';
 import type { FailedList, RetryAllResult, WorkerView } from '../server/data.js';
 import type { ThroughputSlot } from '../server/live.js';
+import type { LimitRow, ScheduleData } from '../server/schedules.js';
 import { encodeKey } from './task-states.js';
 
 export type {
   AreaCounts,
   EngineEvent,
   FailedList,
+  LimitRow,
   ListedTask,
   RetryAllResult,
+  ScheduleData,
   TaskKey,
   TaskRecord,
   TreeNode,
@@ -99,6 +102,7 @@ export const api = {
     call<TaskRecord>('GET', apiUrl('/api/task', { world, key: encodeKey(key) })),
   failed: (world: string) => call<FailedList>('GET', apiUrl('/api/failed', { world })),
   workers: (world: string) => call<WorkerView[]>('GET', apiUrl('/api/workers', { world })),
+  schedules: (world: string) => call<ScheduleData>('GET', apiUrl('/api/schedules', { world })),
   retry: (world: string, key: TaskKey) => call<unknown>('POST', '/api/retry', { world, key }),
   retryAll: (world: string) =>
     call<RetryAllResult & { ok: true }>('POST', '/api/retry-all', { world }),

@@ -4,6 +4,7 @@ import { h, replace } from './dom.js';
 import { LiveConnection, type LiveStatus } from './live.js';
 import { failedView } from './views/failed.js';
 import { overviewView } from './views/overview.js';
+import { schedulesView } from './views/schedules.js';
 import { taskView } from './views/task.js';
 import { treeView } from './views/tree.js';
 import { errorText, href, type View, type ViewContext } from './views/view.js';
@@ -14,6 +15,7 @@ const PAGES = [
   ['tree', 'Tree'],
   ['workers', 'Workers'],
   ['failed', 'Failed'],
+  ['schedules', 'Schedules'],
 ] as const;
 
 interface Route {
@@ -131,7 +133,9 @@ class App {
             ? workersView(ctx)
             : r.page === 'failed'
               ? failedView(ctx)
-              : overviewView(ctx);
+              : r.page === 'schedules'
+                ? schedulesView(ctx)
+                : overviewView(ctx);
     this.show(view, view.el);
     if (world !== this.world) this.connect(world);
     await this.load(view);

@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type SessionEvent, type TaskKey, type TaskStateName, ZoottError } from '@zoott/core';
+import {
+  readRetention,
+  type SessionEvent,
+  type TaskKey,
+  type TaskStateName,
+  ZoottError,
+} from '@zoott/core';
 import { decodeKey, validateKey, validateWorldName } from '@zoott/core/internal';
 import { loadAssets, pageHtml } from './assets.js';
 import { checkAccess, checkWriteRequest, tokenCookie } from './auth.js';
@@ -14,6 +20,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { dispatch, type RouteTable } from './routes.js';
+import { scheduleData } from './schedules.js';
 
 const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 const PING_MS = 15_000;
@@ -220,6 +227,16 @@ class DashboardApp {
       GET: async (_req, res, url) =>
         sendJson(res, 200, await this.data.workers(await this.world(url))),
     },
+    '/api/schedules': {
+      GET: async (_req, res, url) => {
+        const world = await this.world(url);
+        sendJson(
+          res,
+          200,
+          await scheduleData(this.data.engine(world), () => this.data.workers(world)),
+        );
+      },
+    },
     '/api/events': { GET: async (req, res, url) => this.stream(req, res, await this.world(url)) },
     '/api/retry': {
       POST: async (req, res, url) =>
@@ -258,11 +275,13 @@ class DashboardApp {
   private async overview(res: ServerResponse, url: URL): Promise<void> {
     const d = this.data;
     const world = await this.world(url);
-    const [counts, oldest, worlds, workers] = await Promise.all([
+    const [counts, oldest, worlds, workers, kept] = await Promise.all([
       d.counts(world),
       d.oldestPending(world),
       d.worlds(),
       d.workers(world),
+      // What the world keeps: the settings stored in it, the ones its reaper follows.
+      readRetention(this.opts.coordinator, world),
     ]);
     // Throughput is counted from the live stream, started once the world is known to exist.
     const hub = this.hub(world);
@@ -273,6 +292,7 @@ class DashboardApp {
       counts,
       oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
       workers: workers.length,
+      retention: kept.settings,
       throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
       zookeeper: this.opts.coordinator.state,
       now,

@@ -10,6 +10,7 @@ import {
 } from '../connection/coordinator-source.js';
 import { lockId } from '../lock-id/lock-id.js';
 import { Deadline, timeoutOrDefault, waitForSignal } from '../support/deadline.js';
+import { ensurePath } from '../support/ensure-path.js';
 import { Signal } from '../support/signal.js';
 import {
   decodeIdentifier,
@@ -359,19 +360,6 @@ export class Lock {
       await zk.delete(this.path, version);
     } catch (err) {
       if (!isZoottError(err, 'NO_NODE')) throw err;
-    }
-  }
-}
-
-/** Creates every missing node of `path` (persistent, empty, default ACL), like kazoo's makepath. */
-async function ensurePath(zk: Coordinator, path: string): Promise<void> {
-  let at = '';
-  for (const segment of path.split('/').filter((s) => s !== '')) {
-    at += `/${segment}`;
-    try {
-      await zk.create(at);
-    } catch (err) {
-      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
   }
 }

@@ -1,0 +1,58 @@
+// What the bench reads from the ZooKeeper server itself: `mntr` (node count, approximate
+// data size) and, for a local server, the JVM's heap (jcmd) and RSS of the process that
+// listens on the client port.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { fourLetter } from '../packages/zk-testkit/dist/index.js';
+
+const run = promisify(execFile);
+
+/** `mntr` as numbers: `{ zk_znode_count, zk_approximate_data_size, ... }`. */
+export async function mntr(connectString) {
+  const text = await fourLetter(connectString.replace(/\/.*$/, ''), 'mntr');
+  const out = {};
+  for (const line of text.split('\n')) {
+    const [k, v] = line.split('\t');
+    if (k && v !== undefined && /^-?\d+(\.\d+)?$/.test(v.trim())) out[k] = Number(v);
+  }
+  return out;
+}
+
+/** The pid of the process listening on the port of `connectString` (null when unknown). */
+async function serverPid(connectString) {
+  const port = connectString.replace(/\/.*$/, '').split(':').pop();
+  try {
+    const { stdout } = await run('ss', ['-ltnpH', `sport = :${port}`]);
+    const m = /pid=(\d+)/.exec(stdout);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Heap used by the server's JVM and its RSS, in MB (`null` where not measurable). */
+export async function serverMemory(connectString) {
+  const pid = await serverPid(connectString);
+  if (pid === null) return { heap_used_mb: null, rss_mb: null };
+  let heap = null;
+  try {
+    const { stdout } = await run('jcmd', [String(pid), 'GC.heap_info']);
+    // G1: " garbage-first heap   total 524288K, used 123456K"; others name their spaces.
+    const m = /total\s+(\d+)K,\s+used\s+(\d+)K/.exec(stdout);
+    if (m) heap = Number(m[2]) / 1024;
+  } catch {
+    // No jcmd, or another user's JVM.
+  }
+  let rss = null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (m) rss = Number(m[1]) / 1024;
+  } catch {
+    // Not Linux.
+  }
+  return {
+    heap_used_mb: heap === null ? null : Number(heap.toFixed(1)),
+    rss_mb: rss === null ? null : Number(rss.toFixed(1)),
+  };
+}

@@ -1,0 +1,61 @@
+import { currentScheduler, type Engine, type ListedSchedule, listSchedules } from '@zoott/core';
+import type { CommandContext } from '../context.js';
+import { formatTime } from '../output/format.js';
+import { renderTable } from '../output/table.js';
+import { type LimitView, limitViews } from './limit.js';
+
+/** What `zoott status` shows of a world's schedules and rate limits. */
+export interface ScheduleStatus {
+  /** The elected scheduler (a worker id), `null` while no worker runs. */
+  scheduler: string | null;
+  schedules: ListedSchedule[];
+  limits: LimitView[];
+}
+
+/** Reads the schedules, the scheduler and the limits of the engine's world. */
+export async function scheduleStatus(
+  engine: Engine,
+  sink: Parameters<typeof limitViews>[1],
+): Promise<ScheduleStatus> {
+  const [scheduler, schedules, limits] = await Promise.all([
+    currentScheduler(engine),
+    listSchedules(engine),
+    limitViews(engine, sink),
+  ]);
+  return { scheduler, schedules, limits };
+}
+
+/** The human form: a schedules table and a limits table, each only when there are any. */
+export function printScheduleStatus(ctx: CommandContext, s: ScheduleStatus): void {
+  const c = ctx.colors;
+  if (s.schedules.length > 0) {
+    ctx.out('');
+    ctx.out(
+      renderTable(
+        s.schedules.map((x) => [
+          x.name,
+          x.cron,
+          x.tz ?? 'UTC',
+          x.type,
+          x.nextTick === null ? '-' : formatTime(x.nextTick),
+        ]),
+        ['SCHEDULE', 'CRON', 'TZ', 'TYPE', 'NEXT TICK'].map((h) => c.dim(h)),
+      ),
+    );
+    ctx.out(`scheduler: ${s.scheduler ?? c.red('none (no worker runs: no tick is queued)')}`);
+  }
+  if (s.limits.length > 0) {
+    ctx.out('');
+    ctx.out(
+      renderTable(
+        s.limits.map((l) => [
+          l.type,
+          l.rate,
+          String(l.workers),
+          l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
+        ]),
+        ['LIMITED TYPE', 'LIMIT', 'WORKERS', 'EACH'].map((h) => c.dim(h)),
+      ),
+    );
+  }
+}

@@ -1,0 +1,131 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import type { ClaimGate } from '../engine/claimer.js';
+import { codeOf } from '../engine/errors.js';
+import { perMs, type Rate } from './rate-spec.js';
+import { limitsPath, readRateLimit } from './rate-store.js';
+
+/**
+ * How late a worker may be to take a start without losing it: a worker's bucket holds one
+ * start plus this much time of its share. A loaded machine wakes a worker tens of ms after
+ * its start is due; a bucket of exactly one start would drop what accrues meanwhile and the
+ * world would run below its limit. It is also the most a worker saves up while idle: after a
+ * quiet spell the world may start `limit x BURST_MS` more at once (plus one per worker).
+ */
+export const BURST_MS = 200;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * One worker's side of the world's cluster-wide rate limits: a token bucket per limited type
+ * that fills at `limit / n`, where `n` is the number of live workers that serve the type (from
+ * the registry the worker already watches). The shares sum to the limit; when a worker joins
+ * or leaves, every worker recomputes its share as soon as its registry watch fires. Limits
+ * are read once and then only when their watch fires: an idle worker costs ZooKeeper
+ * nothing for them, and taking a start is arithmetic, never a request.
+ */
+export class RateLimits implements ClaimGate {
+  /** A limit changed (or was never read): `refresh()` before the next claim. */
+  dirty = true;
+  private limits = new Map<string, Rate>();
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly world: string,
+    /** Live workers that serve `type`, this one included. */
+    private readonly servers: (type: string) => number,
+    /** Told when a limit changes (an idle worker wakes to re-read). */
+    private readonly onChange: () => void = () => {},
+  ) {}
+
+  /** The limits in force, by type. */
+  get current(): ReadonlyMap<string, Rate> {
+    return this.limits;
+  }
+
+  /** Re-reads the limits, arming watches that set `dirty` on the next change. */
+  async refresh(): Promise<void> {
+    this.dirty = false;
+    try {
+      await this.read();
+    } catch (err) {
+      // The watches may not be armed: read again next time.
+      this.dirty = true;
+      throw err;
+    }
+  }
+
+  private async read(): Promise<void> {
+    const watch = () => {
+      this.dirty = true;
+      this.onChange();
+    };
+    const dir = limitsPath(this.world);
+    let names: string[] = [];
+    try {
+      names = await this.coordinator.children(dir, { watch });
+    } catch (err) {
+      if (codeOf(err) !== 'NO_NODE') throw err;
+      // No limit was ever set: hear about the folder appearing.
+      if ((await this.coordinator.exists(dir, { watch })) !== null) this.dirty = true;
+    }
+    const read = await Promise.all(
+      names.map((n) => readRateLimit({ coordinator: this.coordinator }, `${dir}/${n}`, watch)),
+    );
+    const limits = new Map<string, Rate>();
+    for (const l of read) if (l) limits.set(l.type, { count: l.count, perMs: l.perMs });
+    for (const t of this.buckets.keys()) if (!limits.has(t)) this.buckets.delete(t);
+    this.limits = limits;
+  }
+
+  /** This worker's share of `type`'s limit, in starts per ms; `null` when unlimited. */
+  share(type: string): number | null {
+    const limit = this.limits.get(type);
+    if (!limit) return null;
+    return perMs(limit) / Math.max(1, this.servers(type));
+  }
+
+  open(type: string, now: number): boolean {
+    const b = this.fill(type, now);
+    return b === null || b.tokens >= 1;
+  }
+
+  take(type: string, now: number): boolean {
+    const b = this.fill(type, now);
+    if (b === null) return true;
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  refund(type: string): void {
+    const b = this.buckets.get(type);
+    if (b) b.tokens += 1;
+  }
+
+  nextAt(type: string, now: number): number {
+    const b = this.fill(type, now);
+    const share = this.share(type);
+    if (b === null || share === null || b.tokens >= 1) return now;
+    return now + Math.ceil((1 - b.tokens) / share);
+  }
+
+  /** The bucket of `type` filled up to `now`; `null` for a type without a limit. */
+  private fill(type: string, now: number): Bucket | null {
+    const share = this.share(type);
+    if (share === null) return null;
+    let b = this.buckets.get(type);
+    if (!b) {
+      // Empty at first: a worker that joins starts at its share, never with a burst.
+      b = { tokens: 0, at: now };
+      this.buckets.set(type, b);
+    }
+    const cap = 1 + share * BURST_MS;
+    b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.at) * share);
+    b.at = now;
+    return b;
+  }
+}

@@ -1,0 +1,2 @@
+export { candidateOrder, candidateSequence } from './candidates.js';
+export * from './leader-election.js';
