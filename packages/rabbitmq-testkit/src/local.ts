@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { RabbitMqStartError } from './errors.js';
-import { waitAmqp } from './ready.js';
+import { waitAmqp, waitTcp } from './ready.js';
 import { type RabbitMqBroker, READY_TIMEOUT_MS } from './types.js';
 
 /** Debian's `rabbitmq-server` package: the server script and its control tool. */
@@ -41,6 +41,7 @@ export class LocalRabbitMq implements RabbitMqBroker {
   readonly port: number;
   readonly nodeName: string;
   private child: ChildProcess | null = null;
+  private epmd: ChildProcess | null = null;
   private watchdog: ChildProcess | null = null;
 
   constructor(readonly layout: LocalLayout) {
@@ -83,9 +84,32 @@ export class LocalRabbitMq implements RabbitMqBroker {
     return this.child !== null;
   }
 
+  /**
+   * Starts the private epmd as a child of ours (in the foreground, not as the daemon the VM
+   * would start by itself), so its pid is known and nothing outlives a stop or a crash of
+   * this process; resolves once it accepts connections.
+   */
+  private async startEpmd(): Promise<void> {
+    if (this.epmd) return;
+    const epmd = spawn(EPMD, ['-port', String(this.layout.epmdPort)], {
+      env: this.env(),
+      stdio: 'ignore',
+    });
+    epmd.unref();
+    this.epmd = epmd;
+    epmd.once('exit', () => {
+      if (this.epmd === epmd) this.epmd = null;
+    });
+    const why = await waitTcp(this.layout.epmdPort, 30_000, () =>
+      epmd.exitCode !== null ? `epmd exited (${epmd.exitCode})` : null,
+    );
+    if (why) throw new RabbitMqStartError(`epmd on port ${this.layout.epmdPort}: ${why}`);
+  }
+
   /** Starts the broker and waits until it answers AMQP (never a fixed sleep). */
   async start(): Promise<void> {
     if (this.child) return;
+    await this.startEpmd();
     const out = openSync(path.join(this.layout.dir, 'stdout.log'), 'a');
     const child = spawn(DEBIAN_SERVER, [], {
       env: this.env(),
@@ -137,21 +161,25 @@ export class LocalRabbitMq implements RabbitMqBroker {
     }
     this.watchdog?.kill('SIGKILL');
     this.watchdog = null;
-    this.stopEpmd();
+    await this.stopEpmd();
   }
 
-  private stopEpmd(): void {
-    spawnSync(EPMD, ['-port', String(this.layout.epmdPort), '-kill'], {
-      env: this.env(),
-      stdio: 'ignore',
-      timeout: 10_000,
+  private async stopEpmd(): Promise<void> {
+    const epmd = this.epmd;
+    if (!epmd) return;
+    const gone = new Promise<void>((resolve) => {
+      if (epmd.exitCode !== null || epmd.signalCode !== null) resolve();
+      else epmd.once('exit', () => resolve());
     });
+    epmd.kill('SIGKILL');
+    await gone;
+    this.epmd = null;
   }
 
   /**
    * A watchdog shell blocked on a pipe from this process: when this process dies for any
    * reason (a test worker SIGKILLed), the pipe closes and the shell kills the broker and
-   * its epmd, so no broker outlives the test run.
+   * its epmd (both by pid), so no broker outlives the test run.
    */
   private guard(child: ChildProcess): ChildProcess | null {
     if (child.pid === undefined) return null;
@@ -159,9 +187,9 @@ export class LocalRabbitMq implements RabbitMqBroker {
       '/bin/sh',
       [
         '-c',
-        'read _ ; kill -9 "$0" 2>/dev/null; epmd -port "$1" -kill >/dev/null 2>&1',
+        'read _ ; kill -9 "$0" "$1" 2>/dev/null',
         String(child.pid),
-        String(this.layout.epmdPort),
+        String(this.epmd?.pid ?? child.pid),
       ],
       { stdio: ['pipe', 'ignore', 'ignore'], env: this.env() },
     );

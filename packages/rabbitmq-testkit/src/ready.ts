@@ -59,3 +59,27 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Polls until something accepts TCP connections on 127.0.0.1:`port`; `null` when it does. */
+export async function waitTcp(
+  port: number,
+  timeoutMs: number,
+  failed: () => string | null = () => null,
+): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const why = failed();
+    if (why) return why;
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return null;
+    await sleep(50);
+  }
+  return `nothing listens on port ${port} within ${timeoutMs} ms`;
+}
