@@ -142,6 +142,37 @@ describe('zoott-amqp-bridge: jobs in and results out over a real RabbitMQ', {
     }
   });
 
+  it('two bridges at once: every job runs once and every result arrives once', async () => {
+    await w.bridge(); // a second bridge on the same queues and world
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-two');
+    const n = 10;
+    for (let i = 0; i < n; i++)
+      await w.client.post('jobs', {
+        executable: '/usr/bin/echo',
+        arguments: [`job ${i}`],
+        exchange: 'results',
+        routingkey: 'rk-two',
+        i,
+      });
+    const got: number[] = [];
+    for (let i = 0; i < n; i++)
+      got.push((JSON.parse((await inbox.next()).content.toString()) as { i: number }).i);
+    expect(got.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+    // Every result left ZooKeeper after its confirm; then a marker sent down the same route
+    // arrives after anything routed before it, so nothing more is on its way.
+    const zk = await connectZk(w.connect);
+    try {
+      await until(async () =>
+        (await zk.children(forwarderPaths(w.world).dir)).length === 0 ? true : undefined,
+      );
+    } finally {
+      await zk.close();
+    }
+    w.client.ch.publish('results', 'rk-two', Buffer.from('"marker"'));
+    expect((await inbox.next()).content.toString()).toBe('"marker"');
+    expect(inbox.pending()).toBe(0);
+  });
+
   it('malformed messages go to the dead-letter exchange with the reason; the bridge keeps running', async () => {
     await w.client.ch.assertExchange('dlx', 'fanout', { durable: false });
     const dead = await resultInbox(w.client.ch, 'dlx', '');
