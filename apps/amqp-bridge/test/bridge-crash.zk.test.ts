@@ -68,7 +68,7 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     await kill(second);
   });
 
-  it('killed after taking a result and before publishing it: the next bridge publishes it once', async () => {
+  it('killed after taking a result and before publishing it: the other bridge waits for its claim, then publishes it once', async () => {
     const inbox = await resultInbox(w.client.ch, 'results', 'rk-claimed');
     const file = join(scratch, 'claimed');
     const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'claimed' });
@@ -77,10 +77,17 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
       (l) => l.msg === 'test pause',
       'the pause before publishing',
     );
+    // A second bridge, running beside the first, leaves a result the first has claimed...
+    const second = await w.bridge({ ZOOTT_LOG_LEVEL: 'debug' });
+    await second.logLine(
+      (l) => l.msg === 'result claimed by another bridge' && l.path === paused.what,
+      'the claim seen',
+    );
+    expect(inbox.pending()).toBe(0);
+    // ...until the first dies with its session: its claim goes, and the second publishes.
     await kill(first);
     // Still in ZooKeeper: removed only after a confirm.
     expect(await zk.exists(String(paused.what))).not.toBeNull();
-    const second = await w.bridge();
     const msg = await inbox.next();
     expect(msg.properties.messageId).toBe(paused.what);
     expect((JSON.parse(msg.content.toString()) as { stdout: string }).stdout.trim()).toBe('1');

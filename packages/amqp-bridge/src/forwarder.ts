@@ -113,6 +113,7 @@ export class Forwarder {
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
       // Another bridge has it; if that bridge dies its claim goes and we look again.
       await c.exists(claim, { watch });
+      log.debug({ path }, 'result claimed by another bridge');
       return;
     }
     let got: Awaited<ReturnType<Coordinator['get']>>;
