@@ -8,9 +8,9 @@
 /** The Coordinator adapters: each stands on core alone. */
 const ADAPTERS = '(memory-adapter|zk-adapter)';
 /** Support for tests only; never part of a shipped program. */
-const TEST_SUPPORT = '(testing|zk-testkit|conformance)';
+const TEST_SUPPORT = '(testing|zk-testkit|rabbitmq-testkit|conformance)';
 /** Source that ships: everything under a src/ folder except the test-support packages. */
-const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard)|apps/[^/]+)/src/`;
+const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard|amqp-bridge)|apps/[^/]+)/src/`;
 
 module.exports = {
   forbidden: [

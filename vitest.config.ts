@@ -21,6 +21,8 @@ export default defineConfig({
       '@zoott/jobs/config': src('./packages/jobs/src/config.ts'),
       '@zoott/jobs/internal': src('./packages/jobs/src/internal.ts'),
       '@zoott/jobs': src('./packages/jobs/src/index.ts'),
+      '@zoott/rabbitmq-testkit': src('./packages/rabbitmq-testkit/src/index.ts'),
+      '@zoott/amqp-bridge': src('./packages/amqp-bridge/src/index.ts'),
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
       '@zoott/dashboard': src('./packages/dashboard/src/index.ts'),

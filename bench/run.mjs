@@ -9,10 +9,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
+import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
+import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
 import { mntr } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,6 +34,17 @@ const LATENCY_WARMUP_S = 1;
 const PENDING_WINDOW = scale(20_000);
 const PENDING_LEVELS = quick ? [1_000, 5_000] : [1_000, 100_000];
 const QUEUE_WIDTH = 1_000;
+const IDLE_SECONDS = quick ? 5 : 30;
+const UNBLOCK = {
+  rate: 200,
+  seconds: quick ? 3 : 15,
+  pending: quick ? 1_000 : 10_000,
+  width: QUEUE_WIDTH,
+};
+const QUEUE_MANY_TASKS = scale(40_000);
+/** Tasks per `queueMany` call, and calls in flight, in the queue-many phase. */
+const QUEUE_MANY_CALL = 1_000;
+const QUEUE_MANY_WIDTH = 4;
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.
@@ -43,31 +55,12 @@ const WORKER_NODE_FLAGS =
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
 const TARGETS = {
-  drainVsRaw: 0.15,
+  drainVsRaw: 0.45,
+  queueManyVsRaw: 1.0,
   pendingRatio: 0.7,
-  p99Ms: 25,
+  p99Ms: 10,
   rssMb: 150,
 };
-
-const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
-const wallNow = () => performance.timeOrigin + performance.now();
-const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
-
-/** Runs `fn(i)` for i in [0, n) with at most `width` calls in flight. */
-async function pipelined(n, width, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, n) }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 /** The worker processes and what they last reported. */
 class Fleet {
@@ -76,6 +69,7 @@ class Fleet {
     this.connectString = connectString;
     this.latencies = [];
     this.errors = [];
+    this.unblock = { parents: new Map(), children: new Map() };
   }
 
   async start(n) {
@@ -99,6 +93,8 @@ class Fleet {
             w.rss = m.rss;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
+            for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
+            for (const [i, t] of m.children ?? []) this.unblock.children.set(i, t);
           } else if (m.type === 'error') {
             this.errors.push(m.error);
           }
@@ -130,6 +126,7 @@ class Fleet {
       w.maxRss = 0;
     }
     this.latencies = [];
+    this.unblock = { parents: new Map(), children: new Map() };
     await Promise.all(
       this.workers.map((w) => {
         const running = this.next(w, 'running');
@@ -172,40 +169,6 @@ class Fleet {
   }
 }
 
-/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
-async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
-  const start = Date.now();
-  let shown = start;
-  while (fleet.completed() < n) {
-    if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`${label}: ${fleet.completed()}/${n} after ${timeoutMs} ms`);
-    if (Date.now() - shown >= 5000) {
-      shown = Date.now();
-      log(`${label}: ${fleet.completed()}/${n} done`);
-    }
-    await sleep(2);
-  }
-}
-
-/** The engine's own counts must agree with the workers: every task completed, none lost. */
-async function confirm(engine, total, label) {
-  const counts = await engine.counts();
-  if (
-    counts.completed !== total ||
-    counts.pending !== 0 ||
-    counts.working !== 0 ||
-    counts.failed !== 0
-  )
-    throw new Error(`${label}: counts ${JSON.stringify(counts)}, expected ${total} completed`);
-}
-
-async function newWorld(c, world) {
-  const engine = createEngine(c, { world, logger: quiet });
-  await engine.init();
-  return engine;
-}
-
 async function rawCreates(c) {
   await c.create('/bench');
   await c.create('/bench/raw');
@@ -233,6 +196,33 @@ async function drain(c, fleet, world, total, queueAll) {
   await fleet.stop();
   await confirm(engine, total, world);
   return { perSecond: total / seconds, seconds, queuePerSecond: total / (queueMs / 1000) };
+}
+
+/**
+ * Producer throughput through `queueMany`: many tasks per transaction, a few calls in flight.
+ * The tasks stay pending (their count is checked); nothing drains them.
+ */
+async function queueMany(c) {
+  const engine = await newWorld(c, 'queuemany');
+  const calls = Math.ceil(QUEUE_MANY_TASKS / QUEUE_MANY_CALL);
+  const t0 = performance.now();
+  await pipelined(calls, QUEUE_MANY_WIDTH, (k) =>
+    engine.queueMany(
+      Array.from(
+        { length: Math.min(QUEUE_MANY_CALL, QUEUE_MANY_TASKS - k * QUEUE_MANY_CALL) },
+        (_, i) => ({
+          name: `m${k * QUEUE_MANY_CALL + i}`,
+          type: 'noop',
+          data: i,
+        }),
+      ),
+    ),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const counts = await engine.counts();
+  if (counts.pending !== QUEUE_MANY_TASKS)
+    throw new Error(`queuemany: ${counts.pending} pending, expected ${QUEUE_MANY_TASKS}`);
+  return { perSecond: QUEUE_MANY_TASKS / seconds, seconds };
 }
 
 async function latency(c, fleet) {
@@ -338,6 +328,10 @@ async function main() {
     await fleet.start(WORKERS);
     log(`ZooKeeper at ${server.connectString}, ${WORKERS} workers ready`);
 
+    log(`idle: ${WORKERS} workers on an empty world, ${IDLE_SECONDS} s (after as long for pings)`);
+    const idle = await idleRequests(c, fleet, server.connectString, IDLE_SECONDS);
+    log(`idle: ${idle.perWorkerPerSecond.toFixed(2)} requests/s per worker`);
+
     log('raw creates');
     const raw = await rawCreates(c);
     log(`raw: ${raw.toFixed(0)} creates/s`);
@@ -373,6 +367,12 @@ async function main() {
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
     const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
+    // After the latency phase: its 40,000 pending tasks would otherwise sit on the server
+    // (and in its garbage collector) while latency is measured.
+    log(`queue-many: ${QUEUE_MANY_TASKS} tasks, ${QUEUE_MANY_CALL} per call`);
+    const many = await queueMany(c);
+    log(`queue-many: ${many.perSecond.toFixed(0)} tasks/s`);
+
     // The pending levels run on fresh servers of their own: 100,000 pending tasks (200,000+
     // nodes) on top of the earlier phases' records would measure the server's garbage
     // collector, not the engine.
@@ -389,21 +389,28 @@ async function main() {
       levels.push(res);
     }
     const [low, high] = levels;
+    log(`unblock: ${UNBLOCK.rate} chains/s, ${UNBLOCK.pending} lower-priority roots pending`);
+    const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
+    const scheduling = schedulingKeys(idle, unblock, WORKERS);
+    log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
 
     const results = {
       raw_creates_per_s: Math.round(raw),
       drain_tasks_per_s: Math.round(drainRes.perSecond),
+      queue_many_tasks_per_s: Math.round(many.perSecond),
       tree_tasks_per_s: Math.round(treeRes.perSecond),
       latency_p50_ms: Number(lat.p50.toFixed(2)),
       latency_p99_ms: Number(lat.p99.toFixed(2)),
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
+      ...scheduling.results,
       ...control.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
+      queue_many_vs_raw: results.queue_many_tasks_per_s / results.raw_creates_per_s,
       pending_100k_vs_1k: results.pending_100k_tasks_per_s / results.pending_1k_tasks_per_s,
     };
     const checks = [
@@ -412,6 +419,12 @@ async function main() {
         ratios.drain_vs_raw,
         `>= ${TARGETS.drainVsRaw}`,
         ratios.drain_vs_raw >= TARGETS.drainVsRaw,
+      ],
+      [
+        'queueMany / raw creates',
+        ratios.queue_many_vs_raw,
+        `>= ${TARGETS.queueManyVsRaw}`,
+        ratios.queue_many_vs_raw >= TARGETS.queueManyVsRaw,
       ],
       [
         '100k / 1k pending throughput',
@@ -431,18 +444,24 @@ async function main() {
         `<= ${TARGETS.rssMb}`,
         results.worker_rss_mb <= TARGETS.rssMb,
       ],
+      ...scheduling.checks,
       ...control.checks,
     ];
     const doc = {
       ...results,
       ratios: {
         drain_vs_raw: Number(ratios.drain_vs_raw.toFixed(3)),
+        queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
         drain_seconds: Number(drainRes.seconds.toFixed(2)),
         drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
+        queue_many_tasks: QUEUE_MANY_TASKS,
+        queue_many_per_call: QUEUE_MANY_CALL,
+        queue_many_calls_in_flight: QUEUE_MANY_WIDTH,
+        queue_many_seconds: Number(many.seconds.toFixed(2)),
         tree_tasks: treeTotal,
         tree_seconds: Number(treeRes.seconds.toFixed(2)),
         latency_offered_per_s: Number(lat.offered.toFixed(1)),
@@ -451,6 +470,7 @@ async function main() {
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
+        ...scheduling.details,
         ...control.details,
       },
       setup: {
@@ -474,12 +494,14 @@ async function main() {
       const rows = [
         ['raw creates/s (1 client, pipelined)', results.raw_creates_per_s],
         [`drain tasks/s (${DRAIN_TASKS} no-op, ${WORKERS} workers)`, results.drain_tasks_per_s],
+        [`queueMany tasks/s (${QUEUE_MANY_CALL} per call)`, results.queue_many_tasks_per_s],
         [`tree tasks/s (${TREE.join('x')}, ${treeTotal} tasks)`, results.tree_tasks_per_s],
         [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
         [`queue->start p99 ms (${LATENCY_RATE}/s)`, results.latency_p99_ms],
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
+        ...scheduling.rows,
         ...control.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];

@@ -13,13 +13,20 @@ const client = await connectZk(connectString, { sessionTimeoutMs: 30_000 });
 let handle = null;
 let latencies = [];
 let maxRss = 0;
+/** Chains of the unblock phase: [chain, wall ms] of parent completions and child starts. */
+let parents = [];
+let children = [];
 
 const handlers = {
   // Records queue->start latency when the producer stamped the task; does nothing else.
   noop: (task) => {
     const t = task.data?.t;
     if (typeof t === 'number') latencies.push(wallNow() - t);
+    if (task.data?.child === true) children.push([task.data.chain, wallNow()]);
   },
+  // Holds its slot for `data.ms` without loading the server: lower-priority work that keeps
+  // every slot busy (the unblock phase).
+  hold: (task) => new Promise((resolve) => setTimeout(resolve, task.data?.ms ?? 0)),
 };
 
 function report() {
@@ -32,6 +39,8 @@ function report() {
     rss,
     maxRss,
     latencies: latencies.length > 0 ? latencies.splice(0) : undefined,
+    parents: parents.length > 0 ? parents.splice(0) : undefined,
+    children: children.length > 0 ? children.splice(0) : undefined,
   });
 }
 const ticker = setInterval(report, 50);
@@ -39,6 +48,8 @@ const ticker = setInterval(report, 50);
 process.on('message', async (msg) => {
   if (msg.cmd === 'run') {
     latencies = [];
+    parents = [];
+    children = [];
     maxRss = 0;
     handle = runWorker(client, handlers, {
       world: msg.world,
@@ -61,6 +72,11 @@ process.on('message', async (msg) => {
         : {}),
     });
     handle.done.catch((err) => process.send?.({ type: 'error', error: String(err) }));
+    // A parent of the unblock phase is complete once its completion is recorded.
+    handle.on('completed', (e) => {
+      const d = e.data;
+      if (typeof d?.chain === 'number' && d.child !== true) parents.push([d.chain, wallNow()]);
+    });
     process.send?.({ type: 'running' });
   } else if (msg.cmd === 'stop') {
     await handle?.stop();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Makes sure the tests can run for real before they start: a ZooKeeper server (the adapter,
-// engine, worker and CLI tests use a real one) and a Chromium (the dashboard's browser tests).
+// engine, worker and CLI tests use a real one), a RabbitMQ broker (the AMQP bridge's tests,
+// through @zoott/rabbitmq-testkit) and a Chromium (the dashboard's browser tests).
 // ZooKeeper, in @zoott/zk-testkit's order: ZOOTT_ZK_CONNECT, a local install (ZOOKEEPER_HOME
 // or Debian's `zookeeper` package), then a Docker engine for testcontainers.
 // On Debian/Ubuntu as root the missing packages are installed here; elsewhere this says what
@@ -10,17 +11,21 @@ import { existsSync } from 'node:fs';
 
 const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
 const CHROMIUM = process.env.ZOOTT_CHROMIUM ?? '/usr/bin/chromium';
+const DEBIAN_RABBITMQ = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 
 const haveZooKeeper = () =>
   Boolean(process.env.ZOOTT_ZK_CONNECT) ||
   Boolean(process.env.ZOOKEEPER_HOME && existsSync(process.env.ZOOKEEPER_HOME)) ||
   (existsSync(DEBIAN_JAR) && spawnSync('java', ['-version']).status === 0);
 const haveChromium = () => existsSync(CHROMIUM);
+// In @zoott/rabbitmq-testkit's order: ZOOTT_AMQP_URL, Debian's rabbitmq-server, Docker.
+const haveRabbitMq = () => Boolean(process.env.ZOOTT_AMQP_URL) || existsSync(DEBIAN_RABBITMQ);
 const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
 
 const missing = [];
 if (!haveZooKeeper()) missing.push('zookeeper');
 if (!haveChromium()) missing.push('chromium');
+if (!haveRabbitMq()) missing.push('rabbitmq-server');
 
 if (
   missing.length > 0 &&
@@ -44,6 +49,12 @@ if (!haveZooKeeper() && !haveDocker()) {
   2. install it locally:          sudo apt-get install zookeeper   (Debian/Ubuntu; brings Java)
                                   or unpack Apache ZooKeeper 3.8+ and export ZOOKEEPER_HOME=/path/to/it
   3. run a Docker engine:         the tests then start the official 'zookeeper' image via testcontainers`);
+}
+if (!haveRabbitMq() && !haveDocker()) {
+  problems.push(`The AMQP bridge's tests need a real RabbitMQ broker and none can be found. Any one of:
+  1. point at a running broker:   export ZOOTT_AMQP_URL=amqp://guest:guest@127.0.0.1:5672
+  2. install it locally:          sudo apt-get install rabbitmq-server   (Debian/Ubuntu; brings Erlang)
+  3. run a Docker engine:         the tests then start the official 'rabbitmq' image via testcontainers`);
 }
 if (!haveChromium()) {
   problems.push(`The dashboard's browser tests need Chromium at ${CHROMIUM}:

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Engine } from '@zoott/core';
+import type { Engine, QueueManyRequest, TaskKey } from '@zoott/core';
 import type { CommandContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -19,6 +19,8 @@ import {
 interface LineSpec {
   spec: TaskSpec;
   line: number;
+  /** The key it makes; `null` for a parent pattern (the tree decides). */
+  key: TaskKey | null;
 }
 
 interface BadLine {
@@ -42,15 +44,16 @@ interface QueueRun {
 const SHOWN_BAD_LINES = 50;
 
 /**
- * Top-level tasks are independent, so a run of them is queued this many at a time; a task
- * with a parent waits for everything before it (its parent may be among them).
+ * Lines without a parent pattern are queued through `queueMany`, this many per call (many
+ * per transaction, in file order); the progress bar moves once per call.
  */
-const WINDOW = 16;
+const CHUNK = 1000;
 
 /**
  * `queue --from`: reads and checks every line before anything is written (a file with a bad
- * line queues nothing, and every bad line is named), then queues line by line and, when a
- * write fails, stops and says exactly which lines were queued and which were not.
+ * line queues nothing, and every bad line is named), then queues in file order, many lines
+ * per transaction, and when a write fails, stops and says exactly which lines were queued
+ * and which were not.
  */
 export async function queueFromFile(
   ctx: CommandContext,
@@ -96,7 +99,7 @@ async function readLines(
       }
       if (key) made.add(key.join('|'));
       else patternSeen = true;
-      specs.push({ spec, line: n });
+      specs.push({ spec, line: n, key });
     } catch (err) {
       bad.push({ line: n, message: explain(err).message.replace(/^line \d+: /, '') });
     }
@@ -147,19 +150,71 @@ function refuseBadLines(ctx: CommandContext, file: string, good: number, bad: Ba
   );
 }
 
-/** The lines queued from `i` on together: a run of top-level tasks, or one task. */
+/**
+ * The lines queued from `i` on together: a run of lines at known keys (top level or an exact
+ * parent, which an earlier line of the run may create: `queueMany` writes in order), or one
+ * line with a parent pattern (it reads the tree, so it waits for everything before it).
+ */
 function nextBatch(specs: readonly LineSpec[], i: number): LineSpec[] {
   const batch = [specs[i]!];
-  if (specs[i]!.spec.parent) return batch;
-  while (batch.length < WINDOW && i + batch.length < specs.length) {
+  if (specs[i]!.key === null) return batch;
+  while (batch.length < CHUNK && i + batch.length < specs.length) {
     const next = specs[i + batch.length]!;
-    if (next.spec.parent) break;
+    if (next.key === null) break;
     batch.push(next);
   }
   return batch;
 }
 
-/** Queues the checked lines in order, stopping after the batch in which a write failed. */
+/** A line at a known key as one request of `queueMany`. */
+function manyRequest(spec: TaskSpec, key: TaskKey): QueueManyRequest {
+  const request: QueueManyRequest = { name: key[key.length - 1]!, type: spec.type };
+  if (spec.data !== undefined) request.data = spec.data;
+  if (key.length > 1) request.parent = { key: key.slice(0, -1) };
+  if (spec.priority !== undefined) request.priority = spec.priority;
+  if (spec.hints) request.hints = spec.hints;
+  if (spec.attempts !== undefined) request.maxAttempts = spec.attempts;
+  return request;
+}
+
+/** The index a `queueMany` error names (`tasks[3]`): the tasks before it were queued. */
+function failedIndex(err: unknown): number {
+  const field = (err as { field?: unknown }).field;
+  const m = typeof field === 'string' ? /^tasks\[(\d+)\]/.exec(field) : null;
+  return m ? Number(m[1]) : 0;
+}
+
+/** Queues one batch; what was queued goes into `run`, a failure ends it. */
+async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Promise<void> {
+  let done = 0;
+  try {
+    const pattern = batch[0]!.key === null;
+    const queued = pattern
+      ? [await queueSpec(engine, batch[0]!.spec)]
+      : (await engine.queueMany(batch.map((l) => manyRequest(l.spec, l.key!)))).map((q) => [q]);
+    for (const qs of queued) {
+      run.queuedLines.push(batch[done++]!.line);
+      if (qs.length === 0) run.unmatched++;
+      for (const q of qs) run.keys.push(showKey(q.key));
+    }
+  } catch (err) {
+    // queueMany names the task that failed: the ones before it are queued, in order.
+    const at = batch[0]!.key === null ? 0 : failedIndex(err);
+    for (const l of batch.slice(0, at)) {
+      run.queuedLines.push(l.line);
+      run.keys.push(showKey(l.key!));
+    }
+    run.firstError = err;
+    const code = (err as { code?: string }).code ?? '';
+    run.failed.push({
+      line: batch[at]!.line,
+      message: explain(err).message,
+      uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
+    });
+  }
+}
+
+/** Queues the checked lines in order, stopping at the line whose write failed. */
 async function queueLines(
   engine: Engine,
   specs: readonly LineSpec[],
@@ -175,24 +230,7 @@ async function queueLines(
   let i = 0;
   while (i < specs.length && run.failed.length === 0) {
     const batch = nextBatch(specs, i);
-    // Every write of the batch settles before anything is reported: the count is exact.
-    const results = await Promise.allSettled(batch.map(({ spec }) => queueSpec(engine, spec)));
-    results.forEach((r, j) => {
-      const { line } = batch[j]!;
-      if (r.status === 'fulfilled') {
-        run.queuedLines.push(line);
-        if (r.value.length === 0) run.unmatched++;
-        for (const q of r.value) run.keys.push(showKey(q.key));
-      } else {
-        run.firstError ??= r.reason;
-        const code = (r.reason as { code?: string }).code ?? '';
-        run.failed.push({
-          line,
-          message: explain(r.reason).message,
-          uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
-        });
-      }
-    });
+    await queueBatch(engine, batch, run);
     i += batch.length;
     progress.update(i);
   }

@@ -102,26 +102,23 @@ describe('zoott configuration and credentials', { timeout: SLOW }, () => {
     expect(bad.stderr).toMatch(/expected user:password or digest:user:password/);
   });
 
-  it('exits 3 within 2 s of starting when every host refuses, naming the hosts', async () => {
+  it('exits 3 as soon as every host has refused, naming the hosts (no wait for the connect timeout)', async () => {
     const [a, b] = [await refusedPort(1), await refusedPort(9)];
-    // A node process that loads zoott and does nothing: what start-up alone costs here.
-    const t0 = Date.now();
-    await zoott(['--version']);
-    const startup = Date.now() - t0;
-    const t1 = Date.now();
+    // The connect timeout is far longer than the test may run: an exit at all proves the
+    // refusals ended the attempt, and the message says which path was taken. No clock is
+    // read: a loaded machine may take seconds to start Node, which says nothing about zoott.
     const child = start([
       '--connect',
       `127.0.0.1:${a},127.0.0.1:${b}`,
       '--connect-timeout',
-      '30',
+      '3600',
       'status',
     ]);
     const r = await child.exited;
-    const took = Date.now() - t1;
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain(`127.0.0.1:${a} (ECONNREFUSED)`);
     expect(r.stderr).toContain(`127.0.0.1:${b} (ECONNREFUSED)`);
     expect(r.stderr).toMatch(/every server refused/);
-    expect(took - startup).toBeLessThan(2000 + 1000); // about a second of refusals, plus slack
+    expect(r.stderr).not.toMatch(/no answer within/);
   });
 });

@@ -77,10 +77,25 @@ describe('queue --from', { timeout: SLOW }, () => {
     expect(await pending()).toBe(3);
   });
 
+  it('queues thousands of lines in order, with the keys it queued', async () => {
+    const { z, pending } = await world();
+    const lines = Array.from({ length: 2500 }, (_, i) => good(i + 1));
+    lines.push(JSON.stringify({ name: 'kid', type: 'dl', parent: 'r2500', priority: 3 }));
+    const file = writeLines('many.jsonl', lines);
+    const r = await z(['--json', 'queue', '--from', file]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = json<{ lines: number; queued: number; keys: string[] }>(r);
+    expect(doc).toMatchObject({ lines: 2501, queued: 2501 });
+    expect(doc.keys.slice(0, 2)).toEqual(['r1', 'r2']);
+    expect(doc.keys[2500]).toBe('r2500|kid');
+    expect(await pending()).toBe(2501);
+  });
+
   it('when a write fails halfway, the count it prints is what ZooKeeper holds', async () => {
     const { z, pending } = await world();
     // r51 exists with another type: queueing it again as `req` fails at write time, in the
-    // middle of a run of lines written together.
+    // middle of a run of lines written together (one queueMany call): the lines before it
+    // are queued, it and everything after it are not.
     expect((await z(['queue', 'r51', '-t', 'other'])).code).toBe(0);
     const file = writeLines(
       'halfway.jsonl',
@@ -98,20 +113,22 @@ describe('queue --from', { timeout: SLOW }, () => {
     expect(doc.failed).toEqual([
       { line: 51, message: expect.stringMatching(/r51/), uncertain: false },
     ]);
-    expect(doc.queued).toBeGreaterThan(49);
-    expect(doc.queued).toBeLessThan(199);
+    expect(doc.queued).toBe(50);
     // Exactly what it printed is in ZooKeeper (plus the r51 queued before).
     expect(await pending()).toBe(doc.queued + 1);
-    const notQueued = doc.notQueuedLines.reduce((n, [a, b]) => n + b - a + 1, 0);
-    expect(doc.queued + notQueued).toBe(200);
-    expect(doc.notQueuedLines[0]).toEqual([51, 51]);
+    expect(doc.notQueuedLines).toEqual([[51, 200]]);
+    expect(doc.failed[0]!.message).toMatch(
+      /tasks\[50\]: task r51 already exists with type "other"/,
+    );
 
+    // Again: lines 1-50 are re-queued (they were pending), 51 still fails.
     const human = await z(['queue', '--from', file]);
     expect(human.code).not.toBe(0);
     expect(human.stderr).toMatch(/halfway\.jsonl:51: /);
-    expect(human.stderr).toMatch(/not queued: line\(s\) 51, \d+-200 of /);
+    expect(human.stderr).toMatch(/not queued: line\(s\) 51-200 of /);
     expect(human.stdout).toMatch(
-      /^queued \d+ task\(s\) from \d+ of 200 line\(s\), then a write failed$/m,
+      /^queued 50 task\(s\) from 50 of 200 line\(s\), then a write failed$/m,
     );
+    expect(await pending()).toBe(51);
   });
 });

@@ -44,6 +44,7 @@ export {
   createEngine,
   Engine,
   type EngineOptions,
+  type QueueManyRequest,
   type QueueParent,
   type QueueRequest,
   type SettleDetail,

@@ -13,6 +13,7 @@ import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { fileHere, openWorld } from './daemon-world.js';
+import { withRaceInputCleanup } from './handlers/race-input.js';
 import { createJobEngine } from './job-engine.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
 import { ReplyResultsRetention } from './reply-retention.js';
@@ -50,7 +51,11 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     world: raceWorld(world),
     buckets: RACE_WORLD_BUCKETS,
     logger: engineLog,
-    onSettled: instruments.settledIn(() => raceEngine),
+    onSettled: withRaceInputCleanup(
+      instruments.settledIn(() => raceEngine),
+      () => served.dataDir,
+      log,
+    ),
     replyWorld: world,
   });
   const served = await servedHandlers(config, { ...d, engine, instruments });

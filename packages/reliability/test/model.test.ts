@@ -5,12 +5,16 @@
  * before or after it applied) across three workers; after every step the real world (read back
  * through the engine) must equal a small reference model. A lost reply changes nothing the
  * model can see: the engine must find out what happened and carry on as if it had not.
+ * Claims and completions of several tasks at once go out as group commits (one multi for
+ * many tasks); a stale claim inside a group, or a group whose reply was lost, must not change
+ * the outcome of any task in it.
  */
 import {
   type Claim,
   createEngine,
   type Engine,
   isZoottError,
+  type Op,
   type SettleOutcome,
   type TaskKey,
 } from '@zoott/core';
@@ -21,8 +25,8 @@ import { describe, expect, it } from 'vitest';
 
 type State = 'pending' | 'working' | 'completed' | 'failed' | null;
 
-/** The key universe: two trees, depth up to 3. */
-const KEYS = ['a', 'b', 'a|x', 'a|y', 'b|x', 'a|x|z'];
+/** The key universe: four trees, depth up to 3 (four roots, so groups of claims form). */
+const KEYS = ['a', 'b', 'c', 'd', 'a|x', 'a|y', 'b|x', 'a|x|z'];
 const MAX_ATTEMPTS = 2;
 const WORKERS = 3;
 const WORLD = 'model';
@@ -56,7 +60,11 @@ interface Real {
   /** Makes the admin engine's next multi (a queue) lose its reply. */
   adminLose(loss: Loss): void;
   /** `c` is the session itself; the engine talks through a proxy that can lose a reply. */
-  workers: { c: MemoryCoordinator; engine: Engine; lose(loss: Loss): void }[];
+  workers: {
+    c: MemoryCoordinator;
+    engine: Engine;
+    lose(loss: Loss, when?: (ops: readonly Op[]) => boolean): void;
+  }[];
 }
 
 const parentOf = (k: string) => (k.includes('|') ? k.slice(0, k.lastIndexOf('|')) : null);
@@ -176,6 +184,125 @@ class ClaimCmd implements fc.AsyncCommand<Model, Real> {
     await compare(m, r);
   }
   toString = () => `claim(w${this.w}${this.loss ? `, reply lost ${this.loss}` : ''})`;
+}
+
+/**
+ * Queues several keys in one call (group commits). In order: a task whose parent does not
+ * exist, or that is being worked on, ends the call with an error; the ones before it are queued.
+ */
+class QueueManyCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly keys: string[],
+    readonly loss: Loss = null,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    r.adminLose(this.loss);
+    const call = r.admin.queueMany(
+      this.keys.map((k) => {
+        const parent = parentOf(k);
+        return {
+          name: k.split('|').pop()!,
+          type: 't',
+          maxAttempts: MAX_ATTEMPTS,
+          ...(parent === null ? {} : { parent: { key: toKey(parent) } }),
+        };
+      }),
+    );
+    const code = await codeOfCall(call);
+    r.adminLose(null);
+    let expected: string | null = null;
+    for (const k of this.keys) {
+      const parent = parentOf(k);
+      if (parent !== null && !m.tasks.has(parent)) expected = 'NO_SUCH_TASK';
+      else if (m.tasks.get(k)?.state === 'working') expected = 'TASK_STATE';
+      if (expected) break;
+      m.tasks.set(k, { state: 'pending', attempts: 0, holder: null });
+    }
+    expect(code).toBe(expected);
+    await compare(m, r);
+  }
+  toString = () =>
+    `queueMany(${this.keys.join(', ')}${this.loss ? `, reply lost ${this.loss}` : ''})`;
+}
+
+/** Only a multi for several tasks (a group commit) loses its reply. */
+const groupOnly = (ops: readonly Op[]) =>
+  ops.filter((o) => o.path.includes('/zoott_w/')).length > 1;
+
+/** A worker claims up to `n` tasks at once: one group commit when several are runnable. */
+class ClaimManyCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly w: number,
+    readonly n: number,
+    readonly loss: Loss = null,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const heldKeys = new Set(m.held[this.w]!.map((h) => h.claim.key.join('|')));
+    const eligible = KEYS.filter((k) => runnable(m, k) && !heldKeys.has(k));
+    const exhausted = (k: string) => m.tasks.get(k)!.attempts >= MAX_ATTEMPTS;
+    r.workers[this.w]!.lose(this.loss, groupOnly);
+    const claims = await r.workers[this.w]!.engine.claimMany(this.n, { worker: `w${this.w}` });
+    r.workers[this.w]!.lose(null);
+    for (const k of eligible) {
+      const got = await r.admin.task(toKey(k));
+      if (got?.state === 'failed') {
+        expect(exhausted(k), `${k} dead-lettered without being exhausted`).toBe(true);
+        m.tasks.set(k, { state: 'failed', attempts: m.tasks.get(k)!.attempts, holder: null });
+      }
+    }
+    expect(claims.length).toBeLessThanOrEqual(this.n);
+    if (claims.length === 0) {
+      const left = eligible.filter((k) => m.tasks.get(k)!.state === 'pending' && !exhausted(k));
+      expect(left, 'claimMany returned nothing while these were runnable').toEqual([]);
+    }
+    const seen = new Set<string>();
+    for (const claim of claims) {
+      const k = claim.key.join('|');
+      expect(seen.has(k), `${k} claimed twice in one call`).toBe(false);
+      seen.add(k);
+      expect(eligible, `claimed ${k}, which is not runnable`).toContain(k);
+      expect(exhausted(k)).toBe(false);
+      const t = m.tasks.get(k)!;
+      const token = m.nextToken++;
+      m.tasks.set(k, { state: 'working', attempts: t.attempts + 1, holder: token });
+      expect(claim.attempt).toBe(t.attempts + 1);
+      m.held[this.w]!.push({ token, claim });
+    }
+    await compare(m, r);
+  }
+  toString = () =>
+    `claimMany(w${this.w}, ${this.n}${this.loss ? `, reply lost ${this.loss}` : ''})`;
+}
+
+/** A worker completes several held claims at once: they go out as a group commit. */
+class CompleteManyCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly w: number,
+    readonly n: number,
+    readonly loss: Loss = null,
+  ) {}
+  check = (m: Readonly<Model>) => m.held[this.w]!.length > 1;
+  async run(m: Model, r: Real) {
+    const picked = m.held[this.w]!.splice(0, this.n);
+    const engine = r.workers[this.w]!.engine;
+    r.workers[this.w]!.lose(this.loss, groupOnly);
+    const outs = await Promise.all(picked.map((h) => engine.complete(h.claim, { by: this.w })));
+    r.workers[this.w]!.lose(null);
+    picked.forEach(({ token, claim }, i) => {
+      const k = claim.key.join('|');
+      const t = m.tasks.get(k);
+      if (t?.holder !== token) expect(outs[i]!.status, `${k}: stale`).toBe('dropped');
+      else {
+        expect(outs[i]!.status, `${k}: current`).toBe('completed');
+        m.tasks.set(k, { state: 'completed', attempts: claim.attempt, holder: null });
+      }
+    });
+    await compare(m, r);
+  }
+  toString = () =>
+    `completeMany(w${this.w}, ${this.n}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
 class SettleCmd implements fc.AsyncCommand<Model, Real> {
@@ -303,6 +430,7 @@ const loss = fc.constantFrom('before' as const, 'after' as const);
 const commands = [
   key.map((k) => new QueueCmd(k)),
   key.map((k) => new QueueCmd(k)),
+  key.map((k) => new QueueCmd(k)),
   worker.map((w) => new ClaimCmd(w)),
   worker.map((w) => new ClaimCmd(w)),
   fc
@@ -316,6 +444,20 @@ const commands = [
   fc
     .tuple(worker, fc.nat(), fc.constantFrom('complete' as const, 'fail' as const), loss)
     .map(([w, i, how, l]) => new SettleCmd(w, i, how, l)),
+  fc.shuffledSubarray(KEYS, { minLength: 2, maxLength: 5 }).map((ks) => new QueueManyCmd(ks)),
+  fc
+    .tuple(fc.shuffledSubarray(KEYS, { minLength: 2, maxLength: 5 }), loss)
+    .map(([ks, l]) => new QueueManyCmd(ks, l)),
+  fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new ClaimManyCmd(w, n)),
+  fc
+    .tuple(worker, fc.integer({ min: 2, max: 4 }), loss)
+    .map(([w, n, l]) => new ClaimManyCmd(w, n, l)),
+  // Twice as likely: it only runs when a worker holds two claims or more.
+  fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new CompleteManyCmd(w, n)),
+  fc.tuple(worker, fc.integer({ min: 2, max: 4 })).map(([w, n]) => new CompleteManyCmd(w, n)),
+  fc
+    .tuple(worker, fc.integer({ min: 2, max: 4 }), loss)
+    .map(([w, n, l]) => new CompleteManyCmd(w, n, l)),
   fc.tuple(worker, fc.boolean()).map(([w, d]) => new ExpireCmd(w, d)),
   worker.map((w) => new ReconnectCmd(w)),
 ];
@@ -335,7 +477,12 @@ async function setup(): Promise<{ model: Model; real: Real }> {
   for (let i = 0; i < WORKERS; i++) {
     const c = await server.connect();
     const wire = losingReplies(c);
-    workers.push({ c, engine: createEngine(wire.c, opts), lose: wire.lose });
+    workers.push({
+      c,
+      engine: createEngine(wire.c, opts),
+      lose: (loss: Loss, when?: (ops: readonly Op[]) => boolean) =>
+        wire.lose(loss, when ? { when } : {}),
+    });
   }
   return {
     model: { tasks: new Map(), held: workers.map(() => []), nextToken: 1 },

@@ -1,5 +1,6 @@
 import type { NodeData } from '../contract/coordinator.js';
 import { decodeJson } from '../contract/paths.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import { AREA, type EntryName, parseEntryName } from './layout.js';
@@ -14,11 +15,20 @@ export const DEFAULT_RELIST_MS = 500;
  * that, a changed bucket is re-read at once.
  */
 const PLENTY_LOOKAHEADS = 2;
+/** Reads of a bucket one claim call may make to see a just-unblocked child (see readSince). */
+const FRESH_READ_TRIES = 3;
+/** Claim calls that try again when those reads never came back up to date (a busy bucket). */
+const UNBLOCK_CALLS = 3;
 
 /** What the listings need to know of the claimer's options. */
 export interface ListingOptions {
   lookahead?: number;
   relistMs?: number;
+  /**
+   * Called when a bucket this claimer does not own, listed by an idle steal pass, changes:
+   * the children watch that pass left on it fired.
+   */
+  onForeignChange?: (bucket: number) => void;
 }
 
 /** One pending entry's data as last read. */
@@ -55,6 +65,15 @@ export interface BucketState {
   listedIn: number;
   /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
   bad: Set<string>;
+  /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
+  ancestors: Set<string>;
+  /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
+  readNo: number;
+  /**
+   * Claim calls left to read this bucket up to date for a child an own settle may have made
+   * runnable (0: none waiting).
+   */
+  unblockCalls: number;
 }
 
 const byClaimOrder = (a: EntryName, b: EntryName) =>
@@ -75,7 +94,29 @@ function emptyBucket(): BucketState {
     parsed: new Map(),
     fetching: new Map(),
     bad: new Set(),
+    ancestors: new Set(),
+    readNo: -1,
+    unblockCalls: 0,
   };
+}
+
+/**
+ * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
+ * priority, or a child of the same priority (runnable only now, queued before the roots
+ * that were waiting behind it).
+ */
+export function outranks(e: EntryName, bar: number): boolean {
+  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
+}
+
+/** Adds every proper ancestor of `key` (encoded) to `into`. */
+function addAncestors(key: string, into: Set<string>): void {
+  for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {
+    const parent = key.slice(0, i);
+    // Its own ancestors went in with it.
+    if (into.has(parent)) return;
+    into.add(parent);
+  }
 }
 
 /**
@@ -87,16 +128,32 @@ function emptyBucket(): BucketState {
 export class BucketListings {
   private readonly buckets = new Map<number, BucketState>();
   private readonly watched = new Set<number>();
+  /**
+   * Buckets not owned here whose children watch, left by a steal pass's listing, has not
+   * fired: nothing was queued or removed there since that listing.
+   */
+  private readonly scouts = new Set<number>();
   private closed = false;
+  /** Listings and entry reads sent so far: what an idle steal pass spent. */
+  requests = 0;
+  /** Listings sent so far; each bucket remembers the number of its last one. */
+  private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly opts: ListingOptions,
+    /** Keys held by this process (claimed, not yet settled). */
+    private readonly held: ReadonlySet<string>,
     /** Called when a watch says something changed: an idle worker wakes up. */
     private readonly onChange: () => void,
   ) {}
+
+  /** Whether `bucket` (not owned here) is unchanged since a steal pass listed it. */
+  scouted(bucket: number): boolean {
+    return this.scouts.has(bucket);
+  }
 
   /** Runnable entries per bucket whose data is read ahead. */
   get lookahead(): number {
@@ -112,6 +169,9 @@ export class BucketListings {
   markStale(bucket: number): void {
     const st = this.buckets.get(bucket);
     if (st) st.stale = true;
+    // A claim elsewhere ended without a change of the listing (its session died): a steal
+    // pass must look at the bucket again.
+    this.scouts.delete(bucket);
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
@@ -147,6 +207,42 @@ export class BucketListings {
   /** Forgets every listing (after a session change, when watches may be gone). */
   clear(): void {
     this.buckets.clear();
+    this.scouts.clear();
+  }
+
+  /** Whether a settled claim of this process may have made a listed entry of `buckets` runnable. */
+  unblockedIn(buckets: readonly number[]): boolean {
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      if (st !== undefined && this.watched.has(b) && this.unblocking(st)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Whether a bucket of `buckets` is still waiting for an up-to-date read for a child an own
+   * settle may have made runnable (its reads so far had a change land while they were out).
+   */
+  stillUnblocking(buckets: readonly number[]): boolean {
+    for (const b of buckets) if ((this.buckets.get(b)?.unblockCalls ?? 0) > 0) return true;
+    return false;
+  }
+
+  /** Whether this bucket must be read up to date before the next claim chooses. */
+  private unblocking(st: BucketState): boolean {
+    if (this.unblockedSince(st)) st.unblockCalls = UNBLOCK_CALLS;
+    return st.unblockCalls > 0;
+  }
+
+  /** Whether a claim of this process that blocked other listed entries has been settled. */
+  private unblockedSince(st: BucketState): boolean {
+    if (st.ancestors.size === 0) return false;
+    for (const [name, cached] of st.cache) {
+      if (!cached.claimed) continue;
+      const key = st.parsed.get(name)?.encodedKey;
+      if (key !== undefined && !this.held.has(key) && st.ancestors.has(key)) return true;
+    }
+    return false;
   }
 
   /**
@@ -169,6 +265,15 @@ export class BucketListings {
   async refresh(buckets: readonly number[], eager: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
     const now = this.ctx.clock.now();
+    // A claim of this process that blocked other listed entries has settled since its bucket
+    // was read: its completion may have made a child runnable, which must be chosen by its
+    // priority now, not after the cached listing's next re-read. Such a bucket is read again
+    // (a read that went out from here on, so after the settle) before this claim chooses.
+    const firstFresh = this.readsStarted;
+    const unblocked = buckets.filter((b) => {
+      const st = this.buckets.get(b);
+      return st !== undefined && this.watched.has(b) && this.unblocking(st);
+    });
     for (const b of buckets) {
       const st = this.buckets.get(b);
       const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
@@ -193,6 +298,30 @@ export class BucketListings {
       else p.catch(() => undefined);
     }
     await Promise.all(waits);
+    await Promise.all(unblocked.map((b) => this.readSince(b, firstFresh)));
+  }
+
+  /**
+   * Waits for a listing of `b` read after read number `firstFresh` went out, reading one if
+   * needed. A child is claimed only from a listing that has seen every change event so far;
+   * in a busy bucket a change often lands while the read is out, so read again a few times.
+   */
+  private async readSince(b: number, firstFresh: number): Promise<void> {
+    for (let tries = 0; tries < FRESH_READ_TRIES; tries++) {
+      const st = this.buckets.get(b);
+      if (!st) return;
+      if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
+      if (st.readNo < firstFresh) await this.list(b);
+      if (st.changes === st.listedChanges) {
+        st.unblockCalls = 0;
+        return;
+      }
+      firstFresh = this.readsStarted;
+    }
+    // Still not up to date: the next claim calls try again (the worker claims at once while
+    // this holds, so the child does not wait for a batch of free slots).
+    const st = this.buckets.get(b);
+    if (st) st.unblockCalls--;
   }
 
   private list(b: number): Promise<void> {
@@ -217,9 +346,18 @@ export class BucketListings {
     const changesBefore = state.changes;
     state.listedAt = this.ctx.clock.now();
     state.listedIn = this.callSeq;
-    const wantWatch = this.watched.has(b) && !state.watchArmed;
+    const owned = this.watched.has(b);
+    const wantWatch = owned && !state.watchArmed;
     if (wantWatch) state.watchArmed = true;
+    // A bucket listed by a steal pass keeps a children watch (not its listing), so the next
+    // pass re-reads only buckets that changed: idle workers stay quiet in a quiet world.
+    const wantScout = !owned && !this.scouts.has(b);
+    if (wantScout) this.scouts.add(b);
+    // Own claims settled before this read went out: the read shows what became of them.
+    const settled = this.settledClaims(state);
     let names: string[];
+    this.requests++;
+    state.readNo = this.readsStarted++;
     try {
       names = await this.ctx.coordinator.children(
         this.ctx.layout.bucketPath(AREA.pending, b),
@@ -232,31 +370,56 @@ export class BucketListings {
                 if (!this.closed) this.onChange();
               },
             }
-          : undefined,
+          : wantScout
+            ? { watch: () => this.scoutFired(b) }
+            : undefined,
       );
     } catch (err) {
       if (wantWatch) state.watchArmed = false;
+      if (wantScout) this.scouts.delete(b);
       state.stale = true;
       throw err;
     }
     const entries: EntryName[] = [];
     const present = new Set<string>();
     const parsed = new Map<string, EntryName>();
+    const ancestors = new Set<string>();
     for (const n of names) {
       const e = state.parsed.get(n) ?? parseEntryName(n);
       if (!e) continue;
       parsed.set(n, e);
       entries.push(e);
       present.add(e.encodedKey);
+      if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
     }
     state.parsed = parsed;
+    state.ancestors = ancestors;
     entries.sort(byClaimOrder);
     // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
     for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
+    // A settled claim whose entry is still listed is not ours any more (its settle was
+    // refused, or it was re-entered under the same name): read it afresh when it comes up.
+    for (const name of settled) state.cache.delete(name);
     for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
     state.entries = entries;
     state.present = present;
     state.listedChanges = changesBefore;
+  }
+
+  /** Names of entries this claimer claimed whose claims this process no longer holds. */
+  private settledClaims(st: BucketState): string[] {
+    const out: string[] = [];
+    for (const [name, cached] of st.cache) {
+      if (!cached.claimed) continue;
+      const key = st.parsed.get(name)?.encodedKey;
+      if (key !== undefined && !this.held.has(key)) out.push(name);
+    }
+    return out;
+  }
+
+  private scoutFired(b: number): void {
+    this.scouts.delete(b);
+    if (!this.closed) this.opts.onForeignChange?.(b);
   }
 
   /** Reads an entry once, however many claims ask for it while the read is in flight. */
@@ -271,6 +434,7 @@ export class BucketListings {
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
     let node: NodeData;
+    this.requests++;
     try {
       node = await this.ctx.coordinator.get(path);
     } catch (err) {

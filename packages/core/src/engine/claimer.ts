@@ -1,76 +1,24 @@
-import { decodeJson, encodeJson } from '../contract/paths.js';
+import type { Op } from '../contract/coordinator.js';
+import { encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import {
-  hintLocality,
-  type LocalityScore,
-  leftForPeer,
-  orderForWorker,
-  type PeerPlace,
-} from '../tree/ordering.js';
-import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
+import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
+import { adoptLostClaim } from './claim-recovery.js';
+import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
-import { claimsHeldThrough, sessionBack } from './session.js';
+import { claimsHeldThrough } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
-/**
- * What a claimer asks before it claims a task: whether a task of that type may start now.
- * The engine's worker gives its claimer its `RateLimits`.
- */
-export interface ClaimGate {
-  /** Whether a start of `type` is free now (takes nothing). */
-  open(type: string, now: number): boolean;
-  /** Takes one start of `type` if one is free now. */
-  take(type: string, now: number): boolean;
-  /** Gives back a start taken for a claim that did not happen. */
-  refund(type: string): void;
-  /** When the next start of `type` is free (ms), so an idle worker sleeps until then. */
-  nextAt(type: string, now: number): number;
-}
-
-/** How a claimer picks tasks. */
-export interface ClaimerOptions {
-  /** Identity written into the working node and the completed record. */
-  worker: string;
-  /** This worker's locality identity, matched against `hints.server`. */
-  server?: string;
-  host?: string;
-  pid?: number;
-  /** Task types this claimer runs; `undefined` = every type. */
-  types?: readonly string[];
-  /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */
-  paused?: (type: string) => boolean;
-  /** Whether a `filename` hint's file is local to this worker. */
-  hasFile?: (filename: string) => boolean;
-  /** Datasets this worker caches, matched against `hints.dataset`. */
-  datasets?: readonly string[];
-  /** Extra locality score; added to the hint score (server, file, dataset). */
-  locality?: LocalityScore;
-  /** How long a task hinted to another live worker waits before this one takes it. Default 2000 ms. */
-  localityWaitMs?: number;
-  /** Runnable entries per bucket whose data is read ahead and ordered. Default 16. */
-  lookahead?: number;
-  /**
-   * Longest time a changed bucket is served from its cached listing while that listing still
-   * offers plenty of work (2 x lookahead entries). Default 500 ms, and at least 1 ms per
-   * cached entry. A bucket running low is re-read at once.
-   */
-  relistMs?: number;
-  /**
-   * What the other live workers advertise (see `leftForPeer`); `undefined`: a hinted
-   * server is presumed alive and nobody else is presumed to hold a file or dataset.
-   */
-  peers?: () => readonly PeerPlace[] | undefined;
-  /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
-  gate?: ClaimGate;
-}
+export type { ClaimerOptions, ClaimGate } from './claimer-options.js';
 
 interface Candidate {
   priority: number;
   seq: number;
+  tie?: number;
   hints?: EntryData['hints'];
   bucket: number;
   entry: EntryName;
@@ -83,6 +31,24 @@ export const DEFAULT_LOCALITY_WAIT_MS = 2000;
 const CLAIM_ROUNDS = 4;
 /** Batches of candidates one round tries before it lists again. */
 const TRIES_PER_ROUND = 3;
+/**
+ * Most claims in one multi (group commit). ZooKeeper's cost is mostly per transaction, so a
+ * worker with free slots claims several tasks in one; the bound keeps one refused claim from
+ * costing many (the others are then claimed one by one) and the request far below its limit.
+ */
+export const MAX_CLAIM_GROUP = 32;
+
+/** One claim being made: the candidate and what its multi writes. */
+interface ClaimAttempt {
+  cand: Candidate;
+  st: BucketState | undefined;
+  key: TaskKey;
+  entryPath: string;
+  workingPath: string;
+  identity: ClaimIdentity;
+  claimed: EntryData;
+  ops: Op[];
+}
 
 /**
  * Picks the next runnable tasks from the bucket listings (see {@link BucketListings}) and
@@ -118,7 +84,7 @@ export class Claimer {
     this.hintScore = hints;
     const extra = opts.locality;
     this.score = extra ? (t) => hints(t) + extra(t) : hints;
-    this.listings = new BucketListings(ctx, opts, () => {
+    this.listings = new BucketListings(ctx, opts, held, () => {
       if (!this.closed) onChange();
     });
   }
@@ -137,6 +103,21 @@ export class Claimer {
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
   touch(bucket: number): void {
     this.listings.touch(bucket);
+  }
+
+  /** Whether `bucket` (not owned) is unchanged since a steal pass listed it. */
+  scouted(bucket: number): boolean {
+    return this.listings.scouted(bucket);
+  }
+
+  /** Whether a child an own settle unblocked may wait in `buckets`: worth a claim call now. */
+  hasUnblocked(buckets: readonly number[]): boolean {
+    return this.listings.unblockedIn(buckets);
+  }
+
+  /** Listings and entry reads this claimer has sent. */
+  get readRequests(): number {
+    return this.listings.requests;
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -170,6 +151,9 @@ export class Claimer {
       // waited for (a partial batch is fine: the next call claims more).
       if (round > 0 && won.length > 0) break;
       await this.listings.refresh(buckets, round > 0);
+      // A child an own completion unblocked could not be seen yet (a busy bucket): claim
+      // nothing this time rather than work it outranks; the next call reads again.
+      if (this.listings.stillUnblocking(buckets)) break;
       const candidates = await this.candidates(buckets, max - won.length);
       if (candidates.length === 0) {
         if (round > 0) break;
@@ -183,8 +167,12 @@ export class Claimer {
       ) {
         const slice = candidates.slice(offset, offset + (max - won.length));
         offset += slice.length;
-        const got = await Promise.all(this.admitted(slice).map((cand) => this.gatedClaim(cand)));
-        for (const claim of got) if (claim) won.push(claim);
+        const admitted = this.admitted(slice);
+        const groups: Candidate[][] = [];
+        for (let i = 0; i < admitted.length; i += MAX_CLAIM_GROUP)
+          groups.push(admitted.slice(i, i + MAX_CLAIM_GROUP));
+        const got = await Promise.all(groups.map((group) => this.gatedTogether(group)));
+        for (const claim of got.flat()) if (claim) won.push(claim);
       }
     }
     return won;
@@ -203,11 +191,13 @@ export class Claimer {
     });
   }
 
-  /** A claim that gives its start back to the gate when it does not happen. */
-  private async gatedClaim(cand: Candidate): Promise<Claim | null> {
-    const claim = await this.tryClaim(cand);
-    if (!claim) this.opts.gate?.refund(cand.cached.data.type);
-    return claim;
+  /** Claims a group; each claim that does not happen gives its start back to the gate. */
+  private async gatedTogether(group: Candidate[]): Promise<(Claim | null)[]> {
+    const got = await this.claimTogether(group);
+    got.forEach((claim, i) => {
+      if (!claim) this.opts.gate?.refund(group[i]!.cached.data.type);
+    });
+    return got;
   }
 
   private typeOk(type: string): boolean {
@@ -246,6 +236,7 @@ export class Claimer {
     const now = this.ctx.clock.now();
     const known: Candidate[] = [];
     const fetches: Promise<void>[] = [];
+    const unread: EntryName[] = [];
     for (const b of buckets) {
       const st = this.listings.get(b);
       if (!st) continue;
@@ -276,6 +267,7 @@ export class Claimer {
           known.push(this.candidate(b, e, cached));
           continue;
         }
+        unread.push(e);
         fetches.push(
           this.listings.fetch(b, st, e).then((fresh) => {
             if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
@@ -284,11 +276,14 @@ export class Claimer {
       }
     }
     // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
-    // instead of delaying this claim.
+    // instead of delaying this claim, unless one of them would be claimed first: priority
+    // (then FIFO) holds from the moment a task is runnable.
     if (known.length >= wanted) {
       const ordered = orderForWorker(known, this.score);
-      Promise.all(fetches).catch(() => undefined);
-      return ordered;
+      if (!unread.some((e) => outranks(e, ordered[wanted - 1]!.priority))) {
+        Promise.all(fetches).catch(() => undefined);
+        return ordered;
+      }
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
@@ -297,22 +292,20 @@ export class Claimer {
   private candidate(bucket: number, entry: EntryName, cached: CachedEntry): Candidate {
     const c: Candidate = { priority: entry.priority, seq: cached.czxid, bucket, entry, cached };
     if (cached.data.hints) c.hints = cached.data.hints;
+    if (typeof cached.data.qn === 'number') c.tie = cached.data.qn;
     return c;
   }
 
-  private async tryClaim(cand: Candidate): Promise<Claim | null> {
+  /** What claiming `cand` writes, for the current session at `now`. */
+  private attempt(cand: Candidate, session: string, now: number): ClaimAttempt {
     const { ctx } = this;
     const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
     const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
-    const st = this.listings.get(cand.bucket);
     const d = cand.cached.data;
     // Attempts are counted at claim time, so a task whose workers all died while running it
     // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
     // dead-lettered at once, so a task that kills its worker cannot loop forever.
     const exhausted = d.attempts >= d.maxAttempts;
-    const session = ctx.coordinator.sessionId;
-    if (session === null) return null;
-    const now = ctx.clock.now();
     const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
     if (this.opts.host !== undefined) identity.host = this.opts.host;
     if (this.opts.pid !== undefined) identity.pid = this.opts.pid;
@@ -322,23 +315,75 @@ export class Claimer {
       claim: identity,
     };
     const workingPath = ctx.layout.recordPath(AREA.working, key);
+    // The entry's version is the fence: a cached entry that changed since it was read (claimed
+    // by a worker that died, given back) is refused and read again, so no count is lost.
+    const ops: Op[] = [
+      { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
+      { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
+    ];
+    const st = this.listings.get(cand.bucket);
+    return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
+  }
+
+  private async tryClaim(cand: Candidate): Promise<Claim | null> {
+    const session = this.ctx.coordinator.sessionId;
+    if (session === null) return null;
+    const a = this.attempt(cand, session, this.ctx.clock.now());
     this.held.add(cand.entry.encodedKey);
-    let entryVersion = cand.cached.version + 1;
     try {
-      await ctx.coordinator.multi([
-        { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
-        { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
-      ]);
+      await this.ctx.coordinator.multi(a.ops);
     } catch (err) {
-      const adopted = UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')
-        ? await this.adoptLostClaim(entryPath, workingPath, session, now)
-        : null;
-      if (adopted !== null) entryVersion = adopted;
-      else {
-        this.held.delete(cand.entry.encodedKey);
-        return this.claimRefused(err, cand, st, workingPath, session);
-      }
+      const adopted = await this.adoptIfLost(err, a);
+      if (adopted !== null) return this.won(a, adopted);
+      this.held.delete(cand.entry.encodedKey);
+      return this.claimRefused(err, multiFailure(err), a);
     }
+    return this.won(a, cand.cached.version + 1);
+  }
+
+  /**
+   * Claims several candidates in ONE multi (group commit). The multi is atomic: it applied
+   * for all or for none. A refused one (another worker was faster, its entry moved on) must
+   * not cost the others their claim: it is handled as a refusal and the rest are claimed one
+   * by one. A lost reply is resolved per claim, like a single claim's.
+   */
+  private async claimTogether(cands: readonly Candidate[]): Promise<(Claim | null)[]> {
+    if (cands.length === 1) return [await this.tryClaim(cands[0]!)];
+    const session = this.ctx.coordinator.sessionId;
+    if (session === null) return cands.map(() => null);
+    const now = this.ctx.clock.now();
+    const attempts = cands.map((cand) => this.attempt(cand, session, now));
+    for (const a of attempts) this.held.add(a.cand.entry.encodedKey);
+    try {
+      await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));
+    } catch (err) {
+      const f = multiFailure(err);
+      const refused = f !== null && f.index >= 0 ? Math.floor(f.index / 2) : -1;
+      return Promise.all(
+        attempts.map(async (a, i) => {
+          const adopted = await this.adoptIfLost(err, a);
+          if (adopted !== null) return this.won(a, adopted);
+          this.held.delete(a.cand.entry.encodedKey);
+          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
+          if (i !== refused) return this.tryClaim(a.cand);
+          return this.claimRefused(err, { index: f!.index % 2, code: f!.code }, a);
+        }),
+      );
+    }
+    return Promise.all(attempts.map((a) => this.won(a, a.cand.cached.version + 1)));
+  }
+
+  /** After a failed claim multi: the entry's version when its lost reply hid a success. */
+  private adoptIfLost(err: unknown, a: ClaimAttempt): Promise<number | null> {
+    if (!UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return Promise.resolve(null);
+    return adoptLostClaim(this.ctx, this.opts.worker, a);
+  }
+
+  /** A claim multi applied: the bookkeeping, and the claim (or `null` when dead-lettered). */
+  private async won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null> {
+    const { ctx } = this;
+    const { cand, st, key, entryPath, workingPath, claimed } = a;
+    const d = cand.cached.data;
     claimsHeldThrough(ctx.coordinator).add(workingPath);
     if (st) {
       // Claimed: not a candidate any more, but it still blocks its descendants (present)
@@ -357,16 +402,16 @@ export class Claimer {
       data: d.data,
       attempt: claimed.attempts,
       maxAttempts: d.maxAttempts,
-      session,
+      session: a.identity.session,
       worker: this.opts.worker,
-      startedAt: now,
+      startedAt: a.identity.at,
       entryPath,
       entryVersion,
       workingPath,
       entry: claimed,
     };
     if (d.hints) claim.hints = d.hints;
-    if (exhausted) {
+    if (d.attempts >= d.maxAttempts) {
       const error = {
         message: `worker lost during attempt ${d.attempts} of ${d.maxAttempts} (last claimed by ${d.claim?.worker ?? 'unknown'})`,
         code: 'WORKER_LOST',
@@ -382,42 +427,16 @@ export class Claimer {
   }
 
   /**
-   * After a claim multi's reply was lost: whether it applied, by the working node being this
-   * session's own and the entry carrying this very claim. Returns the entry's version then
-   * (the claim is adopted), else `null`. Without this, a claim that applied but whose reply
-   * was lost would hold the task for as long as the session lives, run by no one.
+   * A refused claim multi: remembers why, and says `null` (try another candidate). `failure`
+   * is the failed op of this claim's two (0: the entry's set, 1: the working node's create).
    */
-  private async adoptLostClaim(
-    entryPath: string,
-    workingPath: string,
-    session: string,
-    at: number,
-  ): Promise<number | null> {
-    const { coordinator: c } = this.ctx;
-    try {
-      if (!(await sessionBack(c, session))) return null;
-      const stat = await c.exists(workingPath);
-      if (stat?.ephemeralOwner !== session) return null;
-      const entry = await c.get(entryPath);
-      const claim = decodeJson<EntryData>(entry.data, entryPath).claim;
-      if (claim?.session !== session || claim.at !== at || claim.worker !== this.opts.worker)
-        return null;
-      this.ctx.logger.warn({ path: entryPath }, 'claim reply lost; the claim had applied: adopted');
-      return entry.stat.version;
-    } catch {
-      return null;
-    }
-  }
-
-  /** A refused claim multi: remembers why, and says `null` (try another candidate). */
   private async claimRefused(
     err: unknown,
-    cand: Candidate,
-    st: BucketState | undefined,
-    workingPath: string,
-    session: string,
+    failure: { index: number; code: string } | null,
+    a: ClaimAttempt,
   ): Promise<null> {
-    const failure = multiFailure(err);
+    const { cand, st, workingPath } = a;
+    const session = a.identity.session;
     if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
       // This session's own working node that no engine of this process holds: a lost claim
       // reply nobody adopted, or a settle that gave up. It would block the task for the

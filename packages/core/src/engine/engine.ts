@@ -13,6 +13,7 @@ import type { EngineContext } from './context.js';
 import type { EngineOptions, SettleDetail } from './engine-options.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
+import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
@@ -21,7 +22,13 @@ import { type PauseState, readPause, setPause } from './pause.js';
 import { isPermanent } from './permanent.js';
 import { PROGRESS_AREA, readProgress, type TaskProgress } from './progress.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
-import { type QueueParent, type QueueRequest, splitRequest } from './queue-request.js';
+import { queueManyAt } from './queue-many.js';
+import {
+  type QueueManyRequest,
+  type QueueParent,
+  type QueueRequest,
+  splitRequest,
+} from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import {
   type CompleteOptions,
@@ -46,7 +53,7 @@ import type {
 import { walkTree } from './walk.js';
 
 export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
-export type { QueueParent, QueueRequest } from './queue-request.js';
+export type { QueueManyRequest, QueueParent, QueueRequest } from './queue-request.js';
 
 /**
  * The task engine of one world, written against the Coordinator contract only.
@@ -61,6 +68,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   private defaultClaimerId = '';
   /** Claimers made by this engine: a released claim is re-listed by all of them. */
   private readonly claimers = new Set<Claimer>();
+  private groups: { ctx: EngineContext; groups: CompletionGroups } | null = null;
 
   constructor(
     readonly coordinator: Coordinator,
@@ -230,6 +238,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return Promise.all(parents.map((p, i) => queueAt(ctx, [...p.key, names[i]!], info, opts)));
   }
 
+  /**
+   * Queues many tasks in few transactions: each request is the named form of `queue` without
+   * a parent or under an exact `{ key }`. Every request is checked before anything is
+   * written; tasks go in order, as many per multi as fit ZooKeeper's request size (a task's
+   * tree node and entry always in the same one). Re-queues follow `queue`'s rules. Returns
+   * one result per request, in order.
+   */
+  async queueMany<K extends TaskType<M>>(
+    requests: readonly QueueManyRequest<M, K>[],
+  ): Promise<QueuedTask[]> {
+    return queueManyAt(await this.context(), requests);
+  }
+
   /** A claimer with its own listing cache; `runWorker` uses one per worker. */
   async claimer(options: ClaimerOptions, onChange?: () => void): Promise<Claimer> {
     const claimer = new Claimer(await this.context(), options, this.held, onChange);
@@ -242,6 +263,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
    * worker identity), or returns `null`. Listings are cached and watched between calls.
    */
   async claim(options: Partial<ClaimerOptions> = {}): Promise<Claim<M> | null> {
+    return (await this.claimMany(1, options))[0] ?? null;
+  }
+
+  /**
+   * Claims up to `max` runnable tasks over all buckets, best first, in as few multis as
+   * possible (group commit: one multi claims up to 32). A claim another worker wins is
+   * skipped without costing the others theirs. Returns fewer (or none) when fewer are runnable.
+   */
+  async claimMany(max: number, options: Partial<ClaimerOptions> = {}): Promise<Claim<M>[]> {
+    if (!Number.isInteger(max) || max < 1)
+      throw new ZoottError('INVALID_CONFIG', `max ${String(max)}: must be an integer >= 1`, {
+        field: 'max',
+      });
     const ctx = await this.context();
     // One cached claimer per set of options; other options make a new one.
     const id = JSON.stringify(options, (_k, v) => (typeof v === 'function' ? String(v) : v));
@@ -260,7 +294,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       this.claimers.add(this.defaultClaimer);
     }
     // The claimer reads entries as stored; the task map types them for the caller.
-    return (await this.defaultClaimer.claim(allBuckets(ctx))) as Claim<M> | null;
+    return (await this.defaultClaimer.claimBatch(allBuckets(ctx), max)) as Claim<M>[];
   }
 
   /**
@@ -277,10 +311,20 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = claim as Claim;
     const hookOps = (await this.options.completionOps?.(c, result)) ?? [];
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
-    const completeOptions = extraOps.length > 0 ? { ...options, extraOps } : options;
-    const outcome = await this.settle(c, (ctx) => completeClaim(ctx, c, result, completeOptions));
+    // Without extra ops a completion may join a group commit; with them it goes alone, so
+    // what becomes of them is reported as before.
+    const outcome =
+      extraOps.length > 0
+        ? await this.settle(c, (ctx) => completeClaim(ctx, c, result, { ...options, extraOps }))
+        : await this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
     await this.told(c, outcome, { result });
     return outcome;
+  }
+
+  /** The group commit of this engine's completions (one per context). */
+  private groupsOf(ctx: EngineContext): CompletionGroups {
+    if (this.groups?.ctx !== ctx) this.groups = { ctx, groups: new CompletionGroups(ctx) };
+    return this.groups.groups;
   }
 
   /**

@@ -20,6 +20,7 @@ export {
   createEngine,
   Engine,
   type EngineOptions,
+  type QueueManyRequest,
   type QueueParent,
   type QueueRequest,
 } from './engine.js';

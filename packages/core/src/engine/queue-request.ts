@@ -60,3 +60,12 @@ export function splitRequest(request: Record<string, unknown>): {
     options: pick(OPTION_FIELDS) as QueueOptions,
   };
 }
+
+/**
+ * One task of `queueMany`: the named form of `queue`, at the top level or under one exact
+ * parent (`{ key }`); patterns, which read the tree, are `queue`'s alone.
+ */
+export type QueueManyRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = Omit<
+  QueueRequest<M, K>,
+  'parent'
+> & { parent?: { key: TaskKey } | null };

@@ -108,7 +108,7 @@ function queueId(clock: EngineClock): string {
  * this call wrote (by its `qid`). Its path when the multi applied, `null` when it did not (the
  * caller then simply tries again). A connection that does not come back rethrows `err`.
  */
-async function lostQueueWrite(
+export async function lostQueueWrite(
   ctx: EngineContext,
   key: TaskKey,
   qid: string,
@@ -126,34 +126,67 @@ async function lostQueueWrite(
   return null;
 }
 
+/** One new task as written: its tree node and its pending entry (marked with `qid`). */
+export interface PreparedQueue {
+  key: TaskKey;
+  info: TaskInfo;
+  treePath: string;
+  treeData: Uint8Array;
+  /** The entry's path without its sequence suffix. */
+  prefix: string;
+  entryBytes: Uint8Array;
+  qid: string;
+  /** The two creates of a new task, in one multi (or among others in a group). */
+  ops: Op[];
+}
+
+/** What queueing `info` at `key` writes for a new task. */
+export function prepareQueue(
+  ctx: EngineContext,
+  key: TaskKey,
+  info: TaskInfo,
+  opts: ResolvedQueueOptions,
+  position?: number,
+): PreparedQueue {
+  validateKey(key, ctx.limits);
+  const name = key[key.length - 1]!;
+  const { layout } = ctx;
+  const treePath = layout.treePath(key);
+  const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
+  const prefix = `${bucket}/${entryPrefix(ENTRY_KIND.queued, opts.priority, key.join(KEY_SEPARATOR))}`;
+  const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
+  const entry = entryData(ctx, info, name, opts);
+  if (position !== undefined) entry.qn = position;
+  const entryBytes = encodeJson(entry);
+  const ops: Op[] = [
+    { op: 'create', path: treePath, data: treeData },
+    { op: 'create', path: prefix, data: entryBytes, sequential: true },
+  ];
+  return { key, info, treePath, treeData, prefix, entryBytes, qid: entry.qid!, ops };
+}
+
 /**
  * Queues one task at `key`: ONE multi creating the tree node and the pending entry, or for
  * an existing tree node the re-queue rules of docs/protocol.md.
  */
-export async function queueAt(
+export function queueAt(
   ctx: EngineContext,
   key: TaskKey,
   info: TaskInfo,
   opts: ResolvedQueueOptions,
 ): Promise<QueuedTask> {
-  validateKey(key, ctx.limits);
-  const name = key[key.length - 1]!;
+  return queuePrepared(ctx, prepareQueue(ctx, key, info, opts));
+}
+
+/** {@link queueAt} of a task already prepared (validated, its data encoded). */
+export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promise<QueuedTask> {
+  const { key, info, treePath, treeData, prefix, entryBytes, qid } = p;
   const { layout } = ctx;
-  const treePath = layout.treePath(key);
   const encodedKey = key.join(KEY_SEPARATOR);
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
-  const prefix = `${bucket}/${entryPrefix(ENTRY_KIND.queued, opts.priority, encodedKey)}`;
-  const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
-  const entry = entryData(ctx, info, name, opts);
-  const qid = entry.qid!;
-  const entryBytes = encodeJson(entry);
-
   for (let round = 0; round < 8; round++) {
     try {
-      const res = await ctx.coordinator.multi([
-        { op: 'create', path: treePath, data: treeData },
-        { op: 'create', path: prefix, data: entryBytes, sequential: true },
-      ]);
+      const res = await ctx.coordinator.multi(p.ops);
       return { key, entry: pathOf(res[1]), previous: null };
     } catch (err) {
       if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
@@ -194,7 +227,7 @@ export async function queueAt(
   });
 }
 
-function pathOf(r: { op: string } | undefined): string {
+export function pathOf(r: { op: string } | undefined): string {
   return r && 'path' in r ? (r as { path: string }).path : '';
 }
 

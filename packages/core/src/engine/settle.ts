@@ -18,9 +18,16 @@ import type {
 } from './types.js';
 
 /**
- * Ending a claim: complete, fail (retry or dead letter) or release. Each is ONE multi that
- * starts with a check on the claimer's own working node, so a claimer that lost its
- * session, or whose task was cancelled or re-claimed, can never write (fencing).
+ * Ending a claim: complete, fail (retry or dead letter) or release, each ONE multi.
+ *
+ * The fence is the claimed entry: every settle multi deletes or sets it by the exact path and
+ * version the claim wrote. Every later claim of the task bumps that version (a claim is a
+ * `set`), and a settle, retry, re-queue or cancel deletes or renames it (sequential names are
+ * never reused), so a claim that is no longer the task's current one is refused there. The
+ * working node goes in the same multi but fences nothing: it is never written after its
+ * create (its version is always 0) and the next claim of the task recreates it at the same
+ * path, even from the same session. A claimer whose session ended is refused by the server,
+ * and before that locally ({@link fenced}).
  */
 
 function fenced(ctx: EngineContext, claim: Claim, op: string): SettleOutcome | null {
@@ -57,18 +64,20 @@ class RefusedAfterLoss {
  * Runs a settle multi until its outcome is known. A lost reply leaves that open, and giving
  * up then would strand the task: if the multi did not apply, the claim's working node lives
  * on with the session and no one ever settles it (the long chaos run caught a worker doing
- * just that). So the same multi goes out again once the session is connected again. Its
- * first op checks the own working node, so it applies exactly once: the retry either applies
- * it now or is refused because the working node is gone (an earlier attempt applied it, or
- * the task was cancelled), which is returned as {@link RefusedAfterLoss} for the caller to
- * tell apart. A lost session ends it with SESSION_EXPIRED, like any fenced claim.
+ * just that). So the same multi goes out again once the session is connected again. It is
+ * fenced on the claimed entry's version, so it applies exactly once: the retry either applies
+ * it now or is refused because the entry moved on (an earlier attempt applied it, or the task
+ * was cancelled), which is returned as {@link RefusedAfterLoss} for the caller to tell apart.
+ * A lost session ends it with SESSION_EXPIRED, like any fenced claim. `lostBefore` counts
+ * replies already lost for this very write (a group commit whose reply was lost).
  */
 async function multiUntilKnown(
   ctx: EngineContext,
   claim: Claim,
   ops: readonly Op[],
+  lostBefore = 0,
 ): Promise<OpResult[] | RefusedAfterLoss> {
-  for (let lost = 0; ; lost++) {
+  for (let lost = lostBefore; ; lost++) {
     try {
       return await ctx.coordinator.multi(ops);
     } catch (err) {
@@ -99,11 +108,12 @@ async function settleMulti(
   ops: readonly Op[],
   ok: SettleOutcome,
   appliedEarlier: () => Promise<boolean> = async () => false,
+  lostBefore = 0,
 ): Promise<SettleOutcome> {
   const blocked = fenced(ctx, claim, op);
   if (blocked) return blocked;
   try {
-    const out = await multiUntilKnown(ctx, claim, ops);
+    const out = await multiUntilKnown(ctx, claim, ops, lostBefore);
     if (!(out instanceof RefusedAfterLoss)) return ok;
     return (await appliedEarlier()) ? ok : dropped(ctx, claim, op, out.error);
   } catch (err) {
@@ -207,16 +217,15 @@ function extrasAtFault(err: unknown, baseCount: number): boolean {
 }
 
 /**
- * Records a result: check working + create completed + delete entry + delete working,
- * plus any `extraOps` in the same multi. Extras that make the multi fail are dropped (with
- * a warning) and the completion is recorded without them: a result is never lost to them.
+ * The completed record of `claim` as stored, or why it cannot be stored (not JSON, too large:
+ * the attempt is then failed with that error instead).
  */
-export async function completeClaim(
+export function completedRecordBytes(
   ctx: EngineContext,
   claim: Claim,
   result: unknown,
-  options: CompleteOptions = {},
-): Promise<CompleteOutcome> {
+  report?: TaskProgress,
+): Uint8Array | TaskError {
   const record: CompletedRecord = {
     name: claim.name,
     type: claim.type,
@@ -231,29 +240,68 @@ export async function completeClaim(
   try {
     bytes = encodeJson(record);
   } catch (err) {
-    return failClaim(ctx, claim, { message: `result is not JSON: ${(err as Error).message}` });
+    return { message: `result is not JSON: ${(err as Error).message}` };
   }
   // The report rides along only when it leaves the result room: it never fails a task.
-  if (options.report) {
-    const withReport = encodeJson({ ...record, report: options.report });
+  if (report) {
+    const withReport = encodeJson({ ...record, report });
     if (withReport.length <= ctx.maxRecordBytes) bytes = withReport;
   }
-  if (bytes.length > ctx.maxRecordBytes) {
-    return failClaim(ctx, claim, {
+  if (bytes.length > ctx.maxRecordBytes)
+    return {
       message: `result is ${bytes.length} bytes of JSON, more than the limit of ${ctx.maxRecordBytes}`,
       code: 'DATA_TOO_LARGE',
-    });
-  }
-  const base: Op[] = [
-    { op: 'check', path: claim.workingPath, version: 0 },
-    { op: 'create', path: ctx.layout.recordPath(AREA.completed, claim.key), data: bytes },
+    };
+  return bytes;
+}
+
+/** The ops that complete `claim`: create the record, delete the claimed entry and the claim. */
+export function completionOps(ctx: EngineContext, claim: Claim, record: Uint8Array): Op[] {
+  return [
+    { op: 'create', path: ctx.layout.recordPath(AREA.completed, claim.key), data: record },
     { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
-    { op: 'delete', path: claim.workingPath, version: 0 },
+    { op: 'delete', path: claim.workingPath },
   ];
+}
+
+/**
+ * Completes one claim with its own multi. `lostBefore`: the claim was part of a group commit
+ * whose reply was lost, so a refusal may mean that commit applied (the record then says so).
+ */
+export function completeAlone(
+  ctx: EngineContext,
+  claim: Claim,
+  record: Uint8Array,
+  lostBefore = false,
+): Promise<SettleOutcome> {
+  return settleMulti(
+    ctx,
+    claim,
+    'complete',
+    completionOps(ctx, claim, record),
+    { status: 'completed' },
+    () => ownRecordExists(ctx, claim),
+    lostBefore ? 1 : 0,
+  );
+}
+
+/**
+ * Records a result: create completed + delete entry @claimed version + delete working, plus
+ * any `extraOps` in the same multi. Extras that make the multi fail are dropped (with a
+ * warning) and the completion is recorded without them: a result is never lost to them.
+ */
+export async function completeClaim(
+  ctx: EngineContext,
+  claim: Claim,
+  result: unknown,
+  options: CompleteOptions = {},
+): Promise<CompleteOutcome> {
+  const bytes = completedRecordBytes(ctx, claim, result, options.report);
+  if (!(bytes instanceof Uint8Array)) return failClaim(ctx, claim, bytes);
+  const base = completionOps(ctx, claim, bytes);
   const extra = options.extraOps ?? [];
   const applied = () => ownRecordExists(ctx, claim);
-  if (extra.length === 0)
-    return settleMulti(ctx, claim, 'complete', base, { status: 'completed' }, applied);
+  if (extra.length === 0) return completeAlone(ctx, claim, bytes);
   const blocked = fenced(ctx, claim, 'complete');
   if (blocked) return blocked;
   let error: unknown;
@@ -305,7 +353,7 @@ export async function failClaim(
 
 /**
  * ONE multi that ends an attempt by putting the task back in its bucket under a new entry
- * name (r = retry, x = dead): fenced on the own working node and the claimed entry version.
+ * name (r = retry, x = dead): fenced on the claimed entry version.
  */
 function reenter(
   ctx: EngineContext,
@@ -325,11 +373,10 @@ function reenter(
     claim,
     'fail',
     [
-      { op: 'check', path: claim.workingPath, version: 0 },
       { op: 'delete', path: claim.entryPath, version: claim.entryVersion },
       { op: 'create', path: `${bucket}/${entryName}`, data: encodeJson(data), sequential: true },
       ...extra,
-      { op: 'delete', path: claim.workingPath, version: 0 },
+      { op: 'delete', path: claim.workingPath },
     ],
     outcome,
     applied,
@@ -381,14 +428,13 @@ export async function releaseClaim(ctx: EngineContext, claim: Claim): Promise<Se
     claim,
     'release',
     [
-      { op: 'check', path: claim.workingPath, version: 0 },
       {
         op: 'set',
         path: claim.entryPath,
         data: encodeJson(restored),
         version: claim.entryVersion,
       },
-      { op: 'delete', path: claim.workingPath, version: 0 },
+      { op: 'delete', path: claim.workingPath },
     ],
     { status: 'dropped', reason: 'released' },
   );

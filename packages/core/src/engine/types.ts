@@ -59,6 +59,11 @@ export interface EntryData {
   claim?: ClaimIdentity;
   /** The queue call that wrote the entry: finds the write again after a lost reply. */
   qid?: string;
+  /**
+   * Position in the `queueMany` call that wrote the entry. The tasks of one multi share one
+   * creation zxid (the queue order), so this orders them among themselves.
+   */
+  qn?: number;
 }
 
 /** Data of a completed record. */

@@ -9,9 +9,12 @@ import type { WorkerEventMap, WorkerStats } from './worker-events.js';
 
 /** Tasks one worker runs at once unless told otherwise. */
 export const DEFAULT_CONCURRENCY = 1;
-/** Idle time before a worker scans buckets it does not own. */
+/**
+ * Idle time before a worker looks at buckets it does not own, and the head start a bucket's
+ * owner gets after a change there before an idle worker looks again.
+ */
 export const DEFAULT_STEAL_AFTER_MS = 1000;
-/** Longest idle sleep before a worker checks its listings again anyway. */
+/** Longest idle sleep before a worker checks its (watched, cached) listings again anyway. */
 export const DEFAULT_POLL_MS = 5000;
 /** How long `stop()` waits for running handlers before it aborts them. */
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
@@ -77,7 +80,10 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   /** How long a task another live worker may serve better waits before this one takes it. */
   localityWaitMs?: number;
   lookahead?: number;
-  /** Idle time before this worker scans buckets it does not own. Default {@link DEFAULT_STEAL_AFTER_MS}. */
+  /**
+   * Idle time before this worker looks at buckets it does not own, and the owner's head start
+   * after a change there (see docs/protocol.md, idle workers). Default {@link DEFAULT_STEAL_AFTER_MS}.
+   */
   stealAfterMs?: number;
   /** Longest idle sleep before listings are checked again anyway. Default {@link DEFAULT_POLL_MS}. */
   pollMs?: number;

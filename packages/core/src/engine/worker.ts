@@ -8,6 +8,7 @@ import { DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
+import { IdleStealer } from './idle-steal.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { completion } from './progress.js';
 import { Reaper } from './retention/reaper.js';
@@ -85,11 +86,7 @@ class WorkerLoop {
   private stopping = false;
   private paused = false;
   private wakeup: AbortController = new AbortController();
-  private stealCursor = 0;
-  /** Earliest time of the next pass over buckets this worker does not own. */
-  private nextStealAt = 0;
-  /** The last pass over other buckets claimed something: pass again without idling first. */
-  private stealing = false;
+  private stealer: IdleStealer | null = null;
   private idleSince: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
   private readonly unsubscribe: () => void;
@@ -302,6 +299,10 @@ class WorkerLoop {
           : {}),
         ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
         peers: () => this.membership.peers(),
+        onForeignChange: (bucket) => {
+          this.stealer?.changed(bucket);
+          this.wake();
+        },
         gate: this.limits,
       },
       () => this.wake(),
@@ -321,6 +322,8 @@ class WorkerLoop {
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
+    const stealer = new IdleStealer(this.claimer, this.clock, stealAfter);
+    this.stealer = stealer;
     while (!this.stopping) {
       if (this.wakeup.signal.aborted) this.wakeup = new AbortController();
       try {
@@ -335,29 +338,23 @@ class WorkerLoop {
         if (this.limits.dirty) await this.limits.refresh();
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
-        // so one claim round trip fills several slots instead of one each.
-        if (free <= 0 || (this.running.size > 0 && free < this.lowWater)) {
+        // so one claim round trip fills several slots instead of one each. Unless a task this
+        // worker completed has a child waiting: that child goes first, now.
+        const batching = this.running.size > 0 && free < this.lowWater;
+        if (free <= 0 || (batching && !this.claimer.hasUnblocked(this.membership.owned))) {
           await this.sleep(pollMs);
           continue;
         }
         let claims = await this.claimer.claimBatch(this.membership.owned, free);
+        // Read now: a steal pass's claim calls overwrite it.
+        const ownWakeAt = this.claimer.wakeAt;
         const now = this.now();
         // Once a pass finds work, pass again as soon as slots free up: for a task type only
         // this worker handles, other buckets may be the only place its work ever shows up.
-        const idle = this.stealing || now - this.idleSince >= stealAfter;
-        if (claims.length === 0 && idle && now >= this.nextStealAt) {
-          const others = all.filter((b) => !this.membership.owned.includes(b));
-          for (let i = 0; i < others.length && claims.length === 0 && !this.stopping; i++) {
-            const b = others[(this.stealCursor + i) % others.length]!;
-            claims = await this.claimer.claimBatch([b], free);
-            if (claims.length > 0) this.stealCursor = (this.stealCursor + i + 1) % others.length;
-          }
-          // A pass that found nothing is not repeated for another `stealAfterMs`: an idle
-          // worker must not re-read the other buckets in a loop, which loads the server and
-          // delays the work that arrives in its own buckets.
-          if (claims.length === 0) this.nextStealAt = this.now() + stealAfter;
-          this.stealing = claims.length > 0;
-        }
+        const idle = stealer.stealing || now - this.idleSince >= stealAfter;
+        const others = stealer.othersThan(all, this.membership.owned);
+        if (claims.length === 0 && idle && !this.stopping)
+          claims = await stealer.pass(others, free);
         if (claims.length > 0) {
           if (this.stopping) {
             await Promise.all(claims.map((claim) => this.engine.release(claim)));
@@ -371,7 +368,10 @@ class WorkerLoop {
           this.ranSinceDrained = false;
           this.events.emit('drained', { stats: { ...this.stats } });
         }
-        const wakeAt = Math.min(this.claimer.wakeAt, now + pollMs, this.idleSince + stealAfter);
+        // Idle, this worker wakes for its own buckets' watches, an entry's time, the poll, and
+        // a steal pass that is due: never on a fixed beat over other buckets.
+        const stealAt = Math.max(this.idleSince + stealAfter, stealer.wakeAt(others));
+        const wakeAt = Math.min(ownWakeAt, now + pollMs, stealAt);
         await this.sleep(Math.max(1, wakeAt - now));
       } catch (err) {
         if (this.stopping) break;

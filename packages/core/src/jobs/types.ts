@@ -54,6 +54,12 @@ export interface RaceJobFields {
   routingkey?: string;
   /** zoott extension: end the whole race after this many milliseconds. */
   timeoutMs?: number;
+  /**
+   * zoott extension: count an exit with a non-zero code as an abnormal end, which wins the
+   * race. By default (the spec's rule) any exit code is a normal end, and only output or a
+   * signal (or failing to start) wins: a silent `grep` that found nothing (exit 1) loses.
+   */
+  nonZeroExitWins?: boolean;
 }
 
 /** A race job: its fields plus any custom properties, returned untouched. */

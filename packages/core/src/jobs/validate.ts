@@ -54,6 +54,7 @@ const RACE_KNOWN = new Set([
   'exchange',
   'routingkey',
   'timeoutMs',
+  'nonZeroExitWins',
 ]);
 const RACE_INPUT_KNOWN = new Set(['data', 'server', 'filename']);
 
@@ -100,7 +101,8 @@ function parentResult(obj: Record<string, unknown>): 'stdin' {
 /**
  * Validates a race job and returns a copy. Like {@link validateRegularJob}, plus `input`:
  * a non-empty array of `{data, server?, filename?}` (`data` is the racer's stdin; other
- * keys are rejected, so a misspelt `data` is caught) or a relative directory path.
+ * keys are rejected, so a misspelt `data` is caught) or a relative directory path, and
+ * `nonZeroExitWins` (a boolean).
  */
 export function validateRaceJob(input: unknown, limits?: Partial<JobLimits>): RaceJob {
   const lim = { ...DEFAULT_JOB_LIMITS, ...defined(limits) };
@@ -112,6 +114,11 @@ export function validateRaceJob(input: unknown, limits?: Partial<JobLimits>): Ra
     if (obj[key] !== undefined) job[key] = str(obj[key], key);
   }
   if (obj.timeoutMs !== undefined) job.timeoutMs = timeout(obj.timeoutMs);
+  if (obj.nonZeroExitWins !== undefined) {
+    if (typeof obj.nonZeroExitWins !== 'boolean')
+      throw bad('nonZeroExitWins', `must be true or false, got ${typeOf(obj.nonZeroExitWins)}`);
+    job.nonZeroExitWins = obj.nonZeroExitWins;
+  }
   copyCustom(obj, job, RACE_KNOWN, RACE_RESERVED);
   const { input: _input, ...echoed } = job;
   checkEcho(echoed, lim);

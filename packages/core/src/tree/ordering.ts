@@ -7,6 +7,8 @@ export interface Orderable {
   priority: number;
   /** Queue order; lower was queued earlier. */
   seq: number;
+  /** Order among tasks of one `seq` (queued in one transaction); lower first, absent = 0. */
+  tie?: number;
   hints?: { server?: string; filename?: string; dataset?: string };
 }
 
@@ -16,8 +18,9 @@ export type LocalityScore = (task: Orderable) => number;
 const norm = (n: number, ifBad: number): number => (Number.isNaN(n) ? ifBad : n);
 
 /**
- * Claim order: priority descending, then `seq` ascending (FIFO). A total preorder, ties
- * only for equal priority and equal seq; NaN sorts like -Infinity priority / last seq.
+ * Claim order: priority descending, then `seq` ascending (FIFO), then `tie`. A total
+ * preorder, ties only for equal priority, seq and tie; NaN sorts like -Infinity priority /
+ * last seq.
  */
 export function compareForClaim(a: Orderable, b: Orderable): number {
   const pa = norm(a.priority, Number.NEGATIVE_INFINITY);
@@ -26,7 +29,9 @@ export function compareForClaim(a: Orderable, b: Orderable): number {
   const sa = norm(a.seq, Number.POSITIVE_INFINITY);
   const sb = norm(b.seq, Number.POSITIVE_INFINITY);
   if (sa !== sb) return sa < sb ? -1 : 1;
-  return 0;
+  const ta = a.tie ?? 0;
+  const tb = b.tie ?? 0;
+  return ta === tb ? 0 : ta < tb ? -1 : 1;
 }
 
 /**

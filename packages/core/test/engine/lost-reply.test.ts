@@ -19,14 +19,29 @@ function targetOf(ops: readonly Op[]): Target {
   return 'queue';
 }
 
+/**
+ * Tasks one multi writes for: each claim or settle creates or deletes one working node, each
+ * queued task creates one pending entry.
+ */
+const tasksIn = (ops: readonly Op[]) =>
+  Math.max(
+    ops.filter((o) => o.path.includes('/zoott_w/')).length,
+    ops.filter((o) => o.op === 'create' && o.path.includes('/zoott_p/')).length,
+  );
+
 describeOnBackends('engine: a queue, claim or settle whose reply was lost', (backend) => {
   async function setup() {
     const raw = await backend().connect();
     const lossy = losingReplies(raw);
-    /** Loses the reply of the next multi of `target` kind. */
-    const arm = (loss: ReplyLoss, meanwhile?: () => Promise<void>, target: Target = 'settle') =>
+    /** Loses the reply of the next multi of `target` kind (with `group`: one of several tasks). */
+    const arm = (
+      loss: ReplyLoss,
+      meanwhile?: () => Promise<void>,
+      target: Target = 'settle',
+      group = false,
+    ) =>
       lossy.lose(loss, {
-        when: (ops) => targetOf(ops) === target,
+        when: (ops) => targetOf(ops) === target && (!group || tasksIn(ops) > 1),
         ...(meanwhile ? { meanwhile } : {}),
       });
     const wrapped = { c: lossy.c, arm };
@@ -81,6 +96,68 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
       expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 2 });
     });
   }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`group claim: a multi of several claims lost ${fault} reaching the server gives each task to this worker once`, async () => {
+      const { engine, claim: first, arm } = await setup();
+      await engine.complete(first, 'x');
+      for (const name of ['p', 'q', 'r']) await engine.queue({ name, type: 't' });
+      arm(fault, undefined, 'claim', true);
+      const claims = await engine.claimMany(3, { worker: 'w' });
+      expect(claims.map((c) => [c.name, c.attempt])).toEqual([
+        ['p', 1],
+        ['q', 1],
+        ['r', 1],
+      ]);
+      const outs = await Promise.all(claims.map((c) => engine.complete(c, c.name)));
+      expect(outs.map((o) => o.status)).toEqual(['completed', 'completed', 'completed']);
+      expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 4 });
+    });
+
+    it(`group completion: a multi of several completions lost ${fault} reaching the server completes each once`, async () => {
+      const { engine, claim: first, arm } = await setup();
+      for (const name of ['p', 'q', 'r']) await engine.queue({ name, type: 't' });
+      const claims = [first, ...(await engine.claimMany(3, { worker: 'w' }))];
+      expect(claims).toHaveLength(4);
+      // The first completion goes alone; the three that wait for it form the group that is lost.
+      arm(fault, undefined, 'settle', true);
+      const outs = await Promise.all(claims.map((c) => engine.complete(c, c.name)));
+      expect(outs.map((o) => o.status)).toEqual([
+        'completed',
+        'completed',
+        'completed',
+        'completed',
+      ]);
+      for (const c of claims)
+        expect(await engine.task([c.name])).toMatchObject({ state: 'completed', result: c.name });
+      expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 4 });
+    });
+  }
+
+  for (const fault of ['before', 'after'] as const) {
+    it(`queueMany: a group lost ${fault} reaching the server queues each task exactly once`, async () => {
+      const { engine, arm } = await setup();
+      arm(fault, undefined, 'queue', true);
+      const names = ['m1', 'm2', 'm3', 'm4'];
+      const out = await engine.queueMany(names.map((name) => ({ name, type: 't' })));
+      // New tasks, found again after the loss (not re-queued over themselves).
+      expect(out.map((q) => [q.key[0], q.previous])).toEqual(names.map((n) => [n, null]));
+      for (const q of out) expect(q.entry).toMatch(new RegExp(`-${q.key[0]}-\\d{10}$`));
+      const pending = (await engine.list('pending')).map((t) => t.key[0]).sort();
+      expect(pending).toEqual(names);
+    });
+  }
+
+  it('a group completion lost while its session ends drops every result in it', async () => {
+    const { raw, engine, claim: first, arm } = await setup();
+    for (const name of ['p', 'q']) await engine.queue({ name, type: 't' });
+    const claims = [first, ...(await engine.claimMany(2, { worker: 'w' }))];
+    arm('before', () => backend().expireSession(raw), 'settle', true);
+    const outs = await Promise.all(claims.map((c) => engine.complete(c, c.name)));
+    expect(outs.map((o) => o.status)).toEqual(['completed', 'dropped', 'dropped']);
+    await raw.renewSession();
+    expect(await engine.counts()).toMatchObject({ pending: 2, working: 0, completed: 1 });
+  });
 
   for (const fault of ['before', 'after'] as const) {
     it(`queue: a multi lost ${fault} reaching the server queues the task exactly once`, async () => {

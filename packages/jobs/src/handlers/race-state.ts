@@ -53,6 +53,8 @@ export interface RacerData {
   arguments: string[];
   data: string;
   timeoutMs?: number;
+  /** The race job's `nonZeroExitWins`: a non-zero exit is an abnormal end, and wins. */
+  nonZeroExitWins?: boolean;
 }
 
 export async function readJson<T>(c: Coordinator, path: string): Promise<T | null> {

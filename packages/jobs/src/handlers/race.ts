@@ -183,6 +183,7 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
           arguments: job.arguments ?? [],
           data: input.data,
           ...(job.timeoutMs !== undefined ? { timeoutMs: job.timeoutMs } : {}),
+          ...(job.nonZeroExitWins ? { nonZeroExitWins: true } : {}),
         };
         const hints: { server?: string; filename?: string } = {};
         if (input.server !== undefined) hints.server = input.server;

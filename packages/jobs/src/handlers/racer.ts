@@ -63,6 +63,7 @@ export async function runRacerTask(
     env: h.env,
     maxOutputBytes: h.maxOutputBytes,
     killGraceMs: h.killGraceMs,
+    ...(d.nonZeroExitWins === true ? { normalExitCodes: [0] } : {}),
     allowExec: h.policy,
     ...(h.runAs ? { runAs: h.runAs } : {}),
   });

@@ -11,7 +11,11 @@ export interface RacerOptions {
   /** Bytes of stdout and of stderr kept (default 256 KiB each). */
   maxOutputBytes?: number;
   killGraceMs?: number;
-  /** Exit codes that count as a normal end (default `[0]`); any other code wins. */
+  /**
+   * Exit codes that count as a normal end; any other code wins. Default: every exit code
+   * (the spec: a process that exited, with any code, ended normally; only one killed by a
+   * signal did not). `[0]` makes a non-zero exit win.
+   */
   normalExitCodes?: readonly number[];
   allowExec?: (resolvedPath: string) => boolean;
   /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
@@ -42,8 +46,8 @@ export interface RacerHandle {
 /**
  * Starts one racer of a race job: `executable` with `args`, `data` on its stdin. The race
  * rule of the seed: the first racer that writes anything to stdout or stderr, or that does
- * not end normally (killed by a signal, an exit code outside `normalExitCodes`, or failing
- * to start), wins; one that ends normally without output loses. The orchestrator kills
+ * not end normally (killed by a signal, failing to start, or, when `normalExitCodes` is
+ * given, an exit code outside it), wins; one that ends normally without output loses. The orchestrator kills
  * the others and reads the winner's `done`.
  */
 export function runRacer(
@@ -54,7 +58,7 @@ export function runRacer(
 ): RacerHandle {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? minimalEnv();
-  const normal = new Set(options.normalExitCodes ?? [0]);
+  const normal = options.normalExitCodes ? new Set(options.normalExitCodes) : null;
   let killed = false;
   let stopProcess: ((o?: { immediate?: boolean }) => void) | undefined;
 
@@ -97,7 +101,8 @@ export function runRacer(
 
   const outcome = started.then(async ({ proc }): Promise<RacerOutcome> => {
     const ended = done.then((run): RacerOutcome => {
-      const normalEnd = run.signal == null && run.error === undefined && normal.has(run.exit ?? 0);
+      const normalEnd =
+        run.signal == null && run.error === undefined && (normal?.has(run.exit ?? 0) ?? true);
       if (!normalEnd) return { result: 'won', reason: 'abnormal' };
       // Output that arrived with the end still wins.
       if (run.stdout.length > 0 || run.stderr.length > 0)

@@ -26,8 +26,16 @@ describe('runRacer', () => {
     expect((await racer.done).exit).toBe(0);
   });
 
-  it('wins by ending abnormally: non-zero exit or a signal', async () => {
-    expect(await runRacer('/bin/sh', ['-c', 'exit 4'], '', opts).outcome).toEqual({
+  it('by default an exit with any code is a normal end: a silent exit 1 loses', async () => {
+    const racer = runRacer('/bin/sh', ['-c', 'exit 1'], '', opts);
+    expect(await racer.outcome).toEqual({ result: 'lost', reason: 'normal' });
+    expect((await racer.done).exit).toBe(1);
+  });
+
+  it('wins by ending abnormally: a signal, or a non-zero exit when only 0 is normal', async () => {
+    expect(
+      await runRacer('/bin/sh', ['-c', 'exit 4'], '', { ...opts, normalExitCodes: [0] }).outcome,
+    ).toEqual({
       result: 'won',
       reason: 'abnormal',
     });

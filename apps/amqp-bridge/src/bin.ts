@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { startAmqpBridge } from '@zoott/amqp-bridge';
+import { isZoottError } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { Command, Option } from 'commander';
+import { pino } from 'pino';
+import { credentialsOf } from './credentials.js';
+import {
+  BRIDGE_CONFIG_ENV,
+  BRIDGE_SETTINGS,
+  type BridgeSettings,
+  readBridgeConfig,
+  resolveBridgeSettings,
+  shownValue,
+} from './settings.js';
+import { testHooks } from './test-hooks.js';
+
+const program = new Command('zoott-amqp-bridge')
+  .description(
+    'Carries Yothalot JSON jobs from RabbitMQ queues into a zoott world (where zoott-worker runs ' +
+      'them) and publishes each result to the exchange and routing key its job names. Every ' +
+      'setting is a flag, an environment variable or a key of the config file (in that order).',
+  )
+  .addOption(
+    new Option('--config <file>', `config file, YAML or JSON (default: $${BRIDGE_CONFIG_ENV})`),
+  )
+  .option('--print-config', 'print the resolved settings and where each came from, then exit')
+  .option('--json', 'with --print-config: one JSON document');
+
+const options = new Map<keyof BridgeSettings, Option>();
+for (const s of BRIDGE_SETTINGS) {
+  const def = s.fallback !== undefined && !s.secret ? ` (default: ${String(s.fallback)})` : '';
+  const opt = new Option(
+    s.kind === 'bool' ? `${s.flag} [bool]` : `${s.flag} <${s.arg}>`,
+    `${s.help} [env ${s.env}; config "${s.key}"]${def}`,
+  );
+  if (s.kind === 'list')
+    opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), ...v.split(',')]);
+  options.set(s.key, opt);
+  program.addOption(opt);
+}
+program.addHelpText(
+  'after',
+  `
+Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable.
+
+Example:
+  ZOOTT_AMQP_URL=amqps://bridge:secret@mq1:5671/prod zoott-amqp-bridge \\
+    --connect zk1:2181/myapp --world jobs --job-queue jobs --race-queue races \\
+    --dead-letter-exchange zoott.rejected
+`,
+);
+
+async function main(): Promise<void> {
+  program.parse();
+  const opts = program.opts<Record<string, unknown>>();
+  const flags: Partial<Record<keyof BridgeSettings, unknown>> = {};
+  for (const [key, opt] of options) {
+    const value = opts[opt.attributeName()];
+    if (value !== undefined) flags[key] = value;
+  }
+  const configPath = (opts.config as string | undefined) ?? process.env[BRIDGE_CONFIG_ENV];
+  const file = configPath ? readBridgeConfig(configPath) : {};
+  const { settings, sources } = resolveBridgeSettings({
+    flags,
+    env: process.env,
+    file,
+    ...(configPath ? { fileName: configPath } : {}),
+  });
+  if (opts.printConfig) {
+    const rows = BRIDGE_SETTINGS.map((s) => ({
+      key: s.key,
+      value: shownValue(s, settings[s.key]),
+      source: sources[s.key] ?? 'unset',
+    }));
+    if (opts.json) {
+      const doc = Object.fromEntries(
+        rows.map((r) => [r.key, { value: r.value, source: r.source }]),
+      );
+      process.stdout.write(
+        `${JSON.stringify({ configFile: configPath ?? null, settings: doc }, null, 2)}\n`,
+      );
+    } else {
+      const width = Math.max(...rows.map((r) => r.key.length));
+      const lines = rows.map(
+        (r) => `${r.key.padEnd(width)}  ${r.value === null ? '-' : String(r.value)}  (${r.source})`,
+      );
+      process.stdout.write(`config file: ${configPath ?? 'none'}\n${lines.join('\n')}\n`);
+    }
+    return;
+  }
+  const logger = pino({
+    level: settings.logLevel,
+    base: { pid: process.pid, world: settings.world },
+  });
+  const auth = credentialsOf(settings.auth, settings.authFile);
+  const coordinator = await connectZk(settings.connect, {
+    sessionTimeoutMs: settings.sessionTimeoutMs,
+    auth,
+  });
+  const tls = {
+    ...(settings.amqpCa ? { ca: [readFileSync(settings.amqpCa)] } : {}),
+    ...(settings.amqpCert ? { cert: readFileSync(settings.amqpCert) } : {}),
+    ...(settings.amqpKey ? { key: readFileSync(settings.amqpKey) } : {}),
+  };
+  const hooks = testHooks(process.env, logger);
+  const bridge = await startAmqpBridge({
+    coordinator,
+    world: settings.world,
+    url: settings.amqpUrl,
+    socketOptions: tls,
+    jobQueue: settings.jobQueue,
+    raceQueue: settings.raceQueue,
+    prefetch: settings.prefetch,
+    declareQueues: settings.declareQueues,
+    ...(settings.deadLetterExchange ? { deadLetterExchange: settings.deadLetterExchange } : {}),
+    logger,
+    ...(hooks ? { hooks } : {}),
+  });
+  logger.info({ jobQueue: settings.jobQueue, raceQueue: settings.raceQueue }, 'bridge running');
+  const stop = () => {
+    void bridge.stop().then(
+      async () => {
+        await coordinator.close();
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`zoott-amqp-bridge: ${err instanceof Error ? err.message : String(err)}\n`);
+  const code = isZoottError(err, 'INVALID_CONFIG')
+    ? 2
+    : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')
+      ? 3
+      : 1;
+  process.exit(code);
+});

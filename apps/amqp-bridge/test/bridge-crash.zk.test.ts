@@ -1,0 +1,128 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { forwarderPaths, taskNameOf } from '@zoott/amqp-bridge';
+import { type Coordinator, createEngine } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assertBuilt, kill, resultInbox } from './harness.js';
+import { type TestWorld, testWorld } from './world.js';
+
+/**
+ * A bridge SIGKILLed at each point between two steps of a guarantee (a test pause holds it
+ * there; its `test pause` log line says it arrived). A second bridge then takes over.
+ */
+describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice', {
+  timeout: 180_000,
+}, () => {
+  let w: TestWorld;
+  let zk: Coordinator;
+  let scratch: string;
+
+  beforeAll(async () => {
+    assertBuilt();
+    w = await testWorld(inject('zkConnect'));
+    zk = await connectZk(w.connect);
+    scratch = mkdtempSync(join(tmpdir(), 'zoott-amqp-crash-'));
+    await w.client.ch.assertExchange('results', 'direct', { durable: false });
+  });
+  afterAll(async () => {
+    await zk?.close();
+    await w?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  /** A job that appends a line to `file` each time it runs, and prints how many there are. */
+  const countingJob = (file: string, routingkey: string) => ({
+    executable: '/usr/bin/sh',
+    arguments: ['-c', 'echo run >> "$0"; wc -l < "$0"', file],
+    exchange: 'results',
+    routingkey,
+  });
+  const runs = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+
+  it('killed after queueing a job and before the ack: the redelivery finds it queued', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-ack');
+    const file = join(scratch, 'ack');
+    const job = countingJob(file, 'rk-ack');
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'queued' });
+    await w.client.post('jobs', job);
+    const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause after queueing');
+    await kill(first);
+    const second = await w.bridge();
+    // The message comes back (it was never acknowledged) and is recognised.
+    const seen = await second.logLine(
+      (l) => l.msg === 'job from AMQP queued' && l.task === paused.what,
+      'the redelivered message',
+    );
+    expect(seen.outcome).toBe('duplicate');
+    const result = JSON.parse((await inbox.next()).content.toString()) as { stdout: string };
+    expect(result.stdout.trim()).toBe('1');
+    expect(runs(file)).toBe(1);
+    const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
+    expect(paused.what).toBe(name);
+    const record = await createEngine(zk, { world: w.world }).task([name]);
+    expect(record?.attempts).toBe(1);
+    // The redelivered message was acknowledged: the queue is empty.
+    expect((await w.client.ch.checkQueue('jobs')).messageCount).toBe(0);
+    await kill(second);
+  });
+
+  it('killed after taking a result and before publishing it: the other bridge waits for its claim, then publishes it once', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-claimed');
+    const file = join(scratch, 'claimed');
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'claimed' });
+    await w.client.post('jobs', countingJob(file, 'rk-claimed'));
+    const paused = await first.logLine(
+      (l) => l.msg === 'test pause',
+      'the pause before publishing',
+    );
+    // A second bridge, running beside the first, leaves a result the first has claimed...
+    const second = await w.bridge({ ZOOTT_LOG_LEVEL: 'debug' });
+    await second.logLine(
+      (l) => l.msg === 'result claimed by another bridge' && l.path === paused.what,
+      'the claim seen',
+    );
+    expect(inbox.pending()).toBe(0);
+    // ...until the first dies with its session: its claim goes, and the second publishes.
+    await kill(first);
+    // Still in ZooKeeper: removed only after a confirm.
+    expect(await zk.exists(String(paused.what))).not.toBeNull();
+    const msg = await inbox.next();
+    expect(msg.properties.messageId).toBe(paused.what);
+    expect((JSON.parse(msg.content.toString()) as { stdout: string }).stdout.trim()).toBe('1');
+    await second.logLine(
+      (l) => l.msg === 'result published to AMQP' && l.path === paused.what,
+      'the publication',
+    );
+    expect(await zk.exists(String(paused.what))).toBeNull();
+    expect(inbox.pending()).toBe(0);
+    expect(runs(file)).toBe(1);
+    await kill(second);
+  });
+
+  it('killed after the confirm and before removing the result: published again, same message id', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-confirmed');
+    const file = join(scratch, 'confirmed');
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'published' });
+    await w.client.post('jobs', countingJob(file, 'rk-confirmed'));
+    const paused = await first.logLine(
+      (l) => l.msg === 'test pause',
+      'the pause after the confirm',
+    );
+    const once = await inbox.next();
+    await kill(first);
+    expect(await zk.exists(String(paused.what))).not.toBeNull();
+    const second = await w.bridge();
+    // At least once: the broker confirmed it, but nothing recorded that before the kill.
+    const again = await inbox.next();
+    expect(again.properties.messageId).toBe(once.properties.messageId);
+    expect(again.content.toString()).toBe(once.content.toString());
+    await second.logLine((l) => l.msg === 'result published to AMQP', 'the publication');
+    expect(await zk.exists(String(paused.what))).toBeNull();
+    expect(runs(file)).toBe(1);
+    const { dir } = forwarderPaths(w.world);
+    expect(await zk.children(dir)).toEqual([]);
+    await kill(second);
+  });
+});

@@ -1,0 +1,59 @@
+// Helpers the bench phases share (bench/run.mjs and bench/scheduling.mjs).
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createEngine } from '../packages/core/dist/index.js';
+
+export const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
+/** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
+export const wallNow = () => performance.timeOrigin + performance.now();
+export const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** Runs `fn(i)` for i in [0, n) with at most `width` calls in flight. */
+export async function pipelined(n, width, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, n) }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
+export async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
+  const start = Date.now();
+  let shown = start;
+  while (fleet.completed() < n) {
+    if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`${label}: ${fleet.completed()}/${n} after ${timeoutMs} ms`);
+    if (Date.now() - shown >= 5000) {
+      shown = Date.now();
+      log(`${label}: ${fleet.completed()}/${n} done`);
+    }
+    await sleep(2);
+  }
+}
+
+/** The engine's own counts must agree with the workers: every task completed, none lost. */
+export async function confirm(engine, total, label) {
+  const counts = await engine.counts();
+  if (
+    counts.completed !== total ||
+    counts.pending !== 0 ||
+    counts.working !== 0 ||
+    counts.failed !== 0
+  )
+    throw new Error(`${label}: counts ${JSON.stringify(counts)}, expected ${total} completed`);
+}
+
+export async function newWorld(c, world) {
+  const engine = createEngine(c, { world, logger: quiet });
+  await engine.init();
+  return engine;
+}

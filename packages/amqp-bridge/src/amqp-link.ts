@@ -1,0 +1,232 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Options,
+  type SocketOptions,
+} from 'amqplib';
+import type { BridgeLogger } from './logger.js';
+
+/** First and longest wait between two connection attempts. */
+const RECONNECT_BASE_MS = 200;
+const RECONNECT_MAX_MS = 10_000;
+/** Longest wait for a connection's open handshake. */
+const CONNECT_TIMEOUT_MS = 15_000;
+/** Longest wait for one step of a new connection's setup (a channel, a consume). */
+const SETUP_TIMEOUT_MS = 10_000;
+
+/** `p`, or a rejection naming `what` after `ms`. */
+function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer from RabbitMQ ${what} within ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** One consumer: a queue and what to do with each of its messages. */
+export interface QueueConsumer {
+  queue: string;
+  onMessage: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
+}
+
+/** What {@link AmqpLink} needs to connect. */
+export interface AmqpLinkOptions {
+  /** `amqp://user:pass@host:port/vhost` or `amqps://...` (TLS). */
+  url: string;
+  /** TLS and socket options (ca, cert, key, servername, ...), passed to amqplib. */
+  socketOptions?: SocketOptions;
+  consumers: readonly QueueConsumer[];
+  /** Messages in flight per consumer channel. */
+  prefetch: number;
+  /** Declare the queues (durable) when they are missing. */
+  declareQueues: boolean;
+  logger: BridgeLogger;
+}
+
+/** The URL with its password masked, for logs. */
+export function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '****';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * A connection to RabbitMQ that comes back: on any close or error it reconnects with a
+ * growing delay and consumes again. Consuming and publishing use separate channels: a
+ * publish to an exchange that does not exist closes its channel, and that must not close
+ * the consumers (their unacknowledged messages would all be redelivered). Publishes go
+ * through a confirm channel, so `publish` resolves only when the broker has the message.
+ */
+export class AmqpLink {
+  private model: ChannelModel | null = null;
+  private publisher: ConfirmChannel | null = null;
+  private stopped = false;
+  private readyWaiters: Array<() => void> = [];
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly options: AmqpLinkOptions) {}
+
+  /** Connects (retrying until it works or {@link close}) and keeps the link up. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Whether a publisher channel is open now. */
+  get connected(): boolean {
+    return this.publisher !== null;
+  }
+
+  /** Resolves when the link is up (at once if it is). */
+  ready(): Promise<void> {
+    if (this.publisher) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /**
+   * Publishes one message and resolves when the broker confirmed it; rejects when the
+   * channel closed first or the broker refused it (then nothing is known to be published).
+   */
+  async publish(exchange: string, routingKey: string, body: Buffer, props: Options.Publish) {
+    let channel = this.publisher;
+    if (!channel) {
+      await this.ready();
+      channel = this.publisher;
+    }
+    if (!channel) throw new Error('not connected to RabbitMQ');
+    await new Promise<void>((resolve, reject) => {
+      const onClose = () => reject(new Error('the channel closed before the broker confirmed'));
+      channel.once('close', onClose);
+      try {
+        channel.publish(exchange, routingKey, body, props, (err) => {
+          channel.off('close', onClose);
+          if (err) reject(err instanceof Error ? err : new Error(String(err)));
+          else resolve();
+        });
+      } catch (err) {
+        channel.off('close', onClose);
+        reject(err);
+      }
+    });
+  }
+
+  /** Closes the connection and stops reconnecting. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    for (const w of this.readyWaiters.splice(0)) w();
+    const model = this.model;
+    this.model = null;
+    this.publisher = null;
+    await model?.close().catch(() => {});
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const log = this.options.logger;
+    for (let delay = RECONNECT_BASE_MS; !this.stopped; ) {
+      try {
+        const { closed } = await this.connectOnce();
+        delay = RECONNECT_BASE_MS;
+        log.info({ url: maskUrl(this.options.url) }, 'connected to RabbitMQ');
+        const err = await closed;
+        if (this.stopped) return;
+        log.warn({ err: String(err ?? 'closed') }, 'RabbitMQ connection lost; reconnecting');
+      } catch (err) {
+        if (this.stopped) return;
+        log.warn({ err: String(err), retryInMs: delay }, 'cannot connect to RabbitMQ; retrying');
+        await sleep(delay);
+        delay = Math.min(delay * 2, RECONNECT_MAX_MS);
+      }
+    }
+  }
+
+  /**
+   * One connection with its channels and consumers; resolves when they are set up, to a
+   * promise of the connection's end (wrapped: an async function returning a promise would
+   * wait for it).
+   */
+  private async connectOnce(): Promise<{ closed: Promise<unknown> }> {
+    const { url, socketOptions, consumers, prefetch, declareQueues } = this.options;
+    // A broker that accepts the connection but never answers (still booting, or wedged)
+    // must not hold the bridge forever: the open handshake gets a deadline.
+    const model = await amqp.connect(url, { timeout: CONNECT_TIMEOUT_MS, ...socketOptions });
+    let onEnd!: (err: unknown) => void;
+    const ended = new Promise<unknown>((resolve) => {
+      onEnd = resolve;
+    });
+    const end = (err?: unknown) => {
+      if (this.model === model) {
+        this.model = null;
+        this.publisher = null;
+      }
+      void model.close().catch(() => {});
+      onEnd(err);
+    };
+    model.on('error', (err: Error) => end(err));
+    model.on('close', (err?: Error) => end(err));
+    // Each step of the setup gets a deadline: a broker just back from a crash may leave a
+    // step unanswered (a consume on a queue still being recovered), and a retry on a new
+    // connection gets through where waiting would hold the bridge for minutes.
+    const step = <T>(what: string, p: Promise<T>) => withDeadline(p, SETUP_TIMEOUT_MS, what);
+    try {
+      const publisher = await step('opening the publish channel', model.createConfirmChannel());
+      // A refused publish (no such exchange) closes this channel: open a new one.
+      publisher.on('error', () => {});
+      publisher.on('close', () => {
+        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
+      });
+      for (const c of consumers) {
+        const channel = await step(`opening the channel of ${c.queue}`, model.createChannel());
+        channel.on('error', (err: Error) => end(err));
+        channel.on('close', () => end(new Error(`consumer channel of ${c.queue} closed`)));
+        await step(`setting the prefetch of ${c.queue}`, channel.prefetch(prefetch));
+        await step(
+          `declaring ${c.queue}`,
+          declareQueues
+            ? channel.assertQueue(c.queue, { durable: true })
+            : channel.checkQueue(c.queue),
+        );
+        const consuming = channel.consume(c.queue, (msg) => {
+          if (msg === null) {
+            end(new Error(`the broker cancelled the consumer of ${c.queue}`));
+            return;
+          }
+          void c.onMessage(msg, channel);
+        });
+        await step(`consuming ${c.queue}`, consuming);
+      }
+      this.model = model;
+      this.publisher = publisher;
+      for (const w of this.readyWaiters.splice(0)) w();
+    } catch (err) {
+      end(err);
+      throw err;
+    }
+    return { closed: ended };
+  }
+
+  private async reopenPublisher(model: ChannelModel): Promise<void> {
+    this.publisher = null;
+    try {
+      const publisher = await model.createConfirmChannel();
+      publisher.on('error', () => {});
+      publisher.on('close', () => {
+        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
+      });
+      if (this.model !== model) return;
+      this.publisher = publisher;
+      for (const w of this.readyWaiters.splice(0)) w();
+    } catch {
+      // The connection is going down too: run() reconnects.
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Coordinator } from '@zoott/core';
+import type { SocketOptions } from 'amqplib';
+import { AmqpLink } from './amqp-link.js';
+import { DEFAULT_JOB_QUEUE, DEFAULT_RACE_QUEUE } from './constants.js';
+import { Forwarder } from './forwarder.js';
+import { intakeHandler } from './intake.js';
+import { type BridgeLogger, silentLogger } from './logger.js';
+
+/** First and longest wait between two attempts to renew a lost ZooKeeper session. */
+const RENEW_BASE_MS = 100;
+const RENEW_MAX_MS = 5000;
+
+/** Settings of one bridge. */
+export interface AmqpBridgeOptions {
+  /** A ready ZooKeeper session (the bridge renews it when it is lost; never closes it). */
+  coordinator: Coordinator;
+  /** The zoott world jobs are queued into and results come from. */
+  world: string;
+  /** `amqp://user:password@host:5672/vhost`, or `amqps://` for TLS. */
+  url: string;
+  /** TLS options (`ca`, `cert`, `key`, `servername`, ...) for `amqps://`. */
+  socketOptions?: SocketOptions;
+  /** Queue of regular jobs (default `jobs`). */
+  jobQueue?: string;
+  /** Queue of race jobs (default `races`). */
+  raceQueue?: string;
+  /** Exchange malformed messages are published to; unset: they are rejected (not requeued). */
+  deadLetterExchange?: string;
+  /** Unacknowledged messages per queue (default 16). */
+  prefetch?: number;
+  /** Declare missing queues as durable (default true); false: they must exist. */
+  declareQueues?: boolean;
+  logger?: BridgeLogger;
+  /** Test hooks: run between the two steps of each guarantee (see the README). */
+  hooks?: BridgeHooks;
+}
+
+/** Test hooks: each runs between two steps of a guarantee, to crash the bridge there. */
+export interface BridgeHooks {
+  /** After a job is queued, before its message is acknowledged. */
+  afterQueued?: (task: string) => Promise<void>;
+  /** After a result is claimed, before it is published. */
+  beforePublish?: (path: string) => Promise<void>;
+  /** After the broker confirmed a result, before it is removed from ZooKeeper. */
+  afterPublished?: (path: string) => Promise<void>;
+}
+
+/** A running bridge. */
+export interface AmqpBridge {
+  /** Stops consuming and forwarding, closes the AMQP connection; the session stays open. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a bridge between RabbitMQ and a zoott world: jobs in from the regular and race
+ * queues, results out to the exchange and routing key each job names. Returns once the
+ * first AMQP connection is up; from then on it reconnects to RabbitMQ and renews the
+ * ZooKeeper session by itself. Several bridges may serve one world and one set of queues.
+ */
+export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpBridge> {
+  const logger = options.logger ?? silentLogger;
+  const coordinator = options.coordinator;
+  let stopped = false;
+  const isStopped = () => stopped;
+  const get = () => coordinator;
+  // Filled in below: the consumers need the link and the link its consumers.
+  const link: AmqpLink = new AmqpLink({
+    url: options.url,
+    ...(options.socketOptions ? { socketOptions: options.socketOptions } : {}),
+    prefetch: options.prefetch ?? 16,
+    declareQueues: options.declareQueues ?? true,
+    logger,
+    consumers: (['regular', 'race'] as const).map((kind) => ({
+      queue:
+        kind === 'race'
+          ? (options.raceQueue ?? DEFAULT_RACE_QUEUE)
+          : (options.jobQueue ?? DEFAULT_JOB_QUEUE),
+      onMessage: (msg, channel) =>
+        intakeHandler(kind, {
+          coordinator: get,
+          world: options.world,
+          link,
+          logger,
+          stopped: isStopped,
+          ...(options.deadLetterExchange !== undefined
+            ? { deadLetterExchange: options.deadLetterExchange }
+            : {}),
+          ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
+        })(msg, channel),
+    })),
+  });
+  const forwarder = new Forwarder({
+    coordinator: get,
+    world: options.world,
+    link,
+    logger,
+    stopped: isStopped,
+    ...(options.hooks?.beforePublish ? { beforePublish: options.hooks.beforePublish } : {}),
+    ...(options.hooks?.afterPublished ? { afterPublished: options.hooks.afterPublished } : {}),
+  });
+
+  const renew = async () => {
+    for (let delay = RENEW_BASE_MS; !stopped && coordinator.state === 'lost'; ) {
+      try {
+        await coordinator.renewSession();
+        logger.info({ sessionId: coordinator.sessionId }, 'ZooKeeper session renewed');
+      } catch (err) {
+        logger.warn({ err: String(err), retryInMs: delay }, 'cannot renew the ZooKeeper session');
+        await sleep(delay);
+        delay = Math.min(delay * 2, RENEW_MAX_MS);
+      }
+    }
+    forwarder.poke();
+  };
+  const offSession = coordinator.onSession((e) => {
+    if (e.type === 'lost') {
+      logger.warn({}, 'ZooKeeper session lost; renewing it');
+      void renew();
+    } else if (e.type === 'connected' || e.type === 'reconnected') forwarder.poke();
+  });
+
+  link.start();
+  await link.ready();
+  const forwarding = forwarder.run();
+  return {
+    async stop() {
+      stopped = true;
+      offSession();
+      forwarder.poke();
+      await link.close();
+      await forwarding;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+// @zoott/amqp-bridge: Yothalot JSON jobs from RabbitMQ queues into a zoott world, and their
+// results back to the exchange and routing key each job names.
+export { type AmqpLinkOptions, maskUrl } from './amqp-link.js';
+export {
+  type AmqpBridge,
+  type AmqpBridgeOptions,
+  type BridgeHooks,
+  startAmqpBridge,
+} from './bridge.js';
+export {
+  BRIDGE_EXCHANGE,
+  DEFAULT_JOB_QUEUE,
+  DEFAULT_RACE_QUEUE,
+  ENVELOPE,
+  TASK_PREFIX,
+} from './constants.js';
+export { forwarderPaths } from './forwarder.js';
+export type { BridgeLogger } from './logger.js';
+export {
+  type AmqpAddress,
+  type BridgedJob,
+  bridgedJob,
+  type JobKind,
+  taskNameOf,
+} from './message.js';
+export { amqpResult, type OutgoingResult } from './result.js';
+export { yothalotTime } from './time.js';

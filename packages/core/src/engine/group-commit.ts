@@ -1,0 +1,129 @@
+import type { Op } from '../contract/coordinator.js';
+import { JUTE_MAX_BUFFER, requestFrameBytes } from '../contract/request-size.js';
+import type { EngineContext } from './context.js';
+import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { sessionBack } from './session.js';
+import { completeAlone, completedRecordBytes, completionOps, failClaim } from './settle.js';
+import type { Claim, SettleOutcome } from './types.js';
+
+/** Most completions in one multi. */
+export const MAX_COMPLETE_GROUP = 64;
+
+/**
+ * Request bytes one group commit aims to stay under: half of ZooKeeper's request limit, so a
+ * chroot in front of every path (the engine does not know it) still fits with room to spare.
+ */
+export const GROUP_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
+/** Bytes counted per op for a chroot the engine cannot see. */
+const CHROOT_ALLOWANCE = 256;
+
+interface Waiting {
+  claim: Claim;
+  record: Uint8Array;
+  ops: Op[];
+  bytes: number;
+  resolve(out: SettleOutcome): void;
+  reject(err: unknown): void;
+}
+
+function frameBytes(ops: readonly Op[]): number {
+  const frame = ops.map((o) => ({
+    op: o.op,
+    path: o.path,
+    ...('data' in o && o.data ? { dataBytes: o.data.byteLength } : {}),
+  }));
+  return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
+}
+
+/**
+ * Group commit of completions. A completion that finds no completion multi in flight goes out
+ * at once, alone: a lone task waits for no timer. Completions that arrive while one is in
+ * flight wait for it to end and then go out together, in ONE multi (up to
+ * {@link MAX_COMPLETE_GROUP} and {@link GROUP_FRAME_BUDGET}): natural batching, so the
+ * busier the worker, the bigger the groups, and the wait is never longer than one transaction.
+ *
+ * A multi is all or nothing. So when a group is refused (one stale claim in it: cancelled,
+ * re-claimed), every completion of it is tried again alone: the stale one is dropped as
+ * before, its neighbours complete. When a group's reply is lost, each is re-issued alone as a
+ * lost write: applied now, or refused because the group applied (the own record then says so).
+ */
+export class CompletionGroups {
+  private readonly waiting: Waiting[] = [];
+  private inFlight = false;
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  /** Completes `claim` with `result`, in a group when others are waiting too. */
+  complete(claim: Claim, result: unknown): Promise<SettleOutcome> {
+    const record = completedRecordBytes(this.ctx, claim, result);
+    if (!(record instanceof Uint8Array)) return failClaim(this.ctx, claim, record);
+    const ops = completionOps(this.ctx, claim, record);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ claim, record, ops, bytes: frameBytes(ops), resolve, reject });
+      if (!this.inFlight) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.inFlight = true;
+    try {
+      while (this.waiting.length > 0) {
+        const group = this.take();
+        // Every waiter hears back, whatever happens: an unexpected error is theirs too.
+        await this.commit(group).catch((err: unknown) => {
+          for (const w of group) w.reject(err);
+        });
+      }
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  /** The next group: the oldest waiting completions that fit the bounds (always at least one). */
+  private take(): Waiting[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < this.waiting.length && n < MAX_COMPLETE_GROUP) {
+      const next = this.waiting[n]!.bytes;
+      if (n > 0 && bytes + next > GROUP_FRAME_BUDGET) break;
+      bytes += next;
+      n++;
+    }
+    return this.waiting.splice(0, n);
+  }
+
+  private async commit(group: Waiting[]): Promise<void> {
+    const session = this.ctx.coordinator.sessionId;
+    // Alone, or fenced locally (another session): the single path says all there is to say.
+    const together = group.filter((w) => w.claim.session === session);
+    const alone = group.filter((w) => w.claim.session !== session);
+    if (together.length === 1) alone.push(together.pop()!);
+    const singles = alone.map((w) => this.settle(w, completeAlone(this.ctx, w.claim, w.record)));
+    if (together.length > 1) await this.commitTogether(together, session!);
+    await Promise.all(singles);
+  }
+
+  private async commitTogether(group: Waiting[], session: string): Promise<void> {
+    let lost = false;
+    try {
+      await this.ctx.coordinator.multi(group.flatMap((w) => w.ops));
+      for (const w of group) w.resolve({ status: 'completed' });
+      return;
+    } catch (err) {
+      lost = UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '');
+      this.ctx.logger.info?.(
+        { completions: group.length, error: String(err) },
+        'group commit refused: completing one by one',
+      );
+    }
+    // The lost group may or may not have applied: wait for the session, then ask per claim.
+    if (lost) await sessionBack(this.ctx.coordinator, session);
+    await Promise.all(
+      group.map((w) => this.settle(w, completeAlone(this.ctx, w.claim, w.record, lost))),
+    );
+  }
+
+  private settle(w: Waiting, out: Promise<SettleOutcome>): Promise<void> {
+    return out.then(w.resolve, w.reject);
+  }
+}

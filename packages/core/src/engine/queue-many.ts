@@ -1,0 +1,229 @@
+import type { Op } from '../contract/coordinator.js';
+import { isZoottError, ZoottError } from '../contract/errors.js';
+import { JUTE_MAX_BUFFER, requestFrameBytes } from '../contract/request-size.js';
+import { childNamesFor } from '../tree/functors.js';
+import { KEY_SEPARATOR, validateKey } from '../tree/keys.js';
+import { validateTaskInfo } from '../tree/names.js';
+import type { EngineContext } from './context.js';
+import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { AREA, parseEntryName } from './layout.js';
+import {
+  lostQueueWrite,
+  type PreparedQueue,
+  pathOf,
+  prepareQueue,
+  queuePrepared,
+  resolveQueueOptions,
+} from './queue.js';
+import { splitRequest } from './queue-request.js';
+import { connectionBack } from './session.js';
+import type { QueuedTask } from './types.js';
+
+/** Most tasks in one queue multi (two creates each). */
+export const MAX_QUEUE_GROUP = 500;
+/**
+ * Request bytes one queue multi aims to stay under: half of ZooKeeper's request limit, so a
+ * chroot in front of every path (the engine does not know it) still fits with room to spare.
+ * A client with a smaller limit refuses the request before sending it; the group is then split.
+ */
+const QUEUE_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
+const CHROOT_ALLOWANCE = 256;
+/** Re-sends of one group whose replies were lost before the call gives up. */
+const MAX_LOST_ROUNDS = 8;
+
+interface Item extends PreparedQueue {
+  /** Index in the caller's array, for errors. */
+  index: number;
+  bytes: number;
+  result?: QueuedTask;
+}
+
+function frameBytes(ops: readonly Op[]): number {
+  const frame = ops.map((o) => ({
+    op: o.op,
+    path: o.path,
+    ...('data' in o && o.data ? { dataBytes: o.data.byteLength } : {}),
+  }));
+  return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
+}
+
+/**
+ * `err` again, its message and field naming the task it is about and saying what was queued:
+ * the tasks before `queued`; `uncertain` when the group from there on may have landed too.
+ */
+function aboutTask(err: unknown, index: number, queued: number, uncertain = false): unknown {
+  if (!isZoottError(err)) return err;
+  const text = err.message.startsWith(`${err.code}: `)
+    ? err.message.slice(err.code.length + 2)
+    : err.message;
+  const rest = uncertain
+    ? `tasks[${queued}..] may or may not be (the connection did not come back)`
+    : `tasks[${queued}..] were not`;
+  const done =
+    queued === 0
+      ? uncertain
+        ? `nothing before it was queued; ${rest}`
+        : 'nothing was queued'
+      : `tasks[0..${queued - 1}] were queued, ${rest}`;
+  return new ZoottError(err.code, `tasks[${index}]: ${text}; ${done}`, {
+    field: `tasks[${index}]${err.field ? `.${err.field}` : ''}`,
+    ...(err.path ? { path: err.path } : {}),
+    ...(err.op ? { op: err.op } : {}),
+    cause: err,
+  });
+}
+
+/** Validates one request of `queueMany` and prepares its writes; throws what is wrong. */
+function prepare(ctx: EngineContext, request: unknown, index: number): Item {
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    throw new ZoottError('INVALID_TASK', 'must be an object {name, type, data, ...}', {
+      field: 'task',
+    });
+  const split = splitRequest(request as Record<string, unknown>);
+  const info = validateTaskInfo(split.taskInfo, ctx.limits);
+  const opts = resolveQueueOptions(ctx, split.options);
+  const parent = split.parent;
+  let key = [info.name];
+  if (parent !== null && parent !== undefined) {
+    if (!('key' in parent))
+      throw new ZoottError(
+        'INVALID_TASK',
+        'parent: queueMany takes an exact parent ({ key }) or none; queue under a pattern with queue()',
+        { field: 'parent' },
+      );
+    const parentKey = validateKey(parent.key, ctx.limits);
+    const [child] = childNamesFor(
+      [{ name: parentKey[parentKey.length - 1]! }],
+      info.name,
+      split.nameFunctor ?? undefined,
+      ctx.limits,
+    );
+    key = [...parentKey, child!];
+  } else if (split.nameFunctor)
+    throw new ZoottError('INVALID_TASK', 'childName: only applies with a parent', {
+      field: 'childName',
+    });
+  const p = prepareQueue(ctx, key, info, opts, index);
+  return { ...p, index, bytes: frameBytes(p.ops) };
+}
+
+/**
+ * Queues many tasks, in order, in as few multis as fit: up to {@link MAX_QUEUE_GROUP} tasks
+ * and half of ZooKeeper's request limit per multi (a task's two creates always share one).
+ * Every request is checked before anything is written. A task that exists already (a
+ * re-queue), or whose write is refused, is queued on its own by the rules of `queue`, and the
+ * group goes on without it; a refusal that `queue` would throw ends the call with an error
+ * naming the task and what was queued before it.
+ */
+export async function queueManyAt(
+  ctx: EngineContext,
+  requests: readonly unknown[],
+): Promise<QueuedTask[]> {
+  if (!Array.isArray(requests))
+    throw new ZoottError('INVALID_TASK', 'tasks: must be an array of queue requests', {
+      field: 'tasks',
+    });
+  const items = requests.map((r, i) => {
+    try {
+      return prepare(ctx, r, i);
+    } catch (err) {
+      throw aboutTask(err, i, 0);
+    }
+  });
+  let start = 0;
+  while (start < items.length) {
+    let end = start;
+    let bytes = 0;
+    while (end < items.length && end - start < MAX_QUEUE_GROUP) {
+      if (end > start && bytes + items[end]!.bytes > QUEUE_FRAME_BUDGET) break;
+      bytes += items[end]!.bytes;
+      end++;
+    }
+    await writeGroup(ctx, items.slice(start, end));
+    start = end;
+  }
+  return items.map((it) => it.result!);
+}
+
+/** Writes `group` (tasks in order), splitting and falling back to single queues as needed. */
+async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
+  let rest = group;
+  for (let lostRounds = 0; rest.length > 0; ) {
+    if (rest.length === 1) {
+      await queueOne(ctx, rest[0]!);
+      return;
+    }
+    let err: unknown;
+    try {
+      const res = await ctx.coordinator.multi(rest.flatMap((it) => it.ops));
+      rest.forEach((it, i) => {
+        it.result = { key: it.key, entry: pathOf(res[2 * i + 1]), previous: null };
+      });
+      return;
+    } catch (e) {
+      err = e;
+    }
+    if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+      if (await appliedAfterLoss(ctx, rest, err)) return;
+      // Checked: nothing of this group was written.
+      if (++lostRounds >= MAX_LOST_ROUNDS) throw aboutTask(err, rest[0]!.index, rest[0]!.index);
+      continue;
+    }
+    const f = multiFailure(err);
+    if (f === null || f.index < 0) {
+      // Refused as a whole before it was sent (too large for this client): split it.
+      const half = Math.ceil(rest.length / 2);
+      await writeGroup(ctx, rest.slice(0, half));
+      await writeGroup(ctx, rest.slice(half));
+      return;
+    }
+    // Nothing of the group applied. The tasks before the refused one are fine: write them,
+    // then the refused one by the rules of `queue` (a re-queue, or its error), then the rest.
+    const at = Math.floor(f.index / 2);
+    await writeGroup(ctx, rest.slice(0, at));
+    await queueOne(ctx, rest[at]!);
+    rest = rest.slice(at + 1);
+  }
+}
+
+async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
+  try {
+    it.result = await queuePrepared(ctx, it);
+  } catch (err) {
+    throw aboutTask(err, it.index, it.index);
+  }
+}
+
+/**
+ * After a group's reply was lost: whether it applied. A multi is all or nothing, so the first
+ * task's entry, found by its `qid`, answers for the whole group. When it applied, the others'
+ * entries are read off one listing per bucket (a key has one entry at most; one already
+ * claimed and gone leaves its path unknown, '').
+ */
+async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
+  const first = group[0]!;
+  if (!(await connectionBack(ctx.coordinator)))
+    throw aboutTask(err, first.index, first.index, true);
+  const found = await lostQueueWrite(ctx, first.key, first.qid, err);
+  if (found === null) return false;
+  const byBucket = new Map<string, Item[]>();
+  for (const it of group) {
+    const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(it.key));
+    byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), it]);
+  }
+  for (const [bucket, items] of byBucket) {
+    const names = new Map<string, string>();
+    for (const name of await ctx.coordinator.children(bucket)) {
+      const e = parseEntryName(name);
+      if (e) names.set(e.encodedKey, `${bucket}/${name}`);
+    }
+    for (const it of items)
+      it.result = {
+        key: it.key,
+        entry: names.get(it.key.join(KEY_SEPARATOR)) ?? '',
+        previous: null,
+      };
+  }
+  first.result = { key: first.key, entry: found, previous: null };
+  return true;
+}

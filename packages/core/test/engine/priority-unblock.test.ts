@@ -1,0 +1,191 @@
+import { type Coordinator, createEngine, runWorker } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+
+/**
+ * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
+ * listing that holds them is served from its cache for `relistMs` after a change.
+ */
+const ROOTS = 40;
+
+describeOnBackends('engine: priority from the moment a task is runnable', (backend) => {
+  // Equal priority too: the child was queued before the roots, so FIFO puts it first.
+  for (const priority of [10, 0]) {
+    it(`a priority-${priority} child whose parent completes is the next task claimed, before ${ROOTS} priority-0 roots queued after it`, async () => {
+      const producer = await backend().connect();
+      const world = worldName();
+      // One bucket: parent, child and every root share one listing.
+      const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+      await engine.init();
+      await engine.queue({ name: 'p', type: 't' });
+      await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority });
+      for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+      // Time stands still: the cached listing never ages past `relistMs`, so only the rule
+      // (not a re-read that happens to come) can put the child first.
+      const clock = new TestClock();
+      const started: string[] = [];
+      const wc = await backend().connect();
+      const worker = runWorker(
+        wc,
+        {
+          t: (task) => {
+            started.push(task.key.join('/'));
+          },
+        },
+        { world, concurrency: 1, clock, logger: memoryLogger(), pollMs: 200 },
+      );
+      await eventually(() => worker.stats.completed >= 3);
+      await worker.stop();
+      expect(started.slice(0, 3)).toEqual(['p', 'p/c', 'r0']);
+      await Promise.all([producer.close(), wc.close()]);
+    });
+  }
+
+  it('a worker whose slots are nearly all busy claims the just-unblocked child at once, not after a batch of slots frees up', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    // The roots hold their slots until the end: after the parent completes one slot is free,
+    // below the quarter (2 of 8) a worker otherwise waits for before it claims again.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const started: string[] = [];
+    const wc = await backend().connect();
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          if (task.key[0] !== 'p') await gate;
+        },
+      },
+      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    await eventually(() => started.includes('p/c'));
+    expect(started).toHaveLength(9);
+    expect(started[0]).toBe('p');
+    expect(started[8]).toBe('p/c');
+    release();
+    await worker.stop();
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('in a busy bucket, where a change lands while each read is out, the child still goes before the roots', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    // The worker's listings of the bucket: while `busyReads` lasts, another producer queues
+    // a task (of a type nobody runs) during each, and the change event reaches the worker
+    // before the reply (a later read on its connection is answered after the event).
+    const raw = await backend().connect();
+    const bucket = `/zoott_p/${world}/0000`;
+    let busyReads = 0;
+    let busy = 0;
+    const wc = new Proxy(raw, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== 'children') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<Coordinator['children']>) => {
+          const out = await target.children(...args);
+          if (args[0] === bucket && busyReads > 0) {
+            busyReads--;
+            await engine.queue({ name: `busy${busy++}`, type: 'other' });
+            await target.children(bucket);
+          }
+          return out;
+        };
+      },
+    });
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const started: string[] = [];
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          // More busy reads than one claim call makes (3): the next call must try again.
+          if (task.key[0] === 'p') busyReads = 4;
+          else await gate;
+        },
+      },
+      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    await eventually(() => started.includes('p/c'));
+    expect(busy).toBe(4);
+    expect(started).toHaveLength(9);
+    expect(started[8]).toBe('p/c');
+    release();
+    await worker.stop();
+    await Promise.all([producer.close(), raw.close()]);
+  });
+
+  it('engine.claim: the child of a just-completed parent comes before lower-priority roots', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const parent = await engine.claim();
+    expect(parent?.key).toEqual(['p']);
+    // While the parent runs, the roots come first: the child is blocked.
+    const root = await engine.claim();
+    expect(root?.key).toEqual(['r0']);
+    await engine.complete(parent!, 'done');
+    const next = await engine.claim();
+    expect(next?.key).toEqual(['p', 'c']);
+    await engine.complete(root!, 'done');
+    await engine.complete(next!, 'done');
+    await producer.close();
+  });
+  it('a parent whose completion was refused is claimed again, and its bucket is not re-read on every claim', async () => {
+    const raw = await backend().connect();
+    const world = worldName();
+    const { c, counts } = counting(raw);
+    const engine = createEngine(c, {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const parent = await engine.claim();
+    expect(parent?.key).toEqual(['p']);
+    // The claim is lost under the worker (its working node removed), so the completion is
+    // refused and the parent's entry stays, under the same name.
+    await raw.delete(parent!.workingPath);
+    expect((await engine.complete(parent!, 'done')).status).not.toBe('completed');
+    // One re-read of the bucket shows the parent still pending: it is claimable again (the
+    // roots read ahead may come first), and later claims work from the cached listing.
+    const listings = counts.byMethod.children ?? 0;
+    const next: string[] = [];
+    for (let i = 0; i < 6; i++) next.push((await engine.claim())?.key.join('/') ?? 'none');
+    expect(next).toContain('p');
+    expect(next).not.toContain('p/c');
+    expect((counts.byMethod.children ?? 0) - listings).toBe(1);
+    await raw.close();
+  });
+});

@@ -1,0 +1,85 @@
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** AMQP 0-9-1 protocol header: what a client sends first. */
+const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
+/** Frame type of a method frame: the broker answers the header with `connection.start`. */
+const METHOD_FRAME = 1;
+
+/**
+ * Whether an AMQP broker on `host:port` answers the protocol header with a method frame
+ * (`connection.start`). RabbitMQ opens its listeners last, when the node has booted, so an
+ * answer means the broker takes connections. Never throws: `false` means not (yet).
+ */
+export function amqpAnswers(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write(PROTOCOL_HEADER));
+    socket.once('data', (chunk: Buffer) => done(chunk[0] === METHOD_FRAME));
+    socket.once('close', () => done(false));
+  });
+}
+
+/**
+ * Polls {@link amqpAnswers} until it says yes, `failed()` returns a reason (the process
+ * died), or the deadline passes; returns `null` when ready, else why not.
+ */
+export async function waitAmqp(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  failed: () => string | null = () => null,
+): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const why = failed();
+    if (why) return why;
+    if (await amqpAnswers(host, port)) return null;
+    await sleep(100);
+  }
+  return `no AMQP answer on ${host}:${port} within ${timeoutMs} ms`;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls until something accepts TCP connections on 127.0.0.1:`port`; `null` when it does. */
+export async function waitTcp(
+  port: number,
+  timeoutMs: number,
+  failed: () => string | null = () => null,
+): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const why = failed();
+    if (why) return why;
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return null;
+    await sleep(50);
+  }
+  return `nothing listens on port ${port} within ${timeoutMs} ms`;
+}

@@ -1,0 +1,75 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dockerAvailable, startDockerRabbitMq } from './docker.js';
+import { RabbitMqUnavailableError } from './errors.js';
+import { LocalRabbitMq, localInstall } from './local.js';
+import { freePort } from './ready.js';
+import type { RabbitMqBroker, StartRabbitMqOptions } from './types.js';
+
+const tempDirs = new Set<string>();
+let hooked = false;
+
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'zoott-rabbitmq-'));
+  tempDirs.add(dir);
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', () => {
+      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
+let counter = 0;
+
+function external(url: string): RabbitMqBroker {
+  const port = Number(new URL(url).port || 5672);
+  return {
+    url,
+    port,
+    kind: 'external',
+    // Not ours to stop or start.
+    stop: async () => {},
+    start: async () => {},
+  };
+}
+
+/**
+ * Gives a test a running RabbitMQ broker, in this order of preference:
+ * 1. `ZOOTT_AMQP_URL` (unless `own`): that broker, as is;
+ * 2. Debian's `rabbitmq-server`: a private broker (own node name, free ports, data and log
+ *    folders, its own epmd), ready once it answers the AMQP protocol header;
+ * 3. a Docker engine: the official image through testcontainers.
+ * Otherwise throws {@link RabbitMqUnavailableError}: a RabbitMQ test never skips.
+ */
+export async function startRabbitMq(options: StartRabbitMqOptions = {}): Promise<RabbitMqBroker> {
+  const fromEnv = process.env.ZOOTT_AMQP_URL;
+  if (fromEnv && !options.own) return external(fromEnv);
+  const reasons = [
+    fromEnv
+      ? 'ZOOTT_AMQP_URL is set, but this test needs a broker of its own'
+      : 'ZOOTT_AMQP_URL is not set',
+  ];
+  const local = localInstall();
+  if (local === true) {
+    const dir = options.dir ?? tempDir();
+    mkdirSync(dir, { recursive: true });
+    counter += 1;
+    const broker = new LocalRabbitMq({
+      dir,
+      nodeName: `zoott-test-${process.pid}-${counter}@localhost`,
+      port: await freePort(),
+      distPort: await freePort(),
+      epmdPort: await freePort(),
+    });
+    await broker.start();
+    return broker;
+  }
+  reasons.push(local);
+  const docker = await dockerAvailable();
+  if (docker === true) return startDockerRabbitMq();
+  reasons.push(docker);
+  throw new RabbitMqUnavailableError(reasons);
+}

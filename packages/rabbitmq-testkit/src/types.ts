@@ -1,0 +1,25 @@
+/** A running broker a test can use. */
+export interface RabbitMqBroker {
+  /** `amqp://guest:guest@127.0.0.1:<port>`: the broker's default user, loopback only. */
+  readonly url: string;
+  readonly port: number;
+  /** `local` (Debian's rabbitmq-server), `docker` (testcontainers) or `external` (ZOOTT_AMQP_URL). */
+  readonly kind: 'local' | 'docker' | 'external';
+  /** Erlang node name of a local broker (`<name>@localhost`). */
+  readonly nodeName?: string;
+  /** Stops the broker: gracefully, or with SIGKILL (a crash). */
+  stop(options?: { kill?: boolean }): Promise<void>;
+  /** Starts a stopped broker again on the same port with the same data. */
+  start(): Promise<void>;
+}
+
+/** Options of `startRabbitMq`. */
+export interface StartRabbitMqOptions {
+  /** Ignore ZOOTT_AMQP_URL: this test stops or restarts its broker. */
+  own?: boolean;
+  /** Folder for the broker's data and logs (default: a temporary folder removed at exit). */
+  dir?: string;
+}
+
+/** How long a broker may take to boot (Erlang on a loaded two-core machine). */
+export const READY_TIMEOUT_MS = 90_000;
