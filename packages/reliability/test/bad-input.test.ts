@@ -205,8 +205,9 @@ describe('bad input catalogue [zookeeper + worker daemon]', () => {
     ]) {
       const started = performance.now();
       expect(await engine.queue({ name: 'c', type: 'echo' }, { name }), name).toEqual([]);
-      // Guards against exponential blow-up (minutes before), so generous on a busy machine.
-      expect(performance.now() - started, name).toBeLessThan(2000);
+      // Guards against exponential blow-up (minutes before), so generous on a busy machine:
+      // 10 s still tells linear matching from backtracking.
+      expect(performance.now() - started, name).toBeLessThan(10_000);
     }
     expect(await snapshot()).toBe(before);
     await workerStillWorks();

@@ -35,7 +35,7 @@ async function silentPort(): Promise<number> {
 }
 
 describe('connecting when the servers are not there', () => {
-  it('fails within 2 s when every host refuses, naming each host, despite a long timeout', async () => {
+  it('fails once every host has refused, naming each host, long before its connect timeout', async () => {
     const [a, b] = [await refusedPort(), await refusedPort()];
     const t0 = Date.now();
     const err = await connectZk(`127.0.0.1:${a},127.0.0.1:${b}`, {
@@ -45,7 +45,9 @@ describe('connecting when the servers are not there', () => {
     expect(err).toMatchObject({ code: 'CONNECTION_LOSS' });
     expect(String((err as Error).message)).toContain(`127.0.0.1:${a} (ECONNREFUSED)`);
     expect(String((err as Error).message)).toContain(`127.0.0.1:${b} (ECONNREFUSED)`);
-    expect(took).toBeLessThan(2000);
+    // Far below the 30 s timeout, which only the refusals can explain (a loaded machine may
+    // stretch their second of retries, so the bound is half the timeout, not a stopwatch).
+    expect(took).toBeLessThan(15_000);
     // It gave the hosts about a second, not a single try.
     expect(took).toBeGreaterThanOrEqual(900);
   });

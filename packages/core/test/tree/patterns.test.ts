@@ -98,8 +98,8 @@ describe('compileParentPattern', () => {
       for (const n of names) expect(m.matches(node(n, n)), `${name} on ${n}`).toBe(false);
     }
     expect(compileParentPattern({ name: '(a+)+' }).matches(node('a'.repeat(200)))).toBe(true);
-    // A bound against exponential blow-up, not a benchmark: generous on a busy machine.
-    expect(performance.now() - started).toBeLessThan(2000);
+    // A bound against exponential blow-up (minutes), not a benchmark: generous on a busy machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it.each([
