@@ -13,6 +13,7 @@ import { limitVerb } from './commands/limit.js';
 import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
+import { pauseVerb, resumeVerb } from './commands/pause.js';
 import { queueVerb } from './commands/queue.js';
 import { retentionVerb } from './commands/retention.js';
 import { retryVerb } from './commands/retry.js';
@@ -58,6 +59,8 @@ const VERBS: readonly Verb[] = [
   // Acting on tasks.
   retryVerb,
   cancelVerb,
+  pauseVerb,
+  resumeVerb,
   cleanVerb,
   // Workers.
   workersVerb,

@@ -174,6 +174,7 @@ function manyRequest(spec: TaskSpec, key: TaskKey): QueueManyRequest {
   if (spec.priority !== undefined) request.priority = spec.priority;
   if (spec.hints) request.hints = spec.hints;
   if (spec.attempts !== undefined) request.maxAttempts = spec.attempts;
+  if (spec.notBefore !== undefined) request.notBefore = spec.notBefore;
   return request;
 }
 

@@ -16,6 +16,7 @@ import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { templateFunctor } from './name-template.js';
 import { parseTaskRef } from './task-ref.js';
+import { notBeforeOf } from './when.js';
 
 /** What an engine knows about its world: limits, defaults, layout. */
 export type WorldContext = Awaited<ReturnType<Engine['context']>>;
@@ -32,6 +33,8 @@ export interface TaskSpec {
   priority?: number;
   hints?: PlacementHints;
   attempts?: number;
+  /** Not started before this time (ms since the epoch), from `--delay`/`--at` or `delay`/`at`. */
+  notBefore?: number;
 }
 
 /** The fields a `--from` line may have. */
@@ -44,6 +47,8 @@ export const SPEC_FIELDS: readonly string[] = [
   'priority',
   'hints',
   'attempts',
+  'delay',
+  'at',
 ];
 
 function queueOptions(spec: TaskSpec): QueueOptions {
@@ -51,6 +56,7 @@ function queueOptions(spec: TaskSpec): QueueOptions {
   if (spec.priority !== undefined) options.priority = spec.priority;
   if (spec.hints !== undefined) options.hints = spec.hints;
   if (spec.attempts !== undefined) options.maxAttempts = spec.attempts;
+  if (spec.notBefore !== undefined) options.notBefore = spec.notBefore;
   return options;
 }
 
@@ -95,7 +101,20 @@ export function specFromLine(value: unknown, where: string): TaskSpec {
     throw new CliError(
       `${where}: "parent" must be a task ("a|b") or a pattern {"name": "...", "type": "..."}`,
     );
-  return o as unknown as TaskSpec;
+  const { delay, at, ...rest } = o;
+  for (const [k, v] of [
+    ['delay', delay],
+    ['at', at],
+  ] as const)
+    if (v !== undefined && typeof v !== 'string')
+      throw new CliError(`${where}: "${k}" must be a string, e.g. "30s" or "2026-11-26T12:00:00Z"`);
+  const notBefore = notBeforeOf(
+    delay as string | undefined,
+    at as string | undefined,
+    Date.now(),
+    where,
+  );
+  return (notBefore === undefined ? rest : { ...rest, notBefore }) as unknown as TaskSpec;
 }
 
 /**

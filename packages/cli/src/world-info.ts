@@ -196,6 +196,8 @@ export interface CheckedTask {
   priority?: number;
   /** Path of the node `ls` read for it: the pending entry, or the working/completed record. */
   path: string;
+  /** A delayed (or retrying) task's earliest start, ms since the epoch. */
+  notBefore?: number;
 }
 
 /**
@@ -280,9 +282,10 @@ export async function checkedList(
             sink({ path: t.path, reason: `task ${t.encoded} has no tree node (${treePath})` });
             return null;
           }
-          if (got) readNode<EntryData>(got.data, t.path, nodeShapes.entry, sink);
+          const entry = got ? readNode<EntryData>(got.data, t.path, nodeShapes.entry, sink) : null;
           const out: CheckedTask = { key, state: t.state, path: t.path };
           if (t.priority !== undefined) out.priority = t.priority;
+          if (typeof entry?.notBefore === 'number') out.notBefore = entry.notBefore;
           return out;
         }),
       );

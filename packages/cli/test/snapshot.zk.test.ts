@@ -92,6 +92,10 @@ describe('snapshots of tree and status', { timeout: SLOW }, () => {
         "failedOverCap": false,
         "limits": [],
         "oldestPendingAgeMs": "number",
+        "paused": {
+          "types": [],
+          "world": false,
+        },
         "pending": 3,
         "pendingByType": {
           "idle": 2,

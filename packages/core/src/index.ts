@@ -50,7 +50,10 @@ export {
   type SettleDetail,
   type SettleListener,
 } from './engine/engine.js';
+export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
+export type { PauseState } from './engine/pause.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
+export type { TaskLogLine, TaskProgress } from './engine/progress.js';
 // What a world keeps: retention settings (stored in the world) and the reaper's reports.
 export {
   DEFAULT_RETENTION,
@@ -98,6 +101,7 @@ export {
   type WorkerStats,
 } from './engine/worker.js';
 export type {
+  WorkerCancelledEvent,
   WorkerCompletedEvent,
   WorkerDrainedEvent,
   WorkerErrorEvent,

@@ -70,6 +70,10 @@ export class TaskLog {
           this.log.info({ ...base, durationMs }, 'task given back (worker stopping)');
           return;
         }
+        if (outcome.reason === 'cancelled') {
+          this.log.info({ ...base, durationMs }, 'task cancelled while running; result dropped');
+          return;
+        }
         const record =
           outcome.reason === 'session lost'
             ? undefined

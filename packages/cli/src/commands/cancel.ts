@@ -1,3 +1,4 @@
+import { isZoottError } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -20,8 +21,18 @@ const cancelCommand: CommandBody = async (ctx, cmd: Command) => {
   const engine = await ctx.session().engine();
   if (!(await engine.task(key)))
     throw new CliError(`no task ${showKey(key)} in world ${engine.world}`, ExitCode.NOT_FOUND);
+  const subtree = cmd.opts<CancelOptions>().subtree === true;
   const removed = (
-    await engine.cancel(key, { subtree: cmd.opts<CancelOptions>().subtree === true })
+    await engine.cancel(key, { subtree }).catch((err: unknown) => {
+      // A parent alone is refused: say how to cancel it with its children.
+      if (!subtree && isZoottError(err) && err.code === 'TASK_STATE')
+        throw new CliError(
+          err.message,
+          ExitCode.CONFLICT,
+          `zoott cancel '${showKey(key)}' --subtree`,
+        );
+      throw err;
+    })
   ).map(showKey);
   if (ctx.json) ctx.printJson({ cancelled: removed, corrupt: ctx.corrupt.list() });
   else

@@ -2,10 +2,17 @@ import type { TaskStateName } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { formatDuration, formatTime } from '../output/format.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { checkedList, claimsByKey } from '../world-info.js';
+
+/** `now`, or when a delayed task becomes runnable and how long that is from now. */
+function runnable(notBefore: number | undefined, now: number): string {
+  if (notBefore === undefined || notBefore <= now) return 'now';
+  return `${formatTime(notBefore)} (in ${formatDuration(notBefore - now)})`;
+}
 
 export const STATES: readonly TaskStateName[] = ['pending', 'working', 'completed', 'failed'];
 
@@ -28,11 +35,20 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
   ]);
   const rows = tasks.map((t) => {
     const key = t.key.join('|');
-    const row: { key: string; state: string; priority?: number; worker?: string } = {
-      key,
-      state: t.state,
-    };
+    const row: {
+      key: string;
+      state: string;
+      priority?: number;
+      worker?: string;
+      notBefore?: number;
+      runnableAt?: string;
+    } = { key, state: t.state };
     if (t.priority !== undefined) row.priority = t.priority;
+    // A delayed task, or a retry waiting out its backoff: when it may start.
+    if (t.notBefore !== undefined) {
+      row.notBefore = t.notBefore;
+      row.runnableAt = new Date(t.notBefore).toISOString();
+    }
     const who = claims.get(key);
     if (who) row.worker = who.worker;
     return row;
@@ -49,13 +65,21 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
   // Completed records keep no priority; only working tasks have a worker.
   const withPriority = state !== 'completed';
   const withWorker = state === 'working';
-  const header = ['TASK', ...(withPriority ? ['PRIORITY'] : []), ...(withWorker ? ['WORKER'] : [])];
+  const withWhen = state === 'pending';
+  const now = Date.now();
+  const header = [
+    'TASK',
+    ...(withPriority ? ['PRIORITY'] : []),
+    ...(withWorker ? ['WORKER'] : []),
+    ...(withWhen ? ['RUNNABLE'] : []),
+  ];
   ctx.out(
     renderTable(
       rows.map((r) => [
         r.key,
         ...(withPriority ? [r.priority !== undefined ? String(r.priority) : '-'] : []),
         ...(withWorker ? [r.worker ?? '?'] : []),
+        ...(withWhen ? [runnable(r.notBefore, now)] : []),
       ]),
       header.map((h) => c.dim(h)),
     ),

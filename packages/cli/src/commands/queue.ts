@@ -8,6 +8,7 @@ import type { CommandBody } from '../runner.js';
 import { showKey } from '../task-ref.js';
 import { queueSpec, type TaskSpec } from '../task-spec.js';
 import { repeatable, type Verb } from '../verb.js';
+import { notBeforeOf } from '../when.js';
 
 interface QueueFlags {
   type?: string;
@@ -20,6 +21,8 @@ interface QueueFlags {
   hint?: string[];
   attempts?: string;
   from?: string;
+  delay?: string;
+  at?: string;
 }
 
 const HINT_KEYS = new Set(['server', 'filename', 'dataset']);
@@ -78,6 +81,8 @@ function specFromFlags(name: string | undefined, f: QueueFlags): TaskSpec {
   if (attempts !== undefined) spec.attempts = attempts;
   const hints = parseHints(f.hint);
   if (hints) spec.hints = hints;
+  const notBefore = notBeforeOf(f.delay, f.at, Date.now());
+  if (notBefore !== undefined) spec.notBefore = notBefore;
   return spec;
 }
 
@@ -132,14 +137,17 @@ export const queueVerb: Verb = {
         repeatable,
       )
       .option('--attempts <n>', 'attempts before the task is dead-lettered (default 3)')
+      .option('--delay <duration>', 'start no sooner than this from now: 30s, 5m, 1h30m, 2d')
+      .option('--at <time>', 'start no sooner than this ISO time (2026-11-26T12:00:00Z)')
       .option(
         '--from <tasks.jsonl>',
-        'queue every line {"name","type","data","parent","childName","priority","hints","attempts"}',
+        'queue every line {"name","type","data","parent","childName","priority","hints","attempts","delay","at"}',
       ),
   examples: [
     `zoott queue requestFile_a --type requestFile --data '{"url":"http://x/a"}'`,
     `zoott queue downloadFile --type downloadFile --parent-name 'requestFile_(.*)' --child-name 'downloadFile_{1}'`,
     'zoott queue --from tasks.jsonl',
+    'zoott queue report_nightly --type report --at 2026-11-27T02:00:00Z',
   ],
   run: queueCommand,
 };

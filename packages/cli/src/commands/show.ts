@@ -3,6 +3,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { paintState } from '../output/colors.js';
 import { formatTime } from '../output/format.js';
+import { formatProgressValue } from '../output/progress-report.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
 import type { Verb } from '../verb.js';
@@ -15,7 +16,7 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
   const [ref] = cmd.processedArgs as [string];
   const key = parseTaskRef(ref);
   const engine = await ctx.session().engine();
-  const rec = await engine.task(key);
+  const [rec, report] = await Promise.all([engine.task(key), engine.progress(key)]);
   if (!rec)
     throw new CliError(
       `no task ${showKey(key)} in world ${engine.world}`,
@@ -28,6 +29,8 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
       ...rec,
       key: showKey(rec.key),
       path: rec.key.join('/'),
+      // What the task reported with ctx.progress / ctx.log (its last run), or null.
+      report,
       corrupt: rec.corrupt ?? [],
     });
     return code;
@@ -53,6 +56,15 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
   if (rec.result !== undefined) lines.push(['result', JSON.stringify(rec.result)]);
   if (rec.error) lines.push(['error', c.red(rec.error.message)]);
   if (rec.lastError && !rec.error) lines.push(['last error', rec.lastError.message]);
+  if (report?.progress !== undefined)
+    lines.push(['progress', `${formatProgressValue(report.progress)} (attempt ${report.attempt})`]);
+  if (report && report.log.length > 0) {
+    const logLines = [
+      ...(report.dropped > 0 ? [c.dim(`(${report.dropped} earlier lines not kept)`)] : []),
+      ...report.log.map((l) => `${c.dim(formatTime(l.at))} ${l.line}`),
+    ];
+    for (const [i, l] of logLines.entries()) lines.push([i === 0 ? 'log' : '', l]);
+  }
   for (const bad of rec.corrupt ?? []) lines.push(['corrupt', c.red(`${bad.path}: ${bad.reason}`)]);
   const w = Math.max(...lines.map(([k]) => k.length));
   ctx.out(lines.map(([k, v]) => `${c.dim(k.padEnd(w))}  ${v}`).join('\n'));

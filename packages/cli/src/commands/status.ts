@@ -4,6 +4,7 @@ import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { listWorkers, pendingSummary } from '../world-info.js';
+import { describePause } from './pause.js';
 import { describeRetention, retentionJson } from './retention-flags.js';
 import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 
@@ -14,13 +15,14 @@ import { printScheduleStatus, scheduleStatus } from './status-schedules.js';
 const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
   const engine = await ctx.session().engine();
   const { readRetention } = await import('@zoott/core');
-  const [counts, workers, pending, meta, kept, scheduling] = await Promise.all([
+  const [counts, workers, pending, meta, kept, scheduling, paused] = await Promise.all([
     engine.counts(),
     listWorkers(engine, ctx.corrupt.add),
     pendingSummary(engine, ctx.corrupt.add),
     engine.context(),
     readRetention(engine.coordinator, engine.world),
     scheduleStatus(engine, ctx.corrupt.add),
+    engine.pauseState(),
   ]);
   const retention = kept.settings;
   const failedCap = retention.failed.warnCount;
@@ -40,6 +42,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
       oldestPendingAgeMs: ageMs,
       pendingByType: pending.byType,
       unservedTypes: unserved,
+      paused,
       workers: workers.map((w) => ({ ...w, bucketCount: w.buckets.length })),
       ...scheduling,
       retention: retentionJson(retention, kept.stored),
@@ -58,6 +61,8 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
     ['workers', String(workers.length)],
   ];
+  if (paused.world || paused.types.length > 0)
+    rows.push(['paused', c.yellow(describePause(paused))]);
   if (unserved.length > 0)
     rows.push([
       'unserved',

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { formatProgressValue, LogCursor } from '../output/progress-report.js';
 import { keepSession } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
@@ -8,11 +9,14 @@ import type { Verb } from '../verb.js';
 interface WatchOptions {
   count?: string;
   timeout?: string;
+  progress?: boolean;
 }
 
 /**
  * `zoott watch`: the live event stream (queued, started, completed, failed, retried,
- * cancelled, removed), one line per event; JSON lines with --json. Ends on Ctrl-C, after --count
+ * cancelled, removed), one line per event; JSON lines with --json. With --progress, also what
+ * running tasks report: a line when a task's progress value changes, one per new log line.
+ * Ends on Ctrl-C, after --count
  * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
  * A ZooKeeper outage is ridden out (notes on stderr), not an end.
  */
@@ -49,10 +53,37 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
     removed: c.dim,
   };
   let seen = 0;
+  const cursor = new LogCursor();
   try {
-    for await (const e of engine.events({ signal: stop.signal })) {
+    for await (const e of engine.events({
+      signal: stop.signal,
+      progress: opts.progress === true,
+    })) {
       const at = new Date().toISOString();
       const key = e.key.join('|');
+      if (e.type === 'progress' && e.progress) {
+        const { lines, missed, valueChanged } = cursor.next(key, e.progress);
+        if (ctx.json) {
+          const line = { at, type: e.type, key, world: e.world, attempt: e.progress.attempt };
+          const report = {
+            ...line,
+            ...(e.progress.progress !== undefined ? { progress: e.progress.progress } : {}),
+            log: lines.map((l) => l.line),
+            ...(missed > 0 ? { missedLines: missed } : {}),
+          };
+          process.stdout.write(`${JSON.stringify(report)}\n`);
+        } else {
+          if (valueChanged)
+            ctx.out(
+              `${c.dim(at)} ${c.cyan('progress'.padEnd(9))} ${key} ${formatProgressValue(e.progress.progress)}`,
+            );
+          if (missed > 0)
+            ctx.out(`${c.dim(at)} ${c.dim('log'.padEnd(9))} ${key} (${missed} lines not shown)`);
+          for (const l of lines) ctx.out(`${c.dim(at)} ${c.dim('log'.padEnd(9))} ${key} ${l.line}`);
+        }
+        if (++seen >= count) break;
+        continue;
+      }
       if (ctx.json)
         process.stdout.write(`${JSON.stringify({ at, type: e.type, key, world: e.world })}\n`);
       else ctx.out(`${c.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}`);
@@ -74,7 +105,8 @@ export const watchVerb: Verb = {
       .command('watch')
       .description('stream task events live (JSON lines with --json)')
       .option('--count <n>', 'stop after n events')
-      .option('--timeout <seconds>', 'stop after this long'),
-  examples: ['zoott watch --json | jq .key'],
+      .option('--timeout <seconds>', 'stop after this long')
+      .option('--progress', "also stream running tasks' progress and log lines"),
+  examples: ['zoott watch --json | jq .key', 'zoott watch --progress'],
   run: watchCommand,
 };

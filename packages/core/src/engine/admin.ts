@@ -5,6 +5,7 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { codeOf, taskStateError } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryName, entryPrefix, parseEntryName } from './layout.js';
+import { progressPath } from './progress.js';
 import type { EntryData } from './types.js';
 import { walkTree } from './walk.js';
 
@@ -73,9 +74,10 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
 }
 
 /**
- * Cancels a task: its entry, claim, completed and failed records go, and its tree node too
- * unless it keeps children. With `subtree`, every descendant goes first (deepest first, one
- * multi per task). Returns the keys whose state or node was removed.
+ * Cancels a task: its entry, claim, completed and failed records and its tree node go (a
+ * worker running it sees its claim vanish and aborts the handler). A task with children is
+ * refused (TASK_STATE) unless `subtree`: then every descendant goes first (deepest first,
+ * one multi per task). Returns the keys removed.
  */
 export async function cancelTask(
   ctx: EngineContext,
@@ -84,11 +86,20 @@ export async function cancelTask(
 ): Promise<TaskKey[]> {
   validateKey(key, ctx.limits);
   const treePath = ctx.layout.treePath(key);
-  if (!(await ctx.coordinator.exists(treePath)))
+  const node = await ctx.coordinator.exists(treePath);
+  if (!node)
     throw new ZoottError('NO_SUCH_TASK', `task ${key.join(KEY_SEPARATOR)} does not exist`, {
       op: 'cancel',
       path: treePath,
     });
+  // Cancelling only the parent would leave a node without state above children that run
+  // on: the caller says whether the children go too.
+  if (!subtree && node.numChildren > 0)
+    throw taskStateError(
+      key,
+      `has ${node.numChildren} child task${node.numChildren === 1 ? '' : 's'}; cancel it with its subtree to remove them too`,
+      'cancel',
+    );
   const keys: TaskKey[] = [];
   if (subtree) {
     const below = await walkTree(ctx, key, () => false);
@@ -112,18 +123,20 @@ async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean):
   const { coordinator: c, layout } = ctx;
   const treePath = layout.treePath(key);
   await untilSettled('cancel', key, async () => {
-    const [found, node, working, completed, failed] = await Promise.all([
+    const [found, node, working, completed, failed, progress] = await Promise.all([
       findEntry(ctx, key),
       c.exists(treePath),
       c.exists(layout.recordPath(AREA.working, key)),
       c.exists(layout.recordPath(AREA.completed, key)),
       c.exists(layout.recordPath(AREA.failed, key)),
+      c.exists(progressPath(layout, key)),
     ]);
     const ops: Op[] = [];
     if (found) ops.push({ op: 'delete', path: found.path });
     if (working) ops.push({ op: 'delete', path: layout.recordPath(AREA.working, key) });
     if (completed) ops.push({ op: 'delete', path: layout.recordPath(AREA.completed, key) });
     if (failed) ops.push({ op: 'delete', path: layout.recordPath(AREA.failed, key) });
+    if (progress) ops.push({ op: 'delete', path: progressPath(layout, key) });
     if (node && (removeNode || node.numChildren === 0))
       ops.push({ op: 'delete', path: treePath, version: -1 });
     if (ops.length > 0) await c.multi(ops);

@@ -25,6 +25,8 @@ export interface ClaimerOptions {
   pid?: number;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
+  /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */
+  paused?: (type: string) => boolean;
   /** Whether a `filename` hint's file is local to this worker. */
   hasFile?: (filename: string) => boolean;
   /** Datasets this worker caches, matched against `hints.dataset`. */

@@ -201,6 +201,7 @@ export class Claimer {
   }
 
   private typeOk(type: string): boolean {
+    if (this.opts.paused?.(type)) return false;
     return this.opts.types === undefined || this.opts.types.includes(type);
   }
 

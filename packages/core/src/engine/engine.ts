@@ -1,6 +1,6 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
-import { decodeJson, encodeJson } from '../contract/paths.js';
+import { encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
@@ -17,7 +17,10 @@ import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import { META_VERSION, parseMeta } from './meta.js';
+import { type PauseState, readPause, setPause } from './pause.js';
 import { isPermanent } from './permanent.js';
+import { PROGRESS_AREA, readProgress, type TaskProgress } from './progress.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import { queueManyAt } from './queue-many.js';
 import {
@@ -51,13 +54,6 @@ import { walkTree } from './walk.js';
 
 export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
 export type { QueueManyRequest, QueueParent, QueueRequest } from './queue-request.js';
-
-const META_VERSION = 1;
-
-interface WorldMeta {
-  zoott: number;
-  buckets: number;
-}
 
 /**
  * The task engine of one world, written against the Coordinator contract only.
@@ -141,10 +137,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = this.coordinator;
     const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
     const root = new WorldLayout(this.world, wanted).root;
-    await Promise.all([...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}`)));
-    await Promise.all(
-      [...AREAS, REGISTRY_AREA].map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)),
-    );
+    const tops = [...AREAS, REGISTRY_AREA, PROGRESS_AREA];
+    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}`)));
+    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
     let buckets = wanted;
     try {
       await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));
@@ -360,15 +355,16 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   /**
    * Forgets a claim that cannot be settled any more (its session is gone, so its working
-   * node went with it): this engine may claim the task again. Settling does this itself.
+   * node went with it; or the task was cancelled): this engine may claim the task again.
+   * Settling does this itself. `onSettled` hears `dropped` with `reason`.
    */
-  forget(claim: Claim<M>): void {
+  forget(claim: Claim<M>, reason: 'session lost' | 'cancelled' = 'session lost'): void {
     this.untrack(claim as Claim);
     // The claimers skip what they claimed until its entry changes; an unsettled claim may
     // still be theirs to take again (its working node, if this session's, they remove).
     if (this.ctxPromise)
       void this.ctxPromise.then((ctx) => this.touchAll(ctx, claim as Claim)).catch(() => {});
-    void this.told(claim as Claim, { status: 'dropped', reason: 'session lost' }, {});
+    void this.told(claim as Claim, { status: 'dropped', reason }, {});
   }
 
   /** Tells `onSettled`; what it throws is logged, the settle stands. */
@@ -423,6 +419,27 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return cancelTask(await this.context(), key, options.subtree === true);
   }
 
+  /** Pauses the world, or one task type: workers claim none of it; running tasks finish. */
+  async pause(options: { type?: string } = {}): Promise<PauseState> {
+    return setPause(this.coordinator, (await this.context()).layout.root, {
+      paused: true,
+      ...options,
+    });
+  }
+
+  /** Resumes what `pause` paused; resuming the whole world resumes every type too. */
+  async resume(options: { type?: string } = {}): Promise<PauseState> {
+    return setPause(this.coordinator, (await this.context()).layout.root, {
+      paused: false,
+      ...options,
+    });
+  }
+
+  /** What is paused in this world now. */
+  async pauseState(): Promise<PauseState> {
+    return readPause(this.coordinator, (await this.context()).layout.root);
+  }
+
   /** Counts per area. */
   async counts(): Promise<AreaCounts> {
     return countAreas(await this.context());
@@ -443,9 +460,17 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return (await taskRecord(await this.context(), key)) as TaskRecord<M> | null;
   }
 
-  /** State changes of this world, built on watches; ends when `signal` aborts or the loop breaks. */
-  events(options: { signal?: AbortSignal } = {}): AsyncIterable<EngineEvent> {
-    return watchEvents(() => this.context(), options.signal);
+  /**
+   * State changes of this world, built on watches; ends when `signal` aborts or the loop
+   * breaks. With `progress`, also a `progress` event whenever a working task reports.
+   */
+  events(options: { signal?: AbortSignal; progress?: boolean } = {}): AsyncIterable<EngineEvent> {
+    return watchEvents(() => this.context(), options.signal, options.progress === true);
+  }
+
+  /** What a task reported with `ctx.progress` / `ctx.log` (its last run), or `null`. */
+  async progress(key: TaskKey): Promise<TaskProgress | null> {
+    return readProgress(await this.context(), key);
   }
 
   /** Stops the default claimer's watches from waking anything. */
@@ -457,23 +482,6 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
 function allBuckets(ctx: EngineContext): number[] {
   return Array.from({ length: ctx.layout.buckets }, (_, i) => i);
-}
-
-function parseMeta(data: Uint8Array, path: string): WorldMeta {
-  const meta = decodeJson<Partial<WorldMeta> | null>(data, path);
-  if (
-    !meta ||
-    typeof meta.buckets !== 'number' ||
-    !Number.isInteger(meta.buckets) ||
-    meta.buckets < 1 ||
-    meta.buckets > MAX_BUCKETS
-  )
-    throw new ZoottError(
-      'INVALID_CONFIG',
-      `${path} does not hold zoott world meta ({"zoott":1,"buckets":N}); run init`,
-      { path },
-    );
-  return { zoott: meta.zoott ?? META_VERSION, buckets: meta.buckets };
 }
 
 /**

@@ -3,6 +3,7 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import { AREA, type Area, ENTRY_KIND, type EntryKind, parseEntryName } from './layout.js';
+import { ProgressWatches } from './progress-events.js';
 import type { EngineEvent, EngineEventType } from './types.js';
 
 /** Failures that only mean the connection is down for now (or the session must be renewed). */
@@ -69,10 +70,11 @@ function transition(
 export function watchEvents(
   context: () => Promise<EngineContext>,
   signal?: AbortSignal,
+  progress = false,
 ): AsyncIterable<EngineEvent> {
   return {
     [Symbol.asyncIterator](): AsyncIterator<EngineEvent> {
-      return new EventStream(context, signal);
+      return new EventStream(context, signal, progress);
     },
   };
 }
@@ -91,10 +93,12 @@ class EventStream implements AsyncIterator<EngineEvent> {
   private ready = false;
   private failure: unknown = null;
   private offSession: (() => void) | null = null;
+  private progress: ProgressWatches | null = null;
 
   constructor(
     private readonly context: () => Promise<EngineContext>,
     private readonly signal?: AbortSignal,
+    private readonly withProgress = false,
   ) {
     signal?.addEventListener('abort', () => this.finish(), { once: true });
   }
@@ -128,11 +132,20 @@ class EventStream implements AsyncIterator<EngineEvent> {
   private async start(): Promise<void> {
     if (this.signal?.aborted) return this.finish();
     this.ctx = await this.context();
+    const world = this.ctx.layout.world;
+    if (this.withProgress)
+      this.progress = new ProgressWatches(
+        this.ctx,
+        (k, progress) =>
+          this.emit({ type: 'progress', key: k.split(KEY_SEPARATOR), world, progress }),
+        () => this.closed,
+      );
     const n = this.ctx.layout.buckets;
     this.offSession = this.ctx.coordinator.onSession((e) => this.onSession(e.type, n));
     await Promise.all(
       Array.from({ length: n }, async (_, b) => {
         this.states.set(b, await this.snapshot(b));
+        this.syncProgress(b);
       }),
     );
     // A watch that fired (or a session event) during the first snapshot marked its bucket
@@ -186,7 +199,10 @@ class EventStream implements AsyncIterator<EngineEvent> {
     }
     // A lost session dropped every watch; after a reconnect the client may not have set them
     // again either. Arming twice only means one more listing of a bucket.
-    if (type === 'lost' || type === 'reconnected') this.armed.clear();
+    if (type === 'lost' || type === 'reconnected') {
+      this.armed.clear();
+      this.progress?.reset();
+    }
     if (type === 'connected' || type === 'reconnected')
       for (let b = 0; b < buckets; b++) this.changed(b);
   }
@@ -218,6 +234,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
           throw err;
         }
         this.states.set(b, after);
+        this.syncProgress(b);
         const keys = new Set([...before.keys(), ...after.keys()]);
         for (const k of keys) {
           const type = transition(before.get(k), after.get(k));
@@ -230,6 +247,13 @@ class EventStream implements AsyncIterator<EngineEvent> {
     } finally {
       this.pumping = false;
     }
+  }
+
+  private syncProgress(b: number): void {
+    if (!this.progress) return;
+    const working: string[] = [];
+    for (const [k, d] of this.states.get(b) ?? []) if (d.state === 'working') working.push(k);
+    this.progress.sync(b, working);
   }
 
   private emit(e: EngineEvent): void {

@@ -35,6 +35,38 @@ export {
   parseEntryName,
   WorldLayout,
 } from './layout.js';
+export { META_VERSION, parseMeta, type WorldMeta } from './meta.js';
+export {
+  type AncestorResult,
+  completedRecord,
+  type ResultReaders,
+  resultReaders,
+} from './parent-results.js';
+export {
+  type PauseChange,
+  type PauseState,
+  PauseWatch,
+  pauseOf,
+  readPause,
+  setPause,
+  typePaused,
+} from './pause.js';
+export {
+  checkProgressValue,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  MAX_LOG_LINE_CHARS,
+  MAX_LOG_LINES,
+  MAX_PROGRESS_BYTES,
+  PROGRESS_AREA,
+  type ProgressReporter,
+  ProgressWriter,
+  parseProgress,
+  progressPath,
+  progressReporter,
+  readProgress,
+  type TaskLogLine,
+  type TaskProgress,
+} from './progress.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export * from './retention/index.js';
@@ -50,6 +82,7 @@ export {
   type WorkerStats,
 } from './worker.js';
 export type {
+  WorkerCancelledEvent,
   WorkerCompletedEvent,
   WorkerDrainedEvent,
   WorkerErrorEvent,

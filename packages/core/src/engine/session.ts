@@ -1,5 +1,36 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { codeOf } from './errors.js';
+import type { EngineClock } from './types.js';
+
+/** First and longest wait between two failed `renewSession` calls. */
+const RENEW_BASE_MS = 100;
+const RENEW_MAX_MS = 5000;
+
+/**
+ * Opens a new session after `lost`, retrying with capped exponential backoff: the network
+ * may still be down when the loss is noticed, and a worker left without a session would
+ * idle forever. Ends when a session is open, or `halt` aborts.
+ */
+export async function renewUntilOpen(
+  c: Coordinator,
+  clock: EngineClock,
+  halt: AbortSignal,
+  warn: (fields: object, msg: string) => void,
+): Promise<void> {
+  const lost = () => c.state === 'lost';
+  for (let delay = RENEW_BASE_MS; !halt.aborted && lost(); ) {
+    try {
+      await c.renewSession();
+      // A session lost again meanwhile is renewed again, after the wait.
+      if (!lost()) return;
+    } catch (err) {
+      if (halt.aborted) return;
+      warn({ err: String(err), retryInMs: delay }, 'renewSession failed');
+    }
+    await clock.sleep(delay, halt);
+    delay = Math.min(delay * 2, RENEW_MAX_MS);
+  }
+}
 
 /**
  * Resolves with `verdict()` as soon as it is not `null`, checking now and on every session

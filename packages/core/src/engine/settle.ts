@@ -14,6 +14,7 @@ import type {
   FailedRecord,
   SettleOutcome,
   TaskError,
+  TaskProgress,
 } from './types.js';
 
 /**
@@ -178,6 +179,11 @@ export interface CompleteOptions {
    * completed without them; the outcome's `extras` says so.
    */
   extraOps?: readonly Op[];
+  /**
+   * What the task reported (`ctx.progress` / `ctx.log`), kept in the completed record as
+   * `report` when the record still fits under the size limit with it (else left out).
+   */
+  report?: TaskProgress;
 }
 
 /**
@@ -218,6 +224,7 @@ export function completedRecordBytes(
   ctx: EngineContext,
   claim: Claim,
   result: unknown,
+  report?: TaskProgress,
 ): Uint8Array | TaskError {
   const record: CompletedRecord = {
     name: claim.name,
@@ -234,6 +241,11 @@ export function completedRecordBytes(
     bytes = encodeJson(record);
   } catch (err) {
     return { message: `result is not JSON: ${(err as Error).message}` };
+  }
+  // The report rides along only when it leaves the result room: it never fails a task.
+  if (report) {
+    const withReport = encodeJson({ ...record, report });
+    if (withReport.length <= ctx.maxRecordBytes) bytes = withReport;
   }
   if (bytes.length > ctx.maxRecordBytes)
     return {
@@ -284,7 +296,7 @@ export async function completeClaim(
   result: unknown,
   options: CompleteOptions = {},
 ): Promise<CompleteOutcome> {
-  const bytes = completedRecordBytes(ctx, claim, result);
+  const bytes = completedRecordBytes(ctx, claim, result, options.report);
   if (!(bytes instanceof Uint8Array)) return failClaim(ctx, claim, bytes);
   const base = completionOps(ctx, claim, bytes);
   const extra = options.extraOps ?? [];

@@ -76,6 +76,8 @@ export interface CompletedRecord {
   queuedAt: number;
   startedAt: number;
   completedAt: number;
+  /** What the task reported (`ctx.progress` / `ctx.log`), when it did and it fit. */
+  report?: TaskProgress;
 }
 
 /** Data of a failed record (dead letter). */
@@ -209,13 +211,17 @@ export type EngineEventType =
   | 'retried'
   | 'cancelled'
   /** A completed task left the world: its record expired (retention), or it was cancelled. */
-  | 'removed';
+  | 'removed'
+  /** Only with `events({ progress: true })`: a working task reported progress or a log line. */
+  | 'progress';
 
 /** One state change of a task, from `engine.events()` (by key; read the record with `task(key)`). */
 export interface EngineEvent {
   type: EngineEventType;
   key: TaskKey;
   world: string;
+  /** With `progress` events: what the task has reported so far. */
+  progress?: TaskProgress;
 }
 
 /** Fields first, message second: the shape pino uses, so a pino logger fits as is. */
@@ -233,4 +239,25 @@ export interface EngineClock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** A number in [0, 1). */
   random(): number;
+}
+
+/** One line a handler logged. */
+export interface TaskLogLine {
+  /** When it was logged (ms since the epoch, worker clock). */
+  at: number;
+  line: string;
+}
+
+/** What a running (or finished) task reported, as stored in its progress node. */
+export interface TaskProgress {
+  /** The attempt that wrote it (a retry starts afresh). */
+  attempt: number;
+  worker: string;
+  updatedAt: number;
+  /** The last value given to `ctx.progress` (a number, or small JSON); absent if none. */
+  progress?: unknown;
+  /** The last 50 (`MAX_LOG_LINES`) lines, oldest first. */
+  log: TaskLogLine[];
+  /** Lines logged before the first one kept. */
+  dropped: number;
 }

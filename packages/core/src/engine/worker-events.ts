@@ -53,10 +53,19 @@ export interface WorkerDrainedEvent {
   stats: Readonly<WorkerStats>;
 }
 
+/**
+ * `cancelled`: the task was cancelled while its handler ran; the handler's signal was
+ * aborted and its result was not recorded.
+ */
+export type WorkerCancelledEvent<M = AnyTasks> = {
+  [T in TaskType<M>]: AttemptFields & { type: T; data: TaskData<M, T> };
+}[TaskType<M>];
+
 /** The events of a {@link WorkerHandle}, by name. */
 export interface WorkerEventMap<M = AnyTasks> {
   completed: WorkerCompletedEvent<M>;
   failed: WorkerFailedEvent<M>;
+  cancelled: WorkerCancelledEvent<M>;
   error: WorkerErrorEvent;
   drained: WorkerDrainedEvent;
 }
@@ -108,6 +117,17 @@ export interface WorkerStats {
   retried: number;
   failed: number;
   dropped: number;
+}
+
+/** Tells the listeners that a task was cancelled while it ran. */
+export function reportCancelled(events: WorkerEvents<WorkerEventMap>, claim: Claim): void {
+  events.emit('cancelled', {
+    key: claim.key,
+    name: claim.name,
+    type: claim.type,
+    data: claim.data,
+    attempt: claim.attempt,
+  });
 }
 
 /** Tells the listeners what became of an attempt. */

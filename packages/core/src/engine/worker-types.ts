@@ -1,6 +1,8 @@
 import type { LocalityScore } from '../tree/ordering.js';
 import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import type { Engine, EngineOptions } from './engine.js';
+import type { ResultReaders } from './parent-results.js';
+import type { PauseState } from './pause.js';
 import type { ReaperOptions } from './retention/reaper.js';
 import type { ClaimFields, EngineClock, EngineLogger } from './types.js';
 import type { WorkerEventMap, WorkerStats } from './worker-events.js';
@@ -25,9 +27,19 @@ export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
   [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
     type: T;
     data: TaskData<M, T>;
-    /** Aborted when the session is lost (the claim is gone) or the worker stops hard. */
+    /**
+     * Aborted when the task is cancelled, the session is lost (the claim is gone) or the
+     * worker stops hard. After a cancel the handler's result is not recorded.
+     */
     signal: AbortSignal;
-  };
+    /**
+     * Reports progress (a number such as 0.42, or small JSON): stored with the task,
+     * throttled (one write per 500 ms at most), shown by `zoott show` and `zoott watch`.
+     */
+    progress(value: unknown): void;
+    /** Adds a log line to the task's log (the last 50 lines are kept, 500 characters each). */
+    log(line: string): void;
+  } & ResultReaders;
 }[K];
 
 /**
@@ -77,6 +89,11 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   pollMs?: number;
   /** Call `renewSession()` after the session is lost, retried with capped backoff until it works. Default true. */
   renewSession?: boolean;
+  /**
+   * A task that runs longer than this is watched for a cancel (its `signal` then aborts).
+   * Default 250 ms: shorter tasks cost no extra read, a cancel still lands within a second.
+   */
+  cancelWatchAfterMs?: number;
   /** On `stop()`, running handlers are aborted after this long. Default {@link DEFAULT_STOP_TIMEOUT_MS}. */
   stopTimeoutMs?: number;
   /**
@@ -110,6 +127,8 @@ export interface WorkerHandle<M = AnyTasks> {
   /** Buckets this worker owns now. */
   readonly buckets: readonly number[];
   readonly stats: Readonly<WorkerStats>;
+  /** What is paused in the world, as this worker sees it now (it claims none of that). */
+  readonly paused: Readonly<PauseState>;
   /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
   stop(): Promise<void>;
   /** Settles when the worker has stopped; rejects on a fatal error. */

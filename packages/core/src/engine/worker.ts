@@ -2,15 +2,21 @@ import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { RateLimits } from '../rate-limits/rate-gate.js';
 import { runScheduler } from '../schedules/scheduler.js';
-import { KEY_SEPARATOR } from '../tree/keys.js';
+import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
+import { DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { IdleStealer } from './idle-steal.js';
+import { PauseWatch, typePaused } from './pause.js';
+import { completion } from './progress.js';
 import { Reaper } from './retention/reaper.js';
+import { renewUntilOpen } from './session.js';
+import { type RunState, runHandler } from './task-context.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
+  reportCancelled,
   reportOutcome,
   type WorkerEventMap,
   WorkerEvents,
@@ -23,7 +29,6 @@ import {
   DEFAULT_STEAL_AFTER_MS,
   DEFAULT_STOP_TIMEOUT_MS,
   type Handlers,
-  type TaskContext,
   type WorkerHandle,
   type WorkerOptions,
 } from './worker-types.js';
@@ -38,18 +43,8 @@ export type {
 } from './worker-types.js';
 
 const WAKE = Symbol('wake');
-/** First and longest wait between two failed `renewSession` calls. */
-const RENEW_BASE_MS = 100;
-const RENEW_MAX_MS = 5000;
 
-interface Running {
-  claim: Claim;
-  abort: AbortController;
-  /** Set when the claim is void (session lost): the outcome is not written. */
-  void: boolean;
-  /** Set when the worker stops hard: the claim is given back, not failed. */
-  release: boolean;
-}
+type Running = RunState;
 
 /**
  * A worker loop: registers in the world's registry, owns buckets by rendezvous hashing,
@@ -103,6 +98,9 @@ class WorkerLoop {
   /** Set when a task starts, cleared when `drained` is emitted. */
   private ranSinceDrained = false;
   readonly events: WorkerEvents<WorkerEventMap>;
+  private readonly cancelWatchAfterMs: number;
+  /** The world's pause state as this worker last saw it (a watch keeps it current). */
+  private readonly pause: PauseWatch;
 
   constructor(
     private readonly coordinator: Coordinator,
@@ -139,6 +137,7 @@ class WorkerLoop {
         ...(opts.logger ? { logger: opts.logger } : {}),
       });
     this.logger = opts.logger;
+    this.cancelWatchAfterMs = opts.cancelWatchAfterMs ?? DEFAULT_CANCEL_WATCH_AFTER_MS;
     this.clock = opts.clock ?? this.engine.clock;
     this.id =
       opts.id ??
@@ -165,6 +164,7 @@ class WorkerLoop {
       () => this.wake(),
       (fields, msg) => this.log('warn', fields, msg),
     );
+    this.pause = new PauseWatch(coordinator, worldRoot(this.engine.world), () => this.wake());
     this.limits = new RateLimits(
       coordinator,
       this.engine.world,
@@ -190,6 +190,9 @@ class WorkerLoop {
       },
       get buckets() {
         return self.membership.owned;
+      },
+      get paused() {
+        return self.pause.state;
       },
       stats: this.stats,
       stop: () => this.stop(),
@@ -257,28 +260,14 @@ class WorkerLoop {
     }
   }
 
-  /**
-   * Opens a new session after `lost`, retrying with capped exponential backoff: the network
-   * may still be down when the loss is noticed, and a worker left without a session would
-   * idle forever. Ends when a session is open, or the worker stops.
-   */
+  /** Opens a new session after `lost` (see {@link renewUntilOpen}); one renewal at a time. */
   private async renew(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;
     try {
-      const lost = () => this.coordinator.state === 'lost';
-      for (let delay = RENEW_BASE_MS; !this.stopping && lost(); ) {
-        try {
-          await this.coordinator.renewSession();
-          // A session lost again meanwhile is renewed again, after the wait.
-          if (!lost()) return;
-        } catch (err) {
-          if (this.stopping) return;
-          this.log('warn', { err: String(err), retryInMs: delay }, 'renewSession failed');
-        }
-        await this.clock.sleep(delay, this.halt.signal);
-        delay = Math.min(delay * 2, RENEW_MAX_MS);
-      }
+      await renewUntilOpen(this.coordinator, this.clock, this.halt.signal, (fields, msg) =>
+        this.log('warn', fields, msg),
+      );
     } finally {
       this.renewing = false;
     }
@@ -292,8 +281,11 @@ class WorkerLoop {
 
   private async main(): Promise<void> {
     const ctx = await this.engine.context();
+    const pause = this.pause;
+    await pause.read();
     this.claimer = await this.engine.claimer(
       {
+        paused: (type) => typePaused(pause.state, type),
         worker: this.id,
         types: this.types,
         ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
@@ -399,6 +391,7 @@ class WorkerLoop {
       }
     }
     this.claimer.close();
+    pause.close();
     await scheduler?.stop();
     await Promise.all([this.drain(), this.reaper?.stop()]);
     await this.membership.unregister();
@@ -406,7 +399,13 @@ class WorkerLoop {
 
   private start(claim: Claim): void {
     const key = claim.key.join(KEY_SEPARATOR);
-    const r: Running = { claim, abort: new AbortController(), void: false, release: false };
+    const r: Running = {
+      claim,
+      abort: new AbortController(),
+      void: false,
+      release: false,
+      cancelled: false,
+    };
     this.running.set(key, r);
     this.stats.claimed++;
     this.ranSinceDrained = true;
@@ -418,25 +417,10 @@ class WorkerLoop {
 
   private async execute(r: Running): Promise<void> {
     const { claim } = r;
-    const ctx: TaskContext = {
-      key: claim.key,
-      name: claim.name,
-      type: claim.type,
-      data: claim.data,
-      attempt: claim.attempt,
-      maxAttempts: claim.maxAttempts,
-      signal: r.abort.signal,
-      worker: this.id,
-    };
-    if (claim.hints) ctx.hints = claim.hints;
-    let ok = false;
-    let value: unknown;
-    try {
-      value = await this.handlers[claim.type]!(ctx);
-      ok = true;
-    } catch (err) {
-      value = err;
-    }
+    const { coordinator, clock, cancelWatchAfterMs, id: worker } = this;
+    const context = () => this.engine.context();
+    const place = { coordinator, clock, cancelWatchAfterMs, worker, context };
+    const { ok, value, final } = await runHandler(this.handlers[claim.type]!, r, place);
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {
@@ -444,8 +428,12 @@ class WorkerLoop {
         this.engine.forget(claim);
         this.log('warn', { key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
         outcome = { status: 'dropped', reason: 'session lost' };
+      } else if (r.cancelled) {
+        // The cancel removed the claim with the task: nothing is written for it.
+        this.engine.forget(claim, 'cancelled');
+        outcome = { status: 'dropped', reason: 'cancelled' };
       } else if (r.release) outcome = await this.engine.release(claim);
-      else if (ok) outcome = await this.engine.complete(claim, value);
+      else if (ok) outcome = await this.engine.complete(claim, value, completion(final));
       else outcome = await this.engine.fail(claim, value);
     } catch (err) {
       this.log(
@@ -456,7 +444,8 @@ class WorkerLoop {
       recordError = err;
       outcome = { status: 'dropped', reason: String(err) };
     }
-    reportOutcome(this.events, claim, outcome, value, r.release, recordError);
+    if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
+    else reportOutcome(this.events, claim, outcome, value, r.release, recordError);
     if (outcome.status === 'completed') this.stats.completed++;
     else if (outcome.status === 'retrying') this.stats.retried++;
     else if (outcome.status === 'failed') this.stats.failed++;

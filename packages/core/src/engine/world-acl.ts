@@ -6,9 +6,10 @@ import { worldRoot } from '../tree/keys.js';
 import { validateWorldName } from '../tree/names.js';
 import { codeOf } from './errors.js';
 import { AREAS, REGISTRY_AREA } from './layout.js';
+import { PROGRESS_AREA } from './progress.js';
 
 /** The areas every world has besides its tree: pending, working, completed, failed, workers. */
-const AREA_PREFIXES = [...AREAS, REGISTRY_AREA] as const;
+const AREA_PREFIXES = [...AREAS, REGISTRY_AREA, PROGRESS_AREA] as const;
 
 /** A node whose ACL is not the one asked for. */
 export interface AclMismatch {

@@ -24,6 +24,11 @@ export interface RegularJobFields {
   routingkey?: string;
   /** zoott extension: kill the process after this many milliseconds. */
   timeoutMs?: number;
+  /**
+   * zoott extension: `"stdin"` writes the parent task's result (its completed record's
+   * `result`, JSON; `null` when there is none) to the process's standard input.
+   */
+  parentResult?: 'stdin';
 }
 
 /** A validated regular job: its known fields plus custom properties. */

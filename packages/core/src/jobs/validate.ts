@@ -45,6 +45,7 @@ const REGULAR_KNOWN = new Set([
   'exchange',
   'routingkey',
   'timeoutMs',
+  'parentResult',
 ]);
 const RACE_KNOWN = new Set([
   'executable',
@@ -63,8 +64,9 @@ const bad = (field: string, why: string) =>
 /**
  * Validates a regular job (already parsed from JSON) and returns a copy. Throws
  * `INVALID_JOB` naming the field: `executable` is required; `arguments` is an array of
- * strings; `stdin`, `server`, `filename`, `dataset`, `exchange`, `routingkey` are strings; `timeoutMs`
- * is a whole number of milliseconds. Every other property is kept as a custom property,
+ * strings; `stdin`, `server`, `filename`, `dataset`, `exchange`, `routingkey` are strings;
+ * `timeoutMs` is a whole number of milliseconds; `parentResult` is `"stdin"` (and excludes
+ * `stdin`). Every other property is kept as a custom property,
  * except names a result adds (`stdout`, `exit`, ...), which are rejected as reserved.
  */
 export function validateRegularJob(input: unknown, limits?: Partial<JobLimits>): RegularJob {
@@ -77,10 +79,23 @@ export function validateRegularJob(input: unknown, limits?: Partial<JobLimits>):
     if (obj[key] !== undefined) job[key] = str(obj[key], key);
   }
   if (obj.timeoutMs !== undefined) job.timeoutMs = timeout(obj.timeoutMs);
+  if (obj.parentResult !== undefined) job.parentResult = parentResult(obj);
   copyCustom(obj, job, REGULAR_KNOWN, REGULAR_RESERVED);
   const { stdin: _stdin, ...echoed } = job;
   checkEcho(echoed, lim);
   return job as RegularJob;
+}
+
+/** `parentResult`: only `"stdin"`, and not together with a `stdin` of the job's own. */
+function parentResult(obj: Record<string, unknown>): 'stdin' {
+  if (obj.parentResult !== 'stdin')
+    throw bad(
+      'parentResult',
+      `must be "stdin" (the parent task's result JSON on standard input), got ${show(obj.parentResult)}`,
+    );
+  if (obj.stdin !== undefined)
+    throw bad('parentResult', 'cannot be combined with stdin: the parent result is the input');
+  return 'stdin';
 }
 
 /**

@@ -147,7 +147,10 @@ export function validateTaskInfo(input: unknown, limits?: Partial<TaskLimits>): 
   return info;
 }
 
-function validateTaskType(type: unknown, lim: TaskLimits): string {
+export function validateTaskType(
+  type: unknown,
+  lim: TaskLimits = resolveLimits(undefined),
+): string {
   const bad = (why: string) =>
     new ZoottError('INVALID_TASK', `type ${show(type)}: ${why}`, { field: 'type' });
   if (typeof type !== 'string') throw bad(`must be a string, got ${typeOf(type)}`);

@@ -1,4 +1,5 @@
 import { createEngine, type Engine } from '@zoott/core';
+import { cleanFailed } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, TestClock, worldName } from './helpers.js';
@@ -92,19 +93,23 @@ describeOnBackends('engine: blocking', (backend) => {
     await c.close();
   });
 
-  it('unblocks descendants when a failed ancestor is cancelled without its subtree', async () => {
+  it('refuses to cancel a parent alone, leaving it and its child as they were', async () => {
     const c = await backend().connect();
     const engine = createEngine(c, { world: worldName(), buckets: 2, logger: memoryLogger() });
     await engine.init();
     await engine.queue({ name: 'p', type: 't' }, null, null, { maxAttempts: 1 });
     await engine.queue({ name: 'child', type: 't' }, { key: ['p'] });
     await engine.fail((await engine.claim())!, 'bad');
-    expect(await engine.claim()).toBeNull();
-    expect(await engine.cancel(['p'])).toEqual([['p']]);
-    // The node stays (it has a child) but holds no state any more.
+    await expect(engine.cancel(['p'])).rejects.toMatchObject({
+      code: 'TASK_STATE',
+      message: expect.stringMatching(/has 1 child task; cancel it with its subtree/),
+    });
     const tree = await engine.tree();
-    expect(tree).toMatchObject([{ name: 'p', state: null, children: [{ name: 'child' }] }]);
-    expect((await engine.claim())?.key).toEqual(['p', 'child']);
+    expect(tree).toMatchObject([
+      { name: 'p', state: 'failed', children: [{ name: 'child', state: 'pending' }] },
+    ]);
+    expect(await engine.cancel(['p'], { subtree: true })).toEqual([['p', 'child'], ['p']]);
+    expect(await engine.tree()).toEqual([]);
     await c.close();
   });
 });
@@ -138,5 +143,25 @@ describeOnBackends('engine: blocking after a re-queue', (backend) => {
     await worker.complete(next!, null);
     expect((await worker.claim({ worker: 'w' }))?.key).toEqual(['b', 'x']);
     await worker.complete(a!, null);
+  });
+});
+
+describeOnBackends('engine: cleaning failed tasks leaves a failed parent', (backend) => {
+  it('skips a failed task with children instead of leaving them under a stateless node', async () => {
+    const c = await backend().connect();
+    const engine = createEngine(c, { world: worldName(), buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' }, null, null, { maxAttempts: 1 });
+    await engine.queue({ name: 'child', type: 't' }, { key: ['p'] });
+    await engine.queue({ name: 'lone', type: 't' }, null, null, { maxAttempts: 1 });
+    await engine.fail((await engine.claim())!, 'bad');
+    await engine.fail((await engine.claim())!, 'bad');
+    const report = await cleanFailed(await engine.context());
+    expect(report).toMatchObject({ matched: 2, removed: 1, skipped: 1 });
+    expect(await engine.task(['lone'])).toBeNull();
+    expect(await engine.tree()).toMatchObject([
+      { name: 'p', state: 'failed', children: [{ name: 'child', state: 'pending' }] },
+    ]);
+    await c.close();
   });
 });

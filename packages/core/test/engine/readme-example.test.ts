@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it, vi } from 'vitest';
+import { freshChroot } from '@zoott/testing';
+import { afterEach, expect, inject, it, vi } from 'vitest';
 import { eventually } from './helpers.js';
 
 const rootReadme = fileURLToPath(new URL('../../../../README.md', import.meta.url));
@@ -58,3 +59,27 @@ it('the @zoott/core README example runs a typed tree to completion', async () =>
   const logs = await run(example(coreReadme, '## Example'));
   expect(logs).toEqual([['https://example.org/a'.length]]);
 });
+
+// The root README's three-level pipeline runs as written, in memory and on the real
+// ZooKeeper: each child computes from its parent's (and grandparent's) result.
+it.each(['memory', 'zookeeper'] as const)(
+  "the README pipeline's children use their parents' results (%s)",
+  async (where) => {
+    const saved = process.env.ZK;
+    if (where === 'zookeeper')
+      process.env.ZK = (await freshChroot(inject('zkConnect'), 'readme')).connectString;
+    else delete process.env.ZK;
+    try {
+      const logs = await run(
+        example(rootReadme, "## A pipeline: children use their parents' results"),
+      );
+      expect(logs).toEqual([
+        [{ lines: 19, via: 'downloadFile_a < requestFile_a' }],
+        [{ lines: 19, via: 'downloadFile_b < requestFile_b' }],
+      ]);
+    } finally {
+      if (saved !== undefined) process.env.ZK = saved;
+      else delete process.env.ZK;
+    }
+  },
+);

@@ -2,7 +2,9 @@ import type {
   AreaCounts,
   EngineEvent,
   ListedTask,
+  PauseState,
   TaskKey,
+  TaskProgress,
   TaskRecord,
   TreeNode,
 } from '@zoott/core';
@@ -17,9 +19,11 @@ export type {
   FailedList,
   LimitRow,
   ListedTask,
+  PauseState,
   RetryAllResult,
   ScheduleData,
   TaskKey,
+  TaskProgress,
   TaskRecord,
   TreeNode,
   WorkerView,
@@ -38,6 +42,8 @@ export interface Overview {
   counts: AreaCounts;
   oldestPending: { key: TaskKey; since: number; ageMs: number } | null;
   workers: number;
+  /** What is paused in the world (workers claim none of it). */
+  paused: PauseState;
   throughput: { slotMs: number; slots: ThroughputSlot[] };
   zookeeper: string;
   now: number;
@@ -99,7 +105,10 @@ export const api = {
   tree: (world: string, root?: string) =>
     call<TreeNode[]>('GET', apiUrl('/api/tree', root ? { world, root } : { world })),
   task: (world: string, key: TaskKey) =>
-    call<TaskRecord>('GET', apiUrl('/api/task', { world, key: encodeKey(key) })),
+    call<TaskRecord & { report: TaskProgress | null }>(
+      'GET',
+      apiUrl('/api/task', { world, key: encodeKey(key) }),
+    ),
   failed: (world: string) => call<FailedList>('GET', apiUrl('/api/failed', { world })),
   workers: (world: string) => call<WorkerView[]>('GET', apiUrl('/api/workers', { world })),
   schedules: (world: string) => call<ScheduleData>('GET', apiUrl('/api/schedules', { world })),
@@ -108,4 +117,8 @@ export const api = {
     call<RetryAllResult & { ok: true }>('POST', '/api/retry-all', { world }),
   cancel: (world: string, key: TaskKey, subtree = false) =>
     call<unknown>('POST', '/api/cancel', { world, key, subtree }),
+  pause: (world: string, type?: string) =>
+    call<{ paused: PauseState }>('POST', '/api/pause', type ? { world, type } : { world }),
+  resume: (world: string, type?: string) =>
+    call<{ paused: PauseState }>('POST', '/api/resume', type ? { world, type } : { world }),
 };

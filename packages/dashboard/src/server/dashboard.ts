@@ -19,6 +19,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
+import { pauseOrResume } from './pause.js';
 import { dispatch, type RouteTable } from './routes.js';
 import { scheduleData } from './schedules.js';
 
@@ -213,10 +214,14 @@ class DashboardApp {
       GET: async (_req, res, url) => {
         const world = await this.world(url);
         const key = decodeKey(requiredParam(url, 'key'));
-        const rec = await this.data.task(world, key);
+        // With what the task reported (ctx.progress / ctx.log, a job's fd 3), or null.
+        const [rec, report] = await Promise.all([
+          this.data.task(world, key),
+          this.data.engine(world).progress(key),
+        ]);
         if (!rec)
           return sendError(res, 404, 'NO_SUCH_TASK', `task ${key.join('|')} does not exist`);
-        sendJson(res, 200, rec);
+        sendJson(res, 200, { ...rec, report });
       },
     },
     '/api/failed': {
@@ -256,6 +261,18 @@ class DashboardApp {
           cancelled: await this.data.cancel(world, bodyKey(body), body.subtree === true),
         })),
     },
+    '/api/pause': {
+      POST: async (req, res, url) =>
+        this.change(req, res, url, async (world, body) => ({
+          paused: await pauseOrResume(this.data.engine(world), true, body),
+        })),
+    },
+    '/api/resume': {
+      POST: async (req, res, url) =>
+        this.change(req, res, url, async (world, body) => ({
+          paused: await pauseOrResume(this.data.engine(world), false, body),
+        })),
+    },
   };
 
   private page(res: ServerResponse): void {
@@ -275,13 +292,14 @@ class DashboardApp {
   private async overview(res: ServerResponse, url: URL): Promise<void> {
     const d = this.data;
     const world = await this.world(url);
-    const [counts, oldest, worlds, workers, kept] = await Promise.all([
+    const [counts, oldest, worlds, workers, kept, paused] = await Promise.all([
       d.counts(world),
       d.oldestPending(world),
       d.worlds(),
       d.workers(world),
       // What the world keeps: the settings stored in it, the ones its reaper follows.
       readRetention(this.opts.coordinator, world),
+      d.engine(world).pauseState(),
     ]);
     // Throughput is counted from the live stream, started once the world is known to exist.
     const hub = this.hub(world);
@@ -293,6 +311,7 @@ class DashboardApp {
       oldestPending: oldest && { ...oldest, ageMs: Math.max(0, now - oldest.since) },
       workers: workers.length,
       retention: kept.settings,
+      paused,
       throughput: { slotMs: SLOT_MS, slots: hub.throughput(now) },
       zookeeper: this.opts.coordinator.state,
       now,

@@ -96,7 +96,11 @@ export class WorldHub {
     let restarted = false;
     while (!this.closed) {
       const signal = this.abort.signal;
-      const iterator = this.data.engine(this.world).events({ signal })[Symbol.asyncIterator]();
+      // With progress: the task pages show what a running task reports as it comes.
+      const iterator = this.data
+        .engine(this.world)
+        .events({ signal, progress: true })
+        [Symbol.asyncIterator]();
       try {
         // The first next() takes the snapshot every later change is compared with.
         const first = iterator.next();

@@ -1,7 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import type { ProcessRun } from '@zoott/core/jobs';
+import { REPORT_FD, readLines } from './report-channel.js';
 
 /** How a job process is started: directory, environment and output caps. */
 export interface StartOptions {
@@ -17,6 +19,11 @@ export interface StartOptions {
    * `setpriv` in the job's own process just before it execs the job. Unset: the worker's.
    */
   runAs?: { name: string; uid: number; gid: number } | null;
+  /**
+   * Called with each line the job writes to file descriptor 3 (see report-channel.ts);
+   * unset: the job gets no fd 3.
+   */
+  onReportLine?: (line: string) => void;
 }
 
 /** A started process (or one that failed to start) and the means to stop it. */
@@ -102,6 +109,8 @@ export function startProcess(
     err.add(chunk);
     resolveFirst();
   });
+  const reports = opts.onReportLine ? (child.stdio[REPORT_FD] as Readable | null) : null;
+  if (reports && opts.onReportLine) readLines(reports, opts.onReportLine);
   // A child that exits without reading its input makes the write fail with EPIPE; that is
   // the child's business, not an error of the run.
   child.stdin?.on('error', () => {});
@@ -143,6 +152,7 @@ export function startProcess(
       setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
+        reports?.destroy();
       }, opts.killGraceMs).unref();
     });
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
@@ -199,7 +209,8 @@ function spawnJob(path: string, args: readonly string[], opts: StartOptions): Ch
     env: opts.env,
     detached: true,
     shell: false,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    // fd 3 is the job's report channel (progress and log lines) when someone listens.
+    stdio: opts.onReportLine ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
   });
 }

@@ -39,6 +39,8 @@ export interface RunJobOptions {
   runAs?: StartOptions['runAs'];
   /** Called with the pid (= process group) once the process runs, e.g. to track it. */
   onSpawn?: (pid: number) => void;
+  /** Called with each line the job writes to fd 3 (progress and log lines). */
+  onReportLine?: (line: string) => void;
 }
 
 /** Time between SIGTERM and SIGKILL when a job is stopped (5 s). */
@@ -89,6 +91,7 @@ export async function runRegularJob(
     killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     serverName: options.serverName,
     ...(options.runAs ? { runAs: options.runAs } : {}),
+    ...(options.onReportLine ? { onReportLine: options.onReportLine } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);

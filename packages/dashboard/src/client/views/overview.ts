@@ -1,5 +1,6 @@
 import { api, encodeKey, type Overview } from '../api.js';
 import { duration, h, replace, serial, svg, throttle } from '../dom.js';
+import { pauseButton, pausedText } from './controls.js';
 import { href, STATES, type View, type ViewContext } from './view.js';
 
 const CHART_W = 600;
@@ -85,6 +86,8 @@ export function overviewView(ctx: ViewContext): View {
         h('dd', {}, h('a', { href: href(o.world, 'workers') }, String(o.workers))),
         h('dt', {}, 'ZooKeeper'),
         h('dd', {}, o.zookeeper),
+        h('dt', {}, 'Claiming'),
+        h('dd', { 'data-fact': 'paused' }, pausedText(o.paused), ' ', pauseButton(ctx, o, refresh)),
       ),
     );
   };

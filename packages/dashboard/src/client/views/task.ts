@@ -1,4 +1,11 @@
-import { api, type EngineEvent, encodeKey, type TaskKey, type TaskRecord } from '../api.js';
+import {
+  api,
+  type EngineEvent,
+  encodeKey,
+  type TaskKey,
+  type TaskProgress,
+  type TaskRecord,
+} from '../api.js';
 import {
   type Child,
   duration,
@@ -10,34 +17,31 @@ import {
   throttle,
   time,
 } from '../dom.js';
+import { confirmButton } from './controls.js';
+import { reportBlock } from './task-report.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
-/** Retry (a failed task) and cancel (two clicks: a cancel cannot be undone). */
+/**
+ * Retry (a failed task), cancel, and cancel with its subtree (the engine refuses a parent
+ * alone); two clicks each: a cancel cannot be undone.
+ */
 function actionButtons(
   t: TaskRecord,
   act: (what: string, run: () => Promise<unknown>) => Promise<void>,
   ctx: ViewContext,
   key: TaskKey,
 ): Child[] {
-  let confirming = false;
-  const cancel = h(
-    'button',
-    { type: 'button', class: 'danger', 'data-action': 'cancel' },
-    'Cancel task',
+  const cancel = confirmButton('cancel', 'Cancel task', 'Click again to cancel', () =>
+    act('cancelled', () => api.cancel(ctx.world, key)),
   );
-  cancel.addEventListener('click', () => {
-    if (!confirming) {
-      confirming = true;
-      cancel.textContent = 'Click again to cancel';
-      setTimeout(() => {
-        confirming = false;
-        cancel.textContent = 'Cancel task';
-      }, 3000);
-      return;
-    }
-    void act('cancelled', () => api.cancel(ctx.world, key));
-  });
+  const subtree = confirmButton(
+    'cancel-subtree',
+    'Cancel with subtree',
+    'Click again: cancel it and every task below',
+    () => act('cancelled with subtree', () => api.cancel(ctx.world, key, true)),
+  );
   return [
+    subtree,
     t.state === 'failed'
       ? h(
           'button',
@@ -94,8 +98,11 @@ function fieldRows(t: TaskRecord): [string, Child][] {
   return rows;
 }
 
-/** A task's page body: name and state, its fields, its data, then its error or result. */
-function taskSections(t: TaskRecord): Child[] {
+/**
+ * A task's page body: name and state, its fields, its data, what it reported (progress and
+ * log lines), then its error or result.
+ */
+function taskSections(t: TaskRecord & { report?: TaskProgress | null }): Child[] {
   const sections: Child[] = [
     h(
       'h2',
@@ -116,6 +123,7 @@ function taskSections(t: TaskRecord): Child[] {
       t.data === undefined ? '(none)' : json(t.data),
     ),
   ];
+  sections.push(reportBlock(t.report));
   if (t.error) sections.push(errorBlock('Error', t.error));
   else if (t.lastError) sections.push(errorBlock('Last error (will retry)', t.lastError));
   if (t.state === 'completed') sections.push(resultBlock(t.result));

@@ -1,0 +1,60 @@
+import type { PauseState } from '@zoott/core';
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import type { CommandBody } from '../runner.js';
+import type { Verb } from '../verb.js';
+
+interface PauseOptions {
+  type?: string;
+}
+
+/** One line saying what is paused in a world. */
+export function describePause(p: PauseState): string {
+  if (p.world)
+    return `paused (all types)${p.types.length ? `; also on their own: ${p.types.join(', ')}` : ''}`;
+  if (p.types.length > 0) return `paused types: ${p.types.join(', ')}`;
+  return 'not paused';
+}
+
+function change(paused: boolean): CommandBody {
+  return async (ctx, cmd: Command) => {
+    const [world] = cmd.processedArgs as [string];
+    const { validateUserWorldName } = await import('@zoott/core/internal');
+    try {
+      validateUserWorldName(world);
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    const { type } = cmd.opts<PauseOptions>();
+    const { createEngine } = await import('@zoott/core');
+    const engine = createEngine(await ctx.session().coordinator(), { world });
+    const opts = type === undefined ? {} : { type };
+    const state = paused ? await engine.pause(opts) : await engine.resume(opts);
+    if (ctx.json) ctx.printJson({ world, paused: state });
+    else ctx.out(`${world}: ${describePause(state)}`);
+  };
+}
+
+/** `zoott pause <world> [--type t]`: workers stop claiming it; running tasks finish. */
+export const pauseVerb: Verb = {
+  define: (program) =>
+    program
+      .command('pause')
+      .argument('<world>', 'world name')
+      .description('stop workers claiming tasks of a world, or of one type (running tasks finish)')
+      .option('-t, --type <type>', 'pause only this task type'),
+  examples: ['zoott pause files', 'zoott pause files --type downloadFile --json'],
+  run: change(true),
+};
+
+/** `zoott resume <world> [--type t]`: undoes `pause`; the whole world resumes every type. */
+export const resumeVerb: Verb = {
+  define: (program) =>
+    program
+      .command('resume')
+      .argument('<world>', 'world name')
+      .description('let workers claim again what pause stopped (the whole world: every type)')
+      .option('-t, --type <type>', 'resume only this task type'),
+  examples: ['zoott resume files', 'zoott resume files --type downloadFile'],
+  run: change(false),
+};

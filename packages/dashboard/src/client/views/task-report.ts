@@ -1,0 +1,38 @@
+import type { TaskProgress } from '../api.js';
+import { type Child, h, json, time } from '../dom.js';
+
+/**
+ * What a task reported with `ctx.progress` / `ctx.log` (or a job on fd 3): the latest
+ * progress value (a bar for a fraction in [0, 1], JSON otherwise) and the last log lines.
+ */
+export function reportBlock(report: TaskProgress | null | undefined): Child {
+  if (!report) return null;
+  const p = report.progress;
+  const fraction = typeof p === 'number' && p >= 0 && p <= 1 ? p : null;
+  return h(
+    'div',
+    { class: 'task-report', 'data-field': 'report' },
+    h('h3', {}, `Progress (attempt ${report.attempt}, ${time(report.updatedAt)})`),
+    p === undefined
+      ? null
+      : fraction === null
+        ? h('pre', { class: 'json', 'data-field': 'progress' }, json(p))
+        : h(
+            'p',
+            {},
+            h('progress', { max: '1', value: String(fraction) }),
+            ' ',
+            h('span', { 'data-field': 'progress' }, `${Math.round(fraction * 1000) / 10}%`),
+          ),
+    report.log.length === 0
+      ? null
+      : h(
+          'pre',
+          { class: 'output', 'data-field': 'log' },
+          [
+            ...(report.dropped > 0 ? [`(${report.dropped} earlier lines not kept)`] : []),
+            ...report.log.map((l) => `${time(l.at)}  ${l.line}`),
+          ].join('\n'),
+        ),
+  );
+}
