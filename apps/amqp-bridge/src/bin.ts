@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
+import { credentialsOf } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
 import { Command, Option } from 'commander';
 import { pino } from 'pino';
-import { credentialsOf } from './credentials.js';
 import {
   BRIDGE_CONFIG_ENV,
+  BRIDGE_CREDENTIAL_RULES,
   BRIDGE_SETTINGS,
   type BridgeSettings,
   readBridgeConfig,
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
     level: settings.logLevel,
     base: { pid: process.pid, world: settings.world },
   });
-  const auth = credentialsOf(settings.auth, settings.authFile);
+  const auth = credentialsOf(settings, BRIDGE_CREDENTIAL_RULES);
   const coordinator = await connectZk(settings.connect, {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,

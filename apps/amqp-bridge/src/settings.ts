@@ -1,18 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { ZoottError } from '@zoott/core';
+import {
+  type CredentialRules,
+  checkLogLevel,
+  maskCredential,
+  mergeSettingSources,
+  type SettingSource,
+  type SettingSpecBase,
+  settingError,
+  type ValueRules,
+} from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
 
-/** Value kinds of settings. */
-type Kind = 'string' | 'int' | 'list' | 'bool';
-
 /** One setting: its flag, environment variable and config-file key. */
-export interface BridgeSettingSpec {
-  key: keyof BridgeSettings;
-  flag: string;
-  env: string;
-  kind: Kind;
-  arg: string;
-  help: string;
+export interface BridgeSettingSpec extends SettingSpecBase<keyof BridgeSettings> {
   fallback?: unknown;
   /** Printed masked by --print-config. */
   secret?: boolean;
@@ -175,59 +175,34 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
   },
 ];
 
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
 /** Environment variable naming the bridge's config file. */
 export const BRIDGE_CONFIG_ENV = 'ZOOTT_AMQP_BRIDGE_CONFIG';
 
-function bad(where: string, why: string, field: string): ZoottError {
-  return new ZoottError('INVALID_CONFIG', `${where}: ${why}`, { field });
-}
+/**
+ * How the bridge reads values where it differs from zoott-worker: counts and timeouts start at 1
+ * (a prefetch of 0 would mean unlimited to RabbitMQ), and errors do not quote rejected text.
+ */
+export const BRIDGE_VALUE_RULES: ValueRules = { minInt: 1, quoteRejected: false };
 
-function readValue(spec: BridgeSettingSpec, value: unknown, where: string): unknown {
-  switch (spec.kind) {
-    case 'string':
-      if (typeof value !== 'string' || value === '')
-        throw bad(where, 'must be a non-empty string', spec.key);
-      return value;
-    case 'int': {
-      const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
-        throw bad(where, `must be a whole number >= 1, got ${JSON.stringify(value)}`, spec.key);
-      return n;
-    }
-    case 'bool': {
-      if (typeof value === 'boolean') return value;
-      const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
-      if (['true', '1', 'yes'].includes(text)) return true;
-      if (['false', '0', 'no'].includes(text)) return false;
-      throw bad(where, `must be true or false, got ${JSON.stringify(value)}`, spec.key);
-    }
-    case 'list': {
-      const items = Array.isArray(value)
-        ? value
-        : typeof value === 'string'
-          ? value.split(',')
-          : null;
-      if (items === null || items.some((s) => typeof s !== 'string'))
-        throw bad(where, 'must be a list of strings', spec.key);
-      return (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
-    }
-  }
-}
+/** How the bridge reports bad credentials: the OS message, and an empty auth file adds none. */
+export const BRIDGE_CREDENTIAL_RULES: CredentialRules = {
+  quoteRejected: false,
+  readError: 'message',
+  refuseEmptyFile: false,
+};
 
 /** Reads a config file (YAML or JSON; one mapping of settings, keyed like the table). */
 export function readBridgeConfig(path: string): Record<string, unknown> {
-  if (!existsSync(path)) throw bad(path, 'the config file does not exist', 'config');
+  if (!existsSync(path)) throw settingError(path, 'the config file does not exist', 'config');
   let doc: unknown;
   try {
     doc = parseYaml(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw bad(path, `does not parse: ${(err as Error).message}`, 'config');
+    throw settingError(path, `does not parse: ${(err as Error).message}`, 'config');
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
-    throw bad(path, 'must hold a mapping of settings', 'config');
+    throw settingError(path, 'must hold a mapping of settings', 'config');
   return doc as Record<string, unknown>;
 }
 
@@ -248,7 +223,7 @@ export interface ResolvedBridgeSettings {
     >
   > &
     BridgeSettings;
-  sources: Record<string, 'flag' | 'env' | 'file' | 'default'>;
+  sources: Partial<Record<keyof BridgeSettings, SettingSource>>;
 }
 
 /**
@@ -263,40 +238,25 @@ export function resolveBridgeSettings(input: {
   file: Record<string, unknown>;
   fileName?: string;
 }): ResolvedBridgeSettings {
-  const known = new Set<string>(BRIDGE_SETTINGS.map((s) => s.key));
-  const fileName = input.fileName ?? 'config file';
-  for (const key of Object.keys(input.file))
-    if (!known.has(key))
-      throw bad(`${fileName}: ${key}`, `unknown setting (known: ${[...known].join(', ')})`, key);
-  const out: Record<string, unknown> = {};
-  const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-  for (const spec of BRIDGE_SETTINGS) {
-    const flag = input.flags[spec.key];
-    const env = input.env[spec.env];
-    const file = input.file[spec.key];
-    if (flag !== undefined) {
-      out[spec.key] = readValue(spec, flag, spec.flag);
-      sources[spec.key] = 'flag';
-    } else if (env !== undefined && env !== '') {
-      out[spec.key] = readValue(spec, env, spec.env);
-      sources[spec.key] = 'env';
-    } else if (file !== undefined && file !== null) {
-      out[spec.key] = readValue(spec, file, `${fileName}: ${spec.key}`);
-      sources[spec.key] = 'file';
-    } else if (spec.fallback !== undefined) {
+  const { values, sources } = mergeSettingSources(BRIDGE_SETTINGS, input, BRIDGE_VALUE_RULES);
+  const out: Record<string, unknown> = values;
+  for (const spec of BRIDGE_SETTINGS)
+    if (out[spec.key] === undefined && spec.fallback !== undefined) {
       out[spec.key] = spec.fallback;
       sources[spec.key] = 'default';
     }
-  }
-  if (!LOG_LEVELS.includes(out.logLevel as string))
-    throw bad('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`, 'logLevel');
+  checkLogLevel(out.logLevel as string, BRIDGE_VALUE_RULES);
   const url = out.amqpUrl as string;
   if (!/^amqps?:\/\//.test(url))
-    throw bad(sourceName('amqpUrl', sources), 'must start with amqp:// or amqps://', 'amqpUrl');
+    throw settingError(
+      sourceName('amqpUrl', sources),
+      'must start with amqp:// or amqps://',
+      'amqpUrl',
+    );
   return { settings: out as unknown as ResolvedBridgeSettings['settings'], sources };
 }
 
-function sourceName(key: string, sources: Record<string, string>): string {
+function sourceName(key: keyof BridgeSettings, sources: ResolvedBridgeSettings['sources']) {
   const spec = BRIDGE_SETTINGS.find((s) => s.key === key)!;
   return sources[key] === 'flag' ? spec.flag : sources[key] === 'env' ? spec.env : key;
 }
@@ -313,11 +273,6 @@ export function shownValue(spec: BridgeSettingSpec, value: unknown): unknown {
       return '****';
     }
   }
-  if (Array.isArray(value))
-    return value.map((v) => {
-      const text = String(v);
-      const lead = text.startsWith('digest:') ? 'digest:' : '';
-      return `${lead}${text.slice(lead.length).split(':')[0]}:****`;
-    });
+  if (Array.isArray(value)) return value.map((v) => maskCredential(String(v)));
   return '****';
 }

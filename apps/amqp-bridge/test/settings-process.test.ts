@@ -51,6 +51,14 @@ describe('zoott-amqp-bridge settings', () => {
     expect(text.stdout).toMatch(/^jobQueue\s+q-file\s+\(file\)$/m);
   });
 
+  it('a malformed credential is masked whole: a lone word may be the password', () => {
+    const r = bridge(['--print-config', '--json'], { ZOOTT_AUTH: 'hunter2,digest:pw2,ops:zk' });
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as Printed;
+    expect(doc.settings.auth?.value).toEqual(['****', 'digest:****', 'ops:****']);
+    expect(r.stdout).not.toMatch(/hunter2|pw2/);
+  });
+
   it('bad values exit 2 naming the setting; an unknown config key too', () => {
     const bad = bridge(['--print-config', '--prefetch', 'lots']);
     expect(bad.code).toBe(2);

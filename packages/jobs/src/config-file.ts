@@ -5,8 +5,8 @@ import { ZoottError } from '@zoott/core';
 import { parse as parseYaml } from 'yaml';
 
 /**
- * The configuration file shared by `zoott` and `zoott-worker`, and the credential syntax both
- * accept. It lives here (imported by the CLI as `@zoott/jobs/config`) because the CLI
+ * The configuration file shared by `zoott` and `zoott-worker` (the credential syntax both
+ * accept is credentials.ts). It lives here (imported by the CLI as `@zoott/jobs/config`) because the CLI
  * and the worker program both use the job layer, and this module pulls in nothing heavier than `yaml`.
  *
  * One file serves both tools: top-level keys are read by every tool that knows them (and
@@ -150,68 +150,9 @@ export function settingsFor(
   return out;
 }
 
-/** One credential, as the ZooKeeper client takes it. */
-export interface Credential {
-  scheme: 'digest';
-  /** `user:password` */
-  auth: string;
-}
-
-/**
- * Parses one credential: `user:password`, or the same with the scheme spelt out,
- * `digest:user:password`. The password may contain colons; the user may not. A user named
- * `digest` is written with the scheme (`digest:digest:password`).
- *
- * @throws ZoottError INVALID_CONFIG that never contains the password.
- */
-export function parseCredential(spec: string, where: string): Credential {
-  const rest = spec.startsWith('digest:') && spec.indexOf(':', 7) > 7 ? spec.slice(7) : spec;
-  const colon = rest.indexOf(':');
-  if (colon <= 0 || colon === rest.length - 1)
-    throw bad(
-      `${where}: expected user:password or digest:user:password (got ${JSON.stringify(maskCredential(spec))})`,
-      'auth',
-    );
-  return { scheme: 'digest', auth: rest };
-}
-
-/** A credential for display: the user, never the password (`alice:****`). */
-export function maskCredential(spec: string): string {
-  const lead = spec.startsWith('digest:') ? 'digest:' : '';
-  const rest = spec.slice(lead.length);
-  const colon = rest.indexOf(':');
-  if (colon === -1) return lead + (rest === '' ? '' : '****');
-  return `${lead}${rest.slice(0, colon)}:****`;
-}
-
 /** An ACL entry `user:password:perms` for display: `alice:****:cdrwa`. */
 export function maskAclEntry(entry: string): string {
   const parts = entry.split(':');
   if (parts.length < 3) return entry;
   return `${parts[0]}:****:${parts[parts.length - 1]}`;
-}
-
-/**
- * Reads credentials from a file: one per line, `user:password` or `digest:user:password`;
- * blank lines and lines starting with `#` are skipped. Keeps passwords off command lines,
- * where any local user can read them in /proc/<pid>/cmdline.
- */
-export function readAuthFile(path: string): Credential[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw bad(
-      `cannot read the auth file ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      'authFile',
-    );
-  }
-  const out: Credential[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
-    out.push(parseCredential(line, `auth file ${path} line ${i + 1}`));
-  });
-  if (out.length === 0) throw bad(`auth file ${path} holds no credential`, 'authFile');
-  return out;
 }

@@ -1,19 +1,28 @@
-import { checkDatasets, ZoottError } from '@zoott/core';
+import { checkDatasets } from '@zoott/core';
 import {
   CLI_FILE_KEYS,
   CONFIG_FILE_ENV,
   type FoundConfig,
   findConfigFile,
   maskAclEntry,
-  maskCredential,
   readConfigDocument,
   settingsFor,
   type Tool,
 } from './config-file.js';
+import { maskCredential } from './credentials.js';
 import { checkOutputCap } from './limits.js';
-import { type FileSettings, SETTINGS, type SettingSpec } from './settings.js';
+import {
+  checkLogLevel,
+  mergeSettingSources,
+  type SettingInputs,
+  type SettingSource,
+  settingError,
+} from './setting-values.js';
+import { type FileSettings, SETTINGS } from './settings.js';
 
 export * from './config-file.js';
+export * from './credentials.js';
+export * from './setting-values.js';
 export * from './settings.js';
 
 /**
@@ -28,62 +37,18 @@ export const FILE_KEYS: Readonly<Record<Tool, readonly string[]>> = {
   worker: SETTINGS.map((s) => s.key),
 };
 
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-function bad(where: string, why: string, field: string): ZoottError {
-  return new ZoottError('INVALID_CONFIG', `${where}: ${why}`, { field });
-}
-
-function readValue(spec: SettingSpec, value: unknown, where: string): unknown {
-  switch (spec.kind) {
-    case 'string':
-      if (typeof value !== 'string' || value === '')
-        throw bad(where, `must be a non-empty string, got ${JSON.stringify(value)}`, spec.key);
-      return value;
-    case 'int': {
-      const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
-        throw bad(where, `must be a whole number >= 0, got ${JSON.stringify(value)}`, spec.key);
-      return n;
-    }
-    case 'bool': {
-      if (typeof value === 'boolean') return value;
-      const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
-      if (['true', '1', 'yes'].includes(text)) return true;
-      if (['false', '0', 'no'].includes(text)) return false;
-      throw bad(where, `must be true or false, got ${JSON.stringify(value)}`, spec.key);
-    }
-    case 'list': {
-      const items = Array.isArray(value)
-        ? value
-        : typeof value === 'string'
-          ? value.split(',')
-          : null;
-      if (items === null || items.some((s) => typeof s !== 'string'))
-        throw bad(where, `must be a list of strings, got ${JSON.stringify(value)}`, spec.key);
-      return (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
-    }
-  }
-}
-
-/** Where a setting's value came from. */
-export type SettingSource = 'flag' | 'env' | 'file' | 'default';
-
 /** Settings with the source of each one that is set. */
 export interface ResolvedSettings {
   settings: FileSettings;
   sources: Partial<Record<keyof FileSettings, SettingSource>>;
 }
 
-/** The inputs of {@link resolveSettings}. */
-export interface SettingSources {
-  /** Flags, keyed like the table (`jobTimeoutMs`, not commander's `jobTimeout`). */
-  flags?: Partial<Record<keyof FileSettings, unknown>>;
-  env?: Readonly<Record<string, string | undefined>>;
-  /** The worker's part of the config file (see {@link readWorkerConfig}), or a plain object. */
-  file?: unknown;
-  fileName?: string;
-}
+/**
+ * The inputs of {@link resolveSettings}: flags keyed like the table (`jobTimeoutMs`, not
+ * commander's `jobTimeout`), the environment, and the worker's part of the config file (see
+ * {@link readWorkerConfig}) or a plain object.
+ */
+export type SettingSources = SettingInputs<keyof FileSettings>;
 
 /**
  * Merges flags, environment and config file into one settings object, recording where each
@@ -92,38 +57,11 @@ export interface SettingSources {
  * @throws ZoottError INVALID_CONFIG naming the setting and where it came from.
  */
 export function resolveSettingsWithSources(sources: SettingSources): ResolvedSettings {
-  const file = sources.file ?? {};
   const fileName = sources.fileName ?? 'config file';
-  if (typeof file !== 'object' || file === null || Array.isArray(file))
-    throw bad(fileName, 'must hold a mapping of settings', 'config');
-  const known = new Set(SETTINGS.map((s) => s.key as string));
-  for (const key of Object.keys(file))
-    if (!known.has(key))
-      throw bad(`${fileName}: ${key}`, `unknown setting (known: ${[...known].join(', ')})`, key);
-  const out: Record<string, unknown> = {};
-  const from: Partial<Record<keyof FileSettings, SettingSource>> = {};
-  for (const spec of SETTINGS) {
-    const flag = sources.flags?.[spec.key];
-    const env = sources.env?.[spec.env];
-    const fromFile = (file as Record<string, unknown>)[spec.key];
-    if (flag !== undefined) {
-      out[spec.key] = readValue(spec, flag, spec.flag);
-      from[spec.key] = 'flag';
-    } else if (env !== undefined && env !== '') {
-      out[spec.key] = readValue(spec, env, spec.env);
-      from[spec.key] = 'env';
-    } else if (fromFile !== undefined && fromFile !== null) {
-      out[spec.key] = readValue(spec, fromFile, `${fileName}: ${spec.key}`);
-      from[spec.key] = 'file';
-    }
-  }
-  const settings = out as FileSettings;
-  if (settings.logLevel !== undefined && !LOG_LEVELS.includes(settings.logLevel))
-    throw bad(
-      'logLevel',
-      `must be one of ${LOG_LEVELS.join(', ')}, got ${settings.logLevel}`,
-      'logLevel',
-    );
+  const merged = mergeSettingSources(SETTINGS, sources);
+  const settings = merged.values as FileSettings;
+  const from = merged.sources;
+  checkLogLevel(settings.logLevel);
   checkOutputCap(settings.maxOutputBytes, 'maxOutputBytes (--max-output)');
   if (settings.datasets !== undefined) {
     const where = { flag: '--datasets', env: 'ZOOTT_DATASETS', file: `${fileName}: datasets` };
@@ -131,7 +69,7 @@ export function resolveSettingsWithSources(sources: SettingSources): ResolvedSet
       checkDatasets(settings.datasets);
     } catch (err) {
       const why = (err as Error).message.replace(/^INVALID_CONFIG: datasets: /, '');
-      throw bad(where[from.datasets as 'flag' | 'env' | 'file'], why, 'datasets');
+      throw settingError(where[from.datasets as 'flag' | 'env' | 'file'], why, 'datasets');
     }
   }
   return { settings, sources: from };

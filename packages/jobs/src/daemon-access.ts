@@ -1,17 +1,7 @@
 import { type Acl, CREATOR_ALL_ACL, digestAcl, OPEN_ACL, ZoottError } from '@zoott/core';
-import type { FileSettings } from './config.js';
-import { type Credential, parseCredential, readAuthFile } from './config-file.js';
 
 // Who the daemon is to ZooKeeper: the credentials its session authenticates with and the ACL
 // of the nodes it creates.
-
-/** Credentials of the settings: `auth` entries, then the lines of `authFile`. */
-export function credentialsOf(config: Pick<FileSettings, 'auth' | 'authFile'>): Credential[] {
-  return [
-    ...(config.auth ?? []).map((a, i) => parseCredential(a, `auth[${i}]`)),
-    ...(config.authFile !== undefined ? readAuthFile(config.authFile) : []),
-  ];
-}
 
 /**
  * The ACL of the nodes this worker creates (claims, records, retry entries, replies). With

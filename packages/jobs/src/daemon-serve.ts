@@ -7,8 +7,8 @@ import {
   type WorkerHandle,
 } from '@zoott/core';
 import type { Logger } from 'pino';
-import type { Credential } from './config-file.js';
 import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
+import type { Credential } from './credentials.js';
 import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';

@@ -3,19 +3,10 @@
 
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-
-/** Value kinds of settings. */
-export type SettingKind = 'string' | 'int' | 'list' | 'bool';
+import type { SettingSpecBase } from './setting-values.js';
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
-export interface SettingSpec {
-  key: keyof FileSettings;
-  flag: string;
-  env: string;
-  kind: SettingKind;
-  /** Placeholder shown in --help ('' for a switch). */
-  arg: string;
-  help: string;
+export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
   /** The default as --help and the README say it. */
   defaultHelp?: string;
   /** The value used when no source sets one, given what the sources did set; none = unset. */
