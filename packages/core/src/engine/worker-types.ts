@@ -129,6 +129,11 @@ export interface WorkerHandle<M = AnyTasks> {
   readonly stats: Readonly<WorkerStats>;
   /** What is paused in the world, as this worker sees it now (it claims none of that). */
   readonly paused: Readonly<PauseState>;
+  /**
+   * This worker's side of the world's rate limit for `type`, as it sees it now: its share
+   * (starts per second) and the starts it may take at once; `null` when `type` has no limit.
+   */
+  rateLimit(type: string): { perSecond: number; available: number } | null;
   /** Stops claiming, waits for running handlers (aborting them after `stopTimeoutMs`), unregisters. */
   stop(): Promise<void>;
   /** Settles when the worker has stopped; rejects on a fatal error. */

@@ -195,6 +195,7 @@ class WorkerLoop {
         return self.pause.state;
       },
       stats: this.stats,
+      rateLimit: (type) => this.limits.view(type, this.clock.now()),
       stop: () => this.stop(),
       done: this.done,
       on: (event, listener) => this.events.on(event, listener),

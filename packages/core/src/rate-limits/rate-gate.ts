@@ -113,6 +113,14 @@ export class RateLimits implements ClaimGate {
     return now + Math.ceil((1 - b.tokens) / share);
   }
 
+  /** `type`'s share (starts per second) and the starts free at `now`; `null` when unlimited. */
+  view(type: string, now: number): { perSecond: number; available: number } | null {
+    const share = this.share(type);
+    const b = this.fill(type, now);
+    if (share === null || b === null) return null;
+    return { perSecond: share * 1000, available: b.tokens };
+  }
+
   /** The bucket of `type` filled up to `now`; `null` for a type without a limit. */
   private fill(type: string, now: number): Bucket | null {
     const share = this.share(type);
