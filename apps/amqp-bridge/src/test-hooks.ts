@@ -1,11 +1,12 @@
 import type { BridgeHooks, BridgeLogger } from '@zoott/amqp-bridge';
 
 /** Points where `ZOOTT_AMQP_BRIDGE_TEST_PAUSE` can stop the bridge. */
-const POINTS = ['queued', 'claimed', 'published'] as const;
+const POINTS = ['received', 'queued', 'claimed', 'published'] as const;
 
 /**
- * For the crash tests only: `ZOOTT_AMQP_BRIDGE_TEST_PAUSE=queued` stops the bridge for good
- * after it queued a job and before it acknowledges the message; `=claimed` after it took
+ * For the crash tests only: `ZOOTT_AMQP_BRIDGE_TEST_PAUSE=received` stops the bridge for good
+ * after it read a message as a job and before it queues the job; `=queued` after it queued
+ * a job and before it acknowledges the message; `=claimed` after it took
  * a result from ZooKeeper and before it publishes it; `=published` after the broker
  * confirmed a result and before the result is removed from ZooKeeper. It logs
  * `test pause` (with `point` and the task or path) so the test knows it got there, and
@@ -23,6 +24,7 @@ export function testHooks(
     logger.warn({ point, what }, 'test pause');
     return new Promise<void>(() => {});
   };
+  if (point === 'received') return { beforeQueued: pause };
   if (point === 'queued') return { afterQueued: pause };
   return point === 'claimed' ? { beforePublish: pause } : { afterPublished: pause };
 }

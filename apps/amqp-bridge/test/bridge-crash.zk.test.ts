@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forwarderPaths, taskNameOf } from '@zoott/amqp-bridge';
 import { type Coordinator, createEngine } from '@zoott/core';
+import { worldRoot } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, kill, resultInbox } from './harness.js';
@@ -40,6 +41,32 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     routingkey,
   });
   const runs = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+
+  it('killed after reading a job and before queueing it: nothing was acknowledged, the next bridge queues and runs it once', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-received');
+    const file = join(scratch, 'received');
+    const job = countingJob(file, 'rk-received');
+    const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'received' });
+    await w.client.post('jobs', job);
+    const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause before queueing');
+    expect(paused.what).toBe(name);
+    await kill(first);
+    // Not queued, and not acknowledged either: an ack sent before the job was durably queued
+    // would have lost it here.
+    expect(await zk.exists(`${worldRoot(w.world)}/${name}`)).toBeNull();
+    const second = await w.bridge();
+    const seen = await second.logLine(
+      (l) => l.msg === 'job from AMQP queued' && l.task === name,
+      'the redelivered message',
+    );
+    expect(seen.outcome).toBe('queued');
+    const result = JSON.parse((await inbox.next()).content.toString()) as { stdout: string };
+    expect(result.stdout.trim()).toBe('1');
+    expect(runs(file)).toBe(1);
+    expect((await w.client.ch.checkQueue('jobs')).messageCount).toBe(0);
+    await kill(second);
+  });
 
   it('killed after queueing a job and before the ack: the redelivery finds it queued', async () => {
     const inbox = await resultInbox(w.client.ch, 'results', 'rk-ack');

@@ -38,6 +38,8 @@ export interface AmqpBridgeOptions {
 
 /** Test hooks: each runs between two steps of a guarantee, to crash the bridge there. */
 export interface BridgeHooks {
+  /** After a message is read as a job, before the job is queued (nothing acknowledged yet). */
+  beforeQueued?: (task: string) => Promise<void>;
   /** After a job is queued, before its message is acknowledged. */
   afterQueued?: (task: string) => Promise<void>;
   /** After a result is claimed, before it is published. */
@@ -86,6 +88,7 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
           ...(options.deadLetterExchange !== undefined
             ? { deadLetterExchange: options.deadLetterExchange }
             : {}),
+          ...(options.hooks?.beforeQueued ? { beforeQueued: options.hooks.beforeQueued } : {}),
           ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
         })(msg, channel),
     })),

@@ -20,6 +20,8 @@ export interface IntakeOptions {
   /** Exchange malformed messages are published to (then acknowledged); none: rejected. */
   deadLetterExchange?: string;
   logger: BridgeLogger;
+  /** Test hook: runs after a message is read as a job and before the job is queued. */
+  beforeQueued?: (name: string) => Promise<void>;
   /** Test hook: runs after a job is queued and before its message is acknowledged. */
   afterQueued?: (name: string) => Promise<void>;
   stopped: () => boolean;
@@ -63,6 +65,7 @@ export function intakeHandler(kind: JobKind, options: IntakeOptions) {
       await deadLetter(msg, channel, queue, reason, options);
       return;
     }
+    await options.beforeQueued?.(job.name);
     for (let delay = RETRY_BASE_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       if (options.stopped()) return; // left unacknowledged: redelivered to another bridge
       try {
