@@ -307,7 +307,7 @@ describe('one corrupt node never fails a whole command', { timeout: SLOW }, () =
       expect(show.code, show.stderr).toBe(0);
     }
     const human = await zoott(['--connect', connect, '--world', WORLD, 'ls', 'pending']);
-    expect(human.stdout.split('\n')[0]).toMatch(/^TASK\s+PRIORITY$/);
+    expect(human.stdout.split('\n')[0]).toMatch(/^TASK\s+PRIORITY\s+RUNNABLE$/);
     expect(human.stdout).not.toMatch(/ghost/);
     expect(human.stderr).toContain(`corrupt: ${ghost}:`);
   });

@@ -56,8 +56,8 @@ describe('tree, ls, submit, export, import', { timeout: SLOW }, () => {
     expect((await z(['queue', 'a', '-t', 'slow', '-p', '3'])).code).toBe(0);
     expect((await z(['queue', 'b', '-t', 'slow'])).code).toBe(0);
     const pending = await z(['ls', 'pending']);
-    expect(pending.stdout.split('\n')[0]).toMatch(/^TASK\s+PRIORITY$/);
-    expect(pending.stdout).toMatch(/^a\s+3$/m);
+    expect(pending.stdout.split('\n')[0]).toMatch(/^TASK\s+PRIORITY\s+RUNNABLE$/);
+    expect(pending.stdout).toMatch(/^a\s+3\s+now$/m);
     const engine = createEngine(await session(connect), { world: 'tw' });
     const claim = await engine.claim({ worker: 'wk-9' });
     const working = await z(['ls', 'working']);

@@ -135,6 +135,7 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       '/zoott_c/victim',
       '/zoott_f/victim',
       '/zoott_workers/victim',
+      '/zoott_g/victim',
       '/zoott_r/_default/victim-results',
       '/zoott_victim~races',
       '/zoott_p/victim~races',
@@ -142,6 +143,7 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       '/zoott_c/victim~races',
       '/zoott_f/victim~races',
       '/zoott_workers/victim~races',
+      '/zoott_g/victim~races',
       '/zoott_r/races/race-1',
     ])
       await walk(top);
