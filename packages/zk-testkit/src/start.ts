@@ -115,6 +115,31 @@ export async function startEnsemble(
   if ('missing' in install) {
     throw new ZooKeeperUnavailableError([`an ensemble needs a local install: ${install.missing}`]);
   }
+  // A free port can be taken by another process before its server binds it (other test
+  // files start servers and brokers meanwhile): on a bind failure, start again on new ports.
+  let lastError: unknown;
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+    try {
+      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256);
+    } catch (err) {
+      if (!isBindFailure(err)) throw err;
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
+/** Whether a server could not start because a port it was given was taken meanwhile. */
+function isBindFailure(err: unknown): boolean {
+  return err instanceof ZooKeeperStartError && /Address already in use/.test(err.message);
+}
+
+async function startEnsembleOnce(
+  install: LocalInstall,
+  size: number,
+  tick: number,
+  heapMb: number,
+): Promise<ZooKeeperEnsemble> {
   const root = tempDir('zoott-ensemble-');
   const peers: Peer[] = [];
   const clientPorts: number[] = [];
@@ -128,7 +153,7 @@ export async function startEnsemble(
         dir: path.join(root, `server-${peer.id}`),
         clientPort: clientPorts[i]!,
         tickTimeMs: tick,
-        heapMb: options.heapMb ?? 256,
+        heapMb,
         ensemble: { peers, myId: peer.id },
       }),
   );
