@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Engine, QueueManyRequest, TaskKey } from '@zoott/core';
+import { type Engine, QueueManyError, type QueueManyRequest, type TaskKey } from '@zoott/core';
 import type { CommandContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -36,6 +36,8 @@ interface QueueRun {
   /** Lines whose write failed; `uncertain` when the reply was lost (it may have landed). */
   failed: (BadLine & { uncertain: boolean })[];
   firstError: unknown;
+  /** Lines sent in the write whose reply was lost: all of them landed, or none did. */
+  uncertainLines: number[];
   /** Lines whose parent pattern matched no task. */
   unmatched: number;
 }
@@ -178,12 +180,11 @@ function manyRequest(spec: TaskSpec, key: TaskKey): QueueManyRequest {
   return request;
 }
 
-/** The index a `queueMany` error names (`tasks[3]`): the tasks before it were queued. */
-function failedIndex(err: unknown): number {
-  const field = (err as { field?: unknown }).field;
-  const m = typeof field === 'string' ? /^tasks\[(\d+)\]/.exec(field) : null;
-  return m ? Number(m[1]) : 0;
-}
+/** A lost reply: the write may have landed or not. */
+const unknownOutcome = (err: unknown) => {
+  const code = (err as { code?: string }).code;
+  return code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT';
+};
 
 /** Queues one batch; what was queued goes into `run`, a failure ends it. */
 async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Promise<void> {
@@ -199,18 +200,21 @@ async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Pro
       for (const q of qs) run.keys.push(showKey(q.key));
     }
   } catch (err) {
-    // queueMany names the task that failed: the ones before it are queued, in order.
-    const at = batch[0]!.key === null ? 0 : failedIndex(err);
+    // queueMany says how far it got: the tasks before `queued` are in, the `uncertain` after
+    // them went out in one multi whose reply was lost (all of them landed, or none did).
+    const many = err instanceof QueueManyError ? err : null;
+    const at = many?.queued ?? 0;
+    const unsure = many ? many.uncertain : unknownOutcome(err) ? 1 : 0;
     for (const l of batch.slice(0, at)) {
       run.queuedLines.push(l.line);
       run.keys.push(showKey(l.key!));
     }
     run.firstError = err;
-    const code = (err as { code?: string }).code ?? '';
+    run.uncertainLines = batch.slice(at, at + unsure).map((l) => l.line);
     run.failed.push({
       line: batch[at]!.line,
       message: explain(err).message,
-      uncertain: code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT',
+      uncertain: unsure > 0,
     });
   }
 }
@@ -226,6 +230,7 @@ async function queueLines(
     queuedLines: [],
     failed: [],
     firstError: undefined,
+    uncertainLines: [],
     unmatched: 0,
   };
   let i = 0;
@@ -259,16 +264,19 @@ function reportRun(
   specs: readonly LineSpec[],
   run: QueueRun,
 ): number {
-  const { keys, queuedLines, failed, unmatched } = run;
-  const queuedSet = new Set(queuedLines);
-  const notQueued = ranges(specs.filter((s) => !queuedSet.has(s.line)).map((s) => s.line));
+  const { keys, queuedLines, failed, unmatched, uncertainLines } = run;
+  // Lines certainly not queued: neither queued nor in the write whose reply was lost.
+  const written = new Set([...queuedLines, ...uncertainLines]);
+  const notQueued = ranges(specs.filter((s) => !written.has(s.line)).map((s) => s.line));
   if (ctx.json)
     ctx.printJson({
       lines: specs.length,
       queued: keys.length,
       unmatched,
       keys,
-      ...(failed.length > 0 ? { failed, notQueuedLines: notQueued } : {}),
+      ...(failed.length > 0
+        ? { failed, notQueuedLines: notQueued, uncertainLines: ranges(uncertainLines) }
+        : {}),
     });
   if (failed.length === 0) {
     if (!ctx.json)
@@ -278,15 +286,16 @@ function reportRun(
     return ExitCode.OK;
   }
   if (!ctx.json) {
-    const unsure = failed.filter((f) => f.uncertain).length;
+    const unsure = uncertainLines.length;
     ctx.out(
       `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed${unsure ? `; ${unsure} more line(s) may or may not be queued (the connection was lost while writing them)` : ''}`,
     );
-    for (const f of failed)
+    for (const f of failed) ctx.note(`${file}:${f.line}: ${f.message}`);
+    if (unsure)
       ctx.note(
-        `${file}:${f.line}: ${f.message}${f.uncertain ? ' (the connection was lost while writing it: it may or may not be queued)' : ''}`,
+        `line(s) ${showRanges(ranges(uncertainLines))} of ${file} were being written when the connection was lost: all of them are queued, or none is`,
       );
-    ctx.note(`not queued: line(s) ${showRanges(notQueued)} of ${file}`);
+    if (notQueued.length > 0) ctx.note(`not queued: line(s) ${showRanges(notQueued)} of ${file}`);
   }
   return explain(run.firstError).exitCode;
 }

@@ -212,17 +212,20 @@ describe('long-running verbs ride out a ZooKeeper outage', { timeout: SLOW }, ()
       queued: number;
       failed: { line: number; uncertain: boolean }[];
       notQueuedLines: [number, number][];
+      uncertainLines: [number, number][];
     }>(r);
+    const count = (rs: [number, number][]) => rs.reduce((n, [a, b]) => n + b - a + 1, 0);
+    const unsure = count(doc.uncertainLines);
     expect(doc.lines).toBe(3000);
-    expect(doc.queued).toBeGreaterThanOrEqual(200);
+    // At least 200 tasks were in ZooKeeper before it stopped: the CLI saw them queued, or the
+    // reply of the group that holds them was lost on the way (a CI run met that case).
+    expect(doc.queued + unsure).toBeGreaterThanOrEqual(200);
     expect(doc.queued).toBeLessThan(3000);
-    // A write whose reply was lost may or may not have landed: those lines are flagged, and
-    // they are the only slack between what it printed and what ZooKeeper holds.
-    const unsure = doc.failed.filter((f) => f.uncertain).length;
+    // A group whose reply was lost landed whole or not at all: the flagged lines are the only
+    // slack between what it printed and what ZooKeeper holds.
     const held = (await createEngine(await direct(connect), { world: 'tw' }).counts()).pending;
-    expect(held).toBeGreaterThanOrEqual(doc.queued);
-    expect(held).toBeLessThanOrEqual(doc.queued + unsure);
-    const notQueued = doc.notQueuedLines.reduce((n, [a, b]) => n + b - a + 1, 0);
-    expect(doc.queued + notQueued).toBe(3000);
+    expect([doc.queued, doc.queued + unsure]).toContain(held);
+    expect(doc.queued + unsure + count(doc.notQueuedLines)).toBe(3000);
+    if (unsure > 0) expect(doc.failed).toEqual([expect.objectContaining({ uncertain: true })]);
   });
 });

@@ -54,6 +54,7 @@ export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { TaskLogLine, TaskProgress } from './engine/progress.js';
+export { QueueManyError } from './engine/queue-many.js';
 // What a world keeps: retention settings (stored in the world) and the reaper's reports.
 export {
   DEFAULT_RETENTION,

@@ -48,29 +48,42 @@ function frameBytes(ops: readonly Op[]): number {
 }
 
 /**
- * `err` again, its message and field naming the task it is about and saying what was queued:
- * the tasks before `queued`; `uncertain` when the group from there on may have landed too.
+ * Why a `queueMany` call stopped, and how far it got: the first `queued` requests are queued;
+ * the `uncertain` after them were sent in a multi whose reply was lost while the connection
+ * did not come back (a multi is all or nothing: all of them landed, or none did); the rest
+ * were never sent. `field` names the request it stopped at (`tasks[i]`).
  */
-function aboutTask(err: unknown, index: number, queued: number, uncertain = false): unknown {
-  if (!isZoottError(err)) return err;
-  const text = err.message.startsWith(`${err.code}: `)
-    ? err.message.slice(err.code.length + 2)
-    : err.message;
-  const rest = uncertain
-    ? `tasks[${queued}..] may or may not be (the connection did not come back)`
-    : `tasks[${queued}..] were not`;
-  const done =
-    queued === 0
-      ? uncertain
-        ? `nothing before it was queued; ${rest}`
-        : 'nothing was queued'
-      : `tasks[0..${queued - 1}] were queued, ${rest}`;
-  return new ZoottError(err.code, `tasks[${index}]: ${text}; ${done}`, {
-    field: `tasks[${index}]${err.field ? `.${err.field}` : ''}`,
-    ...(err.path ? { path: err.path } : {}),
-    ...(err.op ? { op: err.op } : {}),
-    cause: err,
-  });
+export class QueueManyError extends ZoottError {
+  readonly queued: number;
+  readonly uncertain: number;
+
+  constructor(cause: ZoottError, index: number, queued: number, uncertain: number) {
+    const text = cause.message.startsWith(`${cause.code}: `)
+      ? cause.message.slice(cause.code.length + 2)
+      : cause.message;
+    const parts = [
+      queued === 0 ? 'nothing before it was queued' : `tasks[0..${queued - 1}] were queued`,
+    ];
+    if (uncertain > 0)
+      parts.push(
+        `tasks[${queued}..${queued + uncertain - 1}] may or may not be (the connection did not come back)`,
+      );
+    parts.push(`tasks[${queued + uncertain}..] were not`);
+    super(cause.code, `tasks[${index}]: ${text}; ${parts.join(', ')}`, {
+      field: `tasks[${index}]${cause.field ? `.${cause.field}` : ''}`,
+      ...(cause.path ? { path: cause.path } : {}),
+      ...(cause.op ? { op: cause.op } : {}),
+      cause,
+    });
+    this.name = 'QueueManyError';
+    this.queued = queued;
+    this.uncertain = uncertain;
+  }
+}
+
+/** `err` about request `index`, saying how far the call got; other errors pass unchanged. */
+function aboutTask(err: unknown, index: number, queued: number, uncertain = 0): unknown {
+  return isZoottError(err) ? new QueueManyError(err, index, queued, uncertain) : err;
 }
 
 /** Validates one request of `queueMany` and prepares its writes; throws what is wrong. */
@@ -203,7 +216,7 @@ async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
 async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
   const first = group[0]!;
   if (!(await connectionBack(ctx.coordinator)))
-    throw aboutTask(err, first.index, first.index, true);
+    throw aboutTask(err, first.index, first.index, group.length);
   const found = await lostQueueWrite(ctx, first.key, first.qid, err);
   if (found === null) return false;
   const byBucket = new Map<string, Item[]>();

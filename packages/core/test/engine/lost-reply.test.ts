@@ -1,4 +1,4 @@
-import { createEngine, type Op, utf8 } from '@zoott/core';
+import { createEngine, type Op, QueueManyError, utf8 } from '@zoott/core';
 import { describeOnBackends, losingReplies, type ReplyLoss } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
@@ -147,6 +147,32 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
       expect(pending).toEqual(names);
     });
   }
+
+  it('queueMany: a group lost with its session says which tasks are queued, which may be, which are not', async () => {
+    const raw = await backend().connect();
+    const lossy = losingReplies(raw);
+    const engine = createEngine(lossy.c, {
+      world: worldName(),
+      buckets: 2,
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    let groups = 0;
+    // The second group of 500 is lost on its way, and the session ends: no way to look.
+    lossy.lose('before', {
+      when: (ops) => targetOf(ops) === 'queue' && tasksIn(ops) > 1 && ++groups === 2,
+      meanwhile: () => backend().expireSession(raw),
+    });
+    const names = Array.from({ length: 1200 }, (_, i) => `t${i}`);
+    const call = engine.queueMany(names.map((name) => ({ name, type: 't' })));
+    await expect(call).rejects.toBeInstanceOf(QueueManyError);
+    await expect(call).rejects.toMatchObject({ field: 'tasks[500]', queued: 500, uncertain: 500 });
+    await expect(call).rejects.toThrow(
+      /tasks\[0\.\.499\] were queued, tasks\[500\.\.999\] may or may not be .*, tasks\[1000\.\.\] were not/,
+    );
+    await raw.renewSession();
+    expect(await engine.counts()).toMatchObject({ pending: 500 });
+  });
 
   it('a group completion lost while its session ends drops every result in it', async () => {
     const { raw, engine, claim: first, arm } = await setup();
