@@ -1,8 +1,6 @@
-import type { NodeData } from '../contract/coordinator.js';
-import { decodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
-import { codeOf } from './errors.js';
+import { readEntryNode } from './entry-read.js';
 import { AREA, type EntryName, parseEntryName } from './layout.js';
 import type { EntryData } from './types.js';
 
@@ -461,51 +459,18 @@ export class BucketListings {
   }
 
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
-    const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
-    let node: NodeData;
     this.requests++;
-    try {
-      node = await this.ctx.coordinator.get(path);
-    } catch (err) {
-      if (codeOf(err) === 'NO_NODE') {
-        st.stale = true;
-        return null;
-      }
-      throw err;
-    }
-    let data: EntryData;
-    try {
-      data = decodeJson<EntryData>(node.data, path);
-      const problem = entryProblem(data);
-      if (problem) throw new Error(problem);
-    } catch (err) {
-      // A foreign node named like an entry: claiming it is impossible, and failing the whole
-      // claim on it would stop every other task in the bucket. Skip it while it is listed.
-      st.bad.add(e.name);
-      this.ctx.logger.warn(
-        { path, reason: (err as Error).message },
-        'skipping a pending node that is not a zoott entry',
-      );
-      return null;
-    }
-    const cached: CachedEntry = {
-      version: node.stat.version,
-      czxid: node.stat.czxid,
-      data,
-      firstSeen: this.ctx.clock.now(),
-    };
+    const read = await readEntryNode(
+      this.ctx,
+      `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`,
+    );
+    if (read === 'gone') st.stale = true;
+    // A foreign node named like an entry: claiming it is impossible, and failing the whole
+    // claim on it would stop every other task in the bucket. Skip it while it is listed.
+    else if (read === 'bad') st.bad.add(e.name);
+    if (typeof read === 'string') return null;
+    const cached: CachedEntry = { ...read, firstSeen: this.ctx.clock.now() };
     st.cache.set(e.name, cached);
     return cached;
   }
-}
-
-/** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */
-function entryProblem(d: unknown): string | null {
-  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'data is not a JSON object';
-  const e = d as Partial<EntryData>;
-  if (typeof e.name !== 'string' || typeof e.type !== 'string')
-    return 'name and type must be strings';
-  if (!Number.isInteger(e.attempts) || !Number.isInteger(e.maxAttempts))
-    return 'attempts and maxAttempts must be integers';
-  return null;
 }

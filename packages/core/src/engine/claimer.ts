@@ -56,7 +56,8 @@ interface ClaimAttempt {
  * node, so two workers never both win one task.
  */
 export class Claimer {
-  private readonly listings: BucketListings;
+  /** The cached listings this claimer chooses from (the engine asks them about children). */
+  readonly listings: BucketListings;
   /** Keys someone else holds a working node for; cleared by an exists watch. */
   private readonly busy = new Set<string>();
   /** Earliest time a task skipped for `notBefore` or locality becomes eligible. */
@@ -113,16 +114,6 @@ export class Claimer {
   /** Whether a child an own settle unblocked may wait in `buckets`: worth a claim call now. */
   hasUnblocked(buckets: readonly number[]): boolean {
     return this.listings.unblockedIn(buckets);
-  }
-
-  /** Whether this claimer's listing of `bucket` may lack a child of `key` (encoded). */
-  mayHideChildOf(bucket: number, key: string): boolean {
-    return this.listings.mayHideChildOf(bucket, key);
-  }
-
-  /** A child of a task completed here waits in `bucket`: read it before choosing again. */
-  expectChild(bucket: number): void {
-    this.listings.expectChild(bucket);
   }
 
   /** Listings and entry reads this claimer has sent. */

@@ -1,0 +1,26 @@
+import { KEY_SEPARATOR } from '../tree/keys.js';
+import type { Claimer } from './claimer.js';
+import type { EngineContext } from './context.js';
+import type { Claim } from './types.js';
+
+/**
+ * After a completion: a child queued under the task since a claimer's listing was read is
+ * runnable now, and must be chosen by its priority, not after that listing's next re-read
+ * (a big listing is re-read at most every `relistMs`). One read of the task's tree node
+ * tells whether it has children; only then do those claimers read the bucket again. Called
+ * after the completion's reply: the change events of everything committed before it are in.
+ */
+export async function lookForChildren(
+  ctx: EngineContext,
+  claimers: Iterable<Claimer>,
+  claim: Claim,
+): Promise<void> {
+  const bucket = ctx.layout.bucketOf(claim.key);
+  const key = claim.key.join(KEY_SEPARATOR);
+  const blind = [...claimers].filter((c) => c.listings.mayHideChildOf(bucket, key));
+  if (blind.length === 0) return;
+  // A failed read cannot say "no children": read the bucket again, to be safe.
+  const stat = await ctx.coordinator.exists(ctx.layout.treePath(claim.key)).catch(() => undefined);
+  if (stat !== undefined && (stat === null || stat.numChildren === 0)) return;
+  for (const c of blind) c.listings.expectChild(bucket);
+}
