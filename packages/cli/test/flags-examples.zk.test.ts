@@ -2,27 +2,15 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  type Coordinator,
   createEngine,
   type Engine,
   listRateLimits,
   listSchedules,
-  PermanentError,
   readRetention,
 } from '@zoott/core';
-import { publishResult } from '@zoott/jobs';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { helpExamples, shellWords } from './help-examples.js';
-import {
-  assertBuilt,
-  freshConnect,
-  json,
-  type RunResult,
-  session,
-  start,
-  until,
-  zoott,
-} from './helpers.js';
+import { type ExampleStep, helpExamples, runExamples, settleTask } from './help-examples.js';
+import { assertBuilt, freshConnect, json, session } from './helpers.js';
 
 // Every example a verb's --help shows, run as written through the built binary against the
 // real ZooKeeper (ZOOTT_CONNECT names the test's namespace, ZOOTT_WORLD=files, the working
@@ -32,21 +20,6 @@ import {
 const SLOW = 600_000;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-
-interface Ctx {
-  connect: string;
-  cwd: string;
-  c: Coordinator;
-  engine: Engine;
-}
-interface Step {
-  before?: (ctx: Ctx) => Promise<void>;
-  /** Runs the example itself when it needs more than waiting for it to exit. */
-  run?: (ctx: Ctx, args: string[]) => Promise<RunResult>;
-  /** Extra environment (e.g. another world for a verb that acts on the whole world). */
-  env?: Record<string, string>;
-  check: (r: RunResult, ctx: Ctx) => Promise<void> | void;
-}
 
 /** Examples run by other test files (a long-running server, a pipe, a real job worker). */
 const ELSEWHERE: Record<string, string> = {
@@ -64,21 +37,11 @@ const ELSEWHERE: Record<string, string> = {
     'flags-dashboard.zk.test.ts (demo --dashboard)',
 };
 
-/** Claims what is runnable, settles `key` with `how` and gives the rest back. */
-async function settle(engine: Engine, key: string[], how: 'complete' | 'fail'): Promise<void> {
-  const claims = await engine.claimMany(32);
-  const mine = claims.find((cl) => cl.key.join('|') === key.join('|'));
-  for (const cl of claims) if (cl !== mine) await engine.release(cl);
-  if (!mine) throw new Error(`${key.join('|')} was not runnable`);
-  if (how === 'complete') await engine.complete(mine, 'done');
-  else await engine.fail(mine, new PermanentError('example failure'));
-}
-
 const state = async (engine: Engine, key: string[]) => (await engine.task(key))?.state ?? 'gone';
 const CHILD = ['requestFile_a', 'downloadFile_a'];
 
 /** The examples in the order they run, each with what it must leave in ZooKeeper. */
-const STEPS: Record<string, Step> = {
+const STEPS: Record<string, ExampleStep> = {
   'zoott --connect 127.0.0.1:2181/myapp init files': {
     before: async ({ c }) => {
       await c.create('/myapp');
@@ -165,8 +128,8 @@ const STEPS: Record<string, Step> = {
   'zoott ls failed --json': {
     before: async ({ engine }) => {
       // A child runs once its parent is done.
-      await settle(engine, ['requestFile_a'], 'complete');
-      await settle(engine, CHILD, 'fail');
+      await settleTask(engine, ['requestFile_a'], 'complete');
+      await settleTask(engine, CHILD, 'fail');
     },
     check: (r) =>
       expect(json<{ tasks: { key: string }[] }>(r).tasks.map((t) => t.key)).toEqual([
@@ -177,7 +140,7 @@ const STEPS: Record<string, Step> = {
     check: async (_r, { engine }) => expect(await state(engine, CHILD)).toBe('pending'),
   },
   'zoott retry --all-failed': {
-    before: async ({ engine }) => settle(engine, CHILD, 'fail'),
+    before: async ({ engine }) => settleTask(engine, CHILD, 'fail'),
     check: async (_r, { engine }) => expect(await state(engine, CHILD)).toBe('pending'),
   },
   'zoott cancel requestFile_a --subtree': {
@@ -236,18 +199,7 @@ const STEPS: Record<string, Step> = {
     check: async (_r, { engine }) => expect(await listSchedules(engine)).toEqual([]),
   },
   'zoott wait nightly-report --timeout 60': {
-    // `wait` takes a result published after it started: publish until it has one.
-    run: async ({ c }, args) => {
-      const child = start(args, { env: ENV.current });
-      let done = false;
-      void child.exited.then(() => (done = true));
-      await until(async () => {
-        if (!done)
-          await publishResult(c, { routingkey: 'nightly-report' }, { report: 'ok' }, ENV.world);
-        return done;
-      }, 'wait to take a published result');
-      return child.exited;
-    },
+    publish: { address: { routingkey: 'nightly-report' }, result: { report: 'ok' } },
     check: (r) => expect(r.stdout).toMatch(/"report":\s*"ok"/),
   },
   'zoott drain --timeout 600': {
@@ -323,9 +275,6 @@ const STEPS: Record<string, Step> = {
   },
 };
 
-/** The environment of the current run (set by the test: the wait step starts its own child). */
-const ENV = { current: {} as Record<string, string>, world: { world: 'files' } };
-
 describe('every --help example, as written', { timeout: SLOW }, () => {
   let examples: string[];
   beforeAll(async () => {
@@ -343,23 +292,12 @@ describe('every --help example, as written', { timeout: SLOW }, () => {
     const connect = await freshConnect();
     const cwd = mkdtempSync(join(tmpdir(), 'zoott-examples-'));
     const c = await session(connect);
-    const ctx: Ctx = { connect, cwd, c, engine: createEngine(c, { world: 'files' }) };
     onTestFinished(() => rmSync(cwd, { recursive: true, force: true }));
-    for (const [example, step] of Object.entries(STEPS)) {
-      await step.before?.(ctx);
-      const args = shellWords(example).map((w) =>
-        w.startsWith('127.0.0.1:2181') ? connect + w.slice('127.0.0.1:2181'.length) : w,
-      );
-      ENV.current = { ZOOTT_CONNECT: connect, ZOOTT_WORLD: 'files', ...step.env };
-      const r = step.run
-        ? await step.run(ctx, args)
-        : await zoott(args, { env: ENV.current, cwd, timeoutMs: 120_000 });
-      expect(r.code, `${example}\n${r.stderr}`).toBe(0);
-      try {
-        await step.check(r, ctx);
-      } catch (err) {
-        throw new Error(`${example}: ${(err as Error).message}\nstdout:\n${r.stdout}`);
-      }
-    }
+    const env = { ZOOTT_CONNECT: connect, ZOOTT_WORLD: 'files' };
+    const engine = createEngine(c, { world: 'files' });
+    const server = '127.0.0.1:2181';
+    await runExamples(STEPS, { connect, cwd, c, engine, env }, (w) =>
+      w.startsWith(server) ? connect + w.slice(server.length) : w,
+    );
   });
 });

@@ -2,19 +2,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEngine, type Engine, PermanentError, readRetention } from '@zoott/core';
-import { publishResult } from '@zoott/jobs';
+import { createEngine, type Engine, readRetention } from '@zoott/core';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { helpExamples, shellWords } from './help-examples.js';
-import {
-  assertBuilt,
-  freshConnect,
-  type RunResult,
-  session,
-  start,
-  until,
-  zoott,
-} from './helpers.js';
+import { type ExampleStep, helpExamples, runExamples, settleTask } from './help-examples.js';
+import { assertBuilt, freshConnect, session, zoott } from './helpers.js';
 
 // The example column of the README's verb table, run as written through the built binary
 // on the real ZooKeeper (ZOOTT_CONNECT names the test's namespace, ZOOTT_WORLD=files), each
@@ -44,24 +35,10 @@ function tableExamples(): string[] {
   return out;
 }
 
-interface Ctx {
-  cwd: string;
-  engine: Engine;
-  c: Awaited<ReturnType<typeof session>>;
-  env: Record<string, string>;
-}
-interface Step {
-  before?: (ctx: Ctx) => Promise<void>;
-  run?: (ctx: Ctx, args: string[]) => Promise<RunResult>;
-  /** The environment instead of the test namespace's. */
-  env?: Record<string, string>;
-  check: (r: RunResult, ctx: Ctx) => Promise<void> | void;
-}
-
 const FETCH_CHILD = ['fetch_a', 'dl_a'];
 const state = async (engine: Engine, key: string[]) => (await engine.task(key))?.state ?? 'gone';
 
-const STEPS: Record<string, Step> = {
+const STEPS: Record<string, ExampleStep> = {
   'zoott init files --buckets 64': {
     check: async (_r, { c }) => expect(await c.children('/zoott_p/files')).toHaveLength(64),
   },
@@ -92,17 +69,8 @@ const STEPS: Record<string, Step> = {
   'zoott ls failed': {
     before: async ({ engine }) => {
       // dl_a runs once fetch_a is done; it then fails for good. fetch_a is hinted to h1.
-      for (const [key, fail] of [
-        [['fetch_a'], false],
-        [FETCH_CHILD, true],
-      ] as const) {
-        const claims = await engine.claimMany(32, { worker: 'h1', server: 'h1' });
-        const mine = claims.find((cl) => cl.key.join('|') === key.join('|'));
-        for (const cl of claims) if (cl !== mine) await engine.release(cl);
-        if (!mine) throw new Error(`${key.join('|')} was not runnable`);
-        if (fail) await engine.fail(mine, new PermanentError('readme failure'));
-        else await engine.complete(mine, 'ok');
-      }
+      await settleTask(engine, ['fetch_a'], 'complete', 'h1');
+      await settleTask(engine, FETCH_CHILD, 'fail', 'h1');
     },
     check: (r) => expect(r.stdout).toMatch(/^fetch_a\|dl_a\b/m),
   },
@@ -132,10 +100,7 @@ const STEPS: Record<string, Step> = {
   'zoott clean files --completed --older-than 1h --dry-run': {
     before: async ({ engine }) => {
       await engine.queue({ name: 'fresh', type: 't' });
-      const claims = await engine.claimMany(32, { worker: 'h1', server: 'h1' });
-      for (const cl of claims)
-        if (cl.key[0] === 'fresh') await engine.complete(cl, 'ok');
-        else await engine.release(cl);
+      await settleTask(engine, ['fresh'], 'complete', 'h1');
     },
     // Completed a moment ago: younger than an hour, so nothing would go, and nothing does.
     check: async (r, { engine }) => {
@@ -144,19 +109,9 @@ const STEPS: Record<string, Step> = {
     },
   },
   'zoott wait nightly --exchange reports --timeout 60': {
-    // `wait` takes a result published after it started: publish until it has one.
-    run: async ({ c, env }, args) => {
-      const child = start(args, { env });
-      let done = false;
-      void child.exited.then(() => (done = true));
-      await until(async () => {
-        if (!done) {
-          const address = { routingkey: 'nightly', exchange: 'reports' };
-          await publishResult(c, address, { nightly: 'ok' }, { world: 'files' });
-        }
-        return done;
-      }, 'wait to take a published result');
-      return child.exited;
+    publish: {
+      address: { routingkey: 'nightly', exchange: 'reports' },
+      result: { nightly: 'ok' },
     },
     check: (r) => expect(r.stdout).toMatch(/"nightly":\s*"ok"/),
   },
@@ -177,7 +132,7 @@ const STEPS: Record<string, Step> = {
   },
   'zoott demo --items 24 --workers 4': {
     // With no connect string, as on a machine without ZooKeeper: embedded.
-    env: {},
+    env: { ZOOTT_CONNECT: undefined, ZOOTT_WORLD: undefined },
     check: (r) => expect(r.stdout).toMatch(/summary {2}72 completed, 0 failed/),
   },
 };
@@ -208,19 +163,6 @@ describe("the README's verb table examples, as written", { timeout: SLOW }, () =
     onTestFinished(() => rmSync(cwd, { recursive: true, force: true }));
     const c = await session(connect);
     const env = { ZOOTT_CONNECT: connect, ZOOTT_WORLD: 'files' };
-    const ctx: Ctx = { cwd, c, env, engine: createEngine(c, { world: 'files' }) };
-    for (const [example, step] of Object.entries(STEPS)) {
-      await step.before?.(ctx);
-      const args = shellWords(example);
-      const r = step.run
-        ? await step.run(ctx, args)
-        : await zoott(args, { env: step.env ?? env, cwd, timeoutMs: 180_000 });
-      expect(r.code, `${example}\n${r.stderr}`).toBe(0);
-      try {
-        await step.check(r, ctx);
-      } catch (err) {
-        throw new Error(`${example}: ${(err as Error).message}\nstdout:\n${r.stdout}`);
-      }
-    }
+    await runExamples(STEPS, { connect, cwd, c, env, engine: createEngine(c, { world: 'files' }) });
   });
 });
