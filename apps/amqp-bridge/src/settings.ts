@@ -2,8 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import {
   type CredentialRules,
   checkLogLevel,
+  LOG_LEVEL_SETTING,
   maskCredential,
   mergeSettingSources,
+  SESSION_TIMEOUT_SETTING,
   type SettingSource,
   type SettingSpecBase,
   settingError,
@@ -69,12 +71,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     help: 'file of ZooKeeper credentials, one user:password a line',
   },
   {
-    key: 'sessionTimeoutMs',
-    flag: '--session-timeout',
-    env: 'ZOOTT_SESSION_TIMEOUT_MS',
-    kind: 'int',
-    arg: 'ms',
-    help: 'ZooKeeper session timeout',
+    ...SESSION_TIMEOUT_SETTING,
     fallback: 10_000,
   },
   {
@@ -165,12 +162,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     fallback: true,
   },
   {
-    key: 'logLevel',
-    flag: '--log-level',
-    env: 'ZOOTT_LOG_LEVEL',
-    kind: 'string',
-    arg: 'level',
-    help: 'trace, debug, info, warn, error, fatal or silent',
+    ...LOG_LEVEL_SETTING,
     fallback: 'info',
   },
 ];

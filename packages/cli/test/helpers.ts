@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
 import { freshChroot } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, afterEach, inject } from 'vitest';
+import { afterAll, afterEach, expect, inject } from 'vitest';
 
 /** The BUILT binary: these tests run `zoott` exactly as a user does. */
 export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -133,6 +133,22 @@ export async function session(connect: string): Promise<Coordinator> {
 /** A fresh, created chroot on the run's ZooKeeper: `host:port/cli-<uuid>`. */
 export async function freshConnect(): Promise<string> {
   return (await freshChroot(inject('zkConnect'), 'cli')).connectString;
+}
+
+/**
+ * `zoott` against a fresh chroot with a world `tw` made by `zoott init tw <initArgs>` (which
+ * must succeed); `z` runs `zoott` there, with `input` on its stdin when given.
+ */
+export async function freshWorld(initArgs: string[] = []): Promise<{
+  connect: string;
+  z: (args: string[], input?: string) => Promise<RunResult>;
+}> {
+  const connect = await freshConnect();
+  const z = (args: string[], input?: string) =>
+    zoott(['--connect', connect, '--world', 'tw', ...args], input === undefined ? {} : { input });
+  const init = await z(['init', 'tw', ...initArgs]);
+  expect(init.code, init.stderr).toBe(0);
+  return { connect, z };
 }
 
 /** Parses the one JSON document a --json command printed. */

@@ -3,35 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, runWorker } from '@zoott/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertBuilt,
-  freshConnect,
-  json,
-  session,
-  start,
-  startWorkerBin,
-  until,
-  zoott,
-} from './helpers.js';
+import { assertBuilt, freshWorld, json, session, start, startWorkerBin, until } from './helpers.js';
 
 // Job control through the real `zoott` binary on a real ZooKeeper: pause and resume,
 // cancel of running work, delayed tasks.
 const SLOW = 180_000;
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-control-'));
 
-async function world() {
-  const connect = await freshConnect();
-  const z = (args: string[]) => zoott(['--connect', connect, '--world', 'tw', ...args]);
-  const init = await z(['init', 'tw']);
-  expect(init.code, init.stderr).toBe(0);
-  return { connect, z };
-}
-
 beforeAll(assertBuilt);
 
 describe('pause and resume', { timeout: SLOW }, () => {
   it('pause stops a live worker claiming, status shows it, resume lets it run', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const c = await session(connect);
     const worker = runWorker(c, { t: (task) => task.name }, { world: 'tw', pollMs: 200 });
     try {
@@ -66,7 +49,7 @@ describe('pause and resume', { timeout: SLOW }, () => {
   });
 
   it('names what is wrong: an empty type, a world that does not exist', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const empty = await z(['pause', 'tw', '--type', '']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/type "": must not be empty/);
@@ -81,7 +64,7 @@ describe('pause and resume', { timeout: SLOW }, () => {
 
 describe('cancel', { timeout: SLOW }, () => {
   it('aborts the handler of a running task and records nothing', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const c = await session(connect);
     let aborted = false;
     const worker = runWorker(
@@ -115,7 +98,7 @@ describe('cancel', { timeout: SLOW }, () => {
   });
 
   it('asks for --subtree before cancelling a task with children', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     expect((await z(['queue', 'p', '-t', 't'])).code).toBe(0);
     expect((await z(['queue', 'k', '-t', 't', '--parent', 'p'])).code).toBe(0);
     const r = await z(['cancel', 'p']);
@@ -130,7 +113,7 @@ describe('cancel', { timeout: SLOW }, () => {
 
 describe('delayed tasks', { timeout: SLOW }, () => {
   it('--delay and --at set when a task may start; ls pending shows it', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const before = Date.now();
     expect((await z(['queue', 'soon', '-t', 't', '--delay', '1h30m'])).code).toBe(0);
     const after = Date.now();
@@ -156,7 +139,7 @@ describe('delayed tasks', { timeout: SLOW }, () => {
   });
 
   it('refuses bad delays and times, naming the flag, and queues nothing', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const cases: [string[], RegExp][] = [
       [['--delay', 'soon'], /--delay "soon": not a duration/],
       [['--delay', '400d'], /--delay "400d": must be at most 366 days/],
@@ -172,7 +155,7 @@ describe('delayed tasks', { timeout: SLOW }, () => {
   });
 
   it('queue --from takes "delay" and "at" per line, and names a bad line', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const good = join(tmp, 'delayed.jsonl');
     writeFileSync(
       good,
@@ -208,7 +191,7 @@ describe('delayed tasks', { timeout: SLOW }, () => {
   });
 
   it('a delayed task starts no sooner than its time on a live worker', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     expect((await z(['queue', 'd', '-t', 't', '--delay', '1500ms'])).code).toBe(0);
     const { notBefore } = json<{ notBefore: number }>(await z(['--json', 'show', 'd']));
     const c = await session(connect);
@@ -225,7 +208,7 @@ describe('delayed tasks', { timeout: SLOW }, () => {
 
 describe('progress and logs', { timeout: SLOW }, () => {
   it("a handler's progress is streamed by watch --progress and shown by show", async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const c = await session(connect);
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => {
@@ -276,7 +259,7 @@ describe('progress and logs', { timeout: SLOW }, () => {
   });
 
   it("a JSON job's fd-3 lines, on the real worker, are shown by show", async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const worker = startWorkerBin(connect, '/bin/sh');
     try {
       const job = {

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
   freshConnect,
+  freshWorld,
   json,
   session,
   start,
@@ -20,19 +21,11 @@ import {
 const SLOW = 180_000;
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-surface-'));
 
-async function world() {
-  const connect = await freshConnect();
-  const z = (args: string[]) => zoott(['--connect', connect, '--world', 'tw', ...args]);
-  const init = await z(['init', 'tw', '--buckets', '8']);
-  expect(init.code, init.stderr).toBe(0);
-  return { connect, z };
-}
-
 beforeAll(assertBuilt);
 
 describe('tree, ls, submit, export, import', { timeout: SLOW }, () => {
   it('tree <task> shows the task itself with its subtree; a missing one is exit 5', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld(['--buckets', '8']);
     expect((await z(['queue', 'a', '-t', 'ta'])).code).toBe(0);
     expect((await z(['queue', 'b', '-t', 'tb', '--parent', 'a'])).code).toBe(0);
     expect((await z(['queue', 'c', '-t', 'tc', '--parent', 'a|b'])).code).toBe(0);
@@ -52,7 +45,7 @@ describe('tree, ls, submit, export, import', { timeout: SLOW }, () => {
   });
 
   it('ls prints column headers', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     expect((await z(['queue', 'a', '-t', 'slow', '-p', '3'])).code).toBe(0);
     expect((await z(['queue', 'b', '-t', 'slow'])).code).toBe(0);
     const pending = await z(['ls', 'pending']);
@@ -72,7 +65,7 @@ describe('tree, ls, submit, export, import', { timeout: SLOW }, () => {
   });
 
   it('submit <directory> is a usage error; export of a missing path names the path', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     const dir = join(tmp, 'a-directory');
     mkdirSync(dir, { recursive: true });
     const sub = await z(['submit', dir]);
@@ -117,7 +110,7 @@ describe('tree, ls, submit, export, import', { timeout: SLOW }, () => {
 
 describe('wait and submit --wait', { timeout: SLOW }, () => {
   it('wait takes only results published after it began, unless --any', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     const c = await session(connect);
     await publishResult(c, { routingkey: 'rk' }, { old: true }, { world: 'tw' });
     const fresh = await z(['wait', 'rk', '--timeout', '1']);
@@ -136,7 +129,7 @@ describe('wait and submit --wait', { timeout: SLOW }, () => {
   });
 
   it('submit --wait prints why a job could not start, and takes the result it printed', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     const worker = startWorkerBin(connect, `${process.execPath},/nonexistent/**`);
     try {
       const missing = join(tmp, 'missing-exe.json');
@@ -168,7 +161,7 @@ describe('wait and submit --wait', { timeout: SLOW }, () => {
 
 describe('workers and status', { timeout: SLOW }, () => {
   it('UP is the time since the worker started, through rebalances', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     const first = runWorker(
       await session(connect),
       { fetch: async () => null },
@@ -209,7 +202,7 @@ describe('workers and status', { timeout: SLOW }, () => {
   });
 
   it('status names the pending task types no live worker serves', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld(['--buckets', '8']);
     for (const [n, t] of [
       ['f1', 'fetch'],
       ['f2', 'fetch'],

@@ -2,16 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, zoott } from './helpers.js';
+import { assertBuilt, freshWorld, json } from './helpers.js';
 
 const SLOW = 120_000;
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-queue-from-'));
 
 async function world() {
-  const connect = await freshConnect();
-  const z = (args: string[]) => zoott(['--connect', connect, '--world', 'tw', ...args]);
-  const init = await z(['init', 'tw', '--buckets', '8']);
-  expect(init.code, init.stderr).toBe(0);
+  const { z } = await freshWorld(['--buckets', '8']);
   const pending = async () => json<{ pending: number }>(await z(['--json', 'status'])).pending;
   return { z, pending };
 }

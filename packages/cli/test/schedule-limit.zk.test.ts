@@ -1,27 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { runWorker } from '@zoott/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertBuilt,
-  freshConnect,
-  json,
-  session,
-  startWorkerBin,
-  until,
-  zoott,
-} from './helpers.js';
+import { assertBuilt, freshWorld, json, session, startWorkerBin, until } from './helpers.js';
 
 // Every step is a fresh node process talking to ZooKeeper: slow on 2 busy cores.
 const SLOW = 180_000;
-
-/** `zoott` against a fresh chroot with a world `tw` already initialised. */
-async function world() {
-  const connect = await freshConnect();
-  const z = (args: string[]) => zoott(['--connect', connect, '--world', 'tw', ...args]);
-  const init = await z(['init', 'tw']);
-  expect(init.code, init.stderr).toBe(0);
-  return { connect, z };
-}
 
 const workers: ChildProcess[] = [];
 afterEach(() => {
@@ -46,7 +29,7 @@ interface ListedJson {
 
 describe('zoott schedule', { timeout: SLOW }, () => {
   it('add, list, remove; --json twins; bad cron or zone exit 2 and write nothing', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const add = await z([
       'schedule',
       'add',
@@ -119,7 +102,7 @@ describe('zoott schedule', { timeout: SLOW }, () => {
   });
 
   it('a running worker elects itself scheduler and queues one task per tick', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const add = await z(['schedule', 'add', 'sec', '--cron', '* * * * * *', '-t', 'nobody-serves']);
     expect(add.code, add.stderr).toBe(0);
     workers.push(startWorkerBin(connect, process.execPath));
@@ -147,7 +130,7 @@ describe('zoott schedule', { timeout: SLOW }, () => {
 
 describe('zoott limit', { timeout: SLOW }, () => {
   it('sets, shows, lists and removes; a bad rate exits 2 and writes nothing', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const set = await z(['limit', 'tw', 'mail', '20/s']);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(/limit set: mail: 20\/s \(no live worker serves it\)/);
@@ -196,7 +179,7 @@ describe('zoott limit', { timeout: SLOW }, () => {
 
 describe('zoott status', { timeout: SLOW }, () => {
   it('shows the schedules, the scheduler and the limits; --json has them too', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     expect(
       (await z(['schedule', 'add', 'nightly', '--cron', '0 2 * * *', '-t', 'report'])).code,
     ).toBe(0);

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
   freshConnect,
+  freshWorld,
   json,
   session,
   start,
@@ -18,19 +19,6 @@ import {
 const SLOW = 180_000;
 
 const tmp = mkdtempSync(join(tmpdir(), 'zoott-cli-'));
-
-/** `zoott` against a fresh chroot with a world `w` already initialised. */
-async function world(): Promise<{
-  connect: string;
-  z: (args: string[], input?: string) => ReturnType<typeof zoott>;
-}> {
-  const connect = await freshConnect();
-  const z = (args: string[], input?: string) =>
-    zoott(['--connect', connect, '--world', 'tw', ...args], input === undefined ? {} : { input });
-  const init = await z(['init', 'tw']);
-  expect(init.code, init.stderr).toBe(0);
-  return { connect, z };
-}
 
 beforeAll(assertBuilt);
 
@@ -51,7 +39,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
   });
 
   it('queues with data inline and @file, parent patterns and a child-name template', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const dataFile = join(tmp, 'data.json');
     writeFileSync(dataFile, JSON.stringify({ url: 'http://x/b' }));
     expect(
@@ -119,7 +107,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
   });
 
   it('queue --from a JSON-lines file, with exact and pattern parents', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const file = join(tmp, 'tasks.jsonl');
     const lines = [
       ...Array.from({ length: 20 }, (_, i) => ({ name: `r${i}`, type: 'req', data: { i } })),
@@ -139,7 +127,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
   });
 
   it('reports bad input clearly, without a stack trace', async () => {
-    const { z } = await world();
+    const { z } = await freshWorld();
     const badPattern = await z(['queue', 'x', '-t', 't', '--parent-name', 'a(?=b)']);
     expect(badPattern.code).toBe(2);
     expect(badPattern.stderr).toMatch(/invalid pattern/i);
@@ -187,7 +175,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
 
 describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () => {
   it('status and workers show a live worker and what it runs; drain waits for it', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     for (const n of ['a', 'b', 'c']) expect((await z(['queue', n, '-t', 'slow'])).code).toBe(0);
     const early = await z(['drain', '--timeout', '1']);
     expect(early.code).toBe(6);
@@ -259,7 +247,7 @@ describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () =
   });
 
   it('retry brings failed tasks back; cancel removes a subtree', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     for (const n of ['f1', 'f2'])
       expect((await z(['queue', n, '-t', 'boom', '--attempts', '1'])).code).toBe(0);
     expect((await z(['queue', 'kid', '-t', 'boom', '--parent', 'f1'])).code).toBe(0);
@@ -292,7 +280,7 @@ describe('workers, status, retry, cancel, drain, watch', { timeout: SLOW }, () =
   });
 
   it('watch streams events as JSON lines and stops after --count', async () => {
-    const { z, connect } = await world();
+    const { z, connect } = await freshWorld();
     const watch = start(['--connect', connect, '--world', 'tw', '--json', 'watch', '--count', '2']);
     await until(() => watch.err().includes('watching world tw'), 'watch to start');
     let n = 0;
@@ -534,7 +522,7 @@ describe('lock', { timeout: SLOW }, () => {
 
 describe('submit and wait', { timeout: SLOW }, () => {
   it('submits a regular job, waits for it, and exits with its code; wait reads the reply path', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     const daemon = startWorkerBin(connect, process.execPath);
     try {
       const jobFile = join(tmp, 'job.json');
@@ -576,7 +564,7 @@ describe('submit and wait', { timeout: SLOW }, () => {
 
 describe('dashboard', { timeout: SLOW }, () => {
   it('serves the JSON API of a world until interrupted (exit 130, as every verb)', async () => {
-    const { connect, z } = await world();
+    const { connect, z } = await freshWorld();
     expect((await z(['queue', 'alpha', '--type', 'noop'])).code).toBe(0);
     const dash = start(['--connect', connect, '--world', 'tw', 'dashboard', '--port', '0']);
     const printed = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w-]{20,})/;
@@ -593,7 +581,7 @@ describe('dashboard', { timeout: SLOW }, () => {
   });
 
   it('--token and ZOOTT_DASHBOARD_TOKEN pick the token; the flag wins', async () => {
-    const { connect } = await world();
+    const { connect } = await freshWorld();
     const served = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=(\S+)/;
     for (const [args, env, expected] of [
       [['--token', 'flag-token-0123456789'], {}, 'flag-token-0123456789'],
@@ -620,7 +608,7 @@ describe('dashboard', { timeout: SLOW }, () => {
   });
 
   it('--no-token serves loopback without a token, and is refused beyond loopback', async () => {
-    const { connect } = await world();
+    const { connect } = await freshWorld();
     const dash = start(['--connect', connect, 'dashboard', '--port', '0', '--no-token']);
     const printed = /(http:\/\/127\.0\.0\.1:\d+)\/ /;
     await until(() => printed.test(dash.err()), 'the dashboard URL');
@@ -644,7 +632,7 @@ describe('dashboard', { timeout: SLOW }, () => {
   });
 
   it('refuses to bind beyond loopback without a token', async () => {
-    const { connect } = await world();
+    const { connect } = await freshWorld();
     const r = await zoott(['--connect', connect, 'dashboard', '--host', '0.0.0.0', '--port', '0']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/token/);

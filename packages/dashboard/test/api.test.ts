@@ -1,5 +1,3 @@
-import { rmSync } from 'node:fs';
-import { request } from 'node:http';
 import {
   addSchedule,
   type Coordinator,
@@ -18,7 +16,14 @@ import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
 import { killSession, type ZkCoordinator } from '@zoott/zk-adapter';
 import { startProxy, type ZkProxy } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildAssets, eventually, openEventStream, taskEvent, zkNamespace } from './helpers.js';
+import {
+  assetsForFile,
+  eventually,
+  openEventStream,
+  statusForForeignHost,
+  taskEvent,
+  zkNamespace,
+} from './helpers.js';
 
 const WORLD = 'api';
 const quiet = { warn: () => {} };
@@ -42,13 +47,7 @@ const post = (base: string, path: string, body: unknown, headers: Record<string,
   });
 
 /** The page bundle, built once per file from the current source. */
-let assetsDir = '';
-beforeAll(() => {
-  assetsDir = buildAssets();
-});
-afterAll(() => {
-  if (assetsDir) rmSync(assetsDir, { recursive: true, force: true });
-});
+const assetsDir = assetsForFile();
 
 describe('dashboard JSON API and live stream [zookeeper]', () => {
   let ns: Awaited<ReturnType<typeof zkNamespace>>;
@@ -92,7 +91,7 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     proxy = await startProxy(inject('zkConnect'));
     dashClient = await ns.connect(proxy.hostPort);
     dash = await startDashboard({
-      assetsDir,
+      assetsDir: assetsDir(),
       coordinator: dashClient,
       port: 0,
       logger: quiet,
@@ -273,23 +272,8 @@ describe('dashboard JSON API and live stream [zookeeper]', () => {
     expect(foreign.status).toBe(403);
     // A page on another name that resolves to 127.0.0.1 (DNS rebinding) cannot read the API:
     // the browser sends it no token (the cookie belongs to 127.0.0.1).
-    const status = await new Promise<number>((resolve, reject) => {
-      const u = new URL('/api/counts', dash.url);
-      request(
-        {
-          host: u.hostname,
-          port: u.port,
-          path: u.pathname,
-          headers: { Host: `evil.example:${u.port}` },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      )
-        .on('error', reject)
-        .end();
-    });
+    const u = new URL('/api/counts', dash.url);
+    const status = await statusForForeignHost(u.hostname, u.port, u.pathname);
     expect(status).toBe(401);
   });
 
@@ -381,7 +365,7 @@ describe('dashboard access control [zookeeper]', () => {
   it('refuses to bind beyond loopback without a token, and checks option values', async () => {
     await expect(
       startDashboard({
-        assetsDir,
+        assetsDir: assetsDir(),
         coordinator,
         host: '0.0.0.0',
         port: 0,
@@ -393,7 +377,7 @@ describe('dashboard access control [zookeeper]', () => {
     });
     await expect(
       startDashboard({
-        assetsDir,
+        assetsDir: assetsDir(),
         coordinator,
         host: '0.0.0.0',
         port: 0,
@@ -405,7 +389,7 @@ describe('dashboard access control [zookeeper]', () => {
     });
     await expect(
       startDashboard({
-        assetsDir,
+        assetsDir: assetsDir(),
         coordinator,
         port: 70000,
       }),
@@ -414,7 +398,7 @@ describe('dashboard access control [zookeeper]', () => {
     });
     await expect(
       startDashboard({
-        assetsDir,
+        assetsDir: assetsDir(),
         coordinator,
         world: 'p',
       }),
@@ -423,7 +407,7 @@ describe('dashboard access control [zookeeper]', () => {
     });
     await expect(
       startDashboard({
-        assetsDir,
+        assetsDir: assetsDir(),
         coordinator: {} as Coordinator,
         port: 0,
       }),
@@ -431,8 +415,18 @@ describe('dashboard access control [zookeeper]', () => {
   });
 
   it('on loopback makes a random token: every page, API route and action needs it; a page load with it sets a cookie', async () => {
-    const dash = await startDashboard({ assetsDir, coordinator, port: 0, logger: quiet });
-    const other = await startDashboard({ assetsDir, coordinator, port: 0, logger: quiet });
+    const dash = await startDashboard({
+      assetsDir: assetsDir(),
+      coordinator,
+      port: 0,
+      logger: quiet,
+    });
+    const other = await startDashboard({
+      assetsDir: assetsDir(),
+      coordinator,
+      port: 0,
+      logger: quiet,
+    });
     try {
       expect(dash.token).toMatch(/^[\w-]{24}$/);
       expect(other.token).not.toBe(dash.token);
@@ -491,17 +485,23 @@ describe('dashboard access control [zookeeper]', () => {
 
   it('noToken serves loopback without one (Host still checked) and is refused beyond loopback', async () => {
     await expect(
-      startDashboard({ assetsDir, coordinator, host: '0.0.0.0', port: 0, noToken: true }),
+      startDashboard({
+        assetsDir: assetsDir(),
+        coordinator,
+        host: '0.0.0.0',
+        port: 0,
+        noToken: true,
+      }),
     ).rejects.toMatchObject({
       code: 'INVALID_CONFIG',
       field: 'noToken',
       message: expect.stringContaining('loopback address only'),
     });
     await expect(
-      startDashboard({ assetsDir, coordinator, port: 0, noToken: true, token }),
+      startDashboard({ assetsDir: assetsDir(), coordinator, port: 0, noToken: true, token }),
     ).rejects.toMatchObject({ field: 'noToken' });
     const open = await startDashboard({
-      assetsDir,
+      assetsDir: assetsDir(),
       coordinator,
       port: 0,
       noToken: true,
@@ -512,22 +512,7 @@ describe('dashboard access control [zookeeper]', () => {
       expect(open.openUrl).toBe(open.url);
       expect((await call(open.url, '/api/counts?world=guarded')).status).toBe(200);
       // Without a token the Host check stands against DNS rebinding.
-      const rebound = await new Promise<number>((resolve, reject) => {
-        request(
-          {
-            host: '127.0.0.1',
-            port: open.port,
-            path: '/api/counts',
-            headers: { Host: `evil.example:${open.port}` },
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        )
-          .on('error', reject)
-          .end();
-      });
+      const rebound = await statusForForeignHost('127.0.0.1', open.port, '/api/counts');
       expect(rebound).toBe(403);
     } finally {
       await open.close();
@@ -536,7 +521,7 @@ describe('dashboard access control [zookeeper]', () => {
 
   it('checks the token on every request and on the live stream when bound beyond loopback', async () => {
     const dash = await startDashboard({
-      assetsDir,
+      assetsDir: assetsDir(),
       coordinator,
       host: '0.0.0.0',
       port: 0,
@@ -585,7 +570,11 @@ describe('dashboard on a namespace with no world [zookeeper]', () => {
   });
 
   it('says the world is not initialised (not that a task is missing)', async () => {
-    const dash = await startDashboard({ assetsDir, coordinator: await ns.connect(), port: 0 });
+    const dash = await startDashboard({
+      assetsDir: assetsDir(),
+      coordinator: await ns.connect(),
+      port: 0,
+    });
     try {
       const r = await call(dash.url, '/api/overview', {
         headers: { Authorization: `Bearer ${dash.token}` },

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   addSchedule,
@@ -11,23 +11,23 @@ import {
   setRateLimit,
   type WorkerHandle,
 } from '@zoott/core';
-import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
+import type { DashboardHandle } from '@zoott/dashboard';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildAssets, launchBrowser, zkNamespace } from './helpers.js';
+import {
+  assetsForFile,
+  dashboardInBrowser,
+  openLivePage,
+  serveDashboard,
+  zkNamespace,
+} from './helpers.js';
 
 const WORLD = 'demo';
 const quiet = { warn: () => {} };
 const docsDir = fileURLToPath(new URL('../docs/', import.meta.url));
 
 /** The page bundle, built once per file from the current source. */
-let assetsDir = '';
-beforeAll(() => {
-  assetsDir = buildAssets();
-});
-afterAll(() => {
-  if (assetsDir) rmSync(assetsDir, { recursive: true, force: true });
-});
+const assetsDir = assetsForFile();
 
 describe('dashboard in headless Chromium [zookeeper]', () => {
   let ns: Awaited<ReturnType<typeof zkNamespace>>;
@@ -122,14 +122,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
       if (c.completed === 10 && c.failed === 1 && c.working === 1) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    dash = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
-      port: 0,
-      logger: quiet,
-    });
-    browser = await launchBrowser();
+    ({ dash, browser } = await dashboardInBrowser(assetsDir(), await ns.connect(), WORLD));
   });
 
   afterAll(async () => {
@@ -142,12 +135,8 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
   });
 
   /** Opens the page as a user does: the printed URL, which carries the access token. */
-  async function open(path: string, base = dash.openUrl): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${base}${path}`);
-    await page.waitForSelector('.live-status[data-live="on"]');
-    return page;
+  function open(path: string, base = dash.openUrl): Promise<Page> {
+    return openLivePage(browser, `${base}${path}`);
   }
 
   it('shows counts per area and the tree of a world', async () => {
@@ -265,14 +254,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     const token = dash.token ?? undefined; // the page keeps the token it was served with
     await dash.close();
     await page.waitForSelector('.live-status[data-live="off"]');
-    dash = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
-      port,
-      token,
-      logger: quiet,
-    });
+    dash = await serveDashboard(assetsDir(), await ns.connect(), WORLD, { port, token });
     await page.waitForSelector('.live-status[data-live="on"]');
     await engine.queue({ name: 'after-restart', type: 'nobody-runs-this' });
     await page.waitForSelector('.row[data-key="after-restart"][data-state="pending"]');
@@ -281,14 +263,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
 
   it('read-only shows no retry or cancel control and the API refuses them', async () => {
     await engine.queue({ name: 'boom', type: 'explode' }, null, null, { maxAttempts: 1 });
-    const ro = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
-      port: 0,
-      readOnly: true,
-      logger: quiet,
-    });
+    const ro = await serveDashboard(assetsDir(), await ns.connect(), WORLD, { readOnly: true });
     try {
       const page = await open('#/demo/failed', ro.openUrl);
       await page.waitForSelector('.failed tr[data-key="boom"]');
@@ -329,14 +304,9 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
 
   it('asks for the token when bound beyond loopback and works with it', async () => {
     const token = 'browser-token-0123456789';
-    const guarded = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
+    const guarded = await serveDashboard(assetsDir(), await ns.connect(), WORLD, {
       host: '0.0.0.0',
-      port: 0,
       token,
-      logger: quiet,
     });
     try {
       const base = `http://127.0.0.1:${guarded.port}/`;

@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
+import { type DashboardHandle, type DashboardOptions, startDashboard } from '@zoott/dashboard';
 import { freshChroot } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = process.env.ZOOTT_CHROMIUM ?? '/usr/bin/chromium';
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -26,6 +29,21 @@ export function buildAssets(): string {
 }
 
 /**
+ * The page bundle, built once for the calling test file (in a beforeAll) and removed after its
+ * tests; the returned function gives the folder, for `assetsDir`.
+ */
+export function assetsForFile(): () => string {
+  let dir = '';
+  beforeAll(() => {
+    dir = buildAssets();
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
+
+/**
  * Headless Debian Chromium. `launch` always starts from a fresh temporary profile (it refuses
  * `--user-data-dir`); the flags let it run as root and keep it off the network.
  */
@@ -41,6 +59,58 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--no-first-run',
     ],
+  });
+}
+
+/** The dashboard of `world` on a free port, warnings kept quiet; `more` adds or overrides options. */
+export function serveDashboard(
+  assetsDir: string,
+  coordinator: Coordinator,
+  world: string,
+  more: Partial<DashboardOptions> = {},
+): Promise<DashboardHandle> {
+  return startDashboard({
+    assetsDir,
+    coordinator,
+    world,
+    port: 0,
+    logger: { warn: () => {} },
+    ...more,
+  });
+}
+
+/** The dashboard of `world` as `serveDashboard` starts it, and a browser to view it. */
+export async function dashboardInBrowser(
+  assetsDir: string,
+  coordinator: Coordinator,
+  world: string,
+): Promise<{ dash: DashboardHandle; browser: Browser }> {
+  const dash = await serveDashboard(assetsDir, coordinator, world);
+  const browser = await launchBrowser();
+  return { dash, browser };
+}
+
+/** Opens `url` in a new page as a user does and waits until its live stream is on. */
+export async function openLivePage(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
+  page.setDefaultTimeout(10_000);
+  await page.goto(url);
+  await page.waitForSelector('.live-status[data-live="on"]');
+  return page;
+}
+
+/**
+ * The status of a GET of `path` from `host`:`port` that claims another name in its Host header
+ * (`evil.example`), as a page reached by DNS rebinding would send it.
+ */
+export function statusForForeignHost(host: string, port: string | number, path: string) {
+  return new Promise<number>((resolve, reject) => {
+    request({ host, port, path, headers: { Host: `evil.example:${port}` } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on('error', reject)
+      .end();
   });
 }
 

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import {
   type Coordinator,
   createEngine,
@@ -6,23 +5,24 @@ import {
   runWorker,
   type WorkerHandle,
 } from '@zoott/core';
-import { type DashboardHandle, startDashboard } from '@zoott/dashboard';
+import type { DashboardHandle } from '@zoott/dashboard';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildAssets, eventually, launchBrowser, zkNamespace } from './helpers.js';
+import {
+  assetsForFile,
+  dashboardInBrowser,
+  eventually,
+  openLivePage,
+  serveDashboard,
+  zkNamespace,
+} from './helpers.js';
 
 // Job control on the dashboard, on a real ZooKeeper: a running task's progress and log live
 // on its page, pause and resume of a world, cancel with its subtree.
 const WORLD = 'control';
 const quiet = { warn: () => {} };
 
-let assetsDir = '';
-beforeAll(() => {
-  assetsDir = buildAssets();
-});
-afterAll(() => {
-  if (assetsDir) rmSync(assetsDir, { recursive: true, force: true });
-});
+const assetsDir = assetsForFile();
 
 describe('dashboard job control [zookeeper]', () => {
   let ns: Awaited<ReturnType<typeof zkNamespace>>;
@@ -56,14 +56,7 @@ describe('dashboard job control [zookeeper]', () => {
       },
       { world: WORLD, concurrency: 2, stealAfterMs: 50, pollMs: 300, logger: quiet },
     );
-    dash = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
-      port: 0,
-      logger: quiet,
-    });
-    browser = await launchBrowser();
+    ({ dash, browser } = await dashboardInBrowser(assetsDir(), await ns.connect(), WORLD));
   });
 
   afterAll(async () => {
@@ -74,12 +67,8 @@ describe('dashboard job control [zookeeper]', () => {
     await ns?.close();
   });
 
-  async function open(path: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${dash.openUrl}${path}`);
-    await page.waitForSelector('.live-status[data-live="on"]');
-    return page;
+  function open(path: string): Promise<Page> {
+    return openLivePage(browser, `${dash.openUrl}${path}`);
   }
 
   it("shows a running task's progress and log lines as they come", async () => {
@@ -165,14 +154,7 @@ describe('dashboard job control [zookeeper]', () => {
   });
 
   it('read-only shows no pause control and refuses pause and resume', async () => {
-    const ro = await startDashboard({
-      assetsDir,
-      coordinator: await ns.connect(),
-      world: WORLD,
-      port: 0,
-      readOnly: true,
-      logger: quiet,
-    });
+    const ro = await serveDashboard(assetsDir(), await ns.connect(), WORLD, { readOnly: true });
     try {
       const page = await browser.newPage();
       page.setDefaultTimeout(10_000);

@@ -24,6 +24,7 @@ export * from './config-file.js';
 export * from './credentials.js';
 export * from './setting-values.js';
 export * from './settings.js';
+export * from './shared-settings.js';
 
 /**
  * Variables naming the worker's config file, in the order they are read: a worker-only one,

@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { SettingSpecBase } from './setting-values.js';
+import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING } from './shared-settings.js';
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
 export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
@@ -62,12 +63,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     example: 'alice:secret:cdrwa',
   },
   {
-    key: 'sessionTimeoutMs',
-    flag: '--session-timeout',
-    env: 'ZOOTT_SESSION_TIMEOUT_MS',
-    kind: 'int',
-    arg: 'ms',
-    help: 'ZooKeeper session timeout',
+    ...SESSION_TIMEOUT_SETTING,
     defaultHelp: '10000',
     example: '15000',
     fallback: () => 10000,
@@ -278,12 +274,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: () => '127.0.0.1',
   },
   {
-    key: 'logLevel',
-    flag: '--log-level',
-    env: 'ZOOTT_LOG_LEVEL',
-    kind: 'string',
-    arg: 'level',
-    help: 'trace, debug, info, warn, error, fatal or silent',
+    ...LOG_LEVEL_SETTING,
     defaultHelp: 'info',
     example: 'warn',
     fallback: () => 'info',

@@ -1,41 +1,22 @@
-import { type Coordinator, createEngine } from '@zoott/core';
+import { createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
-import { freshNamespace, SELF, settled } from '@zoott/testing';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWorkerDaemon, type WorkerDaemon } from '../src/internal.js';
+import { settled } from '@zoott/testing';
+import { describe, expect, it } from 'vitest';
 import { parseReport } from '../src/jobs/report-channel.js';
+import { daemonOnZookeeper } from './daemon-on-zookeeper.js';
 
 const WORLD = 'reports';
 
 describe('progress and log lines of a JSON job (fd 3)', { timeout: 120_000 }, () => {
-  let ns: string;
-  let client: Coordinator;
-  let daemon: WorkerDaemon;
-
-  beforeAll(async () => {
-    ns = await freshNamespace(inject('zkConnect'));
-    client = await connectZk(ns);
-    daemon = await startWorkerDaemon({
-      connect: ns,
-      createWorld: true,
-      world: WORLD,
-      nodeId: 'reports-1',
-      concurrency: 2,
-      allowExec: ['/bin/*'],
-      runAs: SELF,
-      killGraceMs: 500,
-      logLevel: 'silent',
-    });
-  });
-
-  afterAll(async () => {
-    await daemon?.stop();
-    await client?.close();
+  const zk = daemonOnZookeeper({
+    world: WORLD,
+    nodeId: 'reports-1',
+    concurrency: 2,
+    allowExec: ['/bin/*'],
   });
 
   it('stores what the job writes to fd 3, apart from its output', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     const script = [
       'echo "progress 0.25" >&3',
       'echo "log fetched the index" >&3',
@@ -49,7 +30,7 @@ describe('progress and log lines of a JSON job (fd 3)', { timeout: 120_000 }, ()
       type: 'zoott.job',
       data: { executable: '/bin/sh', arguments: ['-c', script] },
     });
-    const rec = await settled(client, WORLD, ['reporting']);
+    const rec = await settled(zk.client, WORLD, ['reporting']);
     expect(rec.state, JSON.stringify(rec.error)).toBe('completed');
     expect((rec.result as RegularJobResult).stdout).toBe('output\n');
     const p = await engine.progress(['reporting']);
@@ -62,13 +43,13 @@ describe('progress and log lines of a JSON job (fd 3)', { timeout: 120_000 }, ()
   });
 
   it('a job that writes nothing there leaves no progress node', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     await engine.queue({
       name: 'silent',
       type: 'zoott.job',
       data: { executable: '/bin/echo', arguments: ['hi'] },
     });
-    expect((await settled(client, WORLD, ['silent'])).state).toBe('completed');
+    expect((await settled(zk.client, WORLD, ['silent'])).state).toBe('completed');
     expect(await engine.progress(['silent'])).toBeNull();
   });
 });

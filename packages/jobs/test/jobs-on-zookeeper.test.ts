@@ -1,44 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { type Coordinator, createEngine } from '@zoott/core';
+import { createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
-import { freshNamespace, SELF, settled } from '@zoott/testing';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWorkerDaemon, submitJob, type WorkerDaemon, waitForResult } from '../src/internal.js';
+import { SELF, settled } from '@zoott/testing';
+import { describe, expect, it } from 'vitest';
+import { startWorkerDaemon, submitJob, waitForResult } from '../src/internal.js';
+import { daemonOnZookeeper } from './daemon-on-zookeeper.js';
 
 const WORLD = 'jobs';
 
 describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
-  let ns: string;
-  let client: Coordinator;
-  let daemon: WorkerDaemon;
-
-  beforeAll(async () => {
-    ns = await freshNamespace(inject('zkConnect'));
-    client = await connectZk(ns);
-    daemon = await startWorkerDaemon({
-      connect: ns,
-      createWorld: true,
-      world: WORLD,
-      nodeId: 'solo',
-      concurrency: 4,
-      allowExec: ['/bin/*', '/usr/bin/echo'],
-      runAs: SELF,
-      killGraceMs: 500,
-      logLevel: 'silent',
-    });
-  });
-
-  afterAll(async () => {
-    await daemon?.stop();
-    await client?.close();
+  const zk = daemonOnZookeeper({
+    world: WORLD,
+    nodeId: 'solo',
+    concurrency: 4,
+    allowExec: ['/bin/*', '/usr/bin/echo'],
   });
 
   async function run(job: object): Promise<RegularJobResult> {
-    const { key } = await submitJob(client, job, { world: WORLD });
-    const rec = await settled(client, WORLD, key);
+    const { key } = await submitJob(zk.client, job, { world: WORLD });
+    const rec = await settled(zk.client, WORLD, key);
     expect(rec.state, JSON.stringify(rec.error)).toBe('completed');
     return rec.result as RegularJobResult;
   }
@@ -62,7 +44,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     expect(result.ticket).toBe(7);
     expect(result.tags).toEqual({ a: [1, 2] });
     expect(Date.parse(result.finished)).toBeGreaterThanOrEqual(Date.parse(result.started));
-    const reply = await waitForResult<RegularJobResult>(client, {
+    const reply = await waitForResult<RegularJobResult>(zk.client, {
       world: WORLD,
       exchange: 'results',
       routingkey,
@@ -71,7 +53,7 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     expect(reply.path).toMatch(new RegExp(`^/zoott_r/results/${routingkey}/result-.*\\d{10}$`));
     expect(reply.result).toEqual(result);
     // Consumed: it is gone now.
-    expect(await client.children(`/zoott_r/results/${routingkey}`)).toEqual([]);
+    expect(await zk.client.children(`/zoott_r/results/${routingkey}`)).toEqual([]);
   });
 
   it('exit 3 is reported as exit, without a signal', async () => {
@@ -119,13 +101,13 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
   });
 
   it('an invalid job fails at once with a clear error, and the worker keeps running', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     const [queued] = await engine.queue({
       name: 'bad-job',
       type: 'zoott.job',
       data: { arguments: 'not-a-list' },
     });
-    const rec = await settled(client, WORLD, queued!.key);
+    const rec = await settled(zk.client, WORLD, queued!.key);
     expect(rec.state).toBe('failed');
     expect(rec.attempts).toBe(1);
     expect(rec.error?.message).toMatch(/executable: is required/);
@@ -135,32 +117,32 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
   });
 
   it('an executable outside --allow-exec fails at once, naming the policy', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     const [queued] = await engine.queue({
       name: 'refused-job',
       type: 'zoott.job',
       // Not /usr/bin/*: with /bin a link to /usr/bin, the policy's /bin/* allows those.
       data: { executable: '/usr/sbin/nologin' },
     });
-    const rec = await settled(client, WORLD, queued!.key);
+    const rec = await settled(zk.client, WORLD, queued!.key);
     expect(rec.state).toBe('failed');
     expect(rec.attempts).toBe(1);
     expect(rec.error?.message).toMatch(/not allowed on worker solo.*--allow-exec/);
   });
 
   it('submitJob refuses an invalid job before queueing it', async () => {
-    await expect(submitJob(client, { executable: 5 }, { world: WORLD })).rejects.toMatchObject({
+    await expect(submitJob(zk.client, { executable: 5 }, { world: WORLD })).rejects.toMatchObject({
       code: 'INVALID_JOB',
       field: 'executable',
     });
     await expect(
-      submitJob(client, { executable: '/bin/echo', routingkey: 'a/b' }, { world: WORLD }),
+      submitJob(zk.client, { executable: '/bin/echo', routingkey: 'a/b' }, { world: WORLD }),
     ).rejects.toMatchObject({ code: 'INVALID_JOB', field: 'routingkey' });
   });
 
   it('the metrics endpoint answers with the worker counters', async () => {
     const metricsDaemon = await startWorkerDaemon({
-      connect: ns,
+      connect: zk.ns,
       createWorld: true,
       world: 'metered',
       nodeId: 'metered',
@@ -171,11 +153,11 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
     });
     try {
       const { key } = await submitJob(
-        client,
+        zk.client,
         { executable: '/bin/echo', arguments: ['m'] },
         { world: 'metered' },
       );
-      await settled(client, 'metered', key);
+      await settled(zk.client, 'metered', key);
       const text = await (await fetch(metricsDaemon.metricsServer!.url)).text();
       expect(text).toMatch(/zoott_worker_tasks_started_total\{type="zoott.job"\} 1/);
       expect(text).toMatch(/zoott_worker_tasks_completed_total\{type="zoott.job"\} 1/);

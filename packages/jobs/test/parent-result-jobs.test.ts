@@ -1,41 +1,22 @@
-import { type Coordinator, createEngine } from '@zoott/core';
+import { createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
-import { freshNamespace, SELF, settled } from '@zoott/testing';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWorkerDaemon, type WorkerDaemon } from '../src/internal.js';
+import { settled } from '@zoott/testing';
+import { describe, expect, it } from 'vitest';
+import { daemonOnZookeeper } from './daemon-on-zookeeper.js';
 
 const WORLD = 'chain';
 
 // JSON jobs chained in a tree: a child job asks for its parent's result on stdin.
 describe('a JSON job reading its parent result', { timeout: 120_000 }, () => {
-  let ns: string;
-  let client: Coordinator;
-  let daemon: WorkerDaemon;
-
-  beforeAll(async () => {
-    ns = await freshNamespace(inject('zkConnect'));
-    client = await connectZk(ns);
-    daemon = await startWorkerDaemon({
-      connect: ns,
-      createWorld: true,
-      world: WORLD,
-      nodeId: 'chain-1',
-      concurrency: 2,
-      allowExec: ['/bin/*'],
-      runAs: SELF,
-      killGraceMs: 500,
-      logLevel: 'silent',
-    });
-  });
-
-  afterAll(async () => {
-    await daemon?.stop();
-    await client?.close();
+  const zk = daemonOnZookeeper({
+    world: WORLD,
+    nodeId: 'chain-1',
+    concurrency: 2,
+    allowExec: ['/bin/*'],
   });
 
   it('gets the parent result JSON on stdin with parentResult: "stdin"', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     await engine.queue({
       name: 'fetch',
       type: 'zoott.job',
@@ -47,8 +28,8 @@ describe('a JSON job reading its parent result', { timeout: 120_000 }, () => {
       data: { executable: '/bin/cat', parentResult: 'stdin' },
       parent: { key: ['fetch'] },
     });
-    const parent = (await settled(client, WORLD, ['fetch'])).result as RegularJobResult;
-    const child = await settled(client, WORLD, ['fetch', 'count']);
+    const parent = (await settled(zk.client, WORLD, ['fetch'])).result as RegularJobResult;
+    const child = await settled(zk.client, WORLD, ['fetch', 'count']);
     expect(child.state, JSON.stringify(child.error)).toBe('completed');
     const out = child.result as RegularJobResult;
     expect(out.exit).toBe(0);
@@ -59,18 +40,18 @@ describe('a JSON job reading its parent result', { timeout: 120_000 }, () => {
   });
 
   it('a top-level job asking for a parent result gets null', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     await engine.queue({
       name: 'orphan',
       type: 'zoott.job',
       data: { executable: '/bin/cat', parentResult: 'stdin' },
     });
-    const rec = await settled(client, WORLD, ['orphan']);
+    const rec = await settled(zk.client, WORLD, ['orphan']);
     expect((rec.result as RegularJobResult).stdout).toBe('null');
   });
 
   it('refuses parentResult with its own stdin, or any other value, for good', async () => {
-    const engine = createEngine(client, { world: WORLD });
+    const engine = createEngine(zk.client, { world: WORLD });
     await engine.queue({
       name: 'both',
       type: 'zoott.job',
@@ -81,10 +62,10 @@ describe('a JSON job reading its parent result', { timeout: 120_000 }, () => {
       type: 'zoott.job',
       data: { executable: '/bin/cat', parentResult: 'env' },
     });
-    const both = await settled(client, WORLD, ['both']);
+    const both = await settled(zk.client, WORLD, ['both']);
     expect(both.state).toBe('failed');
     expect(both.error?.message).toMatch(/parentResult: cannot be combined with stdin/);
-    const env = await settled(client, WORLD, ['env']);
+    const env = await settled(zk.client, WORLD, ['env']);
     expect(env.error?.message).toMatch(/parentResult: must be "stdin".*got "env"/);
   });
 });

@@ -7,6 +7,11 @@ const IMAGE = process.env.ZOOTT_RABBITMQ_IMAGE ?? 'rabbitmq:3.13';
 
 type Testcontainers = typeof import('testcontainers');
 
+/**
+ * testcontainers, loaded only on this path (it is an optional dependency). This and
+ * `dockerAvailable` repeat zk-testkit's: kept apart so the broker kit need not depend on the
+ * published ZooKeeper kit, nor that kit export its Docker loading, for twenty lines.
+ */
 async function loadTestcontainers(): Promise<Testcontainers | null> {
   try {
     return await import('testcontainers');

@@ -36,17 +36,18 @@ export async function waitAmqp(
   timeoutMs: number,
   failed: () => string | null = () => null,
 ): Promise<string | null> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const why = failed();
-    if (why) return why;
-    if (await amqpAnswers(host, port)) return null;
-    await sleep(100);
-  }
-  return `no AMQP answer on ${host}:${port} within ${timeoutMs} ms`;
+  return pollReady(
+    () => amqpAnswers(host, port),
+    { timeoutMs, pauseMs: 100, failed },
+    `no AMQP answer on ${host}:${port} within ${timeoutMs} ms`,
+  );
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago. zk-testkit has the same few lines; they
+ * stay apart so that this private broker kit does not depend on the published ZooKeeper kit
+ * (nor that kit's public API grow a port helper) for a dozen lines.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -66,20 +67,40 @@ export async function waitTcp(
   timeoutMs: number,
   failed: () => string | null = () => null,
 ): Promise<string | null> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const why = failed();
-    if (why) return why;
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
+  return pollReady(
+    () => tcpAccepts(port),
+    { timeoutMs, pauseMs: 50, failed },
+    `nothing listens on port ${port} within ${timeoutMs} ms`,
+  );
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+function tcpAccepts(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
     });
-    if (ok) return null;
-    await sleep(50);
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Asks `answers` every `pauseMs` until it says yes (`null`), `failed()` returns a reason (which
+ * is returned), or `timeoutMs` passes (`timedOut` is returned).
+ */
+async function pollReady(
+  answers: () => Promise<boolean>,
+  poll: { timeoutMs: number; pauseMs: number; failed: () => string | null },
+  timedOut: string,
+): Promise<string | null> {
+  const deadline = Date.now() + poll.timeoutMs;
+  while (Date.now() < deadline) {
+    const why = poll.failed();
+    if (why) return why;
+    if (await answers()) return null;
+    await sleep(poll.pauseMs);
   }
-  return `nothing listens on port ${port} within ${timeoutMs} ms`;
+  return timedOut;
 }

@@ -3,6 +3,7 @@ import { CliError } from '../errors.js';
 import { createProgress } from '../output/progress.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
+import { userWorldArgument } from '../world-argument.js';
 
 interface CleanFlags {
   completed?: boolean;
@@ -25,14 +26,9 @@ interface AreaOutcome {
  * removes old records by hand, with the reaper's guards, showing progress on stderr.
  */
 const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
-  const [world] = cmd.processedArgs as [string];
+  const world = await userWorldArgument(cmd);
   const f = cmd.opts<CleanFlags>();
   const core = await import('@zoott/core/internal');
-  try {
-    core.validateUserWorldName(world);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
   if (!f.completed && !f.failed && !f.results)
     throw new CliError('say what to clean: --completed, --failed and/or --results');
   let olderThanMs: number | undefined;

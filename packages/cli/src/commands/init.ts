@@ -5,6 +5,7 @@ import { ExitCode } from '../exit-codes.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
 import { requestedAcl, showAcl } from '../world-acl.js';
+import { userWorldArgument } from '../world-argument.js';
 import {
   describeRetention,
   type RetentionFlags,
@@ -18,14 +19,7 @@ interface InitOptions {
 
 /** `zoott init <world>`: creates the world's areas (and the connect string's chroot). */
 const initCommand: CommandBody = async (ctx, cmd: Command) => {
-  const [world] = cmd.processedArgs as [string];
-  // A user world may not take an internal world's name (they hold race coordinators).
-  const { validateUserWorldName } = await import('@zoott/core/internal');
-  try {
-    validateUserWorldName(world);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  const world = await userWorldArgument(cmd);
   const opts = cmd.opts<InitOptions>();
   const buckets = opts.buckets === undefined ? undefined : Number(opts.buckets);
   if (buckets !== undefined && (!Number.isInteger(buckets) || buckets < 1))

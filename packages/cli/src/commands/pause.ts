@@ -1,8 +1,8 @@
 import type { PauseState } from '@zoott/core';
 import type { Command } from 'commander';
-import { CliError } from '../errors.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
+import { userWorldArgument } from '../world-argument.js';
 
 interface PauseOptions {
   type?: string;
@@ -18,13 +18,7 @@ export function describePause(p: PauseState): string {
 
 function change(paused: boolean): CommandBody {
   return async (ctx, cmd: Command) => {
-    const [world] = cmd.processedArgs as [string];
-    const { validateUserWorldName } = await import('@zoott/core/internal');
-    try {
-      validateUserWorldName(world);
-    } catch (err) {
-      throw new CliError((err as Error).message);
-    }
+    const world = await userWorldArgument(cmd);
     const { type } = cmd.opts<PauseOptions>();
     const { createEngine } = await import('@zoott/core');
     const engine = createEngine(await ctx.session().coordinator(), { world });

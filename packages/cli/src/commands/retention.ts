@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { CliError } from '../errors.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
+import { userWorldArgument } from '../world-argument.js';
 import {
   describeRetention,
   type RetentionFlags,
@@ -13,13 +13,7 @@ import {
 
 /** `zoott retention <world> [flags]`: shows a world's retention settings, or changes them. */
 const retentionCommand: CommandBody = async (ctx, cmd: Command) => {
-  const [world] = cmd.processedArgs as [string];
-  const { validateUserWorldName } = await import('@zoott/core/internal');
-  try {
-    validateUserWorldName(world);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  const world = await userWorldArgument(cmd);
   const patch = await retentionPatch(cmd.opts<RetentionFlags>());
   const { readRetention, updateRetention } = await import('@zoott/core');
   const c = await ctx.session().coordinator();

@@ -29,33 +29,40 @@ export async function scheduleStatus(
 export function printScheduleStatus(ctx: CommandContext, s: ScheduleStatus): void {
   const c = ctx.colors;
   if (s.schedules.length > 0) {
-    ctx.out('');
-    ctx.out(
-      renderTable(
-        s.schedules.map((x) => [
-          x.name,
-          x.cron,
-          x.tz ?? 'UTC',
-          x.type,
-          x.nextTick === null ? '-' : formatTime(x.nextTick),
-        ]),
-        ['SCHEDULE', 'CRON', 'TZ', 'TYPE', 'NEXT TICK'].map((h) => c.dim(h)),
-      ),
+    printTable(
+      ctx,
+      s.schedules.map((x) => [
+        x.name,
+        x.cron,
+        x.tz ?? 'UTC',
+        x.type,
+        x.nextTick === null ? '-' : formatTime(x.nextTick),
+      ]),
+      ['SCHEDULE', 'CRON', 'TZ', 'TYPE', 'NEXT TICK'],
     );
     ctx.out(`scheduler: ${s.scheduler ?? c.red('none (no worker runs: no tick is queued)')}`);
   }
   if (s.limits.length > 0) {
-    ctx.out('');
-    ctx.out(
-      renderTable(
-        s.limits.map((l) => [
-          l.type,
-          l.rate,
-          String(l.workers),
-          l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
-        ]),
-        ['LIMITED TYPE', 'LIMIT', 'WORKERS', 'EACH'].map((h) => c.dim(h)),
-      ),
+    printTable(
+      ctx,
+      s.limits.map((l) => [
+        l.type,
+        l.rate,
+        String(l.workers),
+        l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
+      ]),
+      ['LIMITED TYPE', 'LIMIT', 'WORKERS', 'EACH'],
     );
   }
+}
+
+/** A blank line, then `rows` under the dimmed `headers`: one table after the status above. */
+function printTable(ctx: CommandContext, rows: string[][], headers: string[]): void {
+  ctx.out('');
+  ctx.out(
+    renderTable(
+      rows,
+      headers.map((h) => ctx.colors.dim(h)),
+    ),
+  );
 }

@@ -220,6 +220,35 @@ export class BucketListings {
   }
 
   /**
+   * Whether the cached listing of `bucket` may lack a child of `key` (encoded) that became
+   * runnable when this process completed `key`, for long: the listing shows no child of it
+   * (a listed child is found by `unblockedIn`), the bucket changed since it was read (a child
+   * may have been queued meanwhile: a child's entry lives in its parent's bucket), and the
+   * listing holds plenty of work, so it would be served for up to `relistMs` more. A smaller
+   * listing is re-read as soon as the next claim call starts; asking for those would cost a read per
+   * completion of every sequential worker (its own delete changes the bucket too).
+   */
+  mayHideChildOf(bucket: number, key: string): boolean {
+    const st = this.buckets.get(bucket);
+    if (st === undefined || !this.watched.has(bucket) || st.ancestors.has(key)) return false;
+    if (st.entries.length < PLENTY_LOOKAHEADS * this.lookahead) return false;
+    return st.stale || st.changes !== st.listedChanges;
+  }
+
+  /**
+   * A child of a task this process completed waits in `bucket` (its parent's tree node has
+   * children): read the bucket up to date before the next claim chooses, and claim now.
+   */
+  expectChild(bucket: number): void {
+    const st = this.buckets.get(bucket);
+    if (st === undefined) return;
+    st.unblockCalls = UNBLOCK_CALLS;
+    st.stale = true;
+    st.listedAt = Number.NEGATIVE_INFINITY;
+    if (!this.closed) this.onChange();
+  }
+
+  /**
    * Whether a bucket of `buckets` is still waiting for an up-to-date read for a child an own
    * settle may have made runnable (its reads so far had a change land while they were out).
    */

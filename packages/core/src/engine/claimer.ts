@@ -115,6 +115,16 @@ export class Claimer {
     return this.listings.unblockedIn(buckets);
   }
 
+  /** Whether this claimer's listing of `bucket` may lack a child of `key` (encoded). */
+  mayHideChildOf(bucket: number, key: string): boolean {
+    return this.listings.mayHideChildOf(bucket, key);
+  }
+
+  /** A child of a task completed here waits in `bucket`: read it before choosing again. */
+  expectChild(bucket: number): void {
+    this.listings.expectChild(bucket);
+  }
+
   /** Listings and entry reads this claimer has sent. */
   get readRequests(): number {
     return this.listings.requests;

@@ -317,8 +317,31 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       extraOps.length > 0
         ? await this.settle(c, (ctx) => completeClaim(ctx, c, result, { ...options, extraOps }))
         : await this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
+    // Asked after the reply: the change events of everything committed before it are in.
+    if (outcome.status === 'completed') await this.lookForChildren(c);
     await this.told(c, outcome, { result });
     return outcome;
+  }
+
+  /**
+   * After a completion: a child queued under the task since a claimer's listing was read is
+   * runnable now, and must be chosen by its priority, not after that listing's next re-read
+   * (a big listing is re-read at most every `relistMs`). One read of the task's tree node
+   * tells whether it has children; only then do those claimers read the bucket again.
+   */
+  private async lookForChildren(claim: Claim): Promise<void> {
+    if (this.claimers.size === 0) return;
+    const ctx = await this.context();
+    const bucket = ctx.layout.bucketOf(claim.key);
+    const key = claim.key.join(KEY_SEPARATOR);
+    const blind = [...this.claimers].filter((c) => c.mayHideChildOf(bucket, key));
+    if (blind.length === 0) return;
+    // A failed read cannot say "no children": read the bucket again, to be safe.
+    const stat = await ctx.coordinator
+      .exists(ctx.layout.treePath(claim.key))
+      .catch(() => undefined);
+    if (stat !== undefined && (stat === null || stat.numChildren === 0)) return;
+    for (const c of blind) c.expectChild(bucket);
   }
 
   /** The group commit of this engine's completions (one per context). */

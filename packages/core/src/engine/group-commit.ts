@@ -1,7 +1,8 @@
 import type { Op } from '../contract/coordinator.js';
-import { JUTE_MAX_BUFFER, requestFrameBytes } from '../contract/request-size.js';
+import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import type { EngineContext } from './context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { multiFrameBytes } from './multi-frame.js';
 import { sessionBack } from './session.js';
 import { completeAlone, completedRecordBytes, completionOps, failClaim } from './settle.js';
 import type { Claim, SettleOutcome } from './types.js';
@@ -14,8 +15,6 @@ export const MAX_COMPLETE_GROUP = 64;
  * chroot in front of every path (the engine does not know it) still fits with room to spare.
  */
 export const GROUP_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
-/** Bytes counted per op for a chroot the engine cannot see. */
-const CHROOT_ALLOWANCE = 256;
 
 interface Waiting {
   claim: Claim;
@@ -24,15 +23,6 @@ interface Waiting {
   bytes: number;
   resolve(out: SettleOutcome): void;
   reject(err: unknown): void;
-}
-
-function frameBytes(ops: readonly Op[]): number {
-  const frame = ops.map((o) => ({
-    op: o.op,
-    path: o.path,
-    ...('data' in o && o.data ? { dataBytes: o.data.byteLength } : {}),
-  }));
-  return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
 }
 
 /**
@@ -59,7 +49,7 @@ export class CompletionGroups {
     if (!(record instanceof Uint8Array)) return failClaim(this.ctx, claim, record);
     const ops = completionOps(this.ctx, claim, record);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ claim, record, ops, bytes: frameBytes(ops), resolve, reject });
+      this.waiting.push({ claim, record, ops, bytes: multiFrameBytes(ops), resolve, reject });
       if (!this.inFlight) void this.drain();
     });
   }

@@ -1,12 +1,12 @@
-import type { Op } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
-import { JUTE_MAX_BUFFER, requestFrameBytes } from '../contract/request-size.js';
+import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import { childNamesFor } from '../tree/functors.js';
 import { KEY_SEPARATOR, validateKey } from '../tree/keys.js';
 import { validateTaskInfo } from '../tree/names.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, parseEntryName } from './layout.js';
+import { multiFrameBytes } from './multi-frame.js';
 import {
   lostQueueWrite,
   type PreparedQueue,
@@ -27,7 +27,6 @@ export const MAX_QUEUE_GROUP = 500;
  * A client with a smaller limit refuses the request before sending it; the group is then split.
  */
 const QUEUE_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
-const CHROOT_ALLOWANCE = 256;
 /** Re-sends of one group whose replies were lost before the call gives up. */
 const MAX_LOST_ROUNDS = 8;
 
@@ -36,15 +35,6 @@ interface Item extends PreparedQueue {
   index: number;
   bytes: number;
   result?: QueuedTask;
-}
-
-function frameBytes(ops: readonly Op[]): number {
-  const frame = ops.map((o) => ({
-    op: o.op,
-    path: o.path,
-    ...('data' in o && o.data ? { dataBytes: o.data.byteLength } : {}),
-  }));
-  return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
 }
 
 /**
@@ -117,7 +107,7 @@ function prepare(ctx: EngineContext, request: unknown, index: number): Item {
       field: 'childName',
     });
   const p = prepareQueue(ctx, key, info, opts, index);
-  return { ...p, index, bytes: frameBytes(p.ops) };
+  return { ...p, index, bytes: multiFrameBytes(p.ops) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { type Coordinator, createEngine, type EngineEvent } from '@zoott/core';
 import { cleanCompleted } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import { engineOnTestClock, eventually, memoryLogger, worldName } from './helpers.js';
 
 /**
  * Counts the watched `children` listings that have been answered: once a listing has
@@ -32,14 +32,7 @@ const STREAM_LISTINGS = BUCKETS * 3;
 describeOnBackends('engine: events', (backend) => {
   it('reports queued, started, retried, failed, completed, cancelled and removed from watches', async () => {
     const { c, answered } = watchedListings(await backend().connect());
-    const clock = new TestClock();
-    const engine = createEngine(c, {
-      world: worldName(),
-      buckets: BUCKETS,
-      clock,
-      logger: memoryLogger(),
-    });
-    await engine.init();
+    const { engine } = await engineOnTestClock(c, BUCKETS);
     const abort = new AbortController();
     const seen: EngineEvent[] = [];
     const listedBefore = answered();

@@ -1,4 +1,11 @@
-import type { Coordinator, EngineClock, EngineLogger, Op } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Engine,
+  type EngineClock,
+  type EngineLogger,
+  type Op,
+} from '@zoott/core';
 
 /** A clock the test moves by hand; `sleep` yields to the event loop only. */
 export class TestClock implements EngineClock {
@@ -82,4 +89,19 @@ let counter = 0;
 export function worldName(prefix = 'w'): string {
   counter++;
   return `${prefix}${process.pid}x${counter}`;
+}
+
+/**
+ * An initialised engine on a fresh world of `buckets` buckets, whose clock the test moves by
+ * hand (a TestClock) and whose warnings are collected, not printed.
+ */
+export async function engineOnTestClock(
+  c: Coordinator,
+  buckets: number,
+): Promise<{ engine: Engine; clock: TestClock; world: string }> {
+  const world = worldName();
+  const clock = new TestClock();
+  const engine = createEngine(c, { world, buckets, clock, logger: memoryLogger() });
+  await engine.init();
+  return { engine, clock, world };
 }

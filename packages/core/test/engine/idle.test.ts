@@ -86,6 +86,35 @@ function nameIn(worker: WorkerHandle, prefix: string): string {
     if (worker.buckets.includes(fnv1a32(`${prefix}${i}`) % BUCKETS)) return `${prefix}${i}`;
 }
 
+/**
+ * Worker b of the stealing tests: it runs `handlers` on a clock moved by hand, and its
+ * requests about the pending area are counted. Resolves once it and `a` share out every bucket.
+ */
+async function startWatcher(
+  raw: Coordinator,
+  world: string,
+  handlers: Record<string, () => string>,
+  a: WorkerHandle,
+  stealAfterMs: number,
+): Promise<{ b: WorkerHandle; clock: CountingTestClock; pending: () => number }> {
+  const clock = new CountingTestClock();
+  const { c, pending } = countingPending(raw);
+  const b = runWorker(c, handlers, {
+    world,
+    clock,
+    logger: memoryLogger(),
+    stealAfterMs,
+    pollMs: 200,
+  });
+  await eventually(
+    () =>
+      a.buckets.length > 0 &&
+      b.buckets.length > 0 &&
+      a.buckets.length + b.buckets.length === BUCKETS,
+  );
+  return { b, clock, pending };
+}
+
 describeOnBackends('engine: idle workers stay quiet', (backend) => {
   it('three idle workers send no request over 100 idle periods, and still take new work at once', async () => {
     const producer = await backend().connect();
@@ -165,19 +194,13 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       { world, logger: memoryLogger(), stealAfterMs: 60_000 },
     );
     // Worker b runs only `b` and its time moves by hand.
-    const clock = new CountingTestClock();
-    const { c: cb, pending } = countingPending(cbRaw);
     const stealAfterMs = 1000;
-    const b = runWorker(
-      cb,
+    const { b, clock, pending } = await startWatcher(
+      cbRaw,
+      world,
       { b: () => 'b' },
-      { world, clock, logger: memoryLogger(), stealAfterMs, pollMs: 200 },
-    );
-    await eventually(
-      () =>
-        a.buckets.length > 0 &&
-        b.buckets.length > 0 &&
-        a.buckets.length + b.buckets.length === BUCKETS,
+      a,
+      stealAfterMs,
     );
     const others = a.buckets.length;
     // Work b cannot take, through a's buckets only: b's watches there fire.
@@ -238,25 +261,15 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       { t: (task) => (task.name.startsWith('g') ? gate : undefined) },
       { world, concurrency: 1, logger: memoryLogger(), stealAfterMs: 60_000 },
     );
-    const clock = new CountingTestClock();
-    const { c: cb, pending } = countingPending(cbRaw);
     const stealAfterMs = 1000;
-    const b = runWorker(
-      cb,
+    const { b, clock, pending } = await startWatcher(
+      cbRaw,
+      world,
       { t: () => 'b' },
-      { world, clock, logger: memoryLogger(), stealAfterMs, pollMs: 200 },
+      a,
+      stealAfterMs,
     );
-    await eventually(
-      () =>
-        a.buckets.length > 0 &&
-        b.buckets.length > 0 &&
-        a.buckets.length + b.buckets.length === BUCKETS,
-    );
-    const inA = (prefix: string) => {
-      for (let i = 0; ; i++)
-        if (a.buckets.includes(fnv1a32(`${prefix}${i}`) % BUCKETS)) return `${prefix}${i}`;
-    };
-    const gated = inA('g');
+    const gated = nameIn(a, 'g');
     await engine.queue({ name: gated, type: 't' });
     await eventually(async () => (await engine.task([gated]))?.state === 'working');
     // b's first look at a's buckets (free), then past its wait after that look.
@@ -268,7 +281,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     await idlePeriods([clock], 50);
     const before = pending();
     // A task in a bucket of the busy owner: b's watch there fires (its clock stands still).
-    const name = inA('n');
+    const name = nameIn(a, 'n');
     await engine.queue({ name, type: 't' });
     await idlePeriods([clock], 200);
     clock.advance(stealAfterMs - 1);

@@ -1,7 +1,7 @@
 import { type ClaimerOptions, createEngine, type PeerPlace, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import { engineOnTestClock, eventually, memoryLogger, worldName } from './helpers.js';
 
 const BUCKETS = 4;
 const ALL = Array.from({ length: BUCKETS }, (_, i) => i);
@@ -29,14 +29,7 @@ describeOnBackends('engine: locality that steers', (backend) => {
   for (const k of KINDS) {
     it(`a ${k.kind} hint: left for the wait by a worker without it, taken at once by the holder`, async () => {
       const c = await backend().connect();
-      const clock = new TestClock();
-      const engine = createEngine(c, {
-        world: worldName(),
-        buckets: BUCKETS,
-        clock,
-        logger: memoryLogger(),
-      });
-      await engine.init();
+      const { engine, clock } = await engineOnTestClock(c, BUCKETS);
       await engine.queue({ name: 'near', type: 't' }, null, null, { hints: { ...k.hints } });
       // B's only live peer is A, which advertises what the hint names.
       const peerA: PeerPlace = { server: 'hostA', types: ['t'], ...k.advert };
@@ -67,14 +60,7 @@ describeOnBackends('engine: locality that steers', (backend) => {
 
     it(`a ${k.kind} hint: taken by a worker without it after the wait, or at once with no holder`, async () => {
       const c = await backend().connect();
-      const clock = new TestClock();
-      const engine = createEngine(c, {
-        world: worldName(),
-        buckets: BUCKETS,
-        clock,
-        logger: memoryLogger(),
-      });
-      await engine.init();
+      const { engine, clock } = await engineOnTestClock(c, BUCKETS);
       await engine.queue({ name: 'held', type: 't' }, null, null, { hints: { ...k.hints } });
       let peers: PeerPlace[] = [{ server: 'hostA', types: ['t'], ...k.advert }];
       const b = await engine.claimer({
@@ -104,11 +90,8 @@ describeOnBackends('engine: locality that steers', (backend) => {
 
     it(`a ${k.kind} hint over the registry: 12 tasks all run on the holder, then on the other once it is gone`, async () => {
       const c = await backend().connect();
-      const world = worldName();
       // The clock never moves: the locality wait never ends, so only steering decides.
-      const clock = new TestClock();
-      const engine = createEngine(c, { world, buckets: BUCKETS, clock, logger: memoryLogger() });
-      await engine.init();
+      const { engine, world } = await engineOnTestClock(c, BUCKETS);
       const ran = new Map<string, string>();
       const handler = (who: string) => (t: { name: string }) => {
         ran.set(t.name, who);

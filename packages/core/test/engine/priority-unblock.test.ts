@@ -1,4 +1,4 @@
-import { type Coordinator, createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
@@ -9,18 +9,44 @@ import { counting, eventually, memoryLogger, TestClock, worldName } from './help
  */
 const ROOTS = 40;
 
+/**
+ * A fresh world of one bucket (parent, child and every root share one listing), initialised,
+ * holding `p`, its child `c` of `priority`, then ROOTS priority-0 roots queued after them.
+ */
+async function childAndRoots(
+  c: Coordinator,
+  priority: number,
+  clock?: TestClock,
+): Promise<{ world: string; engine: Engine }> {
+  const world = worldName();
+  const engine = createEngine(c, {
+    world,
+    buckets: 1,
+    logger: memoryLogger(),
+    ...(clock === undefined ? {} : { clock }),
+  });
+  await engine.init();
+  await engine.queue({ name: 'p', type: 't' });
+  await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority });
+  for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+  return { world, engine };
+}
+
+/** A promise the roots' handlers wait on, and the function that lets them finish. */
+function gated(): { gate: Promise<void>; release: () => void } {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { gate, release };
+}
+
 describeOnBackends('engine: priority from the moment a task is runnable', (backend) => {
   // Equal priority too: the child was queued before the roots, so FIFO puts it first.
   for (const priority of [10, 0]) {
     it(`a priority-${priority} child whose parent completes is the next task claimed, before ${ROOTS} priority-0 roots queued after it`, async () => {
       const producer = await backend().connect();
-      const world = worldName();
-      // One bucket: parent, child and every root share one listing.
-      const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
-      await engine.init();
-      await engine.queue({ name: 'p', type: 't' });
-      await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority });
-      for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+      const { world } = await childAndRoots(producer, priority);
       // Time stands still: the cached listing never ages past `relistMs`, so only the rule
       // (not a re-read that happens to come) can put the child first.
       const clock = new TestClock();
@@ -44,18 +70,10 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
 
   it('a worker whose slots are nearly all busy claims the just-unblocked child at once, not after a batch of slots frees up', async () => {
     const producer = await backend().connect();
-    const world = worldName();
-    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
-    await engine.init();
-    await engine.queue({ name: 'p', type: 't' });
-    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const { world } = await childAndRoots(producer, 10);
     // The roots hold their slots until the end: after the parent completes one slot is free,
     // below the quarter (2 of 8) a worker otherwise waits for before it claims again.
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = gated();
     const started: string[] = [];
     const wc = await backend().connect();
     const worker = runWorker(
@@ -79,12 +97,7 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
 
   it('in a busy bucket, where a change lands while each read is out, the child still goes before the roots', async () => {
     const producer = await backend().connect();
-    const world = worldName();
-    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
-    await engine.init();
-    await engine.queue({ name: 'p', type: 't' });
-    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const { world, engine } = await childAndRoots(producer, 10);
     // The worker's listings of the bucket: while `busyReads` lasts, another producer queues
     // a task (of a type nobody runs) during each, and the change event reaches the worker
     // before the reply (a later read on its connection is answered after the event).
@@ -107,10 +120,7 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
         };
       },
     });
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = gated();
     const started: string[] = [];
     const worker = runWorker(
       wc,
@@ -135,17 +145,7 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
 
   it('engine.claim: the child of a just-completed parent comes before lower-priority roots', async () => {
     const producer = await backend().connect();
-    const world = worldName();
-    const engine = createEngine(producer, {
-      world,
-      buckets: 1,
-      clock: new TestClock(),
-      logger: memoryLogger(),
-    });
-    await engine.init();
-    await engine.queue({ name: 'p', type: 't' });
-    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const { engine } = await childAndRoots(producer, 10, new TestClock());
     const parent = await engine.claim();
     expect(parent?.key).toEqual(['p']);
     // While the parent runs, the roots come first: the child is blocked.
@@ -160,18 +160,8 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
   });
   it('a parent whose completion was refused is claimed again, and its bucket is not re-read on every claim', async () => {
     const raw = await backend().connect();
-    const world = worldName();
     const { c, counts } = counting(raw);
-    const engine = createEngine(c, {
-      world,
-      buckets: 1,
-      clock: new TestClock(),
-      logger: memoryLogger(),
-    });
-    await engine.init();
-    await engine.queue({ name: 'p', type: 't' });
-    await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const { engine } = await childAndRoots(c, 10, new TestClock());
     const parent = await engine.claim();
     expect(parent?.key).toEqual(['p']);
     // The claim is lost under the worker (its working node removed), so the completion is

@@ -230,17 +230,27 @@ function exitForSpawnError(e: Error): number {
   return code === 'ENOENT' ? 127 : 126;
 }
 
-function failedStart(e: Error, started: Date, serverName: string): StartedProcess {
-  const run: ProcessRun = {
+/**
+ * The run of a process that never ran (not found, refused, killed first, or its spawn failed):
+ * no output, pid 0, and the exit code and error that say why. It finishes now; it started
+ * `started`, or now too.
+ */
+export function neverRan(server: string, exit: number, error: string, started?: Date): ProcessRun {
+  const finished = new Date();
+  return {
     stdout: '',
     stderr: '',
-    server: serverName,
+    server,
     pid: 0,
-    exit: exitForSpawnError(e),
-    error: e.message,
-    started,
-    finished: new Date(),
+    exit,
+    error,
+    started: started ?? finished,
+    finished,
   };
+}
+
+function failedStart(e: Error, started: Date, serverName: string): StartedProcess {
+  const run = neverRan(serverName, exitForSpawnError(e), e.message, started);
   return {
     pid: 0,
     firstOutput: new Promise<void>(() => {}),

@@ -1,5 +1,5 @@
 import type { ProcessRun } from '@zoott/core/jobs';
-import { type StartOptions, startProcess } from './process.js';
+import { neverRan, type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -69,17 +69,11 @@ export function runRacer(
         ? `executable ${found.real} is not allowed by this worker's policy`
         : null;
     if (!found.ok || refused !== null || killed) {
-      const now = new Date();
-      const run: ProcessRun = {
-        stdout: '',
-        stderr: '',
-        server: options.serverName,
-        pid: 0,
-        exit: found.ok ? 126 : found.exit,
-        error: found.ok ? (refused ?? 'killed before it started') : found.error,
-        started: now,
-        finished: now,
-      };
+      const run = neverRan(
+        options.serverName,
+        found.ok ? 126 : found.exit,
+        found.ok ? (refused ?? 'killed before it started') : found.error,
+      );
       return { proc: null, run };
     }
     const proc = startProcess(found.real, args, data, {

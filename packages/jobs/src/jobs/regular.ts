@@ -6,7 +6,7 @@ import {
   type RegularJob,
   type RegularJobResult,
 } from '@zoott/core/jobs';
-import { type StartedProcess, type StartOptions, startProcess } from './process.js';
+import { neverRan, type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 /** Options of `runRegularJob`: server name, directory, timeout, signal, allowed executables. */
@@ -62,20 +62,8 @@ export async function runRegularJob(
   const env = options.env ?? minimalEnv();
   const resultOpts = { maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES };
 
-  const notStarted = (exit: number, error: string): RegularJobResult => {
-    const now = new Date();
-    const run: ProcessRun = {
-      stdout: '',
-      stderr: '',
-      server: options.serverName,
-      pid: 0,
-      exit,
-      error,
-      started: now,
-      finished: now,
-    };
-    return buildRegularResult(job, run, resultOpts);
-  };
+  const notStarted = (exit: number, error: string): RegularJobResult =>
+    buildRegularResult(job, neverRan(options.serverName, exit, error), resultOpts);
 
   const found = await resolveExecutable(job.executable, cwd, env.PATH);
   throwIfAborted(signal);

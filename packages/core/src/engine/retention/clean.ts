@@ -69,6 +69,27 @@ function areaDirs(ctx: EngineContext, area: RecordArea): string[] {
   return Array.from({ length: ctx.layout.buckets }, (_, b) => ctx.layout.bucketPath(area, b));
 }
 
+/**
+ * The records of `area` a clean acts on, and its report before it removes any (progress at 0
+ * of them told).
+ */
+async function matchingIn(
+  ctx: EngineContext,
+  area: RecordArea,
+  options: CleanOptions,
+): Promise<{ victims: Indexed[]; report: CleanReport }> {
+  const found = await recordsOf(
+    ctx.coordinator,
+    areaDirs(ctx, area),
+    options.signal,
+    options.onScan,
+  );
+  const victims = matching(found, ctx.clock.now(), options.olderThanMs);
+  const report: CleanReport = { matched: victims.length, removed: 0, treeNodes: 0, skipped: 0 };
+  options.onProgress?.(0, victims.length);
+  return { victims, report };
+}
+
 function matching(records: Indexed[], now: number, olderThanMs: number | undefined): Indexed[] {
   if (olderThanMs === undefined) return records;
   const cutoff = now - olderThanMs;
@@ -83,15 +104,7 @@ export async function cleanCompleted(
   ctx: EngineContext,
   options: CleanOptions = {},
 ): Promise<CleanReport> {
-  const found = await recordsOf(
-    ctx.coordinator,
-    areaDirs(ctx, AREA.completed),
-    options.signal,
-    options.onScan,
-  );
-  const victims = matching(found, ctx.clock.now(), options.olderThanMs);
-  const report: CleanReport = { matched: victims.length, removed: 0, treeNodes: 0, skipped: 0 };
-  options.onProgress?.(0, victims.length);
+  const { victims, report } = await matchingIn(ctx, AREA.completed, options);
   if (options.dryRun || victims.length === 0) return report;
   const done = await removeCompleted(
     ctx,
@@ -111,15 +124,7 @@ export async function cleanFailed(
   ctx: EngineContext,
   options: CleanOptions = {},
 ): Promise<CleanReport> {
-  const found = await recordsOf(
-    ctx.coordinator,
-    areaDirs(ctx, AREA.failed),
-    options.signal,
-    options.onScan,
-  );
-  const victims = matching(found, ctx.clock.now(), options.olderThanMs);
-  const report: CleanReport = { matched: victims.length, removed: 0, treeNodes: 0, skipped: 0 };
-  options.onProgress?.(0, victims.length);
+  const { victims, report } = await matchingIn(ctx, AREA.failed, options);
   if (options.dryRun) return report;
   let done = 0;
   const PARALLEL = 32;

@@ -1,0 +1,90 @@
+import { createEngine, runWorker } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+
+/**
+ * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
+ * listing that holds them is served from its cache for `relistMs` after a change, and time
+ * stands still here (a TestClock), so only the completion's own look can show the child.
+ */
+const ROOTS = 40;
+
+describeOnBackends('engine: a child queued after the listing was read', (backend) => {
+  async function setup() {
+    const producer = await backend().connect();
+    const name = worldName();
+    const engine = createEngine(producer, {
+      world: name,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    return { producer, world: name, engine };
+  }
+
+  it('a child its parent queued while running is the next task its worker claims', async () => {
+    const { producer, world, engine } = await setup();
+    await engine.queue({ name: 'p', type: 't' });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const started: string[] = [];
+    const wc = await backend().connect();
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          // The worker's listing was read before this: it knows no child of p.
+          if (task.key.length === 1 && task.key[0] === 'p')
+            await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+        },
+      },
+      { world, concurrency: 1, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    await eventually(() => worker.stats.completed >= 3);
+    await worker.stop();
+    expect(started.slice(0, 3)).toEqual(['p', 'p/c', 'r0']);
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('engine.claim: a child queued by a producer while its parent ran comes before the roots', async () => {
+    const { producer, engine } = await setup();
+    await engine.queue({ name: 'p', type: 't' });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const parent = await engine.claim();
+    expect(parent?.key).toEqual(['p']);
+    // Another producer queues the child: this engine's listing, read for the claim, lacks it.
+    const other = createEngine(await backend().connect(), {
+      world: engine.world,
+      logger: memoryLogger(),
+    });
+    await other.queue({ name: 'd', type: 't', parent: { key: ['p'] }, priority: 10 });
+    await engine.complete(parent!, 'done');
+    expect((await engine.claim())?.key).toEqual(['p', 'd']);
+    await producer.close();
+  });
+
+  it('a completed task without children costs one look at its tree node, and no listing', async () => {
+    const raw = await backend().connect();
+    const { c, counts } = counting(raw);
+    const engine = createEngine(c, {
+      world: worldName(),
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const first = await engine.claim();
+    // Another root arrives: the listing is stale, so the completion looks.
+    await engine.queue({ name: 'late', type: 't' });
+    const before = { ...counts.byMethod };
+    await engine.complete(first!, 'done');
+    expect((counts.byMethod.exists ?? 0) - (before.exists ?? 0)).toBe(1);
+    // No child, so the next claim is served from the cached listing (read again later).
+    expect((await engine.claim())?.key).toEqual(['r1']);
+    expect((counts.byMethod.children ?? 0) - (before.children ?? 0)).toBe(0);
+    await raw.close();
+  });
+});

@@ -1,0 +1,25 @@
+// Settings the worker daemon and the AMQP bridge take alike: the same flag, environment
+// variable and help, so one environment serves both programs. Each program's table adds its
+// default in its own form.
+
+import type { SettingSpecBase } from './setting-values.js';
+
+/** The ZooKeeper session timeout, in milliseconds. */
+export const SESSION_TIMEOUT_SETTING: SettingSpecBase<'sessionTimeoutMs'> = {
+  key: 'sessionTimeoutMs',
+  flag: '--session-timeout',
+  env: 'ZOOTT_SESSION_TIMEOUT_MS',
+  kind: 'int',
+  arg: 'ms',
+  help: 'ZooKeeper session timeout',
+};
+
+/** How much the program logs. */
+export const LOG_LEVEL_SETTING: SettingSpecBase<'logLevel'> = {
+  key: 'logLevel',
+  flag: '--log-level',
+  env: 'ZOOTT_LOG_LEVEL',
+  kind: 'string',
+  arg: 'level',
+  help: 'trace, debug, info, warn, error, fatal or silent',
+};
