@@ -5,7 +5,7 @@ import { createEngine, readRetention, runWorker } from '@zoott/core';
 import { publishResult } from '@zoott/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, session, until, zoott } from './helpers.js';
+import { assertBuilt, freshConnect, freshWorld, json, session, until, zoott } from './helpers.js';
 
 // Flags whose other tests only parsed them or read back what the same command printed: here
 // each is run through the built binary and its effect read from ZooKeeper by another client
@@ -16,14 +16,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'zoott-flag-effects-'));
 beforeAll(assertBuilt);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A fresh namespace with world `fx` initialised (with `initFlags`), and zoott on it. */
+/** A fresh world `tw` (made with `initFlags`), zoott on it, and a session with its engine. */
 async function fx(initFlags: string[] = []) {
-  const connect = await freshConnect();
-  const z = (args: string[]) => zoott(['--connect', connect, '--world', 'fx', ...args]);
-  const init = await z(['init', 'fx', ...initFlags]);
-  expect(init.code, init.stderr).toBe(0);
+  const { connect, z } = await freshWorld(initFlags);
   const c = await session(connect);
-  return { connect, z, c, engine: createEngine(c, { world: 'fx' }) };
+  return { connect, z, c, engine: createEngine(c, { world: 'tw' }) };
 }
 
 describe('priorities', { timeout: SLOW }, () => {
@@ -56,18 +53,18 @@ describe('priorities', { timeout: SLOW }, () => {
 describe('pause --type and resume --type with a live worker', { timeout: SLOW }, () => {
   it('the paused type waits, others run; resume --type lets it run', async () => {
     const { z, c, engine } = await fx();
-    const paused = await z(['--json', 'pause', 'fx', '--type', 'held']);
-    expect(json(paused)).toEqual({ world: 'fx', paused: { world: false, types: ['held'] } });
+    const paused = await z(['--json', 'pause', 'tw', '--type', 'held']);
+    expect(json(paused)).toEqual({ world: 'tw', paused: { world: false, types: ['held'] } });
     // The held task is queued first and ranks higher: were it claimable, it would go first.
     expect((await z(['queue', 'h1', '-t', 'held', '-p', '9'])).code).toBe(0);
     expect((await z(['queue', 'f1', '-t', 'free'])).code).toBe(0);
-    const worker = runWorker(c, { held: () => 'h', free: () => 'f' }, { world: 'fx', pollMs: 100 });
+    const worker = runWorker(c, { held: () => 'h', free: () => 'f' }, { world: 'tw', pollMs: 100 });
     try {
       const state = async (k: string) => (await engine.task([k]))?.state;
       await until(async () => (await state('f1')) === 'completed', 'the free task to run');
       expect(await state('h1')).toBe('pending');
-      const resumed = await z(['--json', 'resume', 'fx', '--type', 'held']);
-      expect(json(resumed)).toEqual({ world: 'fx', paused: { world: false, types: [] } });
+      const resumed = await z(['--json', 'resume', 'tw', '--type', 'held']);
+      expect(json(resumed)).toEqual({ world: 'tw', paused: { world: false, types: [] } });
       await until(async () => (await state('h1')) === 'completed', 'the held task to run');
     } finally {
       await worker.stop();
@@ -78,7 +75,7 @@ describe('pause --type and resume --type with a live worker', { timeout: SLOW },
 describe('wait --exchange', { timeout: SLOW }, () => {
   it('takes the result from the exchange it names, not from the default one', async () => {
     const { z, c } = await fx();
-    await publishResult(c, { routingkey: 'rk', exchange: 'ex1' }, { from: 'ex1' }, { world: 'fx' });
+    await publishResult(c, { routingkey: 'rk', exchange: 'ex1' }, { from: 'ex1' }, { world: 'tw' });
     const other = await z(['wait', 'rk', '--any', '--timeout', '1']);
     expect(other.code).toBe(6);
     const got = await z(['wait', 'rk', '--exchange', 'ex1', '--any', '--timeout', '60']);
@@ -91,15 +88,15 @@ describe('init and retention flags, as ZooKeeper holds them', { timeout: SLOW },
   it('every retention flag of init and of retention is stored', async () => {
     const flags = ['--completed', '3h', '--max-completed', '11', '--results', '2h'];
     const { z, c } = await fx([...flags, '--max-results', '12', '--max-failed', '13']);
-    expect((await readRetention(c, 'fx')).settings).toEqual({
+    expect((await readRetention(c, 'tw')).settings).toEqual({
       completed: { maxAgeMs: 3 * 3_600_000, maxCount: 11 },
       results: { maxAgeMs: 2 * 3_600_000, maxCount: 12 },
       failed: { warnCount: 13 },
     });
     const set = ['--completed', '1h', '--max-completed', '21', '--results', '30m'];
-    const r = await z(['retention', 'fx', ...set, '--max-results', '22', '--max-failed', '23']);
+    const r = await z(['retention', 'tw', ...set, '--max-results', '22', '--max-failed', '23']);
     expect(r.code, r.stderr).toBe(0);
-    expect((await readRetention(c, 'fx')).settings).toEqual({
+    expect((await readRetention(c, 'tw')).settings).toEqual({
       completed: { maxAgeMs: 3_600_000, maxCount: 21 },
       results: { maxAgeMs: 30 * 60_000, maxCount: 22 },
       failed: { warnCount: 23 },
@@ -115,17 +112,17 @@ describe('clean: each flag alone removes only its own kind', { timeout: SLOW }, 
     for (let claim = await engine.claim(); claim; claim = await engine.claim())
       if (claim.key[0] === 'ok') await engine.complete(claim, 1);
       else await engine.fail(claim, new Error('boom'));
-    await publishResult(c, { routingkey: 'rk' }, { ok: true }, { world: 'fx' });
+    await publishResult(c, { routingkey: 'rk' }, { ok: true }, { world: 'tw' });
     const results = () => c.children('/zoott_r/_default/rk');
     expect(await engine.counts()).toMatchObject({ completed: 1, failed: 1 });
 
-    const failed = json(await z(['--json', 'clean', 'fx', '--failed']));
+    const failed = json(await z(['--json', 'clean', 'tw', '--failed']));
     expect(failed).toMatchObject({ failed: { matched: 1, removed: 1 } });
     expect(failed).not.toHaveProperty('completed');
     expect(await engine.counts()).toMatchObject({ completed: 1, failed: 0 });
     expect(await results()).toHaveLength(1);
 
-    const res = json(await z(['--json', 'clean', 'fx', '--results']));
+    const res = json(await z(['--json', 'clean', 'tw', '--results']));
     expect(res).toMatchObject({ results: { matched: 1, removed: 1 } });
     expect(await results()).toEqual([]);
     expect((await engine.counts()).completed).toBe(1);
@@ -134,9 +131,9 @@ describe('clean: each flag alone removes only its own kind', { timeout: SLOW }, 
     const done = (await engine.task(['ok']))?.completedAt ?? 0;
     expect(done).toBeGreaterThan(0);
     await until(() => Date.now() > done + 250, 'the completed task to be 200 ms old');
-    const young = json(await z(['--json', 'clean', 'fx', '--completed', '--older-than', '1h']));
+    const young = json(await z(['--json', 'clean', 'tw', '--completed', '--older-than', '1h']));
     expect(young).toMatchObject({ completed: { matched: 0, removed: 0 } });
-    const old = json(await z(['--json', 'clean', 'fx', '--completed', '--older-than', '200ms']));
+    const old = json(await z(['--json', 'clean', 'tw', '--completed', '--older-than', '200ms']));
     expect(old).toMatchObject({ completed: { matched: 1, removed: 1 } });
     expect((await engine.counts()).completed).toBe(0);
   });
