@@ -39,9 +39,9 @@ interface Item extends PreparedQueue {
 
 /**
  * Why a `queueMany` call stopped, and how far it got: the first `queued` requests are queued;
- * the `uncertain` after them were sent in a multi whose reply was lost while the connection
- * did not come back (a multi is all or nothing: all of them landed, or none did); the rest
- * were never sent. `field` names the request it stopped at (`tasks[i]`).
+ * the `uncertain` after them were sent in one write whose reply never came (its session
+ * ended, or the connection did not come back to look): a multi is all or nothing, so all of
+ * them landed or none did; the rest were never sent. `field` names the request it stopped at.
  */
 export class QueueManyError extends ZoottError {
   readonly queued: number;
@@ -56,7 +56,7 @@ export class QueueManyError extends ZoottError {
     ];
     if (uncertain > 0)
       parts.push(
-        `tasks[${queued}..${queued + uncertain - 1}] may or may not be (the connection did not come back)`,
+        `tasks[${queued}..${queued + uncertain - 1}] may or may not be (the reply was lost)`,
       );
     parts.push(`tasks[${queued + uncertain}..] were not`);
     super(cause.code, `tasks[${index}]: ${text}; ${parts.join(', ')}`, {
@@ -148,6 +148,22 @@ export async function queueManyAt(
   return items.map((it) => it.result!);
 }
 
+/** Codes of a refusal made before anything was sent: the request is too large for the client. */
+const REFUSED_AS_TOO_LARGE: ReadonlySet<string> = new Set(['BAD_ARGUMENTS', 'DATA_TOO_LARGE']);
+/** Codes of a session that ended: a write in flight then may or may not have been applied. */
+const SESSION_ENDED: ReadonlySet<string> = new Set(['SESSION_EXPIRED', 'CLOSED', 'AUTH_FAILED']);
+
+/**
+ * Whether a write that failed with `err` may have been applied: its reply was lost, or its
+ * session ended while it was out (`before`: the coordinator's state when it was sent; one
+ * already lost or closed sends nothing).
+ */
+function outcomeUnknown(err: unknown, before: string): boolean {
+  const code = codeOf(err) ?? '';
+  if (UNKNOWN_OUTCOME_CODES.has(code)) return true;
+  return SESSION_ENDED.has(code) && before !== 'lost' && before !== 'closed';
+}
+
 /** Writes `group` (tasks in order), splitting and falling back to single queues as needed. */
 async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
   let rest = group;
@@ -157,6 +173,7 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
       return;
     }
     let err: unknown;
+    const before = ctx.coordinator.state;
     try {
       const res = await ctx.coordinator.multi(rest.flatMap((it) => it.ops));
       rest.forEach((it, i) => {
@@ -166,7 +183,7 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
     } catch (e) {
       err = e;
     }
-    if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+    if (outcomeUnknown(err, before)) {
       if (await appliedAfterLoss(ctx, rest, err)) return;
       // Checked: nothing of this group was written.
       if (++lostRounds >= MAX_LOST_ROUNDS) throw aboutTask(err, rest[0]!.index, rest[0]!.index);
@@ -174,7 +191,10 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
     }
     const f = multiFailure(err);
     if (f === null || f.index < 0) {
-      // Refused as a whole before it was sent (too large for this client): split it.
+      // Refused as a whole before it was sent (too large for this client): split it. Any
+      // other failure of the whole (a session already lost) wrote nothing: say so.
+      if (!REFUSED_AS_TOO_LARGE.has(codeOf(err) ?? ''))
+        throw aboutTask(err, rest[0]!.index, rest[0]!.index);
       const half = Math.ceil(rest.length / 2);
       await writeGroup(ctx, rest.slice(0, half));
       await writeGroup(ctx, rest.slice(half));
@@ -190,10 +210,13 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
 }
 
 async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
+  const before = ctx.coordinator.state;
   try {
     it.result = await queuePrepared(ctx, it);
   } catch (err) {
-    throw aboutTask(err, it.index, it.index);
+    // `queue` looks for a write whose reply was lost once the connection is back; an error
+    // of that kind here means it could not look.
+    throw aboutTask(err, it.index, it.index, outcomeUnknown(err, before) ? 1 : 0);
   }
 }
 

@@ -1,4 +1,4 @@
-import { createEngine, type Op, QueueManyError, utf8 } from '@zoott/core';
+import { createEngine, type Op, QueueManyError, utf8, ZoottError } from '@zoott/core';
 import { describeOnBackends, losingReplies, type ReplyLoss } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
@@ -172,6 +172,43 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
     );
     await raw.renewSession();
     expect(await engine.counts()).toMatchObject({ pending: 500 });
+  });
+
+  it('queueMany: a group applied as its session ended is reported as may-or-may-not, not as refused', async () => {
+    const raw = await backend().connect();
+    let groups = 0;
+    // The second group of 500 reaches the server, then the session ends before the reply:
+    // the client learns only that the session expired.
+    const ending = new Proxy(raw, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;
+        return async (ops: readonly Op[]) => {
+          if (!(targetOf(ops) === 'queue' && tasksIn(ops) > 1 && ++groups === 2))
+            return target.multi(ops);
+          await target.multi(ops);
+          await backend().expireSession(raw);
+          throw new ZoottError('SESSION_EXPIRED', 'session lost (test)', { op: 'multi' });
+        };
+      },
+    });
+    const engine = createEngine(ending, {
+      world: worldName(),
+      buckets: 2,
+      logger: memoryLogger(),
+    });
+    await engine.init();
+    const names = Array.from({ length: 1200 }, (_, i) => `t${i}`);
+    const call = engine.queueMany(names.map((name) => ({ name, type: 't' })));
+    await expect(call).rejects.toMatchObject({
+      code: 'SESSION_EXPIRED',
+      field: 'tasks[500]',
+      queued: 500,
+      uncertain: 500,
+    });
+    await raw.renewSession();
+    // It had landed: the uncertain range is the whole slack.
+    expect(await engine.counts()).toMatchObject({ pending: 1000 });
   });
 
   it('a group completion lost while its session ends drops every result in it', async () => {
