@@ -1,0 +1,121 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify as toYaml } from 'yaml';
+import { BRIDGE_SETTINGS, type BridgeSettings } from '../src/settings.js';
+import { assertBuilt, BRIDGE_BIN } from './harness.js';
+
+// Every setting of the bridge's one table, driven through the built binary as an operator
+// would: only the flag, then only the environment variable, then only the config-file key,
+// read back with --print-config --json. The examples are typed by the settings' keys, so a
+// setting added to the table does not compile here until it has one: covered by construction.
+const README = fileURLToPath(new URL('../README.md', import.meta.url));
+
+/** One value per setting, each different from its default, as a flag or variable takes it. */
+const EXAMPLES: Record<keyof BridgeSettings, string> = {
+  connect: 'zk9:2181/flags',
+  auth: 'ops:zk-secret',
+  authFile: '/etc/zoott/bridge-auth',
+  sessionTimeoutMs: '4000',
+  world: 'flagworld',
+  amqpUrl: 'amqps://bridge:s3cret@mq9:5671/prod',
+  amqpCa: '/etc/zoott/ca.pem',
+  amqpCert: '/etc/zoott/client.pem',
+  amqpKey: '/etc/zoott/client.key',
+  jobQueue: 'jobs-x',
+  raceQueue: 'races-x',
+  deadLetterExchange: 'dlx-x',
+  prefetch: '3',
+  declareQueues: 'false',
+  logLevel: 'warn',
+};
+
+/** What --print-config shows for the example: passwords masked, numbers and booleans typed. */
+const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
+  auth: ['ops:****'],
+  amqpUrl: 'amqps://bridge:****@mq9:5671/prod',
+  sessionTimeoutMs: 4000,
+  prefetch: 3,
+  declareQueues: false,
+};
+
+/** The example in a config file's own form. */
+const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
+  auth: ['ops:zk-secret'],
+  sessionTimeoutMs: 4000,
+  prefetch: 3,
+  declareQueues: false,
+};
+
+interface Printed {
+  configFile: string | null;
+  settings: Record<string, { value: unknown; source: string }>;
+}
+
+let home: string;
+
+/** Runs the built bridge with `args` and `env` only (no ZooKeeper, no RabbitMQ needed). */
+function printed(args: string[], env: Record<string, string> = {}): Promise<Printed> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BRIDGE_BIN, ...args, '--print-config', '--json'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`exit ${code}: ${err}`));
+      else resolve(JSON.parse(out) as Printed);
+    });
+  });
+}
+
+describe('zoott-amqp-bridge: every setting three ways', { timeout: 300_000 }, () => {
+  beforeAll(() => {
+    assertBuilt();
+    home = mkdtempSync(join(tmpdir(), 'zoott-bridge-table-'));
+  });
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it('every example differs from its default, so a dropped value cannot pass', async () => {
+    const defaults = await printed([]);
+    for (const spec of BRIDGE_SETTINGS) {
+      const shown = SHOWN[spec.key] ?? EXAMPLES[spec.key];
+      expect(defaults.settings[spec.key]?.source, spec.key).not.toBe('flag');
+      expect(defaults.settings[spec.key]?.value, spec.key).not.toEqual(shown);
+    }
+    // And the table has no setting this file lacks an example for (nor the other way).
+    expect(BRIDGE_SETTINGS.map((s) => s.key).sort()).toEqual(Object.keys(EXAMPLES).sort());
+  });
+
+  for (const spec of BRIDGE_SETTINGS) {
+    it(`${spec.key}: ${spec.flag}, ${spec.env} and the file key each take effect`, async () => {
+      const example = EXAMPLES[spec.key];
+      const shown = SHOWN[spec.key] ?? example;
+      const file = join(home, `${spec.key}.yaml`);
+      writeFileSync(file, toYaml({ [spec.key]: FILE_VALUE[spec.key] ?? example }));
+      const [byFlag, byEnv, byFile] = await Promise.all([
+        printed([spec.flag, example]),
+        printed([], { [spec.env]: example }),
+        printed(['--config', file]),
+      ]);
+      expect(byFlag.settings[spec.key]).toEqual({ value: shown, source: 'flag' });
+      expect(byEnv.settings[spec.key]).toEqual({ value: shown, source: 'env' });
+      expect(byFile.settings[spec.key]).toEqual({ value: shown, source: 'file' });
+      expect(byFile.configFile).toBe(file);
+    });
+  }
+
+  it('names every setting in the README table with its flag, variable and key', () => {
+    const readme = readFileSync(README, 'utf8');
+    for (const s of BRIDGE_SETTINGS)
+      expect(readme, `README row for ${s.key}`).toContain(
+        `| \`${s.flag}\` | \`${s.env}\` | \`${s.key}\` |`,
+      );
+  });
+});
