@@ -31,12 +31,19 @@ export async function helpExamples(): Promise<string[]> {
   return out;
 }
 
+/** Splits a `zoott ...` example into the words after `zoott` (see `splitCommandLine`). */
+export function shellWords(line: string): string[] {
+  const words = splitCommandLine(line);
+  if (words[0] !== 'zoott') throw new Error(`not a zoott command: ${line}`);
+  return words.slice(1);
+}
+
 /**
  * Splits a command line as a POSIX shell would for the words the examples use: single and
- * double quotes, and a trailing `# comment`. Anything that needs a real shell (a pipe, `$(`)
- * is refused, so such an example cannot be run half-way by accident.
+ * double quotes, and a trailing `# comment`. Anything that needs a real shell (a pipe, `$(`,
+ * `&`) is refused, so such an example cannot be run half-way by accident.
  */
-export function shellWords(line: string): string[] {
+export function splitCommandLine(line: string): string[] {
   const words: string[] = [];
   let word: string | null = null;
   for (let i = 0; i < line.length; i++) {
@@ -58,8 +65,7 @@ export function shellWords(line: string): string[] {
     } else word = (word ?? '') + ch;
   }
   if (word !== null) words.push(word);
-  if (words[0] !== 'zoott') throw new Error(`not a zoott command: ${line}`);
-  return words.slice(1);
+  return words;
 }
 
 /** What a run of examples shares: the namespace, a scratch directory, a session on it. */

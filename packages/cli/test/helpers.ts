@@ -63,22 +63,51 @@ function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.Proces
   return env;
 }
 
-const running = new Set<ChildProcess>();
+export type Started = ChildProcess & {
+  out: () => string;
+  err: () => string;
+  exited: Promise<RunResult>;
+};
+
+const running = new Set<Started>();
 afterAll(() => {
-  for (const c of running) c.kill('SIGKILL');
+  for (const c of running) stopTree(c, 'SIGKILL');
 });
 
-/** Starts the binary; the caller reads the streams. Killed after the file if still running. */
-export function start(
+/**
+ * Signals `child`, or its whole process group when it was started `detached` (a command
+ * such as `pnpm` runs the real program as its grandchild, which a signal to `pnpm` alone
+ * would leave running), as Ctrl-C in a terminal signals the foreground group.
+ */
+export function stopTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // The group may outlive its leader (pnpm gone, the program still running): signal it anyway.
+    if (detachedChildren.has(child)) process.kill(-child.pid, signal);
+    else if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  } catch {
+    // Nothing of it is left (ESRCH).
+  }
+}
+const detachedChildren = new WeakSet<ChildProcess>();
+
+/**
+ * Starts `command` with `args` in the cleaned environment; the caller reads the streams.
+ * `detached` puts it in a process group of its own (see `stopTree`). Killed, with its group,
+ * after the file if still running.
+ */
+export function spawnWatched(
+  command: string,
   args: string[],
-  opts: RunOptions = {},
-): ChildProcess & { out: () => string; err: () => string; exited: Promise<RunResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  opts: RunOptions & { detached?: boolean } = {},
+): Started {
+  const child = spawn(command, args, {
     env: cleanEnv(opts.env),
     cwd: opts.cwd ?? process.cwd(),
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: opts.detached === true,
   });
-  running.add(child);
+  if (opts.detached) detachedChildren.add(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -87,11 +116,18 @@ export function start(
   else child.stdin!.end();
   const exited = new Promise<RunResult>((resolve) => {
     child.on('close', (code, signal) => {
-      running.delete(child);
+      running.delete(started);
       resolve({ code: code ?? (signal ? 128 : null), stdout, stderr });
     });
   });
-  return Object.assign(child, { out: () => stdout, err: () => stderr, exited });
+  const started = Object.assign(child, { out: () => stdout, err: () => stderr, exited });
+  running.add(started);
+  return started;
+}
+
+/** Starts the binary; the caller reads the streams. Killed after the file if still running. */
+export function start(args: string[], opts: RunOptions = {}): Started {
+  return spawnWatched(process.execPath, [BIN, ...args], opts);
 }
 
 /** Runs `zoott <args>` to the end. */
