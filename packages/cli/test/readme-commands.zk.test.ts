@@ -116,11 +116,15 @@ const STEPS: Record<string, Step> = {
       env: RUN_AS,
       serving: async (p, { chroot }) => {
         // Ready once registered, serving the type examples/handlers.js exports.
-        await until(async () => {
-          if (p.exitCode !== null) throw new Error(`the worker exited:\n${p.err()}`);
-          const workers = await registered(chroot('/myapp'), 'files');
-          return workers.some((w) => w.types.includes('requestFile'));
-        }, 'the worker to register');
+        await until(
+          async () => {
+            if (p.exitCode !== null) throw new Error(`the worker exited:\n${p.err()}`);
+            const workers = await registered(chroot('/myapp'), 'files');
+            return workers.some((w) => w.types.includes('requestFile'));
+          },
+          'the worker to register',
+          120_000,
+        );
       },
     },
   'pnpm zoott --connect 127.0.0.1:2181/myapp --world files queue requestFile_a --type requestFile':
