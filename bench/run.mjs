@@ -318,6 +318,20 @@ function verdict(ok) {
 }
 
 async function main() {
+  // BENCH_ONLY=<phase>: that phase alone, on a server and fleet of its own, as JSON.
+  const only = {
+    unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
+    drain: (c2, fleet2) =>
+      drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
+        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
+          e.queue({ name: `d${i}`, type: 'noop', data: i }),
+        ),
+      ),
+  }[process.env.BENCH_ONLY ?? ''];
+  if (only) {
+    console.log(JSON.stringify(await onFreshServer(only)));
+    return;
+  }
   const started = Date.now();
   log('starting ZooKeeper');
   const server = await startZooKeeper({ own: true });

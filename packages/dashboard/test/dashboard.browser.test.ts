@@ -18,6 +18,7 @@ import {
   assetsForFile,
   dashboardInBrowser,
   openLivePage,
+  PAGE_TIMEOUT_MS,
   serveDashboard,
   zkNamespace,
 } from './helpers.js';
@@ -290,7 +291,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
 
   it('on loopback refuses the bare URL; the printed one works, and so does a reload without the token', async () => {
     const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const refused = await page.goto(`${dash.url}#/demo/overview`);
     expect(refused?.status()).toBe(401);
     await page.goto(`${dash.openUrl}#/demo/tree`);
@@ -311,7 +312,7 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     try {
       const base = `http://127.0.0.1:${guarded.port}/`;
       const page = await browser.newPage();
-      page.setDefaultTimeout(10_000);
+      page.setDefaultTimeout(PAGE_TIMEOUT_MS);
       const refused = await page.goto(`${base}#/demo/overview`);
       expect(refused?.status()).toBe(401);
       await page.goto(`${base}?token=${token}#/demo/tree`);

@@ -90,10 +90,17 @@ export async function dashboardInBrowser(
   return { dash, browser };
 }
 
+/**
+ * How long a page waits for an element before the test fails: a failure detector sized for a
+ * loaded 2-core machine running the whole suite (a 10 s wait once ran out there), inside the
+ * 30 s a test may take.
+ */
+export const PAGE_TIMEOUT_MS = 20_000;
+
 /** Opens `url` in a new page as a user does and waits until its live stream is on. */
 export async function openLivePage(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(PAGE_TIMEOUT_MS);
   await page.goto(url);
   await page.waitForSelector('.live-status[data-live="on"]');
   return page;

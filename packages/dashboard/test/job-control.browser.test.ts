@@ -13,6 +13,7 @@ import {
   dashboardInBrowser,
   eventually,
   openLivePage,
+  PAGE_TIMEOUT_MS,
   serveDashboard,
   zkNamespace,
 } from './helpers.js';
@@ -157,7 +158,7 @@ describe('dashboard job control [zookeeper]', () => {
     const ro = await serveDashboard(assetsDir(), await ns.connect(), WORLD, { readOnly: true });
     try {
       const page = await browser.newPage();
-      page.setDefaultTimeout(10_000);
+      page.setDefaultTimeout(PAGE_TIMEOUT_MS);
       await page.goto(`${ro.openUrl}#/control/overview`);
       await page.waitForSelector('[data-fact="paused"]:has-text("running")');
       expect(await page.$$('[data-action]')).toHaveLength(0);

@@ -13,10 +13,6 @@ export const DEFAULT_RELIST_MS = 500;
  * that, a changed bucket is re-read at once.
  */
 const PLENTY_LOOKAHEADS = 2;
-/** Reads of a bucket one claim call may make to see a just-unblocked child (see readSince). */
-const FRESH_READ_TRIES = 3;
-/** Claim calls that try again when those reads never came back up to date (a busy bucket). */
-const UNBLOCK_CALLS = 3;
 
 /** What the listings need to know of the claimer's options. */
 export interface ListingOptions {
@@ -51,6 +47,11 @@ export interface BucketState {
   changes: number;
   listedChanges: number;
   watchArmed: boolean;
+  /**
+   * The bucket's `pzxid` as read with the listing: the last change of its children that the
+   * listing shows (a child claimed from a listing that is not up to date is guarded by it).
+   */
+  pzxid: number;
   /** When the listing was read (engine clock). */
   listedAt: number;
   /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
@@ -67,10 +68,7 @@ export interface BucketState {
   ancestors: Set<string>;
   /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
   readNo: number;
-  /**
-   * Claim calls left to read this bucket up to date for a child an own settle may have made
-   * runnable (0: none waiting).
-   */
+  /** 1 while this bucket must be read again for a child an own settle made runnable. */
   unblockCalls: number;
 }
 
@@ -87,6 +85,7 @@ function emptyBucket(): BucketState {
     listedChanges: 0,
     watchArmed: false,
     listedAt: 0,
+    pzxid: 0,
     listing: null,
     listedIn: 0,
     parsed: new Map(),
@@ -240,24 +239,15 @@ export class BucketListings {
   expectChild(bucket: number): void {
     const st = this.buckets.get(bucket);
     if (st === undefined) return;
-    st.unblockCalls = UNBLOCK_CALLS;
+    st.unblockCalls = 1;
     st.stale = true;
     st.listedAt = Number.NEGATIVE_INFINITY;
     if (!this.closed) this.onChange();
   }
 
-  /**
-   * Whether a bucket of `buckets` is still waiting for an up-to-date read for a child an own
-   * settle may have made runnable (its reads so far had a change land while they were out).
-   */
-  stillUnblocking(buckets: readonly number[]): boolean {
-    for (const b of buckets) if ((this.buckets.get(b)?.unblockCalls ?? 0) > 0) return true;
-    return false;
-  }
-
   /** Whether this bucket must be read up to date before the next claim chooses. */
   private unblocking(st: BucketState): boolean {
-    if (this.unblockedSince(st)) st.unblockCalls = UNBLOCK_CALLS;
+    if (this.unblockedSince(st)) st.unblockCalls = 1;
     return st.unblockCalls > 0;
   }
 
@@ -330,25 +320,16 @@ export class BucketListings {
 
   /**
    * Waits for a listing of `b` read after read number `firstFresh` went out, reading one if
-   * needed. A child is claimed only from a listing that has seen every change event so far;
-   * in a busy bucket a change often lands while the read is out, so read again a few times.
+   * needed: it shows what the settle changed. It need not be up to date with every change
+   * event: a child claimed from a listing with changes it has not seen is guarded instead
+   * (see `ancestorGuards`).
    */
   private async readSince(b: number, firstFresh: number): Promise<void> {
-    for (let tries = 0; tries < FRESH_READ_TRIES; tries++) {
-      const st = this.buckets.get(b);
-      if (!st) return;
-      if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
-      if (st.readNo < firstFresh) await this.list(b);
-      if (st.changes === st.listedChanges) {
-        st.unblockCalls = 0;
-        return;
-      }
-      firstFresh = this.readsStarted;
-    }
-    // Still not up to date: the next claim calls try again (the worker claims at once while
-    // this holds, so the child does not wait for a batch of free slots).
     const st = this.buckets.get(b);
-    if (st) st.unblockCalls--;
+    if (!st) return;
+    if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
+    if (st.readNo < firstFresh) await this.list(b);
+    st.unblockCalls = 0;
   }
 
   private list(b: number): Promise<void> {
@@ -383,10 +364,11 @@ export class BucketListings {
     // Own claims settled before this read went out: the read shows what became of them.
     const settled = this.settledClaims(state);
     let names: string[];
+    let pzxid: number;
     this.requests++;
     state.readNo = this.readsStarted++;
     try {
-      names = await this.ctx.coordinator.children(
+      const listed = await this.ctx.coordinator.childrenWithStat(
         this.ctx.layout.bucketPath(AREA.pending, b),
         wantWatch
           ? {
@@ -401,6 +383,8 @@ export class BucketListings {
             ? { watch: () => this.scoutFired(b) }
             : undefined,
       );
+      names = listed.children;
+      pzxid = listed.stat.pzxid;
     } catch (err) {
       if (wantWatch) state.watchArmed = false;
       if (wantScout) this.scouts.delete(b);
@@ -431,6 +415,7 @@ export class BucketListings {
     state.entries = entries;
     state.present = present;
     state.listedChanges = changesBefore;
+    state.pzxid = pzxid;
   }
 
   /** Names of entries this claimer claimed whose claims this process no longer holds. */

@@ -1,6 +1,6 @@
 import { decodeJson } from '../contract/paths.js';
 import type { EngineContext } from './context.js';
-import { sessionBack } from './session.js';
+import { claimsHeldThrough, sessionBack } from './session.js';
 import type { ClaimIdentity, EntryData } from './types.js';
 
 /** The parts of a claim attempt that show whether its multi applied. */
@@ -37,4 +37,38 @@ export async function adoptLostClaim(
   } catch {
     return null;
   }
+}
+
+/**
+ * A claim refused because the task's working node exists: whether that node was no live
+ * claim and is now removed (the task can be claimed again), or `false` when someone works
+ * on the task.
+ */
+export async function removeFalseClaim(
+  ctx: EngineContext,
+  workingPath: string,
+  session: string,
+): Promise<boolean> {
+  const { coordinator: c } = ctx;
+  const stat = await c.exists(workingPath).catch(() => null);
+  // This session's own working node that no engine of this process holds: a lost claim reply
+  // nobody adopted, or a settle that gave up. It would block the task for the session's
+  // lifetime: remove it. (Held by another engine on this session: it is busy.)
+  if (stat?.ephemeralOwner === session && !claimsHeldThrough(c).has(workingPath)) {
+    await c.delete(workingPath).catch(() => undefined);
+    return true;
+  }
+  // A persistent node is no claim: a claim's working node is ephemeral and goes with its
+  // session. This one (written by hand, or recreated by an import of an export taken while
+  // the task ran) would hold the task and its subtree forever. It is only a copy of a
+  // claimer's identity, so it is removed (at the version seen) and the task claimed.
+  if (stat && stat.ephemeralOwner === null) {
+    ctx.logger.warn(
+      { path: workingPath },
+      'removing a persistent node in the working area: not a live claim',
+    );
+    await c.delete(workingPath, stat.version).catch(() => undefined);
+    return true;
+  }
+  return false;
 }

@@ -3,8 +3,10 @@ import { encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
+import { ancestorGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { adoptLostClaim } from './claim-recovery.js';
+import { type Candidate, candidateOf } from './candidate.js';
+import { adoptLostClaim, removeFalseClaim } from './claim-recovery.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
@@ -14,16 +16,6 @@ import { failClaim } from './settle.js';
 import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 export type { ClaimerOptions, ClaimGate } from './claimer-options.js';
-
-interface Candidate {
-  priority: number;
-  seq: number;
-  tie?: number;
-  hints?: EntryData['hints'];
-  bucket: number;
-  entry: EntryName;
-  cached: CachedEntry;
-}
 
 /** How long a task hinted to another live worker waits before another worker takes it. */
 export const DEFAULT_LOCALITY_WAIT_MS = 2000;
@@ -152,9 +144,6 @@ export class Claimer {
       // waited for (a partial batch is fine: the next call claims more).
       if (round > 0 && won.length > 0) break;
       await this.listings.refresh(buckets, round > 0);
-      // A child an own completion unblocked could not be seen yet (a busy bucket): claim
-      // nothing this time rather than work it outranks; the next call reads again.
-      if (this.listings.stillUnblocking(buckets)) break;
       const candidates = await this.candidates(buckets, max - won.length);
       if (candidates.length === 0) {
         if (round > 0) break;
@@ -256,22 +245,24 @@ export class Claimer {
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
+        let guarded = false;
         if (e.encodedKey.includes(KEY_SEPARATOR)) {
+          const key = e.encodedKey.split(KEY_SEPARATOR);
+          if (blockingAncestor(key, stateOf) !== null) continue;
           // A listing older than the last change may lack an ancestor's new entry (a
-          // completed task queued again): a child is claimed only from an up-to-date one.
-          if (st.changes !== st.listedChanges) continue;
-          if (blockingAncestor(e.encodedKey.split(KEY_SEPARATOR), stateOf) !== null) continue;
+          // completed task queued again): such a child's claim checks its ancestors.
+          guarded = st.changes !== st.listedChanges;
         }
         if (cached && this.waiting(cached, now)) continue;
         taken++;
-        if (cached) {
-          known.push(this.candidate(b, e, cached));
+        if (cached && !guarded) {
+          known.push(candidateOf(b, e, cached));
           continue;
         }
         unread.push(e);
         fetches.push(
-          this.listings.fetch(b, st, e).then((fresh) => {
-            if (fresh && !this.waiting(fresh, now)) known.push(this.candidate(b, e, fresh));
+          this.readCandidate(b, st, e, guarded, now).then((c) => {
+            if (c) known.push(c);
           }),
         );
       }
@@ -290,10 +281,26 @@ export class Claimer {
     return orderForWorker(known, this.score);
   }
 
-  private candidate(bucket: number, entry: EntryName, cached: CachedEntry): Candidate {
-    const c: Candidate = { priority: entry.priority, seq: cached.czxid, bucket, entry, cached };
-    if (cached.data.hints) c.hints = cached.data.hints;
-    if (typeof cached.data.qn === 'number') c.tie = cached.data.qn;
+  /** A candidate whose entry (or, for a guarded child, whose ancestors) must be read first. */
+  private async readCandidate(
+    b: number,
+    st: BucketState,
+    e: EntryName,
+    guarded: boolean,
+    now: number,
+  ): Promise<Candidate | null> {
+    const [cached, guards] = await Promise.all([
+      st.cache.get(e.name) ?? this.listings.fetch(b, st, e),
+      guarded ? ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid) : undefined,
+    ]);
+    if (!cached || this.waiting(cached, now)) return null;
+    // An ancestor changed after the listing: read the bucket again before this child.
+    if (guards === null) {
+      st.stale = true;
+      return null;
+    }
+    const c = candidateOf(b, e, cached);
+    if (guards) c.guards = guards;
     return c;
   }
 
@@ -321,6 +328,7 @@ export class Claimer {
     const ops: Op[] = [
       { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
       { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
+      ...(cand.guards ?? []),
     ];
     const st = this.listings.get(cand.bucket);
     return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
@@ -359,15 +367,22 @@ export class Claimer {
       await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));
     } catch (err) {
       const f = multiFailure(err);
-      const refused = f !== null && f.index >= 0 ? Math.floor(f.index / 2) : -1;
+      // The refused op, as an index into its own claim's ops (claims differ in length: a
+      // guarded child's carries checks).
+      let first = 0;
+      const at = attempts.map((a) => {
+        const start = first;
+        first += a.ops.length;
+        return f !== null && f.index >= start && f.index < first ? f.index - start : -1;
+      });
       return Promise.all(
         attempts.map(async (a, i) => {
           const adopted = await this.adoptIfLost(err, a);
           if (adopted !== null) return this.won(a, adopted);
           this.held.delete(a.cand.entry.encodedKey);
           if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
-          if (i !== refused) return this.tryClaim(a.cand);
-          return this.claimRefused(err, { index: f!.index % 2, code: f!.code }, a);
+          if (at[i]! < 0) return this.tryClaim(a.cand);
+          return this.claimRefused(err, { index: at[i]!, code: f!.code }, a);
         }),
       );
     }
@@ -439,36 +454,19 @@ export class Claimer {
     const { cand, st, workingPath } = a;
     const session = a.identity.session;
     if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-      // This session's own working node that no engine of this process holds: a lost claim
-      // reply nobody adopted, or a settle that gave up. It would block the task for the
-      // session's lifetime: remove it. (Held by another engine on this session: it is busy.)
-      const stat = await this.ctx.coordinator.exists(workingPath).catch(() => null);
-      if (
-        stat?.ephemeralOwner === session &&
-        !claimsHeldThrough(this.ctx.coordinator).has(workingPath)
-      ) {
-        await this.ctx.coordinator.delete(workingPath).catch(() => undefined);
+      if (await removeFalseClaim(this.ctx, workingPath, session)) {
         if (st) st.stale = true;
-        return null;
-      }
-      // A persistent node is no claim: a claim's working node is ephemeral and goes with its
-      // session. This one (written by hand, or recreated by an import of an export taken
-      // while the task ran) would hold the task and its subtree forever. It is only a copy
-      // of a claimer's identity, so it is removed (at the version seen) and the task claimed.
-      if (stat && stat.ephemeralOwner === null) {
-        this.ctx.logger.warn(
-          { path: workingPath },
-          'removing a persistent node in the working area: not a live claim',
-        );
-        await this.ctx.coordinator.delete(workingPath, stat.version).catch(() => undefined);
-        if (st) st.stale = true;
-        return null;
-      }
-      this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+      } else this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
       return null;
     }
     if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
       st?.cache.delete(cand.entry.name);
+      if (st) st.stale = true;
+      return null;
+    }
+    // A guard: an ancestor was queued again (or removed) after it was read. The next listing
+    // shows it; the child waits for it.
+    if (failure !== null && failure.index >= 2) {
       if (st) st.stale = true;
       return null;
     }

@@ -149,7 +149,9 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     // none sends a request (the world's reaper has made its first pass too).
     const clocks = workers.map((w) => w.clock);
     const total = () => workers.reduce((n, w) => n + requests(w.counts), 0);
-    await eventually(() => workers.every((w) => (w.counts.byMethod.children ?? 0) >= BUCKETS));
+    await eventually(() =>
+      workers.every((w) => (w.counts.byMethod.childrenWithStat ?? 0) >= BUCKETS),
+    );
     await eventually(async () => {
       const from = total();
       await idlePeriods(clocks, 50);

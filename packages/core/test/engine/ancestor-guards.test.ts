@@ -1,0 +1,134 @@
+import { type Coordinator, createEngine, type Engine } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { memoryLogger, TestClock, worldName } from './helpers.js';
+
+/** More roots than "plenty of work": the claimer serves its cached listing between changes. */
+const ROOTS = 40;
+
+/**
+ * A claimer's coordinator that runs `afterListing` once after the next listing of the bucket
+ * (before the claimer sees the reply) and `afterAncestorRead` once after the next read of
+ * the parent's tree node: places to change the world at the exact moments a claim of the
+ * child depends on.
+ */
+function intercepting(
+  raw: Coordinator,
+  bucket: string,
+  parentTree: string,
+  hooks: { afterListing?: () => Promise<void>; afterAncestorRead?: () => Promise<void> },
+): Coordinator {
+  return new Proxy(raw, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (prop === 'childrenWithStat')
+        return async (...args: Parameters<Coordinator['childrenWithStat']>) => {
+          const out = await target.childrenWithStat(...args);
+          const hook = hooks.afterListing;
+          if (args[0] === bucket && hook) {
+            hooks.afterListing = undefined;
+            await hook();
+            // A read on this connection is answered after the change events before it: the
+            // claimer hears of the hook's change before it sees this listing.
+            await target.children(bucket);
+          }
+          return out;
+        };
+      if (prop === 'exists')
+        return async (...args: Parameters<Coordinator['exists']>) => {
+          const out = await target.exists(...args);
+          const hook = hooks.afterAncestorRead;
+          if (args[0] === parentTree && hook) {
+            hooks.afterAncestorRead = undefined;
+            await hook();
+          }
+          return out;
+        };
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describeOnBackends(
+  'engine: a child claimed from a listing that has not seen every change',
+  (backend) => {
+    /** p (completed by the time the hooks run), its child p/c, and ROOTS roots, in one bucket. */
+    async function setup(hooks: Parameters<typeof intercepting>[3]) {
+      const world = worldName();
+      const other = createEngine(await backend().connect(), {
+        world,
+        buckets: 1,
+        logger: memoryLogger(),
+      });
+      await other.init();
+      await other.queue({ name: 'p', type: 't' });
+      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+      for (let i = 0; i < ROOTS; i++) await other.queue({ name: `r${i}`, type: 't' });
+      const raw = await backend().connect();
+      const claimer: Engine = createEngine(
+        intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, {}),
+        { world, buckets: 1, clock: new TestClock(), logger: memoryLogger() },
+      );
+      const parent = await claimer.claim();
+      expect(parent?.key).toEqual(['p']);
+      expect((await claimer.complete(parent!, 'done')).status).toBe('completed');
+      // Armed only now: the next listing is the one read after the parent's completion.
+      const armed = createEngine(
+        intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, hooks),
+        {
+          world,
+          buckets: 1,
+          clock: new TestClock(),
+          logger: memoryLogger(),
+        },
+      );
+      return { other, claimer, armed, raw };
+    }
+
+    /** A change in the bucket whose event reaches the claimer before the listing's reply. */
+    const noise = (other: Engine) => () =>
+      other
+        .queue({ name: `noise${Math.random().toString(36).slice(2)}`, type: 'other' })
+        .then(() => {});
+
+    it('with no ancestor changed, the child goes first, checked', async () => {
+      let other!: Engine;
+      const { armed, raw, ...rest } = await setup({ afterListing: () => noise(other)() });
+      other = rest.other;
+      expect((await armed.claim())?.key).toEqual(['p', 'c']);
+      await raw.close();
+    });
+
+    it('a parent queued again after the listing was read, before the claim: the claim is refused', async () => {
+      let other!: Engine;
+      const { armed, raw, ...rest } = await setup({
+        afterListing: () => noise(other)(),
+        // The parent's tree node as read is current; the re-queue lands right after.
+        afterAncestorRead: async () => {
+          await other.queue({ name: 'p', type: 't', data: 'again' });
+        },
+      });
+      other = rest.other;
+      const got = await armed.claim();
+      expect(got?.key).not.toEqual(['p', 'c']);
+      expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+      await raw.close();
+    });
+
+    it('a parent queued again before its tree node was read, unseen by the listing: the child is not taken', async () => {
+      let other!: Engine;
+      const { armed, raw, ...rest } = await setup({
+        // The re-queue lands after the listing was read: the listing lacks the parent's new
+        // entry, and its event makes the listing not up to date.
+        afterListing: async () => {
+          await other.queue({ name: 'p', type: 't', data: 'again' });
+        },
+      });
+      other = rest.other;
+      const got = await armed.claim();
+      expect(got?.key).not.toEqual(['p', 'c']);
+      expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+      await raw.close();
+    });
+  },
+);
