@@ -298,6 +298,23 @@ async function pendingLevel(c, fleet, level) {
   return { perSecond, rssMb, pendingAtEnd: counts.pending, queued };
 }
 
+/** 100 roots x 10 children x 10 grandchildren queued first, then drained. */
+function treeDrain(c, fleet) {
+  const [roots, kids, grandkids] = TREE;
+  const treeTotal = roots + roots * kids + roots * kids * grandkids;
+  return drain(c, fleet, 'tree', treeTotal, async (e) => {
+    await pipelined(roots, QUEUE_WIDTH, (r) => e.queue({ name: `r${r}`, type: 'noop' }));
+    await pipelined(roots * kids, QUEUE_WIDTH, (i) =>
+      e.queue({ name: `k${i % kids}`, type: 'noop' }, { key: [`r${Math.floor(i / kids)}`] }),
+    );
+    await pipelined(roots * kids * grandkids, QUEUE_WIDTH, (i) => {
+      const r = Math.floor(i / (kids * grandkids));
+      const k = Math.floor(i / grandkids) % kids;
+      return e.queue({ name: `g${i % grandkids}`, type: 'noop' }, { key: [`r${r}`, `k${k}`] });
+    });
+  });
+}
+
 /** Runs `fn` against a ZooKeeper and worker fleet of its own, stopped afterwards. */
 async function onFreshServer(fn) {
   const server = await startZooKeeper({ own: true });
@@ -320,6 +337,7 @@ function verdict(ok) {
 async function main() {
   // BENCH_ONLY=<phase>: that phase alone, on a server and fleet of its own, as JSON.
   const only = {
+    tree: treeDrain,
     unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
     drain: (c2, fleet2) =>
       drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
@@ -361,19 +379,7 @@ async function main() {
       (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
     log(`drain: ${drainRes.perSecond.toFixed(0)} tasks/s`);
 
-    const [roots, kids, grandkids] = TREE;
-    const treeTotal = roots + roots * kids + roots * kids * grandkids;
-    const treeRes = await drain(c, fleet, 'tree', treeTotal, async (e) => {
-      await pipelined(roots, QUEUE_WIDTH, (r) => e.queue({ name: `r${r}`, type: 'noop' }));
-      await pipelined(roots * kids, QUEUE_WIDTH, (i) =>
-        e.queue({ name: `k${i % kids}`, type: 'noop' }, { key: [`r${Math.floor(i / kids)}`] }),
-      );
-      await pipelined(roots * kids * grandkids, QUEUE_WIDTH, (i) => {
-        const r = Math.floor(i / (kids * grandkids));
-        const k = Math.floor(i / grandkids) % kids;
-        return e.queue({ name: `g${i % grandkids}`, type: 'noop' }, { key: [`r${r}`, `k${k}`] });
-      });
-    });
+    const treeRes = await treeDrain(c, fleet);
     log(`tree: ${treeRes.perSecond.toFixed(0)} tasks/s`);
 
     log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);

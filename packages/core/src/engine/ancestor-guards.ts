@@ -1,5 +1,5 @@
 import type { Op } from '../contract/coordinator.js';
-import type { TaskKey } from '../tree/keys.js';
+import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 
 /**
@@ -16,13 +16,36 @@ export async function ancestorGuards(
   ctx: EngineContext,
   key: TaskKey,
   pzxid: number,
+  /**
+   * Tree-node stats read for earlier children, by the ancestor's encoded key. A stat kept
+   * here may be out of date: the claim's check decides (a refused one clears the cache), and
+   * a stat older than the listing only makes `mzxid <= pzxid` easier to meet for a version
+   * the check then holds to.
+   */
+  seen: Map<string, AncestorStat>,
 ): Promise<Op[] | null> {
-  const paths = key.slice(0, -1).map((_, i) => ctx.layout.treePath(key.slice(0, i + 1)));
-  const stats = await Promise.all(paths.map((p) => ctx.coordinator.exists(p)));
+  const ancestors = key.slice(0, -1).map((_, i) => key.slice(0, i + 1));
+  const paths = ancestors.map((a) => ctx.layout.treePath(a));
+  const stats = await Promise.all(
+    ancestors.map(async (a, i) => {
+      const id = a.join(KEY_SEPARATOR);
+      const known = seen.get(id);
+      if (known) return known;
+      const stat = await ctx.coordinator.exists(paths[i]!);
+      if (stat) seen.set(id, { version: stat.version, mzxid: stat.mzxid });
+      return stat;
+    }),
+  );
   const ops: Op[] = [];
   for (const [i, stat] of stats.entries()) {
     if (stat === null || stat.mzxid > pzxid) return null;
     ops.push({ op: 'check', path: paths[i]!, version: stat.version });
   }
   return ops;
+}
+
+/** What a guard needs of an ancestor's tree node. */
+export interface AncestorStat {
+  version: number;
+  mzxid: number;
 }

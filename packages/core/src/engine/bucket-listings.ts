@@ -1,4 +1,5 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import type { AncestorStat } from './ancestor-guards.js';
 import type { EngineContext } from './context.js';
 import { readEntryNode } from './entry-read.js';
 import { AREA, type EntryName, parseEntryName } from './layout.js';
@@ -52,6 +53,8 @@ export interface BucketState {
    * listing shows (a child claimed from a listing that is not up to date is guarded by it).
    */
   pzxid: number;
+  /** Ancestors' tree-node stats read to guard children (see ancestorGuards), by encoded key. */
+  guardStats: Map<string, AncestorStat>;
   /** When the listing was read (engine clock). */
   listedAt: number;
   /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
@@ -86,6 +89,7 @@ function emptyBucket(): BucketState {
     watchArmed: false,
     listedAt: 0,
     pzxid: 0,
+    guardStats: new Map(),
     listing: null,
     listedIn: 0,
     parsed: new Map(),
@@ -416,6 +420,8 @@ export class BucketListings {
     state.present = present;
     state.listedChanges = changesBefore;
     state.pzxid = pzxid;
+    // Kept for ancestors still listed above someone; the others' stats are dropped.
+    for (const id of state.guardStats.keys()) if (!ancestors.has(id)) state.guardStats.delete(id);
   }
 
   /** Names of entries this claimer claimed whose claims this process no longer holds. */

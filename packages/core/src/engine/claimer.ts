@@ -291,7 +291,9 @@ export class Claimer {
   ): Promise<Candidate | null> {
     const [cached, guards] = await Promise.all([
       st.cache.get(e.name) ?? this.listings.fetch(b, st, e),
-      guarded ? ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid) : undefined,
+      guarded
+        ? ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid, st.guardStats)
+        : undefined,
     ]);
     if (!cached || this.waiting(cached, now)) return null;
     // An ancestor changed after the listing: read the bucket again before this child.
@@ -467,6 +469,7 @@ export class Claimer {
     // A guard: an ancestor was queued again (or removed) after it was read. The next listing
     // shows it; the child waits for it.
     if (failure !== null && failure.index >= 2) {
+      st?.guardStats.clear();
       if (st) st.stale = true;
       return null;
     }
