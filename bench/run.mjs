@@ -299,10 +299,10 @@ async function pendingLevel(c, fleet, level) {
 }
 
 /** 100 roots x 10 children x 10 grandchildren queued first, then drained. */
-function treeDrain(c, fleet) {
+async function treeDrain(c, fleet) {
   const [roots, kids, grandkids] = TREE;
   const treeTotal = roots + roots * kids + roots * kids * grandkids;
-  return drain(c, fleet, 'tree', treeTotal, async (e) => {
+  const res = await drain(c, fleet, 'tree', treeTotal, async (e) => {
     await pipelined(roots, QUEUE_WIDTH, (r) => e.queue({ name: `r${r}`, type: 'noop' }));
     await pipelined(roots * kids, QUEUE_WIDTH, (i) =>
       e.queue({ name: `k${i % kids}`, type: 'noop' }, { key: [`r${Math.floor(i / kids)}`] }),
@@ -313,6 +313,7 @@ function treeDrain(c, fleet) {
       return e.queue({ name: `g${i % grandkids}`, type: 'noop' }, { key: [`r${r}`, `k${k}`] });
     });
   });
+  return { ...res, tasks: treeTotal };
 }
 
 /** Runs `fn` against a ZooKeeper and worker fleet of its own, stopped afterwards. */
@@ -482,7 +483,7 @@ async function main() {
         queue_many_per_call: QUEUE_MANY_CALL,
         queue_many_calls_in_flight: QUEUE_MANY_WIDTH,
         queue_many_seconds: Number(many.seconds.toFixed(2)),
-        tree_tasks: treeTotal,
+        tree_tasks: treeRes.tasks,
         tree_seconds: Number(treeRes.seconds.toFixed(2)),
         latency_offered_per_s: Number(lat.offered.toFixed(1)),
         latency_samples: lat.samples,
@@ -515,7 +516,7 @@ async function main() {
         ['raw creates/s (1 client, pipelined)', results.raw_creates_per_s],
         [`drain tasks/s (${DRAIN_TASKS} no-op, ${WORKERS} workers)`, results.drain_tasks_per_s],
         [`queueMany tasks/s (${QUEUE_MANY_CALL} per call)`, results.queue_many_tasks_per_s],
-        [`tree tasks/s (${TREE.join('x')}, ${treeTotal} tasks)`, results.tree_tasks_per_s],
+        [`tree tasks/s (${TREE.join('x')}, ${treeRes.tasks} tasks)`, results.tree_tasks_per_s],
         [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
         [`queue->start p99 ms (${LATENCY_RATE}/s)`, results.latency_p99_ms],
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
