@@ -42,6 +42,8 @@ describeOnBackends('engine: delayed tasks', (backend) => {
 
     clock.advance(1);
     await eventually(() => ran.includes('later'));
+    // The handler has started; its completion is written after it returns.
+    await eventually(async () => (await engine.task(['later']))?.state === 'completed');
     const rec = await engine.task(['later']);
     expect(rec?.state).toBe('completed');
     expect(rec?.startedAt).toBeGreaterThanOrEqual(notBefore);
