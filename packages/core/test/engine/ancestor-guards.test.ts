@@ -52,8 +52,13 @@ function intercepting(
 describeOnBackends(
   'engine: a child claimed from a listing that has not seen every change',
   (backend) => {
-    /** p (completed by the time the hooks run), its child p/c, and ROOTS roots, in one bucket. */
-    async function setup(hooks: Parameters<typeof intercepting>[3]) {
+    type Hooks = Parameters<typeof intercepting>[3];
+
+    /**
+     * p (completed by the time the hooks run), its child p/c, and ROOTS roots, in one bucket;
+     * `hooks` get the engine of another client, to change the world with.
+     */
+    async function setup(hooks: (other: Engine) => Hooks) {
       const world = worldName();
       const other = createEngine(await backend().connect(), {
         world,
@@ -65,24 +70,19 @@ describeOnBackends(
       await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
       for (let i = 0; i < ROOTS; i++) await other.queue({ name: `r${i}`, type: 't' });
       const raw = await backend().connect();
-      const claimer: Engine = createEngine(
-        intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, {}),
-        { world, buckets: 1, clock: new TestClock(), logger: memoryLogger() },
-      );
-      const parent = await claimer.claim();
-      expect(parent?.key).toEqual(['p']);
-      expect((await claimer.complete(parent!, 'done')).status).toBe('completed');
-      // Armed only now: the next listing is the one read after the parent's completion.
-      const armed = createEngine(
-        intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, hooks),
-        {
+      const on = (h: Hooks) =>
+        createEngine(intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, h), {
           world,
           buckets: 1,
           clock: new TestClock(),
           logger: memoryLogger(),
-        },
-      );
-      return { other, claimer, armed, raw };
+        });
+      const first = on({});
+      const parent = await first.claim();
+      expect(parent?.key).toEqual(['p']);
+      expect((await first.complete(parent!, 'done')).status).toBe('completed');
+      // Armed only now: the next listing is the one read after the parent's completion.
+      return { other, armed: on(hooks(other)), raw };
     }
 
     /** A change in the bucket whose event reaches the claimer before the listing's reply. */
@@ -90,45 +90,37 @@ describeOnBackends(
       other
         .queue({ name: `noise${Math.random().toString(36).slice(2)}`, type: 'other' })
         .then(() => {});
+    const queueParentAgain = (other: Engine) => async () => {
+      await other.queue({ name: 'p', type: 't', data: 'again' });
+    };
+
+    /** The next claim does not take the child, which stays pending behind its parent. */
+    async function heldBack({ armed, other, raw }: Awaited<ReturnType<typeof setup>>) {
+      expect((await armed.claim())?.key).not.toEqual(['p', 'c']);
+      expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+      await raw.close();
+    }
 
     it('with no ancestor changed, the child goes first, checked', async () => {
-      let other!: Engine;
-      const { armed, raw, ...rest } = await setup({ afterListing: () => noise(other)() });
-      other = rest.other;
+      const { armed, raw } = await setup((other) => ({ afterListing: noise(other) }));
       expect((await armed.claim())?.key).toEqual(['p', 'c']);
       await raw.close();
     });
 
     it('a parent queued again after the listing was read, before the claim: the claim is refused', async () => {
-      let other!: Engine;
-      const { armed, raw, ...rest } = await setup({
-        afterListing: () => noise(other)(),
-        // The parent's tree node as read is current; the re-queue lands right after.
-        afterAncestorRead: async () => {
-          await other.queue({ name: 'p', type: 't', data: 'again' });
-        },
-      });
-      other = rest.other;
-      const got = await armed.claim();
-      expect(got?.key).not.toEqual(['p', 'c']);
-      expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
-      await raw.close();
+      await heldBack(
+        await setup((other) => ({
+          afterListing: noise(other),
+          // The parent's tree node as read is current; the re-queue lands right after.
+          afterAncestorRead: queueParentAgain(other),
+        })),
+      );
     });
 
     it('a parent queued again before its tree node was read, unseen by the listing: the child is not taken', async () => {
-      let other!: Engine;
-      const { armed, raw, ...rest } = await setup({
-        // The re-queue lands after the listing was read: the listing lacks the parent's new
-        // entry, and its event makes the listing not up to date.
-        afterListing: async () => {
-          await other.queue({ name: 'p', type: 't', data: 'again' });
-        },
-      });
-      other = rest.other;
-      const got = await armed.claim();
-      expect(got?.key).not.toEqual(['p', 'c']);
-      expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
-      await raw.close();
+      // The re-queue lands after the listing was read: the listing lacks the parent's new
+      // entry, and its event makes the listing not up to date.
+      await heldBack(await setup((other) => ({ afterListing: queueParentAgain(other) })));
     });
   },
 );
