@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { counting, memoryLogger, worldName } from './helpers.js';
 
 describeOnBackends('engine: round trips', (backend) => {
-  it('costs three writes per task: queue, claim, complete', async () => {
+  it('costs three writes per task when tasks go one at a time: queue, claim, complete', async () => {
     const raw = await backend().connect();
     const world = worldName();
     await createEngine(raw, { world, buckets: 4, logger: memoryLogger() }).init();
