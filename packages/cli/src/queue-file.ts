@@ -1,6 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { type Engine, QueueManyError, type QueueManyRequest, type TaskKey } from '@zoott/core';
+import {
+  type Engine,
+  isZoottError,
+  QueueManyError,
+  type QueueManyRequest,
+  type TaskKey,
+} from '@zoott/core';
 import type { CommandContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -180,12 +186,6 @@ function manyRequest(spec: TaskSpec, key: TaskKey): QueueManyRequest {
   return request;
 }
 
-/** A lost reply: the write may have landed or not. */
-const unknownOutcome = (err: unknown) => {
-  const code = (err as { code?: string }).code;
-  return code === 'CONNECTION_LOSS' || code === 'OPERATION_TIMEOUT';
-};
-
 /** Queues one batch; what was queued goes into `run`, a failure ends it. */
 async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Promise<void> {
   let done = 0;
@@ -204,7 +204,9 @@ async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Pro
     // them went out in one multi whose reply was lost (all of them landed, or none did).
     const many = err instanceof QueueManyError ? err : null;
     const at = many?.queued ?? 0;
-    const unsure = many ? many.uncertain : unknownOutcome(err) ? 1 : 0;
+    // A single `queue` fails retryably (connection trouble) only when it could not look
+    // whether its lost write landed.
+    const unsure = many ? many.uncertain : isZoottError(err) && err.retryable ? 1 : 0;
     for (const l of batch.slice(0, at)) {
       run.queuedLines.push(l.line);
       run.keys.push(showKey(l.key!));

@@ -71,8 +71,8 @@ export interface BucketState {
   ancestors: Set<string>;
   /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
   readNo: number;
-  /** 1 while this bucket must be read again for a child an own settle made runnable. */
-  unblockCalls: number;
+  /** This bucket must be read again for a child an own settle made runnable. */
+  unblockPending: boolean;
 }
 
 const byClaimOrder = (a: EntryName, b: EntryName) =>
@@ -97,7 +97,7 @@ function emptyBucket(): BucketState {
     bad: new Set(),
     ancestors: new Set(),
     readNo: -1,
-    unblockCalls: 0,
+    unblockPending: false,
   };
 }
 
@@ -226,8 +226,8 @@ export class BucketListings {
    * (a listed child is found by `unblockedIn`), the bucket changed since it was read (a child
    * may have been queued meanwhile: a child's entry lives in its parent's bucket), and the
    * listing holds plenty of work, so it would be served for up to `relistMs` more. A smaller
-   * listing is re-read as soon as the next claim call starts; asking for those would cost a read per
-   * completion of every sequential worker (its own delete changes the bucket too).
+   * listing is re-read as soon as the next claim call starts; asking for those would cost a
+   * read per completion of every sequential worker (its own delete changes the bucket too).
    */
   mayHideChildOf(bucket: number, key: string): boolean {
     const st = this.buckets.get(bucket);
@@ -243,7 +243,7 @@ export class BucketListings {
   expectChild(bucket: number): void {
     const st = this.buckets.get(bucket);
     if (st === undefined) return;
-    st.unblockCalls = 1;
+    st.unblockPending = true;
     st.stale = true;
     st.listedAt = Number.NEGATIVE_INFINITY;
     if (!this.closed) this.onChange();
@@ -251,8 +251,8 @@ export class BucketListings {
 
   /** Whether this bucket must be read up to date before the next claim chooses. */
   private unblocking(st: BucketState): boolean {
-    if (this.unblockedSince(st)) st.unblockCalls = 1;
-    return st.unblockCalls > 0;
+    if (this.unblockedSince(st)) st.unblockPending = true;
+    return st.unblockPending;
   }
 
   /** Whether a claim of this process that blocked other listed entries has been settled. */
@@ -333,7 +333,7 @@ export class BucketListings {
     if (!st) return;
     if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
     if (st.readNo < firstFresh) await this.list(b);
-    st.unblockCalls = 0;
+    st.unblockPending = false;
   }
 
   private list(b: number): Promise<void> {

@@ -1,0 +1,41 @@
+/**
+ * The bench's `BENCH_ONLY=<phase>` knob (bench/README.md), run as a developer runs it: the
+ * built bench script on a ZooKeeper and worker fleet of its own, with `--quick` counts. It
+ * checks that the phase ran to its end and printed its result; the numbers are not judged
+ * (speed is the bench's business, never a test's).
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+
+/** The last stdout line of `node bench/run.mjs --quick` with BENCH_ONLY=`phase`, as JSON. */
+async function onlyPhase(phase: string): Promise<Record<string, unknown>> {
+  const { stdout } = await exec(process.execPath, ['bench/run.mjs', '--quick'], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_ONLY: phase },
+    timeout: 240_000,
+  });
+  const lines = stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
+}
+
+describe('bench: BENCH_ONLY runs one phase alone', () => {
+  it('tree: drains the whole quick tree (10 roots x 10 children x 10 grandchildren: 1,110 tasks)', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('tree');
+    expect(res.tasks).toBe(1110);
+    expect(res.perSecond).toBeGreaterThan(0);
+  });
+
+  it('unblock: every chain sampled, with percentiles', { timeout: 300_000 }, async () => {
+    const res = await onlyPhase('unblock');
+    // --quick: 200 chains/s for 3 s, the first second dropped as warm-up.
+    expect(res).toMatchObject({ rate: 200, pending: 1000, samples: 400 });
+    expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
+  });
+});
