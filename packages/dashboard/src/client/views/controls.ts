@@ -35,28 +35,48 @@ export function pauseButton(
   );
 }
 
+/** How long a first click of a confirm button waits for the second. */
+const CONFIRM_MS = 3000;
+
+/**
+ * First clicks waiting for their second, by `scope` and action, with when they lapse. Kept
+ * outside the button: a live update re-renders the page (a new button) between the clicks,
+ * and the second click must still count as the second.
+ */
+const confirming = new Map<string, number>();
+
 /**
  * A button that acts on its second click (within 3 s; then it asks again): for what cannot
- * be undone, such as a cancel.
+ * be undone, such as a cancel. `scope` names what it acts on (a task's key), so a re-rendered
+ * button for the same thing keeps the first click.
  */
 export function confirmButton(
   action: string,
   label: string,
   confirmLabel: string,
   run: () => Promise<void>,
+  scope = '',
 ): HTMLElement {
-  let confirming = false;
-  const button = h('button', { type: 'button', class: 'danger', 'data-action': action }, label);
+  const id = `${scope}\u0000${action}`;
+  const armed = () => (confirming.get(id) ?? 0) > Date.now();
+  const button = h(
+    'button',
+    { type: 'button', class: 'danger', 'data-action': action },
+    armed() ? confirmLabel : label,
+  );
+  const lapse = (ms: number) =>
+    setTimeout(() => {
+      if (!armed()) button.textContent = label;
+    }, ms);
+  if (armed()) lapse((confirming.get(id) ?? 0) - Date.now());
   button.addEventListener('click', () => {
-    if (!confirming) {
-      confirming = true;
+    if (!armed()) {
+      confirming.set(id, Date.now() + CONFIRM_MS);
       button.textContent = confirmLabel;
-      setTimeout(() => {
-        confirming = false;
-        button.textContent = label;
-      }, 3000);
+      lapse(CONFIRM_MS);
       return;
     }
+    confirming.delete(id);
     void run();
   });
   return button;

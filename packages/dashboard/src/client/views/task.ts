@@ -31,14 +31,20 @@ function actionButtons(
   ctx: ViewContext,
   key: TaskKey,
 ): Child[] {
-  const cancel = confirmButton('cancel', 'Cancel task', 'Click again to cancel', () =>
-    act('cancelled', () => api.cancel(ctx.world, key)),
+  const scope = `${ctx.world}/${key.join('|')}`;
+  const cancel = confirmButton(
+    'cancel',
+    'Cancel task',
+    'Click again to cancel',
+    () => act('cancelled', () => api.cancel(ctx.world, key)),
+    scope,
   );
   const subtree = confirmButton(
     'cancel-subtree',
     'Cancel with subtree',
     'Click again: cancel it and every task below',
     () => act('cancelled with subtree', () => api.cancel(ctx.world, key, true)),
+    scope,
   );
   return [
     subtree,
