@@ -9,6 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
@@ -54,6 +55,9 @@ const WORKER_NODE_FLAGS =
     ? ['--max-semi-space-size=4']
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
+// The workers' heap room (bench/worker.mjs applies it as zoott-worker applies --heap-room).
+const WORKER_HEAP_ROOM = Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM);
+
 const TARGETS = {
   drainVsRaw: 0.45,
   queueManyVsRaw: 1.0,
@@ -91,6 +95,8 @@ class Fleet {
           if (m.type === 'stats') {
             w.completed = m.completed;
             w.rss = m.rss;
+            w.heapTotal = m.heapTotal;
+            w.external = m.external;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
             for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
@@ -148,6 +154,31 @@ class Fleet {
 
   completed() {
     return this.workers.reduce((n, w) => n + w.completed, 0);
+  }
+
+  /**
+   * Each worker's heap after a full collection (V8's statistics), and with `dir` a heap
+   * snapshot of each in it, named by `label` (BENCH_HEAP_SNAPSHOTS in the scale mode).
+   */
+  async heap(dir, label) {
+    return Promise.all(
+      this.workers.map((w, i) => {
+        const got = this.next(w, 'heap');
+        w.child.send({
+          cmd: 'heap',
+          file: dir ? path.join(dir, `${label}-w${i}.heapsnapshot`) : null,
+        });
+        return got;
+      }),
+    );
+  }
+
+  /** The memory of the worker with the largest RSS now: V8's heap and the memory outside it. */
+  largestNow() {
+    const w = this.workers.reduce((a, b) => (b.rss > a.rss ? b : a));
+    const mb = (n) => Math.round((n ?? 0) / 2 ** 20);
+    const each = this.workers.map((x) => mb(x.maxRss)).join('/');
+    return `RSS ${mb(w.rss)} MB: heap ${mb(w.heapTotal)}, external ${mb(w.external)}; peak each ${each}`;
   }
 
   maxRssMb() {
@@ -497,6 +528,7 @@ async function main() {
       setup: {
         workers: WORKERS,
         worker_node_flags: WORKER_NODE_FLAGS,
+        worker_heap_room: WORKER_HEAP_ROOM,
         concurrency: CONCURRENCY,
         quick,
         cpus: os.cpus().length,
@@ -550,7 +582,17 @@ async function main() {
 const entry = args.has('--scale')
   ? () =>
       import('./scale.mjs').then((m) =>
-        m.runScale({ Fleet, log, quick, asJson, workers: WORKERS, concurrency: CONCURRENCY, here }),
+        m.runScale({
+          Fleet,
+          log,
+          quick,
+          asJson,
+          workers: WORKERS,
+          concurrency: CONCURRENCY,
+          here,
+          workerFlags: WORKER_NODE_FLAGS,
+          heapRoom: WORKER_HEAP_ROOM,
+        }),
       )
   : main;
 entry().then(

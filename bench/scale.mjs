@@ -21,7 +21,17 @@ const NODES_PER_TASK = 2;
  * Runs the scale mode. `Fleet` and the options come from bench/run.mjs; `total` tasks
  * (default 1,000,000; `--quick` 20,000; BENCH_SCALE_TASKS overrides).
  */
-export async function runScale({ Fleet, log, quick, asJson, workers, concurrency, here }) {
+export async function runScale({
+  Fleet,
+  log,
+  quick,
+  asJson,
+  workers,
+  concurrency,
+  here,
+  workerFlags,
+  heapRoom,
+}) {
   const total = Number(process.env.BENCH_SCALE_TASKS ?? (quick ? 20_000 : 1_000_000));
   // The default count limit (100,000 completed records), or a tenth of a reduced run so
   // the limit is actually reached.
@@ -51,6 +61,9 @@ export async function runScale({ Fleet, log, quick, asJson, workers, concurrency
     };
     const t0 = performance.now();
     let shown = Date.now();
+    // BENCH_HEAP_SNAPSHOTS=<dir>: a heap snapshot of every worker at these fractions of the run.
+    const snapDir = process.env.BENCH_HEAP_SNAPSHOTS;
+    const snapAt = snapDir ? [0.1, 0.5, 0.9] : [];
     while (fleet.completed() < total) {
       if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
       if (queued < total && queued - fleet.completed() < backlog) {
@@ -64,11 +77,18 @@ export async function runScale({ Fleet, log, quick, asJson, workers, concurrency
         if (many) await engine.queueMany(requests);
         else await Promise.all(requests.map((r) => engine.queue(r)));
       } else await sleep(20);
+      if (snapAt.length > 0 && fleet.completed() >= snapAt[0] * total) {
+        const label = `at${Math.round(snapAt.shift() * 100)}`;
+        const got = await fleet.heap(snapDir, label);
+        const used = got.map((h) => (h.stats.used_heap_size / 2 ** 20).toFixed(1)).join(' ');
+        const rss = got.map((h) => (h.rss / 2 ** 20).toFixed(0)).join(' ');
+        log(`scale: heap snapshots ${label}: live heap MB ${used}; RSS MB ${rss}`);
+      }
       if (Date.now() - shown >= 5_000) {
         shown = Date.now();
         const m = await sample();
         log(
-          `scale: ${fleet.completed()}/${total} done, ${m.zk_znode_count} nodes, ${(m.zk_approximate_data_size / 2 ** 20).toFixed(1)} MB, worker RSS ${fleet.maxRssMb().toFixed(0)} MB`,
+          `scale: ${fleet.completed()}/${total} done, ${m.zk_znode_count} nodes, ${(m.zk_approximate_data_size / 2 ** 20).toFixed(1)} MB, worker RSS ${fleet.maxRssMb().toFixed(0)} MB (now ${fleet.largestNow()})`,
         );
       }
     }
@@ -117,6 +137,8 @@ export async function runScale({ Fleet, log, quick, asJson, workers, concurrency
       setup: {
         workers,
         concurrency,
+        worker_node_flags: workerFlags,
+        worker_heap_room: heapRoom,
         backlog,
         queue_many: many,
         quick,

@@ -1,10 +1,15 @@
 // One benchmark worker process: a zoott worker loop with a no-op handler, driven by the
 // coordinator (bench/run.mjs) over the IPC channel. Uses the built packages only.
 import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { runWorker } from '../packages/core/dist/index.js';
+import { applyHeapRoom, DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 
 const [connectString, index] = process.argv.slice(2);
+// What zoott-worker does at start (its --heap-room setting, default DEFAULT_HEAP_ROOM), so the
+// bench's RSS is a real worker's; BENCH_HEAP_ROOM sets another value (0: V8's own choice).
+applyHeapRoom(Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM));
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -30,7 +35,7 @@ const handlers = {
 };
 
 function report() {
-  const rss = process.memoryUsage().rss;
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
   maxRss = Math.max(maxRss, rss);
   process.send?.({
     type: 'stats',
@@ -38,6 +43,10 @@ function report() {
     claimed: handle?.stats.claimed ?? 0,
     rss,
     maxRss,
+    heapUsed,
+    heapTotal,
+    external,
+    arrayBuffers,
     latencies: latencies.length > 0 ? latencies.splice(0) : undefined,
     parents: parents.length > 0 ? parents.splice(0) : undefined,
     children: children.length > 0 ? children.splice(0) : undefined,
@@ -83,6 +92,16 @@ process.on('message', async (msg) => {
     report();
     handle = null;
     process.send?.({ type: 'stopped' });
+  } else if (msg.cmd === 'heap') {
+    // A heap snapshot (its full collection first, so it holds live objects only) and V8's
+    // heap statistics after it: what the worker really keeps, as opposed to heap room.
+    const file = msg.file ? v8.writeHeapSnapshot(msg.file) : null;
+    process.send?.({
+      type: 'heap',
+      file,
+      stats: v8.getHeapStatistics(),
+      rss: process.memoryUsage().rss,
+    });
   } else if (msg.cmd === 'exit') {
     clearInterval(ticker);
     await handle?.stop();

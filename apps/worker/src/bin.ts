@@ -1,6 +1,8 @@
 import { ZOOTT_VERSION as VERSION } from '@zoott/core';
 import {
+  applyHeapRoom,
   CONFIG_ENVS,
+  DEFAULT_HEAP_ROOM,
   describeSettings,
   type FileSettings,
   type PrintedSetting,
@@ -121,6 +123,9 @@ async function main(): Promise<void> {
     );
     return;
   }
+  // Before the daemon allocates anything: the heap's room for garbage is a property of the
+  // process, which this program owns (a library running the daemon leaves it to its host).
+  applyHeapRoom(resolved.settings.heapRoom ?? DEFAULT_HEAP_ROOM);
   // Loaded only to run: --print-config and --help stay quick and never touch ZooKeeper.
   const { startWorkerDaemon } = await import('@zoott/jobs');
   const daemon = await startWorkerDaemon(resolved.settings);

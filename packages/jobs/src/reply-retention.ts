@@ -4,7 +4,7 @@ import {
   type RetentionSettings,
   type RetentionTask,
 } from '@zoott/core';
-import { chooseVictims, DirIndex, decodeJson, type Indexed, recordsOf } from '@zoott/core/internal';
+import { DirIndex, decodeJson, type Indexed, recordsOf } from '@zoott/core/internal';
 import { RACES_ROOT, REPLY_ROOT } from './constants.js';
 
 /** Result nodes deleted per multi. */
@@ -105,7 +105,7 @@ export class ReplyResultsRetention implements RetentionTask {
       );
     }
     await this.index.refresh();
-    const victims = chooseVictims(this.index.entries(), now, settings.results, budget);
+    const victims = this.index.victims(now, settings.results, budget);
     const removed = await deleteResults(this.c, victims);
     for (const v of victims) this.index.forget(v);
     return removed;

@@ -3,6 +3,7 @@
 
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { DEFAULT_HEAP_ROOM } from './heap-room.js';
 import type { SettingSpecBase } from './setting-values.js';
 import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING } from './shared-settings.js';
 
@@ -274,6 +275,17 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: () => '127.0.0.1',
   },
   {
+    key: 'heapRoom',
+    flag: '--heap-room',
+    env: 'ZOOTT_HEAP_ROOM',
+    kind: 'int',
+    arg: 'percent',
+    help: "garbage the JavaScript heap may gather between full collections, in percent of its live data (0 = V8's own choice, up to 300% on a busy worker)",
+    defaultHelp: String(DEFAULT_HEAP_ROOM),
+    example: '25',
+    fallback: () => DEFAULT_HEAP_ROOM,
+  },
+  {
     ...LOG_LEVEL_SETTING,
     defaultHelp: 'info',
     example: 'warn',
@@ -308,5 +320,6 @@ export interface FileSettings {
   localityWaitMs?: number;
   metricsPort?: number;
   metricsHost?: string;
+  heapRoom?: number;
   logLevel?: string;
 }

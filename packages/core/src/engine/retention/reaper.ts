@@ -2,7 +2,7 @@ import type { EngineContext } from '../context.js';
 import { codeOf } from '../errors.js';
 import { AREA } from '../layout.js';
 import { RegistryView } from '../registry.js';
-import { chooseVictims, DirIndex } from './dir-index.js';
+import { DirIndex } from './dir-index.js';
 import { emptyRemoveReport, type RemoveReport, removeCompleted } from './remove.js';
 import { type RetentionSettings, readRetention } from './settings.js';
 
@@ -190,7 +190,7 @@ export class Reaper {
     const budget = this.options.budget ?? 10_000;
     await Promise.all([this.completed.refresh(), this.failed.refresh()]);
     const now = this.ctx.clock.now();
-    const victims = chooseVictims(this.completed.entries(), now, settings.completed, budget);
+    const victims = this.completed.victims(now, settings.completed, budget);
     Object.assign(
       report,
       await removeCompleted(this.ctx, victims, (v, relist) => this.completed.forget(v, relist)),
