@@ -377,6 +377,8 @@ async function main() {
           e.queue({ name: `d${i}`, type: 'noop', data: i }),
         ),
       ),
+    // The highest pending level (100,000): its throughput and the workers' RSS.
+    pending: (c2, fleet2) => pendingLevel(c2, fleet2, PENDING_LEVELS[PENDING_LEVELS.length - 1]),
   }[process.env.BENCH_ONLY ?? ''];
   if (only) {
     console.log(JSON.stringify(await onFreshServer(only)));

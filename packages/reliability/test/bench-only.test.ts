@@ -38,4 +38,14 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res).toMatchObject({ rate: 200, pending: 1000, samples: 400 });
     expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
   });
+
+  it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('pending');
+    // --quick: the 5,000 level; the top-up never lets the backlog run dry.
+    expect(res.perSecond).toBeGreaterThan(0);
+    expect(res.rssMb).toBeGreaterThan(0);
+    expect(res.pendingAtEnd).toBeGreaterThan(0);
+  });
 });

@@ -85,9 +85,7 @@ async function scenario(seed: number): Promise<void> {
       };
       const budget = 1 + Math.floor(random() * 30);
       const at = now + Math.floor(random() * 5_000);
-      expect(index.victims(at, limits, budget)).toEqual(
-        chooseVictims(entries, at, limits, budget),
-      );
+      expect(index.victims(at, limits, budget)).toEqual(chooseVictims(entries, at, limits, budget));
     }
     // The reaper deletes some victims and tells the index.
     const gone = index.victims(now, { maxAgeMs: null, maxCount: 0 }, Math.floor(random() * 4));
