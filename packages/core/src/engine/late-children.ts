@@ -4,6 +4,18 @@ import type { EngineContext } from './context.js';
 import type { Claim } from './types.js';
 
 /**
+ * This process completed `claim`: every claimer's cached listing of its bucket stops
+ * counting the deleted entry as a blocker of its listed descendants (see
+ * `BucketListings.completed`).
+ */
+export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, claim: Claim): void {
+  const bucket = ctx.layout.bucketOf(claim.key);
+  const key = claim.key.join(KEY_SEPARATOR);
+  const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
+  for (const c of claimers) c.listings.completed(bucket, key, name);
+}
+
+/**
  * After a completion: a child queued under the task since a claimer's listing was read is
  * runnable now, and must be chosen by its priority, not after that listing's next re-read
  * (a big listing is re-read at most every `relistMs`). One read of the task's tree node
