@@ -3,7 +3,7 @@ import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { type Candidate, candidateOf } from './candidate.js';
+import { aheadOf, type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim, removeFalseClaim } from './claim-recovery.js';
 import type { ClaimerOptions } from './claimer-options.js';
@@ -278,15 +278,18 @@ export class Claimer {
         );
       }
     }
-    // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
-    // instead of delaying this claim, unless one of them would be claimed first: priority
-    // (then FIFO) holds from the moment a task is runnable.
-    if (known.length >= wanted) {
-      const ordered = orderForWorker(known, this.score);
-      if (!unread.some((e) => outranks(e, ordered[wanted - 1]!.priority))) {
-        Promise.all(fetches).catch(() => undefined);
-        return ordered;
-      }
+    // Enough known work, or known work of a higher priority than all that is still being read
+    // (a child a completion here just made runnable, say): the reads of newly seen entries
+    // finish in the background (read-ahead) instead of delaying this claim, unless one of them
+    // would be claimed first: priority (then FIFO) holds from the moment a task is runnable.
+    const ready = orderForWorker(
+      known.length >= wanted ? known : aheadOf(known, unread),
+      this.score,
+    );
+    const last = ready[Math.min(wanted, ready.length) - 1];
+    if (last !== undefined && !unread.some((e) => outranks(e, last.priority))) {
+      Promise.all(fetches).catch(() => undefined);
+      return ready;
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);

@@ -1,7 +1,7 @@
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, memoryLogger, TestClock, worldName } from './helpers.js';
+import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
 
 /** More roots than "plenty of work": the claimer serves its cached listing between changes. */
 const ROOTS = 40;
@@ -120,6 +120,64 @@ describeOnBackends(
       await new Promise((resolve) => setImmediate(resolve));
       // That listing, read before the completion, still shows p: it is left out.
       expect((await engine.claim())?.key).toEqual(['p', 'c']);
+      await raw.close();
+    });
+
+    it('the child is claimed without waiting for the reads of lower-priority entries listed since', async () => {
+      const world = worldName();
+      const other = createEngine(await backend().connect(), {
+        world,
+        buckets: 1,
+        logger: memoryLogger(),
+      });
+      await other.init();
+      await other.queue({ name: 'p', type: 't' });
+      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+      const raw = await backend().connect();
+      // Reads of the late roots' entries are never answered; every other read is, and noted.
+      const asked: string[] = [];
+      const answered: string[] = [];
+      const c = new Proxy(raw, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop !== 'get' && prop !== 'exists')
+            return typeof value === 'function' ? value.bind(target) : value;
+          return async (path: string) => {
+            asked.push(path);
+            if (path.includes('-late')) return new Promise(() => {});
+            const out = await (prop === 'get' ? target.get(path) : target.exists(path));
+            answered.push(path);
+            return out;
+          };
+        },
+      });
+      const engine = createEngine(c, {
+        world,
+        buckets: 1,
+        clock: new TestClock(),
+        logger: memoryLogger(),
+      });
+      const parent = await engine.claim();
+      expect(parent?.key).toEqual(['p']);
+      for (let i = 0; i < 3; i++) await other.queue({ name: `late${i}`, type: 't' });
+      // Answered after the queues' events on this connection: the engine has heard of them.
+      await raw.exists('/');
+      // This claim never returns: the child waits on p, and it waits for the roots' reads. On
+      // its way the child's entry and p's tree node are read ahead, and the bucket again.
+      void engine.claim();
+      await eventually(
+        () =>
+          asked.some((p) => p.includes('-late')) &&
+          answered.some((p) => p.includes('-p|c-')) &&
+          answered.includes(`/zoott_${world}/p`),
+      );
+      expect((await engine.complete(parent!, 'done')).status).toBe('completed');
+      // Room for more than the child: a claim that waited for the roots' reads, to fill it,
+      // would never return.
+      const claimed = engine.claimMany(4);
+      const stuck = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 10_000));
+      const got = await Promise.race([claimed.then((cl) => cl.map((x) => x.key)), stuck]);
+      expect(got).toEqual([['p', 'c']]);
       await raw.close();
     });
 
