@@ -1,4 +1,5 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import { takeChildHint } from './child-hints.js';
 import type { Claimer } from './claimer.js';
 import type { EngineContext } from './context.js';
 import type { Claim } from './types.js';
@@ -27,6 +28,8 @@ export async function lookForChildren(
   claimers: Iterable<Claimer>,
   claim: Claim,
 ): Promise<void> {
+  // No child of it queued here since: nothing to look for (see `noteChildQueued`).
+  if (!takeChildHint(ctx.layout.world, claim.key)) return;
   const bucket = ctx.layout.bucketOf(claim.key);
   const key = claim.key.join(KEY_SEPARATOR);
   const blind = [...claimers].filter((c) => c.listings.mayHideChildOf(bucket, key));
