@@ -2,9 +2,13 @@ import { type Acl, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/
 import { codeFromZk } from '@zoott/core/internal';
 import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.js';
 
-/** A jute `long` (8 bytes, big endian) as a number; exact below 2^53. */
+/**
+ * A jute `long` (8 bytes, big endian, signed) as a number; exact below 2^53. The high word
+ * times 2^32 is exact and the one addition rounds once, so this is the very number
+ * `Number(buf.readBigInt64BE(0))` gives, without a BigInt per field (five per Stat).
+ */
 export function longOf(buf: Buffer): number {
-  return Number(buf.readBigInt64BE(0));
+  return buf.readInt32BE(0) * 0x1_0000_0000 + buf.readUInt32BE(4);
 }
 
 /** Session ids are written as 16 hex digits, as ZooKeeper's own tools print them. */
