@@ -1,5 +1,7 @@
 // One benchmark worker process: a zoott worker loop with a no-op handler, driven by the
 // coordinator (bench/run.mjs) over the IPC channel. Uses the built packages only.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { runWorker } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
@@ -46,8 +48,23 @@ function report() {
 }
 const ticker = setInterval(report, 50);
 
+/**
+ * BENCH_HEAP_PROF=<dir>: a sampling allocation profile of each run (from `run` to `stop`),
+ * counting the objects collected since, too: where the garbage the collector works through
+ * comes from (`--heap-prof` keeps only what is still alive at exit).
+ */
+const heapProfDir = process.env.BENCH_HEAP_PROF;
+const inspector = heapProfDir ? new Session() : null;
+inspector?.connect();
+let runs = 0;
+
 process.on('message', async (msg) => {
   if (msg.cmd === 'run') {
+    await inspector?.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
     latencies = [];
     parents = [];
     children = [];
@@ -86,6 +103,13 @@ process.on('message', async (msg) => {
     process.send?.({ type: 'cpu', us: user + system });
   } else if (msg.cmd === 'stop') {
     await handle?.stop();
+    if (inspector) {
+      const { profile } = await inspector.post('HeapProfiler.stopSampling');
+      writeFileSync(
+        `${heapProfDir}/worker-${index}-run-${runs++}-${process.pid}.heapprofile`,
+        JSON.stringify(profile),
+      );
+    }
     report();
     handle = null;
     process.send?.({ type: 'stopped' });
