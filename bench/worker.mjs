@@ -12,6 +12,36 @@ const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {}
 const wallNow = () => performance.timeOrigin + performance.now();
 
 const client = await connectZk(connectString, { sessionTimeoutMs: 30_000 });
+/**
+ * BENCH_COUNT_CALLS=1: counts this worker's requests by method (a multi's ops, the names a
+ * listing returned) and prints them to stderr at each stop: what one task costs in requests.
+ */
+const calls = process.env.BENCH_COUNT_CALLS ? {} : null;
+if (calls) {
+  const count = (k, n = 1) => {
+    calls[k] = (calls[k] ?? 0) + n;
+  };
+  for (const m of [
+    'get',
+    'exists',
+    'create',
+    'set',
+    'delete',
+    'multi',
+    'children',
+    'childrenWithStat',
+  ]) {
+    const orig = client[m].bind(client);
+    client[m] = async (...args) => {
+      count(m);
+      if (m === 'multi') count('multi_ops', args[0].length);
+      const out = await orig(...args);
+      if (m === 'children') count('children_names', out.length);
+      if (m === 'childrenWithStat') count('children_names', out.children.length);
+      return out;
+    };
+  }
+}
 let handle = null;
 let latencies = [];
 let maxRss = 0;
@@ -112,6 +142,10 @@ process.on('message', async (msg) => {
     }
     report();
     handle = null;
+    if (calls) {
+      process.stderr.write(`[worker ${index}] calls ${JSON.stringify(calls)}\n`);
+      for (const k of Object.keys(calls)) delete calls[k];
+    }
     process.send?.({ type: 'stopped' });
   } else if (msg.cmd === 'exit') {
     clearInterval(ticker);
