@@ -145,7 +145,8 @@ function valueLength(kind: Kind, value: unknown): number {
       return 1;
     case VECTOR: {
       let size = 4;
-      if (Array.isArray(value)) for (const item of value) size += valueLength(kind.item!, item);
+      if (Array.isArray(value))
+        for (let i = 0; i < value.length; i++) size += valueLength(kind.item!, value[i]);
       return size;
     }
     default:
@@ -155,7 +156,11 @@ function valueLength(kind: Kind, value: unknown): number {
 
 function recordLength(rec: JuteRecord): number {
   let size = 0;
-  for (const a of rec.specification) size += valueLength(kindOf(a.type), outgoing(rec, a.name));
+  const spec = rec.specification;
+  for (let i = 0; i < spec.length; i++) {
+    const a = spec[i]!;
+    size += valueLength(kindOf(a.type), outgoing(rec, a.name));
+  }
   return size;
 }
 
@@ -194,7 +199,7 @@ function writeValue(kind: Kind, value: unknown, buf: Buffer, offset: number): nu
       }
       buf.writeInt32BE(value.length, offset);
       let n = 4;
-      for (const item of value) n += writeValue(kind.item!, item, buf, offset + n);
+      for (let i = 0; i < value.length; i++) n += writeValue(kind.item!, value[i], buf, offset + n);
       return n;
     }
     default:
@@ -204,8 +209,11 @@ function writeValue(kind: Kind, value: unknown, buf: Buffer, offset: number): nu
 
 function writeRecord(rec: JuteRecord, buf: Buffer, offset: number): number {
   let n = 0;
-  for (const a of rec.specification)
+  const spec = rec.specification;
+  for (let i = 0; i < spec.length; i++) {
+    const a = spec[i]!;
     n += writeValue(kindOf(a.type), outgoing(rec, a.name), buf, offset + n);
+  }
   return n;
 }
 
@@ -286,14 +294,22 @@ function fastSerialize(this: JuteRecord, buffer: Buffer, offset: number): number
   return size;
 }
 
+/**
+ * Where readValue leaves the byte count of what it read: one array for every call, since each
+ * caller takes the count right after the call it made (nested reads finish before that).
+ */
+const bytesRead = [0];
+
 function fastDeserialize(this: JuteRecord, buffer: Buffer, offset: number): number {
   if (!Buffer.isBuffer(buffer)) throw new Error('buffer must an instance of Node.js Buffer class.');
   if (offset < 0 || offset >= buffer.length)
     throw new Error(`offset: ${offset} is out of buffer range.`);
-  const read = [0];
+  const read = bytesRead;
   let n = 0;
   const chroot = this.chrootPath;
-  for (const a of this.specification) {
+  const spec = this.specification;
+  for (let i = 0; i < spec.length; i++) {
+    const a = spec[i]!;
     this[a.name] = readValue(kindOf(a.type), buffer, offset + n, read);
     n += read[0]!;
     // Paths come back with the chroot; the caller sees them relative to it.
@@ -307,13 +323,15 @@ function fastDeserialize(this: JuteRecord, buffer: Buffer, offset: number): numb
 
 function fastTxByteLength(this: TransactionLike): number {
   let size = 0;
-  for (const r of this.records) size += recordLength(r);
+  const records = this.records;
+  for (let i = 0; i < records.length; i++) size += recordLength(records[i]!);
   return size;
 }
 
 function fastTxSerialize(this: TransactionLike, buffer: Buffer, offset: number): number {
   let n = 0;
-  for (const r of this.records) n += writeRecord(r, buffer, offset + n);
+  const records = this.records;
+  for (let i = 0; i < records.length; i++) n += writeRecord(records[i]!, buffer, offset + n);
   return n;
 }
 
