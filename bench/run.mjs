@@ -365,6 +365,7 @@ async function main() {
   const only = {
     tree: treeDrain,
     unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
+    latency,
     drain: (c2, fleet2) =>
       drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
         pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>

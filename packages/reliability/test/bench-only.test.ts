@@ -38,4 +38,13 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res).toMatchObject({ rate: 200, pending: 1000, samples: 400 });
     expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
   });
+
+  it('latency: every task after the warm-up sampled, with percentiles', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('latency');
+    // --quick: 200 tasks/s for 3 s, the first second dropped as warm-up.
+    expect(res).toMatchObject({ samples: 400 });
+    expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
+  });
 });

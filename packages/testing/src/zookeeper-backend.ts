@@ -56,7 +56,12 @@ export async function zookeeperBackend(server: string): Promise<TestBackend> {
       }
     },
     async expireSession(client) {
-      await killSession(asZk(client));
+      const zk = asZk(client);
+      const proxy = proxies.get(zk);
+      if (!proxy) throw new TypeError('this client was not opened by this backend');
+      // Cut off while its session is closed, as a client whose session expires is: it must
+      // not hear its own ephemeral nodes go before it learns the session is lost.
+      await killSession(zk, { via: server, silence: (on) => proxy.setPartitioned(on) });
     },
     async dropConnection(client) {
       const proxy = proxies.get(asZk(client));

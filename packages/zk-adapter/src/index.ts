@@ -3,7 +3,7 @@ import { parseConnectString } from './connect-string.js';
 import type { ZkOptions } from './options.js';
 import { ZkCoordinator } from './zk-coordinator.js';
 
-export { killSession } from './kill-session.js';
+export { type KillSessionOptions, killSession } from './kill-session.js';
 export { ZK_MAX_DATA_BYTES, type ZkOptions, type ZkRetryOptions } from './options.js';
 export { unprotectedName } from './protected-names.js';
 export { ZkCoordinator } from './zk-coordinator.js';

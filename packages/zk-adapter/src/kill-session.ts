@@ -11,8 +11,12 @@ const ATTEMPTS = 5;
  * The server drops every connection of the session, and `client` learns on its next contact
  * that the session expired. Resolves once `client` reports `lost`.
  */
-export async function killSession(client: ZkCoordinator): Promise<void> {
-  const { hosts } = parseConnectString(client.connectString);
+export async function killSession(
+  client: ZkCoordinator,
+  options: KillSessionOptions = {},
+): Promise<void> {
+  if (options.silence) return killSilenced(client, options.silence, options.via);
+  const { hosts } = parseConnectString(options.via ?? client.connectString);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const creds = sessionCredentials(client);
     if (!creds) {
@@ -33,6 +37,48 @@ export async function killSession(client: ZkCoordinator): Promise<void> {
   throw new ZoottError('WAIT_TIMEOUT', 'the client kept its session through killSession', {
     op: 'killSession',
   });
+}
+
+/** Options of {@link killSession}. */
+export interface KillSessionOptions {
+  /** The server(s) to close the session on, when the client reaches them another way. */
+  via?: string;
+  /**
+   * Cuts the client off (`true`) and lets it through again (`false`), e.g. a proxy's
+   * partition. The session is closed while the client hears nothing, as when a server expires
+   * a session whose client went silent: the client cannot win the session back meanwhile,
+   * nor see its own ephemeral nodes go before it learns that the session is lost.
+   */
+  silence?: (on: boolean) => void;
+}
+
+async function killSilenced(
+  client: ZkCoordinator,
+  silence: (on: boolean) => void,
+  via: string | undefined,
+): Promise<void> {
+  const creds = sessionCredentials(client);
+  if (!creds) {
+    if (client.state === 'lost') return;
+    throw new ZoottError(
+      'BAD_ARGUMENTS',
+      `killSession needs a connected client (state is ${client.state})`,
+      { op: 'killSession' },
+    );
+  }
+  const { hosts } = parseConnectString(via ?? client.connectString);
+  silence(true);
+  try {
+    await closeSessionAs(hosts[0]!, creds.id, creds.password, client.sessionTimeoutMs);
+  } finally {
+    silence(false);
+  }
+  // Cut off, the client could not have reconnected: its next contact finds the session gone.
+  if (!(await waitLost(client, client.sessionTimeoutMs * 2))) {
+    throw new ZoottError('WAIT_TIMEOUT', 'the client did not learn that its session ended', {
+      op: 'killSession',
+    });
+  }
 }
 
 function waitLost(client: ZkCoordinator, ms: number): Promise<boolean> {

@@ -36,6 +36,37 @@ export async function ancestorGuards(
       return stat;
     }),
   );
+  return guardOps(paths, stats, pzxid);
+}
+
+/**
+ * The same guards when every ancestor's stat is in `seen` already (read ahead while the
+ * parent ran, say): no request, so a just-unblocked child is claimed at once. `undefined`
+ * when some stat must be read first.
+ */
+export function knownGuards(
+  ctx: EngineContext,
+  key: TaskKey,
+  pzxid: number,
+  seen: ReadonlyMap<string, AncestorStat>,
+): Op[] | null | undefined {
+  const stats: AncestorStat[] = [];
+  const paths: string[] = [];
+  for (let i = 1; i < key.length; i++) {
+    const a = key.slice(0, i);
+    const stat = seen.get(a.join(KEY_SEPARATOR));
+    if (stat === undefined) return undefined;
+    stats.push(stat);
+    paths.push(ctx.layout.treePath(a));
+  }
+  return guardOps(paths, stats, pzxid);
+}
+
+function guardOps(
+  paths: readonly string[],
+  stats: readonly (AncestorStat | null)[],
+  pzxid: number,
+): Op[] | null {
   const ops: Op[] = [];
   for (const [i, stat] of stats.entries()) {
     if (stat === null || stat.mzxid > pzxid) return null;

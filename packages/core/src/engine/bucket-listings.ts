@@ -1,9 +1,10 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import type { AncestorStat } from './ancestor-guards.js';
+import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { readEntryNode } from './entry-read.js';
 import { AREA, type EntryName, parseEntryName } from './layout.js';
-import type { EntryData } from './types.js';
+
+export type { BucketState, CachedEntry } from './bucket-state.js';
 
 /** Runnable entries per bucket whose data is read ahead and ordered, unless told otherwise. */
 export const DEFAULT_LOOKAHEAD = 16;
@@ -26,80 +27,8 @@ export interface ListingOptions {
   onForeignChange?: (bucket: number) => void;
 }
 
-/** One pending entry's data as last read. */
-export interface CachedEntry {
-  version: number;
-  czxid: number;
-  data: EntryData;
-  /** When this claimer first saw the entry (engine clock): start of the locality wait. */
-  firstSeen: number;
-  /** This claimer claimed this entry version; it is skipped until the entry changes. */
-  claimed?: boolean;
-}
-
-/** The cached listing of one pending bucket. */
-export interface BucketState {
-  entries: EntryName[];
-  present: Set<string>;
-  cache: Map<string, CachedEntry>;
-  /** Must be re-listed before use (watch fired, or a claim found it out of date). */
-  stale: boolean;
-  /** Children-watch firings so far, and how many of them the current listing has seen. */
-  changes: number;
-  listedChanges: number;
-  watchArmed: boolean;
-  /**
-   * The bucket's `pzxid` as read with the listing: the last change of its children that the
-   * listing shows (a child claimed from a listing that is not up to date is guarded by it).
-   */
-  pzxid: number;
-  /** Ancestors' tree-node stats read to guard children (see ancestorGuards), by encoded key. */
-  guardStats: Map<string, AncestorStat>;
-  /** When the listing was read (engine clock). */
-  listedAt: number;
-  /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
-  parsed: Map<string, EntryName>;
-  /** Entry reads in flight, by entry name. */
-  fetching: Map<string, Promise<CachedEntry | null>>;
-  /** The listing being read now, so two claims never read one bucket twice at once. */
-  listing: Promise<void> | null;
-  /** The claim call that last listed this bucket. */
-  listedIn: number;
-  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
-  bad: Set<string>;
-  /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
-  ancestors: Set<string>;
-  /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
-  readNo: number;
-  /** This bucket must be read again for a child an own settle made runnable. */
-  unblockPending: boolean;
-}
-
 const byClaimOrder = (a: EntryName, b: EntryName) =>
   a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
-
-function emptyBucket(): BucketState {
-  return {
-    entries: [],
-    present: new Set(),
-    cache: new Map(),
-    stale: true,
-    changes: 0,
-    listedChanges: 0,
-    watchArmed: false,
-    listedAt: 0,
-    pzxid: 0,
-    guardStats: new Map(),
-    listing: null,
-    listedIn: 0,
-    parsed: new Map(),
-    fetching: new Map(),
-    bad: new Set(),
-    ancestors: new Set(),
-    readNo: -1,
-    unblockPending: false,
-  };
-}
 
 /**
  * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
@@ -215,7 +144,8 @@ export class BucketListings {
   unblockedIn(buckets: readonly number[]): boolean {
     for (const b of buckets) {
       const st = this.buckets.get(b);
-      if (st !== undefined && this.watched.has(b) && this.unblocking(st)) return true;
+      if (st !== undefined && this.watched.has(b) && (st.childReady || this.unblocking(st)))
+        return true;
     }
     return false;
   }
@@ -234,6 +164,31 @@ export class BucketListings {
     if (st === undefined || !this.watched.has(bucket) || st.ancestors.has(key)) return false;
     if (st.entries.length < PLENTY_LOOKAHEADS * this.lookahead) return false;
     return st.stale || st.changes !== st.listedChanges;
+  }
+
+  /**
+   * This process completed the task `key` (encoded), whose entry `name` in `bucket` its
+   * completion deleted. A listing read before that still shows the entry, blocking the task's
+   * listed descendants until the bucket's next read: it is taken out, so a child waiting on it
+   * is a candidate at once. That listing is behind the completion's change, so the child is
+   * claimed with guards (see `ancestorGuards`): an ancestor queued again since makes its
+   * claim wait or fail, never run early. A listing in flight may show the entry too: the name
+   * is remembered until a listing without it.
+   */
+  completed(bucket: number, key: string, name: string): void {
+    const st = this.buckets.get(bucket);
+    if (st === undefined) return;
+    st.cache.delete(name);
+    // A flat bucket with no read in flight: nobody waits on the task, nothing to take out.
+    if (!st.ancestors.has(key) && st.listing === null) return;
+    st.gone.add(name);
+    if (!st.parsed.has(name)) return;
+    // The listing shows this very entry, so the task's key in it is this entry's.
+    st.present.delete(key);
+    // Its descendants are now claimed with guards: the listing missed this change (its watch
+    // event is in by now, but the rule must not depend on it).
+    if (st.changes === st.listedChanges) st.changes++;
+    if (st.ancestors.has(key)) st.childReady = true;
   }
 
   /**
@@ -293,6 +248,7 @@ export class BucketListings {
     const firstFresh = this.readsStarted;
     const unblocked = buckets.filter((b) => {
       const st = this.buckets.get(b);
+      if (st) st.childReady = false;
       return st !== undefined && this.watched.has(b) && this.unblocking(st);
     });
     for (const b of buckets) {
@@ -399,7 +355,13 @@ export class BucketListings {
     const present = new Set<string>();
     const parsed = new Map<string, EntryName>();
     const ancestors = new Set<string>();
+    const stillShown = new Set<string>();
     for (const n of names) {
+      // Completed here after this read went out: it blocks nobody (see `completed`).
+      if (state.gone.has(n)) {
+        stillShown.add(n);
+        continue;
+      }
       const e = state.parsed.get(n) ?? parseEntryName(n);
       if (!e) continue;
       parsed.set(n, e);
@@ -409,6 +371,8 @@ export class BucketListings {
     }
     state.parsed = parsed;
     state.ancestors = ancestors;
+    // A name this listing no longer shows will not come back (entry names are never reused).
+    state.gone = stillShown;
     entries.sort(byClaimOrder);
     // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
     for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
@@ -419,6 +383,13 @@ export class BucketListings {
     state.entries = entries;
     state.present = present;
     state.listedChanges = changesBefore;
+    if (stillShown.size > 0) {
+      // Behind an own completion: its descendants are claimed with guards, and claimed now.
+      if (state.changes === changesBefore) state.changes++;
+      for (const n of stillShown)
+        if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) state.childReady = true;
+      if (state.childReady && !this.closed) this.onChange();
+    }
     state.pzxid = pzxid;
     // Kept for ancestors still listed above someone; the others' stats are dropped.
     for (const id of state.guardStats.keys()) if (!ancestors.has(id)) state.guardStats.delete(id);

@@ -25,3 +25,13 @@ export function candidateOf(bucket: number, entry: EntryName, cached: CachedEntr
   if (typeof cached.data.qn === 'number') c.tie = cached.data.qn;
   return c;
 }
+
+/**
+ * The known candidates of a higher priority than every listed entry still being read: they
+ * may be claimed before those reads are in (none of them could come first).
+ */
+export function aheadOf(known: readonly Candidate[], unread: readonly EntryName[]): Candidate[] {
+  if (unread.length === 0) return [];
+  const top = unread.reduce((m, e) => Math.max(m, e.priority), Number.NEGATIVE_INFINITY);
+  return known.filter((c) => c.priority > top);
+}

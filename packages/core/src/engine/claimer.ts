@@ -1,19 +1,18 @@
-import type { Op } from '../contract/coordinator.js';
-import { encodeJson } from '../contract/paths.js';
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
-import { ancestorGuards } from './ancestor-guards.js';
+import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { type Candidate, candidateOf } from './candidate.js';
+import { aheadOf, type Candidate, candidateOf } from './candidate.js';
+import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim, removeFalseClaim } from './claim-recovery.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
-import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
+import { ENTRY_KIND, type EntryName } from './layout.js';
 import { claimsHeldThrough } from './session.js';
 import { failClaim } from './settle.js';
-import type { Claim, ClaimIdentity, EntryData } from './types.js';
+import type { Claim } from './types.js';
 
 export type { ClaimerOptions, ClaimGate } from './claimer-options.js';
 
@@ -29,18 +28,6 @@ const TRIES_PER_ROUND = 3;
  * costing many (the others are then claimed one by one) and the request far below its limit.
  */
 export const MAX_CLAIM_GROUP = 32;
-
-/** One claim being made: the candidate and what its multi writes. */
-interface ClaimAttempt {
-  cand: Candidate;
-  st: BucketState | undefined;
-  key: TaskKey;
-  entryPath: string;
-  workingPath: string;
-  identity: ClaimIdentity;
-  claimed: EntryData;
-  ops: Op[];
-}
 
 /**
  * Picks the next runnable tasks from the bucket listings (see {@link BucketListings}) and
@@ -233,6 +220,7 @@ export class Claimer {
       const stateOf = (k: TaskKey) =>
         st.present.has(k.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
       let taken = 0;
+      let ahead = 0;
       for (const e of st.entries) {
         if (taken >= lookahead) break;
         if (
@@ -241,14 +229,21 @@ export class Claimer {
           this.busy.has(e.encodedKey)
         )
           continue;
-        if (st.bad.has(e.name)) continue;
+        if (st.bad.has(e.name) || st.gone.has(e.name)) continue;
         const cached = st.cache.get(e.name);
         if (cached?.claimed) continue;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
         let guarded = false;
         if (e.encodedKey.includes(KEY_SEPARATOR)) {
           const key = e.encodedKey.split(KEY_SEPARATOR);
-          if (blockingAncestor(key, stateOf) !== null) continue;
+          const blocker = blockingAncestor(key, stateOf);
+          if (blocker !== null) {
+            if (ahead < lookahead && this.held.has(blocker.join(KEY_SEPARATOR))) {
+              ahead++;
+              this.readAhead(b, st, e, key);
+            }
+            continue;
+          }
           // A listing older than the last change may lack an ancestor's new entry (a
           // completed task queued again): such a child's claim checks its ancestors.
           guarded = st.changes !== st.listedChanges;
@@ -259,6 +254,22 @@ export class Claimer {
           known.push(candidateOf(b, e, cached));
           continue;
         }
+        if (cached) {
+          const guards = knownGuards(
+            this.ctx,
+            e.encodedKey.split(KEY_SEPARATOR),
+            st.pzxid,
+            st.guardStats,
+          );
+          if (guards === null) {
+            st.stale = true;
+            continue;
+          }
+          if (guards !== undefined) {
+            known.push({ ...candidateOf(b, e, cached), guards });
+            continue;
+          }
+        }
         unread.push(e);
         fetches.push(
           this.readCandidate(b, st, e, guarded, now).then((c) => {
@@ -267,18 +278,33 @@ export class Claimer {
         );
       }
     }
-    // Enough known work: the reads of newly seen entries finish in the background (read-ahead)
-    // instead of delaying this claim, unless one of them would be claimed first: priority
-    // (then FIFO) holds from the moment a task is runnable.
-    if (known.length >= wanted) {
-      const ordered = orderForWorker(known, this.score);
-      if (!unread.some((e) => outranks(e, ordered[wanted - 1]!.priority))) {
-        Promise.all(fetches).catch(() => undefined);
-        return ordered;
-      }
+    // Enough known work, or known work of a higher priority than all that is still being read
+    // (a child a completion here just made runnable, say): the reads of newly seen entries
+    // finish in the background (read-ahead) instead of delaying this claim, unless one of them
+    // would be claimed first: priority (then FIFO) holds from the moment a task is runnable.
+    const ready = orderForWorker(
+      known.length >= wanted ? known : aheadOf(known, unread),
+      this.score,
+    );
+    const last = ready[Math.min(wanted, ready.length) - 1];
+    if (last !== undefined && !unread.some((e) => outranks(e, last.priority))) {
+      Promise.all(fetches).catch(() => undefined);
+      return ready;
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
+  }
+
+  /**
+   * A listed child waits only on a task this process runs: its entry and its ancestors' tree
+   * nodes are read now, so when the task completes the child's claim is one write away. A
+   * stat read early stays safe: the claim's check holds the child to that version.
+   */
+  private readAhead(b: number, st: BucketState, e: EntryName, key: TaskKey): void {
+    // Once per entry: later calls find it cached (or its read in flight).
+    if (st.cache.has(e.name) || st.fetching.has(e.name)) return;
+    this.listings.fetch(b, st, e).catch(() => undefined);
+    ancestorGuards(this.ctx, key, Number.POSITIVE_INFINITY, st.guardStats).catch(() => undefined);
   }
 
   /** A candidate whose entry (or, for a guarded child, whose ancestors) must be read first. */
@@ -306,40 +332,10 @@ export class Claimer {
     return c;
   }
 
-  /** What claiming `cand` writes, for the current session at `now`. */
-  private attempt(cand: Candidate, session: string, now: number): ClaimAttempt {
-    const { ctx } = this;
-    const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
-    const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
-    const d = cand.cached.data;
-    // Attempts are counted at claim time, so a task whose workers all died while running it
-    // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
-    // dead-lettered at once, so a task that kills its worker cannot loop forever.
-    const exhausted = d.attempts >= d.maxAttempts;
-    const identity: ClaimIdentity = { worker: this.opts.worker, session, at: now };
-    if (this.opts.host !== undefined) identity.host = this.opts.host;
-    if (this.opts.pid !== undefined) identity.pid = this.opts.pid;
-    const claimed: EntryData = {
-      ...d,
-      attempts: exhausted ? d.attempts : d.attempts + 1,
-      claim: identity,
-    };
-    const workingPath = ctx.layout.recordPath(AREA.working, key);
-    // The entry's version is the fence: a cached entry that changed since it was read (claimed
-    // by a worker that died, given back) is refused and read again, so no count is lost.
-    const ops: Op[] = [
-      { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
-      { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
-      ...(cand.guards ?? []),
-    ];
-    const st = this.listings.get(cand.bucket);
-    return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
-  }
-
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
     const session = this.ctx.coordinator.sessionId;
     if (session === null) return null;
-    const a = this.attempt(cand, session, this.ctx.clock.now());
+    const a = claimAttempt(this.ctx, this.opts, this.listings, cand, session, this.ctx.clock.now());
     this.held.add(cand.entry.encodedKey);
     try {
       await this.ctx.coordinator.multi(a.ops);
@@ -363,7 +359,9 @@ export class Claimer {
     const session = this.ctx.coordinator.sessionId;
     if (session === null) return cands.map(() => null);
     const now = this.ctx.clock.now();
-    const attempts = cands.map((cand) => this.attempt(cand, session, now));
+    const attempts = cands.map((cand) =>
+      claimAttempt(this.ctx, this.opts, this.listings, cand, session, now),
+    );
     for (const a of attempts) this.held.add(a.cand.entry.encodedKey);
     try {
       await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));

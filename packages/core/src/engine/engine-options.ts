@@ -1,6 +1,8 @@
 import type { Op } from '../contract/coordinator.js';
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { TaskLimits } from '../tree/limits.js';
 import type { CorruptSink } from './corrupt.js';
+import { consoleLogger } from './logger.js';
 import type { BackoffOptions, Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 
 /** Options of {@link createEngine}. */
@@ -51,3 +53,22 @@ export type SettleListener = (
   outcome: SettleOutcome,
   detail: SettleDetail,
 ) => void | Promise<void>;
+
+/** Tells `options.onSettled` of a settle; what it throws is logged, the settle stands. */
+export async function tellSettled(
+  options: Pick<EngineOptions, 'onSettled' | 'logger'>,
+  claim: Claim,
+  outcome: SettleOutcome,
+  detail: SettleDetail,
+): Promise<void> {
+  const listener = options.onSettled;
+  if (!listener) return;
+  try {
+    await listener(claim, outcome, detail);
+  } catch (err) {
+    (options.logger ?? consoleLogger).warn(
+      { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
+      'onSettled listener failed',
+    );
+  }
+}

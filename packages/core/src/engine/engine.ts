@@ -10,12 +10,12 @@ import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import type { EngineOptions, SettleDetail } from './engine-options.js';
+import { type EngineOptions, type SettleDetail, tellSettled } from './engine-options.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
-import { lookForChildren } from './late-children.js';
+import { completedHere, lookForChildren } from './late-children.js';
 import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
 import { META_VERSION, parseMeta } from './meta.js';
@@ -316,10 +316,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
     // Without extra ops a completion may join a group commit; with them it goes alone, so
     // what becomes of them is reported as before.
-    const outcome =
-      extraOps.length > 0
-        ? await this.settle(c, (ctx) => completeClaim(ctx, c, result, { ...options, extraOps }))
-        : await this.settle(c, (ctx) => this.groupsOf(ctx).complete(c, result));
+    const outcome = await this.settle(c, async (ctx) => {
+      const out = await (extraOps.length > 0
+        ? completeClaim(ctx, c, result, { ...options, extraOps })
+        : this.groupsOf(ctx).complete(c, result));
+      // Before the claim is let go: no claim call sees the task neither held nor gone.
+      if (out.status === 'completed') completedHere(ctx, this.claimers, c);
+      return out;
+    });
     // Asked after the reply: the change events of everything committed before it are in.
     if (outcome.status === 'completed')
       await lookForChildren(await this.context(), this.claimers, c);
@@ -374,17 +378,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   }
 
   /** Tells `onSettled`; what it throws is logged, the settle stands. */
-  private async told(claim: Claim, outcome: SettleOutcome, detail: SettleDetail): Promise<void> {
-    const listener = this.options.onSettled;
-    if (!listener) return;
-    try {
-      await listener(claim, outcome, detail);
-    } catch (err) {
-      (this.options.logger ?? consoleLogger).warn(
-        { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
-        'onSettled listener failed',
-      );
-    }
+  private told(claim: Claim, outcome: SettleOutcome, detail: SettleDetail): Promise<void> {
+    return tellSettled(this.options, claim, outcome, detail);
   }
 
   /** This engine, and the process, no longer hold the claim. */

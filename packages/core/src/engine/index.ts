@@ -1,3 +1,5 @@
+// Tests stand in for another process's queue with it (no hint left here).
+export { takeChildHint } from './child-hints.js';
 export { Claimer, type ClaimerOptions } from './claimer.js';
 export { backoffDelay, systemEngineClock } from './clock.js';
 export {

@@ -1,7 +1,20 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import { takeChildHint } from './child-hints.js';
 import type { Claimer } from './claimer.js';
 import type { EngineContext } from './context.js';
 import type { Claim } from './types.js';
+
+/**
+ * This process completed `claim`: every claimer's cached listing of its bucket stops
+ * counting the deleted entry as a blocker of its listed descendants (see
+ * `BucketListings.completed`).
+ */
+export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, claim: Claim): void {
+  const bucket = ctx.layout.bucketOf(claim.key);
+  const key = claim.key.join(KEY_SEPARATOR);
+  const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
+  for (const c of claimers) c.listings.completed(bucket, key, name);
+}
 
 /**
  * After a completion: a child queued under the task since a claimer's listing was read is
@@ -15,6 +28,8 @@ export async function lookForChildren(
   claimers: Iterable<Claimer>,
   claim: Claim,
 ): Promise<void> {
+  // No child of it queued here since: nothing to look for (see `noteChildQueued`).
+  if (!takeChildHint(ctx.layout.world, claim.key)) return;
   const bucket = ctx.layout.bucketOf(claim.key);
   const key = claim.key.join(KEY_SEPARATOR);
   const blind = [...claimers].filter((c) => c.listings.mayHideChildOf(bucket, key));

@@ -3,6 +3,7 @@ import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import { childNamesFor } from '../tree/functors.js';
 import { KEY_SEPARATOR, validateKey } from '../tree/keys.js';
 import { validateTaskInfo } from '../tree/names.js';
+import { noteChildQueued } from './child-hints.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, parseEntryName } from './layout.js';
@@ -102,6 +103,8 @@ function prepare(ctx: EngineContext, request: unknown, index: number): Item {
       ctx.limits,
     );
     key = [...parentKey, child!];
+    // Before the write: the parent's completion here must know to look for this child.
+    noteChildQueued(ctx.layout.world, key);
   } else if (split.nameFunctor)
     throw new ZoottError('INVALID_TASK', 'childName: only applies with a parent', {
       field: 'childName',

@@ -3,6 +3,7 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskInfo } from '../tree/task-map.js';
+import { noteChildQueued } from './child-hints.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, taskStateError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, entryPrefix, parseEntryName, validatePriority } from './layout.js';
@@ -184,6 +185,8 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
   const { layout } = ctx;
   const encodedKey = key.join(KEY_SEPARATOR);
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
+  // Before the write: the parent's completion here must know to look for this child.
+  noteChildQueued(layout.world, key);
   for (let round = 0; round < 8; round++) {
     try {
       const res = await ctx.coordinator.multi(p.ops);

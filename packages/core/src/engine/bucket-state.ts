@@ -1,0 +1,85 @@
+import type { AncestorStat } from './ancestor-guards.js';
+import type { EntryName } from './layout.js';
+import type { EntryData } from './types.js';
+
+/** One pending entry's data as last read. */
+export interface CachedEntry {
+  version: number;
+  czxid: number;
+  data: EntryData;
+  /** When this claimer first saw the entry (engine clock): start of the locality wait. */
+  firstSeen: number;
+  /** This claimer claimed this entry version; it is skipped until the entry changes. */
+  claimed?: boolean;
+}
+
+/** The cached listing of one pending bucket. */
+export interface BucketState {
+  entries: EntryName[];
+  present: Set<string>;
+  cache: Map<string, CachedEntry>;
+  /** Must be re-listed before use (watch fired, or a claim found it out of date). */
+  stale: boolean;
+  /** Children-watch firings so far, and how many of them the current listing has seen. */
+  changes: number;
+  listedChanges: number;
+  watchArmed: boolean;
+  /**
+   * The bucket's `pzxid` as read with the listing: the last change of its children that the
+   * listing shows (a child claimed from a listing that is not up to date is guarded by it).
+   */
+  pzxid: number;
+  /** Ancestors' tree-node stats read to guard children (see ancestorGuards), by encoded key. */
+  guardStats: Map<string, AncestorStat>;
+  /** When the listing was read (engine clock). */
+  listedAt: number;
+  /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
+  parsed: Map<string, EntryName>;
+  /** Entry reads in flight, by entry name. */
+  fetching: Map<string, Promise<CachedEntry | null>>;
+  /** The listing being read now, so two claims never read one bucket twice at once. */
+  listing: Promise<void> | null;
+  /** The claim call that last listed this bucket. */
+  listedIn: number;
+  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
+  bad: Set<string>;
+  /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
+  ancestors: Set<string>;
+  /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
+  readNo: number;
+  /** This bucket must be read again for a child an own settle made runnable. */
+  unblockPending: boolean;
+  /**
+   * Names of entries this process completed (deleted) that a listing may still show: one read
+   * before the completion. Such a name is left out of the listing: it blocks nobody any more.
+   */
+  gone: Set<string>;
+  /** A listed entry waited only on a task this process completed: a claim call is due. */
+  childReady: boolean;
+}
+
+/** A bucket not listed yet: stale, so its first use reads it. */
+export function emptyBucket(): BucketState {
+  return {
+    entries: [],
+    present: new Set(),
+    cache: new Map(),
+    stale: true,
+    changes: 0,
+    listedChanges: 0,
+    watchArmed: false,
+    listedAt: 0,
+    pzxid: 0,
+    guardStats: new Map(),
+    listing: null,
+    listedIn: 0,
+    parsed: new Map(),
+    fetching: new Map(),
+    bad: new Set(),
+    ancestors: new Set(),
+    readNo: -1,
+    unblockPending: false,
+    gone: new Set(),
+    childReady: false,
+  };
+}

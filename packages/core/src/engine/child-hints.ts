@@ -1,0 +1,34 @@
+import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
+
+/**
+ * Parents (world and encoded key) under which this process queued a child lately, in the
+ * order of the latest queueing. A child queued while its parent runs is not in the listing
+ * the parent's worker chose from; the parent's completion looks for such a child only when
+ * this process queued one (its handler, say). Looking after every completion cost a read per
+ * task (in a drain, nearly half the worker's requests); a child queued by another process is
+ * seen like any newly queued task, at its bucket's next listing (within `relistMs`).
+ */
+const childQueuedUnder = new Set<string>();
+/** Parents remembered at most; the oldest are forgotten first (their children then wait). */
+const PARENTS_KEPT = 4096;
+
+const parentId = (world: string, parent: TaskKey) => `${world}\u0000${parent.join(KEY_SEPARATOR)}`;
+
+/** This process queues `child` (a key with a parent) in `world`: called before the write. */
+export function noteChildQueued(world: string, child: TaskKey): void {
+  if (child.length < 2) return;
+  const id = parentId(world, child.slice(0, -1));
+  childQueuedUnder.delete(id);
+  childQueuedUnder.add(id);
+  if (childQueuedUnder.size > PARENTS_KEPT) {
+    for (const oldest of childQueuedUnder) {
+      childQueuedUnder.delete(oldest);
+      break;
+    }
+  }
+}
+
+/** Whether this process queued a child under `parent` since the last call for it. */
+export function takeChildHint(world: string, parent: TaskKey): boolean {
+  return childQueuedUnder.delete(parentId(world, parent));
+}
