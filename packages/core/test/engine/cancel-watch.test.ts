@@ -94,7 +94,7 @@ describe('cancel watcher', () => {
     expect(asked).toEqual(['/w/a', '/w/b']);
     expect(clock.sleepers).toHaveLength(0);
     // A data change keeps the watch; a deletion is a cancel, reported once.
-    watches.get('/w/a')!({ type: 'changed', path: '/w/a' });
+    watches.get('/w/a')!({ type: 'dataChanged', path: '/w/a' });
     await settle();
     expect(asked).toEqual(['/w/a', '/w/b', '/w/a']);
     watches.get('/w/a')!({ type: 'deleted', path: '/w/a' });
