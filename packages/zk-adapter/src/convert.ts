@@ -70,6 +70,23 @@ function isLibException(err: unknown): err is LibException {
 }
 
 /**
+ * Builds an error without capturing a stack. A server's answer reaches the adapter in the
+ * socket's data handler, so the stack it would capture names only the library's parsing
+ * code, never the caller (the cause keeps the library's own error). Capturing it is not
+ * free, and expected answers are common: a worker reads entries that other workers have just
+ * claimed (NO_NODE), and loses claim races (BAD_VERSION, NODE_EXISTS).
+ */
+function stackless<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * Any failure from the library as a ZoottError: server codes through the shared registry
  * (unknown ones become UNKNOWN_SERVER_ERROR), the library's argument assertions as
  * BAD_ARGUMENTS. The original error is kept as `cause`, never exposed as a type.
@@ -80,7 +97,7 @@ export function toZoottError(err: unknown, details: ZoottErrorDetails): ZoottErr
     const code = codeFromZk(err.code);
     const text =
       code === 'UNKNOWN_SERVER_ERROR' ? `server answered with error code ${err.code}` : undefined;
-    return new ZoottError(code, text, { ...details, cause: err });
+    return stackless(() => new ZoottError(code, text, { ...details, cause: err }));
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ZoottError('BAD_ARGUMENTS', message, { ...details, cause: err });

@@ -1,6 +1,7 @@
+import { ZoottError } from '@zoott/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { longOf } from '../src/convert.js';
+import { longOf, toZoottError } from '../src/convert.js';
 
 describe('zk adapter: conversions', () => {
   it('reads a jute long as the number a BigInt read gives, rounding included', () => {
@@ -29,5 +30,21 @@ describe('zk adapter: conversions', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('zk adapter: server errors', () => {
+  it('become ZoottErrors with their code, message and cause, without a captured stack', () => {
+    const lib = { code: -101, name: 'NO_NODE', message: 'Exception: NO_NODE[-101]' };
+    const limit = Error.stackTraceLimit;
+    const err = toZoottError(lib, { op: 'get', path: '/a' });
+    expect(err).toBeInstanceOf(ZoottError);
+    expect(err).toMatchObject({ code: 'NO_NODE', op: 'get', path: '/a', cause: lib });
+    // Only the first line (name and message): no frames of the socket handler.
+    expect(err.stack?.trim()).not.toContain('\n');
+    expect(err.stack).toContain(err.message);
+    expect(Error.stackTraceLimit).toBe(limit);
+    // Anything else keeps its stack.
+    expect(toZoottError(new Error('bad argument'), { op: 'get' }).stack).toContain('\n');
   });
 });
