@@ -154,6 +154,25 @@ describe('dashboard job control [zookeeper]', () => {
     await page.close();
   });
 
+  it('a live re-render of the page between the two clicks keeps the first one', async () => {
+    await engine.queue({ name: 'p3', type: 'rerender' });
+    await engine.queue({ name: 'k3', type: 'none', parent: { key: ['p3'] } });
+    const page = await open('#/control/task/p3');
+    const button = 'button[data-action="cancel-subtree"]';
+    await page.waitForSelector(button);
+    await page.click(button);
+    expect(await page.textContent(button)).toMatch(/Click again/);
+    // The first click's button is marked; the task starts, and the live page renders anew.
+    await page.$eval(button, (b) => b.setAttribute('data-first', ''));
+    expect((await engine.claim({ types: ['rerender'] }))?.key).toEqual(['p3']);
+    await page.waitForSelector(`${button}:not([data-first])`);
+    expect(await page.textContent(button)).toMatch(/Click again/);
+    await page.click(button);
+    await page.waitForSelector('p.error:has-text("does not exist")');
+    expect(await engine.task(['p3'])).toBeNull();
+    await page.close();
+  });
+
   it('read-only shows no pause control and refuses pause and resume', async () => {
     const ro = await serveDashboard(assetsDir(), await ns.connect(), WORLD, { readOnly: true });
     try {

@@ -179,10 +179,12 @@ export class BucketListings {
     const st = this.buckets.get(bucket);
     if (st === undefined) return;
     st.cache.delete(name);
-    // A flat bucket with no read in flight: nobody waits on the task, nothing to take out.
-    if (!st.ancestors.has(key) && st.listing === null) return;
+    // Neither the listing nor a read in flight shows the entry: nothing to take out.
+    const shown = st.parsed.has(name);
+    if (!shown && st.listing === null) return;
+    // Not a candidate any more (its entry is gone: reading it would find nothing).
     st.gone.add(name);
-    if (!st.parsed.has(name)) return;
+    if (!shown) return;
     // The listing shows this very entry, so the task's key in it is this entry's.
     st.present.delete(key);
     // Its descendants are now claimed with guards: the listing missed this change (its watch
