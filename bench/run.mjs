@@ -15,7 +15,7 @@ import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
-import { mntr } from './zk-stats.mjs';
+import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -152,6 +152,17 @@ class Fleet {
     );
   }
 
+  /** Each worker's CPU time so far (µs, user + system), asked over IPC. */
+  async cpuUs() {
+    return Promise.all(
+      this.workers.map(async (w) => {
+        const answer = this.next(w, 'cpu');
+        w.child.send({ cmd: 'cpu' });
+        return (await answer).us;
+      }),
+    );
+  }
+
   completed() {
     return this.workers.reduce((n, w) => n + w.completed, 0);
   }
@@ -220,13 +231,27 @@ async function drain(c, fleet, world, total, queueAll) {
   await queueAll(engine);
   const queueMs = performance.now() - q0;
   log(`${world}: queued ${total} in ${(queueMs / 1000).toFixed(1)} s; draining`);
+  const zkPid = await serverPid(fleet.connectString);
+  const workerCpu0 = await fleet.cpuUs();
+  const zkCpu0 = await processCpuUs(zkPid);
   const t0 = performance.now();
   await fleet.run(world);
   await waitCompleted(fleet, total, world);
   const seconds = (performance.now() - t0) / 1000;
+  const workerCpu1 = await fleet.cpuUs();
+  const zkCpu1 = await processCpuUs(zkPid);
   await fleet.stop();
   await confirm(engine, total, world);
-  return { perSecond: total / seconds, seconds, queuePerSecond: total / (queueMs / 1000) };
+  // CPU time per task: what the workers (all 4 together) and the server spent per drained
+  // task. Unlike the rate it hardly moves with the machine's other load.
+  const workerCpuUs = workerCpu1.reduce((sum, us, i) => sum + us - workerCpu0[i], 0);
+  return {
+    perSecond: total / seconds,
+    seconds,
+    queuePerSecond: total / (queueMs / 1000),
+    workerCpuUsPerTask: workerCpuUs / total,
+    zkCpuUsPerTask: zkCpu0 === null || zkCpu1 === null ? null : (zkCpu1 - zkCpu0) / total,
+  };
 }
 
 /**
@@ -380,6 +405,16 @@ async function main() {
       ),
     // The highest pending level (100,000): its throughput and the workers' RSS.
     pending: (c2, fleet2) => pendingLevel(c2, fleet2, PENDING_LEVELS[PENDING_LEVELS.length - 1]),
+    // The drain target's two terms in one run, as the full bench measures them.
+    ratio: async (c2, fleet2) => {
+      const raw = await rawCreates(c2);
+      const res = await drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
+        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
+          e.queue({ name: `d${i}`, type: 'noop', data: i }),
+        ),
+      );
+      return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
+    },
   }[process.env.BENCH_ONLY ?? ''];
   if (only) {
     console.log(JSON.stringify(await onFreshServer(only)));
@@ -412,7 +447,9 @@ async function main() {
     const afterDrain = await mntr(server.connectString);
     const bytesPerRetained =
       (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
-    log(`drain: ${drainRes.perSecond.toFixed(0)} tasks/s`);
+    log(
+      `drain: ${drainRes.perSecond.toFixed(0)} tasks/s, CPU per task: workers ${drainRes.workerCpuUsPerTask.toFixed(0)} µs, server ${drainRes.zkCpuUsPerTask?.toFixed(0) ?? '?'} µs`,
+    );
 
     const treeRes = await treeDrain(c, fleet);
     log(`tree: ${treeRes.perSecond.toFixed(0)} tasks/s`);
@@ -513,6 +550,9 @@ async function main() {
       details: {
         drain_seconds: Number(drainRes.seconds.toFixed(2)),
         drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
+        drain_worker_cpu_us_per_task: Math.round(drainRes.workerCpuUsPerTask),
+        drain_zk_cpu_us_per_task:
+          drainRes.zkCpuUsPerTask === null ? null : Math.round(drainRes.zkCpuUsPerTask),
         queue_many_tasks: QUEUE_MANY_TASKS,
         queue_many_per_call: QUEUE_MANY_CALL,
         queue_many_calls_in_flight: QUEUE_MANY_WIDTH,

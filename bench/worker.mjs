@@ -1,5 +1,7 @@
 // One benchmark worker process: a zoott worker loop with a no-op handler, driven by the
 // coordinator (bench/run.mjs) over the IPC channel. Uses the built packages only.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { runWorker } from '../packages/core/dist/index.js';
@@ -15,6 +17,36 @@ const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {}
 const wallNow = () => performance.timeOrigin + performance.now();
 
 const client = await connectZk(connectString, { sessionTimeoutMs: 30_000 });
+/**
+ * BENCH_COUNT_CALLS=1: counts this worker's requests by method (a multi's ops, the names a
+ * listing returned) and prints them to stderr at each stop: what one task costs in requests.
+ */
+const calls = process.env.BENCH_COUNT_CALLS ? {} : null;
+if (calls) {
+  const count = (k, n = 1) => {
+    calls[k] = (calls[k] ?? 0) + n;
+  };
+  for (const m of [
+    'get',
+    'exists',
+    'create',
+    'set',
+    'delete',
+    'multi',
+    'children',
+    'childrenWithStat',
+  ]) {
+    const orig = client[m].bind(client);
+    client[m] = async (...args) => {
+      count(m);
+      if (m === 'multi') count('multi_ops', args[0].length);
+      const out = await orig(...args);
+      if (m === 'children') count('children_names', out.length);
+      if (m === 'childrenWithStat') count('children_names', out.children.length);
+      return out;
+    };
+  }
+}
 let handle = null;
 let latencies = [];
 let maxRss = 0;
@@ -34,8 +66,16 @@ const handlers = {
   hold: (task) => new Promise((resolve) => setTimeout(resolve, task.data?.ms ?? 0)),
 };
 
+let reports = 0;
+let heap = {};
 function report() {
-  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  const rss = process.memoryUsage.rss();
+  // The heap's figures once a second: memoryUsage() also walks the heap spaces, a cost every
+  // 50 ms the drain would pay.
+  if (reports++ % 20 === 0) {
+    const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+    heap = { heapUsed, heapTotal, external, arrayBuffers };
+  }
   maxRss = Math.max(maxRss, rss);
   process.send?.({
     type: 'stats',
@@ -43,10 +83,7 @@ function report() {
     claimed: handle?.stats.claimed ?? 0,
     rss,
     maxRss,
-    heapUsed,
-    heapTotal,
-    external,
-    arrayBuffers,
+    ...heap,
     latencies: latencies.length > 0 ? latencies.splice(0) : undefined,
     parents: parents.length > 0 ? parents.splice(0) : undefined,
     children: children.length > 0 ? children.splice(0) : undefined,
@@ -54,8 +91,23 @@ function report() {
 }
 const ticker = setInterval(report, 50);
 
+/**
+ * BENCH_HEAP_PROF=<dir>: a sampling allocation profile of each run (from `run` to `stop`),
+ * counting the objects collected since, too: where the garbage the collector works through
+ * comes from (`--heap-prof` keeps only what is still alive at exit).
+ */
+const heapProfDir = process.env.BENCH_HEAP_PROF;
+const inspector = heapProfDir ? new Session() : null;
+inspector?.connect();
+let runs = 0;
+
 process.on('message', async (msg) => {
   if (msg.cmd === 'run') {
+    await inspector?.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
     latencies = [];
     parents = [];
     children = [];
@@ -87,10 +139,26 @@ process.on('message', async (msg) => {
       if (typeof d?.chain === 'number' && d.child !== true) parents.push([d.chain, wallNow()]);
     });
     process.send?.({ type: 'running' });
+  } else if (msg.cmd === 'cpu') {
+    // The process's CPU time so far (user + system, µs): the coordinator takes the difference
+    // over a phase, a cost per task that moves far less with the machine's load than a rate.
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', us: user + system });
   } else if (msg.cmd === 'stop') {
     await handle?.stop();
+    if (inspector) {
+      const { profile } = await inspector.post('HeapProfiler.stopSampling');
+      writeFileSync(
+        `${heapProfDir}/worker-${index}-run-${runs++}-${process.pid}.heapprofile`,
+        JSON.stringify(profile),
+      );
+    }
     report();
     handle = null;
+    if (calls) {
+      process.stderr.write(`[worker ${index}] calls ${JSON.stringify(calls)}\n`);
+      for (const k of Object.keys(calls)) delete calls[k];
+    }
     process.send?.({ type: 'stopped' });
   } else if (msg.cmd === 'heap') {
     // A heap snapshot (its full collection first, so it holds live objects only) and V8's

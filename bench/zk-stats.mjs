@@ -20,7 +20,7 @@ export async function mntr(connectString) {
 }
 
 /** The pid of the process listening on the port of `connectString` (null when unknown). */
-async function serverPid(connectString) {
+export async function serverPid(connectString) {
   const port = connectString.replace(/\/.*$/, '').split(':').pop();
   try {
     const { stdout } = await run('ss', ['-ltnpH', `sport = :${port}`]);
@@ -55,4 +55,24 @@ export async function serverMemory(connectString) {
     heap_used_mb: heap === null ? null : Number(heap.toFixed(1)),
     rss_mb: rss === null ? null : Number(rss.toFixed(1)),
   };
+}
+
+let clockTicks = null;
+
+/**
+ * CPU time (user + system, all threads, µs) the process `pid` has used so far, from
+ * /proc/<pid>/stat; null when unreadable (no procfs, the process gone).
+ */
+export async function processCpuUs(pid) {
+  if (pid === null) return null;
+  try {
+    if (clockTicks === null) clockTicks = Number((await run('getconf', ['CLK_TCK'])).stdout);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and
+    // stime are fields 14 and 15 of the line, 12 and 13 after the ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6;
+  } catch {
+    return null;
+  }
 }

@@ -32,6 +32,25 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res.perSecond).toBeGreaterThan(0);
   });
 
+  it('drain: every task drained, with the CPU time each cost the workers and the server', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('drain');
+    expect(res.perSecond).toBeGreaterThan(0);
+    // A no-op task still costs its worker a claim, a read and a completion: never nothing.
+    expect(res.workerCpuUsPerTask).toBeGreaterThan(0);
+    expect(res.zkCpuUsPerTask).toBeGreaterThan(0);
+  });
+
+  it('ratio: raw creates and the drain in one run, and their ratio', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('ratio');
+    const raw = res.rawCreatesPerSecond as number;
+    expect(raw).toBeGreaterThan(0);
+    expect(res.drainVsRaw).toBeCloseTo((res.perSecond as number) / raw, 9);
+  });
+
   it('unblock: every chain sampled, with percentiles', { timeout: 300_000 }, async () => {
     const res = await onlyPhase('unblock');
     // --quick: 200 chains/s for 3 s, the first second dropped as warm-up.

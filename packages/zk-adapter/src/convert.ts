@@ -2,9 +2,13 @@ import { type Acl, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/
 import { codeFromZk } from '@zoott/core/internal';
 import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.js';
 
-/** A jute `long` (8 bytes, big endian) as a number; exact below 2^53. */
+/**
+ * A jute `long` (8 bytes, big endian, signed) as a number; exact below 2^53. The high word
+ * times 2^32 is exact and the one addition rounds once, so this is the very number
+ * `Number(buf.readBigInt64BE(0))` gives, without a BigInt per field (five per Stat).
+ */
 export function longOf(buf: Buffer): number {
-  return Number(buf.readBigInt64BE(0));
+  return buf.readInt32BE(0) * 0x1_0000_0000 + buf.readUInt32BE(4);
 }
 
 /** Session ids are written as 16 hex digits, as ZooKeeper's own tools print them. */
@@ -66,6 +70,23 @@ function isLibException(err: unknown): err is LibException {
 }
 
 /**
+ * Builds an error without capturing a stack. A server's answer reaches the adapter in the
+ * socket's data handler, so the stack it would capture names only the library's parsing
+ * code, never the caller (the cause keeps the library's own error). Capturing it is not
+ * free, and expected answers are common: a worker reads entries that other workers have just
+ * claimed (NO_NODE), and loses claim races (BAD_VERSION, NODE_EXISTS).
+ */
+function stackless<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * Any failure from the library as a ZoottError: server codes through the shared registry
  * (unknown ones become UNKNOWN_SERVER_ERROR), the library's argument assertions as
  * BAD_ARGUMENTS. The original error is kept as `cause`, never exposed as a type.
@@ -76,7 +97,7 @@ export function toZoottError(err: unknown, details: ZoottErrorDetails): ZoottErr
     const code = codeFromZk(err.code);
     const text =
       code === 'UNKNOWN_SERVER_ERROR' ? `server answered with error code ${err.code}` : undefined;
-    return new ZoottError(code, text, { ...details, cause: err });
+    return stackless(() => new ZoottError(code, text, { ...details, cause: err }));
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ZoottError('BAD_ARGUMENTS', message, { ...details, cause: err });

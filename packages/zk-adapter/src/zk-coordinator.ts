@@ -28,6 +28,7 @@ import {
 import { EVENT_TYPE, type LibWatcher } from './client-lib.js';
 import { parseConnectString } from './connect-string.js';
 import { aclFromLib, aclToLib, bufferOf, dataOf, statOf } from './convert.js';
+import { exists, getData } from './direct-reads.js';
 import { commitMulti, createMode, decodeMultiReply, type MultiReply } from './multi.js';
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
@@ -253,8 +254,8 @@ export class ZkCoordinator implements Coordinator {
     const watcher = this.wrapWatch(options.watch);
     return this.pipeline.withRetry('retry', () =>
       this.pipeline.send<NodeData>('get', path, (c, done) =>
-        c.getData(path, watcher, (err, data, stat) =>
-          err ? done(err) : done(null, { data: dataOf(data), stat: statOf(stat) }),
+        getData(c, path, watcher, (err, data, stat) =>
+          err ? done(err) : done(null, { data: dataOf(data), stat: statOf(stat!) }),
         ),
       ),
     );
@@ -300,7 +301,7 @@ export class ZkCoordinator implements Coordinator {
     const watcher = this.wrapWatch(options.watch);
     return this.pipeline.withRetry('retry', () =>
       this.pipeline.send<Stat | null>('exists', path, (c, done) =>
-        c.exists(path, watcher, (err, stat) =>
+        exists(c, path, watcher, (err, stat) =>
           err ? done(err) : done(null, stat ? statOf(stat) : null),
         ),
       ),

@@ -1,24 +1,47 @@
 import { ZoottError } from './errors.js';
 
+function invalidPath(path: string, op: string | undefined, why: string): ZoottError {
+  return new ZoottError('INVALID_PATH', `${JSON.stringify(path)}: ${why}`, { path, op });
+}
+
+/** A UTF-16 code unit ZooKeeper's PathUtils rejects (control, surrogate, private use, specials). */
+function rejectedUnit(c: number): boolean {
+  return c <= 0x1f || (c >= 0x7f && c <= 0x9f) || (c >= 0xd800 && c <= 0xf8ff) || c >= 0xfff0;
+}
+
 /**
  * ZooKeeper path rules: absolute, '/'-separated, no empty or relative segment, no trailing
  * slash (except the root), no NUL or control characters that the server rejects.
+ *
+ * Every request checks its paths, so this is one pass over the characters that allocates
+ * nothing unless the path is bad; the first fault of a bad path is reported in the order the
+ * rules read above (a segment's fault before a character's).
  */
 export function validatePath(path: string, op?: string): void {
-  const bad = (why: string) =>
-    new ZoottError('INVALID_PATH', `${JSON.stringify(path)}: ${why}`, { path, op });
-  if (typeof path !== 'string' || path.length === 0) throw bad('a path must be a non-empty string');
-  if (path[0] !== '/') throw bad("a path must start with '/'");
-  if (path === '/') return;
-  if (path.endsWith('/')) throw bad("a path must not end with '/'");
-  for (const segment of path.slice(1).split('/')) {
-    if (segment === '') throw bad('empty segment');
-    if (segment === '.' || segment === '..') throw bad('relative segments are not allowed');
+  if (typeof path !== 'string' || path.length === 0)
+    throw invalidPath(path, op, 'a path must be a non-empty string');
+  if (path.charCodeAt(0) !== 0x2f) throw invalidPath(path, op, "a path must start with '/'");
+  const n = path.length;
+  if (n === 1) return;
+  if (path.charCodeAt(n - 1) === 0x2f) throw invalidPath(path, op, "a path must not end with '/'");
+  let rejected = false;
+  let start = 1;
+  for (let i = 1; i <= n; i++) {
+    const c = i < n ? path.charCodeAt(i) : 0x2f;
+    if (c !== 0x2f) {
+      if (!rejected && rejectedUnit(c)) rejected = true;
+      continue;
+    }
+    const len = i - start;
+    if (len === 0) throw invalidPath(path, op, 'empty segment');
+    if (
+      path.charCodeAt(start) === 0x2e &&
+      (len === 1 || (len === 2 && path.charCodeAt(start + 1) === 0x2e))
+    )
+      throw invalidPath(path, op, 'relative segments are not allowed');
+    start = i + 1;
   }
-  // ZooKeeper's PathUtils rejects these code points.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters to reject
-  if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path))
-    throw bad('contains a character ZooKeeper rejects');
+  if (rejected) throw invalidPath(path, op, 'contains a character ZooKeeper rejects');
 }
 
 export function joinPath(...parts: string[]): string {

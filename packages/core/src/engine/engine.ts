@@ -310,7 +310,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
     const c = claim as Claim;
-    const hookOps = (await this.options.completionOps?.(c, result)) ?? [];
+    // Every completion passes here: no await (a promise and a turn each) for hooks not set.
+    const hook = this.options.completionOps;
+    const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
     // Without extra ops a completion may join a group commit; with them it goes alone, so
     // what becomes of them is reported as before.
@@ -325,7 +327,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // Asked after the reply: the change events of everything committed before it are in.
     if (outcome.status === 'completed')
       await lookForChildren(await this.context(), this.claimers, c);
-    await this.told(c, outcome, { result });
+    if (this.options.onSettled) await this.told(c, outcome, { result });
     return outcome;
   }
 

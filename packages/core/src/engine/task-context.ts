@@ -1,16 +1,41 @@
-import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
-import { watchForCancel } from './cancel-watch.js';
+import type { CancelWatcher } from './cancel-watch.js';
 import type { EngineContext } from './context.js';
 import { resultReaders } from './parent-results.js';
 import { type ProgressReporter, progressReporter } from './progress.js';
-import type { Claim, EngineClock } from './types.js';
+import type { Claim } from './types.js';
 import type { TaskContext, TaskHandler } from './worker-types.js';
+
+/**
+ * A handler's abort controller, made only when the handler asks for its signal: most never
+ * do, and a controller (its signal an EventTarget) per task is a noticeable share of a busy
+ * worker's CPU and garbage. An abort before that is kept and handed to the controller then.
+ */
+export class LazyAbort {
+  private controller: AbortController | null = null;
+  private aborted = false;
+  private reason: unknown;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
 
 /** What the worker knows about one running claim; the run sets `cancelled`. */
 export interface RunState {
   claim: Claim;
-  abort: AbortController;
+  abort: LazyAbort;
   /** Set when the claim is void (session lost): the outcome is not written. */
   void: boolean;
   /** Set when the worker stops hard: the claim is given back, not failed. */
@@ -19,12 +44,10 @@ export interface RunState {
   cancelled: boolean;
 }
 
-/** Where a handler runs: the worker's id, session, clock and engine context. */
+/** Where a handler runs: the worker's id, its cancel watcher and engine context. */
 export interface RunPlace {
   worker: string;
-  coordinator: Coordinator;
-  clock: EngineClock;
-  cancelWatchAfterMs: number;
+  cancels: CancelWatcher;
   context: () => Promise<EngineContext>;
 }
 
@@ -48,10 +71,8 @@ export async function runHandler(
 ): Promise<HandlerEnd> {
   const { claim } = r;
   const reporter = progressReporter(await place.context(), claim);
-  const ctx = taskContext(claim, r.abort.signal, place.worker, place.context, reporter);
-  const ended = new AbortController();
-  const { coordinator, clock, cancelWatchAfterMs } = place;
-  watchForCancel(coordinator, claim, clock, cancelWatchAfterMs, ended.signal, () => {
+  const ctx = taskContext(claim, r.abort, place.worker, place.context, reporter);
+  const watch = place.cancels.watch(claim, () => {
     r.cancelled = true;
     r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
   });
@@ -63,7 +84,7 @@ export async function runHandler(
   } catch (err) {
     value = err;
   } finally {
-    ended.abort();
+    watch.end();
   }
   const live = !r.cancelled && !r.void && !r.release;
   const final = live && ok ? await reporter.finish() : null;
@@ -78,7 +99,7 @@ export async function runHandler(
  */
 export function taskContext(
   claim: Claim,
-  signal: AbortSignal,
+  abort: LazyAbort,
   worker: string,
   context: () => Promise<EngineContext>,
   reporter: ProgressReporter,
@@ -90,7 +111,10 @@ export function taskContext(
     data: claim.data,
     attempt: claim.attempt,
     maxAttempts: claim.maxAttempts,
-    signal,
+    // Made on first use (see LazyAbort).
+    get signal() {
+      return abort.signal;
+    },
     worker,
     ...resultReaders(context, claim.key),
     progress: (value) => reporter.progress(value),

@@ -82,10 +82,11 @@ export class WorkerEvents<E extends object> {
 
   constructor(private readonly onListenerError: (event: keyof E, err: unknown) => void) {}
 
+  // A list is never changed once stored (on and off store a new one): an emit walks it as it
+  // was when the emit began, without copying it for every event.
   on<K extends keyof E>(event: K, fn: (payload: E[K]) => void, once = false): () => void {
     const list = this.listeners.get(event) ?? [];
-    list.push({ fn: fn as Listener, once });
-    this.listeners.set(event, list);
+    this.listeners.set(event, [...list, { fn: fn as Listener, once }]);
     return () => this.off(event, fn);
   }
 
@@ -93,13 +94,18 @@ export class WorkerEvents<E extends object> {
     const list = this.listeners.get(event);
     if (!list) return;
     const i = list.findIndex((l) => l.fn === fn);
-    if (i >= 0) list.splice(i, 1);
+    if (i >= 0) this.listeners.set(event, [...list.slice(0, i), ...list.slice(i + 1)]);
+  }
+
+  /** Whether anyone listens to `event`: a payload nobody hears need not be built. */
+  listening(event: keyof E): boolean {
+    return (this.listeners.get(event)?.length ?? 0) > 0;
   }
 
   emit<K extends keyof E>(event: K, payload: E[K]): void {
     const list = this.listeners.get(event);
     if (!list || list.length === 0) return;
-    for (const l of [...list]) {
+    for (const l of list) {
       if (l.once) this.off(event, l.fn as (payload: E[K]) => void);
       try {
         (l.fn as (payload: E[K]) => void)(payload);
@@ -139,6 +145,19 @@ export function reportOutcome(
   released: boolean,
   recordError: unknown,
 ): void {
+  if (outcome.status === 'completed') {
+    // Every completion passes here: one object, and none when nobody listens.
+    if (events.listening('completed'))
+      events.emit('completed', {
+        key: claim.key,
+        name: claim.name,
+        type: claim.type,
+        data: claim.data,
+        attempt: claim.attempt,
+        result: value,
+      });
+    return;
+  }
   const task = {
     key: claim.key,
     name: claim.name,
@@ -147,9 +166,6 @@ export function reportOutcome(
     attempt: claim.attempt,
   };
   switch (outcome.status) {
-    case 'completed':
-      events.emit('completed', { ...task, result: value });
-      return;
     case 'retrying':
     case 'failed': {
       const error: TaskError = toTaskError(value);

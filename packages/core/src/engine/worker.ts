@@ -4,7 +4,7 @@ import { RateLimits } from '../rate-limits/rate-gate.js';
 import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
-import { DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
+import { CancelWatcher, DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
@@ -13,7 +13,7 @@ import { PauseWatch, typePaused } from './pause.js';
 import { completion } from './progress.js';
 import { Reaper } from './retention/reaper.js';
 import { renewUntilOpen } from './session.js';
-import { type RunState, runHandler } from './task-context.js';
+import { LazyAbort, type RunPlace, type RunState, runHandler } from './task-context.js';
 import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 import {
   reportCancelled,
@@ -98,7 +98,8 @@ class WorkerLoop {
   /** Set when a task starts, cleared when `drained` is emitted. */
   private ranSinceDrained = false;
   readonly events: WorkerEvents<WorkerEventMap>;
-  private readonly cancelWatchAfterMs: number;
+  /** Where every handler runs: this worker's id, cancel watcher and engine context. */
+  private readonly place: RunPlace;
   /** The world's pause state as this worker last saw it (a watch keeps it current). */
   private readonly pause: PauseWatch;
 
@@ -137,13 +138,18 @@ class WorkerLoop {
         ...(opts.logger ? { logger: opts.logger } : {}),
       });
     this.logger = opts.logger;
-    this.cancelWatchAfterMs = opts.cancelWatchAfterMs ?? DEFAULT_CANCEL_WATCH_AFTER_MS;
     this.clock = opts.clock ?? this.engine.clock;
     this.id =
       opts.id ??
       `w-${Math.floor(this.clock.random() * 0xffffffff)
         .toString(16)
         .padStart(8, '0')}`;
+    const afterMs = opts.cancelWatchAfterMs ?? DEFAULT_CANCEL_WATCH_AFTER_MS;
+    this.place = {
+      worker: this.id,
+      cancels: new CancelWatcher(coordinator, this.clock, afterMs),
+      context: () => this.engine.context(),
+    };
     this.idleSince = this.now();
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
       this.log('warn', { event, err: String(err) }, 'worker event listener threw'),
@@ -402,7 +408,7 @@ class WorkerLoop {
     const key = claim.key.join(KEY_SEPARATOR);
     const r: Running = {
       claim,
-      abort: new AbortController(),
+      abort: new LazyAbort(),
       void: false,
       release: false,
       cancelled: false,
@@ -418,10 +424,7 @@ class WorkerLoop {
 
   private async execute(r: Running): Promise<void> {
     const { claim } = r;
-    const { coordinator, clock, cancelWatchAfterMs, id: worker } = this;
-    const context = () => this.engine.context();
-    const place = { coordinator, clock, cancelWatchAfterMs, worker, context };
-    const { ok, value, final } = await runHandler(this.handlers[claim.type]!, r, place);
+    const { ok, value, final } = await runHandler(this.handlers[claim.type]!, r, this.place);
     let outcome: SettleOutcome;
     let recordError: unknown;
     try {
