@@ -2,7 +2,7 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { readEntryNode } from './entry-read.js';
-import { AREA, type EntryName, parseEntryName } from './layout.js';
+import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
 
@@ -37,6 +37,13 @@ const byClaimOrder = (a: EntryName, b: EntryName) =>
  */
 export function outranks(e: EntryName, bar: number): boolean {
   return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
+}
+
+/** Whether a proper ancestor of `key` (encoded) is in `present` (it blocks the task). */
+function hasListedAncestor(key: string, present: ReadonlySet<string>): boolean {
+  for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1))
+    if (present.has(key.slice(0, i))) return true;
+  return false;
 }
 
 /** Adds every proper ancestor of `key` (encoded) to `into`. */
@@ -167,30 +174,59 @@ export class BucketListings {
   }
 
   /**
+   * Whether a watched listing of `buckets` shows an entry of a priority above `priority`
+   * that nothing here holds or blocks and, once read, that `usable` accepts (its type
+   * served, not delayed): work that should not wait for a batch of free slots. Entries are
+   * in claim order, so a bucket is scanned only down to that priority.
+   */
+  knownWorkAbove(
+    buckets: readonly number[],
+    priority: number,
+    usable: (cached: CachedEntry) => boolean,
+  ): boolean {
+    for (const b of buckets) {
+      const st = this.buckets.get(b);
+      if (st === undefined || !this.watched.has(b)) continue;
+      for (const e of st.entries) {
+        if (e.priority <= priority) break;
+        if (e.kind === ENTRY_KIND.dead || this.held.has(e.encodedKey)) continue;
+        if (st.gone.has(e.name) || st.bad.has(e.name)) continue;
+        if (hasListedAncestor(e.encodedKey, st.present)) continue;
+        const cached = st.cache.get(e.name);
+        // Not read yet: the claim call reads it (once: then `usable` decides).
+        if (cached === undefined || (!cached.claimed && usable(cached))) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * This process completed the task `key` (encoded), whose entry `name` in `bucket` its
    * completion deleted. A listing read before that still shows the entry, blocking the task's
    * listed descendants until the bucket's next read: it is taken out, so a child waiting on it
    * is a candidate at once. That listing is behind the completion's change, so the child is
    * claimed with guards (see `ancestorGuards`): an ancestor queued again since makes its
    * claim wait or fail, never run early. A listing in flight may show the entry too: the name
-   * is remembered until a listing without it.
+   * is remembered until a listing without it. Returns whether the listing shows a child of it.
    */
-  completed(bucket: number, key: string, name: string): void {
+  completed(bucket: number, key: string, name: string): boolean {
     const st = this.buckets.get(bucket);
-    if (st === undefined) return;
+    if (st === undefined) return false;
     st.cache.delete(name);
+    const listedChild = st.ancestors.has(key);
     // Neither the listing nor a read in flight shows the entry: nothing to take out.
     const shown = st.parsed.has(name);
-    if (!shown && st.listing === null) return;
+    if (!shown && st.listing === null) return listedChild;
     // Not a candidate any more (its entry is gone: reading it would find nothing).
     st.gone.add(name);
-    if (!shown) return;
+    if (!shown) return listedChild;
     // The listing shows this very entry, so the task's key in it is this entry's.
     st.present.delete(key);
     // Its descendants are now claimed with guards: the listing missed this change (its watch
     // event is in by now, but the rule must not depend on it).
     if (st.changes === st.listedChanges) st.changes++;
-    if (st.ancestors.has(key)) st.childReady = true;
+    if (listedChild) st.childReady = true;
+    return listedChild;
   }
 
   /**

@@ -4,9 +4,11 @@ import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
  * Parents (world and encoded key) under which this process queued a child lately, in the
  * order of the latest queueing. A child queued while its parent runs is not in the listing
  * the parent's worker chose from; the parent's completion looks for such a child only when
- * this process queued one (its handler, say). Looking after every completion cost a read per
- * task (in a drain, nearly half the worker's requests); a child queued by another process is
- * seen like any newly queued task, at its bucket's next listing (within `relistMs`).
+ * this process queued one (its handler, say), or when tasks of its type have been seen here
+ * with children. Looking after every completion cost a read per task (in a drain, nearly
+ * half the worker's requests); a child queued by another process under a task of a type not
+ * seen with children yet is seen like any newly queued task, at its bucket's next listing
+ * (within `relistMs`).
  */
 const childQueuedUnder = new Set<string>();
 /** Parents remembered at most; the oldest are forgotten first (their children then wait). */
@@ -26,6 +28,23 @@ export function noteChildQueued(world: string, child: TaskKey): void {
       break;
     }
   }
+}
+
+/**
+ * Task types (by world) whose tasks this process has seen with children: a completion of
+ * such a type looks for a late child even when another process may have queued it.
+ */
+const typesWithChildren = new Set<string>();
+
+/** A task of `type` in `world` had children (a listing showed one under it). */
+export function noteTypeHasChildren(world: string, type: string): void {
+  if (typesWithChildren.size >= PARENTS_KEPT) return;
+  typesWithChildren.add(`${world}\u0000${type}`);
+}
+
+/** Whether tasks of `type` in `world` have been seen here with children. */
+export function typeHasChildren(world: string, type: string): boolean {
+  return typesWithChildren.has(`${world}\u0000${type}`);
 }
 
 /** Whether this process queued a child under `parent` since the last call for it. */

@@ -90,9 +90,12 @@ export class Claimer {
     return this.listings.scouted(bucket);
   }
 
-  /** Whether a child an own settle unblocked may wait in `buckets`: worth a claim call now. */
-  hasUnblocked(buckets: readonly number[]): boolean {
-    return this.listings.unblockedIn(buckets);
+  /** Work worth a claim for one free slot: an unblocked child, or read work above `priority`. */
+  hasUrgent(buckets: readonly number[], priority: number): boolean {
+    const usable = (c: CachedEntry) => !this.waiting(c, this.ctx.clock.now());
+    return (
+      this.listings.unblockedIn(buckets) || this.listings.knownWorkAbove(buckets, priority, usable)
+    );
   }
 
   /** Listings and entry reads this claimer has sent. */

@@ -1,5 +1,5 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import { takeChildHint } from './child-hints.js';
+import { noteTypeHasChildren, takeChildHint, typeHasChildren } from './child-hints.js';
 import type { Claimer } from './claimer.js';
 import type { EngineContext } from './context.js';
 import type { Claim } from './types.js';
@@ -13,7 +13,9 @@ export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, c
   const bucket = ctx.layout.bucketOf(claim.key);
   const key = claim.key.join(KEY_SEPARATOR);
   const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
-  for (const c of claimers) c.listings.completed(bucket, key, name);
+  let listedChild = false;
+  for (const c of claimers) if (c.listings.completed(bucket, key, name)) listedChild = true;
+  if (listedChild) noteTypeHasChildren(ctx.layout.world, claim.type);
 }
 
 /**
@@ -29,7 +31,8 @@ export async function lookForChildren(
   claim: Claim,
 ): Promise<void> {
   // No child of it queued here since: nothing to look for (see `noteChildQueued`).
-  if (!takeChildHint(ctx.layout.world, claim.key)) return;
+  const hinted = takeChildHint(ctx.layout.world, claim.key);
+  if (!hinted && !typeHasChildren(ctx.layout.world, claim.type)) return;
   const bucket = ctx.layout.bucketOf(claim.key);
   const key = claim.key.join(KEY_SEPARATOR);
   const blind = [...claimers].filter((c) => c.listings.mayHideChildOf(bucket, key));
@@ -37,5 +40,6 @@ export async function lookForChildren(
   // A failed read cannot say "no children": read the bucket again, to be safe.
   const stat = await ctx.coordinator.exists(ctx.layout.treePath(claim.key)).catch(() => undefined);
   if (stat !== undefined && (stat === null || stat.numChildren === 0)) return;
+  if (stat) noteTypeHasChildren(ctx.layout.world, claim.type);
   for (const c of blind) c.listings.expectChild(bucket);
 }

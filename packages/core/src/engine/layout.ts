@@ -126,6 +126,11 @@ export function entryPrefix(kind: EntryKind, priority: number, encodedKey: strin
 
 const ENTRY_RE = /^([qrx])(\d{7})-(.+)-(\d{10})$/;
 
+/** The priority in the entry name at the end of `entryPath` (0 when it is not an entry's). */
+export function entryPriority(entryPath: string): number {
+  return parseEntryName(entryPath.slice(entryPath.lastIndexOf('/') + 1))?.priority ?? 0;
+}
+
 /** Parses an entry name; `null` for anything that is not one (foreign nodes are ignored). */
 export function parseEntryName(name: string): EntryName | null {
   const m = ENTRY_RE.exec(name);

@@ -9,7 +9,9 @@ import type { Claimer } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { IdleStealer } from './idle-steal.js';
+import { entryPriority } from './layout.js';
 import { PauseWatch, typePaused } from './pause.js';
+import { PriorityCounts } from './priority-counts.js';
 import { completion } from './progress.js';
 import { Reaper } from './retention/reaper.js';
 import { renewUntilOpen } from './session.js';
@@ -73,6 +75,8 @@ class WorkerLoop {
   private readonly types: string[];
   private readonly concurrency: number;
   private readonly lowWater: number;
+  /** How many running tasks have each priority: work above the lowest skips the batching. */
+  private readonly runningPriorities = new PriorityCounts();
   private readonly logger: EngineLogger | undefined;
   /** The engine's clock, or the one given to the worker: its only source of time and chance. */
   private readonly clock: EngineClock;
@@ -346,9 +350,11 @@ class WorkerLoop {
         const free = this.concurrency - this.running.size;
         // Claim in batches: with work running, wait until a quarter of the slots are free,
         // so one claim round trip fills several slots instead of one each. Unless a task this
-        // worker completed has a child waiting: that child goes first, now.
+        // worker completed has a child waiting, or work of a higher priority than some task
+        // running here is waiting: that goes first, into the slot free now.
         const batching = this.running.size > 0 && free < this.lowWater;
-        if (free <= 0 || (batching && !this.claimer.hasUnblocked(this.membership.owned))) {
+        const low = this.runningPriorities.lowest();
+        if (free <= 0 || (batching && !this.claimer.hasUrgent(this.membership.owned, low))) {
           await this.sleep(pollMs);
           continue;
         }
@@ -414,10 +420,13 @@ class WorkerLoop {
       cancelled: false,
     };
     this.running.set(key, r);
+    const priority = entryPriority(claim.entryPath);
+    this.runningPriorities.add(priority);
     this.stats.claimed++;
     this.ranSinceDrained = true;
     void this.execute(r).finally(() => {
       this.running.delete(key);
+      this.runningPriorities.remove(priority);
       this.wake();
     });
   }

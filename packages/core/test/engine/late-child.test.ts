@@ -92,6 +92,31 @@ describeOnBackends('engine: a child queued after the listing was read', (backend
     await Promise.all([producer.close(), raw.close()]);
   });
 
+  it('once tasks of a type were seen here with children, a completion of that type looks for a child another process queued', async () => {
+    const { producer, engine } = await setup();
+    const worker = createEngine(await backend().connect(), {
+      world: engine.world,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    await engine.queue({ name: 'a', type: 'pt', priority: 9 });
+    await engine.queue({ name: 'x', type: 't', parent: { key: ['a'] } });
+    await engine.queue({ name: 'p', type: 'pt', priority: 5 });
+    for (let i = 0; i < ROOTS; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    // a completes with its child listed: tasks of type pt have children.
+    const a = await worker.claim();
+    expect(a?.key).toEqual(['a']);
+    await worker.complete(a!, 'done');
+    const parent = await worker.claim();
+    expect(parent?.key).toEqual(['p']);
+    await engine.queue({ name: 'd', type: 't', parent: { key: ['p'] }, priority: 10 });
+    // What another process's queue leaves here: no note that p has a new child.
+    expect(takeChildHint(engine.world, ['p'])).toBe(true);
+    await worker.complete(parent!, 'done');
+    expect((await worker.claim())?.key).toEqual(['p', 'd']);
+    await producer.close();
+  });
+
   it('a completed task without children here costs no read and no listing', async () => {
     const raw = await backend().connect();
     const { c, counts } = counting(raw);
