@@ -18,15 +18,8 @@ export async function killSession(
   if (options.silence) return killSilenced(client, options.silence, options.via);
   const { hosts } = parseConnectString(options.via ?? client.connectString);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const creds = sessionCredentials(client);
-    if (!creds) {
-      if (client.state === 'lost') return;
-      throw new ZoottError(
-        'BAD_ARGUMENTS',
-        `killSession needs a connected client (state is ${client.state})`,
-        { op: 'killSession' },
-      );
-    }
+    const creds = liveCredentials(client);
+    if (creds === 'lost') return;
     const lost = waitLost(client, 3000);
     const host = hosts[(attempt - 1) % hosts.length]!;
     await closeSessionAs(host, creds.id, creds.password, client.sessionTimeoutMs);
@@ -57,15 +50,8 @@ async function killSilenced(
   silence: (on: boolean) => void,
   via: string | undefined,
 ): Promise<void> {
-  const creds = sessionCredentials(client);
-  if (!creds) {
-    if (client.state === 'lost') return;
-    throw new ZoottError(
-      'BAD_ARGUMENTS',
-      `killSession needs a connected client (state is ${client.state})`,
-      { op: 'killSession' },
-    );
-  }
+  const creds = liveCredentials(client);
+  if (creds === 'lost') return;
   const { hosts } = parseConnectString(via ?? client.connectString);
   silence(true);
   try {
@@ -79,6 +65,18 @@ async function killSilenced(
       op: 'killSession',
     });
   }
+}
+
+/** The session's credentials; 'lost' when it is gone already; an error for any other state. */
+function liveCredentials(client: ZkCoordinator) {
+  const creds = sessionCredentials(client);
+  if (creds) return creds;
+  if (client.state === 'lost') return 'lost' as const;
+  throw new ZoottError(
+    'BAD_ARGUMENTS',
+    `killSession needs a connected client (state is ${client.state})`,
+    { op: 'killSession' },
+  );
 }
 
 function waitLost(client: ZkCoordinator, ms: number): Promise<boolean> {
