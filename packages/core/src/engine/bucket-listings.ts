@@ -182,7 +182,7 @@ export class BucketListings {
   knownWorkAbove(
     buckets: readonly number[],
     priority: number,
-    usable: (cached: CachedEntry) => boolean,
+    usable: (e: EntryName, cached: CachedEntry | undefined) => boolean,
   ): boolean {
     for (const b of buckets) {
       const st = this.buckets.get(b);
@@ -193,8 +193,8 @@ export class BucketListings {
         if (st.gone.has(e.name) || st.bad.has(e.name)) continue;
         if (hasListedAncestor(e.encodedKey, st.present)) continue;
         const cached = st.cache.get(e.name);
-        // Not read yet: the claim call reads it (once: then `usable` decides).
-        if (cached === undefined || (!cached.claimed && usable(cached))) return true;
+        // Not read yet (`cached` undefined): the claim call reads it, once.
+        if (!cached?.claimed && usable(e, cached)) return true;
       }
     }
     return false;
@@ -464,7 +464,11 @@ export class BucketListings {
       this.ctx,
       `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`,
     );
-    if (read === 'gone') st.stale = true;
+    // Gone: no candidate until a listing without it (none will show it again).
+    if (read === 'gone') {
+      st.stale = true;
+      st.gone.add(e.name);
+    }
     // A foreign node named like an entry: claiming it is impossible, and failing the whole
     // claim on it would stop every other task in the bucket. Skip it while it is listed.
     else if (read === 'bad') st.bad.add(e.name);

@@ -92,7 +92,8 @@ export class Claimer {
 
   /** Work worth a claim for one free slot: an unblocked child, or read work above `priority`. */
   hasUrgent(buckets: readonly number[], priority: number): boolean {
-    const usable = (c: CachedEntry) => !this.waiting(c, this.ctx.clock.now());
+    const usable = (e: EntryName, c?: CachedEntry) =>
+      !this.busy.has(e.encodedKey) && (c === undefined || !this.waiting(c, this.ctx.clock.now()));
     return (
       this.listings.unblockedIn(buckets) || this.listings.knownWorkAbove(buckets, priority, usable)
     );
@@ -299,9 +300,8 @@ export class Claimer {
   }
 
   /**
-   * A listed child waits only on a task this process runs: its entry and its ancestors' tree
-   * nodes are read now, so when the task completes the child's claim is one write away. A
-   * stat read early stays safe: the claim's check holds the child to that version.
+   * A listed child waits only on a task this process runs: its entry and ancestors' tree nodes
+   * are read now, so its claim is one write away (an early stat is safe: the check holds it).
    */
   private readAhead(b: number, st: BucketState, e: EntryName, key: TaskKey): void {
     // Once per entry: later calls find it cached (or its read in flight).
