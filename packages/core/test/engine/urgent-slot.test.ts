@@ -56,3 +56,35 @@ describeOnBackends(
     });
   },
 );
+
+describeOnBackends('claimer: what is not urgent work', (backend) => {
+  /** A world of one bucket, an engine of another client, and this client's claimer on it. */
+  async function setup() {
+    const world = worldName();
+    const other = createEngine(await backend().connect(), {
+      world,
+      buckets: 1,
+      logger: memoryLogger(),
+    });
+    await other.init();
+    const engine = createEngine(await backend().connect(), {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    const claimer = await engine.claimer({ worker: 'w' });
+    claimer.setWatched([0]);
+    return { other, claimer };
+  }
+
+  it('a priority-10 task another worker runs, which this claimer found busy', async () => {
+    const { other, claimer } = await setup();
+    await other.queue({ name: 'x', type: 't', priority: 10 });
+    expect((await other.claim())?.key).toEqual(['x']);
+    // The call lists and reads it, and finds its working node taken: nothing for it here
+    // until that node goes (a claim call per free slot would find nothing each time).
+    expect(await claimer.claimBatch([0], 1)).toEqual([]);
+    expect(claimer.hasUrgent([0], 0)).toBe(false);
+  });
+});
