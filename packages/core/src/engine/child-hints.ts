@@ -14,7 +14,9 @@ const childQueuedUnder = new Set<string>();
 /** Parents remembered at most; the oldest are forgotten first (their children then wait). */
 const PARENTS_KEPT = 4096;
 
-const parentId = (world: string, parent: TaskKey) => `${world}\u0000${parent.join(KEY_SEPARATOR)}`;
+/** `world` and `name` as one set member. */
+const inWorld = (world: string, name: string) => `${world}\u0000${name}`;
+const parentId = (world: string, parent: TaskKey) => inWorld(world, parent.join(KEY_SEPARATOR));
 
 /** This process queues `child` (a key with a parent) in `world`: called before the write. */
 export function noteChildQueued(world: string, child: TaskKey): void {
@@ -35,16 +37,17 @@ export function noteChildQueued(world: string, child: TaskKey): void {
  * such a type looks for a late child even when another process may have queued it.
  */
 const typesWithChildren = new Set<string>();
+/** Types remembered at most (a bound against unbounded type names, not a working limit). */
+const TYPES_KEPT = 4096;
 
 /** A task of `type` in `world` had children (a listing showed one under it). */
 export function noteTypeHasChildren(world: string, type: string): void {
-  if (typesWithChildren.size >= PARENTS_KEPT) return;
-  typesWithChildren.add(`${world}\u0000${type}`);
+  if (typesWithChildren.size < TYPES_KEPT) typesWithChildren.add(inWorld(world, type));
 }
 
 /** Whether tasks of `type` in `world` have been seen here with children. */
 export function typeHasChildren(world: string, type: string): boolean {
-  return typesWithChildren.has(`${world}\u0000${type}`);
+  return typesWithChildren.has(inWorld(world, type));
 }
 
 /** Whether this process queued a child under `parent` since the last call for it. */

@@ -1,7 +1,7 @@
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { memoryLogger, TestClock, worldName } from './helpers.js';
+import { memoryLogger, parentAndChild, TestClock } from './helpers.js';
 
 /** More roots than "plenty of work": the claimer serves its cached listing between changes. */
 const ROOTS = 40;
@@ -59,16 +59,7 @@ describeOnBackends(
      * `hooks` get the engine of another client, to change the world with.
      */
     async function setup(hooks: (other: Engine) => Hooks) {
-      const world = worldName();
-      const other = createEngine(await backend().connect(), {
-        world,
-        buckets: 1,
-        logger: memoryLogger(),
-      });
-      await other.init();
-      await other.queue({ name: 'p', type: 't' });
-      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-      for (let i = 0; i < ROOTS; i++) await other.queue({ name: `r${i}`, type: 't' });
+      const { world, other } = await parentAndChild(() => backend().connect(), ROOTS);
       const raw = await backend().connect();
       const on = (h: Hooks) =>
         createEngine(intercepting(raw, `/zoott_p/${world}/0000`, `/zoott_${world}/p`, h), {

@@ -105,3 +105,28 @@ export async function engineOnTestClock(
   await engine.init();
   return { engine, clock, world };
 }
+
+/** A fresh, initialised world of one bucket, and an engine on it with a client of its own. */
+export async function oneBucketWorld(
+  connect: () => Promise<Coordinator>,
+): Promise<{ world: string; other: Engine }> {
+  const world = worldName();
+  const other = createEngine(await connect(), { world, buckets: 1, logger: memoryLogger() });
+  await other.init();
+  return { world, other };
+}
+
+/**
+ * {@link oneBucketWorld} holding p, its priority-10 child p/c and `roots` priority-0 roots,
+ * queued by `other`.
+ */
+export async function parentAndChild(
+  connect: () => Promise<Coordinator>,
+  roots: number,
+): Promise<{ world: string; other: Engine }> {
+  const made = await oneBucketWorld(connect);
+  await made.other.queue({ name: 'p', type: 't' });
+  await made.other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+  for (let i = 0; i < roots; i++) await made.other.queue({ name: `r${i}`, type: 't' });
+  return made;
+}

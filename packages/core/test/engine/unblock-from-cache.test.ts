@@ -1,31 +1,17 @@
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
-import { type Backend, describeOnBackends } from '@zoott/testing';
+import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import {
+  counting,
+  eventually,
+  memoryLogger,
+  oneBucketWorld,
+  parentAndChild,
+  TestClock,
+} from './helpers.js';
 
 /** More roots than "plenty of work": the claimer serves its cached listing between changes. */
 const ROOTS = 40;
-
-/**
- * A fresh world of one bucket holding p, its priority-10 child p/c and `roots` roots, queued
- * by `other` (another client's engine).
- */
-async function parentAndChild(
-  backend: () => Backend,
-  roots: number,
-): Promise<{ world: string; other: Engine }> {
-  const world = worldName();
-  const other = createEngine(await backend().connect(), {
-    world,
-    buckets: 1,
-    logger: memoryLogger(),
-  });
-  await other.init();
-  await other.queue({ name: 'p', type: 't' });
-  await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-  for (let i = 0; i < roots; i++) await other.queue({ name: `r${i}`, type: 't' });
-  return { world, other };
-}
 
 describeOnBackends(
   'engine: a child of a task completed here, from the cached listing',
@@ -36,7 +22,7 @@ describeOnBackends(
      * ran while p was held: the child's entry and p's tree node were read then.
      */
     async function parentHeld(readAhead: boolean) {
-      const { world, other } = await parentAndChild(backend, ROOTS);
+      const { world, other } = await parentAndChild(() => backend().connect(), ROOTS);
       const raw = await backend().connect();
       const { c, counts, ops } = counting(raw);
       // Time stands still: the listing is never old enough to be read again for its age.
@@ -74,7 +60,7 @@ describeOnBackends(
       });
 
     it('a listing read before the parent completed and answered after: the parent no longer blocks the child', async () => {
-      const { world, other } = await parentAndChild(backend, ROOTS);
+      const { world, other } = await parentAndChild(() => backend().connect(), ROOTS);
       const raw = await backend().connect();
       // While `held` is set, the next listing's reply (read by the server at once) is kept from
       // the engine until `release` is called.
@@ -127,7 +113,7 @@ describeOnBackends(
     });
 
     it('the child is claimed without waiting for the reads of lower-priority entries listed since', async () => {
-      const { world, other } = await parentAndChild(backend, 0);
+      const { world, other } = await parentAndChild(() => backend().connect(), 0);
       const raw = await backend().connect();
       // Reads of the late roots' entries are never answered; every other read is, and noted.
       const asked: string[] = [];
@@ -201,13 +187,7 @@ describeOnBackends('engine: an entry completed here is not read again', (backend
   // Reading it then finds nothing: a wasted request per task, in a drain nearly one in two.
   for (const when of ['answered before the completion', 'answered after the completion'])
     it(`a listing ${when}`, async () => {
-      const world = worldName();
-      const other = createEngine(await backend().connect(), {
-        world,
-        buckets: 1,
-        logger: memoryLogger(),
-      });
-      await other.init();
+      const { world, other } = await oneBucketWorld(() => backend().connect());
       for (let i = 0; i < ROOTS; i++) await other.queue({ name: `r${i}`, type: 't' });
       const raw = await backend().connect();
       const reads: string[] = [];

@@ -1,7 +1,7 @@
 import { createEngine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import { eventually, memoryLogger, oneBucketWorld, TestClock, worldName } from './helpers.js';
 
 describeOnBackends(
   'worker: work above what runs does not wait for a batch of free slots',
@@ -60,13 +60,7 @@ describeOnBackends(
 describeOnBackends('claimer: what is not urgent work', (backend) => {
   /** A world of one bucket, an engine of another client, and this client's claimer on it. */
   async function setup() {
-    const world = worldName();
-    const other = createEngine(await backend().connect(), {
-      world,
-      buckets: 1,
-      logger: memoryLogger(),
-    });
-    await other.init();
+    const { world, other } = await oneBucketWorld(() => backend().connect());
     const engine = createEngine(await backend().connect(), {
       world,
       buckets: 1,
