@@ -10,10 +10,11 @@ interface DoctorOptions {
 }
 
 /**
- * `zoott doctor <world> [--repair]`: reads the whole world and reports damage (corrupt
- * nodes, claims and registrations that are not ephemeral, orphan entries and records, tasks
- * in no state, ACLs other than the credentials', reply paths not under them, leftover race
- * worlds). `--repair` prints what it will move, then moves the nodes that are safe to move
+ * `zoott doctor <world> [--repair]`: reads the whole world, its race world included, and
+ * reports damage (corrupt nodes and settings, claims, registrations and election candidates
+ * that are not ephemeral, orphan entries, records and progress, progress left by completed
+ * tasks, tasks in no state, ACLs other than the credentials', reply paths and race state not
+ * under them, leftover race worlds). `--repair` prints what it will move, then moves the nodes that are safe to move
  * into `/zoott_q/<world>` (nothing is deleted). Exit 0 when nothing is left to fix, 7 when
  * something is (the findings say what to do).
  */
@@ -27,7 +28,16 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const engineCtx = await engine.context();
   const acl = requestedAcl(ctx.settings);
   const extent = await worldExtent(c, world);
-  const findings = await diagnoseWorld(engineCtx, { acl, replyPaths: extent.replyPaths });
+  const findings = await diagnoseWorld(engineCtx, {
+    acl,
+    replyPaths: extent.replyPaths,
+    racePaths: extent.racePaths,
+  });
+  // The race world holds the world's race coordinators: damage there is this world's too.
+  if (extent.raceWorld) {
+    const races = await createEngine(c, { world: extent.raceWorld }).context();
+    findings.push(...(await diagnoseWorld(races, { acl, leftoverWorlds: false })));
+  }
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const quarantine = `${QUARANTINE_ROOT}/${world}`;
   if (opts.repair && movable.length > 0 && !ctx.json)

@@ -9,102 +9,49 @@ import { codeOf } from './errors.js';
 import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
 import { ensureNode } from './session.js';
 import type { EngineClock } from './types.js';
-import { describeAcl, sameAcl } from './world-acl.js';
+import {
+  Diagnosis,
+  type Finding,
+  isObject,
+  missingIsNull,
+  parseJson,
+} from './doctor-findings.js';
+import { diagnoseProgress } from './doctor-progress.js';
+import {
+  diagnoseElections,
+  diagnoseLimits,
+  diagnoseMeta,
+  diagnoseSchedules,
+} from './doctor-settings.js';
 
-/** What kind of damage a finding is. */
-export type FindingKind =
-  /** Data that is not JSON, or JSON of the wrong shape, where zoott reads its own records. */
-  | 'corrupt'
-  /** A persistent node where zoott only writes ephemeral ones (a claim, a registration). */
-  | 'not-ephemeral'
-  /** A pending entry or a record whose task has no tree node. */
-  | 'orphan'
-  /** A leaf tree node with no pending entry, claim or record: a task in no state. */
-  | 'no-state'
-  /** A node whose ACL is not the world's. */
-  | 'weak-acl'
-  /** A reply path (or a node under it) whose ACL is not the world's. */
-  | 'reply-acl'
-  /** An internal world (a race world) whose world is gone. */
-  | 'leftover-world';
-
-/** One problem `diagnoseWorld` found. */
-export interface Finding {
-  kind: FindingKind;
-  path: string;
-  /** What is wrong, in words. */
-  detail: string;
-  /**
-   * `quarantine`: `repairWorld` moves it to the quarantine area (it is safe to move: the
-   * engine ignores it or it blocks a task). `none`: reported only, with what to do in
-   * `detail` (it is user data, or another verb fixes it).
-   */
-  repair: 'quarantine' | 'none';
-}
+export type { Finding, FindingKind } from './doctor-findings.js';
 
 export interface DiagnoseOptions {
   /** The ACL the world should have (its credentials'); skips ACL checks when absent. */
   acl?: readonly Acl[] | null;
   /** Reply paths the world's jobs use, checked against `acl` with everything below them. */
   replyPaths?: readonly string[];
+  /** Race state the world's races keep (`/zoott_r/races/<race>`), checked the same way. */
+  racePaths?: readonly string[];
+  /**
+   * Look for race worlds whose world is gone (default true); off when diagnosing a race
+   * world beside its world, which reports them already.
+   */
+  leftoverWorlds?: boolean;
 }
 
 /** Root of the quarantine area: `/zoott_q/<world>/item-<seq>`. */
 export const QUARANTINE_ROOT = '/zoott_q';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-const missingIsNull = <T>(p: Promise<T>): Promise<T | null> =>
-  p.catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)));
-
-function parseJson(data: Uint8Array): { ok: true; value: unknown } | { ok: false; why: string } {
-  try {
-    return { ok: true, value: JSON.parse(utf8.decode(data)) };
-  } catch (err) {
-    return { ok: false, why: `data is not JSON (${(err as Error).message})` };
-  }
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The findings of one diagnosis, and the checks every part of it shares. */
-class Diagnosis {
-  readonly found: Finding[] = [];
-  /** Keys of the tree's tasks, and those of them that are leaves. */
-  readonly treeKeys = new Set<string>();
-  readonly leaves: string[] = [];
-  /** Keys that have an entry, a claim or a record. */
-  readonly stated = new Set<string>();
-
-  constructor(
-    readonly ctx: EngineContext,
-    private readonly acl: readonly Acl[] | null,
-  ) {}
-
-  add(kind: FindingKind, path: string, detail: string, repair: Finding['repair']): void {
-    this.found.push({ kind, path, detail, repair });
-  }
-
-  /** Reports `path` when its ACL is not the world's (no check without one). */
-  async checkAcl(path: string, kind: 'weak-acl' | 'reply-acl'): Promise<void> {
-    const acl = this.acl;
-    if (!acl) return;
-    const got = await missingIsNull(this.ctx.coordinator.getAcl(path));
-    if (got && !sameAcl(got.acl, acl))
-      this.add(
-        kind,
-        path,
-        `ACL is ${describeAcl(got.acl)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
-        'none',
-      );
-  }
-}
-
 /**
- * Reads a whole world and reports what is damaged: corrupt data, claims and registrations
- * that are not ephemeral, entries and records of tasks without a tree node, leaf tree nodes
- * in no state, ACLs other than `options.acl`, reply paths not under it, and race worlds
- * whose world is gone. Reads only; `repairWorld` acts on the findings.
+ * Reads a whole world and reports what is damaged: corrupt data (tree nodes, entries,
+ * records, registrations, progress nodes, schedules, rate limits, election candidates, the
+ * meta's retention and pause settings), claims, registrations and candidates that are not
+ * ephemeral, entries, records and progress of tasks without a tree node, progress left by
+ * completed tasks, leaf tree nodes in no state, ACLs other than `options.acl` (every node
+ * `lockDownWorld` locks), reply paths and race state not under it, and race worlds whose
+ * world is gone. Reads only; `repairWorld` acts on the findings.
  */
 export async function diagnoseWorld(
   ctx: EngineContext,
@@ -123,8 +70,14 @@ export async function diagnoseWorld(
         'none',
       );
   await diagnoseRegistry(d);
-  for (const path of options.replyPaths ?? []) await diagnoseReplyPath(d, path);
-  await diagnoseLeftoverWorlds(d);
+  await diagnoseProgress(d);
+  await diagnoseMeta(d);
+  await diagnoseSchedules(d);
+  await diagnoseLimits(d);
+  await diagnoseElections(d);
+  for (const path of [...(options.replyPaths ?? []), ...(options.racePaths ?? [])])
+    await diagnoseReplyPath(d, path);
+  if (options.leftoverWorlds ?? true) await diagnoseLeftoverWorlds(d);
   return d.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
@@ -233,6 +186,8 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
     }
   }
   d.stated.add(key);
+  if (area === AREA.pending || area === AREA.working) d.active.add(key);
+  else if (area === AREA.completed) d.completed.add(key);
   if (!d.treeKeys.has(key))
     d.add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
 }
@@ -245,6 +200,7 @@ async function diagnoseRegistry(d: Diagnosis): Promise<void> {
     const path = `${layout.registry}/${name}`;
     const got = await missingIsNull(c.get(path));
     if (!got) continue;
+    await d.checkAcl(path);
     if (got.stat.ephemeralOwner === null)
       d.add(
         'not-ephemeral',

@@ -37,6 +37,25 @@ export function pauseOf(meta: unknown): PauseState {
   };
 }
 
+/**
+ * What `pauseOf` leaves out of a world meta's `paused` field, in words (`null`: nothing, or
+ * no field): the shape {@link setPause} writes is `{world: boolean, types: string[]}`.
+ * Anything else reads as "not paused" (or fewer paused types), so an operator's pause that
+ * was written wrongly does not hold.
+ */
+export function pauseProblem(meta: unknown): string | null {
+  if (typeof meta !== 'object' || meta === null || !('paused' in meta)) return null;
+  const p = (meta as { paused: unknown }).paused;
+  if (typeof p !== 'object' || p === null || Array.isArray(p))
+    return 'paused: not an object {world, types}';
+  const { world, types } = p as { world?: unknown; types?: unknown };
+  if (world !== undefined && typeof world !== 'boolean') return 'paused.world: not true or false';
+  if (types !== undefined && !Array.isArray(types)) return 'paused.types: not a list of types';
+  const stray = Array.isArray(types) ? types.filter((t) => typeof t !== 'string') : [];
+  if (stray.length > 0) return `paused.types: ${stray.length} entries that are not type names`;
+  return null;
+}
+
 /** Whether a task type may be claimed under `state`. */
 export function typePaused(state: PauseState, type: string): boolean {
   return state.world || state.types.includes(type);

@@ -1,0 +1,146 @@
+import { decodeJson } from '../contract/paths.js';
+import { candidateSequence } from '../recipes/election/candidates.js';
+import { limitNodeName, limitsPath, readRateLimit } from '../rate-limits/rate-store.js';
+import { validateSchedule } from '../schedules/schedule-spec.js';
+import { LEADERS_ROOT, readStoredSchedule, schedulesPath } from '../schedules/schedule-store.js';
+import { type Diagnosis, isObject, missingIsNull, parseJson } from './doctor-findings.js';
+import { pauseProblem } from './pause.js';
+import { DEFAULT_RETENTION, mergeRetention } from './retention/settings.js';
+
+/*
+ * The world's settings beside its tasks: the meta's retention and pause fields, schedules,
+ * rate limits and elections. Each is read with the parser the engine reads it with, so a
+ * finding here is exactly what the engine would refuse or ignore.
+ */
+
+/** The world meta (tree root data): its retention settings and its pause state. */
+export async function diagnoseMeta(d: Diagnosis): Promise<void> {
+  const root = d.ctx.layout.root;
+  const got = await missingIsNull(d.ctx.coordinator.get(root));
+  if (!got) return;
+  // The bucket count was parsed already: the engine context could not exist without it.
+  const parsed = parseJson(got.data);
+  if (!parsed.ok || !isObject(parsed.value)) return;
+  const meta = parsed.value;
+  try {
+    mergeRetention(DEFAULT_RETENTION, meta.retention, 'retention');
+  } catch (err) {
+    d.add(
+      'corrupt',
+      root,
+      `world meta: ${(err as Error).message.replace(/^INVALID_CONFIG: /, '')}; the reaper cannot read the settings, so it removes nothing, and \`zoott retention\` refuses to change them until the field is written again by hand (not repaired: it is a setting)`,
+      'none',
+    );
+  }
+  const pause = pauseProblem(meta);
+  if (pause)
+    d.add(
+      'corrupt',
+      root,
+      `world meta: ${pause}; workers read it as not paused (that part); \`zoott pause\` or \`zoott resume\` writes it again (not repaired: it is a setting)`,
+      'none',
+    );
+}
+
+/** Schedules: each one what `readStoredSchedule` reads and `validateSchedule` accepts. */
+export async function diagnoseSchedules(d: Diagnosis): Promise<void> {
+  const c = d.ctx.coordinator;
+  const dir = schedulesPath(d.ctx.layout.world);
+  for (const name of await d.folder(dir)) {
+    const path = `${dir}/${name}`;
+    const got = await missingIsNull(c.get(path));
+    if (!got) continue;
+    await d.checkAcl(path);
+    const stored = readStoredSchedule(got.data);
+    if (typeof stored === 'string') {
+      // The scheduler and `schedule list` skip it: moving it changes nothing they do.
+      d.add('corrupt', path, `schedule: ${stored}; the scheduler skips it`, 'quarantine');
+      continue;
+    }
+    if (stored.name !== name) {
+      d.add(
+        'corrupt',
+        path,
+        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler writes its ticks to /${stored.name}, so it never ticks: \`zoott schedule remove ${name}\` and add it again`,
+        'none',
+      );
+      continue;
+    }
+    try {
+      const { createdAt: _c, lastTick: _l, ...spec } = stored;
+      validateSchedule(spec);
+    } catch (err) {
+      d.add(
+        'corrupt',
+        path,
+        `schedule: ${(err as Error).message.replace(/^INVALID_CONFIG: /, '')}; it never ticks: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
+        'none',
+      );
+    }
+  }
+}
+
+/** Rate limits: each one what `readRateLimit` reads, stored under its type's node name. */
+export async function diagnoseLimits(d: Diagnosis): Promise<void> {
+  const dir = limitsPath(d.ctx.layout.world);
+  for (const name of await d.folder(dir)) {
+    const path = `${dir}/${name}`;
+    if (!(await d.ctx.coordinator.exists(path))) continue;
+    await d.checkAcl(path);
+    const limit = await readRateLimit(d.ctx, path);
+    if (!limit) {
+      // Read as no limit: moving it changes nothing the workers do.
+      d.add(
+        'corrupt',
+        path,
+        'rate limit: not {type, rate} with a rate like 20/s; workers apply no limit for it',
+        'quarantine',
+      );
+    } else if (limitNodeName(limit.type) !== name) {
+      d.add(
+        'corrupt',
+        path,
+        `rate limit of type ${JSON.stringify(limit.type)} stored under another type's name; workers apply it, \`zoott limit remove\` cannot find it: \`zoott limit set\` it again and remove this node by hand (not repaired: it is a setting)`,
+        'none',
+      );
+    }
+  }
+}
+
+/** Elections (the scheduler's): candidates are ephemeral, `{id}`. */
+export async function diagnoseElections(d: Diagnosis): Promise<void> {
+  const c = d.ctx.coordinator;
+  const dir = `${LEADERS_ROOT}/${d.ctx.layout.world}`;
+  for (const role of await d.folder(dir)) {
+    const election = `${dir}/${role}`;
+    for (const name of await d.folder(election)) {
+      const path = `${election}/${name}`;
+      const got = await missingIsNull(c.get(path));
+      if (!got) continue;
+      await d.checkAcl(path);
+      if (candidateSequence(name) === null) continue; // not a candidate: the election ignores it
+      if (got.stat.ephemeralOwner === null) {
+        d.add(
+          'not-ephemeral',
+          path,
+          'an election candidate that no session owns (candidates are ephemeral); while it is first in line no live candidate leads, so no scheduler runs',
+          'quarantine',
+        );
+        continue;
+      }
+      let id: unknown;
+      try {
+        id = decodeJson<{ id?: unknown } | null>(got.data, path)?.id;
+      } catch {
+        id = undefined;
+      }
+      if (typeof id !== 'string')
+        d.add(
+          'corrupt',
+          path,
+          "election candidate: data is not {id}; it still stands (its session's), but is not shown as a contender",
+          'none',
+        );
+    }
+  }
+}
