@@ -3,7 +3,8 @@ import { ExitCode } from '../exit-codes.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
-import { requestedAcl, worldExtent } from '../world-acl.js';
+import { worldFindings } from '../doctor-findings.js';
+import { requestedAcl } from '../world-acl.js';
 
 interface DoctorOptions {
   repair?: boolean;
@@ -14,30 +15,16 @@ interface DoctorOptions {
  * reports damage (corrupt nodes and settings, claims, registrations and election candidates
  * that are not ephemeral, orphan entries, records and progress, progress left by completed
  * tasks, tasks in no state, ACLs other than the credentials', reply paths and race state not
- * under them, leftover race worlds). `--repair` prints what it will move, then moves the nodes that are safe to move
- * into `/zoott_q/<world>` (nothing is deleted). Exit 0 when nothing is left to fix, 7 when
- * something is (the findings say what to do).
+ * under them, leftover race worlds). `--repair` prints what it will move, then moves the
+ * nodes that are safe to move into `/zoott_q/<world>` (nothing is deleted). Exit 0 when
+ * nothing is left to fix, 7 when something is (the findings say what to do).
  */
 const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
-  const { createEngine } = await import('@zoott/core');
-  const { diagnoseWorld, repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/internal');
+  const { repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/internal');
   const c = await ctx.session().coordinator();
-  const engine = createEngine(c, { world });
-  const engineCtx = await engine.context();
-  const acl = requestedAcl(ctx.settings);
-  const extent = await worldExtent(c, world);
-  const findings = await diagnoseWorld(engineCtx, {
-    acl,
-    replyPaths: extent.replyPaths,
-    racePaths: extent.racePaths,
-  });
-  // The race world holds the world's race coordinators: damage there is this world's too.
-  if (extent.raceWorld) {
-    const races = await createEngine(c, { world: extent.raceWorld }).context();
-    findings.push(...(await diagnoseWorld(races, { acl, leftoverWorlds: false })));
-  }
+  const findings = await worldFindings(c, world, requestedAcl(ctx.settings));
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const quarantine = `${QUARANTINE_ROOT}/${world}`;
   if (opts.repair && movable.length > 0 && !ctx.json)

@@ -100,7 +100,7 @@ export async function diagnoseLimits(d: Diagnosis): Promise<void> {
       d.add(
         'corrupt',
         path,
-        `rate limit of type ${JSON.stringify(limit.type)} stored under another type's name; workers apply it, \`zoott limit remove\` cannot find it: \`zoott limit set\` it again and remove this node by hand (not repaired: it is a setting)`,
+        `rate limit of type ${JSON.stringify(limit.type)} stored under another type's name; workers apply it, but \`zoott limit <world> <type> --remove\` cannot find it: set it again with \`zoott limit\` and remove this node by hand (not repaired: it is a setting)`,
         'none',
       );
     }

@@ -1,0 +1,29 @@
+import { type Acl, type Coordinator, createEngine } from '@zoott/core';
+import { diagnoseWorld, type Finding } from '@zoott/core/internal';
+import { worldExtent } from './world-acl.js';
+
+const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/**
+ * Everything `zoott doctor` reports for a world: the world itself (core's `diagnoseWorld`),
+ * its race world (its race coordinators run there; what `lock-down` locks with the world),
+ * and the ACLs of its reply paths and race state. Sorted by path.
+ */
+export async function worldFindings(
+  c: Coordinator,
+  world: string,
+  acl: readonly Acl[] | null,
+): Promise<Finding[]> {
+  const ctx = await createEngine(c, { world }).context();
+  const extent = await worldExtent(c, world);
+  const findings = await diagnoseWorld(ctx, {
+    acl,
+    replyPaths: extent.replyPaths,
+    racePaths: extent.racePaths,
+  });
+  if (extent.raceWorld) {
+    const races = await createEngine(c, { world: extent.raceWorld }).context();
+    findings.push(...(await diagnoseWorld(races, { acl, leftoverWorlds: false })));
+  }
+  return findings.sort(byPath);
+}

@@ -1,0 +1,106 @@
+/**
+ * `zoott doctor` on the nodes beside a world's areas (progress, meta settings, schedules,
+ * rate limits, elections, the race world, race state), with the built `zoott` against a real
+ * ZooKeeper: each kind damaged with a raw client, reported in the table and in --json,
+ * moved by --repair where that is safe, and a world that is clean again exits 0.
+ */
+import { createEngine, digestAcl, OPEN_ACL, utf8 } from '@zoott/core';
+import { encodeJson } from '@zoott/core/internal';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
+
+// Every step is a fresh node process talking to ZooKeeper: slow on 2 busy cores.
+const SLOW = 180_000;
+
+beforeAll(assertBuilt);
+
+interface Report {
+  healthy: boolean;
+  findings: { kind: string; path: string; repair: string; detail: string }[];
+  moved?: { from: string; to: string }[];
+}
+
+const lines = (r: Report) => r.findings.map((f) => `${f.kind} ${f.path} ${f.repair}`);
+
+describe('doctor beside the areas', { timeout: SLOW }, () => {
+  it('reports progress, settings, schedules, limits, elections and the race world; --repair moves what is safe; fixed by hand it is clean', async () => {
+    const connect = await freshConnect();
+    const owner = (args: string[]) =>
+      zoott(['--connect', connect, '--auth', 'alice:s3cret', '--world', 'dk', ...args]);
+    expect((await owner(['init', 'dk', '--buckets', '1'])).code).toBe(0);
+    expect((await owner(['queue', 'a', '-t', 't'])).code).toBe(0);
+    const add = await owner(['schedule', 'add', 'nightly', '--cron', '0 2 * * *', '--type', 't']);
+    expect(add.code, add.stderr).toBe(0);
+    expect((await owner(['limit', 'dk', 't', '20/s'])).code).toBe(0);
+    expect((await owner(['pause', 'dk', '--type', 'other'])).code).toBe(0);
+    const want = [digestAcl('alice', 's3cret', 'cdrwa')];
+    const raw = await session(connect);
+    await raw.addAuth('digest', 'alice:s3cret');
+    // The race world (internal: a worker makes it), then everything under the world's ACL.
+    await createEngine(raw, { world: 'dk~races', buckets: 1 }).init();
+    expect((await owner(['lock-down', 'dk'])).code).toBe(0);
+    const healthy = await owner(['doctor', 'dk']);
+    expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
+    expect(healthy.stdout).toMatch(/world dk: no problems found/);
+
+    // Damage by hand, each node with the world's ACL unless the ACL is the damage.
+    const made = (path: string, data?: string) =>
+      raw.create(path, data === undefined ? undefined : utf8.encode(data), { acl: want });
+    await made('/zoott_g/dk/0000');
+    await made('/zoott_g/dk/0000/gone', JSON.stringify({ attempt: 1, log: [] }));
+    await made('/zoott_schedules/dk/garbled', 'every night');
+    const meta = JSON.parse(utf8.decode((await raw.get('/zoott_dk')).data));
+    await raw.set('/zoott_dk', encodeJson({ ...meta, retention: { completed: 'a day' } }));
+    await raw.create('/zoott_leaders').catch(() => undefined);
+    await made('/zoott_leaders/dk');
+    await made('/zoott_leaders/dk/scheduler');
+    await made('/zoott_leaders/dk/scheduler/c-ghost-0000000001', '{"id":"ghost"}');
+    await raw.setAcl('/zoott_limits/dk/t', OPEN_ACL);
+    await made('/zoott_w/dk~races/0000/r1', '{"worker":"ghost","session":"0","at":1}');
+    const stranger = await session(connect);
+    await stranger.create('/zoott_r').catch(() => undefined);
+    await stranger.create('/zoott_r/races').catch(() => undefined);
+    await stranger.create('/zoott_r/races/race-1', encodeJson({ started: 'now', world: 'dk' }));
+
+    const diag = await owner(['--json', 'doctor', 'dk']);
+    expect(diag.code, diag.stderr).toBe(7);
+    const report = json<Report>(diag);
+    expect(report.healthy).toBe(false);
+    const all = [
+      'corrupt /zoott_dk none',
+      'orphan /zoott_g/dk/0000/gone quarantine',
+      'not-ephemeral /zoott_leaders/dk/scheduler/c-ghost-0000000001 quarantine',
+      'weak-acl /zoott_limits/dk/t none',
+      'reply-acl /zoott_r/races/race-1 none',
+      'corrupt /zoott_schedules/dk/garbled quarantine',
+      'not-ephemeral /zoott_w/dk~races/0000/r1 quarantine',
+    ]; // sorted by path
+    expect(lines(report)).toEqual(all);
+    expect(report.findings[0]?.detail).toMatch(/retention\.completed: must be an object/);
+
+    // The table says the same, one row per finding, and what --repair would do.
+    const human = await owner(['doctor', 'dk']);
+    expect(human.code).toBe(7);
+    for (const f of report.findings) expect(human.stdout).toContain(f.path);
+    expect(human.stdout).toMatch(/world dk: 7 problem\(s\), 4 that --repair moves to \/zoott_q\/dk/);
+
+    const repaired = await owner(['--json', 'doctor', 'dk', '--repair']);
+    expect(repaired.code, repaired.stderr).toBe(7); // a setting and two ACLs are left
+    const moved = json<Report>(repaired).moved ?? [];
+    expect(moved.map((m) => m.from).sort()).toEqual(
+      report.findings
+        .filter((f) => f.repair === 'quarantine')
+        .map((f) => f.path)
+        .sort(),
+    );
+    const left = await owner(['--json', 'doctor', 'dk']);
+    expect(lines(json<Report>(left))).toEqual(all.filter((l) => l.endsWith(' none')));
+
+    // What doctor leaves to people: the setting written again, the ACLs locked down.
+    await raw.set('/zoott_dk', encodeJson(meta));
+    expect((await owner(['lock-down', 'dk'])).code).toBe(0);
+    const clean = await owner(['doctor', 'dk']);
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    expect(clean.stdout).toMatch(/world dk: no problems found/);
+  });
+});
