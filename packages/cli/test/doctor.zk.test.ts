@@ -61,6 +61,8 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     await stranger.create('/zoott_r').catch(() => undefined);
     await stranger.create('/zoott_r/races').catch(() => undefined);
     await stranger.create('/zoott_r/races/race-1', encodeJson({ started: 'now', world: 'dk' }));
+    // A race world whose world is gone: reported once, not again from the race world's look.
+    await made('/zoott_dkold~races', '{"zoott":1,"buckets":1}');
 
     const diag = await owner(['--json', 'doctor', 'dk']);
     expect(diag.code, diag.stderr).toBe(7);
@@ -68,6 +70,7 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     expect(report.healthy).toBe(false);
     const all = [
       'corrupt /zoott_dk none',
+      'leftover-world /zoott_dkold~races none',
       'orphan /zoott_g/dk/0000/gone quarantine',
       'not-ephemeral /zoott_leaders/dk/scheduler/c-ghost-0000000001 quarantine',
       'weak-acl /zoott_limits/dk/t none',
@@ -82,10 +85,10 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     const human = await owner(['doctor', 'dk']);
     expect(human.code).toBe(7);
     for (const f of report.findings) expect(human.stdout).toContain(f.path);
-    expect(human.stdout).toMatch(/world dk: 7 problem\(s\), 4 that --repair moves to \/zoott_q\/dk/);
+    expect(human.stdout).toMatch(/world dk: 8 problem\(s\), 4 that --repair moves to \/zoott_q\/dk/);
 
     const repaired = await owner(['--json', 'doctor', 'dk', '--repair']);
-    expect(repaired.code, repaired.stderr).toBe(7); // a setting and two ACLs are left
+    expect(repaired.code, repaired.stderr).toBe(7); // a setting, two ACLs and a world are left
     const moved = json<Report>(repaired).moved ?? [];
     expect(moved.map((m) => m.from).sort()).toEqual(
       report.findings
@@ -98,6 +101,7 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
 
     // What doctor leaves to people: the setting written again, the ACLs locked down.
     await raw.set('/zoott_dk', encodeJson(meta));
+    await raw.delete('/zoott_dkold~races');
     expect((await owner(['lock-down', 'dk'])).code).toBe(0);
     const clean = await owner(['doctor', 'dk']);
     expect(clean.code, clean.stdout + clean.stderr).toBe(0);

@@ -67,8 +67,6 @@ export class Diagnosis {
   readonly leaves: string[] = [];
   /** Keys that have an entry, a claim or a record. */
   readonly stated = new Set<string>();
-  /** Keys with a pending entry or a claim: a task that may run (again). */
-  readonly active = new Set<string>();
   /** Keys with a completed record. */
   readonly completed = new Set<string>();
 

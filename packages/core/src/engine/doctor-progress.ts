@@ -49,7 +49,7 @@ export async function diagnoseProgress(d: Diagnosis): Promise<void> {
             `progress of task ${name}, which has no tree node (a cancel removes both)`,
             'quarantine',
           );
-        else if (d.completed.has(name) && !d.active.has(name))
+        else if (d.completed.has(name))
           d.add(
             'stale',
             path,

@@ -186,8 +186,7 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
     }
   }
   d.stated.add(key);
-  if (area === AREA.pending || area === AREA.working) d.active.add(key);
-  else if (area === AREA.completed) d.completed.add(key);
+  if (area === AREA.completed) d.completed.add(key);
   if (!d.treeKeys.has(key))
     d.add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
 }

@@ -2,6 +2,8 @@ import {
   addSchedule,
   type Coordinator,
   createEngine,
+  currentScheduler,
+  Perms,
   READ_ACL,
   setRateLimit,
   utf8,
@@ -79,7 +81,11 @@ async function damagedSideNodes(c: Coordinator) {
     ephemeral: true,
     acl: READ_ACL,
   });
-  return { world, ctx, acl, g, s, l, e };
+  // Folders the engine made, opened to an ACL other than the world's (all but ADMIN, so
+  // repair can still work in them).
+  const notAdmin = [{ scheme: 'world', id: 'anyone', perms: Perms.ALL & ~Perms.ADMIN }];
+  for (const folder of [g, s, l, e]) await c.setAcl(folder, notAdmin);
+  return { world, engine, ctx, acl, g, s, l, e };
 }
 
 /** Claims and completes one task by name (the others are released again). */
@@ -100,7 +106,7 @@ const summary = (fs: readonly Finding[]) => fs.map((f) => `${f.kind} ${f.path} $
 describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => {
   it('reports each damaged kind with the parser the engine reads it with; repair moves what the engine ignores and a second look finds only settings', async () => {
     const c = await backend().connect();
-    const { world, ctx, acl, g, s, l, e } = await damagedSideNodes(c);
+    const { world, engine, ctx, acl, g, s, l, e } = await damagedSideNodes(c);
     const root = ctx.layout.root;
     const findings = await diagnoseWorld(ctx, { acl });
     expect(summary(findings).sort()).toEqual(
@@ -123,6 +129,10 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
         `corrupt ${e}/c-live-0000000002 none`,
         `weak-acl ${e}/c-open-0000000003 none`,
         `weak-acl ${ctx.layout.registry}/worker-0000000007 none`,
+        `weak-acl ${g} none`,
+        `weak-acl ${s} none`,
+        `weak-acl ${l} none`,
+        `weak-acl ${e} none`,
       ].sort(),
     );
     const details = (path: string) => findings.filter((f) => f.path === path).map((f) => f.detail);
@@ -131,6 +141,8 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
     expect(details(`${s}/badcron`)[0]).toMatch(/^schedule: cron: "every day"/);
     expect(details(`${s}/moved`)[0]).toMatch(/named "elsewhere"/);
 
+    // The ghost candidate stands first in line: it is the scheduler no worker is.
+    expect(await currentScheduler(engine)).toBe('ghost');
     const moved = await repairWorld(c, world, findings);
     expect(moved.map((m) => m.from).sort()).toEqual(
       findings
@@ -144,6 +156,7 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
       summary(findings.filter((f) => f.repair === 'none')).sort(),
     );
     expect(await c.exists(`${e}/c-ghost-0000000001`)).toBeNull();
+    expect(await currentScheduler(engine)).toBe('o');
     expect(await c.exists(`${g}/0000/done`)).toBeNull();
     // Settings reported only stay as they were.
     expect(await c.exists(`${s}/badcron`)).not.toBeNull();
