@@ -85,7 +85,9 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     const human = await owner(['doctor', 'dk']);
     expect(human.code).toBe(7);
     for (const f of report.findings) expect(human.stdout).toContain(f.path);
-    expect(human.stdout).toMatch(/world dk: 8 problem\(s\), 4 that --repair moves to \/zoott_q\/dk/);
+    expect(human.stdout).toMatch(
+      /world dk: 8 problem\(s\), 4 that --repair moves to \/zoott_q\/dk/,
+    );
 
     const repaired = await owner(['--json', 'doctor', 'dk', '--repair']);
     expect(repaired.code, repaired.stderr).toBe(7); // a setting, two ACLs and a world are left

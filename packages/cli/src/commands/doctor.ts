@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
+import { worldFindings } from '../doctor-findings.js';
 import { ExitCode } from '../exit-codes.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
-import { worldFindings } from '../doctor-findings.js';
 import { requestedAcl } from '../world-acl.js';
 
 interface DoctorOptions {

@@ -1,6 +1,6 @@
 import { decodeJson } from '../contract/paths.js';
-import { candidateSequence } from '../recipes/election/candidates.js';
 import { limitNodeName, limitsPath, readRateLimit } from '../rate-limits/rate-store.js';
+import { candidateSequence } from '../recipes/election/candidates.js';
 import { validateSchedule } from '../schedules/schedule-spec.js';
 import { LEADERS_ROOT, readStoredSchedule, schedulesPath } from '../schedules/schedule-store.js';
 import { type Diagnosis, isObject, missingIsNull, parseJson } from './doctor-findings.js';

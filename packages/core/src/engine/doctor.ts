@@ -5,17 +5,7 @@ import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
 import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import { codeOf } from './errors.js';
-import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
-import { ensureNode } from './session.js';
-import type { EngineClock } from './types.js';
-import {
-  Diagnosis,
-  type Finding,
-  isObject,
-  missingIsNull,
-  parseJson,
-} from './doctor-findings.js';
+import { Diagnosis, type Finding, isObject, missingIsNull, parseJson } from './doctor-findings.js';
 import { diagnoseProgress } from './doctor-progress.js';
 import {
   diagnoseElections,
@@ -23,6 +13,10 @@ import {
   diagnoseMeta,
   diagnoseSchedules,
 } from './doctor-settings.js';
+import { codeOf } from './errors.js';
+import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
+import { ensureNode } from './session.js';
+import type { EngineClock } from './types.js';
 
 export type { Finding, FindingKind } from './doctor-findings.js';
 
