@@ -69,6 +69,8 @@ export class Diagnosis {
   readonly stated = new Set<string>();
   /** Keys with a completed record. */
   readonly completed = new Set<string>();
+  /** Attempts so far of each task with a pending entry (what its next claim adds one to). */
+  readonly attempts = new Map<string, number>();
 
   constructor(
     readonly ctx: EngineContext,

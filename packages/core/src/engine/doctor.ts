@@ -181,6 +181,7 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
   }
   d.stated.add(key);
   if (area === AREA.completed) d.completed.add(key);
+  else if (area === AREA.pending) d.attempts.set(key, parsed.value.attempts as number);
   if (!d.treeKeys.has(key))
     d.add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
 }

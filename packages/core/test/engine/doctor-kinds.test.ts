@@ -22,7 +22,7 @@ async function damagedSideNodes(c: Coordinator) {
   const world = worldName('dock');
   const engine = createEngine(c, { world, buckets: 1, logger: memoryLogger() });
   await engine.init();
-  for (const name of ['run', 'done', 'bad-progress'])
+  for (const name of ['run', 'done', 'bad-progress', 'retried'])
     await engine.queue({ name, type: 't', data: {} });
   const ctx = await engine.context();
   const L = ctx.layout;
@@ -34,12 +34,14 @@ async function damagedSideNodes(c: Coordinator) {
   const clean = await diagnoseWorld(ctx, { acl });
   expect(clean).toEqual([]);
 
-  // Progress: one of a pending task (fine), one not progress, one of no task, one of a
+  // Progress: one of a pending task (fine but for its ACL), one of a later attempt, one not progress, one of no task, one of a
   // completed task, one in the wrong bucket, one with a weak ACL.
   const g = `/zoott_g/${world}`;
   const progress = (attempt: number) => encodeJson({ attempt, worker: 'w', log: [], dropped: 0 });
   await c.create(`${g}/0000`);
   await c.create(`${g}/0000/run`, progress(1), { acl: READ_ACL });
+  // Attempt 3's node, of a task at attempt 0 (retried, say): attempt 1's writer stops at it.
+  await c.create(`${g}/0000/retried`, progress(3));
   await c.create(`${g}/0000/bad-progress`, utf8.encode('{"attempt":'));
   await c.create(`${g}/0000/gone`, progress(1));
   await completeTask(engine, 'done');
@@ -114,6 +116,7 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
         `corrupt ${g}/0000/bad-progress quarantine`,
         `orphan ${g}/0000/gone quarantine`,
         `stale ${g}/0000/done quarantine`,
+        `stale ${g}/0000/retried quarantine`,
         `weak-acl ${g}/0000/run none`,
         `corrupt ${g}/0001/run quarantine`,
         `corrupt ${root} none`,
