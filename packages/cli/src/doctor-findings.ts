@@ -1,5 +1,5 @@
 import { type Acl, type Coordinator, createEngine } from '@zoott/core';
-import { diagnoseWorld, type Finding } from '@zoott/core/internal';
+import { diagnoseWorld, diagnoseWorldMeta, type Finding } from '@zoott/core/internal';
 import { worldExtent } from './world-acl.js';
 
 const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
@@ -14,6 +14,9 @@ export async function worldFindings(
   world: string,
   acl: readonly Acl[] | null,
 ): Promise<Finding[]> {
+  // Without a readable meta no engine opens the world: that is the one finding then.
+  const meta = await diagnoseWorldMeta(c, world);
+  if (meta) return [meta];
   const ctx = await createEngine(c, { world }).context();
   const extent = await worldExtent(c, world);
   const findings = await diagnoseWorld(ctx, {
@@ -21,7 +24,9 @@ export async function worldFindings(
     replyPaths: extent.replyPaths,
     racePaths: extent.racePaths,
   });
-  if (extent.raceWorld) {
+  const raceMeta = extent.raceWorld ? await diagnoseWorldMeta(c, extent.raceWorld) : null;
+  if (raceMeta) findings.push(raceMeta);
+  else if (extent.raceWorld) {
     const races = await createEngine(c, { world: extent.raceWorld }).context();
     findings.push(...(await diagnoseWorld(races, { acl, leftoverWorlds: false })));
   }

@@ -109,4 +109,25 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     expect(clean.code, clean.stdout + clean.stderr).toBe(0);
     expect(clean.stdout).toMatch(/world dk: no problems found/);
   });
+
+  it('a world meta no engine can read is reported (exit 7, in --json too), not an error', async () => {
+    const connect = await freshConnect();
+    const z = (args: string[]) => zoott(['--connect', connect, '--world', 'dm', ...args]);
+    expect((await z(['init', 'dm', '--buckets', '2'])).code).toBe(0);
+    const raw = await session(connect);
+    await raw.set('/zoott_dm', utf8.encode('{"buckets":"two"}'));
+    const diag = await z(['--json', 'doctor', 'dm', '--repair']);
+    expect(diag.code, diag.stderr).toBe(7);
+    const report = json<Report>(diag);
+    expect(lines(report)).toEqual(['corrupt /zoott_dm none']);
+    expect(report.findings[0]?.detail).toContain('{"zoott":1,"buckets":2}');
+    expect(report.moved).toEqual([]);
+    const human = await z(['doctor', 'dm']);
+    expect(human.code).toBe(7);
+    expect(human.stdout).toMatch(
+      /corrupt +\/zoott_dm .*no engine, worker or verb can open world dm/,
+    );
+    await raw.set('/zoott_dm', utf8.encode('{"zoott":1,"buckets":2}'));
+    expect((await z(['doctor', 'dm'])).code).toBe(0);
+  });
 });

@@ -1,9 +1,20 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { isZoottError } from '../contract/errors.js';
 import { decodeJson } from '../contract/paths.js';
 import { limitNodeName, limitsPath, readRateLimit } from '../rate-limits/rate-store.js';
 import { candidateSequence } from '../recipes/election/candidates.js';
 import { validateSchedule } from '../schedules/schedule-spec.js';
 import { LEADERS_ROOT, readStoredSchedule, schedulesPath } from '../schedules/schedule-store.js';
-import { type Diagnosis, isObject, missingIsNull, parseJson } from './doctor-findings.js';
+import { worldRoot } from '../tree/keys.js';
+import {
+  type Diagnosis,
+  type Finding,
+  isObject,
+  missingIsNull,
+  parseJson,
+} from './doctor-findings.js';
+import { AREA } from './layout.js';
+import { parseMeta } from './meta.js';
 import { pauseProblem } from './pause.js';
 import { DEFAULT_RETENTION, mergeRetention } from './retention/settings.js';
 
@@ -12,6 +23,31 @@ import { DEFAULT_RETENTION, mergeRetention } from './retention/settings.js';
  * rate limits and elections. Each is read with the parser the engine reads it with, so a
  * finding here is exactly what the engine would refuse or ignore.
  */
+
+/**
+ * The world meta's bucket count, which every engine (this diagnosis's too) needs before it
+ * reads anything else: a finding when `parseMeta` refuses it, `null` when it reads (or the
+ * world does not exist: the engine says so itself). Neither `init` nor any other verb
+ * rewrites it, so it is reported with the count the world's pending area shows.
+ */
+export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<Finding | null> {
+  const root = worldRoot(world);
+  const got = await missingIsNull(c.get(root));
+  if (!got) return null;
+  try {
+    parseMeta(got.data, root);
+    return null;
+  } catch (err) {
+    if (!isZoottError(err)) throw err;
+  }
+  const buckets = (await missingIsNull(c.children(`/zoott_${AREA.pending}/${world}`)))?.length;
+  return {
+    kind: 'corrupt',
+    path: root,
+    detail: `world meta: not {"zoott":1,"buckets":N}, so no engine, worker or verb can open world ${world} (nothing else was checked); write it again by hand${buckets ? ` ({"zoott":1,"buckets":${buckets}}: ${buckets} buckets under /zoott_${AREA.pending}/${world})` : ''} (not repaired: the bucket count is the world's layout)`,
+    repair: 'none',
+  };
+}
 
 /** The world meta (tree root data): its retention settings and its pause state. */
 export async function diagnoseMeta(d: Diagnosis): Promise<void> {

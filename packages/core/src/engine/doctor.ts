@@ -13,6 +13,9 @@ import {
   diagnoseMeta,
   diagnoseSchedules,
 } from './doctor-settings.js';
+
+export { diagnoseWorldMeta } from './doctor-settings.js';
+
 import { codeOf } from './errors.js';
 import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
 import { ensureNode } from './session.js';

@@ -12,6 +12,7 @@ export {
 export {
   type DiagnoseOptions,
   diagnoseWorld,
+  diagnoseWorldMeta,
   type Finding,
   type FindingKind,
   QUARANTINE_ROOT,

@@ -8,7 +8,13 @@ import {
   setRateLimit,
   utf8,
 } from '@zoott/core';
-import { diagnoseWorld, encodeJson, type Finding, repairWorld } from '@zoott/core/internal';
+import {
+  diagnoseWorld,
+  diagnoseWorldMeta,
+  encodeJson,
+  type Finding,
+  repairWorld,
+} from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
@@ -163,5 +169,26 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
     expect(await c.exists(`${g}/0000/done`)).toBeNull();
     // Settings reported only stay as they were.
     expect(await c.exists(`${s}/badcron`)).not.toBeNull();
+  });
+
+  it('a world meta without a bucket count is the one finding, naming the count its pending area shows', async () => {
+    const c = await backend().connect();
+    const world = worldName('docm');
+    expect(await diagnoseWorldMeta(c, world)).toBeNull(); // no world: the engine says so
+    const engine = createEngine(c, { world, buckets: 3, logger: memoryLogger() });
+    await engine.init();
+    expect(await diagnoseWorldMeta(c, world)).toBeNull();
+    const root = (await engine.context()).layout.root;
+    for (const bad of ['{"zoott":1}', 'not json']) {
+      await c.set(root, utf8.encode(bad));
+      const found = await diagnoseWorldMeta(c, world);
+      expect(found).toMatchObject({ kind: 'corrupt', path: root, repair: 'none' });
+      expect(found?.detail).toContain('{"zoott":1,"buckets":3}');
+    }
+    // Written back as it says, the world opens again.
+    await c.set(root, utf8.encode('{"zoott":1,"buckets":3}'));
+    expect(await diagnoseWorldMeta(c, world)).toBeNull();
+    const again = createEngine(c, { world, logger: memoryLogger() });
+    expect(await diagnoseWorld(await again.context())).toEqual([]);
   });
 });
