@@ -14,8 +14,17 @@ import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
-import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
-import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
+import {
+  confirm,
+  log,
+  newWorld,
+  percentile,
+  pipelined,
+  spread,
+  waitCompleted,
+  wallNow,
+} from './tools.mjs';
+import { busyShare, machineCpu, mntr, processCpuUs, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -72,6 +81,7 @@ class Fleet {
     this.workers = [];
     this.connectString = connectString;
     this.latencies = [];
+    this.loneWrites = [];
     this.errors = [];
     this.unblock = { parents: new Map(), children: new Map() };
   }
@@ -99,6 +109,7 @@ class Fleet {
             w.external = m.external;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
+            if (m.loneWrites) this.loneWrites.push(...m.loneWrites);
             for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
             for (const [i, t] of m.children ?? []) this.unblock.children.set(i, t);
           } else if (m.type === 'error') {
@@ -132,6 +143,7 @@ class Fleet {
       w.maxRss = 0;
     }
     this.latencies = [];
+    this.loneWrites = [];
     this.unblock = { parents: new Map(), children: new Map() };
     await Promise.all(
       this.workers.map((w) => {
@@ -290,20 +302,33 @@ async function latency(c, fleet) {
   const interval = 1000 / LATENCY_RATE;
   const t0 = performance.now();
   const queued = [];
+  // What bounds the key, measured in the same window (after the warm-up): the producer's
+  // queue() round trip, the workers' lone writes (see bench/worker.mjs) and the machine's
+  // busy share.
+  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
+  const queueMs = [];
+  let cpu0 = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + i * interval;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
-    queued.push(engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } }));
+    if (i === skip) {
+      fleet.loneWrites.length = 0;
+      cpu0 = machineCpu();
+    }
+    const q0 = performance.now();
+    const q = engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } });
+    if (i >= skip) q.then(() => queueMs.push(performance.now() - q0));
+    queued.push(q);
   }
   await Promise.all(queued);
+  const busy = busyShare(cpu0, machineCpu());
   const offered = total / ((performance.now() - t0) / 1000);
   await waitCompleted(fleet, total, world);
   await sleep(200); // last latency reports
   await fleet.stop();
   await confirm(engine, total, world);
   // The first second is warm-up (connections, JIT, first listings).
-  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
   const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
   return {
     offered,
@@ -311,6 +336,9 @@ async function latency(c, fleet) {
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1],
+    queue: spread(queueMs),
+    loneWrite: spread(fleet.loneWrites),
+    busy,
   };
 }
 
@@ -562,6 +590,11 @@ async function main() {
         latency_offered_per_s: Number(lat.offered.toFixed(1)),
         latency_samples: lat.samples,
         latency_max_ms: Number(lat.max.toFixed(2)),
+        latency_queue_p50_ms: lat.queue.p50,
+        latency_queue_p99_ms: lat.queue.p99,
+        latency_write_alone_p50_ms: lat.loneWrite.p50,
+        latency_write_alone_p99_ms: lat.loneWrite.p99,
+        latency_machine_busy: lat.busy,
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),

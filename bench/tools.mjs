@@ -25,6 +25,14 @@ export function percentile(sorted, p) {
 }
 
 /** Waits until the workers report `n` completions; progress on stderr every 5 s. */
+/** p50 and p99 of `values` (ms), rounded to 0.01; nulls when there are none. */
+export function spread(values) {
+  if (values.length === 0) return { p50: null, p99: null };
+  const sorted = values.slice().sort((a, b) => a - b);
+  const at = (p) => Number(percentile(sorted, p).toFixed(2));
+  return { p50: at(50), p99: at(99) };
+}
+
 export async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
   const start = Date.now();
   let shown = start;
