@@ -3,13 +3,11 @@
 // measures, in one run, the numbers of bench/README.md. Progress goes to stderr; the table
 // (or with --json the JSON document) to stdout; the document also to bench/results/latest.json.
 import { fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
@@ -23,6 +21,7 @@ import {
   spread,
   waitCompleted,
   wallNow,
+  writeResults,
 } from './tools.mjs';
 import { busyShare, machineCpu, mntr, processCpuUs, serverPid } from './zk-stats.mjs';
 
@@ -63,9 +62,6 @@ const WORKER_NODE_FLAGS =
   process.env.BENCH_WORKER_FLAGS === undefined
     ? ['--max-semi-space-size=4']
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
-
-// The workers' heap room (bench/worker.mjs applies it as zoott-worker applies --heap-room).
-const WORKER_HEAP_ROOM = Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM);
 
 const TARGETS = {
   drainVsRaw: 0.45,
@@ -119,9 +115,18 @@ class Fleet {
           w.waiters = [];
           for (const wake of waiters) wake(m);
         });
-        return this.next(w, 'ready');
+        return this.next(w, 'ready').then((m) => {
+          w.execArgv = m.execArgv;
+          w.heapRoom = m.heapRoom;
+        });
       }),
     );
+  }
+
+  /** The Node flags and heap room the worker processes report they run with. */
+  setup() {
+    const w = this.workers[0];
+    return { worker_node_flags: w?.execArgv ?? null, worker_heap_room: w?.heapRoom ?? null };
   }
 
   next(w, type) {
@@ -445,7 +450,11 @@ async function main() {
     },
   }[process.env.BENCH_ONLY ?? ''];
   if (only) {
-    console.log(JSON.stringify(await onFreshServer(only)));
+    const res = await onFreshServer(async (c2, fleet2) => ({
+      ...(await only(c2, fleet2)),
+      setup: fleet2.setup(),
+    }));
+    console.log(JSON.stringify(res));
     return;
   }
   const started = Date.now();
@@ -603,8 +612,7 @@ async function main() {
       },
       setup: {
         workers: WORKERS,
-        worker_node_flags: WORKER_NODE_FLAGS,
-        worker_heap_room: WORKER_HEAP_ROOM,
+        ...fleet.setup(),
         concurrency: CONCURRENCY,
         quick,
         cpus: os.cpus().length,
@@ -615,8 +623,7 @@ async function main() {
         at: new Date().toISOString(),
       },
     };
-    mkdirSync(path.join(here, 'results'), { recursive: true });
-    writeFileSync(path.join(here, 'results', 'latest.json'), `${JSON.stringify(doc, null, 2)}\n`);
+    writeResults('latest.json', doc);
     if (asJson) {
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
@@ -665,9 +672,6 @@ const entry = args.has('--scale')
           asJson,
           workers: WORKERS,
           concurrency: CONCURRENCY,
-          here,
-          workerFlags: WORKER_NODE_FLAGS,
-          heapRoom: WORKER_HEAP_ROOM,
         }),
       )
   : main;

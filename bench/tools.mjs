@@ -1,7 +1,22 @@
 // Helpers the bench phases share (bench/run.mjs and bench/scheduling.mjs).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
+
+/**
+ * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
+ * that must not replace the committed results: the bench's own tests).
+ */
+export function writeResults(name, doc) {
+  const dir =
+    process.env.BENCH_RESULTS_DIR ??
+    path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, name), `${JSON.stringify(doc, null, 2)}\n`);
+}
 
 export const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */

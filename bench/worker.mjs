@@ -11,7 +11,8 @@ import { connectZk } from '../packages/zk-adapter/dist/index.js';
 const [connectString, index] = process.argv.slice(2);
 // What zoott-worker does at start (its --heap-room setting, default DEFAULT_HEAP_ROOM), so the
 // bench's RSS is a real worker's; BENCH_HEAP_ROOM sets another value (0: V8's own choice).
-applyHeapRoom(Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM));
+const heapRoom = Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM);
+applyHeapRoom(heapRoom);
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -202,4 +203,5 @@ process.on('message', async (msg) => {
     process.exit(0);
   }
 });
-process.send?.({ type: 'ready' });
+// What this process really runs with, for the results' `setup`.
+process.send?.({ type: 'ready', execArgv: process.execArgv, heapRoom });
