@@ -36,6 +36,13 @@ const WORKERS = 4;
 const CONCURRENCY = 128;
 const RAW_CREATES = scale(40_000);
 const DRAIN_TASKS = scale(20_000);
+/**
+ * Tasks drained, in a world of their own, before the measured drain: the workers' warm-up
+ * (JIT, buffers), as the raw creates get theirs (the same count), so the drain ratio compares
+ * two warm figures. A worker daemon runs for long; a cold first drain costs it more CPU per
+ * task (`details.drain_warmup_worker_cpu_us_per_task`).
+ */
+const DRAIN_WARMUP = scale(5_000);
 const TREE = quick ? [10, 10, 10] : [100, 10, 10];
 const LATENCY_RATE = 200;
 const LATENCY_SECONDS = quick ? 3 : 15;
@@ -242,6 +249,13 @@ async function rawCreates(c) {
   return once(RAW_CREATES);
 }
 
+/** Queues `total` independent no-op tasks into `world`, then drains them (see `drain`). */
+function drainTasks(c, fleet, world, total) {
+  return drain(c, fleet, world, total, (e) =>
+    pipelined(total, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
+  );
+}
+
 async function drain(c, fleet, world, total, queueAll) {
   const engine = await newWorld(c, world);
   const q0 = performance.now();
@@ -430,22 +444,18 @@ async function main() {
     tree: treeDrain,
     unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
     latency,
-    drain: (c2, fleet2) =>
-      drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
-        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
-          e.queue({ name: `d${i}`, type: 'noop', data: i }),
-        ),
-      ),
+    drain: async (c2, fleet2) => {
+      const warmup = await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+      const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
+      return { ...res, warmupWorkerCpuUsPerTask: warmup.workerCpuUsPerTask };
+    },
     // The highest pending level (100,000): its throughput and the workers' RSS.
     pending: (c2, fleet2) => pendingLevel(c2, fleet2, PENDING_LEVELS[PENDING_LEVELS.length - 1]),
     // The drain target's two terms in one run, as the full bench measures them.
     ratio: async (c2, fleet2) => {
       const raw = await rawCreates(c2);
-      const res = await drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
-        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
-          e.queue({ name: `d${i}`, type: 'noop', data: i }),
-        ),
-      );
+      await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+      const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
       return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
     },
   }[process.env.BENCH_ONLY ?? ''];
@@ -477,10 +487,9 @@ async function main() {
 
     // Every drained task stays retained (20,000 is below the default limits): the growth of
     // the server's data size over the drain is what one retained task costs it.
+    const warmup = await drainTasks(c, fleet, 'drain-warmup', DRAIN_WARMUP);
     const beforeDrain = await mntr(server.connectString);
-    const drainRes = await drain(c, fleet, 'drain', DRAIN_TASKS, (e) =>
-      pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
-    );
+    const drainRes = await drainTasks(c, fleet, 'drain', DRAIN_TASKS);
     const afterDrain = await mntr(server.connectString);
     const bytesPerRetained =
       (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
@@ -588,6 +597,8 @@ async function main() {
         drain_seconds: Number(drainRes.seconds.toFixed(2)),
         drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
         drain_worker_cpu_us_per_task: Math.round(drainRes.workerCpuUsPerTask),
+        drain_warmup_tasks: DRAIN_WARMUP,
+        drain_warmup_worker_cpu_us_per_task: Math.round(warmup.workerCpuUsPerTask),
         drain_zk_cpu_us_per_task:
           drainRes.zkCpuUsPerTask === null ? null : Math.round(drainRes.zkCpuUsPerTask),
         queue_many_tasks: QUEUE_MANY_TASKS,

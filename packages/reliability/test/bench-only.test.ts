@@ -57,6 +57,8 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     // A no-op task still costs its worker a claim, a read and a completion: never nothing.
     expect(res.workerCpuUsPerTask).toBeGreaterThan(0);
     expect(res.zkCpuUsPerTask).toBeGreaterThan(0);
+    // The warm-up drain ran first, in a world of its own.
+    expect(res.warmupWorkerCpuUsPerTask).toBeGreaterThan(0);
   });
 
   it('ratio: raw creates and the drain in one run, and their ratio', {
