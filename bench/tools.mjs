@@ -8,12 +8,13 @@ import { createEngine } from '../packages/core/dist/index.js';
 
 /**
  * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
- * that must not replace the committed results: the bench's own tests).
+ * that must not replace the committed results: the bench's own tests). A `--quick` run's
+ * numbers mean nothing: it writes only where BENCH_RESULTS_DIR says.
  */
 export function writeResults(name, doc) {
-  const dir =
-    process.env.BENCH_RESULTS_DIR ??
-    path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+  const given = process.env.BENCH_RESULTS_DIR;
+  if (doc.setup?.quick && given === undefined) return;
+  const dir = given ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, name), `${JSON.stringify(doc, null, 2)}\n`);
 }
