@@ -1,0 +1,66 @@
+import { taskNameOf } from '@zoott/amqp-bridge';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assertBuilt } from './harness.js';
+import { type TestWorld, testWorld } from './world.js';
+
+/**
+ * `--prefetch` by what the broker does with it, read with `rabbitmqctl` as an operator would:
+ * the prefetch count of each queue's consumer, and, with every message the bridge reads
+ * held unacknowledged (a test pause before queueing), how many the broker handed out.
+ */
+describe('zoott-amqp-bridge --prefetch on a real RabbitMQ', { timeout: 180_000 }, () => {
+  let w: TestWorld;
+
+  beforeAll(async () => {
+    assertBuilt();
+    // Its own broker: rabbitmqctl needs one this test started.
+    w = await testWorld(inject('zkConnect'), { own: true });
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  /** `rabbitmqctl <command> <columns>` as rows, by the queue of their first column. */
+  const rows = async (command: string, columns: string[]) => {
+    const out = await w.broker.rabbitmqctl([command, ...columns, '--formatter', 'json', '-q']);
+    const list = JSON.parse(out) as Record<string, unknown>[];
+    return list.sort((a, b) => String(a[columns[0]!]).localeCompare(String(b[columns[0]!])));
+  };
+
+  it('--prefetch 2: both consumers have prefetch 2, and each queue has 2 messages out and 1 ready', async () => {
+    const jobs = [0, 1, 2].map((n) => ({ executable: '/usr/bin/true', n }));
+    const races = [0, 1, 2].map((n) => ({
+      executable: '/usr/bin/true',
+      input: [{ data: 'x' }],
+      n,
+    }));
+    // Queued before the bridge consumes, so the broker hands out at once all its limit allows.
+    await w.client.ch.assertQueue('jobs', { durable: true });
+    await w.client.ch.assertQueue('races', { durable: true });
+    for (const job of jobs) await w.client.post('jobs', job);
+    for (const race of races) await w.client.post('races', race);
+
+    const bridge = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'received' }, [
+      '--prefetch',
+      '2',
+    ]);
+    // The first two of each queue reach the bridge and are held there, unacknowledged.
+    const held = [
+      ...jobs.slice(0, 2).map((j) => taskNameOf('regular', Buffer.from(JSON.stringify(j)))),
+      ...races.slice(0, 2).map((r) => taskNameOf('race', Buffer.from(JSON.stringify(r)))),
+    ];
+    for (const name of held)
+      await bridge.logLine((l) => l.msg === 'test pause' && l.what === name, `${name} held`);
+
+    expect(await rows('list_consumers', ['queue_name', 'prefetch_count'])).toEqual([
+      { queue_name: 'jobs', prefetch_count: 2 },
+      { queue_name: 'races', prefetch_count: 2 },
+    ]);
+    expect(
+      await rows('list_queues', ['name', 'messages_ready', 'messages_unacknowledged']),
+    ).toEqual([
+      { name: 'jobs', messages_ready: 1, messages_unacknowledged: 2 },
+      { name: 'races', messages_ready: 1, messages_unacknowledged: 2 },
+    ]);
+  });
+});
