@@ -1,0 +1,76 @@
+/**
+ * `--types` and `--pass-env` by their effect on the shipped binary and a real ZooKeeper:
+ * the task types the worker registers to serve, and which of its environment variables a
+ * job sees.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Coordinator, createEngine } from '@zoott/core';
+import { decodeJson } from '@zoott/core/internal';
+import { submitJob } from '@zoott/jobs/internal';
+import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const WORLD = 'served';
+
+describe('zoott-worker --types and --pass-env [zookeeper]', { timeout: 120_000 }, () => {
+  let client: Coordinator;
+  let worker: ChildProcess | undefined;
+  let out = '';
+
+  beforeAll(async () => {
+    const ns = await freshNamespace(inject('zkConnect'));
+    client = await connectZk(ns);
+    await createEngine(client, { world: WORLD }).init();
+    worker = spawn(
+      process.execPath,
+      [
+        ...[BIN, '--connect', ns, '--world', WORLD, '--allow-exec', '/bin/sh', '--run-as', SELF],
+        ...['--types', 'zoott.job', '--pass-env', 'FLAGS_TEST_PASSED'],
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FLAGS_TEST_PASSED: 'passed', FLAGS_TEST_KEPT: 'kept' },
+      },
+    );
+    worker.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    worker.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    await until('the worker to start', () => {
+      if (worker?.exitCode !== null) throw new Error(`worker exited:\n${out}`);
+      return out.includes('"msg":"worker started"') ? true : undefined;
+    });
+  });
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await client?.close();
+  });
+
+  it('--types zoott.job: it registers to serve that type alone', async () => {
+    const registry = `/zoott_workers/${WORLD}`;
+    const [name] = await until('its registration', async () => {
+      const names = await client.children(registry).catch(() => []);
+      return names.length > 0 ? names : undefined;
+    });
+    const info = decodeJson<{ types: string[] }>(
+      (await client.get(`${registry}/${name}`)).data,
+      'registry',
+    );
+    expect(info.types).toEqual(['zoott.job']);
+  });
+
+  it('--pass-env: a job sees the variable named, not the others of the worker', async () => {
+    const { key } = await submitJob(
+      client,
+      {
+        executable: '/bin/sh',
+        arguments: ['-c', 'printenv FLAGS_TEST_PASSED; printenv FLAGS_TEST_KEPT || echo unset'],
+      },
+      { world: WORLD },
+    );
+    const rec = await settled(client, WORLD, key);
+    expect(rec.state, out).toBe('completed');
+    expect((rec.result as { stdout: string }).stdout).toBe('passed\nunset\n');
+  });
+});
