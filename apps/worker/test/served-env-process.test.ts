@@ -1,7 +1,7 @@
 /**
- * `--types` and `--pass-env` by their effect on the shipped binary and a real ZooKeeper:
- * the task types the worker registers to serve, and which of its environment variables a
- * job sees.
+ * `--types`, `--session-timeout` and `--pass-env` by their effect on the shipped binary and
+ * a real ZooKeeper: the task types the worker registers to serve, the timeout ZooKeeper
+ * holds for its session, and which of its environment variables a job sees.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -10,12 +10,15 @@ import { decodeJson } from '@zoott/core/internal';
 import { submitJob } from '@zoott/jobs/internal';
 import { freshNamespace, SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
+import { fourLetter } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const WORLD = 'served';
 
-describe('zoott-worker --types and --pass-env [zookeeper]', { timeout: 120_000 }, () => {
+describe('zoott-worker --types, --session-timeout and --pass-env [zookeeper]', {
+  timeout: 120_000,
+}, () => {
   let client: Coordinator;
   let worker: ChildProcess | undefined;
   let out = '';
@@ -29,6 +32,8 @@ describe('zoott-worker --types and --pass-env [zookeeper]', { timeout: 120_000 }
       [
         ...[BIN, '--connect', ns, '--world', WORLD, '--allow-exec', '/bin/sh', '--run-as', SELF],
         ...['--types', 'zoott.job', '--pass-env', 'FLAGS_TEST_PASSED'],
+        // Not the default (10000): what ZooKeeper holds for the session shows where it came from.
+        ...['--session-timeout', '7321'],
       ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,17 +52,29 @@ describe('zoott-worker --types and --pass-env [zookeeper]', { timeout: 120_000 }
     await client?.close();
   });
 
-  it('--types zoott.job: it registers to serve that type alone', async () => {
+  /** The worker's registry node, once it is there. */
+  const registration = async () => {
     const registry = `/zoott_workers/${WORLD}`;
     const [name] = await until('its registration', async () => {
       const names = await client.children(registry).catch(() => []);
       return names.length > 0 ? names : undefined;
     });
-    const info = decodeJson<{ types: string[] }>(
-      (await client.get(`${registry}/${name}`)).data,
-      'registry',
-    );
+    return client.get(`${registry}/${name}`);
+  };
+
+  it('--types zoott.job: it registers to serve that type alone', async () => {
+    const info = decodeJson<{ types: string[] }>((await registration()).data, 'registry');
     expect(info.types).toEqual(['zoott.job']);
+  });
+
+  it('--session-timeout: ZooKeeper holds the worker session with that timeout', async () => {
+    const sid = (await registration()).stat.ephemeralOwner;
+    expect(sid).not.toBeNull();
+    // `cons` lists every connection with its session id and negotiated timeout.
+    const line = (await fourLetter(inject('zkConnect'), 'cons'))
+      .split('\n')
+      .find((l) => l.includes(`sid=0x${sid!.replace(/^0+/, '')}`));
+    expect(line).toMatch(/[(,]to=7321[,)]/);
   });
 
   it('--pass-env: a job sees the variable named, not the others of the worker', async () => {
