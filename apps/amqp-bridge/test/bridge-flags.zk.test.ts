@@ -1,4 +1,5 @@
 import { taskNameOf } from '@zoott/amqp-bridge';
+import { fourLetter } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
@@ -6,9 +7,12 @@ import { type TestWorld, testWorld } from './world.js';
 /**
  * `--prefetch` by what the broker does with it, read with `rabbitmqctl` as an operator would:
  * the prefetch count of each queue's consumer, and, with every message the bridge reads
- * held unacknowledged (a test pause before queueing), how many the broker handed out.
+ * held unacknowledged (a test pause before queueing), how many the broker handed out. And
+ * `--session-timeout` by what ZooKeeper holds for the bridge's session.
  */
-describe('zoott-amqp-bridge --prefetch on a real RabbitMQ', { timeout: 180_000 }, () => {
+describe('zoott-amqp-bridge --prefetch and --session-timeout, seen by the servers', {
+  timeout: 180_000,
+}, () => {
   let w: TestWorld;
 
   beforeAll(async () => {
@@ -62,5 +66,15 @@ describe('zoott-amqp-bridge --prefetch on a real RabbitMQ', { timeout: 180_000 }
       { name: 'jobs', messages_ready: 1, messages_unacknowledged: 2 },
       { name: 'races', messages_ready: 1, messages_unacknowledged: 2 },
     ]);
+  });
+
+  it('--session-timeout: ZooKeeper holds the bridge session with that timeout', async () => {
+    // A timeout nothing else in the tests asks for (the default is 10000): `cons` lists every
+    // connection with its negotiated timeout.
+    await w.bridge({}, [
+      ...['--session-timeout', '6543', '--job-queue', 'st-jobs', '--race-queue', 'st-races'],
+    ]);
+    const cons = await fourLetter(inject('zkConnect'), 'cons');
+    expect(cons).toMatch(/[(,]to=6543[,)]/);
   });
 });
