@@ -1,4 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { taskNameOf } from '@zoott/amqp-bridge';
+import { createEngine, digestAcl } from '@zoott/core';
+import { worldRoot } from '@zoott/core/internal';
+import { connectZk } from '@zoott/zk-adapter';
 import { fourLetter } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt } from './harness.js';
@@ -8,9 +13,9 @@ import { type TestWorld, testWorld } from './world.js';
  * `--prefetch` by what the broker does with it, read with `rabbitmqctl` as an operator would:
  * the prefetch count of each queue's consumer, and, with every message the bridge reads
  * held unacknowledged (a test pause before queueing), how many the broker handed out. And
- * `--session-timeout` by what ZooKeeper holds for the bridge's session.
+ * `--session-timeout` and `--auth-file` by what ZooKeeper holds and allows.
  */
-describe('zoott-amqp-bridge --prefetch and --session-timeout, seen by the servers', {
+describe('zoott-amqp-bridge flags, seen by the servers', {
   timeout: 180_000,
 }, () => {
   let w: TestWorld;
@@ -76,5 +81,35 @@ describe('zoott-amqp-bridge --prefetch and --session-timeout, seen by the server
     ]);
     const cons = await fourLetter(inject('zkConnect'), 'cons');
     expect(cons).toMatch(/[(,]to=6543[,)]/);
+  });
+
+  it('--auth-file: the bridge queues into a world only those credentials may touch', async () => {
+    const locked = await connectZk(w.connect, {
+      auth: [{ scheme: 'digest', auth: 'keeper:pa:ss' }],
+    });
+    try {
+      await createEngine(locked, { world: 'vault' }).init();
+      await locked.setAcl(worldRoot('vault'), [digestAcl('keeper', 'pa:ss', 'cdrwa')]);
+      const file = join(w.dataDir, 'bridge-auth');
+      writeFileSync(file, '# the bridge identity\nkeeper:pa:ss\n', { mode: 0o600 });
+      const bridge = await w.bridge({ ZOOTT_WORLD: 'vault' }, [
+        ...['--auth-file', file, '--job-queue', 'vault-jobs', '--race-queue', 'vault-races'],
+      ]);
+      const job = { executable: '/usr/bin/true', vault: true };
+      await w.client.post('vault-jobs', job);
+      const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
+      // Queued, or refused for want of the credentials (the bridge retries that for ever).
+      const line = await bridge.logLine(
+        (l) =>
+          l.task === name &&
+          (l.msg === 'job from AMQP queued' ||
+            (l.msg === 'cannot queue the job yet' && /NO_AUTH/.test(String(l.err)))),
+        'the job queued',
+      );
+      expect(line).toMatchObject({ msg: 'job from AMQP queued', outcome: 'queued' });
+      expect(await locked.exists(`${worldRoot('vault')}/${name}`)).not.toBeNull();
+    } finally {
+      await locked.close();
+    }
   });
 });
