@@ -1,9 +1,12 @@
 /**
- * `--types`, `--session-timeout` and `--pass-env` by their effect on the shipped binary and
- * a real ZooKeeper: the task types the worker registers to serve, the timeout ZooKeeper
- * holds for its session, and which of its environment variables a job sees.
+ * `--types`, `--session-timeout`, `--pass-env` and `--work-dir` by their effect on the
+ * shipped binary and a real ZooKeeper: the task types the worker registers to serve, the
+ * timeout ZooKeeper holds for its session, and the environment and directory a job gets.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
@@ -16,12 +19,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const WORLD = 'served';
 
-describe('zoott-worker --types, --session-timeout and --pass-env [zookeeper]', {
+describe('zoott-worker --types, --session-timeout, --pass-env and --work-dir [zookeeper]', {
   timeout: 120_000,
 }, () => {
   let client: Coordinator;
   let worker: ChildProcess | undefined;
   let out = '';
+  // Real path: what `pwd` prints in a job.
+  const workDir = realpathSync(mkdtempSync(join(tmpdir(), 'zoott-work-dir-')));
 
   beforeAll(async () => {
     const ns = await freshNamespace(inject('zkConnect'));
@@ -33,7 +38,7 @@ describe('zoott-worker --types, --session-timeout and --pass-env [zookeeper]', {
         ...[BIN, '--connect', ns, '--world', WORLD, '--allow-exec', '/bin/sh', '--run-as', SELF],
         ...['--types', 'zoott.job', '--pass-env', 'FLAGS_TEST_PASSED'],
         // Not the default (10000): what ZooKeeper holds for the session shows where it came from.
-        ...['--session-timeout', '7321'],
+        ...['--session-timeout', '7321', '--work-dir', workDir],
       ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,6 +55,7 @@ describe('zoott-worker --types, --session-timeout and --pass-env [zookeeper]', {
   afterAll(async () => {
     worker?.kill('SIGKILL');
     await client?.close();
+    rmSync(workDir, { recursive: true, force: true });
   });
 
   /** The worker's registry node, once it is there. */
@@ -89,5 +95,16 @@ describe('zoott-worker --types, --session-timeout and --pass-env [zookeeper]', {
     const rec = await settled(client, WORLD, key);
     expect(rec.state, out).toBe('completed');
     expect((rec.result as { stdout: string }).stdout).toBe('passed\nunset\n');
+  });
+
+  it('--work-dir: a job runs in that directory', async () => {
+    const { key } = await submitJob(
+      client,
+      { executable: '/bin/sh', arguments: ['-c', 'pwd'] },
+      { world: WORLD },
+    );
+    const rec = await settled(client, WORLD, key);
+    expect(rec.state, out).toBe('completed');
+    expect((rec.result as { stdout: string }).stdout).toBe(`${workDir}\n`);
   });
 });
