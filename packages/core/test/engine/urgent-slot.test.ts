@@ -1,4 +1,4 @@
-import { createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, oneBucketWorld, TestClock, worldName } from './helpers.js';
@@ -79,6 +79,60 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
     // The call lists and reads it, and finds its working node taken: nothing for it here
     // until that node goes (a claim call per free slot would find nothing each time).
     expect(await claimer.claimBatch([0], 1)).toEqual([]);
+    expect(claimer.hasUrgent([0], 0)).toBe(false);
+  });
+
+  it('a priority-5 task whose entry was gone when this claimer read it in the background', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    const raw = await backend().connect();
+    // Armed once x is queued: the claimer's next entry read is x's, and x is cancelled just
+    // before that read goes out, after the listing that shows it.
+    let armed = false;
+    let xRead: Promise<unknown> | undefined;
+    const c = new Proxy(raw, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<Coordinator['get']>) => {
+          if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return target.get(...args);
+          armed = false;
+          const read = other.cancel(['x']).then(() => target.get(...args));
+          xRead = read.catch(() => undefined);
+          return read;
+        };
+      },
+    });
+    const engine = createEngine(c, {
+      world,
+      buckets: 1,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
+    const claimer = await engine.claimer({ worker: 'w' });
+    claimer.setWatched([0]);
+    for (const name of ['k1', 'k2', 'k3', 'k4'])
+      await other.queue({ name, type: 't', priority: 10 });
+    // Reads them all, claims k1; the others stay read and cached.
+    expect((await claimer.claimBatch([0], 1)).map((cl) => cl.key)).toEqual([['k1']]);
+    await other.queue({ name: 'x', type: 't', priority: 5 });
+    const bucket = `/zoott_p/${world}/0000`;
+    // A read on the claimer's connection is answered after the change events and replies
+    // before it: the claimer has heard that its listing is stale.
+    await raw.children(bucket);
+    armed = true;
+    // The first call after x was queued claims k2 and reads x in the background (it ranks
+    // below the known k3 and k4) once a listing shows x. A stale listing that still offers
+    // work is re-read in the background, so on ZooKeeper that is the second call.
+    expect((await claimer.claimBatch([0], 1)).map((cl) => cl.key)).toEqual([['k2']]);
+    await raw.children(bucket);
+    const rest = await claimer.claimBatch([0], 10);
+    expect(rest.map((cl) => cl.key)).toEqual([['k3'], ['k4']]);
+    expect(xRead).toBeDefined();
+    await xRead;
+    // The read's continuation (which records x as gone) runs before the next macrotask.
+    await new Promise((resolve) => setImmediate(resolve));
+    // The cached listing still shows x (no listing since) above priority 0, and nothing else
+    // there is runnable: x's read said gone, so no claim call is asked for it.
     expect(claimer.hasUrgent([0], 0)).toBe(false);
   });
 });
