@@ -20,7 +20,10 @@ export type FindingKind =
   | 'orphan'
   /** A leaf tree node with no pending entry, claim or record: a task in no state. */
   | 'no-state'
-  /** A progress node the protocol says is gone: its task completed. */
+  /**
+   * A progress node the protocol says is gone: its task completed, or it is of a later
+   * attempt than the task's next (its attempts were reset).
+   */
   | 'stale'
   /** A node whose ACL is not the world's. */
   | 'weak-acl'

@@ -73,7 +73,7 @@ export async function diagnoseMeta(d: Diagnosis): Promise<void> {
     d.add(
       'corrupt',
       root,
-      `world meta: ${pause}; workers read it as not paused (that part); \`zoott pause\` or \`zoott resume\` writes it again (not repaired: it is a setting)`,
+      `world meta: ${pause}; workers do not hold the pause it was meant to be (what they cannot read counts as not paused); \`zoott pause\` or \`zoott resume\` writes it again (not repaired: it is a setting)`,
       'none',
     );
 }
@@ -97,7 +97,7 @@ export async function diagnoseSchedules(d: Diagnosis): Promise<void> {
       d.add(
         'corrupt',
         path,
-        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler writes its ticks to /${stored.name}, so it never ticks: \`zoott schedule remove ${name}\` and add it again`,
+        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler records each tick at ${dir}/${stored.name}, not here, so its tick writes fail and it never ticks: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
         'none',
       );
       continue;
