@@ -97,7 +97,7 @@ export async function diagnoseSchedules(d: Diagnosis): Promise<void> {
       d.add(
         'corrupt',
         path,
-        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler records each tick at ${dir}/${stored.name}, not here, so its tick writes fail and it never ticks: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
+        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler records each tick at ${dir}/${stored.name}, not here (a version-checked set): it never ticks while no such schedule exists, and may overwrite that schedule when one does: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
         'none',
       );
       continue;
