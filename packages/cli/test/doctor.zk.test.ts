@@ -129,5 +129,13 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     );
     await raw.set('/zoott_dm', utf8.encode('{"zoott":1,"buckets":2}'));
     expect((await z(['doctor', 'dm'])).code).toBe(0);
+    // Its race world's meta likewise: the world is checked, the race world reported.
+    await createEngine(raw, { world: 'dm~races', buckets: 1 }).init();
+    await raw.set('/zoott_dm~races', utf8.encode('[]'));
+    const races = await z(['--json', 'doctor', 'dm']);
+    expect(races.code, races.stderr).toBe(7);
+    expect(lines(json<Report>(races))).toEqual(['corrupt /zoott_dm~races none']);
+    await raw.set('/zoott_dm~races', utf8.encode('{"zoott":1,"buckets":1}'));
+    expect((await z(['doctor', 'dm'])).code).toBe(0);
   });
 });
