@@ -29,7 +29,7 @@ export function tlsSocketOptions({
     const given = settings.amqpCert === undefined ? 'amqpKey' : 'amqpCert';
     throw settingError(
       sourceName(given, sources),
-      'a client certificate needs its key: give both --amqp-cert and --amqp-key',
+      'a client certificate and its key go together: give both --amqp-cert and --amqp-key',
       given,
     );
   }

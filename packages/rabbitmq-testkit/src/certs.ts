@@ -22,14 +22,17 @@ export interface TestCertificates {
 
 /**
  * The `openssl` binary, or a {@link RabbitMqStartError} saying how to get it: a TLS test
- * without certificates fails, it never skips.
+ * without certificates fails, it never skips. `where` overrides the places looked at (the
+ * Debian path, the PATH searched), for the test of that error.
  */
-export function opensslBinary(): string {
-  if (existsSync(DEBIAN_OPENSSL)) return DEBIAN_OPENSSL;
-  const which = spawnSync('openssl', ['version'], { stdio: 'ignore' });
+export function opensslBinary(where: { debian?: string; path?: string } = {}): string {
+  const debian = where.debian ?? DEBIAN_OPENSSL;
+  if (existsSync(debian)) return debian;
+  const env = { ...process.env, PATH: where.path ?? process.env.PATH ?? '' };
+  const which = spawnSync('openssl', ['version'], { stdio: 'ignore', env });
   if (which.status === 0) return 'openssl';
   throw new RabbitMqStartError(
-    `a TLS broker needs the openssl binary to make its certificates, and there is none (${DEBIAN_OPENSSL} does not exist, nor is openssl on PATH): sudo apt-get install openssl (scripts/ensure-test-deps.mjs does this on Debian/Ubuntu)`,
+    `a TLS broker needs the openssl binary to make its certificates, and there is none (${debian} does not exist, nor is openssl on PATH): sudo apt-get install openssl (scripts/ensure-test-deps.mjs does this on Debian/Ubuntu)`,
   );
 }
 

@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   makeTestCertificates,
+  opensslBinary,
   type RabbitMqBroker,
+  RabbitMqStartError,
   type RabbitMqTls,
   startRabbitMq,
 } from '../src/index.js';
@@ -21,14 +23,17 @@ async function connectOnce(url: string, options: Record<string, unknown>): Promi
 describe('rabbitmq-testkit: a broker with a TLS listener', { timeout: 180_000 }, () => {
   let broker: RabbitMqBroker;
   let tls: RabbitMqTls;
+  let scratch: string;
 
   beforeAll(async () => {
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'zoott-tls-test-'));
     broker = await startRabbitMq({ tls: true });
     if (!broker.tls) throw new Error('startRabbitMq({ tls: true }) gave a broker without TLS');
     tls = broker.tls;
   });
   afterAll(async () => {
     await broker?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('is a broker of its own, on a TLS port of its own, with certificates made for it', () => {
@@ -53,7 +58,7 @@ describe('rabbitmq-testkit: a broker with a TLS listener', { timeout: 180_000 },
   });
 
   it('a client that trusts another CA refuses the broker; a client certificate of another CA is refused by it', async () => {
-    const other = makeTestCertificates(path.join(os.tmpdir(), `zoott-other-ca-${process.pid}`));
+    const other = makeTestCertificates(path.join(scratch, 'other'));
     await expect(connectOnce(tls.url, { ca: [readFileSync(other.ca)] })).rejects.toThrow(
       /unable to get local issuer certificate|self.signed certificate/,
     );
@@ -64,6 +69,13 @@ describe('rabbitmq-testkit: a broker with a TLS listener', { timeout: 180_000 },
         cert: readFileSync(other.clientCert),
         key: readFileSync(other.clientKey),
       }),
-    ).rejects.toThrow();
+    ).rejects.toThrow(/alert unknown ca/);
+  });
+
+  it('without the openssl binary no certificates are made: an error saying how to install it (never a skip)', () => {
+    const none = { debian: path.join(scratch, 'no-openssl'), path: scratch };
+    expect(() => opensslBinary(none)).toThrow(RabbitMqStartError);
+    expect(() => opensslBinary(none)).toThrow(/apt-get install openssl/);
+    expect(opensslBinary()).toMatch(/openssl$/);
   });
 });
