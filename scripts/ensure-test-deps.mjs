@@ -22,6 +22,9 @@ const haveZooKeeper = () =>
 const haveChromium = () => existsSync(CHROMIUM);
 // In @zoott/rabbitmq-testkit's order: ZOOTT_AMQP_URL, Debian's rabbitmq-server, Docker.
 const haveRabbitMq = () => Boolean(process.env.ZOOTT_AMQP_URL) || existsSync(DEBIAN_RABBITMQ);
+// The TLS tests need a broker with a TLS listener, which only Debian's package gives (neither
+// ZOOTT_AMQP_URL nor the Docker path does).
+const haveDebianRabbitMq = () => existsSync(DEBIAN_RABBITMQ);
 // In @zoott/rabbitmq-testkit's order: Debian's binary, then openssl on PATH. The TLS tests
 // need a local broker too (the Docker path starts no TLS listener), hence no Docker way out.
 const haveOpenssl = () =>
@@ -31,7 +34,7 @@ const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).stat
 const missing = [];
 if (!haveZooKeeper()) missing.push('zookeeper');
 if (!haveChromium()) missing.push('chromium');
-if (!haveRabbitMq()) missing.push('rabbitmq-server');
+if (!haveDebianRabbitMq()) missing.push('rabbitmq-server');
 if (!haveOpenssl()) missing.push('openssl');
 
 if (
@@ -62,6 +65,9 @@ if (!haveRabbitMq() && !haveDocker()) {
   1. point at a running broker:   export ZOOTT_AMQP_URL=amqp://guest:guest@127.0.0.1:5672
   2. install it locally:          sudo apt-get install rabbitmq-server   (Debian/Ubuntu; brings Erlang)
   3. run a Docker engine:         the tests then start the official 'rabbitmq' image via testcontainers`);
+} else if (!haveDebianRabbitMq()) {
+  problems.push(`The AMQP bridge's TLS tests need Debian's rabbitmq-server (${DEBIAN_RABBITMQ}): a broker with a TLS
+  listener is started only from it, not from ZOOTT_AMQP_URL or Docker. sudo apt-get install rabbitmq-server`);
 }
 if (!haveOpenssl()) {
   problems.push(`The AMQP bridge's TLS tests make a throwaway CA and certificates with the openssl binary, and there is none:

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { makeTestCertificates } from './certs.js';
 import { dockerAvailable, startDockerRabbitMq } from './docker.js';
-import { RabbitMqUnavailableError } from './errors.js';
+import { RabbitMqStartError, RabbitMqUnavailableError } from './errors.js';
 import { LocalRabbitMq, localInstall } from './local.js';
 import { freePort } from './ready.js';
 import type { RabbitMqBroker, StartRabbitMqOptions } from './types.js';
@@ -81,10 +81,9 @@ export async function startRabbitMq(options: StartRabbitMqOptions = {}): Promise
   reasons.push(local);
   // The Docker path starts the image as is, without a TLS listener.
   if (options.tls)
-    throw new RabbitMqUnavailableError([
-      ...reasons,
-      "a TLS broker is started only from Debian's rabbitmq-server",
-    ]);
+    throw new RabbitMqStartError(
+      `a broker with TLS is started only from Debian's rabbitmq-server package (${local}); neither ZOOTT_AMQP_URL nor Docker gives one: sudo apt-get install rabbitmq-server`,
+    );
   const docker = await dockerAvailable();
   if (docker === true) return startDockerRabbitMq();
   reasons.push(docker);
