@@ -179,4 +179,20 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
     );
     expect(queued.outcome).toBe('queued');
   });
+
+  // Last: it restarts the broker with new certificates, which the other tests' clients lack.
+  it('a bridge that was connected retries a TLS failure rather than exiting (the broker changed its certificates)', async () => {
+    const bridge = await w.bridge({}, [...tlsFlags(), ...queues('rotated')]);
+    await bridge.logLine((l) => l.msg === 'connected to RabbitMQ', 'connected');
+    await w.broker.stop();
+    makeTestCertificates(tls.certs.dir); // a new CA and certificates, in the same files
+    await w.broker.start();
+    const line = await bridge.logLine(
+      (l) => l.msg === 'TLS with RabbitMQ failed; retrying',
+      'the TLS failure after the restart',
+    );
+    expect(line.level).toBe(50); // error
+    expect(line.err).toMatch(/self-signed certificate in certificate chain/);
+    expect(bridge.child.exitCode).toBeNull();
+  });
 });
