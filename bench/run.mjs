@@ -3,19 +3,27 @@
 // measures, in one run, the numbers of bench/README.md. Progress goes to stderr; the table
 // (or with --json the JSON document) to stdout; the document also to bench/results/latest.json.
 import { fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
-import { confirm, log, newWorld, percentile, pipelined, waitCompleted, wallNow } from './tools.mjs';
-import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
+import {
+  confirm,
+  log,
+  newWorld,
+  percentile,
+  pipelined,
+  spread,
+  waitCompleted,
+  wallNow,
+  writeResults,
+} from './tools.mjs';
+import { busyShare, machineCpu, mntr, processCpuUs, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -28,6 +36,13 @@ const WORKERS = 4;
 const CONCURRENCY = 128;
 const RAW_CREATES = scale(40_000);
 const DRAIN_TASKS = scale(20_000);
+/**
+ * Tasks drained, in a world of their own, before the measured drain: the workers' warm-up
+ * (JIT, buffers), as the raw creates get theirs (the same count), so the drain ratio compares
+ * two warm figures. A worker daemon runs for long; a cold first drain costs it more CPU per
+ * task (`details.drain_warmup_worker_cpu_us_per_task`).
+ */
+const DRAIN_WARMUP = scale(5_000);
 const TREE = quick ? [10, 10, 10] : [100, 10, 10];
 const LATENCY_RATE = 200;
 const LATENCY_SECONDS = quick ? 3 : 15;
@@ -55,9 +70,6 @@ const WORKER_NODE_FLAGS =
     ? ['--max-semi-space-size=4']
     : process.env.BENCH_WORKER_FLAGS.split(/\s+/).filter(Boolean);
 
-// The workers' heap room (bench/worker.mjs applies it as zoott-worker applies --heap-room).
-const WORKER_HEAP_ROOM = Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM);
-
 const TARGETS = {
   drainVsRaw: 0.45,
   queueManyVsRaw: 1.0,
@@ -72,6 +84,7 @@ class Fleet {
     this.workers = [];
     this.connectString = connectString;
     this.latencies = [];
+    this.loneWrites = [];
     this.errors = [];
     this.unblock = { parents: new Map(), children: new Map() };
   }
@@ -99,6 +112,7 @@ class Fleet {
             w.external = m.external;
             w.maxRss = Math.max(w.maxRss, m.maxRss);
             if (m.latencies) this.latencies.push(...m.latencies);
+            if (m.loneWrites) this.loneWrites.push(...m.loneWrites);
             for (const [i, t] of m.parents ?? []) this.unblock.parents.set(i, t);
             for (const [i, t] of m.children ?? []) this.unblock.children.set(i, t);
           } else if (m.type === 'error') {
@@ -108,9 +122,18 @@ class Fleet {
           w.waiters = [];
           for (const wake of waiters) wake(m);
         });
-        return this.next(w, 'ready');
+        return this.next(w, 'ready').then((m) => {
+          w.execArgv = m.execArgv;
+          w.heapRoom = m.heapRoom;
+        });
       }),
     );
+  }
+
+  /** The Node flags and heap room the worker processes report they run with. */
+  setup() {
+    const w = this.workers[0];
+    return { worker_node_flags: w?.execArgv ?? null, worker_heap_room: w?.heapRoom ?? null };
   }
 
   next(w, type) {
@@ -132,6 +155,7 @@ class Fleet {
       w.maxRss = 0;
     }
     this.latencies = [];
+    this.loneWrites = [];
     this.unblock = { parents: new Map(), children: new Map() };
     await Promise.all(
       this.workers.map((w) => {
@@ -225,6 +249,13 @@ async function rawCreates(c) {
   return once(RAW_CREATES);
 }
 
+/** Queues `total` independent no-op tasks into `world`, then drains them (see `drain`). */
+function drainTasks(c, fleet, world, total) {
+  return drain(c, fleet, world, total, (e) =>
+    pipelined(total, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
+  );
+}
+
 async function drain(c, fleet, world, total, queueAll) {
   const engine = await newWorld(c, world);
   const q0 = performance.now();
@@ -290,20 +321,33 @@ async function latency(c, fleet) {
   const interval = 1000 / LATENCY_RATE;
   const t0 = performance.now();
   const queued = [];
+  // What bounds the key, measured in the same window (after the warm-up): the producer's
+  // queue() round trip, the workers' lone writes (see bench/worker.mjs) and the machine's
+  // busy share.
+  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
+  const queueMs = [];
+  let cpu0 = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + i * interval;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
-    queued.push(engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } }));
+    if (i === skip) {
+      fleet.loneWrites.length = 0;
+      cpu0 = machineCpu();
+    }
+    const q0 = performance.now();
+    const q = engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } });
+    if (i >= skip) q.then(() => queueMs.push(performance.now() - q0));
+    queued.push(q);
   }
   await Promise.all(queued);
+  const busy = busyShare(cpu0, machineCpu());
   const offered = total / ((performance.now() - t0) / 1000);
   await waitCompleted(fleet, total, world);
   await sleep(200); // last latency reports
   await fleet.stop();
   await confirm(engine, total, world);
   // The first second is warm-up (connections, JIT, first listings).
-  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
   const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
   return {
     offered,
@@ -311,6 +355,9 @@ async function latency(c, fleet) {
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1],
+    queue: spread(queueMs),
+    loneWrite: spread(fleet.loneWrites),
+    busy,
   };
 }
 
@@ -397,27 +444,27 @@ async function main() {
     tree: treeDrain,
     unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
     latency,
-    drain: (c2, fleet2) =>
-      drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
-        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
-          e.queue({ name: `d${i}`, type: 'noop', data: i }),
-        ),
-      ),
+    drain: async (c2, fleet2) => {
+      const warmup = await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+      const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
+      return { ...res, warmupWorkerCpuUsPerTask: warmup.workerCpuUsPerTask };
+    },
     // The highest pending level (100,000): its throughput and the workers' RSS.
     pending: (c2, fleet2) => pendingLevel(c2, fleet2, PENDING_LEVELS[PENDING_LEVELS.length - 1]),
     // The drain target's two terms in one run, as the full bench measures them.
     ratio: async (c2, fleet2) => {
       const raw = await rawCreates(c2);
-      const res = await drain(c2, fleet2, 'drain', DRAIN_TASKS, (e) =>
-        pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) =>
-          e.queue({ name: `d${i}`, type: 'noop', data: i }),
-        ),
-      );
+      await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+      const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
       return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
     },
   }[process.env.BENCH_ONLY ?? ''];
   if (only) {
-    console.log(JSON.stringify(await onFreshServer(only)));
+    const res = await onFreshServer(async (c2, fleet2) => ({
+      ...(await only(c2, fleet2)),
+      setup: fleet2.setup(),
+    }));
+    console.log(JSON.stringify(res));
     return;
   }
   const started = Date.now();
@@ -440,10 +487,9 @@ async function main() {
 
     // Every drained task stays retained (20,000 is below the default limits): the growth of
     // the server's data size over the drain is what one retained task costs it.
+    const warmup = await drainTasks(c, fleet, 'drain-warmup', DRAIN_WARMUP);
     const beforeDrain = await mntr(server.connectString);
-    const drainRes = await drain(c, fleet, 'drain', DRAIN_TASKS, (e) =>
-      pipelined(DRAIN_TASKS, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
-    );
+    const drainRes = await drainTasks(c, fleet, 'drain', DRAIN_TASKS);
     const afterDrain = await mntr(server.connectString);
     const bytesPerRetained =
       (afterDrain.zk_approximate_data_size - beforeDrain.zk_approximate_data_size) / DRAIN_TASKS;
@@ -551,6 +597,8 @@ async function main() {
         drain_seconds: Number(drainRes.seconds.toFixed(2)),
         drain_queue_tasks_per_s: Math.round(drainRes.queuePerSecond),
         drain_worker_cpu_us_per_task: Math.round(drainRes.workerCpuUsPerTask),
+        drain_warmup_tasks: DRAIN_WARMUP,
+        drain_warmup_worker_cpu_us_per_task: Math.round(warmup.workerCpuUsPerTask),
         drain_zk_cpu_us_per_task:
           drainRes.zkCpuUsPerTask === null ? null : Math.round(drainRes.zkCpuUsPerTask),
         queue_many_tasks: QUEUE_MANY_TASKS,
@@ -562,6 +610,11 @@ async function main() {
         latency_offered_per_s: Number(lat.offered.toFixed(1)),
         latency_samples: lat.samples,
         latency_max_ms: Number(lat.max.toFixed(2)),
+        latency_queue_p50_ms: lat.queue.p50,
+        latency_queue_p99_ms: lat.queue.p99,
+        latency_write_alone_p50_ms: lat.loneWrite.p50,
+        latency_write_alone_p99_ms: lat.loneWrite.p99,
+        latency_machine_busy: lat.busy,
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
@@ -570,8 +623,7 @@ async function main() {
       },
       setup: {
         workers: WORKERS,
-        worker_node_flags: WORKER_NODE_FLAGS,
-        worker_heap_room: WORKER_HEAP_ROOM,
+        ...fleet.setup(),
         concurrency: CONCURRENCY,
         quick,
         cpus: os.cpus().length,
@@ -582,8 +634,7 @@ async function main() {
         at: new Date().toISOString(),
       },
     };
-    mkdirSync(path.join(here, 'results'), { recursive: true });
-    writeFileSync(path.join(here, 'results', 'latest.json'), `${JSON.stringify(doc, null, 2)}\n`);
+    writeResults('latest.json', doc);
     if (asJson) {
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
@@ -632,9 +683,6 @@ const entry = args.has('--scale')
           asJson,
           workers: WORKERS,
           concurrency: CONCURRENCY,
-          here,
-          workerFlags: WORKER_NODE_FLAGS,
-          heapRoom: WORKER_HEAP_ROOM,
         }),
       )
   : main;

@@ -4,13 +4,12 @@
 // count measures what retention keeps, not a million pending entries. Reports throughput,
 // the server's node count and approximate data size (during the run and at the end, against
 // 2x the retention limits), the largest worker RSS and the server's heap.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEngine, updateRetention } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { writeResults } from './tools.mjs';
 import { mntr, serverMemory } from './zk-stats.mjs';
 
 const CHUNK = 1_000;
@@ -21,17 +20,7 @@ const NODES_PER_TASK = 2;
  * Runs the scale mode. `Fleet` and the options come from bench/run.mjs; `total` tasks
  * (default 1,000,000; `--quick` 20,000; BENCH_SCALE_TASKS overrides).
  */
-export async function runScale({
-  Fleet,
-  log,
-  quick,
-  asJson,
-  workers,
-  concurrency,
-  here,
-  workerFlags,
-  heapRoom,
-}) {
+export async function runScale({ Fleet, log, quick, asJson, workers, concurrency }) {
   const total = Number(process.env.BENCH_SCALE_TASKS ?? (quick ? 20_000 : 1_000_000));
   // The default count limit (100,000 completed records), or a tenth of a reduced run so
   // the limit is actually reached.
@@ -137,8 +126,7 @@ export async function runScale({
       setup: {
         workers,
         concurrency,
-        worker_node_flags: workerFlags,
-        worker_heap_room: heapRoom,
+        ...fleet.setup(),
         backlog,
         queue_many: many,
         quick,
@@ -146,8 +134,7 @@ export async function runScale({
         at: new Date().toISOString(),
       },
     };
-    mkdirSync(path.join(here, 'results'), { recursive: true });
-    writeFileSync(path.join(here, 'results', 'scale.json'), `${JSON.stringify(doc, null, 2)}\n`);
+    writeResults('scale.json', doc);
     if (asJson) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     else {
       const rows = Object.entries(doc).filter(([, v]) => typeof v !== 'object' || v === null);

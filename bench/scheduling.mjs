@@ -3,8 +3,8 @@
 // - unblockLatency: a parent completes -> its child starts, with lower-priority roots pending.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newWorld, percentile, pipelined, wallNow } from './tools.mjs';
-import { mntr } from './zk-stats.mjs';
+import { newWorld, percentile, pipelined, spread, wallNow } from './tools.mjs';
+import { busyShare, machineCpu, mntr } from './zk-stats.mjs';
 
 /** Waits until `cond()` holds, checking every 5 ms; fails after `timeoutMs`. */
 async function waitFor(cond, label, timeoutMs = 300_000) {
@@ -86,9 +86,16 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   const interval = 1000 / rate;
   const t0 = performance.now();
   const queued = [];
+  // What bounds the key, in the same window after the warm-up: the workers' lone writes
+  // (bench/worker.mjs) and the machine's busy share.
+  let cpu0 = null;
   for (let i = 0; i < chains; i++) {
     const wait = t0 + i * interval - performance.now();
     if (wait > 1) await sleep(wait);
+    if (i === rate) {
+      fleet.loneWrites.length = 0;
+      cpu0 = machineCpu();
+    }
     chainsQueued++;
     queued.push(
       (async () => {
@@ -105,8 +112,10 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
     );
   }
   await Promise.all(queued);
+  const busy = busyShare(cpu0, machineCpu());
   const offered = chains / ((performance.now() - t0) / 1000);
   await waitFor(() => fleet.unblock.children.size >= chains, `${world}: every child started`);
+  const loneWrite = spread(fleet.loneWrites);
   topping = false;
   await topUp;
   await fleet.stop();
@@ -127,6 +136,8 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
     p50: percentile(samples, 50),
     p99: percentile(samples, 99),
     max: samples[samples.length - 1],
+    loneWrite,
+    busy,
   };
 }
 
@@ -165,6 +176,9 @@ export function schedulingKeys(idle, unblock, workers) {
     unblock_samples: unblock.samples,
     unblock_p50_ms: Number(unblock.p50.toFixed(2)),
     unblock_max_ms: Number(unblock.max.toFixed(2)),
+    unblock_write_alone_p50_ms: unblock.loneWrite.p50,
+    unblock_write_alone_p99_ms: unblock.loneWrite.p99,
+    unblock_machine_busy: unblock.busy,
   };
   const rows = [
     [`idle requests/s per worker (${workers} idle)`, results.idle_requests_per_s_per_worker],

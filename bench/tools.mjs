@@ -1,7 +1,23 @@
 // Helpers the bench phases share (bench/run.mjs and bench/scheduling.mjs).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
+
+/**
+ * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
+ * that must not replace the committed results: the bench's own tests). A `--quick` run's
+ * numbers mean nothing: it writes only where BENCH_RESULTS_DIR says.
+ */
+export function writeResults(name, doc) {
+  const given = process.env.BENCH_RESULTS_DIR;
+  if (doc.setup?.quick && given === undefined) return;
+  const dir = given ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, name), `${JSON.stringify(doc, null, 2)}\n`);
+}
 
 export const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
@@ -25,6 +41,14 @@ export function percentile(sorted, p) {
 }
 
 /** Waits until the workers report `n` completions; progress on stderr every 5 s. */
+/** p50 and p99 of `values` (ms), rounded to 0.01; nulls when there are none. */
+export function spread(values) {
+  if (values.length === 0) return { p50: null, p99: null };
+  const sorted = values.slice().sort((a, b) => a - b);
+  const at = (p) => Number(percentile(sorted, p).toFixed(2));
+  return { p50: at(50), p99: at(99) };
+}
+
 export async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
   const start = Date.now();
   let shown = start;

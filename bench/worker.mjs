@@ -11,12 +11,44 @@ import { connectZk } from '../packages/zk-adapter/dist/index.js';
 const [connectString, index] = process.argv.slice(2);
 // What zoott-worker does at start (its --heap-room setting, default DEFAULT_HEAP_ROOM), so the
 // bench's RSS is a real worker's; BENCH_HEAP_ROOM sets another value (0: V8's own choice).
-applyHeapRoom(Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM));
+const heapRoom = Number(process.env.BENCH_HEAP_ROOM ?? DEFAULT_HEAP_ROOM);
+applyHeapRoom(heapRoom);
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
 const wallNow = () => performance.timeOrigin + performance.now();
 
 const client = await connectZk(connectString, { sessionTimeoutMs: 30_000 });
+/**
+ * What one write costs the server at the phase's load, as this worker sees it: the round trip
+ * of each multi (claim or completion) sent while none of this client's own requests was
+ * outstanding, so it waited behind nothing of its own (ZooKeeper serves a session's requests
+ * in order). The latency and unblock phases report these next to their keys.
+ */
+let outstanding = 0;
+let loneWrites = [];
+/** The Coordinator methods the engine sends requests through. */
+const METHODS = [
+  'get',
+  'exists',
+  'create',
+  'set',
+  'delete',
+  'multi',
+  'children',
+  'childrenWithStat',
+];
+for (const m of METHODS) {
+  const orig = client[m].bind(client);
+  client[m] = (...args) => {
+    const alone = m === 'multi' && outstanding === 0;
+    const t0 = alone ? performance.now() : 0;
+    outstanding++;
+    return orig(...args).finally(() => {
+      outstanding--;
+      if (alone) loneWrites.push(performance.now() - t0);
+    });
+  };
+}
 /**
  * BENCH_COUNT_CALLS=1: counts this worker's requests by method (a multi's ops, the names a
  * listing returned) and prints them to stderr at each stop: what one task costs in requests.
@@ -26,16 +58,7 @@ if (calls) {
   const count = (k, n = 1) => {
     calls[k] = (calls[k] ?? 0) + n;
   };
-  for (const m of [
-    'get',
-    'exists',
-    'create',
-    'set',
-    'delete',
-    'multi',
-    'children',
-    'childrenWithStat',
-  ]) {
+  for (const m of METHODS) {
     const orig = client[m].bind(client);
     client[m] = async (...args) => {
       count(m);
@@ -85,6 +108,7 @@ function report() {
     maxRss,
     ...heap,
     latencies: latencies.length > 0 ? latencies.splice(0) : undefined,
+    loneWrites: loneWrites.length > 0 ? loneWrites.splice(0) : undefined,
     parents: parents.length > 0 ? parents.splice(0) : undefined,
     children: children.length > 0 ? children.splice(0) : undefined,
   });
@@ -109,6 +133,7 @@ process.on('message', async (msg) => {
       includeObjectsCollectedByMinorGC: true,
     });
     latencies = [];
+    loneWrites = [];
     parents = [];
     children = [];
     maxRss = 0;
@@ -178,4 +203,5 @@ process.on('message', async (msg) => {
     process.exit(0);
   }
 });
-process.send?.({ type: 'ready' });
+// What this process really runs with, for the results' `setup`.
+process.send?.({ type: 'ready', execArgv: process.execArgv, heapRoom });

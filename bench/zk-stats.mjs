@@ -76,3 +76,24 @@ export async function processCpuUs(pid) {
     return null;
   }
 }
+
+/**
+ * The machine's CPU ticks so far, from the first line of /proc/stat: `{ busy, total }` (idle
+ * and iowait are not busy); null without procfs.
+ */
+export function machineCpu() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1);
+    const ticks = f.slice(0, 8).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    return { busy: total - ticks[3] - ticks[4], total };
+  } catch {
+    return null;
+  }
+}
+
+/** The share of the machine's CPU time that was busy between two `machineCpu()` readings. */
+export function busyShare(from, to) {
+  if (from === null || to === null || to.total <= from.total) return null;
+  return Number(((to.busy - from.busy) / (to.total - from.total)).toFixed(2));
+}

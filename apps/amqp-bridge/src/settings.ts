@@ -149,7 +149,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_AMQP_PREFETCH',
     kind: 'int',
     arg: 'n',
-    help: 'unacknowledged messages per queue',
+    help: "unacknowledged messages per queue, per bridge (each consumer's RabbitMQ prefetch count)",
     fallback: 16,
   },
   {

@@ -99,7 +99,7 @@ export async function submitJob(
 
 /**
  * Validates a race job and queues its coordinator task (type `zoott.race`) in the race
- * world of `options.world` (`<world>-races`); the coordinator queues one `zoott.racer`
+ * world of `options.world` (`<world>~races`); the coordinator queues one `zoott.racer`
  * task per input in `options.world`. See docs/protocol.md, "Jobs".
  *
  * @throws ZoottError INVALID_JOB naming the field when the job is invalid.

@@ -67,5 +67,11 @@ export async function startDockerRabbitMq(): Promise<RabbitMqBroker> {
       running = true;
       await ready();
     },
+    async rabbitmqctl(args) {
+      const r = await started.exec(['rabbitmqctl', ...args]);
+      if (r.exitCode !== 0)
+        throw new Error(`rabbitmqctl ${args.join(' ')} exited ${r.exitCode}: ${r.output}`);
+      return r.stdout;
+    },
   };
 }

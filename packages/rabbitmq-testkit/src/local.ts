@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { TestCertificates } from './certs.js';
 import { RabbitMqStartError } from './errors.js';
 import { type AmqpTlsProbe, waitAmqp, waitTcp } from './ready.js';
@@ -239,6 +240,15 @@ export class LocalRabbitMq implements RabbitMqBroker {
     watchdog.unref();
     (watchdog.stdin as Socket | null)?.unref();
     return watchdog;
+  }
+
+  /** `rabbitmqctl -n <node> <args>` in the broker's environment (its cookie and epmd). */
+  async rabbitmqctl(args: string[]): Promise<string> {
+    const { stdout } = await promisify(execFile)(DEBIAN_CTL, ['-n', this.nodeName, ...args], {
+      env: this.env(),
+      timeout: 60_000,
+    });
+    return stdout;
   }
 
   /** The last lines of the broker's console and log, for error messages. */

@@ -34,6 +34,11 @@ function external(url: string): RabbitMqBroker {
     // Not ours to stop or start.
     stop: async () => {},
     start: async () => {},
+    rabbitmqctl: async () => {
+      throw new Error(
+        `rabbitmqctl: the broker of ZOOTT_AMQP_URL (${url}) is not this test's own; start one with own: true`,
+      );
+    },
   };
 }
 

@@ -26,6 +26,12 @@ export interface RabbitMqBroker {
   stop(options?: { kill?: boolean }): Promise<void>;
   /** Starts a stopped broker again on the same port with the same data. */
   start(): Promise<void>;
+  /**
+   * Runs `rabbitmqctl <args>` against this broker and resolves to its stdout, so a test
+   * checks the broker's own view as an operator would (`list_consumers`, `list_queues`).
+   * A broker that is not the test's own (`external`) refuses: start one with `own: true`.
+   */
+  rabbitmqctl(args: string[]): Promise<string>;
 }
 
 /** Options of `startRabbitMq`. */

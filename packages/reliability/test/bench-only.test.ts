@@ -23,6 +23,23 @@ async function onlyPhase(phase: string): Promise<Record<string, unknown>> {
   return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
 }
 
+interface Spread {
+  p50: number;
+  p99: number;
+}
+
+/**
+ * What bounds a latency key, measured in its window: the workers' lone writes (claims and
+ * completions sent with nothing of their own outstanding) and the machine's busy share.
+ */
+function expectFloor(res: Record<string, unknown>): void {
+  const lone = res.loneWrite as Spread;
+  expect(lone.p50).toBeGreaterThan(0);
+  expect(lone.p99).toBeGreaterThanOrEqual(lone.p50);
+  expect(res.busy).toBeGreaterThan(0);
+  expect(res.busy).toBeLessThanOrEqual(1);
+}
+
 describe('bench: BENCH_ONLY runs one phase alone', () => {
   it('tree: drains the whole quick tree (10 roots x 10 children x 10 grandchildren: 1,110 tasks)', {
     timeout: 300_000,
@@ -40,6 +57,8 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     // A no-op task still costs its worker a claim, a read and a completion: never nothing.
     expect(res.workerCpuUsPerTask).toBeGreaterThan(0);
     expect(res.zkCpuUsPerTask).toBeGreaterThan(0);
+    // The warm-up drain ran first, in a world of its own.
+    expect(res.warmupWorkerCpuUsPerTask).toBeGreaterThan(0);
   });
 
   it('ratio: raw creates and the drain in one run, and their ratio', {
@@ -56,6 +75,7 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     // --quick: 200 chains/s for 3 s, the first second dropped as warm-up.
     expect(res).toMatchObject({ rate: 200, pending: 1000, samples: 400 });
     expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
+    expectFloor(res);
   });
 
   it('latency: every task after the warm-up sampled, with percentiles', {
@@ -65,6 +85,11 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     // --quick: 200 tasks/s for 3 s, the first second dropped as warm-up.
     expect(res).toMatchObject({ samples: 400 });
     expect(res.p99).toBeGreaterThanOrEqual(res.p50 as number);
+    expectFloor(res);
+    // The producer's queue() round trips, one per sampled task.
+    const queue = res.queue as Spread;
+    expect(queue.p50).toBeGreaterThan(0);
+    expect(queue.p99).toBeGreaterThanOrEqual(queue.p50);
   });
 
   it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {

@@ -1,4 +1,4 @@
-import { createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, oneBucketWorld, TestClock, worldName } from './helpers.js';
@@ -58,10 +58,14 @@ describeOnBackends(
 );
 
 describeOnBackends('claimer: what is not urgent work', (backend) => {
-  /** A world of one bucket, an engine of another client, and this client's claimer on it. */
-  async function setup() {
+  /**
+   * A world of one bucket, an engine of another client, and this client's claimer on it,
+   * through `wrap` (an interception) when given.
+   */
+  async function setup(wrap?: (raw: Coordinator, world: string, other: Engine) => Coordinator) {
     const { world, other } = await oneBucketWorld(() => backend().connect());
-    const engine = createEngine(await backend().connect(), {
+    const raw = await backend().connect();
+    const engine = createEngine(wrap ? wrap(raw, world, other) : raw, {
       world,
       buckets: 1,
       clock: new TestClock(),
@@ -69,7 +73,7 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
     });
     const claimer = await engine.claimer({ worker: 'w' });
     claimer.setWatched([0]);
-    return { other, claimer };
+    return { world, other, claimer, raw };
   }
 
   it('a priority-10 task another worker runs, which this claimer found busy', async () => {
@@ -79,6 +83,52 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
     // The call lists and reads it, and finds its working node taken: nothing for it here
     // until that node goes (a claim call per free slot would find nothing each time).
     expect(await claimer.claimBatch([0], 1)).toEqual([]);
+    expect(claimer.hasUrgent([0], 0)).toBe(false);
+  });
+
+  it('a priority-5 task whose entry was gone when this claimer read it in the background', async () => {
+    // Armed once x is queued: the claimer's next entry read is x's, and x is cancelled just
+    // before that read goes out, after the listing that shows it.
+    let armed = false;
+    let xRead: Promise<unknown> | undefined;
+    const { world, other, claimer, raw } = await setup((raw, world, other) => {
+      return new Proxy(raw, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+          return async (...args: Parameters<Coordinator['get']>) => {
+            if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return target.get(...args);
+            armed = false;
+            const read = other.cancel(['x']).then(() => target.get(...args));
+            xRead = read.catch(() => undefined);
+            return read;
+          };
+        },
+      });
+    });
+    for (const name of ['k1', 'k2', 'k3', 'k4'])
+      await other.queue({ name, type: 't', priority: 10 });
+    // Reads them all, claims k1; the others stay read and cached.
+    expect((await claimer.claimBatch([0], 1)).map((cl) => cl.key)).toEqual([['k1']]);
+    await other.queue({ name: 'x', type: 't', priority: 5 });
+    const bucket = `/zoott_p/${world}/0000`;
+    // A read on the claimer's connection is answered after the change events and replies
+    // before it: the claimer has heard that its listing is stale.
+    await raw.children(bucket);
+    armed = true;
+    // The first call after x was queued claims k2 and reads x in the background (it ranks
+    // below the known k3 and k4) once a listing shows x. A stale listing that still offers
+    // work is re-read in the background, so on ZooKeeper that is the second call.
+    expect((await claimer.claimBatch([0], 1)).map((cl) => cl.key)).toEqual([['k2']]);
+    await raw.children(bucket);
+    const rest = await claimer.claimBatch([0], 10);
+    expect(rest.map((cl) => cl.key)).toEqual([['k3'], ['k4']]);
+    expect(xRead).toBeDefined();
+    await xRead;
+    // The read's continuation (which records x as gone) runs before the next macrotask.
+    await new Promise((resolve) => setImmediate(resolve));
+    // The cached listing still shows x (no listing since) above priority 0, and nothing else
+    // there is runnable: x's read said gone, so no claim call is asked for it.
     expect(claimer.hasUrgent([0], 0)).toBe(false);
   });
 });

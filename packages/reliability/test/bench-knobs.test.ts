@@ -1,0 +1,133 @@
+/**
+ * The bench's profiling and scale knobs (bench/README.md), run as a developer runs them: the
+ * built bench script with `--quick` or reduced counts, on a ZooKeeper and worker fleet of its
+ * own. Each knob is checked by what it produces (files, log lines, the flags the worker
+ * processes report they run with), never by the numbers, which are the bench's business.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { DEFAULT_HEAP_ROOM } from '@zoott/jobs/config';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const WORKERS = 4;
+
+/** `node bench/run.mjs <args>` with `env` added; its stdout's last line as JSON, and stderr. */
+async function bench(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ doc: Record<string, unknown>; stderr: string }> {
+  const { stdout, stderr } = await exec(process.execPath, ['bench/run.mjs', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    timeout: 240_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const text = stdout.trim();
+  // --json prints one indented document; BENCH_ONLY one line.
+  const doc = text.startsWith('{\n') ? text : text.split('\n').at(-1)!;
+  return { doc: JSON.parse(doc) as Record<string, unknown>, stderr };
+}
+
+const made: string[] = [];
+function tempDir(name: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `zoott-bench-${name}-`));
+  made.push(dir);
+  return dir;
+}
+// Heap snapshots and profiles take hundreds of MB.
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The files of `dir` whose names end in `suffix`, each read as JSON. */
+function jsonFiles(dir: string, suffix: string): Record<string, unknown>[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(suffix))
+    .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as Record<string, unknown>);
+}
+
+describe('bench: the profiling and scale knobs', () => {
+  it('BENCH_COUNT_CALLS, BENCH_CPU_PROF, BENCH_HEAP_PROF, BENCH_WORKER_FLAGS and BENCH_HEAP_ROOM on the drain', {
+    timeout: 300_000,
+  }, async () => {
+    const cpu = tempDir('cpu');
+    const heap = tempDir('heap');
+    const { doc, stderr } = await bench(['--quick'], {
+      BENCH_ONLY: 'drain',
+      BENCH_COUNT_CALLS: '1',
+      BENCH_CPU_PROF: cpu,
+      BENCH_HEAP_PROF: heap,
+      BENCH_WORKER_FLAGS: '--max-semi-space-size=2',
+      BENCH_HEAP_ROOM: '20',
+    });
+    expect(doc.perSecond).toBeGreaterThan(0);
+    // The worker processes report what they run with: the flags given, the profiler's own.
+    const setup = doc.setup as { worker_node_flags: string[]; worker_heap_room: number };
+    expect(setup.worker_node_flags).toContain('--max-semi-space-size=2');
+    expect(setup.worker_node_flags).toContain('--cpu-prof');
+    expect(setup.worker_node_flags).not.toContain('--max-semi-space-size=4');
+    expect(setup.worker_heap_room).toBe(20);
+    // One line of request counts per worker at its stop: a task costs reads and multis.
+    const counts = [...stderr.matchAll(/^\[worker (\d+)\] calls (\{.*\})$/gm)];
+    expect(counts.map((m) => m[1]).sort()).toEqual(['0', '1', '2', '3']);
+    for (const m of counts) {
+      const c = JSON.parse(m[2]!) as Record<string, number>;
+      expect(c.get).toBeGreaterThan(0);
+      expect(c.multi).toBeGreaterThan(0);
+      expect(c.multi_ops).toBeGreaterThanOrEqual(c.multi!);
+    }
+    // A V8 CPU profile and a sampling heap profile of every worker.
+    const profiles = jsonFiles(cpu, '.cpuprofile');
+    expect(profiles).toHaveLength(WORKERS);
+    for (const p of profiles) expect((p.nodes as unknown[]).length).toBeGreaterThan(1);
+    const heaps = jsonFiles(heap, '.heapprofile');
+    expect(heaps).toHaveLength(WORKERS);
+    for (const h of heaps) expect(h.head).toMatchObject({ callFrame: expect.any(Object) });
+  });
+
+  it('--scale with BENCH_SCALE_TASKS, BENCH_REAPER_LOG, BENCH_HEAP_SNAPSHOTS and BENCH_RESULTS_DIR', {
+    timeout: 300_000,
+  }, async () => {
+    const snaps = tempDir('snaps');
+    const results = tempDir('results');
+    const { doc, stderr } = await bench(['--scale', '--json'], {
+      BENCH_SCALE_TASKS: '3000',
+      BENCH_REAPER_LOG: '1',
+      BENCH_HEAP_SNAPSHOTS: snaps,
+      BENCH_RESULTS_DIR: results,
+    });
+    // A reduced run keeps a tenth of its tasks (at least 1,000), so the limit is reached.
+    expect(doc).toMatchObject({ scale_tasks: 3000, scale_retention_max_completed: 1000 });
+    for (const key of [
+      'scale_tasks_per_s',
+      'scale_server_nodes_end',
+      'scale_server_nodes_peak',
+      'scale_server_node_bound',
+      'scale_worker_rss_mb',
+    ])
+      expect(doc[key]).toBeGreaterThan(0);
+    expect(Object.values(doc.pass as object)).toHaveLength(3);
+    expect(doc.setup).toMatchObject({
+      workers: WORKERS,
+      worker_node_flags: ['--max-semi-space-size=4'],
+      worker_heap_room: DEFAULT_HEAP_ROOM,
+    });
+    // The document goes to the results directory given, not over the committed results.
+    expect(JSON.parse(readFileSync(path.join(results, 'scale.json'), 'utf8'))).toEqual(doc);
+    // The elected reaper's passes, one line each.
+    expect(stderr).toMatch(/^\[reaper \d+\] \d+ removed \d+ kept \d+ skipped \d+$/m);
+    // A heap snapshot of every worker at 10%, 50% and 90% of the run.
+    const names = readdirSync(snaps).sort();
+    const expected = ['at10', 'at50', 'at90'].flatMap((at) =>
+      Array.from({ length: WORKERS }, (_, w) => `${at}-w${w}.heapsnapshot`),
+    );
+    expect(names).toEqual(expected.sort());
+    for (const n of names)
+      expect(readFileSync(path.join(snaps, n), 'utf8').slice(0, 12)).toBe('{"snapshot":');
+  });
+});
