@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes sure the tests can run for real before they start: a ZooKeeper server (the adapter,
 // engine, worker and CLI tests use a real one), a RabbitMQ broker (the AMQP bridge's tests,
-// through @zoott/rabbitmq-testkit) and a Chromium (the dashboard's browser tests).
+// through @zoott/rabbitmq-testkit), the openssl binary (that kit makes the certificates of a
+// broker with TLS with it) and a Chromium (the dashboard's browser tests).
 // ZooKeeper, in @zoott/zk-testkit's order: ZOOTT_ZK_CONNECT, a local install (ZOOKEEPER_HOME
 // or Debian's `zookeeper` package), then a Docker engine for testcontainers.
 // On Debian/Ubuntu as root the missing packages are installed here; elsewhere this says what
@@ -12,6 +13,7 @@ import { existsSync } from 'node:fs';
 const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
 const CHROMIUM = process.env.ZOOTT_CHROMIUM ?? '/usr/bin/chromium';
 const DEBIAN_RABBITMQ = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+const DEBIAN_OPENSSL = '/usr/bin/openssl';
 
 const haveZooKeeper = () =>
   Boolean(process.env.ZOOTT_ZK_CONNECT) ||
@@ -20,12 +22,20 @@ const haveZooKeeper = () =>
 const haveChromium = () => existsSync(CHROMIUM);
 // In @zoott/rabbitmq-testkit's order: ZOOTT_AMQP_URL, Debian's rabbitmq-server, Docker.
 const haveRabbitMq = () => Boolean(process.env.ZOOTT_AMQP_URL) || existsSync(DEBIAN_RABBITMQ);
+// The TLS tests need a broker with a TLS listener, which only Debian's package gives (neither
+// ZOOTT_AMQP_URL nor the Docker path does).
+const haveDebianRabbitMq = () => existsSync(DEBIAN_RABBITMQ);
+// In @zoott/rabbitmq-testkit's order: Debian's binary, then openssl on PATH. The TLS tests
+// need a local broker too (the Docker path starts no TLS listener), hence no Docker way out.
+const haveOpenssl = () =>
+  existsSync(DEBIAN_OPENSSL) || spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
 
 const missing = [];
 if (!haveZooKeeper()) missing.push('zookeeper');
 if (!haveChromium()) missing.push('chromium');
-if (!haveRabbitMq()) missing.push('rabbitmq-server');
+if (!haveDebianRabbitMq()) missing.push('rabbitmq-server');
+if (!haveOpenssl()) missing.push('openssl');
 
 if (
   missing.length > 0 &&
@@ -55,6 +65,13 @@ if (!haveRabbitMq() && !haveDocker()) {
   1. point at a running broker:   export ZOOTT_AMQP_URL=amqp://guest:guest@127.0.0.1:5672
   2. install it locally:          sudo apt-get install rabbitmq-server   (Debian/Ubuntu; brings Erlang)
   3. run a Docker engine:         the tests then start the official 'rabbitmq' image via testcontainers`);
+} else if (!haveDebianRabbitMq()) {
+  problems.push(`The AMQP bridge's TLS tests need Debian's rabbitmq-server (${DEBIAN_RABBITMQ}): a broker with a TLS
+  listener is started only from it, not from ZOOTT_AMQP_URL or Docker. sudo apt-get install rabbitmq-server`);
+}
+if (!haveOpenssl()) {
+  problems.push(`The AMQP bridge's TLS tests make a throwaway CA and certificates with the openssl binary, and there is none:
+  sudo apt-get install openssl   (Debian/Ubuntu), or put openssl on PATH`);
 }
 if (!haveChromium()) {
   problems.push(`The dashboard's browser tests need Chromium at ${CHROMIUM}:

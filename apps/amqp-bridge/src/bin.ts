@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { startAmqpBridge } from '@zoott/amqp-bridge';
+import { AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
 import { credentialsOf } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
@@ -15,6 +14,22 @@ import {
   shownValue,
 } from './settings.js';
 import { testHooks } from './test-hooks.js';
+import { tlsSocketOptions } from './tls-files.js';
+
+/** Exit codes, as the help and the README list them. */
+const EXIT_BAD_CONFIG = 2;
+const EXIT_NO_ZOOKEEPER = 3;
+const EXIT_AMQP_TLS = 4;
+
+/** What to change, by which side refused the TLS handshake. */
+const TLS_HINTS: Record<AmqpTlsError['kind'], string> = {
+  'untrusted-broker':
+    "give the CA that signed the broker's certificate with --amqp-ca (ZOOTT_AMQP_CA, amqpCa), and connect by a name the certificate holds",
+  'refused-client':
+    'give a client certificate the broker accepts with --amqp-cert and --amqp-key (ZOOTT_AMQP_CERT/ZOOTT_AMQP_KEY, amqpCert/amqpKey)',
+  handshake:
+    'check --amqp-cert/--amqp-key (a certificate and its key, PEM) and the TLS versions the broker takes',
+};
 
 const program = new Command('zoott-amqp-bridge')
   .description(
@@ -43,7 +58,9 @@ for (const s of BRIDGE_SETTINGS) {
 program.addHelpText(
   'after',
   `
-Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable.
+Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable,
+4 TLS with RabbitMQ failed at start (broker certificate not trusted, client certificate
+missing or refused).
 
 Example:
   ZOOTT_AMQP_URL=amqps://bridge:secret@mq1:5671/prod zoott-amqp-bridge \\
@@ -62,12 +79,13 @@ async function main(): Promise<void> {
   }
   const configPath = (opts.config as string | undefined) ?? process.env[BRIDGE_CONFIG_ENV];
   const file = configPath ? readBridgeConfig(configPath) : {};
-  const { settings, sources } = resolveBridgeSettings({
+  const resolved = resolveBridgeSettings({
     flags,
     env: process.env,
     file,
     ...(configPath ? { fileName: configPath } : {}),
   });
+  const { settings, sources } = resolved;
   if (opts.printConfig) {
     const rows = BRIDGE_SETTINGS.map((s) => ({
       key: s.key,
@@ -90,6 +108,8 @@ async function main(): Promise<void> {
     }
     return;
   }
+  // Read before anything connects: a missing PEM file is bad configuration (exit 2).
+  const tls = tlsSocketOptions(resolved);
   const logger = pino({
     level: settings.logLevel,
     base: { pid: process.pid, world: settings.world },
@@ -99,11 +119,6 @@ async function main(): Promise<void> {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,
   });
-  const tls = {
-    ...(settings.amqpCa ? { ca: [readFileSync(settings.amqpCa)] } : {}),
-    ...(settings.amqpCert ? { cert: readFileSync(settings.amqpCert) } : {}),
-    ...(settings.amqpKey ? { key: readFileSync(settings.amqpKey) } : {}),
-  };
   const hooks = testHooks(process.env, logger);
   const bridge = await startAmqpBridge({
     coordinator,
@@ -134,10 +149,13 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   process.stderr.write(`zoott-amqp-bridge: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (err instanceof AmqpTlsError) process.stderr.write(`  ${TLS_HINTS[err.kind]}\n`);
   const code = isZoottError(err, 'INVALID_CONFIG')
-    ? 2
+    ? EXIT_BAD_CONFIG
     : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')
-      ? 3
-      : 1;
+      ? EXIT_NO_ZOOKEEPER
+      : err instanceof AmqpTlsError
+        ? EXIT_AMQP_TLS
+        : 1;
   process.exit(code);
 });

@@ -248,7 +248,11 @@ export function resolveBridgeSettings(input: {
   return { settings: out as unknown as ResolvedBridgeSettings['settings'], sources };
 }
 
-function sourceName(key: keyof BridgeSettings, sources: ResolvedBridgeSettings['sources']) {
+/** Where a setting came from, as its error names it: the flag, the variable or the file key. */
+export function sourceName(
+  key: keyof BridgeSettings,
+  sources: ResolvedBridgeSettings['sources'],
+): string {
   const spec = BRIDGE_SETTINGS.find((s) => s.key === key)!;
   return sources[key] === 'flag' ? spec.flag : sources[key] === 'env' ? spec.env : key;
 }

@@ -126,13 +126,16 @@ export async function resultInbox(
   };
 }
 
-/** An AMQP client for the test: publishes jobs with confirms. */
-export async function producer(url: string): Promise<{
+/** An AMQP client for the test: publishes jobs with confirms (over TLS with `tls` options). */
+export async function producer(
+  url: string,
+  tls: { ca?: Buffer[]; cert?: Buffer; key?: Buffer } = {},
+): Promise<{
   conn: ChannelModel;
   ch: Channel;
   post: (queue: string, body: string | object, props?: amqp.Options.Publish) => Promise<void>;
 }> {
-  const conn = await amqp.connect(url);
+  const conn = await amqp.connect(url, tls);
   // A broker a test kills closes this connection under it: not an error of the test.
   conn.on('error', () => {});
   const ch = await conn.createChannel();

@@ -76,4 +76,22 @@ describe('zoott-amqp-bridge settings', () => {
     });
     expect(missing.code).toBe(2);
   });
+
+  it('TLS files are read before anything connects: unreadable, or a certificate without its key, exit 2 naming the setting', () => {
+    // No ZooKeeper and no broker listen on these addresses: the check comes first.
+    const nowhere = { ZOOTT_CONNECT: '127.0.0.1:9', ZOOTT_AMQP_URL: 'amqps://u:p@127.0.0.1:9' };
+    const ca = bridge(['--amqp-ca', join(dir, 'no-ca.pem')], nowhere);
+    expect(ca.code).toBe(2);
+    expect(ca.stderr).toMatch(/--amqp-ca: cannot read .*no-ca\.pem \(ENOENT\)/);
+    const pem = join(dir, 'client.pem');
+    writeFileSync(pem, 'not read: the key is missing first\n');
+    const lone = bridge([], { ...nowhere, ZOOTT_AMQP_CERT: pem });
+    expect(lone.code).toBe(2);
+    expect(lone.stderr).toMatch(/ZOOTT_AMQP_CERT: a client certificate and its key go together/);
+    const keyOnly = bridge(['--amqp-key', pem], nowhere);
+    expect(keyOnly.code).toBe(2);
+    expect(keyOnly.stderr).toMatch(
+      /--amqp-key: a client certificate and its key go together: give both/,
+    );
+  });
 });

@@ -1,7 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RabbitMqBroker, startRabbitMq } from '@zoott/rabbitmq-testkit';
+import {
+  type RabbitMqBroker,
+  type StartRabbitMqOptions,
+  startRabbitMq,
+} from '@zoott/rabbitmq-testkit';
 import { freshChroot } from '@zoott/testing';
 import {
   BRIDGE_BIN,
@@ -26,12 +30,19 @@ export interface TestWorld {
   close: () => Promise<void>;
 }
 
-/** `own`: a broker of this test's own, which it may kill and restart. */
+/**
+ * `own`: a broker of this test's own, which it may kill and restart. `tls`: a broker with a
+ * TLS listener too (see @zoott/rabbitmq-testkit); the test's client then publishes over TLS,
+ * with the broker's CA and client certificate.
+ */
 export async function testWorld(
   zkServer: string,
-  options: { own?: boolean } = {},
+  options: { own?: boolean; tls?: StartRabbitMqOptions['tls'] } = {},
 ): Promise<TestWorld> {
-  const broker = await startRabbitMq({ own: options.own ?? false });
+  const broker = await startRabbitMq({
+    own: options.own ?? false,
+    ...(options.tls ? { tls: options.tls } : {}),
+  });
   const { connectString: connect } = await freshChroot(zkServer, 'amqp');
   const world = 'jobs';
   const dataDir = mkdtempSync(join(tmpdir(), 'zoott-amqp-data-'));
@@ -59,7 +70,14 @@ export async function testWorld(
   );
   programs.push(worker);
   await worker.logLine((l) => l.msg === 'worker started', 'worker started');
-  const client = await producer(broker.url);
+  const tls = broker.tls;
+  const client = tls
+    ? await producer(tls.url, {
+        ca: [readFileSync(tls.certs.ca)],
+        cert: readFileSync(tls.certs.clientCert),
+        key: readFileSync(tls.certs.clientKey),
+      })
+    : await producer(broker.url);
   const bridge = async (env: Record<string, string> = {}, args: string[] = []) => {
     const p = startProgram(BRIDGE_BIN, args, {
       ZOOTT_CONNECT: connect,

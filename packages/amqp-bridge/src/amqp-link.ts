@@ -8,6 +8,7 @@ import amqp, {
   type SocketOptions,
 } from 'amqplib';
 import type { BridgeLogger } from './logger.js';
+import { type AmqpTlsError, tlsFailure } from './tls-failure.js';
 
 /** First and longest wait between two connection attempts. */
 const RECONNECT_BASE_MS = 200;
@@ -71,7 +72,11 @@ export class AmqpLink {
   private model: ChannelModel | null = null;
   private publisher: ConfirmChannel | null = null;
   private stopped = false;
-  private readyWaiters: Array<() => void> = [];
+  private readyWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  /** Set once the link is up: from then on every failure is retried. */
+  private everConnected = false;
+  /** Why the link gave up before it was ever up (a TLS failure); `ready()` rejects with it. */
+  private failure: AmqpTlsError | null = null;
   private loop: Promise<void> | null = null;
 
   constructor(private readonly options: AmqpLinkOptions) {}
@@ -86,10 +91,18 @@ export class AmqpLink {
     return this.publisher !== null;
   }
 
-  /** Resolves when the link is up (at once if it is). */
+  /**
+   * Resolves when the link is up (at once if it is); rejects with an `AmqpTlsError` when the
+   * first connection failed its TLS handshake (the link then gave up).
+   */
   ready(): Promise<void> {
     if (this.publisher) return Promise.resolve();
-    return new Promise((resolve) => this.readyWaiters.push(resolve));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  private wakeWaiters(): void {
+    for (const w of this.readyWaiters.splice(0)) w.resolve();
   }
 
   /**
@@ -122,7 +135,7 @@ export class AmqpLink {
   /** Closes the connection and stops reconnecting. */
   async close(): Promise<void> {
     this.stopped = true;
-    for (const w of this.readyWaiters.splice(0)) w();
+    this.wakeWaiters();
     const model = this.model;
     this.model = null;
     this.publisher = null;
@@ -136,13 +149,24 @@ export class AmqpLink {
       try {
         const { closed } = await this.connectOnce();
         delay = RECONNECT_BASE_MS;
+        this.everConnected = true;
         log.info({ url: maskUrl(this.options.url) }, 'connected to RabbitMQ');
         const err = await closed;
         if (this.stopped) return;
         log.warn({ err: String(err ?? 'closed') }, 'RabbitMQ connection lost; reconnecting');
       } catch (err) {
         if (this.stopped) return;
-        log.warn({ err: String(err), retryInMs: delay }, 'cannot connect to RabbitMQ; retrying');
+        const tls = tlsFailure(err, maskUrl(this.options.url));
+        if (tls && !this.everConnected) {
+          // Certificates do not fix themselves: a bridge that never got through gives up
+          // and says why. One that ran before retries (a broker may be mid-rotation).
+          this.giveUp(tls);
+          return;
+        }
+        if (tls)
+          log.error({ err: tls.message, retryInMs: delay }, 'TLS with RabbitMQ failed; retrying');
+        else
+          log.warn({ err: String(err), retryInMs: delay }, 'cannot connect to RabbitMQ; retrying');
         await sleep(delay);
         delay = Math.min(delay * 2, RECONNECT_MAX_MS);
       }
@@ -206,12 +230,18 @@ export class AmqpLink {
       }
       this.model = model;
       this.publisher = publisher;
-      for (const w of this.readyWaiters.splice(0)) w();
+      this.wakeWaiters();
     } catch (err) {
       end(err);
       throw err;
     }
     return { closed: ended };
+  }
+
+  private giveUp(failure: AmqpTlsError): void {
+    this.failure = failure;
+    this.stopped = true;
+    for (const w of this.readyWaiters.splice(0)) w.reject(failure);
   }
 
   private async reopenPublisher(model: ChannelModel): Promise<void> {
@@ -224,7 +254,7 @@ export class AmqpLink {
       });
       if (this.model !== model) return;
       this.publisher = publisher;
-      for (const w of this.readyWaiters.splice(0)) w();
+      this.wakeWaiters();
     } catch {
       // The connection is going down too: run() reconnects.
     }

@@ -59,6 +59,10 @@ export interface AmqpBridge {
  * queues, results out to the exchange and routing key each job names. Returns once the
  * first AMQP connection is up; from then on it reconnects to RabbitMQ and renews the
  * ZooKeeper session by itself. Several bridges may serve one world and one set of queues.
+ *
+ * @throws AmqpTlsError when the first connection fails its TLS handshake (an untrusted
+ *   broker certificate, a client certificate the broker refuses or requires): retrying
+ *   would not help. A broker that cannot be reached is waited for instead.
  */
 export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpBridge> {
   const logger = options.logger ?? silentLogger;
@@ -124,7 +128,15 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
   });
 
   link.start();
-  await link.ready();
+  try {
+    await link.ready();
+  } catch (err) {
+    // The first connection failed its TLS handshake: nothing was consumed; leave nothing running.
+    stopped = true;
+    offSession();
+    await link.close();
+    throw err;
+  }
   const forwarding = forwarder.run();
   return {
     async stop() {

@@ -25,3 +25,4 @@ export {
 } from './message.js';
 export { amqpResult, type OutgoingResult } from './result.js';
 export { yothalotTime } from './time.js';
+export { AmqpTlsError, type TlsFailureKind, tlsFailure } from './tls-failure.js';

@@ -3,9 +3,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { TestCertificates } from './certs.js';
 import { RabbitMqStartError } from './errors.js';
-import { waitAmqp, waitTcp } from './ready.js';
-import { type RabbitMqBroker, READY_TIMEOUT_MS } from './types.js';
+import { type AmqpTlsProbe, waitAmqp, waitTcp } from './ready.js';
+import { type RabbitMqBroker, type RabbitMqTls, READY_TIMEOUT_MS } from './types.js';
 
 /** Debian's `rabbitmq-server` package: the server script and its control tool. */
 export const DEBIAN_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
@@ -28,6 +29,25 @@ export interface LocalLayout {
   distPort: number;
   /** A private epmd (Erlang's port mapper) so the broker never meets another node. */
   epmdPort: number;
+  /** A TLS listener too: its port, certificates, and whether a client certificate is required. */
+  tls?: { port: number; certs: TestCertificates; requirePeerCert: boolean };
+}
+
+/**
+ * rabbitmq.conf of a broker with a TLS listener. The plain listener stays (RABBITMQ_NODE_PORT):
+ * readiness and the tests' own clients use it. `verify_peer` checks any certificate a client
+ * presents against the CA; `fail_if_no_peer_cert` refuses clients without one.
+ */
+function tlsConfig(tls: NonNullable<LocalLayout['tls']>): string {
+  return [
+    `listeners.ssl.default = 127.0.0.1:${tls.port}`,
+    `ssl_options.cacertfile = ${tls.certs.ca}`,
+    `ssl_options.certfile = ${tls.certs.serverCert}`,
+    `ssl_options.keyfile = ${tls.certs.serverKey}`,
+    'ssl_options.verify = verify_peer',
+    `ssl_options.fail_if_no_peer_cert = ${tls.requirePeerCert}`,
+    '',
+  ].join('\n');
 }
 
 /**
@@ -41,6 +61,7 @@ export class LocalRabbitMq implements RabbitMqBroker {
   readonly url: string;
   readonly port: number;
   readonly nodeName: string;
+  readonly tls?: RabbitMqTls;
   private child: ChildProcess | null = null;
   private epmd: ChildProcess | null = null;
   private watchdog: ChildProcess | null = null;
@@ -53,6 +74,22 @@ export class LocalRabbitMq implements RabbitMqBroker {
       mkdirSync(path.join(layout.dir, sub), { recursive: true });
     // No plugins: management and friends would open ports of their own and slow the boot.
     writeFileSync(path.join(layout.dir, 'enabled_plugins'), '[].\n');
+    if (layout.tls) {
+      const { port, certs, requirePeerCert } = layout.tls;
+      writeFileSync(path.join(layout.dir, 'rabbitmq.conf'), tlsConfig(layout.tls));
+      this.tls = { url: `amqps://guest:guest@127.0.0.1:${port}`, port, requirePeerCert, certs };
+    }
+  }
+
+  /** How readiness speaks to the TLS listener: as a client the broker accepts. */
+  private tlsProbe(): AmqpTlsProbe | undefined {
+    const certs = this.layout.tls?.certs;
+    if (!certs) return undefined;
+    return {
+      ca: readFileSync(certs.ca),
+      cert: readFileSync(certs.clientCert),
+      key: readFileSync(certs.clientKey),
+    };
   }
 
   /** The environment of the server and of rabbitmqctl: everything points into `dir`. */
@@ -124,11 +161,16 @@ export class LocalRabbitMq implements RabbitMqBroker {
     child.once('exit', () => {
       if (this.child === child) this.child = null;
     });
-    const why = await waitAmqp('127.0.0.1', this.port, READY_TIMEOUT_MS, () =>
+    const died = () =>
       child.exitCode !== null || child.signalCode !== null
         ? `the broker exited (${child.exitCode ?? child.signalCode}) before it was ready`
-        : null,
-    );
+        : null;
+    let why = await waitAmqp('127.0.0.1', this.port, READY_TIMEOUT_MS, died);
+    // The TLS listener opens with the plain one, but is waited for on its own: a handshake
+    // with the client certificate that ends in `connection.start`.
+    const tls = this.layout.tls;
+    if (!why && tls)
+      why = await waitAmqp('127.0.0.1', tls.port, READY_TIMEOUT_MS, died, this.tlsProbe());
     if (why) {
       await this.stop({ kill: true });
       throw new RabbitMqStartError(

@@ -1,26 +1,43 @@
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import tls from 'node:tls';
 
 /** AMQP 0-9-1 protocol header: what a client sends first. */
 const PROTOCOL_HEADER = Buffer.from([0x41, 0x4d, 0x51, 0x50, 0, 0, 9, 1]);
 /** Frame type of a method frame: the broker answers the header with `connection.start`. */
 const METHOD_FRAME = 1;
 
+/** What {@link amqpAnswers} needs to speak TLS: the CA to check the broker against, a client certificate. */
+export interface AmqpTlsProbe {
+  ca: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 /**
  * Whether an AMQP broker on `host:port` answers the protocol header with a method frame
- * (`connection.start`). RabbitMQ opens its listeners last, when the node has booted, so an
- * answer means the broker takes connections. Never throws: `false` means not (yet).
+ * (`connection.start`); over TLS when `tls` is given (the handshake, the broker's certificate
+ * checked against `tls.ca`, must succeed first). RabbitMQ opens its listeners last, when the
+ * node has booted, so an answer means the broker takes connections. Never throws: `false`
+ * means not (yet).
  */
-export function amqpAnswers(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+export function amqpAnswers(
+  host: string,
+  port: number,
+  timeoutMs = 2000,
+  probe?: AmqpTlsProbe,
+): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
+    const socket = probe
+      ? tls.connect({ host, port, ...probe, ...(net.isIP(host) ? {} : { servername: host }) })
+      : net.connect({ host, port });
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
     };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write(PROTOCOL_HEADER));
+    socket.once(probe ? 'secureConnect' : 'connect', () => socket.write(PROTOCOL_HEADER));
     socket.once('data', (chunk: Buffer) => done(chunk[0] === METHOD_FRAME));
     socket.once('close', () => done(false));
   });
@@ -35,11 +52,12 @@ export async function waitAmqp(
   port: number,
   timeoutMs: number,
   failed: () => string | null = () => null,
+  probe?: AmqpTlsProbe,
 ): Promise<string | null> {
   return pollReady(
-    () => amqpAnswers(host, port),
+    () => amqpAnswers(host, port, 2000, probe),
     { timeoutMs, pauseMs: 100, failed },
-    `no AMQP answer on ${host}:${port} within ${timeoutMs} ms`,
+    `no AMQP answer${probe ? ' over TLS' : ''} on ${host}:${port} within ${timeoutMs} ms`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { type Coordinator, createEngine, runWorker } from '@zoott/core';
+import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, oneBucketWorld, TestClock, worldName } from './helpers.js';
@@ -58,10 +58,14 @@ describeOnBackends(
 );
 
 describeOnBackends('claimer: what is not urgent work', (backend) => {
-  /** A world of one bucket, an engine of another client, and this client's claimer on it. */
-  async function setup() {
+  /**
+   * A world of one bucket, an engine of another client, and this client's claimer on it,
+   * through `wrap` (an interception) when given.
+   */
+  async function setup(wrap?: (raw: Coordinator, world: string, other: Engine) => Coordinator) {
     const { world, other } = await oneBucketWorld(() => backend().connect());
-    const engine = createEngine(await backend().connect(), {
+    const raw = await backend().connect();
+    const engine = createEngine(wrap ? wrap(raw, world, other) : raw, {
       world,
       buckets: 1,
       clock: new TestClock(),
@@ -69,7 +73,7 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
     });
     const claimer = await engine.claimer({ worker: 'w' });
     claimer.setWatched([0]);
-    return { other, claimer };
+    return { world, other, claimer, raw };
   }
 
   it('a priority-10 task another worker runs, which this claimer found busy', async () => {
@@ -83,33 +87,25 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
   });
 
   it('a priority-5 task whose entry was gone when this claimer read it in the background', async () => {
-    const { world, other } = await oneBucketWorld(() => backend().connect());
-    const raw = await backend().connect();
     // Armed once x is queued: the claimer's next entry read is x's, and x is cancelled just
     // before that read goes out, after the listing that shows it.
     let armed = false;
     let xRead: Promise<unknown> | undefined;
-    const c = new Proxy(raw, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: Parameters<Coordinator['get']>) => {
-          if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return target.get(...args);
-          armed = false;
-          const read = other.cancel(['x']).then(() => target.get(...args));
-          xRead = read.catch(() => undefined);
-          return read;
-        };
-      },
+    const { world, other, claimer, raw } = await setup((raw, world, other) => {
+      return new Proxy(raw, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+          return async (...args: Parameters<Coordinator['get']>) => {
+            if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return target.get(...args);
+            armed = false;
+            const read = other.cancel(['x']).then(() => target.get(...args));
+            xRead = read.catch(() => undefined);
+            return read;
+          };
+        },
+      });
     });
-    const engine = createEngine(c, {
-      world,
-      buckets: 1,
-      clock: new TestClock(),
-      logger: memoryLogger(),
-    });
-    const claimer = await engine.claimer({ worker: 'w' });
-    claimer.setWatched([0]);
     for (const name of ['k1', 'k2', 'k3', 'k4'])
       await other.queue({ name, type: 't', priority: 10 });
     // Reads them all, claims k1; the others stay read and cached.
