@@ -42,7 +42,9 @@ async function untilSettled<T>(op: string, key: TaskKey, attempt: () => Promise<
 
 /**
  * Operator retry of a dead-lettered task: ONE multi turning its `x` entry back into an `r`
- * entry with the attempt count reset, and deleting the failed record.
+ * entry with the attempt count reset, and deleting the failed record and the failed run's
+ * progress node. That node says a later attempt than the next run's (the count starts again),
+ * and a progress writer yields to a later attempt: left, it would silence the next run.
  */
 export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void> {
   validateKey(key, ctx.limits);
@@ -59,7 +61,9 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
     } = decodeJson<EntryData>(got.data, found.path);
     const fresh: EntryData = { ...rest, attempts: 0 };
     const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
-    await ctx.coordinator.multi([
+    const progress = progressPath(ctx.layout, key);
+    const reported = await ctx.coordinator.exists(progress);
+    const ops: Op[] = [
       { op: 'delete', path: found.path, version: got.stat.version },
       { op: 'delete', path: ctx.layout.recordPath(AREA.failed, key) },
       {
@@ -68,7 +72,9 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
         data: encodeJson(fresh),
         sequential: true,
       },
-    ]);
+    ];
+    if (reported) ops.push({ op: 'delete', path: progress, version: reported.version });
+    await ctx.coordinator.multi(ops);
     return true;
   });
 }

@@ -154,6 +154,42 @@ describeOnBackends('engine: progress and logs of running tasks', (backend) => {
     await worker.stop();
     await Promise.all([producer.close(), wc.close()]);
   });
+
+  it("a retried task reports again: the failed run's progress node does not stop the next run", async () => {
+    const producer = await backend().connect();
+    const world = worldName('pr');
+    const engine = createEngine(producer, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    // Two attempts: the node left by the dead-lettered run says attempt 2, and a retry
+    // starts the count again at 1.
+    await engine.queue({ name: 'job', type: 't' }, null, null, {
+      maxAttempts: 2,
+      backoff: { baseMs: 0, maxMs: 0 },
+    });
+    const wc = await backend().connect();
+    let runs = 0;
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          runs += 1;
+          task.log(`run ${runs}`);
+          if (runs <= 2) throw new Error(`run ${runs} fails`);
+          return 'ok';
+        },
+      },
+      { world, concurrency: 1, logger: memoryLogger(), ...fast },
+    );
+    await eventually(async () => (await engine.task(['job']))?.state === 'failed');
+    expect(await engine.progress(['job'])).toMatchObject({ attempt: 2 });
+    await engine.retry(['job']);
+    await eventually(async () => (await engine.task(['job']))?.state === 'completed');
+    const report = await engine.progress(['job']);
+    expect(report).toMatchObject({ attempt: 1 });
+    expect(report?.log.map((l) => l.line)).toEqual(['run 3']);
+    await worker.stop();
+    await Promise.all([producer.close(), wc.close()]);
+  });
 });
 
 // The throttle, on a clock whose sleeps end only when the test says so.
