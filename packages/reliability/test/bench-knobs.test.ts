@@ -72,9 +72,10 @@ describe('bench: the profiling and scale knobs', () => {
     expect(setup.worker_node_flags).toContain('--cpu-prof');
     expect(setup.worker_node_flags).not.toContain('--max-semi-space-size=4');
     expect(setup.worker_heap_room).toBe(20);
-    // One line of request counts per worker at its stop: a task costs reads and multis.
+    // One line of request counts per worker at each stop (the warm-up drain's, then the
+    // measured drain's): a task costs reads and multis.
     const counts = [...stderr.matchAll(/^\[worker (\d+)\] calls (\{.*\})$/gm)];
-    expect(counts.map((m) => m[1]).sort()).toEqual(['0', '1', '2', '3']);
+    expect(counts.map((m) => m[1]).sort()).toEqual(['0', '0', '1', '1', '2', '2', '3', '3']);
     for (const m of counts) {
       const c = JSON.parse(m[2]!) as Record<string, number>;
       expect(c.get).toBeGreaterThan(0);
