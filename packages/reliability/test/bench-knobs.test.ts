@@ -82,12 +82,13 @@ describe('bench: the profiling and scale knobs', () => {
       expect(c.multi).toBeGreaterThan(0);
       expect(c.multi_ops).toBeGreaterThanOrEqual(c.multi!);
     }
-    // A V8 CPU profile and a sampling heap profile of every worker.
+    // A V8 CPU profile of every worker process.
     const profiles = jsonFiles(cpu, '.cpuprofile');
     expect(profiles).toHaveLength(WORKERS);
     for (const p of profiles) expect((p.nodes as unknown[]).length).toBeGreaterThan(1);
+    // The heap profiles are per run: two drains, two of each worker's.
     const heaps = jsonFiles(heap, '.heapprofile');
-    expect(heaps).toHaveLength(WORKERS);
+    expect(heaps).toHaveLength(2 * WORKERS);
     for (const h of heaps) expect(h.head).toMatchObject({ callFrame: expect.any(Object) });
   });
 
