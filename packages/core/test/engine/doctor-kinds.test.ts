@@ -8,16 +8,10 @@ import {
   setRateLimit,
   utf8,
 } from '@zoott/core';
-import {
-  diagnoseWorld,
-  diagnoseWorldMeta,
-  encodeJson,
-  type Finding,
-  repairWorld,
-} from '@zoott/core/internal';
+import { diagnoseWorld, diagnoseWorldMeta, encodeJson, type Finding } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { memoryLogger, worldName } from './helpers.js';
+import { memoryLogger, repairAll, worldName } from './helpers.js';
 
 /**
  * A world with one of each node kind the engine writes beside its areas (progress, meta
@@ -152,13 +146,7 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
 
     // The ghost candidate stands first in line: it is the scheduler no worker is.
     expect(await currentScheduler(engine)).toBe('ghost');
-    const moved = await repairWorld(c, world, findings);
-    expect(moved.map((m) => m.from).sort()).toEqual(
-      findings
-        .filter((f) => f.repair === 'quarantine')
-        .map((f) => f.path)
-        .sort(),
-    );
+    await repairAll(c, world, findings);
     // What is left is exactly what was reported only: settings and ACLs.
     const again = await diagnoseWorld(ctx, { acl });
     expect(summary(again).sort()).toEqual(

@@ -6,6 +6,8 @@ import {
   type EngineLogger,
   type Op,
 } from '@zoott/core';
+import { type Finding, repairWorld } from '@zoott/core/internal';
+import { expect } from 'vitest';
 
 /** A clock the test moves by hand; `sleep` yields to the event loop only. */
 export class TestClock implements EngineClock {
@@ -129,4 +131,23 @@ export async function parentAndChild(
   await made.other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
   for (let i = 0; i < roots; i++) await made.other.queue({ name: `r${i}`, type: 't' });
   return made;
+}
+
+/**
+ * Repairs `world` and checks that exactly the findings marked for quarantine were moved;
+ * returns what was moved.
+ */
+export async function repairAll(
+  c: Coordinator,
+  world: string,
+  findings: readonly Finding[],
+): Promise<Awaited<ReturnType<typeof repairWorld>>> {
+  const moved = await repairWorld(c, world, findings);
+  expect(moved.map((m) => m.from).sort()).toEqual(
+    findings
+      .filter((f) => f.repair === 'quarantine')
+      .map((f) => f.path)
+      .sort(),
+  );
+  return moved;
 }
