@@ -256,6 +256,24 @@ export function progressReporter(
   };
 }
 
+/**
+ * After `complete` with {@link completion}'s options: when the completion's extra ops were
+ * dropped (another of them, a reply node say, made its multi fail), the progress node's delete
+ * went with them. It goes alone now, best effort: the completed record holds the report, and
+ * a node left behind would silence the next run of this key (a writer yields to a later
+ * attempt, and a re-queue counts attempts from 1 again).
+ */
+export async function removeLeftProgress<T extends { extras?: { applied: boolean } }>(
+  c: Coordinator,
+  final: { remove: Op | null } | null,
+  outcome: T,
+): Promise<T> {
+  const remove = final?.remove;
+  if (remove?.op === 'delete' && outcome.extras?.applied === false)
+    await c.delete(remove.path, remove.version).catch(() => undefined);
+  return outcome;
+}
+
 /** `complete`'s options for a finished report: the report into the record, the node out. */
 export function completion(final: { report: TaskProgress; remove: Op | null } | null): {
   report?: TaskProgress;

@@ -12,7 +12,7 @@ import { IdleStealer } from './idle-steal.js';
 import { entryPriority } from './layout.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { PriorityCounts } from './priority-counts.js';
-import { completion } from './progress.js';
+import { completion, removeLeftProgress } from './progress.js';
 import { Reaper } from './retention/reaper.js';
 import { renewUntilOpen } from './session.js';
 import { LazyAbort, type RunPlace, type RunState, runHandler } from './task-context.js';
@@ -446,8 +446,10 @@ class WorkerLoop {
         this.engine.forget(claim, 'cancelled');
         outcome = { status: 'dropped', reason: 'cancelled' };
       } else if (r.release) outcome = await this.engine.release(claim);
-      else if (ok) outcome = await this.engine.complete(claim, value, completion(final));
-      else outcome = await this.engine.fail(claim, value);
+      else if (ok) {
+        const done = await this.engine.complete(claim, value, completion(final));
+        outcome = await removeLeftProgress(this.coordinator, final, done);
+      } else outcome = await this.engine.fail(claim, value);
     } catch (err) {
       this.log(
         'warn',

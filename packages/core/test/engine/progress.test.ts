@@ -190,6 +190,37 @@ describeOnBackends('engine: progress and logs of running tasks', (backend) => {
     await worker.stop();
     await Promise.all([producer.close(), wc.close()]);
   });
+
+  it("a completion whose extra ops were dropped still removes the run's progress node", async () => {
+    const producer = await backend().connect();
+    const world = worldName('pd');
+    const engine = createEngine(producer, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'job', type: 't' });
+    const wc = await backend().connect();
+    const worker = runWorker(
+      wc,
+      { t: (task) => (task.log('working'), 'ok') },
+      {
+        world,
+        concurrency: 1,
+        logger: memoryLogger(),
+        ...fast,
+        // A reply op that cannot apply (its parent does not exist): the completion drops its
+        // extra ops, the progress node's delete among them, and records the result without.
+        engineOptions: {
+          completionOps: async () => [{ op: 'create', path: '/no-such-parent/reply' }],
+        },
+      },
+    );
+    await eventually(async () => (await engine.task(['job']))?.state === 'completed');
+    await worker.stop();
+    const ctx = await engine.context();
+    expect(await producer.exists(progressPath(ctx.layout, ['job']))).toBeNull();
+    // The report is the completed record's.
+    expect((await engine.progress(['job']))?.log.map((l) => l.line)).toEqual(['working']);
+    await Promise.all([producer.close(), wc.close()]);
+  });
 });
 
 // The throttle, on a clock whose sleeps end only when the test says so.
