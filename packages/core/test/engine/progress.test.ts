@@ -200,7 +200,12 @@ describeOnBackends('engine: progress and logs of running tasks', (backend) => {
     const wc = await backend().connect();
     const worker = runWorker(
       wc,
-      { t: (task) => (task.log('working'), 'ok') },
+      {
+        t: (task) => {
+          task.log('working');
+          return 'ok';
+        },
+      },
       {
         world,
         concurrency: 1,
