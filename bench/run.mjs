@@ -14,6 +14,7 @@ import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
   confirm,
+  floorWindow,
   log,
   newWorld,
   percentile,
@@ -23,7 +24,7 @@ import {
   wallNow,
   writeResults,
 } from './tools.mjs';
-import { busyShare, machineCpu, mntr, processCpuUs, serverPid } from './zk-stats.mjs';
+import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -326,14 +327,13 @@ async function latency(c, fleet) {
   // busy share.
   const skip = LATENCY_RATE * LATENCY_WARMUP_S;
   const queueMs = [];
-  let cpu0 = null;
+  let floor = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + i * interval;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
     if (i === skip) {
-      fleet.loneWrites.length = 0;
-      cpu0 = machineCpu();
+      floor = floorWindow(fleet);
     }
     const q0 = performance.now();
     const q = engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } });
@@ -341,7 +341,7 @@ async function latency(c, fleet) {
     queued.push(q);
   }
   await Promise.all(queued);
-  const busy = busyShare(cpu0, machineCpu());
+  const busy = floor.busy();
   const offered = total / ((performance.now() - t0) / 1000);
   await waitCompleted(fleet, total, world);
   await sleep(200); // last latency reports
@@ -356,7 +356,7 @@ async function latency(c, fleet) {
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1],
     queue: spread(queueMs),
-    loneWrite: spread(fleet.loneWrites),
+    loneWrite: floor.loneWrite(),
     busy,
   };
 }

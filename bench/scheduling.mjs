@@ -3,8 +3,8 @@
 // - unblockLatency: a parent completes -> its child starts, with lower-priority roots pending.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newWorld, percentile, pipelined, spread, wallNow } from './tools.mjs';
-import { busyShare, machineCpu, mntr } from './zk-stats.mjs';
+import { floorWindow, newWorld, percentile, pipelined, wallNow } from './tools.mjs';
+import { mntr } from './zk-stats.mjs';
 
 /** Waits until `cond()` holds, checking every 5 ms; fails after `timeoutMs`. */
 async function waitFor(cond, label, timeoutMs = 300_000) {
@@ -88,13 +88,12 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   const queued = [];
   // What bounds the key, in the same window after the warm-up: the workers' lone writes
   // (bench/worker.mjs) and the machine's busy share.
-  let cpu0 = null;
+  let floor = null;
   for (let i = 0; i < chains; i++) {
     const wait = t0 + i * interval - performance.now();
     if (wait > 1) await sleep(wait);
     if (i === rate) {
-      fleet.loneWrites.length = 0;
-      cpu0 = machineCpu();
+      floor = floorWindow(fleet);
     }
     chainsQueued++;
     queued.push(
@@ -112,10 +111,10 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
     );
   }
   await Promise.all(queued);
-  const busy = busyShare(cpu0, machineCpu());
+  const busy = floor.busy();
   const offered = chains / ((performance.now() - t0) / 1000);
   await waitFor(() => fleet.unblock.children.size >= chains, `${world}: every child started`);
-  const loneWrite = spread(fleet.loneWrites);
+  const loneWrite = floor.loneWrite();
   topping = false;
   await topUp;
   await fleet.stop();

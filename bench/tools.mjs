@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
+import { busyShare, machineCpu } from './zk-stats.mjs';
 
 /**
  * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
@@ -47,6 +48,20 @@ export function spread(values) {
   const sorted = values.slice().sort((a, b) => a - b);
   const at = (p) => Number(percentile(sorted, p).toFixed(2));
   return { p50: at(50), p99: at(99) };
+}
+
+/**
+ * From now on, what bounds a latency phase (bench/README.md, "What bounds the latency keys"):
+ * `busy()` the machine's busy share since, `loneWrite()` the p50/p99 of the workers' lone
+ * writes reported since.
+ */
+export function floorWindow(fleet) {
+  fleet.loneWrites.length = 0;
+  const cpu0 = machineCpu();
+  return {
+    busy: () => busyShare(cpu0, machineCpu()),
+    loneWrite: () => spread(fleet.loneWrites),
+  };
 }
 
 export async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {

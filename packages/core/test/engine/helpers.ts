@@ -108,6 +108,14 @@ export async function engineOnTestClock(
   return { engine, clock, world };
 }
 
+/**
+ * An engine on `world` (of one bucket) through `c`, on a clock that stands still: a cached
+ * listing is never old enough to be read again for its age.
+ */
+export function oneBucketEngine(c: Coordinator, world: string): Engine {
+  return createEngine(c, { world, buckets: 1, clock: new TestClock(), logger: memoryLogger() });
+}
+
 /** A fresh, initialised world of one bucket, and an engine on it with a client of its own. */
 export async function oneBucketWorld(
   connect: () => Promise<Coordinator>,
@@ -150,4 +158,23 @@ export async function repairAll(
       .sort(),
   );
   return moved;
+}
+
+/**
+ * `raw` with its method `name` replaced by `make(original)` (the original bound to `raw`);
+ * every other property as `raw` has it. How a test steps between the engine and the server.
+ */
+export function intercept<K extends keyof Coordinator>(
+  raw: Coordinator,
+  name: K,
+  make: (original: Coordinator[K]) => Coordinator[K],
+): Coordinator {
+  const replaced = make((raw[name] as (...a: unknown[]) => unknown).bind(raw) as Coordinator[K]);
+  return new Proxy(raw, {
+    get(target, prop) {
+      if (prop === name) return replaced;
+      const value = Reflect.get(target, prop);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -1,7 +1,7 @@
 import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, eventually, memoryLogger, TestClock, worldName } from './helpers.js';
+import { counting, eventually, intercept, memoryLogger, TestClock, worldName } from './helpers.js';
 
 /**
  * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
@@ -109,21 +109,14 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     const bucket = `/zoott_p/${world}/0000`;
     let busyReads = 0;
     let busy = 0;
-    const wc = new Proxy(raw, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== 'childrenWithStat')
-          return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: Parameters<Coordinator['childrenWithStat']>) => {
-          const out = await target.childrenWithStat(...args);
-          if (args[0] === bucket && busyReads > 0) {
-            busyReads--;
-            await engine.queue({ name: `busy${busy++}`, type: 'other' });
-            await target.children(bucket);
-          }
-          return out;
-        };
-      },
+    const wc = intercept(raw, 'childrenWithStat', (list) => async (...args) => {
+      const out = await list(...args);
+      if (args[0] === bucket && busyReads > 0) {
+        busyReads--;
+        await engine.queue({ name: `busy${busy++}`, type: 'other' });
+        await raw.children(bucket);
+      }
+      return out;
     });
     const { gate, release } = gated();
     const started: string[] = [];

@@ -4,7 +4,9 @@ import { expect, it } from 'vitest';
 import {
   counting,
   eventually,
+  intercept,
   memoryLogger,
+  oneBucketEngine,
   oneBucketWorld,
   parentAndChild,
   TestClock,
@@ -25,13 +27,7 @@ describeOnBackends(
       const { world, other } = await parentAndChild(() => backend().connect(), ROOTS);
       const raw = await backend().connect();
       const { c, counts, ops } = counting(raw);
-      // Time stands still: the listing is never old enough to be read again for its age.
-      const engine = createEngine(c, {
-        world,
-        buckets: 1,
-        clock: new TestClock(),
-        logger: memoryLogger(),
-      });
+      const engine = oneBucketEngine(c, world);
       const parent = await engine.claim();
       expect(parent?.key).toEqual(['p']);
       if (readAhead) expect((await engine.claim())?.key).toEqual(['r0']);
@@ -65,22 +61,15 @@ describeOnBackends(
       // While `held` is set, the next listing's reply (read by the server at once) is kept from
       // the engine until `release` is called.
       let held: { read: () => void; release: Promise<void> } | null = null;
-      const c = new Proxy(raw, {
-        get(target, prop) {
-          const value = Reflect.get(target, prop);
-          if (prop !== 'childrenWithStat')
-            return typeof value === 'function' ? value.bind(target) : value;
-          return async (...args: Parameters<Coordinator['childrenWithStat']>) => {
-            const out = await target.childrenWithStat(...args);
-            const h = held;
-            held = null;
-            if (h) {
-              h.read();
-              await h.release;
-            }
-            return out;
-          };
-        },
+      const c = intercept(raw, 'childrenWithStat', (list) => async (...args) => {
+        const out = await list(...args);
+        const h = held;
+        held = null;
+        if (h) {
+          h.read();
+          await h.release;
+        }
+        return out;
       });
       const clock = new TestClock();
       const engine = createEngine(c, { world, buckets: 1, clock, logger: memoryLogger() });
@@ -132,12 +121,7 @@ describeOnBackends(
           };
         },
       });
-      const engine = createEngine(c, {
-        world,
-        buckets: 1,
-        clock: new TestClock(),
-        logger: memoryLogger(),
-      });
+      const engine = oneBucketEngine(c, world);
       const parent = await engine.claim();
       expect(parent?.key).toEqual(['p']);
       for (let i = 0; i < 3; i++) await other.queue({ name: `late${i}`, type: 't' });
@@ -162,23 +146,25 @@ describeOnBackends(
       await raw.close();
     });
 
-    it('the parent queued again by another client before the claim, its tree node read before that: the claim is refused', async () => {
-      // The parent's tree node was read ahead: only the claim's check can see the re-queue.
-      const { engine, other, parent, raw } = await parentHeld(true);
-      expect((await engine.complete(parent, 'done')).status).toBe('completed');
-      await other.queue({ name: 'p', type: 't', data: 'again' });
-      await heldBack(engine, other);
-      await raw.close();
-    });
-
-    it('the parent queued again by another client before its tree node was read: the child is not taken', async () => {
-      // No read ahead: the tree node, read at the claim, changed after the listing.
-      const { engine, other, parent, raw } = await parentHeld(false);
-      expect((await engine.complete(parent, 'done')).status).toBe('completed');
-      await other.queue({ name: 'p', type: 't', data: 'again' });
-      await heldBack(engine, other);
-      await raw.close();
-    });
+    // Read ahead, only the claim's check can see the re-queue; without, the tree node read at
+    // the claim changed after the listing.
+    for (const [readAhead, title] of [
+      [
+        true,
+        'the parent queued again by another client before the claim, its tree node read before that: the claim is refused',
+      ],
+      [
+        false,
+        'the parent queued again by another client before its tree node was read: the child is not taken',
+      ],
+    ] as const)
+      it(title, async () => {
+        const { engine, other, parent, raw } = await parentHeld(readAhead);
+        expect((await engine.complete(parent, 'done')).status).toBe('completed');
+        await other.queue({ name: 'p', type: 't', data: 'again' });
+        await heldBack(engine, other);
+        await raw.close();
+      });
   },
 );
 

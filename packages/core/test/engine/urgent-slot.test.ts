@@ -1,7 +1,15 @@
 import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, oneBucketWorld, TestClock, worldName } from './helpers.js';
+import {
+  eventually,
+  intercept,
+  memoryLogger,
+  oneBucketEngine,
+  oneBucketWorld,
+  TestClock,
+  worldName,
+} from './helpers.js';
 
 describeOnBackends(
   'worker: work above what runs does not wait for a batch of free slots',
@@ -65,12 +73,7 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
   async function setup(wrap?: (raw: Coordinator, world: string, other: Engine) => Coordinator) {
     const { world, other } = await oneBucketWorld(() => backend().connect());
     const raw = await backend().connect();
-    const engine = createEngine(wrap ? wrap(raw, world, other) : raw, {
-      world,
-      buckets: 1,
-      clock: new TestClock(),
-      logger: memoryLogger(),
-    });
+    const engine = oneBucketEngine(wrap ? wrap(raw, world, other) : raw, world);
     const claimer = await engine.claimer({ worker: 'w' });
     claimer.setWatched([0]);
     return { world, other, claimer, raw };
@@ -91,21 +94,15 @@ describeOnBackends('claimer: what is not urgent work', (backend) => {
     // before that read goes out, after the listing that shows it.
     let armed = false;
     let xRead: Promise<unknown> | undefined;
-    const { world, other, claimer, raw } = await setup((raw, world, other) => {
-      return new Proxy(raw, {
-        get(target, prop) {
-          const value = Reflect.get(target, prop);
-          if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
-          return async (...args: Parameters<Coordinator['get']>) => {
-            if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return target.get(...args);
-            armed = false;
-            const read = other.cancel(['x']).then(() => target.get(...args));
-            xRead = read.catch(() => undefined);
-            return read;
-          };
-        },
-      });
-    });
+    const { world, other, claimer, raw } = await setup((raw, world, other) =>
+      intercept(raw, 'get', (get) => async (...args) => {
+        if (!armed || !args[0].startsWith(`/zoott_p/${world}/`)) return get(...args);
+        armed = false;
+        const read = other.cancel(['x']).then(() => get(...args));
+        xRead = read.catch(() => undefined);
+        return read;
+      }),
+    );
     for (const name of ['k1', 'k2', 'k3', 'k4'])
       await other.queue({ name, type: 't', priority: 10 });
     // Reads them all, claims k1; the others stay read and cached.
