@@ -1,5 +1,10 @@
 import { type Acl, type Coordinator, createEngine } from '@zoott/core';
-import { diagnoseWorld, diagnoseWorldMeta, type Finding } from '@zoott/core/internal';
+import {
+  type DiagnosisProgress,
+  diagnoseWorld,
+  diagnoseWorldMeta,
+  type Finding,
+} from '@zoott/core/internal';
 import { worldExtent } from './world-acl.js';
 
 const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
@@ -7,12 +12,14 @@ const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.pa
 /**
  * Everything `zoott doctor` reports for a world: the world itself (core's `diagnoseWorld`),
  * its race world (its race coordinators run there; what `lock-down` locks with the world),
- * and the ACLs of its reply paths and race state. Sorted by path.
+ * and the ACLs of its reply paths and race state. Sorted by path. `onProgress` hears how far
+ * the diagnosis of each of them (by world name) is.
  */
 export async function worldFindings(
   c: Coordinator,
   world: string,
   acl: readonly Acl[] | null,
+  onProgress?: (world: string, progress: DiagnosisProgress) => void,
 ): Promise<Finding[]> {
   // Without a readable meta no engine opens the world: that is the one finding then.
   const meta = await diagnoseWorldMeta(c, world);
@@ -23,12 +30,20 @@ export async function worldFindings(
     acl,
     replyPaths: extent.replyPaths,
     racePaths: extent.racePaths,
+    ...(onProgress ? { onProgress: (p: DiagnosisProgress) => onProgress(world, p) } : {}),
   });
   const raceMeta = extent.raceWorld ? await diagnoseWorldMeta(c, extent.raceWorld) : null;
   if (raceMeta) findings.push(raceMeta);
   else if (extent.raceWorld) {
     const races = await createEngine(c, { world: extent.raceWorld }).context();
-    findings.push(...(await diagnoseWorld(races, { acl, leftoverWorlds: false })));
+    const raceWorld = extent.raceWorld;
+    findings.push(
+      ...(await diagnoseWorld(races, {
+        acl,
+        leftoverWorlds: false,
+        ...(onProgress ? { onProgress: (p: DiagnosisProgress) => onProgress(raceWorld, p) } : {}),
+      })),
+    );
   }
   return findings.sort(byPath);
 }

@@ -1,6 +1,8 @@
+import type { Finding, RepairOutcome } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { worldFindings } from '../doctor-findings.js';
 import { ExitCode } from '../exit-codes.js';
+import { createProgress, type Progress } from '../output/progress.js';
 import { renderTable } from '../output/table.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
@@ -8,23 +10,45 @@ import { requestedAcl } from '../world-acl.js';
 
 interface DoctorOptions {
   repair?: boolean;
+  progress?: boolean;
 }
 
+/** Why a node --repair did not move is no longer a problem: read again, it was not. */
+const RESOLVED = new Set<string>(['gone', 'no longer damaged']);
+
 /**
- * `zoott doctor <world> [--repair]`: reads the whole world, its race world included, and
- * reports damage (corrupt nodes and settings, claims, registrations and election candidates
- * that are not ephemeral, orphan entries, records and progress, progress left by completed
- * tasks, tasks in no state, ACLs other than the credentials', reply paths and race state not
- * under them, leftover race worlds). `--repair` prints what it will move, then moves the
- * nodes that are safe to move into `/zoott_q/<world>` (nothing is deleted). Exit 0 when
- * nothing is left to fix, 7 when something is (the findings say what to do).
+ * `zoott doctor <world> [--repair] [--progress]`: reads the whole world, its race world
+ * included, and reports damage (corrupt nodes and settings, claims, registrations and
+ * election candidates that are not ephemeral, orphan entries, records and progress, progress
+ * left by completed tasks, tasks in no state, ACLs other than the credentials', reply paths
+ * and race state not under them, leftover race worlds). `--repair` prints what it will move,
+ * then moves the nodes that are safe to move into `/zoott_q/<world>` (nothing is deleted),
+ * each only if its finding, made again just before, still holds. Progress (nodes read, parts
+ * done; then nodes moved) goes to stderr on a terminal, or anywhere with --progress. Exit 0
+ * when nothing is left to fix, 7 when something is (the findings say what to do).
  */
 const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
   const { repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/internal');
   const c = await ctx.session().coordinator();
-  const findings = await worldFindings(c, world, requestedAcl(ctx.settings));
+  // The human form on a terminal shows it; piped or --json, only when asked (stderr still).
+  const silent = !(opts.progress || (process.stderr.isTTY === true && !ctx.json));
+  // One bar per world read (the world, then its race world), each finished before the next.
+  const bar: { world?: string; progress?: Progress } = {};
+  const findings = await worldFindings(c, world, requestedAcl(ctx.settings), (w, p) => {
+    if (!bar.progress || bar.world !== w) {
+      bar.progress?.finish();
+      bar.world = w;
+      bar.progress = createProgress({ label: `checking ${w}`, silent });
+    }
+    bar.progress.update(
+      p.nodes,
+      undefined,
+      `nodes read, ${p.partsDone}/${p.parts} parts done${p.part === 'done' ? '' : ` (${p.part})`}`,
+    );
+  });
+  bar.progress?.finish();
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const quarantine = `${QUARANTINE_ROOT}/${world}`;
   if (opts.repair && movable.length > 0 && !ctx.json)
@@ -34,35 +58,51 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
         ...movable.map((f) => `  ${f.path}  (${f.kind})`),
       ].join('\n'),
     );
-  const moved = opts.repair ? await repairWorld(c, world, movable) : [];
+  let repair: RepairOutcome = { moved: [], notMoved: [] };
+  if (opts.repair && movable.length > 0) {
+    const moving = createProgress({ label: 'moving', total: movable.length, silent });
+    repair = await repairWorld(c, world, movable, { onProgress: (d, t) => moving.update(d, t) });
+    moving.finish();
+  }
+  const { moved, notMoved } = repair;
   const movedFrom = new Set(moved.map((m) => m.from));
-  const left = findings.filter((f) => !movedFrom.has(f.path));
+  const kept = new Map(notMoved.map((n) => [n.path, n.why]));
+  const left = findings.filter(
+    (f) => !movedFrom.has(f.path) && !RESOLVED.has(kept.get(f.path) ?? ''),
+  );
   if (ctx.json) {
     ctx.printJson({
       world,
       healthy: findings.length === 0,
       findings,
-      ...(opts.repair ? { quarantine, moved } : {}),
+      ...(opts.repair ? { quarantine, moved, notMoved } : {}),
     });
   } else if (findings.length === 0) {
     ctx.out(`world ${world}: no problems found`);
   } else {
     const cc = ctx.colors;
+    const action = (f: Finding) =>
+      movedFrom.has(f.path)
+        ? 'moved'
+        : kept.has(f.path)
+          ? `not moved: ${kept.get(f.path)}`
+          : f.repair === 'quarantine'
+            ? '--repair moves it'
+            : '-';
     ctx.out(
       renderTable(
-        findings.map((f) => [
-          f.kind,
-          f.path,
-          movedFrom.has(f.path) ? 'moved' : f.repair === 'quarantine' ? '--repair moves it' : '-',
-          f.detail,
-        ]),
+        findings.map((f) => [f.kind, f.path, action(f), f.detail]),
         ['KIND', 'PATH', 'ACTION', 'DETAIL'].map((h) => cc.dim(h)),
       ),
     );
     ctx.out(
       opts.repair
-        ? `world ${world}: ${findings.length} problem(s), ${moved.length} moved to ${quarantine}, ${left.length} left`
-        : `world ${world}: ${findings.length} problem(s), ${movable.length} that --repair moves to ${quarantine}`,
+        ? `world ${world}: ${findings.length} problem(s), ${moved.length} moved to ${quarantine}, ${left.length} left${
+            notMoved.length > 0
+              ? ` (${notMoved.length} not moved: read again just before the move, they were gone, no longer damaged or changing)`
+              : ''
+          }`
+        : `world ${world}: ${findings.length} problem(s), ${movable.length} that --repair moves to ${quarantine} (on a busy world, a task that changed while doctor read it may show once: look again)`,
     );
   }
   return left.length > 0 ? ExitCode.CONFLICT : ExitCode.OK;
@@ -74,7 +114,8 @@ export const doctorVerb: Verb = {
       .command('doctor')
       .argument('<world>', 'world name')
       .description("a world's health: corrupt nodes, ghost claims and workers, orphans, weak ACLs")
-      .option('--repair', 'move what is safe to move into /zoott_q/<world> (never deletes)'),
+      .option('--repair', 'move what is safe to move into /zoott_q/<world> (never deletes)')
+      .option('--progress', 'show progress on stderr even when it is not a terminal'),
   examples: ['zoott --auth alice:s3cret doctor files', 'zoott doctor files --repair --json'],
   run: doctorCommand,
 };

@@ -1,6 +1,7 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import type { Diagnosis } from './doctor-findings.js';
-import { missingIsNull } from './doctor-findings.js';
+import type { EngineContext } from './context.js';
+import type { Diagnosis, Got, TaskFacts, Verdict } from './doctor-findings.js';
+import { recheckBy } from './doctor-recheck.js';
 import { bucketName } from './layout.js';
 import { PROGRESS_AREA, parseProgress, progressPath } from './progress.js';
 
@@ -11,9 +12,12 @@ import { PROGRESS_AREA, parseProgress, progressPath } from './progress.js';
  * completed is left over, and so is one of a later attempt than the task's next (a writer
  * stops at such a node). Each is moved away safely: nothing reads it but `show` and the
  * event stream, and a new attempt of the task would find it there.
+ *
+ * Read before the areas and the tree: a node checked here is compared with its task once
+ * the tree is read (`progressRelation`).
  */
 export async function diagnoseProgress(d: Diagnosis): Promise<void> {
-  const { coordinator: c, layout } = d.ctx;
+  const { layout } = d.ctx;
   const top = `/zoott_${PROGRESS_AREA}/${layout.world}`;
   for (const bucket of await d.folder(top)) {
     const dir = `${top}/${bucket}`;
@@ -21,51 +25,74 @@ export async function diagnoseProgress(d: Diagnosis): Promise<void> {
     await Promise.all(
       names.map(async (name) => {
         const path = `${dir}/${name}`;
-        const got = await missingIsNull(c.get(path));
+        const got = await d.read(path);
         if (!got) return;
         await d.checkAcl(path);
-        const key = name.split(KEY_SEPARATOR);
-        if (progressPath(layout, key) !== path) {
-          d.add(
-            'corrupt',
-            path,
-            `progress node in bucket ${bucket}, not its task's ${bucketName(layout.bucketOf(key))}: nothing reads it`,
-            'quarantine',
-          );
-          return;
-        }
-        const report = parseProgress(got.data);
-        if (!report) {
-          d.add(
-            'corrupt',
-            path,
-            'progress node: not {attempt, log, ...}; `show` and the event stream skip it, the next attempt overwrites it',
-            'quarantine',
-          );
-          return;
-        }
-        if (!d.treeKeys.has(name))
-          d.add(
-            'orphan',
-            path,
-            `progress of task ${name}, which has no tree node (a cancel removes both)`,
-            'quarantine',
-          );
-        else if (d.completed.has(name))
-          d.add(
-            'stale',
-            path,
-            `progress of task ${name}, which completed (a completion moves the report into its record and deletes this node); \`show\` shows this node instead of the record's report`,
-            'quarantine',
-          );
-        else if (report.attempt > (d.attempts.get(name) ?? Number.POSITIVE_INFINITY) + 1)
-          d.add(
-            'stale',
-            path,
-            `progress of attempt ${report.attempt} of task ${name}, which is at attempt ${d.attempts.get(name)} (its attempts were reset by a retry or a re-queue): the writer of its next attempt stops at a node of a later attempt, so that attempt's progress would never show`,
-            'quarantine',
-          );
+        const node = progressNode(d.ctx, path, bucket, name, got);
+        const recheck = (kind: Verdict['kind']) =>
+          recheckBy(d.ctx, path, kind, name, judgeProgress(d.ctx, path, bucket, name));
+        if ('kind' in node) d.addVerdict(path, node, recheck(node.kind));
+        else d.progress.push({ path, key: name, attempt: node.attempt, recheck });
       }),
     );
   }
 }
+
+/** A progress node by itself: a finding (misplaced, not progress), or the attempt it is of. */
+function progressNode(
+  ctx: EngineContext,
+  path: string,
+  bucket: string,
+  name: string,
+  got: Got,
+): Verdict | { attempt: number } {
+  const { layout } = ctx;
+  const key = name.split(KEY_SEPARATOR);
+  if (progressPath(layout, key) !== path)
+    return {
+      kind: 'corrupt',
+      detail: `progress node in bucket ${bucket}, not its task's ${bucketName(layout.bucketOf(key))}: nothing reads it`,
+      repair: 'quarantine',
+    };
+  const report = parseProgress(got.data);
+  if (!report)
+    return {
+      kind: 'corrupt',
+      detail:
+        'progress node: not {attempt, log, ...}; `show` and the event stream skip it, the next attempt overwrites it',
+      repair: 'quarantine',
+    };
+  return { attempt: report.attempt };
+}
+
+/** A progress node of task `name` (of `attempt`) against its task: orphan, stale or fine. */
+export function progressRelation(name: string, attempt: number, facts: TaskFacts): Verdict | null {
+  if (!facts.hasTree(name))
+    return {
+      kind: 'orphan',
+      detail: `progress of task ${name}, which has no tree node (a cancel removes both)`,
+      repair: 'quarantine',
+    };
+  if (facts.completed(name))
+    return {
+      kind: 'stale',
+      detail: `progress of task ${name}, which completed (a completion moves the report into its record and deletes this node); \`show\` shows this node instead of the record's report`,
+      repair: 'quarantine',
+    };
+  const attempts = facts.attempts(name);
+  if (attempt > (attempts ?? Number.POSITIVE_INFINITY) + 1)
+    return {
+      kind: 'stale',
+      detail: `progress of attempt ${attempt} of task ${name}, which is at attempt ${attempts} (its attempts were reset by a retry or a re-queue): the writer of its next attempt stops at a node of a later attempt, so that attempt's progress would never show`,
+      repair: 'quarantine',
+    };
+  return null;
+}
+
+/** A progress node judged whole: by itself, then against its task. */
+const judgeProgress =
+  (ctx: EngineContext, path: string, bucket: string, name: string) =>
+  (got: Got, facts: TaskFacts): Verdict | null => {
+    const node = progressNode(ctx, path, bucket, name, got);
+    return 'kind' in node ? node : progressRelation(name, node.attempt, facts);
+  };

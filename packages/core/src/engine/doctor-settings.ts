@@ -6,13 +6,17 @@ import { candidateSequence } from '../recipes/election/candidates.js';
 import { validateSchedule } from '../schedules/schedule-spec.js';
 import { LEADERS_ROOT, readStoredSchedule, schedulesPath } from '../schedules/schedule-store.js';
 import { worldRoot } from '../tree/keys.js';
+import type { EngineContext } from './context.js';
 import {
   type Diagnosis,
   type Finding,
+  type Got,
   isObject,
   missingIsNull,
   parseJson,
+  type Verdict,
 } from './doctor-findings.js';
+import { recheckBy } from './doctor-recheck.js';
 import { AREA } from './layout.js';
 import { parseMeta } from './meta.js';
 import { pauseProblem } from './pause.js';
@@ -52,7 +56,7 @@ export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<
 /** The world meta (tree root data): its retention settings and its pause state. */
 export async function diagnoseMeta(d: Diagnosis): Promise<void> {
   const root = d.ctx.layout.root;
-  const got = await missingIsNull(d.ctx.coordinator.get(root));
+  const got = await d.read(root);
   if (!got) return;
   // The bucket count was parsed already: the engine context could not exist without it.
   const parsed = parseJson(got.data);
@@ -80,39 +84,43 @@ export async function diagnoseMeta(d: Diagnosis): Promise<void> {
 
 /** Schedules: each one what `readStoredSchedule` reads and `validateSchedule` accepts. */
 export async function diagnoseSchedules(d: Diagnosis): Promise<void> {
-  const c = d.ctx.coordinator;
   const dir = schedulesPath(d.ctx.layout.world);
   for (const name of await d.folder(dir)) {
     const path = `${dir}/${name}`;
-    const got = await missingIsNull(c.get(path));
+    const got = await d.read(path);
     if (!got) continue;
     await d.checkAcl(path);
-    const stored = readStoredSchedule(got.data);
-    if (typeof stored === 'string') {
-      // The scheduler and `schedule list` skip it: moving it changes nothing they do.
-      d.add('corrupt', path, `schedule: ${stored}; the scheduler skips it`, 'quarantine');
-      continue;
-    }
-    if (stored.name !== name) {
-      d.add(
-        'corrupt',
-        path,
-        `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler records each tick at ${dir}/${stored.name}, not here (a version-checked set): it never ticks while no such schedule exists, and may overwrite that schedule when one does: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
-        'none',
-      );
-      continue;
-    }
-    try {
-      const { createdAt: _c, lastTick: _l, ...spec } = stored;
-      validateSchedule(spec);
-    } catch (err) {
-      d.add(
-        'corrupt',
-        path,
-        `schedule: ${(err as Error).message.replace(/^INVALID_CONFIG: /, '')}; it never ticks: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
-        'none',
-      );
-    }
+    const judge = (g: Got) => scheduleVerdict(dir, name, g);
+    const verdict = judge(got);
+    if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
+  }
+}
+
+function scheduleVerdict(dir: string, name: string, got: Got): Verdict | null {
+  const stored = readStoredSchedule(got.data);
+  // The scheduler and `schedule list` skip it: moving it changes nothing they do.
+  if (typeof stored === 'string')
+    return {
+      kind: 'corrupt',
+      detail: `schedule: ${stored}; the scheduler skips it`,
+      repair: 'quarantine',
+    };
+  if (stored.name !== name)
+    return {
+      kind: 'corrupt',
+      detail: `schedule: stored as ${name} but named ${JSON.stringify(stored.name)}; the scheduler records each tick at ${dir}/${stored.name}, not here (a version-checked set): it never ticks while no such schedule exists, and may overwrite that schedule when one does: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
+      repair: 'none',
+    };
+  try {
+    const { createdAt: _c, lastTick: _l, ...spec } = stored;
+    validateSchedule(spec);
+    return null;
+  } catch (err) {
+    return {
+      kind: 'corrupt',
+      detail: `schedule: ${(err as Error).message.replace(/^INVALID_CONFIG: /, '')}; it never ticks: \`zoott schedule remove ${name}\` and add it again (not repaired: it is a setting)`,
+      repair: 'none',
+    };
   }
 }
 
@@ -122,61 +130,70 @@ export async function diagnoseLimits(d: Diagnosis): Promise<void> {
   for (const name of await d.folder(dir)) {
     const path = `${dir}/${name}`;
     if (!(await d.ctx.coordinator.exists(path))) continue;
+    d.tick();
     await d.checkAcl(path);
-    const limit = await readRateLimit(d.ctx, path);
-    if (!limit) {
-      // Read as no limit: moving it changes nothing the workers do.
-      d.add(
-        'corrupt',
-        path,
-        'rate limit: not {type, rate} with a rate like 20/s; workers apply no limit for it',
-        'quarantine',
-      );
-    } else if (limitNodeName(limit.type) !== name) {
-      d.add(
-        'corrupt',
-        path,
-        `rate limit of type ${JSON.stringify(limit.type)} stored under another type's name; workers apply it, but \`zoott limit <world> <type> --remove\` cannot find it: set it again with \`zoott limit\` and remove this node by hand (not repaired: it is a setting)`,
-        'none',
-      );
-    }
+    // Read with the workers' own reader (after the node's version, which guards a move).
+    const judge = () => limitVerdict(d.ctx, path, name);
+    const verdict = await judge();
+    if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
   }
+}
+
+async function limitVerdict(ctx: EngineContext, path: string, name: string) {
+  const limit = await readRateLimit(ctx, path);
+  // Read as no limit: moving it changes nothing the workers do.
+  if (!limit)
+    return {
+      kind: 'corrupt',
+      detail: 'rate limit: not {type, rate} with a rate like 20/s; workers apply no limit for it',
+      repair: 'quarantine',
+    } satisfies Verdict;
+  if (limitNodeName(limit.type) !== name)
+    return {
+      kind: 'corrupt',
+      detail: `rate limit of type ${JSON.stringify(limit.type)} stored under another type's name; workers apply it, but \`zoott limit <world> <type> --remove\` cannot find it: set it again with \`zoott limit\` and remove this node by hand (not repaired: it is a setting)`,
+      repair: 'none',
+    } satisfies Verdict;
+  return null;
 }
 
 /** Elections (the scheduler's): candidates are ephemeral, `{id}`. */
 export async function diagnoseElections(d: Diagnosis): Promise<void> {
-  const c = d.ctx.coordinator;
   const dir = `${LEADERS_ROOT}/${d.ctx.layout.world}`;
   for (const role of await d.folder(dir)) {
     const election = `${dir}/${role}`;
     for (const name of await d.folder(election)) {
       const path = `${election}/${name}`;
-      const got = await missingIsNull(c.get(path));
+      const got = await d.read(path);
       if (!got) continue;
       await d.checkAcl(path);
-      if (candidateSequence(name) === null) continue; // not a candidate: the election ignores it
-      if (got.stat.ephemeralOwner === null) {
-        d.add(
-          'not-ephemeral',
-          path,
-          'an election candidate that no session owns (candidates are ephemeral); while it is first in line no live candidate leads, so no scheduler runs',
-          'quarantine',
-        );
-        continue;
-      }
-      let id: unknown;
-      try {
-        id = decodeJson<{ id?: unknown } | null>(got.data, path)?.id;
-      } catch {
-        id = undefined;
-      }
-      if (typeof id !== 'string')
-        d.add(
-          'corrupt',
-          path,
-          "election candidate: data is not {id}; it still stands (its session's), but is not shown as a contender",
-          'none',
-        );
+      const judge = (g: Got) => candidateVerdict(name, g);
+      const verdict = judge(got);
+      if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
     }
   }
+}
+
+function candidateVerdict(name: string, got: Got): Verdict | null {
+  if (candidateSequence(name) === null) return null; // not a candidate: the election ignores it
+  if (got.stat.ephemeralOwner === null)
+    return {
+      kind: 'not-ephemeral',
+      detail:
+        'an election candidate that no session owns (candidates are ephemeral); while it is first in line no live candidate leads, so no scheduler runs',
+      repair: 'quarantine',
+    };
+  let id: unknown;
+  try {
+    id = decodeJson<{ id?: unknown } | null>(got.data, name)?.id;
+  } catch {
+    id = undefined;
+  }
+  if (typeof id === 'string') return null;
+  return {
+    kind: 'corrupt',
+    detail:
+      "election candidate: data is not {id}; it still stands (its session's), but is not shown as a contender",
+    repair: 'none',
+  };
 }

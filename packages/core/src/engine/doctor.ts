@@ -1,12 +1,20 @@
 import type { Acl } from '../contract/acl.js';
-import type { Coordinator, Stat } from '../contract/coordinator.js';
-import { encodeJson, utf8 } from '../contract/paths.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
-import { systemEngineClock } from './clock.js';
 import type { EngineContext } from './context.js';
-import { Diagnosis, type Finding, isObject, missingIsNull, parseJson } from './doctor-findings.js';
-import { diagnoseProgress } from './doctor-progress.js';
+import { areaNode, judgeArea, orphanOf } from './doctor-areas.js';
+import {
+  Diagnosis,
+  type DiagnosisProgress,
+  type Finding,
+  type Got,
+  isObject,
+  missingIsNull,
+  parseJson,
+  type Verdict,
+} from './doctor-findings.js';
+import { diagnoseProgress, progressRelation } from './doctor-progress.js';
+import { recheckBy } from './doctor-recheck.js';
 import {
   diagnoseElections,
   diagnoseLimits,
@@ -14,14 +22,18 @@ import {
   diagnoseSchedules,
 } from './doctor-settings.js';
 
-export { diagnoseWorldMeta } from './doctor-settings.js';
-
 import { codeOf } from './errors.js';
 import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
-import { ensureNode } from './session.js';
-import type { EngineClock } from './types.js';
 
-export type { Finding, FindingKind } from './doctor-findings.js';
+export type { DiagnosisProgress, Finding, FindingKind } from './doctor-findings.js';
+export {
+  type NotMoved,
+  QUARANTINE_ROOT,
+  type Quarantined,
+  type RepairOutcome,
+  repairWorld,
+} from './doctor-repair.js';
+export { diagnoseWorldMeta } from './doctor-settings.js';
 
 export interface DiagnoseOptions {
   /** The ACL the world should have (its credentials'); skips ACL checks when absent. */
@@ -35,10 +47,9 @@ export interface DiagnoseOptions {
    * world beside its world, which reports them already.
    */
   leftoverWorlds?: boolean;
+  /** Called as the diagnosis goes: after each node it reads and as each part starts. */
+  onProgress?: (progress: DiagnosisProgress) => void;
 }
-
-/** Root of the quarantine area: `/zoott_q/<world>/item-<seq>`. */
-export const QUARANTINE_ROOT = '/zoott_q';
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 /**
@@ -49,33 +60,64 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
  * completed tasks, leaf tree nodes in no state, ACLs other than `options.acl` (every node
  * `lockDownWorld` locks), reply paths and race state not under it, and race worlds whose
  * world is gone. Reads only; `repairWorld` acts on the findings.
+ *
+ * A task's other nodes are written with or after its tree node and deleted with or before
+ * it (queue writes both in one multi, cancel and the reaper delete both in one), so they are
+ * read first (progress, then the areas) and the tree last: a node of a live task then always
+ * finds its tree node, even on a busy world. A finding may still be about a node that went
+ * (a task cancelled or reaped between the reads), and a task queued or moving on while its
+ * nodes are read may show as in no state, which `repairWorld` never acts on.
  */
 export async function diagnoseWorld(
   ctx: EngineContext,
   options: DiagnoseOptions = {},
 ): Promise<Finding[]> {
-  const d = new Diagnosis(ctx, options.acl ?? null);
-  // The tree first: the areas are checked against the keys it has.
-  await diagnoseTree(d);
-  await diagnoseAreas(d);
+  const d = new Diagnosis(ctx, options.acl ?? null, options.onProgress);
+  const extra = [...(options.replyPaths ?? []), ...(options.racePaths ?? [])];
+  const parts: [string, () => Promise<void>][] = [
+    ['progress', () => diagnoseProgress(d)],
+    ['areas', () => diagnoseAreas(d)],
+    ['tree', () => diagnoseTree(d)],
+    ['registry', () => diagnoseRegistry(d)],
+    ['settings', () => diagnoseMeta(d)],
+    ['schedules', () => diagnoseSchedules(d)],
+    ['limits', () => diagnoseLimits(d)],
+    ['elections', () => diagnoseElections(d)],
+  ];
+  if (extra.length > 0)
+    parts.push([
+      'reply paths',
+      async () => {
+        for (const path of extra) await diagnoseReplyPath(d, path);
+      },
+    ]);
+  if (options.leftoverWorlds ?? true) parts.push(['race worlds', () => diagnoseLeftoverWorlds(d)]);
+  for (const [i, [name, run]] of parts.entries()) {
+    d.startPart(name, i, parts.length);
+    await run();
+    // What waited for the tree: orphans, stale progress, tasks in no state.
+    if (name === 'tree') relateToTasks(d);
+  }
+  d.startPart('done', parts.length, parts.length);
+  return d.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The findings that compare a task's nodes with its tree node, once the tree is read. */
+function relateToTasks(d: Diagnosis): void {
+  for (const node of d.keyed)
+    if (!d.hasTree(node.key)) d.addVerdict(node.path, node.orphan, node.recheck);
+  for (const p of d.progress) {
+    const verdict = progressRelation(p.key, p.attempt, d);
+    if (verdict) d.addVerdict(p.path, verdict, p.recheck(verdict.kind));
+  }
   for (const key of d.leaves)
     if (!d.stated.has(key))
       d.add(
         'no-state',
-        ctx.layout.treePath(key.split(KEY_SEPARATOR)),
-        `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it`,
+        d.ctx.layout.treePath(key.split(KEY_SEPARATOR)),
+        `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it (a task queued while doctor read the world shows so too: look again)`,
         'none',
       );
-  await diagnoseRegistry(d);
-  await diagnoseProgress(d);
-  await diagnoseMeta(d);
-  await diagnoseSchedules(d);
-  await diagnoseLimits(d);
-  await diagnoseElections(d);
-  for (const path of [...(options.replyPaths ?? []), ...(options.racePaths ?? [])])
-    await diagnoseReplyPath(d, path);
-  if (options.leftoverWorlds ?? true) await diagnoseLeftoverWorlds(d);
-  return d.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The tree: every node with its data, and which keys exist. */
@@ -94,7 +136,7 @@ async function diagnoseTree(d: Diagnosis): Promise<void> {
     await Promise.all(
       next.map(async (key) => {
         const path = layout.treePath(key);
-        const got = await missingIsNull(c.get(path));
+        const got = await d.read(path);
         if (!got) return;
         const encoded = key.join(KEY_SEPARATOR);
         d.treeKeys.add(encoded);
@@ -109,14 +151,6 @@ async function diagnoseTree(d: Diagnosis): Promise<void> {
     level = next;
   }
 }
-
-/** What one node of each area holds, in findings. */
-const AREA_NODE: Record<Area, string> = {
-  [AREA.pending]: 'pending entry',
-  [AREA.working]: 'claim',
-  [AREA.completed]: 'completed record',
-  [AREA.failed]: 'failed record',
-};
 
 /** The areas, bucket by bucket. */
 async function diagnoseAreas(d: Diagnosis): Promise<void> {
@@ -134,59 +168,24 @@ async function diagnoseAreas(d: Diagnosis): Promise<void> {
   );
 }
 
-/** One node of an area: its name, whether it is ephemeral where it must be, its data. */
+/** One node of an area: its own findings now, its orphan check once the tree is read. */
 async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: string) {
   const path = `${dir}/${name}`;
-  const got = await missingIsNull(d.ctx.coordinator.get(path));
+  const got = await d.read(path);
   if (!got) return;
   await d.checkAcl(path, 'weak-acl');
-  const key = area === AREA.pending ? parseEntryName(name)?.encodedKey : name;
-  if (key === undefined) {
-    d.add('corrupt', path, 'pending area: not an entry name; the engine skips it', 'quarantine');
+  const key = area === AREA.pending ? (parseEntryName(name)?.encodedKey ?? null) : name;
+  const recheck = recheckBy(d.ctx, path, 'orphan', key, judgeArea(area, name));
+  const node = areaNode(area, name, got);
+  if ('kind' in node) {
+    d.addVerdict(path, node, recheckBy(d.ctx, path, node.kind, key, judgeArea(area, name)));
     return;
   }
-  if (area === AREA.working && got.stat.ephemeralOwner === null) {
-    d.add(
-      'not-ephemeral',
-      path,
-      'a claim that no session owns (claims are ephemeral); the engine ignores it and replaces it on the next claim',
-      'quarantine',
-    );
-    return;
-  }
-  const parsed = parseJson(got.data);
-  const what = AREA_NODE[area];
-  if (!parsed.ok || !isObject(parsed.value)) {
-    d.add(
-      'corrupt',
-      path,
-      `${what}: ${parsed.ok ? 'not a JSON object' : parsed.why}`,
-      area === AREA.working ? 'none' : 'quarantine',
-    );
-    return;
-  }
-  if (area === AREA.pending) {
-    const e = parsed.value;
-    if (
-      typeof e.name !== 'string' ||
-      typeof e.type !== 'string' ||
-      !Number.isInteger(e.attempts) ||
-      !Number.isInteger(e.maxAttempts)
-    ) {
-      d.add(
-        'corrupt',
-        path,
-        'pending entry: wrong shape (name, type, attempts, maxAttempts)',
-        'quarantine',
-      );
-      return;
-    }
-  }
-  d.stated.add(key);
-  if (area === AREA.completed) d.completed.add(key);
-  else if (area === AREA.pending) d.attempts.set(key, parsed.value.attempts as number);
-  if (!d.treeKeys.has(key))
-    d.add('orphan', path, `${what} of task ${key}, which has no tree node`, 'quarantine');
+  d.stated.add(node.key);
+  if (area === AREA.completed) d.completedKeys.add(node.key);
+  else if (node.attempts !== undefined)
+    d.attemptsOf.set(node.key, Math.max(d.attemptsOf.get(node.key) ?? 0, node.attempts));
+  d.keyed.push({ path, key: node.key, recheck, orphan: orphanOf(area, node.key) });
 }
 
 /** The worker registry: registrations are ephemeral JSON. */
@@ -195,19 +194,26 @@ async function diagnoseRegistry(d: Diagnosis): Promise<void> {
   await d.checkAcl(layout.registry, 'weak-acl');
   for (const name of (await missingIsNull(c.children(layout.registry))) ?? []) {
     const path = `${layout.registry}/${name}`;
-    const got = await missingIsNull(c.get(path));
+    const got = await d.read(path);
     if (!got) continue;
     await d.checkAcl(path);
-    if (got.stat.ephemeralOwner === null)
-      d.add(
-        'not-ephemeral',
-        path,
-        'a worker registration that no session owns (registrations are ephemeral); workers ignore it',
-        'quarantine',
-      );
-    else if (!parseJson(got.data).ok)
-      d.add('corrupt', path, 'worker registration: data is not JSON', 'none');
+    const verdict = registrationVerdict(got);
+    if (verdict)
+      d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, registrationVerdict));
   }
+}
+
+function registrationVerdict(got: Got): Verdict | null {
+  if (got.stat.ephemeralOwner === null)
+    return {
+      kind: 'not-ephemeral',
+      detail:
+        'a worker registration that no session owns (registrations are ephemeral); workers ignore it',
+      repair: 'quarantine',
+    };
+  if (!parseJson(got.data).ok)
+    return { kind: 'corrupt', detail: 'worker registration: data is not JSON', repair: 'none' };
+  return null;
 }
 
 /** A reply path, with everything below it. */
@@ -236,60 +242,4 @@ async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
         'none',
       );
   }
-}
-
-/** A node moved to the quarantine area. */
-export interface Quarantined {
-  from: string;
-  to: string;
-}
-
-/**
- * Moves every `quarantine` finding to `/zoott_q/<world>/item-<seq>`: ONE multi per node
- * creates the quarantine node (its data: the original path, the finding and the bytes as
- * text) and deletes the original at the version read, so nothing is lost and a node that
- * changed meanwhile is left alone. Nothing is deleted outright.
- */
-export async function repairWorld(
-  c: Coordinator,
-  world: string,
-  findings: readonly Finding[],
-  /** Stamps `movedAt`; the engine's clock when there is one. */
-  clock: Pick<EngineClock, 'now'> = systemEngineClock,
-): Promise<Quarantined[]> {
-  const dir = `${QUARANTINE_ROOT}/${world}`;
-  await ensureNode(c, QUARANTINE_ROOT);
-  await ensureNode(c, dir);
-  const moved: Quarantined[] = [];
-  for (const f of findings) {
-    if (f.repair !== 'quarantine') continue;
-    let got: { data: Uint8Array; stat: Stat };
-    try {
-      got = await c.get(f.path);
-    } catch (err) {
-      if (codeOf(err) === 'NO_NODE') continue; // gone already
-      throw err;
-    }
-    const record = {
-      from: f.path,
-      kind: f.kind,
-      detail: f.detail,
-      movedAt: clock.now(),
-      ephemeralOwner: got.stat.ephemeralOwner,
-      data: utf8.decode(got.data),
-    };
-    try {
-      const results = await c.multi([
-        { op: 'create', path: `${dir}/item-`, data: encodeJson(record), sequential: true },
-        { op: 'delete', path: f.path, version: got.stat.version },
-      ]);
-      const created = results[0];
-      moved.push({ from: f.path, to: created?.op === 'create' ? created.path : dir });
-    } catch (err) {
-      // Changed or gone since it was read: not this repair's to move.
-      if (codeOf(err) === 'BAD_VERSION' || codeOf(err) === 'NO_NODE') continue;
-      throw err;
-    }
-  }
-  return moved;
 }

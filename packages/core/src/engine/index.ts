@@ -11,12 +11,15 @@ export {
 } from './corrupt.js';
 export {
   type DiagnoseOptions,
+  type DiagnosisProgress,
   diagnoseWorld,
   diagnoseWorldMeta,
   type Finding,
   type FindingKind,
+  type NotMoved,
   QUARANTINE_ROOT,
   type Quarantined,
+  type RepairOutcome,
   repairWorld,
 } from './doctor.js';
 export {

@@ -69,7 +69,10 @@ describeOnBackends('engine: doctor', (backend) => {
       summary(findings.filter((f) => f.repair === 'none')),
     );
     // A second repair has nothing to move.
-    expect(await repairWorld(c, world, await diagnoseWorld(ctx))).toEqual([]);
+    expect(await repairWorld(c, world, await diagnoseWorld(ctx))).toEqual({
+      moved: [],
+      notMoved: [],
+    });
 
     const wc = await backend().connect();
     const logger = memoryLogger();

@@ -149,8 +149,9 @@ export async function repairAll(
   c: Coordinator,
   world: string,
   findings: readonly Finding[],
-): Promise<Awaited<ReturnType<typeof repairWorld>>> {
-  const moved = await repairWorld(c, world, findings);
+): Promise<Awaited<ReturnType<typeof repairWorld>>['moved']> {
+  const { moved, notMoved } = await repairWorld(c, world, findings);
+  expect(notMoved).toEqual([]);
   expect(moved.map((m) => m.from).sort()).toEqual(
     findings
       .filter((f) => f.repair === 'quarantine')
