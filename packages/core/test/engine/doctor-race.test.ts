@@ -82,7 +82,7 @@ describeOnBackends('engine: doctor on a busy world', (backend) => {
     await runsToCompletion(await backend().connect(), name, engine, ['k']);
   });
 
-  it('a change between that second look and the move fails the move: a tree node made, a ghost claim replaced by a live one, a schedule written again', async () => {
+  it('a change between that second look and the move fails the move: a tree node made, a ghost claim replaced by a live one, a schedule written again, a completed record removed', async () => {
     const c = await backend().connect();
     const { name, engine, L } = await world(c);
     const other = createEngine(await backend().connect(), { world: name, logger: memoryLogger() });
@@ -96,14 +96,28 @@ describeOnBackends('engine: doctor on a busy world', (backend) => {
     const schedule = `/zoott_schedules/${name}/nightly`;
     const good = await c.get(schedule);
     await c.set(schedule, utf8.encode('cron: nightly'));
+    // Progress left by a completed task (a worker that died before deleting it).
+    await engine.queue({ name: 'done', type: 'd' });
+    const done = await engine.claim({ types: ['d'] });
+    if (done) await engine.complete(done, { ok: true });
+    const progress = `/zoott_g/${name}/0000/done`;
+    await c.create(`/zoott_g/${name}/0000`);
+    await c.create(progress, encodeJson({ attempt: 1, worker: 'w', log: [], dropped: 0 }));
     const findings = await diagnoseWorld(await engine.context());
     const entry = findings.find((f) => f.kind === 'orphan')?.path ?? '';
     expect(findings.map((f) => `${f.kind} ${f.path}`).sort()).toEqual(
-      [`not-ephemeral ${ghost}`, `orphan ${entry}`, `corrupt ${schedule}`].sort(),
+      [
+        `not-ephemeral ${ghost}`,
+        `orphan ${entry}`,
+        `corrupt ${schedule}`,
+        `stale ${progress}`,
+      ].sort(),
     );
     // Just before each move's multi (after repair read everything again): the orphan's tree
     // node comes back; another session claims `ghost` (its claim removes the ghost claim and
-    // makes a live one at the same path, the same version); the schedule is fixed by hand.
+    // makes a live one at the same path, the same version); the schedule is fixed by hand;
+    // the completed record goes (as the reaper removes that of a task with children, whose
+    // tree node it leaves as it was): the progress node is then no longer stale.
     let live: Awaited<ReturnType<Engine['claim']>> = null;
     const racing: Record<string, () => Promise<unknown>> = {
       [entry]: () => c.create(L.treePath(['orphan']), orphanTree.data),
@@ -112,6 +126,7 @@ describeOnBackends('engine: doctor on a busy world', (backend) => {
         for (let i = 0; i < 5 && !live; i++) live = await other.claim({ types: ['g'] });
       },
       [schedule]: () => c.set(schedule, good.data),
+      [progress]: () => c.delete(L.recordPath('c', ['done'])),
     };
     const stepping = intercept(c, 'multi', (multi) => async (ops) => {
       const moving = ops.at(-1)?.path ?? '';
@@ -124,7 +139,7 @@ describeOnBackends('engine: doctor on a busy world', (backend) => {
     expect(Object.keys(racing)).toEqual([]);
     expect(outcome.moved).toEqual([]);
     expect(outcome.notMoved.map((n) => `${n.why} ${n.path}`).sort()).toEqual(
-      [entry, ghost, schedule].map((path) => `changed while moving ${path}`).sort(),
+      [entry, ghost, schedule, progress].map((path) => `changed while moving ${path}`).sort(),
     );
     expect(utf8.decode((await c.get(schedule)).data)).toBe(utf8.decode(good.data));
     // The live claim is still there, and completes; the task with its tree node back runs.
