@@ -2,12 +2,13 @@
  * `zoott doctor` on the nodes beside a world's areas (progress, meta settings, schedules,
  * rate limits, elections, the race world, race state), with the built `zoott` against a real
  * ZooKeeper: each kind damaged with a raw client, reported in the table and in --json,
- * moved by --repair where that is safe, and a world that is clean again exits 0.
+ * moved by --repair where that is safe, and a world that is clean again exits 0. And the
+ * progress it shows on stderr.
  */
 import { createEngine, digestAcl, OPEN_ACL, utf8 } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
+import { assertBuilt, freshConnect, freshWorld, json, session, zoott } from './helpers.js';
 
 // Every step is a fresh node process talking to ZooKeeper: slow on 2 busy cores.
 const SLOW = 180_000;
@@ -137,5 +138,46 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     expect(lines(json<Report>(races))).toEqual(['corrupt /zoott_dm~races none']);
     await raw.set('/zoott_dm~races', utf8.encode('{"zoott":1,"buckets":1}'));
     expect((await z(['doctor', 'dm'])).code).toBe(0);
+  });
+
+  it('shows progress on stderr only on a terminal or with --progress (beside --json too), never on stdout', async () => {
+    const { connect, z } = await freshWorld(['--buckets', '2']);
+    const raw = await session(connect);
+    const engine = createEngine(raw, { world: 'tw' });
+    for (let i = 0; i < 30; i++) await engine.queue({ name: `t${i}`, type: 't' });
+    // 30 tree nodes, 30 entries and the world meta; the parts: progress, areas, tree,
+    // registry, settings, schedules, limits, elections, race worlds.
+    const last = /^checking tw: 61 nodes read, 9\/9 parts done$/;
+    const progressLines = (stderr: string) => {
+      const lines = stderr.trim().split('\n');
+      // Plain lines (stderr is a pipe here): a throttled one now and then, the last at the end.
+      for (const line of lines)
+        expect(line).toMatch(/^checking tw: \d+ nodes read, \d\/9 parts done/);
+      return lines;
+    };
+
+    const piped = await z(['doctor', 'tw']);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toBe('world tw: no problems found\n');
+    expect(piped.stderr).toBe('');
+
+    const asked = await z(['doctor', 'tw', '--progress']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toBe('world tw: no problems found\n');
+    expect(progressLines(asked.stderr).at(-1)).toMatch(last);
+
+    const both = await z(['--json', 'doctor', 'tw', '--progress']);
+    expect(both.code, both.stderr).toBe(0);
+    expect(json<Report>(both).healthy).toBe(true);
+    expect(progressLines(both.stderr).at(-1)).toMatch(last);
+
+    // A ghost claim to move: the move has its own line, after the reading.
+    await raw.create('/zoott_w/tw/0000/ghost', utf8.encode('{}'));
+    const repaired = await z(['--json', 'doctor', 'tw', '--repair', '--progress']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(json<Report>(repaired).moved?.map((m) => m.from)).toEqual(['/zoott_w/tw/0000/ghost']);
+    const lines = repaired.stderr.trim().split('\n');
+    expect(lines.at(-1)).toBe('moving: 1/1 (100%)');
+    expect(lines.at(-2)).toMatch(/^checking tw: 62 nodes read, 9\/9 parts done$/);
   });
 });
