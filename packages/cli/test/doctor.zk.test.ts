@@ -5,10 +5,14 @@
  * moved by --repair where that is safe, and a world that is clean again exits 0. And the
  * progress it shows on stderr.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createEngine, digestAcl, OPEN_ACL, utf8 } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freshConnect, freshWorld, json, session, zoott } from './helpers.js';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { assertBuilt, BIN, freshConnect, freshWorld, json, session, zoott } from './helpers.js';
 
 // Every step is a fresh node process talking to ZooKeeper: slow on 2 busy cores.
 const SLOW = 180_000;
@@ -19,6 +23,31 @@ interface Report {
   healthy: boolean;
   findings: { kind: string; path: string; repair: string; detail: string }[];
   moved?: { from: string; to: string }[];
+}
+
+/**
+ * `zoott <args>` with its stderr on a terminal: util-linux's `script` (Debian's essential
+ * bsdutils) gives it a pseudo-terminal; stdout goes to a file. What the terminal showed, and
+ * what went to stdout.
+ */
+async function onTerminal(
+  args: string[],
+): Promise<{ code: number | null; terminal: string; stdout: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'zoott-tty-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+  const out = join(dir, 'stdout');
+  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qec', `${command} > ${quote(out)}`, '/dev/null'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let terminal = '';
+  child.stdout.on('data', (b: Buffer) => {
+    terminal += b.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, terminal, stdout: readFileSync(out, 'utf8') };
 }
 
 const lines = (r: Report) => r.findings.map((f) => `${f.kind} ${f.path} ${f.repair}`);
@@ -155,6 +184,19 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
         expect(line).toMatch(/^checking tw: \d+ nodes read, \d\/9 parts done/);
       return lines;
     };
+
+    // On a terminal: a bar redrawn in place (the human form only).
+    const connectArgs = ['--connect', connect, '--world', 'tw'];
+    const tty = await onTerminal([...connectArgs, 'doctor', 'tw']);
+    expect(tty.code, tty.terminal).toBe(0);
+    expect(tty.stdout).toBe('world tw: no problems found\n');
+    const drawn = tty.terminal.split('\r\u001b[2K').filter((l) => l.trim() !== '');
+    expect(drawn.length).toBeGreaterThan(0);
+    expect(drawn.at(-1)?.trim()).toBe('checking tw 61 nodes read, 9/9 parts done');
+    const ttyJson = await onTerminal([...connectArgs, '--json', 'doctor', 'tw']);
+    expect(ttyJson.code, ttyJson.terminal).toBe(0);
+    expect(ttyJson.terminal).toBe('');
+    expect(JSON.parse(ttyJson.stdout)).toMatchObject({ healthy: true });
 
     const piped = await z(['doctor', 'tw']);
     expect(piped.code, piped.stderr).toBe(0);
