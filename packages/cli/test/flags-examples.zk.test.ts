@@ -271,6 +271,7 @@ const STEPS: Record<string, ExampleStep> = {
         findings: [],
         quarantine: '/zoott_q/files',
         moved: [],
+        notMoved: [],
       }),
   },
 };

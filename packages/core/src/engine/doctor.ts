@@ -219,6 +219,7 @@ function registrationVerdict(got: Got): Verdict | null {
 /** A reply path, with everything below it. */
 async function diagnoseReplyPath(d: Diagnosis, path: string): Promise<void> {
   await d.checkAcl(path, 'reply-acl');
+  d.tick();
   for (const n of (await missingIsNull(d.ctx.coordinator.children(path))) ?? [])
     await diagnoseReplyPath(d, `${path}/${n}`);
 }
