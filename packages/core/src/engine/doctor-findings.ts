@@ -3,6 +3,7 @@ import type { Op, Stat } from '../contract/coordinator.js';
 import { utf8 } from '../contract/paths.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
+import type { Area } from './layout.js';
 import { describeAcl, sameAcl } from './world-acl.js';
 
 /** What kind of damage a finding is. */
@@ -110,13 +111,20 @@ export interface DiagnosisProgress {
   parts: number;
 }
 
-/** A pending-area, working or record node whose orphan check waits for the tree. */
+/** A node of an area that holds a task, kept for its orphan check once the tree is read. */
 export interface KeyedNode {
   path: string;
+  area: Area;
+  name: string;
   key: string;
-  recheck: Recheck;
-  /** Its orphan finding, once the tree says there is none. */
-  orphan: Verdict;
+}
+
+/** A progress node that parses, kept to be compared with its task once the tree is read. */
+export interface ProgressNode {
+  path: string;
+  bucket: string;
+  key: string;
+  attempt: number;
 }
 
 /** The findings of one diagnosis, and the checks every part of it shares. */
@@ -134,12 +142,7 @@ export class Diagnosis implements TaskFacts {
   /** Nodes that belong to a task, checked against the tree once it is read. */
   readonly keyed: KeyedNode[] = [];
   /** Progress nodes that parse, checked against their task once the tree is read. */
-  readonly progress: {
-    path: string;
-    key: string;
-    attempt: number;
-    recheck: (kind: FindingKind) => Recheck;
-  }[] = [];
+  readonly progress: ProgressNode[] = [];
   private nodes = 0;
   private part = 'starting';
   private partsDone = 0;

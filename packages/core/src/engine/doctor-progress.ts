@@ -1,6 +1,13 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
-import type { Diagnosis, Got, TaskFacts, Verdict } from './doctor-findings.js';
+import type {
+  Diagnosis,
+  Got,
+  ProgressNode,
+  Recheck,
+  TaskFacts,
+  Verdict,
+} from './doctor-findings.js';
 import { recheckBy } from './doctor-recheck.js';
 import { bucketName } from './layout.js';
 import { PROGRESS_AREA, parseProgress, progressPath } from './progress.js';
@@ -29,10 +36,9 @@ export async function diagnoseProgress(d: Diagnosis): Promise<void> {
         if (!got) return;
         await d.checkAcl(path);
         const node = progressNode(d.ctx, path, bucket, name, got);
-        const recheck = (kind: Verdict['kind']) =>
-          recheckBy(d.ctx, path, kind, name, judgeProgress(d.ctx, path, bucket, name));
-        if ('kind' in node) d.addVerdict(path, node, recheck(node.kind));
-        else d.progress.push({ path, key: name, attempt: node.attempt, recheck });
+        if ('kind' in node)
+          d.addVerdict(path, node, progressRecheck(d.ctx, { path, bucket, key: name }, node.kind));
+        else d.progress.push({ path, bucket, key: name, attempt: node.attempt });
       }),
     );
   }
@@ -89,10 +95,14 @@ export function progressRelation(name: string, attempt: number, facts: TaskFacts
   return null;
 }
 
-/** A progress node judged whole: by itself, then against its task. */
-const judgeProgress =
-  (ctx: EngineContext, path: string, bucket: string, name: string) =>
-  (got: Got, facts: TaskFacts): Verdict | null => {
-    const node = progressNode(ctx, path, bucket, name, got);
-    return 'kind' in node ? node : progressRelation(name, node.attempt, facts);
-  };
+/** How to make a finding about a progress node again: by itself, then against its task. */
+export function progressRecheck(
+  ctx: EngineContext,
+  { path, bucket, key }: Omit<ProgressNode, 'attempt'>,
+  kind: Verdict['kind'],
+): Recheck {
+  return recheckBy(ctx, path, kind, key, (got: Got, facts: TaskFacts) => {
+    const node = progressNode(ctx, path, bucket, key, got);
+    return 'kind' in node ? node : progressRelation(key, node.attempt, facts);
+  });
+}

@@ -13,7 +13,7 @@ import {
   parseJson,
   type Verdict,
 } from './doctor-findings.js';
-import { diagnoseProgress, progressRelation } from './doctor-progress.js';
+import { diagnoseProgress, progressRecheck, progressRelation } from './doctor-progress.js';
 import { recheckBy } from './doctor-recheck.js';
 import {
   diagnoseElections,
@@ -104,11 +104,16 @@ export async function diagnoseWorld(
 
 /** The findings that compare a task's nodes with its tree node, once the tree is read. */
 function relateToTasks(d: Diagnosis): void {
-  for (const node of d.keyed)
-    if (!d.hasTree(node.key)) d.addVerdict(node.path, node.orphan, node.recheck);
-  for (const p of d.progress) {
-    const verdict = progressRelation(p.key, p.attempt, d);
-    if (verdict) d.addVerdict(p.path, verdict, p.recheck(verdict.kind));
+  for (const { path, area, name, key } of d.keyed)
+    if (!d.hasTree(key))
+      d.addVerdict(
+        path,
+        orphanOf(area, key),
+        recheckBy(d.ctx, path, 'orphan', key, judgeArea(area, name)),
+      );
+  for (const node of d.progress) {
+    const verdict = progressRelation(node.key, node.attempt, d);
+    if (verdict) d.addVerdict(node.path, verdict, progressRecheck(d.ctx, node, verdict.kind));
   }
   for (const key of d.leaves)
     if (!d.stated.has(key))
@@ -174,10 +179,9 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
   const got = await d.read(path);
   if (!got) return;
   await d.checkAcl(path, 'weak-acl');
-  const key = area === AREA.pending ? (parseEntryName(name)?.encodedKey ?? null) : name;
-  const recheck = recheckBy(d.ctx, path, 'orphan', key, judgeArea(area, name));
   const node = areaNode(area, name, got);
   if ('kind' in node) {
+    const key = area === AREA.pending ? (parseEntryName(name)?.encodedKey ?? null) : name;
     d.addVerdict(path, node, recheckBy(d.ctx, path, node.kind, key, judgeArea(area, name)));
     return;
   }
@@ -185,7 +189,7 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
   if (area === AREA.completed) d.completedKeys.add(node.key);
   else if (node.attempts !== undefined)
     d.attemptsOf.set(node.key, Math.max(d.attemptsOf.get(node.key) ?? 0, node.attempts));
-  d.keyed.push({ path, key: node.key, recheck, orphan: orphanOf(area, node.key) });
+  d.keyed.push({ path, area, name, key: node.key });
 }
 
 /** The worker registry: registrations are ephemeral JSON. */
