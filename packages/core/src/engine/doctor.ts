@@ -21,7 +21,6 @@ import {
   diagnoseMeta,
   diagnoseSchedules,
 } from './doctor-settings.js';
-
 import { codeOf } from './errors.js';
 import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
 
