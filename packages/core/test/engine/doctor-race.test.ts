@@ -71,6 +71,18 @@ describeOnBackends('engine: doctor on a busy world', (backend) => {
     const findings = await diagnoseWorld(await engine.context());
     const entry = findings.find((f) => f.kind === 'orphan')?.path ?? '';
     expect(findings.map((f) => `${f.kind} ${f.path}`)).toEqual([`orphan ${entry}`]);
+    // A copy of the findings (read back from --json, say) says nothing of how to check them
+    // again, so nothing is moved on its word.
+    expect(
+      await repairWorld(
+        c,
+        name,
+        findings.map((f) => ({ ...f })),
+      ),
+    ).toEqual({
+      moved: [],
+      notMoved: [{ path: entry, kind: 'orphan', why: 'not rechecked' }],
+    });
     // Put back (by hand, or by a restore) after the diagnosis, before the repair.
     await c.create(L.treePath(['k']), tree.data);
     const outcome = await repairWorld(c, name, findings);
