@@ -39,7 +39,7 @@ function accessHint({ kind, user, vhost }: AmqpAccessError): string {
     return `check the user and password in --amqp-url (ZOOTT_AMQP_URL, amqpUrl); on the broker, rabbitmqctl authenticate_user '${user}' <password> checks them`;
   if (kind === 'vhost')
     return `name an existing vhost as the path of --amqp-url (amqp://host:5672/<vhost>, no path for "/"; rabbitmqctl list_vhosts lists them) and give the user permissions on it: ${grant}`;
-  return `the user needs configure permission on the queues to declare them (or --declare-queues false, the queues declared elsewhere) read permission to consume them, and write permission on the exchanges results go to: ${grant}`;
+  return `the user needs configure permission on the queues to declare them (or --declare-queues false, the queues declared elsewhere), read permission to consume them, and write permission on the exchanges results go to: ${grant}`;
 }
 
 const program = new Command('zoott-amqp-bridge')
