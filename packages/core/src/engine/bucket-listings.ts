@@ -1,8 +1,8 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
 import type { EngineContext } from './context.js';
-import { FirstSights } from './first-sights.js';
 import { readEntryNode } from './entry-read.js';
+import { FirstSights } from './first-sights.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
