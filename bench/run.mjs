@@ -342,6 +342,7 @@ async function latency(c, fleet) {
   }
   await Promise.all(queued);
   const busy = floor.busy();
+  const serverWrite = await floor.serverWrite();
   const offered = total / ((performance.now() - t0) / 1000);
   await waitCompleted(fleet, total, world);
   await sleep(200); // last latency reports
@@ -357,6 +358,7 @@ async function latency(c, fleet) {
     max: sorted[sorted.length - 1],
     queue: spread(queueMs),
     loneWrite: floor.loneWrite(),
+    serverWrite,
     busy,
   };
 }
@@ -614,6 +616,8 @@ async function main() {
         latency_queue_p99_ms: lat.queue.p99,
         latency_write_alone_p50_ms: lat.loneWrite.p50,
         latency_write_alone_p99_ms: lat.loneWrite.p99,
+        latency_server_write_p50_ms: lat.serverWrite.p50,
+        latency_server_write_p99_ms: lat.serverWrite.p99,
         latency_machine_busy: lat.busy,
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,

@@ -112,6 +112,7 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
   }
   await Promise.all(queued);
   const busy = floor.busy();
+  const serverWrite = await floor.serverWrite();
   const offered = chains / ((performance.now() - t0) / 1000);
   await waitFor(() => fleet.unblock.children.size >= chains, `${world}: every child started`);
   const loneWrite = floor.loneWrite();
@@ -136,6 +137,7 @@ export async function unblockLatency(c, fleet, { rate, seconds, pending, width }
     p99: percentile(samples, 99),
     max: samples[samples.length - 1],
     loneWrite,
+    serverWrite,
     busy,
   };
 }
@@ -177,6 +179,8 @@ export function schedulingKeys(idle, unblock, workers) {
     unblock_max_ms: Number(unblock.max.toFixed(2)),
     unblock_write_alone_p50_ms: unblock.loneWrite.p50,
     unblock_write_alone_p99_ms: unblock.loneWrite.p99,
+    unblock_server_write_p50_ms: unblock.serverWrite.p50,
+    unblock_server_write_p99_ms: unblock.serverWrite.p99,
     unblock_machine_busy: unblock.busy,
   };
   const rows = [

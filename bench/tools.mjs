@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
-import { busyShare, machineCpu } from './zk-stats.mjs';
+import { fourLetter } from '../packages/zk-testkit/dist/index.js';
+import { busyShare, machineCpu, mntr } from './zk-stats.mjs';
 
 /**
  * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
@@ -41,7 +42,6 @@ export function percentile(sorted, p) {
   return sorted[i];
 }
 
-/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
 /** p50 and p99 of `values` (ms), rounded to 0.01; nulls when there are none. */
 export function spread(values) {
   if (values.length === 0) return { p50: null, p99: null };
@@ -53,17 +53,28 @@ export function spread(values) {
 /**
  * From now on, what bounds a latency phase (bench/README.md, "What bounds the latency keys"):
  * `busy()` the machine's busy share since, `loneWrite()` the p50/p99 of the workers' lone
- * writes reported since.
+ * writes reported since, and `serverWrite()` the server's own p50/p99 of the writes it served
+ * since (`mntr`'s update latency, from a request's arrival to its commit: fsync and the
+ * queue in front of it included, the network not). `srst` resets the server's statistics,
+ * so the server's figures cover this window only.
  */
 export function floorWindow(fleet) {
   fleet.loneWrites.length = 0;
   const cpu0 = machineCpu();
+  const server = fleet.connectString.replace(/\/.*$/, '');
+  const reset = fourLetter(server, 'srst');
   return {
     busy: () => busyShare(cpu0, machineCpu()),
     loneWrite: () => spread(fleet.loneWrites),
+    serverWrite: async () => {
+      await reset;
+      const m = await mntr(server);
+      return { p50: m.zk_p50_updatelatency ?? null, p99: m.zk_p99_updatelatency ?? null };
+    },
   };
 }
 
+/** Waits until the workers report `n` completions; progress on stderr every 5 s. */
 export async function waitCompleted(fleet, n, label, timeoutMs = 600_000) {
   const start = Date.now();
   let shown = start;

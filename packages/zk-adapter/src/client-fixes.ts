@@ -21,6 +21,7 @@ interface CheckedClient extends LibClient {
   connectionManager: LibClient['connectionManager'] & {
     armReadTimer?: unknown;
     onSocketConnected?: () => void;
+    onSocketData?: (buffer: Buffer) => void;
     queue?: (request: unknown, callback?: unknown) => void;
   };
 }
@@ -72,6 +73,9 @@ export function missingClientFixes(mod: LibModule): string[] {
   if (typeof cm.armReadTimer !== 'function') missing.push('read timeout (ConnectionManager.js)');
   if (!String(cm.onSocketConnected).includes('packetQueue.unshift'))
     missing.push('auth and watches first on reconnect (ConnectionManager.js)');
+  // Without it the reply to a multiRead (read-batch.ts) would drop the connection.
+  if (!String(cm.onSocketData).includes('replyPayload'))
+    missing.push('replies to new operations (ConnectionManager.js)');
   return missing;
 }
 

@@ -1,5 +1,6 @@
 import type { LibClient, LibStat, LibWatcher } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { batchedRead } from './read-batch.js';
 
 /**
  * getData and exists, sent the way the library's Client sends them but without its wrapper:
@@ -49,8 +50,25 @@ function request(type: number, cls: string, path: string, watch: boolean): unkno
 
 const managerOf = (client: LibClient) => client.connectionManager as unknown as Manager;
 
-/** Client.getData for a path the adapter has checked. */
+/**
+ * Client.getData for a path the adapter has checked. A read without a watch joins this
+ * turn's batch (read-batch.ts): one multiRead for all of them where the server has it.
+ */
 export function getData(
+  client: LibClient,
+  path: string,
+  watcher: LibWatcher | undefined,
+  done: (error: unknown, data?: Buffer, stat?: LibStat) => void,
+): void {
+  if (watcher === undefined) {
+    batchedRead(client, path, done, (p, d) => getDataAlone(client, p, undefined, d));
+    return;
+  }
+  getDataAlone(client, path, watcher, done);
+}
+
+/** One getData request on its own (a watched read, or a batch of one). */
+function getDataAlone(
   client: LibClient,
   path: string,
   watcher: LibWatcher | undefined,

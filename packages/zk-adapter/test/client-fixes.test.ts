@@ -24,6 +24,7 @@ describe('client library self-check', () => {
       'setData(null) (index.js)',
       'read timeout (ConnectionManager.js)',
       'auth and watches first on reconnect (ConnectionManager.js)',
+      'replies to new operations (ConnectionManager.js)',
     ]);
     expect(() => assertClientFixes(pristine)).toThrow(
       expect.objectContaining({
