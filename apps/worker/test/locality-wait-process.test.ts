@@ -54,7 +54,7 @@ describe('zoott-worker --locality-wait [zookeeper]', { timeout: 300_000 }, () =>
   });
 
   const start = (world: string, id: string, args: string[] = [], env = {}) => {
-    // Its working directory holds no config file: the control gets the default.
+    // No config file is found (none in its working directory): the control has the default.
     const w = startWorker([...jobWorkerArgs(ns, world, id), ...args], { env, cwd: dir });
     workers.set(`${world}/${id}`, w);
     return w;

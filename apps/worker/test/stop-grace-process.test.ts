@@ -6,7 +6,7 @@
  * workers' jobs are stopped first, the control's after; once the control has given up at
  * its default, every tested job must still run, and it finishes when the test lets it. A
  * setting that never reached the daemon (the default in its place) would have given up
- * before the control did.
+ * before the control did. Each test lasts as long as the control's default (30 s and 5 s).
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,7 +93,7 @@ describe('zoott-worker --grace and --kill-grace [zookeeper]', { timeout: 300_000
     for (const [form, args, env] of forms) {
       const world = `${prefix}-${form}`;
       await createEngine(client, { world }).init();
-      // Its working directory holds no config file: the control gets the default.
+      // No config file is found (none in its working directory): the control has the default.
       const worker = startWorker([...jobWorkerArgs(ns, world, world), ...args], { env, cwd: dir });
       const job = `${world}-job`;
       started.push({ form, world, job, worker });

@@ -2,6 +2,8 @@
 // awaited, and the arguments a worker that runs jobs is given.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SELF } from '@zoott/testing';
 
@@ -28,19 +30,25 @@ export interface WorkerProcess {
   output: () => string;
 }
 
+/** A config directory that does not exist: no user's own config file reaches a test worker. */
+const NO_CONFIG_HOME = join(tmpdir(), 'zoott-test-no-config-home');
+
 export interface StartOptions {
   /** Added to its environment: the test's own, without the test's ZOOTT_ variables. */
   env?: Record<string, string>;
+  /** Its working directory, where it looks for `./zoott.config.yaml` (default: the test's). */
   cwd?: string;
 }
 
 /**
  * Starts the binary with `args`. A setting the caller does not give is its default: the
- * test's own ZOOTT_ variables are not passed on (a test gives a setting's variable in `env`).
+ * test's own ZOOTT_ variables are not passed on (a test gives a setting's variable in `env`),
+ * and the user's config file (`~/.config/zoott`) is not found.
  */
 export function startWorker(args: readonly string[], opts: StartOptions = {}): WorkerProcess {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ZOOTT_')) env[k] = v;
+  const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: NO_CONFIG_HOME };
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('ZOOTT_') && k !== 'XDG_CONFIG_HOME') env[k] = v;
   const child = spawn(process.execPath, [BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...env, ...opts.env },
