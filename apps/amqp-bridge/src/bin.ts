@@ -1,4 +1,4 @@
-import { AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
+import { AmqpAccessError, AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
 import { credentialsOf } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
@@ -20,6 +20,7 @@ import { tlsSocketOptions } from './tls-files.js';
 const EXIT_BAD_CONFIG = 2;
 const EXIT_NO_ZOOKEEPER = 3;
 const EXIT_AMQP_TLS = 4;
+const EXIT_AMQP_ACCESS = 5;
 
 /** What to change, by which side refused the TLS handshake. */
 const TLS_HINTS: Record<AmqpTlsError['kind'], string> = {
@@ -30,6 +31,16 @@ const TLS_HINTS: Record<AmqpTlsError['kind'], string> = {
   handshake:
     'check --amqp-cert/--amqp-key (a certificate and its key, PEM) and the TLS versions the broker takes',
 };
+
+/** What to change, by what RabbitMQ refused (names the user and vhost, never the password). */
+function accessHint({ kind, user, vhost }: AmqpAccessError): string {
+  const grant = `rabbitmqctl set_permissions -p '${vhost}' '${user}' <configure> <write> <read>`;
+  if (kind === 'login')
+    return `check the user and password in --amqp-url (ZOOTT_AMQP_URL, amqpUrl); on the broker, rabbitmqctl authenticate_user '${user}' <password> checks them`;
+  if (kind === 'vhost')
+    return `name an existing vhost as the path of --amqp-url (amqp://host:5672/<vhost>, no path for "/"; rabbitmqctl list_vhosts lists them) and give the user permissions on it: ${grant}`;
+  return `the user needs configure permission on the queues to declare them (or --declare-queues false, the queues declared elsewhere), read permission to consume them, and write permission on the exchanges results go to: ${grant}`;
+}
 
 const program = new Command('zoott-amqp-bridge')
   .description(
@@ -60,7 +71,8 @@ program.addHelpText(
   `
 Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable,
 4 TLS with RabbitMQ failed at start (broker certificate not trusted, client certificate
-missing or refused).
+missing or refused), 5 RabbitMQ refused access at start (user or password, a vhost that
+does not exist or is not permitted, no permission on the queues).
 
 Example:
   ZOOTT_AMQP_URL=amqps://bridge:secret@mq1:5671/prod zoott-amqp-bridge \\
@@ -150,12 +162,15 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   process.stderr.write(`zoott-amqp-bridge: ${err instanceof Error ? err.message : String(err)}\n`);
   if (err instanceof AmqpTlsError) process.stderr.write(`  ${TLS_HINTS[err.kind]}\n`);
+  if (err instanceof AmqpAccessError) process.stderr.write(`  ${accessHint(err)}\n`);
   const code = isZoottError(err, 'INVALID_CONFIG')
     ? EXIT_BAD_CONFIG
     : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')
       ? EXIT_NO_ZOOKEEPER
       : err instanceof AmqpTlsError
         ? EXIT_AMQP_TLS
-        : 1;
+        : err instanceof AmqpAccessError
+          ? EXIT_AMQP_ACCESS
+          : 1;
   process.exit(code);
 });

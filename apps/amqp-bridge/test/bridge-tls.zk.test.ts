@@ -2,13 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { taskNameOf } from '@zoott/amqp-bridge';
-import { createEngine } from '@zoott/core';
 import { makeTestCertificates, type RabbitMqTls } from '@zoott/rabbitmq-testkit';
-import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   assertBuilt,
   BRIDGE_BIN,
+  exitsAtStart,
   kill,
   type Program,
   resultInbox,
@@ -77,35 +76,12 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
     await w.client.ch.assertQueue(`${name}-jobs`, { durable: true });
     const body = JSON.stringify({ executable: '/usr/bin/true', routingkey: `rk-${name}` });
     await w.client.post(`${name}-jobs`, body, { messageId: `${name}-1` });
-    const p = startProgram(BRIDGE_BIN, [...args, ...queues(name)], {
-      ZOOTT_CONNECT: w.connect,
-      ZOOTT_WORLD: w.world,
-    });
-    try {
-      // Exits, or says it will retry (which it must not): whichever it does first.
-      const retrying = p
-        .logLine((l) => /retrying/.test(String(l.msg)), 'a retry')
-        .then(
-          () => 'retrying',
-          () => 'exited',
-        );
-      const first = await Promise.race([p.exited.then(() => 'exited'), retrying]);
-      expect(first, p.output()).toBe('exited');
-      expect((await p.exited).code, p.output()).toBe(4);
-    } finally {
-      await kill(p);
-    }
-    expect(p.output()).not.toMatch(/bridge running/);
+    const env = { ZOOTT_CONNECT: w.connect, ZOOTT_WORLD: w.world };
+    const out = await exitsAtStart([...args, ...queues(name)], env, 4);
     const q = await w.client.ch.checkQueue(`${name}-jobs`);
     expect(q).toMatchObject({ messageCount: 1, consumerCount: 0 });
-    const zk = await connectZk(w.connect);
-    try {
-      const engine = createEngine(zk, { world: w.world });
-      expect(await engine.task([taskNameOf('regular', Buffer.from(body), `${name}-1`)])).toBeNull();
-    } finally {
-      await zk.close();
-    }
-    return p.output();
+    expect(await w.hasTask(taskNameOf('regular', Buffer.from(body), `${name}-1`))).toBe(false);
+    return out;
   }
 
   it('mutual TLS with --amqp-ca, --amqp-cert and --amqp-key: a job goes in over TLS and its result comes back', async () => {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { expect } from 'vitest';
 
 /** The programs as shipped: the built bins (`pnpm build` first). */
 export const BRIDGE_BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -84,6 +85,34 @@ export function startProgram(bin: string, args: string[], env: Record<string, st
 export async function kill(p: Program): Promise<void> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   await p.exited;
+}
+
+/**
+ * Starts a bridge that must give up at start: it exits with `code` before it says it will
+ * retry (which it must not) and before it is running. Resolves to what it wrote.
+ */
+export async function exitsAtStart(
+  args: string[],
+  env: Record<string, string>,
+  code: number,
+): Promise<string> {
+  const p = startProgram(BRIDGE_BIN, args, env);
+  try {
+    // Exits, or says it will retry: whichever it does first.
+    const retrying = p
+      .logLine((l) => /retrying/.test(String(l.msg)), 'a retry')
+      .then(
+        () => 'retrying',
+        () => 'exited',
+      );
+    const first = await Promise.race([p.exited.then(() => 'exited'), retrying]);
+    expect(first, p.output()).toBe('exited');
+    expect((await p.exited).code, p.output()).toBe(code);
+  } finally {
+    await kill(p);
+  }
+  expect(p.output()).not.toMatch(/bridge running/);
+  return p.output();
 }
 
 /** A result consumer, as a Yothalot user has one: an exchange and a queue bound to it. */

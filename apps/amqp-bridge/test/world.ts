@@ -1,12 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createEngine } from '@zoott/core';
 import {
   type RabbitMqBroker,
   type StartRabbitMqOptions,
   startRabbitMq,
 } from '@zoott/rabbitmq-testkit';
 import { freshChroot } from '@zoott/testing';
+import { connectZk } from '@zoott/zk-adapter';
 import {
   BRIDGE_BIN,
   kill,
@@ -25,6 +27,8 @@ export interface TestWorld {
   dataDir: string;
   client: Awaited<ReturnType<typeof producer>>;
   worker: Program;
+  /** Whether the world holds a task of this name (queued, running or completed). */
+  hasTask: (name: string) => Promise<boolean>;
   /** Starts a bridge on this world (extra env, e.g. a test pause). */
   bridge: (env?: Record<string, string>, args?: string[]) => Promise<Program>;
   close: () => Promise<void>;
@@ -89,6 +93,14 @@ export async function testWorld(
     await p.logLine((l) => l.msg === 'bridge running', 'bridge running');
     return p;
   };
+  const hasTask = async (name: string) => {
+    const zk = await connectZk(connect);
+    try {
+      return (await createEngine(zk, { world }).task([name])) !== null;
+    } finally {
+      await zk.close();
+    }
+  };
   return {
     broker,
     connect,
@@ -96,6 +108,7 @@ export async function testWorld(
     dataDir,
     client,
     worker,
+    hasTask,
     bridge,
     close: async () => {
       await client.conn.close().catch(() => {});

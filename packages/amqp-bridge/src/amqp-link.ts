@@ -7,6 +7,7 @@ import amqp, {
   type Options,
   type SocketOptions,
 } from 'amqplib';
+import { type AmqpAccessError, accessFailure } from './access-failure.js';
 import type { BridgeLogger } from './logger.js';
 import { type AmqpTlsError, tlsFailure } from './tls-failure.js';
 
@@ -35,6 +36,9 @@ export interface QueueConsumer {
   queue: string;
   onMessage: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
 }
+
+/** Why a bridge that never got through gives up rather than retrying. */
+export type AmqpStartFailure = AmqpTlsError | AmqpAccessError;
 
 /** What {@link AmqpLink} needs to connect. */
 export interface AmqpLinkOptions {
@@ -75,8 +79,8 @@ export class AmqpLink {
   private readyWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   /** Set once the link is up: from then on every failure is retried. */
   private everConnected = false;
-  /** Why the link gave up before it was ever up (a TLS failure); `ready()` rejects with it. */
-  private failure: AmqpTlsError | null = null;
+  /** Why the link gave up before it was ever up; `ready()` rejects with it. */
+  private failure: AmqpStartFailure | null = null;
   private loop: Promise<void> | null = null;
 
   constructor(private readonly options: AmqpLinkOptions) {}
@@ -93,7 +97,8 @@ export class AmqpLink {
 
   /**
    * Resolves when the link is up (at once if it is); rejects with an `AmqpTlsError` when the
-   * first connection failed its TLS handshake (the link then gave up).
+   * first connection failed its TLS handshake, or an `AmqpAccessError` when the broker refused
+   * its login, vhost or queues (the link then gave up).
    */
   ready(): Promise<void> {
     if (this.publisher) return Promise.resolve();
@@ -156,15 +161,24 @@ export class AmqpLink {
         log.warn({ err: String(err ?? 'closed') }, 'RabbitMQ connection lost; reconnecting');
       } catch (err) {
         if (this.stopped) return;
-        const tls = tlsFailure(err, maskUrl(this.options.url));
-        if (tls && !this.everConnected) {
-          // Certificates do not fix themselves: a bridge that never got through gives up
-          // and says why. One that ran before retries (a broker may be mid-rotation).
-          this.giveUp(tls);
+        const shown = maskUrl(this.options.url);
+        const tls = tlsFailure(err, shown);
+        const access = tls ? null : accessFailure(err, this.options.url, shown);
+        const fatal = tls ?? access;
+        if (fatal && !this.everConnected) {
+          // Certificates and credentials do not fix themselves: a bridge that never got
+          // through gives up and says why. One that ran before retries (a broker may be
+          // mid-rotation of its certificates, or of the bridge's password).
+          this.giveUp(fatal);
           return;
         }
         if (tls)
           log.error({ err: tls.message, retryInMs: delay }, 'TLS with RabbitMQ failed; retrying');
+        else if (access)
+          log.warn(
+            { err: access.message, kind: access.kind, retryInMs: delay },
+            'RabbitMQ refused access; retrying',
+          );
         else
           log.warn({ err: String(err), retryInMs: delay }, 'cannot connect to RabbitMQ; retrying');
         await sleep(delay);
@@ -201,6 +215,13 @@ export class AmqpLink {
     // step unanswered (a consume on a queue still being recovered), and a retry on a new
     // connection gets through where waiting would hold the bridge for minutes.
     const step = <T>(what: string, p: Promise<T>) => withDeadline(p, SETUP_TIMEOUT_MS, what);
+    // No message is handled before every consumer is set up: a later step the broker refuses
+    // (no right to read the second queue) ends the connection, and what the first consumer
+    // got goes back to its queue unhandled rather than into the world of a bridge that exits.
+    let setUp!: (ok: boolean) => void;
+    const whenSetUp = new Promise<boolean>((resolve) => {
+      setUp = resolve;
+    });
     try {
       const publisher = await step('opening the publish channel', model.createConfirmChannel());
       // A refused publish (no such exchange) closes this channel: open a new one.
@@ -224,21 +245,23 @@ export class AmqpLink {
             end(new Error(`the broker cancelled the consumer of ${c.queue}`));
             return;
           }
-          void c.onMessage(msg, channel);
+          void whenSetUp.then((ok) => (ok ? c.onMessage(msg, channel) : undefined));
         });
         await step(`consuming ${c.queue}`, consuming);
       }
       this.model = model;
       this.publisher = publisher;
+      setUp(true);
       this.wakeWaiters();
     } catch (err) {
+      setUp(false);
       end(err);
       throw err;
     }
     return { closed: ended };
   }
 
-  private giveUp(failure: AmqpTlsError): void {
+  private giveUp(failure: AmqpStartFailure): void {
     this.failure = failure;
     this.stopped = true;
     for (const w of this.readyWaiters.splice(0)) w.reject(failure);

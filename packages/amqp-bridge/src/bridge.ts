@@ -61,8 +61,10 @@ export interface AmqpBridge {
  * ZooKeeper session by itself. Several bridges may serve one world and one set of queues.
  *
  * @throws AmqpTlsError when the first connection fails its TLS handshake (an untrusted
- *   broker certificate, a client certificate the broker refuses or requires): retrying
- *   would not help. A broker that cannot be reached is waited for instead.
+ *   broker certificate, a client certificate the broker refuses or requires), and
+ *   AmqpAccessError when the broker refuses its login (user or password), its vhost, or
+ *   its queues (no permission to declare or consume them): retrying would not help. A
+ *   broker that cannot be reached is waited for instead.
  */
 export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpBridge> {
   const logger = options.logger ?? silentLogger;
@@ -131,7 +133,8 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
   try {
     await link.ready();
   } catch (err) {
-    // The first connection failed its TLS handshake: nothing was consumed; leave nothing running.
+    // The first connection failed its TLS handshake or was refused: nothing was consumed
+    // (a consumer's first message comes only after all of them are set up); leave nothing running.
     stopped = true;
     offSession();
     await link.close();

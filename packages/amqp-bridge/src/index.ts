@@ -1,6 +1,12 @@
 // @zoott/amqp-bridge: Yothalot JSON jobs from RabbitMQ queues into a zoott world, and their
 // results back to the exchange and routing key each job names.
-export { type AmqpLinkOptions, maskUrl } from './amqp-link.js';
+export {
+  type AccessFailureKind,
+  AmqpAccessError,
+  accessFailure,
+  loginOf,
+} from './access-failure.js';
+export { type AmqpLinkOptions, type AmqpStartFailure, maskUrl } from './amqp-link.js';
 export {
   type AmqpBridge,
   type AmqpBridgeOptions,
