@@ -1,37 +1,35 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { submitJob } from '@zoott/jobs/internal';
-import { freshNamespace, killMarked, processesWith, SELF, until } from '@zoott/testing';
+import { freshNamespace, killMarked, processesWith, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  jobWorkerArgs,
+  killWorkers,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
 // Cancelling a running job on the built daemon and a real ZooKeeper: the job's whole process
 // group goes, and nothing is recorded for it.
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
 describe('cancel of a running job', { timeout: 120_000 }, () => {
   let ns: string;
   let client: Coordinator;
-  const children: ChildProcess[] = [];
+  const children: WorkerProcess[] = [];
   // A number, so `sleep` takes it as one more (tiny) duration: every process of the job
   // carries it in its command line.
   const marker = `0.000${process.pid}${Date.now() % 100_000}`;
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
   });
 
   afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await new Promise((r) => c.once('exit', r));
-      }
-    }
+    await killWorkers(children.splice(0));
     killMarked(marker);
   });
 
@@ -41,19 +39,8 @@ describe('cancel of a running job', { timeout: 120_000 }, () => {
 
   it('stops the process group of a `sleep 60` job and records nothing', async () => {
     const world = 'cancelled';
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        ...['--connect', ns, '--world', world, '--node-id', 'cancel-w', '--create-world'],
-        ...['--allow-exec', '/bin/sh', '--run-as', SELF],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    children.push(child);
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    const worker = startWorker([...jobWorkerArgs(ns, world, 'cancel-w'), '--create-world']);
+    children.push(worker);
     const { key } = await submitJob(
       client,
       // A leader with a background child: the whole group must go, not only the leader.
@@ -72,10 +59,10 @@ describe('cancel of a running job', { timeout: 120_000 }, () => {
       processesWith(marker).length === 0 ? true : undefined,
     );
     await until('the worker to log the cancellation', () =>
-      /task cancelled while running; result dropped/.test(out) ? true : undefined,
+      /task cancelled while running; result dropped/.test(worker.output()) ? true : undefined,
     );
     expect(await engine.task(key)).toBeNull();
     expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 0 });
-    expect(out).not.toMatch(/"msg":"task completed"/);
+    expect(worker.output()).not.toMatch(/"msg":"task completed"/);
   });
 });

@@ -7,35 +7,27 @@
  * would take a different number in that one claim. The shipped binary on a real ZooKeeper;
  * the race setting is given as a flag, an environment variable and a config-file key.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type AreaCounts, type Coordinator, createEngine } from '@zoott/core';
 import { RACE_WORLD_BUCKETS, raceWorld, submitJob, submitRace } from '@zoott/jobs/internal';
-import { freshNamespace, killMarked, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, killMarked, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+import { jobWorkerArgs, killWorkers, startWorker, type WorkerProcess } from './worker-bin.js';
 
 // A held process says it started, then waits for a line on its FIFO before it speaks (a
 // racer that speaks wins its race). $0 is the test's folder, $1 the job's name.
 const HELD = ': > "$0/$1.started"; read go < "$0/$1.go"; echo "$1 $go"';
 
-interface Worker {
-  child: ChildProcess;
-  exited: Promise<unknown>;
-  output: () => string;
-}
-
 describe('zoott-worker job and race slots [zookeeper]', { timeout: 180_000 }, () => {
   let ns: string;
   let client: Coordinator;
   let dir: string;
-  let worker: Worker | undefined;
+  let worker: WorkerProcess | undefined;
   let worlds = 0;
 
   beforeAll(async () => {
@@ -44,8 +36,7 @@ describe('zoott-worker job and race slots [zookeeper]', { timeout: 180_000 }, ()
     dir = mkdtempSync(join(tmpdir(), 'zoott-slots-'));
   });
   afterEach(async () => {
-    if (worker && worker.child.exitCode === null) worker.child.kill('SIGKILL');
-    await worker?.exited;
+    if (worker) await killWorkers([worker]);
     worker = undefined;
     // Job processes die with a SIGKILLed worker (parent-death signal); this reaps any left.
     killMarked(dir);
@@ -73,23 +64,7 @@ describe('zoott-worker job and race slots [zookeeper]', { timeout: 180_000 }, ()
   };
 
   const start = (world: string, extra: string[], env: Record<string, string> = {}) => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...[BIN, '--connect', ns, '--world', world, '--node-id', `${world}-w`],
-        ...['--allow-exec', '/bin/sh', '--run-as', SELF],
-        ...extra,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
-    );
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    child.stderr!.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    worker = { child, exited: new Promise((r) => child.once('exit', r)), output: () => out };
+    worker = startWorker([...jobWorkerArgs(ns, world, `${world}-w`), ...extra], { env });
   };
 
   /** Waits until `n` held processes of `world` have started; returns their names. */

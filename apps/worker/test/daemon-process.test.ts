@@ -1,60 +1,35 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
 import { parentDeathTool, submitJob, waitForResult } from '@zoott/jobs/internal';
-import { freshNamespace, killMarked, processesWith, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, killMarked, processesWith, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-
-// The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-
-interface Daemon {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
-function startBin(args: string[]): Daemon {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  child.stderr!.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, exited, output: () => out };
-}
+import {
+  jobWorkerArgs,
+  killWorkers,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
 describe('the zoott-worker process', { timeout: 180_000 }, () => {
   let ns: string;
   let client: Coordinator;
-  const started: Daemon[] = [];
+  const started: WorkerProcess[] = [];
   const marker = `zoott-test-${randomUUID()}`;
 
   beforeAll(async () => {
-    if (!existsSync(BIN))
-      throw new Error(
-        `${BIN} is missing: build first (pnpm build, or pnpm --filter @zoott/worker build)`,
-      );
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
   });
 
   afterEach(async () => {
-    for (const d of started.splice(0)) {
-      if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
-      await d.exited;
-    }
+    await killWorkers(started.splice(0));
     // A SIGKILLed worker cannot stop its job: reap the orphan here.
     killMarked(marker);
   });
@@ -64,19 +39,8 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   });
 
   const base = (world: string, id: string) => [
-    '--connect',
-    ns,
-    '--world',
-    world,
-    '--node-id',
-    id,
-    '--allow-exec',
-    '/bin/sh',
-    '--run-as',
-    SELF,
-    '--session-timeout',
-    '4000',
-    '--create-world',
+    ...jobWorkerArgs(ns, world, id),
+    ...['--session-timeout', '4000', '--create-world'],
   ];
 
   async function registered(world: string, n: number): Promise<void> {
@@ -87,7 +51,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   }
 
   it('--help documents every flag, and a bad setting exits 2 with a clear message', async () => {
-    const help = startBin(['--help']);
+    const help = startWorker(['--help']);
     expect((await help.exited).code).toBe(0);
     for (const flag of [
       '--connect',
@@ -106,13 +70,13 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
       '--config',
     ])
       expect(help.output()).toContain(flag);
-    const bad = startBin(['--connect', ns, '--concurrency', 'many']);
+    const bad = startWorker(['--connect', ns, '--concurrency', 'many']);
     expect((await bad.exited).code).toBe(2);
     expect(bad.output()).toMatch(/--concurrency: must be a whole number/);
   });
 
   it('registers itself with its JSON', async () => {
-    const d = startBin(base('reg', 'reg-1'));
+    const d = startWorker(base('reg', 'reg-1'));
     started.push(d);
     await registered('reg', 1);
     const [name] = await client.children('/zoott_workers/reg');
@@ -127,7 +91,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   });
 
   it('SIGTERM during a long job: the job finishes, then the worker exits 0', async () => {
-    const d = startBin(base('term', 'term-1'));
+    const d = startWorker(base('term', 'term-1'));
     started.push(d);
     await registered('term', 1);
     const { key } = await submitJob(
@@ -149,8 +113,8 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   });
 
   it('a worker killed with SIGKILL mid-job: the job runs again elsewhere and completes once', async () => {
-    const a = startBin(base('crash', 'crash-a'));
-    const b = startBin(base('crash', 'crash-b'));
+    const a = startWorker(base('crash', 'crash-a'));
+    const b = startWorker(base('crash', 'crash-b'));
     started.push(a, b);
     await registered('crash', 2);
     const routingkey = `crash-${randomUUID()}`;
@@ -187,7 +151,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   });
 
   it('a second signal kills the job processes and exits at once', async () => {
-    const d = startBin([...base('twice', 'twice-1'), '--grace', '600000']);
+    const d = startWorker([...base('twice', 'twice-1'), '--grace', '600000']);
     started.push(d);
     await registered('twice', 1);
     await submitJob(
@@ -211,7 +175,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     // The kernel's parent-death signal (set through util-linux setpriv) does this; without
     // it the job below would outlive its worker by five minutes and run beside its re-run.
     expect(parentDeathTool(), 'util-linux setpriv with --pdeathsig').not.toBeNull();
-    const d = startBin(base('orphan', 'orphan-1'));
+    const d = startWorker(base('orphan', 'orphan-1'));
     started.push(d);
     await registered('orphan', 1);
     await submitJob(
@@ -241,7 +205,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
         file,
         'export function greet(task) { return { hello: task.data.name, attempt: task.attempt }; }\n',
       );
-      const d = startBin([
+      const d = startWorker([
         '--connect',
         ns,
         '--world',

@@ -4,11 +4,9 @@
  * what runs (or is read). First the building blocks with real processes, then the shipped
  * worker binary on a real ZooKeeper.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { validateRegularJob } from '@zoott/core/jobs';
 import {
@@ -21,11 +19,16 @@ import {
   submitJob,
   submitRace,
 } from '@zoott/jobs/internal';
-import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+import {
+  jobWorkerArgs,
+  killWorkers,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
 let dir: string;
 let jobs: string;
@@ -161,35 +164,23 @@ describe('race input directories stay inside the data directory by real path', (
 describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
   let ns: string;
   let client: Coordinator;
-  let child: ChildProcess;
-  let output = '';
+  let worker: WorkerProcess | undefined;
   const world = 'exec';
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     await createEngine(client, { world }).init();
-    child = spawn(
-      process.execPath,
-      [
-        BIN,
-        ...['--connect', ns, '--world', world, '--node-id', 'exec-1'],
-        ...['--allow-exec', `${jobs}/**`, '--data-dir', data, '--work-dir', dir],
-        ...['--run-as', SELF],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout!.on('data', (b: Buffer) => {
-      output += b.toString();
-    });
-    child.stderr!.on('data', (b: Buffer) => {
-      output += b.toString();
-    });
+    const w = startWorker([
+      ...jobWorkerArgs(ns, world, 'exec-1', `${jobs}/**`),
+      ...['--data-dir', data, '--work-dir', dir],
+    ]);
+    worker = w;
     await until(
       'the worker to register',
       async () => {
-        if (child.exitCode !== null) throw new Error(`worker exited: ${output}`);
+        if (w.child.exitCode !== null) throw new Error(`worker exited: ${w.output()}`);
         const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
         return names.length > 0 ? true : undefined;
       },
@@ -197,7 +188,7 @@ describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
     );
   });
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    if (worker) await killWorkers([worker]);
     await client?.close();
   });
 
@@ -209,7 +200,7 @@ describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
       { world },
     );
     const rec = await settled(client, world, key);
-    expect(rec.state, output).toBe('failed');
+    expect(rec.state, worker?.output()).toBe('failed');
     expect(rec.attempts).toBe(1);
     expect(rec.error?.message).toMatch(/→ \/usr\/bin\/touch\) is not allowed .*--allow-exec/);
     expect(existsSync(marker)).toBe(false);

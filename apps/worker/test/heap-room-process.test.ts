@@ -1,14 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { freshNamespace, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+import { killWorkers, requireBin, startWorker } from './worker-bin.js';
 
 // A task that measures the heap of the worker process running it: 20 MB that stays live, a
 // full collection (which sets V8's next limit from what is live), then garbage that lives
@@ -48,7 +45,7 @@ describe('zoott-worker --heap-room', { timeout: 180_000 }, () => {
   let dir: string;
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     dir = mkdtempSync(join(tmpdir(), 'zoott-heap-room-'));
@@ -62,40 +59,24 @@ describe('zoott-worker --heap-room', { timeout: 180_000 }, () => {
 
   /** One worker process with these extra arguments runs one `heap` task; its measurement. */
   async function measure(world: string, extra: string[]): Promise<Measured> {
-    const child: ChildProcess = spawn(
-      process.execPath,
+    const worker = startWorker(
       [
-        BIN,
-        '--connect',
-        ns,
-        '--world',
-        world,
-        '--create-world',
-        '--handlers',
-        join(dir, 'handlers.mjs'),
-        ...extra,
+        ...['--connect', ns, '--world', world, '--create-world'],
+        ...['--handlers', join(dir, 'handlers.mjs'), ...extra],
       ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // A small young generation, so the task's garbage reaches the old generation, where
-        // the heap room applies, within a few hundred batches.
-        env: { ...process.env, NODE_OPTIONS: '--max-semi-space-size=1' },
-      },
+      // A small young generation, so the task's garbage reaches the old generation, where
+      // the heap room applies, within a few hundred batches.
+      { env: { NODE_OPTIONS: '--max-semi-space-size=1' } },
     );
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const engine = createEngine(client, { world });
       await engine.init().catch(() => undefined);
       const [queued] = await engine.queue({ name: 'measure', type: 'heap' });
       const rec = await settled(client, world, queued!.key, 120_000);
-      if (rec.state !== 'completed') throw new Error(`heap task ${rec.state}: ${out}`);
+      if (rec.state !== 'completed') throw new Error(`heap task ${rec.state}: ${worker.output()}`);
       return rec.result as Measured;
     } finally {
-      child.kill('SIGKILL');
-      await exited;
+      await killWorkers([worker]);
     }
   }
 

@@ -1,37 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Coordinator } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
 import { submitJob } from '@zoott/jobs/internal';
-import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  jobWorkerArgs,
+  killWorkers,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
-// The daemon as shipped: the built bin (the root `pnpm test` builds before testing).
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const WORLD = 'near';
 const REGISTRY = `/zoott_workers/${WORLD}`;
-
-interface Proc {
-  child: ChildProcess;
-  exited: Promise<unknown>;
-  output: () => string;
-}
-
-function startBin(args: string[]): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const keep = (b: Buffer) => {
-    out += b.toString();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { child, exited, output: () => out };
-}
 
 /** Registry nodes: id -> the buckets its worker owns. */
 async function registry(c: Coordinator): Promise<Map<string, number[]>> {
@@ -49,13 +34,13 @@ describe('locality with two zoott-worker processes', { timeout: 240_000 }, () =>
   let client: Coordinator;
   let dirA: string;
   let dirB: string;
-  const procs = new Map<string, Proc>();
+  const procs = new Map<string, WorkerProcess>();
   let buckets = 0;
 
   const start = (id: string, dataDir: string, extra: string[]) => {
-    const p = startBin([
-      ...['--connect', ns, '--world', WORLD, '--create-world', '--node-id', id],
-      ...['--allow-exec', '/bin/echo', '--run-as', SELF, '--data-dir', dataDir],
+    const p = startWorker([
+      ...jobWorkerArgs(ns, WORLD, id, '/bin/echo'),
+      ...['--create-world', '--data-dir', dataDir],
       // Longer than the test: a job left to the holder is never taken by the other worker
       // while the holder is up, whatever the timing.
       ...['--locality-wait', '600000', '--session-timeout', '4000', '--log-level', 'warn'],
@@ -65,10 +50,7 @@ describe('locality with two zoott-worker processes', { timeout: 240_000 }, () =>
   };
 
   beforeAll(async () => {
-    if (!existsSync(BIN))
-      throw new Error(
-        `${BIN} is missing: build first (pnpm build, or pnpm --filter @zoott/worker build)`,
-      );
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     dirA = mkdtempSync(join(tmpdir(), 'zoott-near-a-'));
@@ -96,10 +78,7 @@ describe('locality with two zoott-worker processes', { timeout: 240_000 }, () =>
   });
 
   afterAll(async () => {
-    for (const p of procs.values()) {
-      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-      await p.exited;
-    }
+    await killWorkers(procs.values());
     await client?.close();
     rmSync(dirA, { recursive: true, force: true });
     rmSync(dirB, { recursive: true, force: true });

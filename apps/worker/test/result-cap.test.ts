@@ -4,11 +4,9 @@
  * for good on its first attempt, before its process starts. The shipped binary on a real
  * ZooKeeper.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import {
@@ -18,28 +16,16 @@ import {
   submitJob,
   submitRace,
 } from '@zoott/jobs/internal';
-import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-
-function startBin(args: string[]): {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  output: () => string;
-} {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  child.stderr!.on('data', (b: Buffer) => {
-    out += b.toString();
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, exited, output: () => out };
-}
+import {
+  jobWorkerArgs,
+  killWorkers,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
 describe('the result cap setting', () => {
   it('is refused below the smallest cap that holds a result, naming it', () => {
@@ -66,33 +52,33 @@ describe('the zoott-worker binary with a small --max-output [zookeeper]', {
   let ns: string;
   let client: Coordinator;
   let dir: string;
-  let worker: ReturnType<typeof startBin> | undefined;
+  let worker: WorkerProcess | undefined;
   const world = 'cap';
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     await createEngine(client, { world }).init();
     dir = mkdtempSync(join(tmpdir(), 'zoott-cap-'));
   });
   afterAll(async () => {
-    worker?.child.kill('SIGKILL');
+    if (worker) await killWorkers([worker]);
     await client?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('--max-output 200 exits 2 naming the minimum, instead of failing every job', async () => {
-    const bad = startBin(['--connect', ns, '--allow-exec', '/usr/bin/*', '--max-output', '200']);
-    expect(await bad.exited).toBe(2);
+    const bad = startWorker(['--connect', ns, '--allow-exec', '/usr/bin/*', '--max-output', '200']);
+    expect((await bad.exited).code).toBe(2);
     expect(bad.output()).toMatch(
       /--max-output.*got 200.*smallest cap that holds a job result is 1024/,
     );
   });
 
   it('at the minimum cap a job completes; one whose fields cannot fit fails at once, unrun', async () => {
-    worker = startBin([
-      ...['--connect', ns, '--world', world, '--allow-exec', '/usr/bin/*', '--run-as', SELF],
+    worker = startWorker([
+      ...jobWorkerArgs(ns, world, 'cap-1', '/usr/bin/*'),
       ...['--max-output', String(MIN_OUTPUT_CAP_BYTES), '--data-dir', dir],
     ]);
     await until('the worker to register', async () => {

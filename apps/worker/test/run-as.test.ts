@@ -4,18 +4,16 @@
  * no `--run-as` refuses the job types. The shipped binary on a real ZooKeeper, with a real
  * unprivileged user made for the test (the tests run as root, in CI too).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { jobUser, submitJob } from '@zoott/jobs/internal';
 import { freshNamespace, killMarked, processesWith, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { killWorkers, requireBin, startWorker, type WorkerProcess } from './worker-bin.js';
 
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const USER = 'zoott-job-test';
 const GROUP = 'zoott-job-extra';
 
@@ -66,23 +64,15 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
   let testUser: { uid: number; groups: string };
   const secret = `s3cret-${randomUUID()}`;
   const marker = `zoott-runas-${randomUUID()}`;
-  const started: ChildProcess[] = [];
+  const started: WorkerProcess[] = [];
 
-  function startBin(args: string[]): { child: ChildProcess; output: () => string } {
-    const child = spawn(process.execPath, [BIN, '--connect', ns, '--work-dir', '/tmp', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+  function startBin(args: string[]): WorkerProcess {
+    const worker = startWorker(['--connect', ns, '--work-dir', '/tmp', ...args], {
       // A secret in the worker's environment, as ZOOTT_AUTH would be.
-      env: { ...process.env, ZOOTT_TEST_SECRET: secret },
+      env: { ZOOTT_TEST_SECRET: secret },
     });
-    started.push(child);
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    child.stderr!.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    return { child, output: () => out };
+    started.push(worker);
+    return worker;
   }
 
   async function registered(world: string): Promise<void> {
@@ -102,7 +92,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
   };
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     testUser = ensureTestUser();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
@@ -110,13 +100,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
       await createEngine(client, { world }).init();
   });
   afterEach(async () => {
-    for (const c of started.splice(0)) {
-      if (c.exitCode === null && c.signalCode === null) {
-        const exited = new Promise((r) => c.once('exit', r));
-        c.kill('SIGKILL');
-        await exited;
-      }
-    }
+    await killWorkers(started.splice(0));
     killMarked(marker);
   });
   afterAll(async () => {
@@ -124,9 +108,8 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
   });
 
   it('a root worker with --allow-exec and no --run-as exits 2, saying what to do', async () => {
-    const { child, output } = startBin(['--world', 'refuse', '--allow-exec', '/bin/sh']);
-    const code = await new Promise((r) => child.once('exit', r));
-    expect(code, output()).toBe(2);
+    const { exited, output } = startBin(['--world', 'refuse', '--allow-exec', '/bin/sh']);
+    expect((await exited).code, output()).toBe(2);
     expect(output()).toMatch(/runs as root.*--run-as <user>/);
   });
 
@@ -169,7 +152,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
   });
 
   it('a job run as another user still dies with its SIGKILLed worker', async () => {
-    const { child } = startBin([
+    const { child, exited } = startBin([
       ...['--world', 'orphan', '--allow-exec', '/bin/sh', '--run-as', USER],
     ]);
     await registered('orphan');
@@ -179,7 +162,6 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
       { world: 'orphan' },
     );
     await until('the job process', () => (processesWith(marker).length > 0 ? true : undefined));
-    const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;
     await until(

@@ -3,28 +3,25 @@
  * shipped binary and a real ZooKeeper: the task types the worker registers to serve, the
  * timeout ZooKeeper holds for its session, and the environment and directory a job gets.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson } from '@zoott/core/internal';
 import { submitJob } from '@zoott/jobs/internal';
-import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { fourLetter } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { jobWorkerArgs, killWorkers, startWorker, type WorkerProcess } from './worker-bin.js';
 
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const WORLD = 'served';
 
 describe('zoott-worker --types, --session-timeout, --pass-env and --work-dir [zookeeper]', {
   timeout: 120_000,
 }, () => {
   let client: Coordinator;
-  let worker: ChildProcess | undefined;
-  let out = '';
+  let worker: WorkerProcess | undefined;
   // Real path: what `pwd` prints in a job.
   const workDir = realpathSync(mkdtempSync(join(tmpdir(), 'zoott-work-dir-')));
 
@@ -32,28 +29,23 @@ describe('zoott-worker --types, --session-timeout, --pass-env and --work-dir [zo
     const ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     await createEngine(client, { world: WORLD }).init();
-    worker = spawn(
-      process.execPath,
+    const w = startWorker(
       [
-        ...[BIN, '--connect', ns, '--world', WORLD, '--allow-exec', '/bin/sh', '--run-as', SELF],
+        ...jobWorkerArgs(ns, WORLD, 'served-1'),
         ...['--types', 'zoott.job', '--pass-env', 'FLAGS_TEST_PASSED'],
         // Not the default (10000): what ZooKeeper holds for the session shows where it came from.
         ...['--session-timeout', '7321', '--work-dir', workDir],
       ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, FLAGS_TEST_PASSED: 'passed', FLAGS_TEST_KEPT: 'kept' },
-      },
+      { env: { FLAGS_TEST_PASSED: 'passed', FLAGS_TEST_KEPT: 'kept' } },
     );
-    worker.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    worker.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    worker = w;
     await until('the worker to start', () => {
-      if (worker?.exitCode !== null) throw new Error(`worker exited:\n${out}`);
-      return out.includes('"msg":"worker started"') ? true : undefined;
+      if (w.child.exitCode !== null) throw new Error(`worker exited:\n${w.output()}`);
+      return w.output().includes('"msg":"worker started"') ? true : undefined;
     });
   });
   afterAll(async () => {
-    worker?.kill('SIGKILL');
+    if (worker) await killWorkers([worker]);
     await client?.close();
     rmSync(workDir, { recursive: true, force: true });
   });
@@ -93,7 +85,7 @@ describe('zoott-worker --types, --session-timeout, --pass-env and --work-dir [zo
       { world: WORLD },
     );
     const rec = await settled(client, WORLD, key);
-    expect(rec.state, out).toBe('completed');
+    expect(rec.state, worker?.output()).toBe('completed');
     expect((rec.result as { stdout: string }).stdout).toBe('passed\nunset\n');
   });
 
@@ -104,7 +96,7 @@ describe('zoott-worker --types, --session-timeout, --pass-env and --work-dir [zo
       { world: WORLD },
     );
     const rec = await settled(client, WORLD, key);
-    expect(rec.state, out).toBe('completed');
+    expect(rec.state, worker?.output()).toBe('completed');
     expect((rec.result as { stdout: string }).stdout).toBe(`${workDir}\n`);
   });
 });

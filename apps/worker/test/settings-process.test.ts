@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS, type SettingSpec } from '@zoott/jobs/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
+import { BIN, requireBin } from './worker-bin.js';
 
 // Every setting of the one table, driven through the built binary as an operator would:
 // only the flag, then only the environment variable, then only the config-file key, read
 // back with --print-config --json. A setting added to the table is covered automatically.
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
 
 interface Printed {
@@ -88,7 +88,7 @@ function writeConfig(name: string, doc: unknown): string {
 
 describe('zoott-worker settings, end to end', { timeout: 600_000 }, () => {
   beforeAll(() => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     home = mkdtempSync(join(tmpdir(), 'zoott-settings-'));
   });
   afterAll(() => rmSync(home, { recursive: true, force: true }));

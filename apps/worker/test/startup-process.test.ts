@@ -1,18 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine, digestAcl } from '@zoott/core';
 import { RACE_WORLD_BUCKETS, raceWorld } from '@zoott/jobs/internal';
 import { freshNamespace, SELF, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { requireBin, startWorker } from './worker-bin.js';
 
 // How the worker starts, or refuses to, as an operator meets it: the built binary.
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
 interface Run {
   child: ChildProcess;
@@ -25,40 +24,32 @@ interface Run {
 const runs: Run[] = [];
 
 function startBin(args: string[], env: Record<string, string> = {}): Run {
-  const clean: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ZOOTT_')) clean[k] = v;
-  const child = spawn(process.execPath, [BIN, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: tmpdir(),
-    env: { ...clean, ...env },
-  });
-  let out = '';
+  const worker = startWorker(args, { cwd: tmpdir(), env });
+  const { child, output } = worker;
   const watchers: Array<{ re: RegExp; resolve: (t: number) => void }> = [];
-  const onData = (b: Buffer) => {
-    out += b.toString();
+  // After the helper's own listeners: the output holds this chunk when a watcher tests it.
+  const onData = () => {
     for (const w of [...watchers])
-      if (w.re.test(out)) {
+      if (w.re.test(output())) {
         watchers.splice(watchers.indexOf(w), 1);
         w.resolve(Date.now());
       }
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, at: Date.now() })),
-  );
+  const exited = worker.exited.then(({ code }) => ({ code, at: Date.now() }));
   const run: Run = {
     child,
     exited,
-    output: () => out,
+    output,
     // Fails fast when the process ends without printing it, with what it did print.
     seen: (re) =>
-      re.test(out)
+      re.test(output())
         ? Promise.resolve(Date.now())
         : Promise.race([
             new Promise<number>((resolve) => watchers.push({ re, resolve })),
             exited.then(({ code }) =>
-              Promise.reject(new Error(`exited ${code} before printing ${re}:\n${out}`)),
+              Promise.reject(new Error(`exited ${code} before printing ${re}:\n${output()}`)),
             ),
           ]),
   };
@@ -79,7 +70,7 @@ describe('zoott-worker start-up', { timeout: 120_000 }, () => {
   let client: Coordinator;
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     for (const world of ['alpha', 'beta']) await createEngine(client, { world }).init();

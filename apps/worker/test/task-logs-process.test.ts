@@ -1,16 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
 import { freshNamespace, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { killWorkers, requireBin, startWorker, type WorkerProcess } from './worker-bin.js';
 
 // The worker's log as an operator reads it: the built binary's JSON lines, one per task
 // transition, on a real ZooKeeper.
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
 interface Line {
   level: number;
@@ -31,10 +29,10 @@ describe('worker task logs', { timeout: 120_000 }, () => {
   let client: Coordinator;
   let dir: string;
   let handlers: string;
-  const children: ChildProcess[] = [];
+  const children: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (pnpm build)`);
+    requireBin();
     ns = await freshNamespace(inject('zkConnect'));
     client = await connectZk(ns);
     dir = mkdtempSync(join(tmpdir(), 'zoott-logs-'));
@@ -52,12 +50,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
   });
 
   afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await new Promise((r) => c.once('exit', r));
-      }
-    }
+    await killWorkers(children.splice(0));
   });
 
   afterAll(async () => {
@@ -68,28 +61,14 @@ describe('worker task logs', { timeout: 120_000 }, () => {
   async function worker(world: string, extra: string[] = []) {
     const engine = createEngine(client, { world });
     await engine.init();
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        '--connect',
-        ns,
-        '--world',
-        world,
-        '--node-id',
-        `${world}-w`,
-        '--handlers',
-        handlers,
-        ...extra,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = startWorker([
+      ...['--connect', ns, '--world', world, '--node-id', `${world}-w`],
+      ...['--handlers', handlers, ...extra],
+    ]);
     children.push(child);
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
     const lines = (): Line[] =>
-      out
+      child
+        .output()
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Line);
@@ -98,7 +77,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
         ? true
         : undefined,
     );
-    return { engine, lines, output: () => out };
+    return { engine, lines, output: child.output };
   }
 
   async function retriedThenDead(engine: Engine, name: string) {

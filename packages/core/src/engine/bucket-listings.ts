@@ -2,6 +2,7 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { readEntryNode } from './entry-read.js';
+import { FirstSights } from './first-sights.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
@@ -70,6 +71,8 @@ export class BucketListings {
    * fired: nothing was queued or removed there since that listing.
    */
   private readonly scouts = new Set<number>();
+  /** First sights of hinted entries whose listings were dropped (locality waits run on). */
+  private readonly sights = new FirstSights();
   private closed = false;
   /** Listings and entry reads sent so far: what an idle steal pass spent. */
   requests = 0;
@@ -117,7 +120,7 @@ export class BucketListings {
     this.watched.clear();
     for (const b of buckets) this.watched.add(b);
     for (const [b, st] of [...this.buckets]) {
-      if (!this.watched.has(b)) this.buckets.delete(b);
+      if (!this.watched.has(b)) this.drop(b, st);
       // A bucket listed while unwatched (an idle steal scan) has no watch and would never be
       // marked stale: re-list it, with a watch, on its next use.
       else if (!before.has(b)) {
@@ -265,9 +268,14 @@ export class BucketListings {
    * stolen-from bucket does not stay in memory.
    */
   beginCall(buckets: readonly number[]): void {
-    for (const b of this.buckets.keys())
-      if (!this.watched.has(b) && !buckets.includes(b)) this.buckets.delete(b);
+    for (const [b, st] of [...this.buckets])
+      if (!this.watched.has(b) && !buckets.includes(b)) this.drop(b, st);
     this.callSeq++;
+  }
+
+  private drop(b: number, st: BucketState): void {
+    this.sights.keep(b, st.cache);
+    this.buckets.delete(b);
   }
 
   /**
@@ -408,6 +416,7 @@ export class BucketListings {
       if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
     }
     state.parsed = parsed;
+    this.sights.prune(b, parsed);
     state.ancestors = ancestors;
     // A name this listing no longer shows will not come back (entry names are never reused).
     state.gone = stillShown;
@@ -473,7 +482,8 @@ export class BucketListings {
     // claim on it would stop every other task in the bucket. Skip it while it is listed.
     else if (read === 'bad') st.bad.add(e.name);
     if (typeof read === 'string') return null;
-    const cached: CachedEntry = { ...read, firstSeen: this.ctx.clock.now() };
+    const firstSeen = this.sights.of(b, e.name, this.ctx.clock.now());
+    const cached: CachedEntry = { ...read, firstSeen };
     st.cache.set(e.name, cached);
     return cached;
   }

@@ -88,6 +88,31 @@ describeOnBackends('engine: locality that steers', (backend) => {
       await c.close();
     });
 
+    it(`a ${k.kind} hint in a bucket this worker does not own: the wait runs from the first steal pass that saw it`, async () => {
+      const c = await backend().connect();
+      const { engine, clock } = await engineOnTestClock(c, BUCKETS);
+      await engine.queue({ name: 'away', type: 't' }, null, null, { hints: { ...k.hints } });
+      const b = await engine.claimer({
+        worker: 'B',
+        server: 'hostB',
+        localityWaitMs: WAIT,
+        peers: () => [{ server: 'hostA', types: ['t'], ...k.advert }],
+        ...k.other,
+      } as ClaimerOptions);
+      // B owns no bucket (the live holder, busy, owns them): it sees the task on a steal
+      // pass, whose listings its next claim over its own buckets drops, as a worker's does.
+      b.setWatched([]);
+      expect(await b.claim(ALL)).toBeNull();
+      expect(await b.claim([])).toBeNull();
+      clock.advance(WAIT - 1);
+      expect(await b.claim(ALL)).toBeNull();
+      expect(await b.claim([])).toBeNull();
+      clock.advance(1);
+      expect((await b.claim(ALL))?.name).toBe('away');
+      b.close();
+      await c.close();
+    });
+
     it(`a ${k.kind} hint over the registry: 12 tasks all run on the holder, then on the other once it is gone`, async () => {
       const c = await backend().connect();
       // The clock never moves: the locality wait never ends, so only steering decides.

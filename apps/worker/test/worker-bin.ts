@@ -1,0 +1,91 @@
+// Starting the shipped zoott-worker in tests: one spawn with its output kept and its exit
+// awaited, and the arguments a worker that runs jobs is given.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SELF } from '@zoott/testing';
+
+/** The daemon as shipped: the built bin (the root `pnpm test` builds before testing). */
+export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+
+/** Fails a suite at once, saying what to do, when the binary was not built. */
+export function requireBin(): void {
+  if (!existsSync(BIN))
+    throw new Error(
+      `${BIN} is missing: build first (pnpm build, or pnpm --filter @zoott/worker build)`,
+    );
+}
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  exited: Promise<WorkerExit>;
+  /** Everything it printed so far, stdout and stderr together. */
+  output: () => string;
+}
+
+/** A config directory that does not exist: no user's own config file reaches a test worker. */
+const NO_CONFIG_HOME = join(tmpdir(), 'zoott-test-no-config-home');
+
+export interface StartOptions {
+  /** Added to its environment: the test's own, without the test's ZOOTT_ variables. */
+  env?: Record<string, string>;
+  /** Its working directory, where it looks for `./zoott.config.yaml` (default: the test's). */
+  cwd?: string;
+}
+
+/**
+ * Starts the binary with `args`. A setting the caller does not give is its default: the
+ * test's own ZOOTT_ variables are not passed on (a test gives a setting's variable in `env`),
+ * and the user's config file (`~/.config/zoott`) is not found.
+ */
+export function startWorker(args: readonly string[], opts: StartOptions = {}): WorkerProcess {
+  const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: NO_CONFIG_HOME };
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('ZOOTT_') && k !== 'XDG_CONFIG_HOME') env[k] = v;
+  const child = spawn(process.execPath, [BIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, ...opts.env },
+    ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+  });
+  let out = '';
+  const keep = (b: Buffer) => {
+    out += b.toString();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<WorkerExit>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, exited, output: () => out };
+}
+
+/**
+ * The arguments of a worker of `world` named `nodeId` that runs the executables `allowExec`
+ * allows as the test's own user (a root worker must be told whom jobs run as).
+ */
+export function jobWorkerArgs(
+  connect: string,
+  world: string,
+  nodeId: string,
+  allowExec = '/bin/sh',
+): string[] {
+  return [
+    ...['--connect', connect, '--world', world, '--node-id', nodeId],
+    ...['--allow-exec', allowExec, '--run-as', SELF],
+  ];
+}
+
+/** SIGKILLs each worker still running and waits until it has exited. */
+export async function killWorkers(workers: Iterable<WorkerProcess>): Promise<void> {
+  for (const w of workers) {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await w.exited;
+  }
+}
