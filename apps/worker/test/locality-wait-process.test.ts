@@ -18,6 +18,7 @@ import { freshNamespace, killMarked, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  HELD,
   jobWorkerArgs,
   killWorkers,
   requireBin,
@@ -25,9 +26,6 @@ import {
   type WorkerProcess,
 } from './worker-bin.js';
 
-// $0 is the test's folder, $1 the job's name: it says it started, then runs until the test
-// writes its `.go` file.
-const HELD = 'touch "$0/$1.started"; until [ -e "$0/$1.go" ]; do sleep 0.1; done; echo "$1 done"';
 const TESTED = 'near';
 const CONTROL = 'near-control';
 const FORMS = ['flag', 'env', 'file'] as const;

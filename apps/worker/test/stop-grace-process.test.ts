@@ -17,6 +17,7 @@ import { freshNamespace, killMarked, processesWith, settled, until } from '@zoot
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  HELD,
   jobWorkerArgs,
   killWorkers,
   requireBin,
@@ -24,9 +25,6 @@ import {
   type WorkerProcess,
 } from './worker-bin.js';
 
-// $0 is the test's folder, $1 the job's name. A held job says it started,
-// then runs until the test writes its `.go` file.
-const HELD = 'touch "$0/$1.started"; until [ -e "$0/$1.go" ]; do sleep 0.1; done; echo "$1 done"';
 // A job that, told to stop (SIGTERM), says so and then runs on until the test writes its
 // `.go` file: it ends by itself only if nothing SIGKILLs it first.
 const TRAPPED = [

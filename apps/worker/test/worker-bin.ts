@@ -89,3 +89,10 @@ export async function killWorkers(workers: Iterable<WorkerProcess>): Promise<voi
     await w.exited;
   }
 }
+
+/**
+ * A shell job held until the test lets it go (`sh -c HELD <dir> <name>`): it touches
+ * `<dir>/<name>.started`, then runs until the test writes `<dir>/<name>.go`.
+ */
+export const HELD =
+  'touch "$0/$1.started"; until [ -e "$0/$1.go" ]; do sleep 0.1; done; echo "$1 done"';
