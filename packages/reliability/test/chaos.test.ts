@@ -72,7 +72,10 @@ describe('chaos: 4 worker daemons on a 3-server ensemble under faults', () => {
       // starting 40 tasks while it starts none means it is out of the game.
       for (const h of run.heals)
         if (h.othersStarted >= 40)
-          expect(h.resumedAt, `resumed after the heal at ${h.healedAt}`).not.toBeNull();
+          expect(
+            h.resumedAt,
+            `resumed after the heal at ${h.healedAt} (the others started ${h.othersStarted} in the ${h.windowMs} ms after it)`,
+          ).not.toBeNull();
       // The retries are the faults' doing, and they add up.
       const blamed = Object.values(verdict.retriesByCause).reduce((a, b) => a + b, 0);
       expect(blamed).toBe(verdict.extraExecutions);

@@ -44,7 +44,13 @@ export interface ChaosRun {
    * next partition or the end of the work; and how many tasks the other workers started in
    * that time (near the end of a run there may be too little work to go round).
    */
-  heals: Array<{ healedAt: number; resumedAt: number | null; othersStarted: number }>;
+  heals: Array<{
+    healedAt: number;
+    resumedAt: number | null;
+    othersStarted: number;
+    /** How long the window after the heal lasted: until the next partition or the work's end. */
+    windowMs: number;
+  }>;
   /**
    * Workers that exited on their own (not SIGKILLed by the run, not stopped at its end). A
    * worker restarted into the partition cannot reach ZooKeeper and exits 3 (UNREACHABLE)
@@ -319,7 +325,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       const starts = events.filter((e) => e.event === 'start' && e.time > f.to && e.time < until);
       const next = starts.find((e) => proxiedPids.has(e.pid));
       const othersStarted = starts.filter((e) => !proxiedPids.has(e.pid)).length;
-      return { healedAt: f.to, resumedAt: next?.time ?? null, othersStarted };
+      return {
+        healedAt: f.to,
+        resumedAt: next?.time ?? null,
+        othersStarted,
+        windowMs: until - f.to,
+      };
     });
     // ZOOTT_CHAOS_KEEP=1 keeps the workers' logs and the execution log for a post-mortem.
     if (process.env.ZOOTT_CHAOS_KEEP) say(`logs kept in ${dir}`);
