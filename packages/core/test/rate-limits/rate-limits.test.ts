@@ -196,6 +196,14 @@ describeOnBackends('workers under a rate limit (test clock)', (backend) => {
       );
       return started();
     };
+    /** What each worker has started and may start, for a failure's message. */
+    const state = (allowed: number) =>
+      `allowed ${allowed.toFixed(2)} since ${since} (base ${base}); per worker: ${handles
+        .map((h) => {
+          const v = h.rateLimit('t');
+          return `${h.stats.claimed} started, ${v?.perSecond.toFixed(2)}/s, ${v?.available.toFixed(2)} free, ${h.buckets.length} buckets`;
+        })
+        .join('; ')}; claims out ${claimsOut}`;
     /** Moves the clock in steps; checks the bound at every step and that work keeps up. */
     const run = async (ms: number, step: number, workers: number) => {
       for (let t = 0; t < ms; t += step) {
@@ -203,10 +211,10 @@ describeOnBackends('workers under a rate limit (test clock)', (backend) => {
         const allowed = (clock.now() - since) * 0.01 + base;
         // Never more than the limit allows (each worker may have saved up one start plus
         // 200 ms of its share when the phase began: two at 5/s, fewer at 3.3/s)...
-        expect(started()).toBeLessThanOrEqual(Math.floor(allowed) + 2 * workers);
+        expect(started(), state(allowed)).toBeLessThanOrEqual(Math.floor(allowed) + 2 * workers);
         // ...and the workers keep up with it (each may hold less than one start back).
         await caughtUp(Math.floor(allowed) - workers);
-        expect(started()).toBeLessThanOrEqual(Math.floor(allowed) + 2 * workers);
+        expect(started(), state(allowed)).toBeLessThanOrEqual(Math.floor(allowed) + 2 * workers);
       }
     };
     let since = 0;
