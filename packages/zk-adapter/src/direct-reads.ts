@@ -61,7 +61,7 @@ export function getData(
   done: (error: unknown, data?: Buffer, stat?: LibStat) => void,
 ): void {
   if (watcher === undefined) {
-    batchedRead(client, path, done, (p, d) => getDataAlone(client, p, undefined, d));
+    batchedRead(client, path, done, getDataAlone);
     return;
   }
   getDataAlone(client, path, watcher, done);

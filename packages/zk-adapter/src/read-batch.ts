@@ -122,10 +122,11 @@ class ReadBatcher {
   private readonly send: Manager['queue'];
   private readonly flushNow = () => this.flush();
 
-  constructor(
-    manager: Manager,
-    private readonly single: (path: string, done: ReadDone) => void,
-  ) {
+  private readonly single: (path: string, done: ReadDone) => void;
+
+  constructor(client: LibClient, alone: SendAlone) {
+    const manager = client.connectionManager as unknown as Manager;
+    this.single = (path, done) => alone(client, path, undefined, done);
     this.send = manager.queue.bind(manager);
     // Every other request sends the reads issued before it first: order is kept.
     manager.queue = (request, callback) => {
@@ -196,19 +197,27 @@ class ReadBatcher {
 
 const batchers = new WeakMap<LibClient, ReadBatcher>();
 
+/** Sends one read on its own: the fallback, and a batch of one (direct-reads.ts). */
+export type SendAlone = (
+  client: LibClient,
+  path: string,
+  watcher: undefined,
+  done: ReadDone,
+) => void;
+
 /**
  * Queues a plain read of `path` (already checked, no watch) into this client's next batch.
- * `single` sends one read alone (the fallback, and a batch of one).
+ * `alone` sends one read by itself; the batcher made for the client's first read keeps it.
  */
 export function batchedRead(
   client: LibClient,
   path: string,
   done: ReadDone,
-  single: (path: string, done: ReadDone) => void,
+  alone: SendAlone,
 ): void {
   let b = batchers.get(client);
   if (!b) {
-    b = new ReadBatcher(client.connectionManager as unknown as Manager, single);
+    b = new ReadBatcher(client, alone);
     batchers.set(client, b);
   }
   b.add(path, done);
