@@ -1,23 +1,22 @@
 import { type Acl, type Op, type OpResult, ZoottError } from '@zoott/core';
 import { codeFromZk } from '@zoott/core/internal';
-import { type LibClient, type LibStat, lib, OP_CODE } from './client-lib.js';
-import { aclToLib, bufferOf, statOf, toZoottError } from './convert.js';
+import { type LibClient, type LibStat, OP_CODE } from './client-lib.js';
+import { statOf, toZoottError } from './convert.js';
+import { multiRequest } from './multi-request.js';
+
+export { createMode } from './multi-request.js';
 
 /** A multi's reply as the library hands it over: one record per op. */
 export type MultiReply = Array<{ type: number; path?: string; stat?: LibStat; err?: number }>;
 
-/** The library's create mode: persistent or ephemeral, plus 2 for sequential. */
-export function createMode(
-  ephemeral: boolean | undefined,
-  sequential: boolean | undefined,
-): number {
-  return (ephemeral ? lib.CreateMode.EPHEMERAL : lib.CreateMode.PERSISTENT) + (sequential ? 2 : 0);
+/** The library's connection queue, which every request goes through (in issue order). */
+interface Queue {
+  queue(request: unknown, callback: (err: unknown, reply?: { payload: unknown }) => void): void;
 }
 
 /**
- * Sends checked ops as one transaction. A failed multi comes back as per-op error results;
- * the library turns the first non-zero one into `err`, so the results are kept whenever they
- * hold an error record: they carry every op's code.
+ * Sends checked ops as one transaction (see {@link multiRequest}). A failed multi comes back
+ * as per-op error results, which carry every op's code: they are handed over as the reply.
  */
 export function commitMulti(
   client: LibClient,
@@ -25,32 +24,10 @@ export function commitMulti(
   defaultAcl: readonly Acl[],
   done: (err: unknown, reply?: MultiReply) => void,
 ): void {
-  const tx = client.transaction();
-  for (const o of ops) {
-    switch (o.op) {
-      case 'create':
-        tx.create(
-          o.path,
-          bufferOf(o.data),
-          aclToLib(o.acl ?? defaultAcl),
-          createMode(o.ephemeral, o.sequential),
-        );
-        break;
-      case 'set':
-        tx.setData(o.path, bufferOf(o.data), o.version ?? -1);
-        break;
-      case 'delete':
-        tx.remove(o.path, o.version ?? -1);
-        break;
-      case 'check':
-        tx.check(o.path, o.version ?? -1);
-        break;
-    }
-  }
-  tx.commit((err, results) => {
-    if (err && Array.isArray(results) && results.some((r) => r.type === OP_CODE.ERROR)) {
-      done(null, results);
-    } else done(err, results);
+  const manager = client.connectionManager as unknown as Queue;
+  manager.queue(multiRequest(ops, defaultAcl), (err, reply) => {
+    if (err) done(err);
+    else done(null, (reply!.payload as { results: MultiReply }).results);
   });
 }
 

@@ -1,0 +1,137 @@
+import type { Acl, Op } from '@zoott/core';
+import { lib } from './client-lib.js';
+import { jute } from './jute-speed.js';
+
+/** The library's create mode: persistent or ephemeral, plus 2 for sequential. */
+export function createMode(
+  ephemeral: boolean | undefined,
+  sequential: boolean | undefined,
+): number {
+  return (ephemeral ? lib.CreateMode.EPHEMERAL : lib.CreateMode.PERSISTENT) + (sequential ? 2 : 0);
+}
+
+/**
+ * A multi's request payload that writes checked ops straight into the request frame: the
+ * same bytes as the library's `Transaction` (`TransactionRequest`: a MultiHeader and a request
+ * record per op, then the end marker), without what the library builds on the way.
+ *
+ * Why: every claim and every completion of a busy worker is a multi. Per op the library's
+ * transaction re-validates the path, builds an op object, a MultiHeader and a request record,
+ * a jute ACL and Id record per ACL entry of a create, and copies a set's data into a fresh
+ * zero-filled buffer; the codec then walks each record's attribute list twice (length, then
+ * bytes). Here one object holds the ops, measures them in one pass and writes them in one.
+ * The ops were checked before (`checkMulti`); the reply is the library's multi reply.
+ */
+export class MultiPayload {
+  private chroot: string | undefined = undefined;
+
+  constructor(
+    private readonly ops: readonly Op[],
+    private readonly defaultAcl: readonly Acl[],
+  ) {}
+
+  /** The library sets the connection's chroot on every payload it queues. */
+  setChrootPath(chroot: string | undefined): void {
+    this.chroot = chroot;
+  }
+
+  private sentPath(path: string): string {
+    const chroot = this.chroot;
+    if (!chroot) return path;
+    return path === '/' ? chroot : chroot + path;
+  }
+
+  byteLength(): number {
+    // One MultiHeader per op (int, boolean, int) and the end marker's.
+    let n = MULTI_HEADER * (this.ops.length + 1);
+    for (const o of this.ops) {
+      n += 4 + Buffer.byteLength(this.sentPath(o.path));
+      switch (o.op) {
+        case 'create': {
+          n += dataLength(o.data) + 4 + 4;
+          for (const a of o.acl ?? this.defaultAcl)
+            n += 4 + 4 + Buffer.byteLength(a.scheme) + 4 + Buffer.byteLength(a.id);
+          break;
+        }
+        case 'set':
+          n += dataLength(o.data) + 4;
+          break;
+        default:
+          n += 4;
+      }
+    }
+    return n;
+  }
+
+  serialize(buf: Buffer, offset: number): number {
+    let at = offset;
+    for (const o of this.ops) {
+      at = writeHeader(buf, at, OP_TYPE[o.op], false, -1);
+      at = writeString(buf, at, this.sentPath(o.path));
+      switch (o.op) {
+        case 'create': {
+          at = writeData(buf, at, o.data);
+          const acl = o.acl ?? this.defaultAcl;
+          at = buf.writeInt32BE(acl.length, at);
+          for (const a of acl) {
+            at = buf.writeInt32BE(a.perms, at);
+            at = writeString(buf, at, a.scheme);
+            at = writeString(buf, at, a.id);
+          }
+          at = buf.writeInt32BE(createMode(o.ephemeral, o.sequential), at);
+          break;
+        }
+        case 'set':
+          at = writeData(buf, at, o.data);
+          at = buf.writeInt32BE(o.version ?? -1, at);
+          break;
+        default:
+          at = buf.writeInt32BE(o.version ?? -1, at);
+      }
+    }
+    at = writeHeader(buf, at, -1, true, -1);
+    return at - offset;
+  }
+}
+
+const MULTI_HEADER = 9;
+const MULTI = 14;
+/** ZooKeeper's op codes of the four multi ops. */
+const OP_TYPE = { create: 1, delete: 2, set: 5, check: 13 } as const;
+
+function dataLength(data: Uint8Array | null | undefined): number {
+  return data ? 4 + data.byteLength : 4;
+}
+
+function writeHeader(buf: Buffer, at: number, type: number, done: boolean, err: number): number {
+  let n = buf.writeInt32BE(type, at);
+  n = buf.writeUInt8(done ? 1 : 0, n);
+  return buf.writeInt32BE(err, n);
+}
+
+function writeString(buf: Buffer, at: number, s: string): number {
+  const n = buf.write(s, at + 4, 'utf8');
+  buf.writeInt32BE(n, at);
+  return at + 4 + n;
+}
+
+/** A buffer field: its length and bytes, or -1 for none (as the library sends null data). */
+function writeData(buf: Buffer, at: number, data: Uint8Array | null | undefined): number {
+  if (!data) return buf.writeInt32BE(-1, at);
+  const n = buf.writeInt32BE(data.byteLength, at);
+  buf.set(data, n);
+  return n + data.byteLength;
+}
+
+interface Protocol {
+  Request: new (header: unknown, payload: unknown) => unknown;
+  protocol: { RequestHeader: new () => { type: number } };
+}
+const j = jute as unknown as Protocol;
+
+/** The whole multi request (header and payload) for the library's connection queue. */
+export function multiRequest(ops: readonly Op[], defaultAcl: readonly Acl[]): unknown {
+  const header = new j.protocol.RequestHeader();
+  header.type = MULTI;
+  return new j.Request(header, new MultiPayload(ops, defaultAcl));
+}
