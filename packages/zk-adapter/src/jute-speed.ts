@@ -352,14 +352,23 @@ type RecordClass = new (...args: unknown[]) => JuteRecord;
 /** The library's Record, which every record class inherits from. */
 const RecordBase = recordProto.constructor as RecordClass;
 
+/** The one zero `long` of records built without one (see `initial`). */
+const ZERO_LONG = Buffer.alloc(8);
+
 /** The initial value of one attribute, from the constructor's argument `v` (as the library). */
 function initial(kind: Kind, v: unknown): unknown {
   switch (kind.tag) {
     case INT:
       return typeof v === 'number' ? v : 0;
     case LONG: {
-      const out = Buffer.allocUnsafe(8).fill(0);
-      if (Buffer.isBuffer(v)) v.copy(out);
+      // Without a value, every record shares one zero: a reply's records are built empty and
+      // then decoded (each decoded long a copy of its own), so a fresh zero per field, six
+      // per Stat and built twice per reply, was pure garbage. Nothing writes into a record's
+      // long in place: the library and the adapter read them, or replace them whole.
+      if (!Buffer.isBuffer(v)) return ZERO_LONG;
+      const out = Buffer.allocUnsafe(8);
+      v.copy(out, 0, 0, 8);
+      if (v.length < 8) out.fill(0, v.length);
       return out;
     }
     case BUFFER:

@@ -102,7 +102,8 @@ export function resolveOptions(options: ZkOptions = {}): ResolvedOptions {
     ),
     connectTimeoutMs: positiveInt(options.connectTimeoutMs, sessionTimeoutMs, 'connectTimeoutMs'),
     auth: auth.map((a) => ({ scheme: a.scheme, auth: a.auth })),
-    defaultAcl,
+    // A copy, checked once here: every create without an ACL of its own uses it unchecked.
+    defaultAcl: Object.freeze(defaultAcl.map((a) => Object.freeze({ ...a }))),
     retry: {
       maxAttempts: positiveInt(retry.maxAttempts, 10, 'retry.maxAttempts'),
       baseDelayMs: positiveInt(retry.baseDelayMs, 100, 'retry.baseDelayMs'),

@@ -326,9 +326,7 @@ export class ZkCoordinator implements Coordinator {
 
   private async multiNow(ops: readonly Op[]): Promise<OpResult[]> {
     // Every op is checked before anything is sent, so bad input is reported as such.
-    const checked = checkMulti(ops, this.limits, this.opts.defaultAcl, (o) => {
-      if (o.op === 'create') validateAcl(o.acl ?? this.opts.defaultAcl, o.path);
-    });
+    const checked = checkMulti(ops, this.limits, this.opts.defaultAcl, checkOwnAcl);
     const raw = await this.pipeline.send<MultiReply>('multi', undefined, (c, done) =>
       commitMulti(c, checked, this.opts.defaultAcl, done),
     );
@@ -415,4 +413,9 @@ export class ZkCoordinator implements Coordinator {
       { op: err.op, path: err.path, cause: err },
     );
   }
+}
+
+/** A multi's create with an ACL of its own: checked here (the default one was at connect). */
+function checkOwnAcl(o: Op): void {
+  if (o.op === 'create' && o.acl !== undefined) validateAcl(o.acl, o.path);
 }

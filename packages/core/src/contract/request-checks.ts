@@ -3,7 +3,12 @@ import type { Op } from './coordinator.js';
 import type { ErrorCode } from './errors.js';
 import { ZoottError } from './errors.js';
 import { validatePath } from './paths.js';
-import { FRAME_ALLOWANCE_BYTES, type FrameOp, requestFrameBytes } from './request-size.js';
+import {
+  FRAME_ALLOWANCE_BYTES,
+  type FrameOp,
+  frameBound,
+  requestFrameBytes,
+} from './request-size.js';
 
 /**
  * The checks every adapter runs on a request before it reaches a server. They live here once
@@ -89,10 +94,12 @@ export function checkFrame(
   op: string,
   path?: string,
 ): void {
+  const limit = limits.maxDataBytes + FRAME_ALLOWANCE_BYTES;
+  // Nearly every request is far below the limit: the cheap bound says so without measuring.
+  if (frameBound(ops, asMulti, limits.chroot) <= limit) return;
   const sent =
     limits.chroot === '' ? ops : ops.map((o) => ({ ...o, path: chrooted(o.path, limits.chroot) }));
   const size = requestFrameBytes(sent, asMulti);
-  const limit = limits.maxDataBytes + FRAME_ALLOWANCE_BYTES;
   if (size <= limit) return;
   const data = ops.reduce((n, o) => n + (o.dataBytes ?? 0), 0);
   // A path long enough to break the frame would drown the message it is part of.
@@ -106,8 +113,14 @@ export function checkFrame(
 /** A request's path: well-formed, and short enough for a frame under the chroot. */
 export function checkRequestPath(path: string, op: string, limits: RequestLimits): void {
   validatePath(path, op);
+  // A read's frame is its path and a few bytes: only a path of about a third of the limit
+  // needs measuring (no frame object per read otherwise).
+  if (3 * (path.length + limits.chroot.length) + READ_FRAME_EXTRA <= limits.maxDataBytes) return;
   checkFrame([{ op: 'read', path }], false, limits, op, path);
 }
+
+/** A read's frame besides its path: header, string length, watch flag (within the allowance). */
+const READ_FRAME_EXTRA = 13;
 
 /** ZooKeeper's per-op codes of a failed multi: OK before the failure, RUNTIME_INCONSISTENCY after. */
 export function multiCodes(
@@ -133,48 +146,83 @@ function opDataBytes(o: unknown): number {
  * the op's expected version (-1 for creates).
  */
 export function checkMultiOp(o: unknown, index: number, count: number): number {
+  // Plain functions, no closures: every op of every multi passes here.
   const op = o as Op | null | undefined;
-  const fail = (code: ErrorCode, why: string, field?: string): never => {
-    throw new ZoottError(code, `op ${index} (${String(op?.op)}): ${why}`, {
-      op: 'multi',
-      path: typeof op?.path === 'string' ? op.path : undefined,
-      opIndex: index,
-      opCodes: multiCodes(count, index, code),
-      field,
-    });
-  };
-  if (typeof op !== 'object' || op === null) return fail('BAD_ARGUMENTS', 'not an op object');
-  if (typeof op.path !== 'string') return fail('BAD_ARGUMENTS', 'path must be a string', 'path');
+  if (typeof op !== 'object' || op === null)
+    return opFailure(op, index, count, 'BAD_ARGUMENTS', 'not an op object');
+  if (typeof op.path !== 'string')
+    return opFailure(op, index, count, 'BAD_ARGUMENTS', 'path must be a string', 'path');
   try {
     validatePath(op.path, 'multi');
   } catch (err) {
-    return fail('INVALID_PATH', (err as Error).message, 'path');
+    return opFailure(op, index, count, 'INVALID_PATH', (err as Error).message, 'path');
   }
-  const version = (v: unknown): number => {
-    if (v === undefined) return -1;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < -1) {
-      return fail('BAD_ARGUMENTS', `version must be an integer >= -1, got ${shown(v)}`, 'version');
-    }
-    return v;
-  };
-  const data = (d: unknown): void => {
-    if (d !== undefined && d !== null && !(d instanceof Uint8Array)) {
-      fail('BAD_ARGUMENTS', 'data must be a Uint8Array (or null for no data)', 'data');
-    }
-  };
   switch (op.op) {
     case 'create':
-      data(op.data);
+      checkOpData(op, index, count);
       return -1;
     case 'set':
-      data(op.data);
-      return version(op.version);
+      checkOpData(op, index, count);
+      return checkOpVersion(op, index, count);
     case 'delete':
     case 'check':
-      return version(op.version);
+      return checkOpVersion(op, index, count);
     default:
-      return fail('BAD_ARGUMENTS', 'op must be create, set, delete or check', 'op');
+      return opFailure(
+        op,
+        index,
+        count,
+        'BAD_ARGUMENTS',
+        'op must be create, set, delete or check',
+        'op',
+      );
   }
+}
+
+/** Refuses op `index` of a multi of `count`, with the per-op codes a server refusal carries. */
+function opFailure(
+  op: Op | null | undefined,
+  index: number,
+  count: number,
+  code: ErrorCode,
+  why: string,
+  field?: string,
+): never {
+  throw new ZoottError(code, `op ${index} (${String(op?.op)}): ${why}`, {
+    op: 'multi',
+    path: typeof op?.path === 'string' ? op.path : undefined,
+    opIndex: index,
+    opCodes: multiCodes(count, index, code),
+    field,
+  });
+}
+
+function checkOpVersion(op: Op, index: number, count: number): number {
+  const v = (op as { version?: unknown }).version;
+  if (v === undefined) return -1;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < -1)
+    opFailure(
+      op,
+      index,
+      count,
+      'BAD_ARGUMENTS',
+      `version must be an integer >= -1, got ${shown(v)}`,
+      'version',
+    );
+  return v as number;
+}
+
+function checkOpData(op: Op, index: number, count: number): void {
+  const d = (op as { data?: unknown }).data;
+  if (d !== undefined && d !== null && !(d instanceof Uint8Array))
+    opFailure(
+      op,
+      index,
+      count,
+      'BAD_ARGUMENTS',
+      'data must be a Uint8Array (or null for no data)',
+      'data',
+    );
 }
 
 /**
@@ -202,18 +250,15 @@ export function checkMulti(
     );
   }
   const checked = ops as Op[];
-  checked.forEach((o, i) => {
-    checkMultiOp(o, i, checked.length);
-    checkOp?.(o, i);
+  for (let i = 0; i < checked.length; i++) {
+    checkMultiOp(checked[i], i, checked.length);
+    checkOp?.(checked[i]!, i);
+  }
+  const frame = checked.map((o): FrameOp => {
+    const f: FrameOp = { op: o.op, path: o.path, dataBytes: opDataBytes(o) };
+    if (o.op === 'create') f.acl = o.acl ?? defaultAcl;
+    return f;
   });
-  const frame = checked.map(
-    (o): FrameOp => ({
-      op: o.op,
-      path: o.path,
-      dataBytes: opDataBytes(o),
-      ...(o.op === 'create' ? { acl: o.acl ?? defaultAcl } : {}),
-    }),
-  );
   checkFrame(frame, true, limits, 'multi');
   return checked;
 }

@@ -43,24 +43,30 @@ export function utf8Length(s: string): number {
   return n;
 }
 
-const ustring = (s: string) => 4 + utf8Length(s);
+/** A string's byte count on the wire: exact, or an upper bound (see {@link frameBound}). */
+type Measure = (s: string) => number;
+
+/** At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units). */
+const atMost: Measure = (s) => 3 * s.length;
 
 /** Jute-encoded size of one op's request record (ZooKeeper's CreateRequest, SetDataRequest, ...). */
-function recordBytes(o: FrameOp): number {
+function recordBytes(o: FrameOp, len: Measure = utf8Length): number {
+  // Every string goes as its 4-byte length and its bytes.
+  const path = 4 + len(o.path);
   switch (o.op) {
     case 'create': {
       let acl = 4;
-      for (const a of o.acl ?? []) acl += 4 + ustring(a.scheme) + ustring(a.id);
-      return ustring(o.path) + 4 + (o.dataBytes ?? 0) + acl + 4;
+      for (const a of o.acl ?? []) acl += 4 + 4 + len(a.scheme) + 4 + len(a.id);
+      return path + 4 + (o.dataBytes ?? 0) + acl + 4;
     }
     case 'set':
-      return ustring(o.path) + 4 + (o.dataBytes ?? 0) + 4;
+      return path + 4 + (o.dataBytes ?? 0) + 4;
     case 'delete':
     case 'check':
-      return ustring(o.path) + 4;
+      return path + 4;
     case 'read':
       // getData, exists, getChildren: path and the watch flag.
-      return ustring(o.path) + 1;
+      return path + 1;
   }
 }
 
@@ -76,5 +82,20 @@ export function requestFrameBytes(ops: readonly FrameOp[], asMulti: boolean): nu
   if (!asMulti) return REQUEST_HEADER + recordBytes(ops[0]!);
   let n = REQUEST_HEADER + MULTI_HEADER;
   for (const o of ops) n += MULTI_HEADER + recordBytes(o);
+  return n;
+}
+
+/**
+ * An upper bound of {@link requestFrameBytes} for `ops` sent under `chroot` (paths as given,
+ * without it), counting 3 bytes per character: no UTF-8 pass and no chrooted copy of each
+ * path. A request within its limit by this bound is within it exactly, which is nearly every
+ * request (the data is checked against the data limit first), so only the rare one near the
+ * limit is measured exactly.
+ */
+export function frameBound(ops: readonly FrameOp[], asMulti: boolean, chroot: string): number {
+  const perOp = 3 * chroot.length;
+  if (!asMulti) return REQUEST_HEADER + recordBytes(ops[0]!, atMost) + perOp;
+  let n = REQUEST_HEADER + MULTI_HEADER;
+  for (const o of ops) n += MULTI_HEADER + recordBytes(o, atMost) + perOp;
   return n;
 }
