@@ -3,6 +3,7 @@ import {
   checkData,
   checkFrame,
   checkMulti,
+  checkRequestPath,
   checkVersion,
   FRAME_ALLOWANCE_BYTES,
   requestFrameBytes,
@@ -65,6 +66,37 @@ describe('the request checks both adapters share', () => {
     expect(err.message).toContain(`request of ${limit + 2} bytes`);
     // A path that long is left out of the error: the message already says what is wrong.
     expect(err.path).toBeUndefined();
+  });
+
+  it('counts characters as the UTF-8 bytes they are sent as, in reads, writes and multis', () => {
+    // 'é' is 2 bytes and '€' 3: frames that fit by characters and not by bytes are refused,
+    // and those that fit by bytes pass (the checks skip the exact count only well below).
+    const limit = limits.maxDataBytes + FRAME_ALLOWANCE_BYTES;
+    const readBase = requestFrameBytes([{ op: 'read', path: '/' }], false);
+    for (const ch of ['é', '€']) {
+      const bytes = Buffer.byteLength(ch);
+      const fits = `/${ch.repeat(Math.floor((limit - readBase) / bytes))}`;
+      const over = `/${ch.repeat(Math.floor((limit - readBase) / bytes) + 1)}`;
+      expect(() => checkRequestPath(fits, 'get', limits)).not.toThrow();
+      expect(thrown(() => checkRequestPath(over, 'get', limits))).toMatchObject({
+        code: 'BAD_ARGUMENTS',
+        op: 'get',
+      });
+      // The same in a multi: a delete's record is the path and a version.
+      const multiBase = requestFrameBytes([{ op: 'delete', path: '/' }], true);
+      const n = Math.floor((limit - multiBase) / bytes);
+      expect(() =>
+        checkMulti([{ op: 'delete', path: `/${ch.repeat(n)}` }], limits, []),
+      ).not.toThrow();
+      expect(
+        thrown(() => checkMulti([{ op: 'delete', path: `/${ch.repeat(n + 1)}` }], limits, [])),
+      ).toMatchObject({ code: 'BAD_ARGUMENTS', op: 'multi' });
+    }
+    // A larger data limit, where a path's characters alone fit it but its bytes do not.
+    const wide = { maxDataBytes: 2000, chroot: '' };
+    expect(thrown(() => checkRequestPath(`/${'€'.repeat(1500)}`, 'get', wide))).toMatchObject({
+      code: 'BAD_ARGUMENTS',
+    });
   });
 
   it('multi: the data of all ops first, then each op by index, with per-op codes', () => {
