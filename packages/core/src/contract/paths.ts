@@ -70,9 +70,32 @@ export const utf8 = {
   decode: (b: Uint8Array): string => decoder.decode(b),
 };
 
+/**
+ * Node data for a value, as JSON in UTF-8. Small values are encoded into a shared slab and
+ * handed out as views of it (`byteOffset` and `byteLength` say where), as Node's Buffer pool
+ * does: `TextEncoder.encode` gives each result an array buffer of its own, and a busy worker
+ * encodes three records per task (the claimed entry, the claim, the completed record).
+ */
 export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+  const text = JSON.stringify(value);
+  // At most 3 bytes per UTF-16 unit; a big value gets a buffer of its own.
+  const most = 3 * text.length;
+  if (most > SLAB_BYTES / 8) return encoder.encode(text);
+  if (slabUsed + most > SLAB_BYTES) {
+    slab = new Uint8Array(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const start = slabUsed;
+  const { written } = encoder.encodeInto(text, slab.subarray(start));
+  // Aligned like the pool's slices, so the next value starts on a fresh word.
+  slabUsed = (start + written + 7) & ~7;
+  return slab.subarray(start, start + written);
 }
+
+/** Size of one slab of {@link encodeJson}: a slab lives while any value in it does. */
+const SLAB_BYTES = 16 * 1024;
+let slab = new Uint8Array(SLAB_BYTES);
+let slabUsed = 0;
 
 /** Parses node data as JSON; empty data is `null`. Throws BAD_ARGUMENTS naming the path. */
 export function decodeJson<T = unknown>(data: Uint8Array, path?: string): T {

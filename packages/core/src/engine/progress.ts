@@ -240,21 +240,50 @@ export function progressReporter(
   claim: Claim,
   intervalMs = DEFAULT_PROGRESS_INTERVAL_MS,
 ): ProgressReporter {
-  let writer: ProgressWriter | null = null;
-  const get = () => {
-    writer ??= new ProgressWriter(ctx, claim, intervalMs);
-    return writer;
-  };
-  return {
-    progress: (value) => get().progress(value),
-    log: (line) => get().log(line),
-    flush: async () => {
-      await writer?.flush();
-    },
-    close: () => writer?.close(),
-    finish: async () => (writer ? writer.finish() : null),
-  };
+  return new LazyReporter(ctx, claim, intervalMs);
 }
+
+/**
+ * One object per task, its methods shared: every claim gets a reporter and most never
+ * report, so it holds no closures of its own until a report makes its writer.
+ */
+class LazyReporter implements ProgressReporter {
+  private writer: ProgressWriter | null = null;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly claim: Claim,
+    private readonly intervalMs: number,
+  ) {}
+
+  private get(): ProgressWriter {
+    this.writer ??= new ProgressWriter(this.ctx, this.claim, this.intervalMs);
+    return this.writer;
+  }
+
+  progress(value: unknown): void {
+    this.get().progress(value);
+  }
+
+  log(line: string): void {
+    this.get().log(line);
+  }
+
+  async flush(): Promise<void> {
+    await this.writer?.flush();
+  }
+
+  close(): void {
+    this.writer?.close();
+  }
+
+  finish(): Promise<{ report: TaskProgress; remove: Op | null } | null> {
+    return this.writer ? this.writer.finish() : NOTHING_REPORTED;
+  }
+}
+
+/** `finish` of a reporter that reported nothing: one settled promise for every such task. */
+const NOTHING_REPORTED: Promise<null> = Promise.resolve(null);
 
 /**
  * After `complete` with {@link completion}'s options: when the completion's extra ops were

@@ -104,6 +104,8 @@ export function taskContext(
   context: () => Promise<EngineContext>,
   reporter: ProgressReporter,
 ): TaskContext {
+  const readers = resultReaders(context, claim.key);
+  // Properties named one by one (no spread of the readers): built once per task.
   const ctx: TaskContext = {
     key: claim.key,
     name: claim.name,
@@ -116,7 +118,8 @@ export function taskContext(
       return abort.signal;
     },
     worker,
-    ...resultReaders(context, claim.key),
+    parentResult: readers.parentResult,
+    ancestorResults: readers.ancestorResults,
     progress: (value) => reporter.progress(value),
     log: (line) => reporter.log(line),
   };
