@@ -252,7 +252,9 @@ export class ZkCoordinator implements Coordinator {
   private async getNow(path: string, options: WatchOptions = {}): Promise<NodeData> {
     checkRequestPath(path, 'get', this.limits);
     const watcher = this.wrapWatch(options.watch);
-    return this.pipeline.withRetry('retry', () =>
+    // `return await` (here and below): an async function returning a promise unawaited
+    // settles through an extra thenable job and promise, on every request.
+    return await this.pipeline.withRetry('retry', () =>
       this.pipeline.send<NodeData>('get', path, (c, done) =>
         getData(c, path, watcher, (err, data, stat) =>
           err ? done(err) : done(null, { data: dataOf(data), stat: statOf(stat!) }),
@@ -268,7 +270,7 @@ export class ZkCoordinator implements Coordinator {
     const frame = { op: 'set', path, dataBytes: buffer?.byteLength ?? 0 } as const;
     checkFrame([frame], false, this.limits, 'set', path);
     // With an expected version a retry could report BAD_VERSION for our own lost write.
-    return this.pipeline.withRetry(v === -1 ? 'retry' : 'once', () =>
+    return await this.pipeline.withRetry(v === -1 ? 'retry' : 'once', () =>
       this.pipeline.send<Stat>('set', path, (c, done) =>
         c.setData(path, buffer, v, (err, stat) => (err ? done(err) : done(null, statOf(stat)))),
       ),
@@ -278,7 +280,7 @@ export class ZkCoordinator implements Coordinator {
   private async deleteNow(path: string, version?: number): Promise<void> {
     checkRequestPath(path, 'delete', this.limits);
     const v = checkVersion(version, 'delete', path);
-    return this.pipeline.withRetry(v === -1 ? 'retry' : 'once', async (n) => {
+    return await this.pipeline.withRetry(v === -1 ? 'retry' : 'once', async (n) => {
       try {
         await this.pipeline.send<void>('delete', path, (c, done) =>
           c.remove(path, v, (err) => done(err)),
@@ -299,7 +301,7 @@ export class ZkCoordinator implements Coordinator {
   private async existsNow(path: string, options: WatchOptions = {}): Promise<Stat | null> {
     checkRequestPath(path, 'exists', this.limits);
     const watcher = this.wrapWatch(options.watch);
-    return this.pipeline.withRetry('retry', () =>
+    return await this.pipeline.withRetry('retry', () =>
       this.pipeline.send<Stat | null>('exists', path, (c, done) =>
         exists(c, path, watcher, (err, stat) =>
           err ? done(err) : done(null, stat ? statOf(stat) : null),
@@ -315,7 +317,7 @@ export class ZkCoordinator implements Coordinator {
   ): Promise<{ children: string[]; stat: Stat }> {
     checkRequestPath(path, op, this.limits);
     const watcher = this.wrapWatch(options.watch);
-    return this.pipeline.withRetry('retry', () =>
+    return await this.pipeline.withRetry('retry', () =>
       this.pipeline.send<{ children: string[]; stat: Stat }>(op, path, (c, done) =>
         c.getChildren(path, watcher, (err, children, stat) =>
           err ? done(err) : done(null, { children: children ?? [], stat: statOf(stat) }),

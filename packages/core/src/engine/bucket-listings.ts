@@ -463,17 +463,24 @@ export class BucketListings {
   fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     const inFlight = st.fetching.get(e.name);
     if (inFlight) return inFlight;
-    const p = this.readEntry(b, st, e).finally(() => st.fetching.delete(e.name));
+    // readEntry forgets the read itself when it ends (it always waits for the read first, so
+    // that is after this set): no `finally` and its promises per read.
+    const p = this.readEntry(b, st, e);
     st.fetching.set(e.name, p);
     return p;
   }
 
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     this.requests++;
-    const read = await readEntryNode(
-      this.ctx,
-      `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`,
-    );
+    let read: Awaited<ReturnType<typeof readEntryNode>>;
+    try {
+      read = await readEntryNode(
+        this.ctx,
+        `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`,
+      );
+    } finally {
+      st.fetching.delete(e.name);
+    }
     // Gone: no candidate until a listing without it (none will show it again).
     if (read === 'gone') {
       st.stale = true;

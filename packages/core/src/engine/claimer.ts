@@ -275,11 +275,7 @@ export class Claimer {
           }
         }
         unread.push(e);
-        fetches.push(
-          this.readCandidate(b, st, e, guarded, now).then((c) => {
-            if (c) known.push(c);
-          }),
-        );
+        fetches.push(this.readCandidate(b, st, e, guarded, now, known));
       }
     }
     // Enough known work, or known work of a higher priority than all that is still being read
@@ -310,29 +306,32 @@ export class Claimer {
     ancestorGuards(this.ctx, key, Number.POSITIVE_INFINITY, st.guardStats).catch(() => undefined);
   }
 
-  /** A candidate whose entry (or, for a guarded child, whose ancestors) must be read first. */
+  /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
   private async readCandidate(
     b: number,
     st: BucketState,
     e: EntryName,
     guarded: boolean,
     now: number,
-  ): Promise<Candidate | null> {
-    const [cached, guards] = await Promise.all([
-      st.cache.get(e.name) ?? this.listings.fetch(b, st, e),
-      guarded
-        ? ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid, st.guardStats)
-        : undefined,
-    ]);
-    if (!cached || this.waiting(cached, now)) return null;
+    known: Candidate[],
+  ): Promise<void> {
+    const entry = st.cache.get(e.name) ?? this.listings.fetch(b, st, e);
+    // A root (most tasks) waits for its entry alone: no Promise.all and its promises per read.
+    const [cached, guards] = guarded
+      ? await Promise.all([
+          entry,
+          ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid, st.guardStats),
+        ])
+      : [await entry, undefined];
+    if (!cached || this.waiting(cached, now)) return;
     // An ancestor changed after the listing: read the bucket again before this child.
     if (guards === null) {
       st.stale = true;
-      return null;
+      return;
     }
     const c = candidateOf(b, e, cached);
     if (guards) c.guards = guards;
-    return c;
+    known.push(c);
   }
 
   private async tryClaim(cand: Candidate): Promise<Claim | null> {

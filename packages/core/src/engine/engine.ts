@@ -325,8 +325,10 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       return out;
     });
     // Asked after the reply: the change events of everything committed before it are in.
-    if (outcome.status === 'completed')
-      await lookForChildren(await this.context(), this.claimers, c);
+    if (outcome.status === 'completed') {
+      const look = lookForChildren(await this.context(), this.claimers, c);
+      if (look) await look;
+    }
     if (this.options.onSettled) await this.told(c, outcome, { result });
     return outcome;
   }

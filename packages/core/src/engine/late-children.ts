@@ -25,14 +25,23 @@ export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, c
  * tells whether it has children; only then do those claimers read the bucket again. Called
  * after the completion's reply: the change events of everything committed before it are in.
  */
-export async function lookForChildren(
+export function lookForChildren(
+  ctx: EngineContext,
+  claimers: Iterable<Claimer>,
+  claim: Claim,
+): Promise<void> | undefined {
+  // No child of it queued here since: nothing to look for (see `noteChildQueued`), and no
+  // promise made for it either: this runs for every completion.
+  const hinted = takeChildHint(ctx.layout.world, claim.key);
+  if (!hinted && !typeHasChildren(ctx.layout.world, claim.type)) return undefined;
+  return readForChildren(ctx, claimers, claim);
+}
+
+async function readForChildren(
   ctx: EngineContext,
   claimers: Iterable<Claimer>,
   claim: Claim,
 ): Promise<void> {
-  // No child of it queued here since: nothing to look for (see `noteChildQueued`).
-  const hinted = takeChildHint(ctx.layout.world, claim.key);
-  if (!hinted && !typeHasChildren(ctx.layout.world, claim.type)) return;
   const bucket = ctx.layout.bucketOf(claim.key);
   const key = claim.key.join(KEY_SEPARATOR);
   const blind = [...claimers].filter((c) => c.listings.mayHideChildOf(bucket, key));

@@ -292,15 +292,18 @@ const NOTHING_REPORTED: Promise<null> = Promise.resolve(null);
  * a node left behind would silence the next run of this key (a writer yields to a later
  * attempt, and a re-queue counts attempts from 1 again).
  */
-export async function removeLeftProgress<T extends { extras?: { applied: boolean } }>(
+export function removeLeftProgress<T extends { extras?: { applied: boolean } }>(
   c: Coordinator,
   final: { remove: Op | null } | null,
   outcome: T,
-): Promise<T> {
+): T | Promise<T> {
   const remove = final?.remove;
-  if (remove?.op === 'delete' && outcome.extras?.applied === false)
-    await c.delete(remove.path, remove.version).catch(() => undefined);
-  return outcome;
+  // Nearly always nothing to remove: the outcome as it is, no promise per completion.
+  if (remove?.op !== 'delete' || outcome.extras?.applied !== false) return outcome;
+  return c.delete(remove.path, remove.version).then(
+    () => outcome,
+    () => outcome,
+  );
 }
 
 /** `complete`'s options for a finished report: the report into the record, the node out. */

@@ -79,7 +79,9 @@ export async function runHandler(
   let ok = false;
   let value: unknown;
   try {
-    value = await handler(ctx);
+    value = handler(ctx);
+    // A handler that returns at once (no promise) costs no promise and no turn to wait for.
+    if (isThenable(value)) value = await value;
     ok = true;
   } catch (err) {
     value = err;
@@ -91,6 +93,14 @@ export async function runHandler(
   if (live && !ok) await reporter.flush();
   else if (!live) reporter.close();
   return { ok, value, final };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    (typeof v === 'object' || typeof v === 'function') &&
+    v !== null &&
+    typeof (v as { then?: unknown }).then === 'function'
+  );
 }
 
 /**
