@@ -17,7 +17,9 @@ export function sessionHex(buf: Buffer): string {
 }
 
 export function statOf(s: LibStat): Stat {
-  const owner = sessionHex(s.ephemeralOwner);
+  // Most nodes are not ephemeral: no hex string made and compared for those.
+  const e = s.ephemeralOwner;
+  const owner = e.readUInt32BE(0) === 0 && e.readUInt32BE(4) === 0 ? null : sessionHex(e);
   return {
     czxid: longOf(s.czxid),
     mzxid: longOf(s.mzxid),
@@ -27,7 +29,7 @@ export function statOf(s: LibStat): Stat {
     version: s.version,
     cversion: s.cversion,
     aversion: s.aversion,
-    ephemeralOwner: owner === '0000000000000000' ? null : owner,
+    ephemeralOwner: owner,
     dataLength: s.dataLength,
     numChildren: s.numChildren,
   };

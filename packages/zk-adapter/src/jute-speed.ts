@@ -1,6 +1,7 @@
 // A static import, so the adapter's build bundles this module together with the rest of the
 // patched library: at run time the codec below replaces the very copy the client uses.
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
+import { fastTxDeserialize, type TransactionReply } from './jute-multi-reply.js';
 
 /**
  * Faster encoding and decoding for node-zookeeper-client's jute records: the same bytes and
@@ -58,6 +59,11 @@ interface JuteModule {
       serialize(this: TransactionLike, buffer: Buffer, offset: number): number;
     };
   };
+  TransactionResponse: {
+    prototype: {
+      deserialize(this: TransactionReply, buffer: Buffer, offset: number): number;
+    };
+  };
   data: Record<string, new (...args: unknown[]) => JuteRecord>;
   protocol: Record<string, new (...args: unknown[]) => JuteRecord>;
 }
@@ -74,6 +80,7 @@ export const juteOriginals = {
   toBuffer: jute.Request.prototype.toBuffer,
   txByteLength: jute.TransactionRequest.prototype.byteLength,
   txSerialize: jute.TransactionRequest.prototype.serialize,
+  txDeserialize: jute.TransactionResponse.prototype.deserialize,
 };
 
 const INT = 0;
@@ -431,6 +438,7 @@ export function useFastJute(on: boolean): void {
   jute.Request.prototype.toBuffer = on ? fastToBuffer : o.toBuffer;
   jute.TransactionRequest.prototype.byteLength = on ? fastTxByteLength : o.txByteLength;
   jute.TransactionRequest.prototype.serialize = on ? fastTxSerialize : o.txSerialize;
+  jute.TransactionResponse.prototype.deserialize = on ? fastTxDeserialize : o.txDeserialize;
   // The library looks its classes up in these maps at every use, so this reaches all of it.
   for (const c of recordClasses) jute[c.group][c.name] = on ? c.fast : c.orig;
 }

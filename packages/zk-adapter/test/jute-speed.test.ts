@@ -223,14 +223,17 @@ describe('zk adapter: fast jute codec', () => {
     const size = original(() => parts.reduce((n, p) => n + p.byteLength(), 0));
     const wire = Buffer.alloc(size);
     original(() => parts.reduce((o, p) => o + p.serialize(wire, o), 0));
-    const decode = () => {
+    const decode = (root?: string) => {
       const r = new J.TransactionResponse();
-      r.setChrootPath('/root');
+      r.setChrootPath(root);
       return { n: r.deserialize(wire, 0), results: r.results };
     };
-    const fast = decode();
-    expect(fast).toEqual(original(decode));
+    const fast = decode('/root');
+    expect(fast).toEqual(original(() => decode('/root')));
+    expect(fast.n).toBe(size);
     expect(fast.results[0]).toEqual({ type: J.OP_CODES.CREATE, path: '/a' });
+    expect(decode()).toEqual(original(() => decode()));
+    expect(decode().results[0]).toEqual({ type: J.OP_CODES.CREATE, path: '/root/a' });
   });
 
   it('builds every record class as the library does, with and without arguments', () => {

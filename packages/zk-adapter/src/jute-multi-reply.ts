@@ -1,0 +1,72 @@
+import juteModule from 'node-zookeeper-client/lib/jute/index.js';
+
+/** A multi's reply (lib/jute TransactionResponse): one result per op. */
+export interface TransactionReply {
+  results: Array<{ type: number; path?: string; stat?: unknown; err?: number }>;
+  chrootPath?: string;
+}
+
+interface StatRecord {
+  deserialize(buffer: Buffer, offset: number): number;
+}
+const Stat = (juteModule as unknown as { data: { Stat: new () => StatRecord } }).data.Stat;
+
+// ZooKeeper's op codes a multi's reply holds (lib/jute OP_CODES).
+const OP_CREATE = 1;
+const OP_DELETE = 2;
+const OP_SET_DATA = 5;
+const OP_CHECK = 13;
+const OP_ERROR = -1;
+
+/**
+ * A multi's reply, decoded as the library's TransactionResponse does (the same `results`),
+ * without a MultiHeader record and a response record per op: every claim and completion
+ * multi of a busy worker comes back as one of these. Installed with the fast codec
+ * (jute-speed.ts), whose tests compare the two.
+ */
+export function fastTxDeserialize(this: TransactionReply, buffer: Buffer, offset: number): number {
+  if (!Buffer.isBuffer(buffer)) throw new Error('buffer must an instance of Node.js Buffer class.');
+  if (offset < 0 || offset >= buffer.length)
+    throw new Error(`offset: ${offset} is out of buffer range.`);
+  let n = offset;
+  for (;;) {
+    // MultiHeader: type (int), done (boolean), err (int).
+    const type = buffer.readInt32BE(n);
+    const done = buffer.readUInt8(n + 4) === 1;
+    n += 9;
+    if (done) return n - offset;
+    switch (type) {
+      case OP_CREATE: {
+        // CreateResponse: the created path (a ustring: -1 for none), without the chroot.
+        const length = buffer.readInt32BE(n);
+        n += 4;
+        let path: string | undefined;
+        if (length !== -1) {
+          path = buffer.toString('utf8', n, n + length);
+          n += length;
+          const chroot = this.chrootPath;
+          if (chroot) path = path === chroot ? '/' : path.substring(chroot.length);
+        }
+        this.results.push({ type, path });
+        break;
+      }
+      case OP_DELETE:
+      case OP_CHECK:
+        this.results.push({ type });
+        break;
+      case OP_SET_DATA: {
+        // SetDataResponse: the node's Stat record.
+        const stat = new Stat();
+        n += stat.deserialize(buffer, n);
+        this.results.push({ type, stat });
+        break;
+      }
+      case OP_ERROR:
+        this.results.push({ type, err: buffer.readInt32BE(n) });
+        n += 4;
+        break;
+      default:
+        throw new Error(`Unknown type: ${type} in transaction response.`);
+    }
+  }
+}
