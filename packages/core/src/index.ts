@@ -37,7 +37,7 @@ export {
   type ZoottErrorDetails,
 } from './contract/errors.js';
 export { utf8 } from './contract/paths.js';
-export type { ClaimerOptions } from './engine/claimer.js';
+export type { Claimer, ClaimerOptions } from './engine/claimer.js';
 export { systemEngineClock } from './engine/clock.js';
 // The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
 export {

@@ -114,6 +114,11 @@ export class BucketListings {
     this.scouts.delete(bucket);
   }
 
+  /** The buckets whose listings are cached and watched (kept up to date by their watches). */
+  get watchedBuckets(): ReadonlySet<number> {
+    return this.watched;
+  }
+
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
   setWatched(buckets: Iterable<number>): void {
     const before = new Set(this.watched);

@@ -37,6 +37,8 @@ export interface BucketState {
   parsed: Map<string, EntryName>;
   /** Entry reads in flight, by entry name. */
   fetching: Map<string, Promise<CachedEntry | null>>;
+  /** Read-aheads in flight (a child's entry and its ancestors' tree nodes), by entry name. */
+  readingAhead: Map<string, Promise<unknown>>;
   /** The listing being read now, so two claims never read one bucket twice at once. */
   listing: Promise<void> | null;
   /** The claim call that last listed this bucket. */
@@ -75,6 +77,7 @@ export function emptyBucket(): BucketState {
     listedIn: 0,
     parsed: new Map(),
     fetching: new Map(),
+    readingAhead: new Map(),
     bad: new Set(),
     ancestors: new Set(),
     readNo: -1,

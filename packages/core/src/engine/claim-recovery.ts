@@ -1,5 +1,7 @@
 import { decodeJson } from '../contract/paths.js';
+import type { ClaimAttempt } from './claim-attempt.js';
 import type { EngineContext } from './context.js';
+import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { claimsHeldThrough, sessionBack } from './session.js';
 import type { ClaimIdentity, EntryData } from './types.js';
 
@@ -71,4 +73,44 @@ export async function removeFalseClaim(
     return true;
   }
   return false;
+}
+
+/**
+ * A refused claim multi: remembers why, and says `null` (try another candidate). `failure`
+ * is the failed op of this claim's own ops (0: the entry's set, 1: the working node's
+ * create, 2 and on: its ancestors' checks). `markBusy` is told of a task someone else works on.
+ */
+export async function claimRefused(
+  ctx: EngineContext,
+  err: unknown,
+  failure: { index: number; code: string } | null,
+  a: ClaimAttempt,
+  markBusy: (encodedKey: string, workingPath: string, bucket: number) => void,
+): Promise<null> {
+  const { cand, st, workingPath } = a;
+  const session = a.identity.session;
+  if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
+    if (await removeFalseClaim(ctx, workingPath, session)) {
+      if (st) st.stale = true;
+    } else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+    return null;
+  }
+  if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
+    st?.cache.delete(cand.entry.name);
+    if (st) st.stale = true;
+    return null;
+  }
+  // A guard: an ancestor was queued again (or removed) after it was read. The next listing
+  // shows it; the child waits for it.
+  if (failure !== null && failure.index >= 2) {
+    st?.guardStats.clear();
+    if (st) st.stale = true;
+    return null;
+  }
+  // A lost reply that did not apply: nothing was written; the next round tries again.
+  if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+    if (st) st.stale = true;
+    return null;
+  }
+  throw err;
 }

@@ -1,23 +1,24 @@
 import { blockingAncestor } from '../tree/blocking.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import { hintLocality, type LocalityScore, leftForPeer, orderForWorker } from '../tree/ordering.js';
+import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
 import { aheadOf, type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
-import { adoptLostClaim, removeFalseClaim } from './claim-recovery.js';
+import { adoptLostClaim, claimRefused } from './claim-recovery.js';
+import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import { type HandOff, handOff } from './hand-off.js';
 import { ENTRY_KIND, type EntryName } from './layout.js';
 import { claimsHeldThrough } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim } from './types.js';
 
+export { DEFAULT_LOCALITY_WAIT_MS } from './claim-wait.js';
 export type { ClaimerOptions, ClaimGate } from './claimer-options.js';
 
-/** How long a task hinted to another live worker waits before another worker takes it. */
-export const DEFAULT_LOCALITY_WAIT_MS = 2000;
 /** Rounds of one claim call: the first from cached listings, the others after re-reading. */
 const CLAIM_ROUNDS = 4;
 /** Batches of candidates one round tries before it lists again. */
@@ -96,6 +97,31 @@ export class Claimer {
       !this.busy.has(e.encodedKey) && (c === undefined || !this.waiting(c, this.ctx.clock.now()));
     return (
       this.listings.unblockedIn(buckets) || this.listings.knownWorkAbove(buckets, priority, usable)
+    );
+  }
+
+  /**
+   * A child of `parent`, which this process is completing, to claim in the completion's own
+   * multi (see `hand-off.ts`), or `null`. The child is held (and its start taken from the
+   * rate-limit gate) until the hand-off is settled.
+   */
+  handOff(parent: Claim): HandOff | null | Promise<HandOff | null> {
+    const session = this.ctx.coordinator.sessionId;
+    // Listings read in another session may lack entries: they choose nothing.
+    if (this.closed || session === null || session !== this.session) return null;
+    return handOff(
+      {
+        ctx: this.ctx,
+        opts: this.opts,
+        listings: this.listings,
+        held: this.held,
+        busy: this.busy,
+        usable: (cached, now) => !this.waiting(cached, now),
+        score: this.score,
+        won: (a, version) => this.won(a, version),
+      },
+      parent,
+      session,
     );
   }
 
@@ -181,35 +207,12 @@ export class Claimer {
     return got;
   }
 
-  private typeOk(type: string): boolean {
-    if (this.opts.paused?.(type)) return false;
-    return this.opts.types === undefined || this.opts.types.includes(type);
-  }
-
-  /** Why a known entry cannot be claimed now; records when it may become eligible. */
+  /** Whether a known entry cannot be claimed now; records when it may become eligible. */
   private waiting(cached: CachedEntry, now: number): boolean {
-    const d = cached.data;
-    if (!this.typeOk(d.type)) return true;
-    const gate = this.opts.gate;
-    if (gate && !gate.open(d.type, now)) {
-      this.wakeAt = Math.min(this.wakeAt, gate.nextAt(d.type, now));
-      return true;
-    }
-    if (d.notBefore !== undefined && d.notBefore > now) {
-      this.wakeAt = Math.min(this.wakeAt, d.notBefore);
-      return true;
-    }
-    const hints = d.hints;
-    const until = cached.firstSeen + (this.opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
-    if (hints !== undefined && until > now) {
-      // Left, for the wait, to a live worker that may match the hints better than this one.
-      const mine = this.hintScore({ priority: 0, seq: 0, hints });
-      if (leftForPeer({ type: d.type, hints }, mine, this.opts.peers?.())) {
-        this.wakeAt = Math.min(this.wakeAt, until);
-        return true;
-      }
-    }
-    return false;
+    const at = eligibleAt(this.opts, this.hintScore, cached, now);
+    if (at <= now) return false;
+    this.wakeAt = Math.min(this.wakeAt, at);
+    return true;
   }
 
   private async candidates(buckets: readonly number[], wanted: number): Promise<Candidate[]> {
@@ -302,8 +305,27 @@ export class Claimer {
   private readAhead(b: number, st: BucketState, e: EntryName, key: TaskKey): void {
     // Once per entry: later calls find it cached (or its read in flight).
     if (st.cache.has(e.name) || st.fetching.has(e.name)) return;
-    this.listings.fetch(b, st, e).catch(() => undefined);
-    ancestorGuards(this.ctx, key, Number.POSITIVE_INFINITY, st.guardStats).catch(() => undefined);
+    const ahead = Promise.all([
+      this.listings.fetch(b, st, e),
+      ancestorGuards(this.ctx, key, Number.POSITIVE_INFINITY, st.guardStats),
+    ])
+      .catch(() => undefined)
+      .finally(() => st.readingAhead.delete(e.name));
+    st.readingAhead.set(e.name, ahead);
+  }
+
+  /** Reads ahead the listed children of `parent`, which this process has just claimed. */
+  private childrenAhead(b: number, st: BucketState, parent: TaskKey): void {
+    const prefix = `${parent.join(KEY_SEPARATOR)}${KEY_SEPARATOR}`;
+    let n = 0;
+    for (const e of st.entries) {
+      if (n >= this.listings.lookahead) return;
+      const direct =
+        e.encodedKey.startsWith(prefix) && !e.encodedKey.includes(KEY_SEPARATOR, prefix.length);
+      if (!direct || e.kind === ENTRY_KIND.dead) continue;
+      n++;
+      this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));
+    }
   }
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
@@ -412,6 +434,8 @@ export class Claimer {
       // copy of a big bucket's listing per claim was the worker's largest source of garbage.
       const at = st.entries.indexOf(cand.entry);
       if (at >= 0) st.entries.splice(at, 1);
+      // Its listed children wait on it alone now: read them ahead, for a quick hand-off.
+      if (st.ancestors.has(cand.entry.encodedKey)) this.childrenAhead(cand.bucket, st, key);
     }
     const claim: Claim = {
       key,
@@ -444,41 +468,13 @@ export class Claimer {
     return claim;
   }
 
-  /**
-   * A refused claim multi: remembers why, and says `null` (try another candidate). `failure`
-   * is the failed op of this claim's two (0: the entry's set, 1: the working node's create).
-   */
-  private async claimRefused(
+  /** A refused claim multi: remembers why, and says `null` (see {@link claimRefused}). */
+  private claimRefused(
     err: unknown,
     failure: { index: number; code: string } | null,
     a: ClaimAttempt,
   ): Promise<null> {
-    const { cand, st, workingPath } = a;
-    const session = a.identity.session;
-    if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-      if (await removeFalseClaim(this.ctx, workingPath, session)) {
-        if (st) st.stale = true;
-      } else this.markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
-      return null;
-    }
-    if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
-      st?.cache.delete(cand.entry.name);
-      if (st) st.stale = true;
-      return null;
-    }
-    // A guard: an ancestor was queued again (or removed) after it was read. The next listing
-    // shows it; the child waits for it.
-    if (failure !== null && failure.index >= 2) {
-      st?.guardStats.clear();
-      if (st) st.stale = true;
-      return null;
-    }
-    // A lost reply that did not apply: nothing was written; the next round tries again.
-    if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
-      if (st) st.stale = true;
-      return null;
-    }
-    throw err;
+    return claimRefused(this.ctx, err, failure, a, (key, path, b) => this.markBusy(key, path, b));
   }
 
   /** Someone else works on `key`: skip it until its working node goes. */

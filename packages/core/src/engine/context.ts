@@ -1,7 +1,10 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import type { TaskLimits } from '../tree/limits.js';
+import { systemEngineClock } from './clock.js';
 import type { CorruptSink } from './corrupt.js';
-import type { WorldLayout } from './layout.js';
+import type { EngineOptions } from './engine-options.js';
+import { WorldLayout } from './layout.js';
+import { consoleLogger } from './logger.js';
 import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
 
 /** What every engine part shares once the world's meta has been read. */
@@ -17,4 +20,27 @@ export interface EngineContext {
   readonly maxRecordBytes: number;
   /** Where the inspection reads (task, tree, parent patterns) report nodes they cannot read. */
   readonly onCorrupt: CorruptSink;
+}
+
+/** The context of `world` (of `buckets` buckets) for an engine made with `o`. */
+export function makeContext(
+  coordinator: Coordinator,
+  world: string,
+  buckets: number,
+  o: EngineOptions,
+): EngineContext {
+  const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
+  const logger = o.logger ?? consoleLogger;
+  return {
+    coordinator,
+    layout: new WorldLayout(world, buckets),
+    clock: o.clock ?? systemEngineClock,
+    logger,
+    limits: o.limits,
+    defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
+    maxRecordBytes: o.maxRecordBytes ?? 900 * 1024,
+    onCorrupt:
+      o.onCorrupt ??
+      ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
+  };
 }

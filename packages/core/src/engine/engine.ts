@@ -9,15 +9,14 @@ import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/
 import { cancelTask, retryTask } from './admin.js';
 import { Claimer, type ClaimerOptions } from './claimer.js';
 import { systemEngineClock } from './clock.js';
-import type { EngineContext } from './context.js';
+import { type EngineContext, makeContext } from './context.js';
 import { type EngineOptions, type SettleDetail, tellSettled } from './engine-options.js';
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { completedHere, lookForChildren } from './late-children.js';
-import { AREAS, DEFAULT_BUCKETS, MAX_BUCKETS, REGISTRY_AREA, WorldLayout } from './layout.js';
-import { consoleLogger } from './logger.js';
+import { AREAS, DEFAULT_BUCKETS, REGISTRY_AREA, validateBuckets, WorldLayout } from './layout.js';
 import { META_VERSION, parseMeta } from './meta.js';
 import { type PauseState, readPause, setPause } from './pause.js';
 import { isPermanent } from './permanent.js';
@@ -76,13 +75,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     private readonly options: EngineOptions,
   ) {
     this.world = validateWorldName(options.world);
-    const b = options.buckets;
-    if (b !== undefined && (!Number.isInteger(b) || b < 1 || b > MAX_BUCKETS))
-      throw new ZoottError(
-        'INVALID_CONFIG',
-        `buckets ${String(b)}: must be an integer in [1, ${MAX_BUCKETS}]`,
-        { field: 'buckets' },
-      );
+    validateBuckets(options.buckets);
   }
 
   /** The engine's source of time and randomness: the one given in the options, else the system's. */
@@ -90,30 +83,18 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     return this.options.clock ?? systemEngineClock;
   }
 
-  private makeContext(buckets: number): EngineContext {
-    const o = this.options;
-    const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
-    const logger = o.logger ?? consoleLogger;
-    return {
-      coordinator: this.coordinator,
-      layout: new WorldLayout(this.world, buckets),
-      clock: this.clock,
-      logger,
-      limits: o.limits,
-      defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
-      maxRecordBytes: o.maxRecordBytes ?? 900 * 1024,
-      onCorrupt:
-        o.onCorrupt ??
-        ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
-    };
-  }
-
   /** The context, reading the world meta once (the bucket count is fixed per world). */
   context(): Promise<EngineContext> {
     if (!this.ctxPromise) {
       const root = new WorldLayout(this.world, 1).root;
       this.ctxPromise = this.coordinator.get(root).then(
-        (got) => this.makeContext(parseMeta(got.data, root).buckets),
+        (got) =>
+          makeContext(
+            this.coordinator,
+            this.world,
+            parseMeta(got.data, root).buckets,
+            this.options,
+          ),
         (err) => {
           this.ctxPromise = null;
           if (codeOf(err) === 'NO_NODE')
@@ -166,7 +147,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
         Array.from({ length: buckets }, (_, b) => ensureNode(c, layout.bucketPath(a, b))),
       ),
     );
-    this.ctxPromise = Promise.resolve(this.makeContext(buckets));
+    this.ctxPromise = Promise.resolve(
+      makeContext(this.coordinator, this.world, buckets, this.options),
+    );
   }
 
   /**
@@ -309,28 +292,47 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     result?: TaskResult<M, K>,
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
+    return (await this.completeHandingOff(claim, result, options)).outcome;
+  }
+
+  /**
+   * `complete`, and with `claimer` (a worker's own) the claim of a child this completion
+   * makes runnable in the same multi, when that claimer would take it next anyway (see
+   * `hand-off.ts`): `next` is then that child's claim, for the slot the parent leaves.
+   * @internal The worker's completion; a caller of `next` owns its claim.
+   */
+  async completeHandingOff<K extends TaskType<M>>(
+    claim: Claim<M, K>,
+    result?: TaskResult<M, K>,
+    options?: CompleteOptions,
+    claimer?: Claimer,
+  ): Promise<{ outcome: CompleteOutcome; next: Claim | null }> {
     const c = claim as Claim;
     // Every completion passes here: no await (a promise and a turn each) for hooks not set.
     const hook = this.options.completionOps;
     const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
-    // Without extra ops a completion may join a group commit; with them it goes alone, so
-    // what becomes of them is reported as before.
+    // Without extra ops a completion may join a group commit, and carry a hand-off; with them
+    // it goes alone, so what becomes of them is reported as before.
+    let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
+    // Only while the child's read-ahead is out: most completions take no extra turn here.
+    if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
     const outcome = await this.settle(c, async (ctx) => {
       const out = await (extraOps.length > 0
         ? completeClaim(ctx, c, result, { ...options, extraOps })
-        : this.groupsOf(ctx).complete(c, result));
+        : this.groupsOf(ctx).complete(c, result, handOff));
       // Before the claim is let go: no claim call sees the task neither held nor gone.
       if (out.status === 'completed') completedHere(ctx, this.claimers, c);
       return out;
-    });
+    }).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
+    const next = handOff ? await handOff.result : null;
     // Asked after the reply: the change events of everything committed before it are in.
     if (outcome.status === 'completed') {
       const look = lookForChildren(await this.context(), this.claimers, c);
       if (look) await look;
     }
     if (this.options.onSettled) await this.told(c, outcome, { result });
-    return outcome;
+    return { outcome, next };
   }
 
   /** The group commit of this engine's completions (one per context). */

@@ -2,6 +2,7 @@ import type { Op } from '../contract/coordinator.js';
 import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import type { EngineContext } from './context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
+import type { HandOff } from './hand-off.js';
 import { multiFrameBytes } from './multi-frame.js';
 import { sessionBack } from './session.js';
 import { completeAlone, completedRecordBytes, completionOps, failClaim } from './settle.js';
@@ -21,6 +22,8 @@ interface Waiting {
   record: Uint8Array;
   ops: Op[];
   bytes: number;
+  /** A child's claim that rides in the same multi (see `hand-off.ts`). */
+  handOff: HandOff | undefined;
   resolve(out: SettleOutcome): void;
   reject(err: unknown): void;
 }
@@ -43,13 +46,21 @@ export class CompletionGroups {
 
   constructor(private readonly ctx: EngineContext) {}
 
-  /** Completes `claim` with `result`, in a group when others are waiting too. */
-  complete(claim: Claim, result: unknown): Promise<SettleOutcome> {
+  /**
+   * Completes `claim` with `result`, in a group when others are waiting too, with `handOff`'s
+   * claim in the same multi when it can be. `handOff` is settled on every path.
+   */
+  complete(claim: Claim, result: unknown, handOff?: HandOff): Promise<SettleOutcome> {
     const record = completedRecordBytes(this.ctx, claim, result);
-    if (!(record instanceof Uint8Array)) return failClaim(this.ctx, claim, record);
-    const ops = completionOps(this.ctx, claim, record);
+    if (!(record instanceof Uint8Array)) {
+      handOff?.settle(false);
+      return failClaim(this.ctx, claim, record);
+    }
+    const own = completionOps(this.ctx, claim, record);
+    const ops = handOff ? [...own, ...handOff.ops] : own;
+    const bytes = multiFrameBytes(ops);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ claim, record, ops, bytes: multiFrameBytes(ops), resolve, reject });
+      this.waiting.push({ claim, record, ops, bytes, handOff, resolve, reject });
       if (!this.inFlight) void this.drain();
     });
   }
@@ -61,7 +72,11 @@ export class CompletionGroups {
         const group = this.take();
         // Every waiter hears back, whatever happens: an unexpected error is theirs too.
         await this.commit(group).catch((err: unknown) => {
-          for (const w of group) w.reject(err);
+          for (const w of group) {
+            // Settled already where the commit got that far; else its fate is unknown.
+            w.handOff?.settle('unknown');
+            w.reject(err);
+          }
         });
       }
     } finally {
@@ -87,9 +102,12 @@ export class CompletionGroups {
     // Alone, or fenced locally (another session): the single path says all there is to say.
     const together = group.filter((w) => w.claim.session === session);
     const alone = group.filter((w) => w.claim.session !== session);
-    if (together.length === 1) alone.push(together.pop()!);
-    const singles = alone.map((w) => this.settle(w, completeAlone(this.ctx, w.claim, w.record)));
-    if (together.length > 1) await this.commitTogether(together, session!);
+    if (together.length === 1 && !together[0]!.handOff) alone.push(together.pop()!);
+    const singles = alone.map((w) => {
+      w.handOff?.settle(false);
+      return this.settle(w, completeAlone(this.ctx, w.claim, w.record));
+    });
+    if (together.length > 0) await this.commitTogether(together, session!);
     await Promise.all(singles);
   }
 
@@ -97,7 +115,10 @@ export class CompletionGroups {
     let lost = false;
     try {
       await this.ctx.coordinator.multi(group.flatMap((w) => w.ops));
-      for (const w of group) w.resolve({ status: 'completed' });
+      for (const w of group) {
+        w.handOff?.settle(true);
+        w.resolve({ status: 'completed' });
+      }
       return;
     } catch (err) {
       lost = UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '');
@@ -108,6 +129,9 @@ export class CompletionGroups {
     }
     // The lost group may or may not have applied: wait for the session, then ask per claim.
     if (lost) await sessionBack(this.ctx.coordinator, session);
+    // Settled before the completions answer (their callers count on it). A refused group
+    // applied nothing; a lost one is looked up: a child it claimed is this session's.
+    for (const w of group) w.handOff?.settle(lost ? 'unknown' : false);
     await Promise.all(
       group.map((w) => this.settle(w, completeAlone(this.ctx, w.claim, w.record, lost))),
     );

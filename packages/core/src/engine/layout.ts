@@ -5,6 +5,18 @@ import { KEY_SEPARATOR, type TaskKey, worldRoot } from '../tree/keys.js';
 export const DEFAULT_BUCKETS = 64;
 /** Largest bucket count a world may use. */
 export const MAX_BUCKETS = 4096;
+
+/** Checks an engine's `buckets` option (`undefined`: the world's own, or the default). */
+export function validateBuckets(b: number | undefined): void {
+  if (b !== undefined && (!Number.isInteger(b) || b < 1 || b > MAX_BUCKETS))
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `buckets ${String(b)}: must be an integer in [1, ${MAX_BUCKETS}]`,
+      {
+        field: 'buckets',
+      },
+    );
+}
 /** Priorities are integers in [-MAX_PRIORITY, MAX_PRIORITY]; higher runs first. */
 export const MAX_PRIORITY = 999_999;
 const PRIORITY_OFFSET = 1_000_000;

@@ -12,11 +12,11 @@ import { IdleStealer } from './idle-steal.js';
 import { entryPriority } from './layout.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { PriorityCounts } from './priority-counts.js';
-import { completion, removeLeftProgress } from './progress.js';
 import { Reaper } from './retention/reaper.js';
+import { countOutcome, writeOutcome } from './run-outcome.js';
 import { renewUntilOpen } from './session.js';
 import { LazyAbort, type RunPlace, type RunState, runHandler } from './task-context.js';
-import type { Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
+import type { Claim, EngineClock, EngineLogger } from './types.js';
 import {
   reportCancelled,
   reportOutcome,
@@ -424,47 +424,45 @@ class WorkerLoop {
     this.runningPriorities.add(priority);
     this.stats.claimed++;
     this.ranSinceDrained = true;
-    void this.execute(r).finally(() => {
-      this.running.delete(key);
-      this.runningPriorities.remove(priority);
-      this.wake();
-    });
+    let next: Claim | null = null;
+    void this.execute(r)
+      .then((handedOff) => {
+        next = handedOff;
+      })
+      .finally(() => {
+        this.running.delete(key);
+        this.runningPriorities.remove(priority);
+        // A child claimed in the completion's multi takes the slot the task leaves.
+        if (next && this.stopping) void this.engine.release(next);
+        else if (next) this.start(next);
+        this.wake();
+      });
   }
 
-  private async execute(r: Running): Promise<void> {
+  /** Runs a claim and records its outcome; returns a child claimed with its completion. */
+  private async execute(r: Running): Promise<Claim | null> {
     const { claim } = r;
-    const { ok, value, final } = await runHandler(this.handlers[claim.type]!, r, this.place);
-    let outcome: SettleOutcome;
-    let recordError: unknown;
-    try {
-      if (r.void) {
-        this.engine.forget(claim);
-        this.log('warn', { key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
-        outcome = { status: 'dropped', reason: 'session lost' };
-      } else if (r.cancelled) {
-        // The cancel removed the claim with the task: nothing is written for it.
-        this.engine.forget(claim, 'cancelled');
-        outcome = { status: 'dropped', reason: 'cancelled' };
-      } else if (r.release) outcome = await this.engine.release(claim);
-      else if (ok) {
-        const done = await this.engine.complete(claim, value, completion(final));
-        outcome = await removeLeftProgress(this.coordinator, final, done);
-      } else outcome = await this.engine.fail(claim, value);
-    } catch (err) {
-      this.log(
-        'warn',
-        { key: claim.key.join(KEY_SEPARATOR), err: String(err) },
-        'could not record the outcome',
-      );
-      recordError = err;
-      outcome = { status: 'dropped', reason: String(err) };
-    }
+    const end = await runHandler(this.handlers[claim.type]!, r, this.place);
+    const warn = (fields: object, msg: string) => this.log('warn', fields, msg);
+    const written = await writeOutcome(
+      this.engine,
+      this.coordinator,
+      r,
+      end,
+      this.handingOff(),
+      warn,
+    );
+    const { outcome, recordError } = written;
     if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
-    else reportOutcome(this.events, claim, outcome, value, r.release, recordError);
-    if (outcome.status === 'completed') this.stats.completed++;
-    else if (outcome.status === 'retrying') this.stats.retried++;
-    else if (outcome.status === 'failed') this.stats.failed++;
-    else if (!r.release) this.stats.dropped++;
+    else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);
+    countOutcome(this.stats, outcome, r.release);
+    return written.next;
+  }
+
+  /** The claimer a completion may hand a child to: none while this worker claims nothing. */
+  private handingOff(): Claimer | undefined {
+    if (this.stopping || this.paused || this.coordinator.state !== 'connected') return undefined;
+    return this.claimer ?? undefined;
   }
 
   /** Waits for running handlers; after `stopTimeoutMs` aborts them and gives their claims back. */

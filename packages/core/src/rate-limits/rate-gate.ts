@@ -110,7 +110,8 @@ export class RateLimits implements ClaimGate {
     const b = this.fill(type, now);
     const share = this.share(type);
     if (b === null || share === null || b.tokens >= 1) return now;
-    return now + Math.ceil((1 - b.tokens) / share);
+    // From the bucket's time: a look with an earlier `now` left it later than `now`.
+    return b.at + Math.ceil((1 - b.tokens) / share);
   }
 
   /** `type`'s share (starts per second) and the starts free at `now`; `null` when unlimited. */
@@ -132,8 +133,11 @@ export class RateLimits implements ClaimGate {
       this.buckets.set(type, b);
     }
     const cap = 1 + share * BURST_MS;
+    // A look may carry a time read before an await (a claimer checks the gate again once an
+    // entry read returns): time it covers was already added by a later look. The bucket's
+    // time only moves forward, else that span would be added twice and starts made up.
     b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.at) * share);
-    b.at = now;
+    b.at = Math.max(b.at, now);
     return b;
   }
 }

@@ -15,6 +15,7 @@ import { decodeJson, KEY_SEPARATOR } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { startEnsemble, startProxy, type ZkProxy } from '@zoott/zk-testkit';
 import type { ChaosHistory, CompletedEntry, ExecEvent, Fault } from './chaos-check.js';
+import { type Heal, healsOf, readinessOf } from './chaos-heals.js';
 
 export interface ChaosOptions {
   /** Tasks to queue (rounded up to whole trees of 1 + 4 + 16). */
@@ -38,19 +39,8 @@ export interface ChaosRun {
   durationMs: number;
   /** When the last task completed (epoch ms): every fault kind must have started before. */
   workDoneAt: number;
-  /**
-   * Per partition: when it healed and when the partitioned worker (any process of its slot,
-   * which SIGKILLs may have replaced) next started a task, `null` if it never did before the
-   * next partition or the end of the work; and how many tasks the other workers started in
-   * that time (near the end of a run there may be too little work to go round).
-   */
-  heals: Array<{
-    healedAt: number;
-    resumedAt: number | null;
-    othersStarted: number;
-    /** How long the window after the heal lasted: until the next partition or the work's end. */
-    windowMs: number;
-  }>;
+  /** Per partition: when the partitioned worker was back after the heal, and what it did then. */
+  heals: Heal[];
   /**
    * Workers that exited on their own (not SIGKILLed by the run, not stopped at its end). A
    * worker restarted into the partition cannot reach ZooKeeper and exits 3 (UNREACHABLE)
@@ -70,6 +60,12 @@ export interface ChaosRun {
 export const WORKER_EXIT_UNREACHABLE = 3;
 /** Wait before restarting a worker that exited UNREACHABLE (a service manager's RestartSec). */
 const RESTART_AFTER_MS = 1000;
+/**
+ * How long the run waits, once the work is done, for the partitioned worker to be back after
+ * the last heal: a failure detector for a worker that never renews (sized for a loaded
+ * 2-core machine), not a speed claim.
+ */
+const BACK_DEADLINE_MS = 120_000;
 
 const WORLD = 'chaos';
 const CHROOT = '/chaos';
@@ -175,10 +171,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
             `worker ${slot.index} (pid ${proc.pid}) exited on its own: code ${code}, signal ${signal}`,
           );
           // A worker that could not reach ZooKeeper is restarted, as by a service manager
-          // (unless the killer replaced it meanwhile, or the work is done).
+          // (unless the killer replaced it meanwhile, or the run is stopping its workers):
+          // after the work is done too, since the run waits for the partitioned one to be back.
           if (code === WORKER_EXIT_UNREACHABLE)
             setTimeout(() => {
-              if (!done && !stoppingWorkers && slot.proc === proc) spawnWorker(slot);
+              if (!stoppingWorkers && slot.proc === proc) spawnWorker(slot);
             }, RESTART_AFTER_MS);
         }),
       );
@@ -309,6 +306,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     say(`work done in ${durationMs} ms; reading the areas`);
 
     const leftovers = await readLeftovers(producer);
+    // The partitioned worker must come back after the last heal, even when the work ended
+    // first: wait for its renewed session (or its restarted process serving).
+    const slotLog = join(dir, `worker-${proxied}.log`);
+    const lastHeal = faults.flatMap((f) => (f.kind === 'partition' ? [f.to] : [])).pop();
+    const backBy = Date.now() + BACK_DEADLINE_MS;
+    while (
+      lastHeal !== undefined &&
+      !readinessOf(slotLog).some((r) => r.time > lastHeal) &&
+      Date.now() < backBy
+    )
+      await sleep(200);
     // Graceful stop of every worker, then nothing may be left running.
     stoppingWorkers = true;
     for (const s of slots) s.proc?.kill('SIGTERM');
@@ -319,18 +327,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       .split('\n')
       .filter((l) => l.length > 0)
       .map((l) => JSON.parse(l) as ExecEvent);
-    const partitions = faults.flatMap((f) => (f.kind === 'partition' ? [f] : []));
-    const heals = partitions.map((f, i) => {
-      const until = partitions[i + 1]?.from ?? workDoneAt;
-      const starts = events.filter((e) => e.event === 'start' && e.time > f.to && e.time < until);
-      const next = starts.find((e) => proxiedPids.has(e.pid));
-      const othersStarted = starts.filter((e) => !proxiedPids.has(e.pid)).length;
-      return {
-        healedAt: f.to,
-        resumedAt: next?.time ?? null,
-        othersStarted,
-        windowMs: until - f.to,
-      };
+    const heals = healsOf({
+      faults,
+      events,
+      ready: readinessOf(slotLog),
+      slotPids: proxiedPids,
+      workDoneAt,
     });
     // ZOOTT_CHAOS_KEEP=1 keeps the workers' logs and the execution log for a post-mortem.
     if (process.env.ZOOTT_CHAOS_KEEP) say(`logs kept in ${dir}`);
