@@ -1,7 +1,7 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
 import type { EngineContext } from './context.js';
-import { readEntryNode } from './entry-read.js';
+import { type EntryRead, readEntryNode } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 
@@ -468,8 +468,7 @@ export class BucketListings {
   fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     const inFlight = st.fetching.get(e.name);
     if (inFlight) return inFlight;
-    // readEntry forgets the read itself when it ends (it always waits for the read first, so
-    // that is after this set): no `finally` and its promises per read.
+    // readEntry drops it from `fetching` when the read ends (no `finally` promise per read).
     const p = this.readEntry(b, st, e);
     st.fetching.set(e.name, p);
     return p;
@@ -477,12 +476,10 @@ export class BucketListings {
 
   private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
     this.requests++;
-    let read: Awaited<ReturnType<typeof readEntryNode>>;
+    const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
+    let read: EntryRead;
     try {
-      read = await readEntryNode(
-        this.ctx,
-        `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`,
-      );
+      read = await readEntryNode(this.ctx, path);
     } finally {
       st.fetching.delete(e.name);
     }
