@@ -56,7 +56,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     .record({ path, data, version })
     .map((x): Op => ({ op: 'set', path: x.path, data: x.data ?? new Uint8Array(0), ...v(x) })),
   fc.record({ path, version }).map((x): Op => ({ op: 'delete', path: x.path, ...v(x) })),
-  fc.record({ path, version }).map((x): Op => ({ op: 'check', path: x.path, ...v(x) })),
+  fc
+    .record({ path, version: fc.integer({ min: -1, max: 2 ** 31 - 1 }) })
+    .map((x): Op => ({ op: 'check', path: x.path, version: x.version })),
 );
 
 function v(x: { version: number | undefined }): { version?: number } {
@@ -83,7 +85,7 @@ function libOps(ops: readonly Op[], defaultAcl: readonly Acl[]): unknown[] {
         return { type: J.OP_CODES.SET_DATA, path: o.path, data: buf(o.data), version: vOf(o) };
       case 'delete':
         return { type: J.OP_CODES.DELETE, path: o.path, version: vOf(o) };
-      case 'check':
+      default:
         return { type: J.OP_CODES.CHECK, path: o.path, version: vOf(o) };
     }
   });

@@ -327,10 +327,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     }).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
     const next = handOff ? await handOff.result : null;
     // Asked after the reply: the change events of everything committed before it are in.
-    if (outcome.status === 'completed') {
-      const look = lookForChildren(await this.context(), this.claimers, c);
-      if (look) await look;
-    }
+    if (outcome.status === 'completed')
+      await lookForChildren(await this.context(), this.claimers, c);
     if (this.options.onSettled) await this.told(c, outcome, { result });
     return { outcome, next };
   }
