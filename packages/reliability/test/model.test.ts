@@ -7,7 +7,8 @@
  * model can see: the engine must find out what happened and carry on as if it had not.
  * Claims and completions of several tasks at once go out as group commits (one multi for
  * many tasks); a stale claim inside a group, or a group whose reply was lost, must not change
- * the outcome of any task in it.
+ * the outcome of any task in it. A completion may hand off a child (claim it in the same
+ * multi): the child must be runnable then, and a lost reply must not change that either.
  */
 import {
   type Claim,
@@ -342,6 +343,61 @@ class SettleCmd implements fc.AsyncCommand<Model, Real> {
     `${this.how}(w${this.w}#${this.pick}${this.loss ? `, reply lost ${this.loss}` : ''})`;
 }
 
+/**
+ * A worker completes a claim with `handOff`: a child the completion makes runnable may be
+ * claimed in the same multi. Whatever it hands off must be runnable now, under the completed
+ * task, and counted as one more attempt; a lost reply must not change that.
+ */
+class HandOffCmd implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly w: number,
+    readonly pick: number,
+    readonly loss: Loss = null,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const list = m.held[this.w]!;
+    // Holding nothing, the worker claims first (a claim step of its own, checked as one).
+    if (list.length === 0) await new ClaimCmd(this.w).run(m, r);
+    if (list.length === 0) return;
+    const [held] = list.splice(this.pick % list.length, 1);
+    const { token, claim } = held!;
+    const k = claim.key.join('|');
+    const heldKeys = new Set(list.map((h) => h.claim.key.join('|')));
+    r.workers[this.w]!.lose(this.loss);
+    const out = await r.workers[this.w]!.engine.complete(claim, { by: this.w }, { handOff: true });
+    r.workers[this.w]!.lose(null);
+    if (m.tasks.get(k)?.holder !== token) {
+      expect(out.status).toBe('dropped');
+      expect(out.next).toBeUndefined();
+      await compare(m, r);
+      return;
+    }
+    expect(out.status).toBe('completed');
+    m.tasks.set(k, { state: 'completed', attempts: claim.attempt, holder: null });
+    // What it may hand off: a task under k runnable now. An exhausted one is dead-lettered.
+    const opened = KEYS.filter((c) => c.startsWith(`${k}|`) && runnable(m, c) && !heldKeys.has(c));
+    for (const c of opened) {
+      const t = m.tasks.get(c)!;
+      if ((await r.admin.task(toKey(c)))?.state !== 'failed') continue;
+      expect(t.attempts >= MAX_ATTEMPTS, `${c} dead-lettered without being exhausted`).toBe(true);
+      m.tasks.set(c, { state: 'failed', attempts: t.attempts, holder: null });
+    }
+    if (out.next) {
+      const c = out.next.key.join('|');
+      expect(opened, `handed off ${c}, which is not runnable under ${k}`).toContain(c);
+      const t = m.tasks.get(c)!;
+      expect(out.next.attempt).toBe(t.attempts + 1);
+      const next = m.nextToken++;
+      m.tasks.set(c, { state: 'working', attempts: t.attempts + 1, holder: next });
+      list.push({ token: next, claim: out.next });
+    }
+    await compare(m, r);
+  }
+  toString = () =>
+    `completeHandingOff(w${this.w}#${this.pick}${this.loss ? `, reply lost ${this.loss}` : ''})`;
+}
+
 class RetryCmd implements fc.AsyncCommand<Model, Real> {
   constructor(readonly key: string) {}
   check = () => true;
@@ -458,6 +514,8 @@ const commands = [
   fc
     .tuple(worker, fc.integer({ min: 2, max: 4 }), loss)
     .map(([w, n, l]) => new CompleteManyCmd(w, n, l)),
+  fc.tuple(worker, fc.nat()).map(([w, i]) => new HandOffCmd(w, i)),
+  fc.tuple(worker, fc.nat(), loss).map(([w, i, l]) => new HandOffCmd(w, i, l)),
   fc.tuple(worker, fc.boolean()).map(([w, d]) => new ExpireCmd(w, d)),
   worker.map((w) => new ReconnectCmd(w)),
 ];

@@ -292,7 +292,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     result?: TaskResult<M, K>,
     options?: CompleteOptions,
   ): Promise<CompleteOutcome> {
-    return (await this.completeHandingOff(claim, result, options)).outcome;
+    const to = options?.handOff ? (this.defaultClaimer ?? undefined) : undefined;
+    const { outcome, next } = await this.completeHandingOff(claim, result, options, to);
+    return next ? { ...outcome, next } : outcome;
   }
 
   /**
@@ -312,10 +314,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const hook = this.options.completionOps;
     const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
-    // Without extra ops a completion may join a group commit, and carry a hand-off; with them
-    // it goes alone, so what becomes of them is reported as before.
+    // Without extra ops a completion may join a group commit, and carry a hand-off (a promise
+    // only while the child's read-ahead is out); with them it goes alone, as before.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
-    // Only while the child's read-ahead is out: most completions take no extra turn here.
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
     const outcome = await this.settle(c, async (ctx) => {
       const out = await (extraOps.length > 0

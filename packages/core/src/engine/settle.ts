@@ -184,6 +184,13 @@ export interface CompleteOptions {
    * `report` when the record still fits under the size limit with it (else left out).
    */
   report?: TaskProgress;
+  /**
+   * Hand-off: this engine's own claimer (the one behind `claim`) may claim, in the
+   * completion's multi, a child this completion makes runnable, when `claim` would return it
+   * next anyway (docs/protocol.md, "Group commit"). The outcome's `next` is then that claim,
+   * the caller's to run and settle. Ignored with `extraOps`.
+   */
+  handOff?: boolean;
 }
 
 /**
@@ -195,7 +202,11 @@ export type ExtraOpsOutcome =
   | { applied: false; error: unknown };
 
 /** The outcome of `complete`: `extras` is set when `extraOps` were given and the task completed. */
-export type CompleteOutcome = SettleOutcome & { extras?: ExtraOpsOutcome };
+export type CompleteOutcome = SettleOutcome & {
+  extras?: ExtraOpsOutcome;
+  /** The child claimed in the same multi (`handOff`). */
+  next?: Claim;
+};
 
 /**
  * Errors that a client refuses a request with before sending it: the multi certainly did

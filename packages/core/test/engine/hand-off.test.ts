@@ -201,6 +201,36 @@ describeOnBackends(
         await raw.close();
       });
 
+    it('an ancestor queued again while the parent ran: the child is not handed off, it waits for that ancestor', async () => {
+      const { world, other } = await oneBucketWorld(() => backend().connect());
+      await other.queue({ name: 'g', type: 't' });
+      await other.queue({ name: 'p', type: 't', parent: { key: ['g'] } });
+      await other.queue({ name: 'c', type: 't', parent: { key: ['g', 'p'] } });
+      const raw = await backend().connect();
+      const engine = oneBucketEngine(raw, world);
+      const claimer = await engine.claimer({ worker: 'w' });
+      claimer.setWatched([0]);
+      const g = await claimer.claim([0]);
+      expect(g?.key).toEqual(['g']);
+      expect((await engine.complete(g!, 'done')).status).toBe('completed');
+      const parent = await claimer.claim([0]);
+      expect(parent?.key).toEqual(['g', 'p']);
+      await readAhead(claimer, 'c');
+      // g, completed, is queued again: its entry blocks every task under it once more.
+      await other.queue({ name: 'g', type: 't', data: 'again' });
+      const { outcome, next } = await engine.completeHandingOff(
+        parent!,
+        'done',
+        undefined,
+        claimer,
+      );
+      expect(outcome.status).toBe('completed');
+      expect(next).toBeNull();
+      expect(await other.task(['g', 'p', 'c'])).toMatchObject({ state: 'pending' });
+      expect((await claimer.claim([0]))?.key).toEqual(['g']);
+      await raw.close();
+    });
+
     it('a grandchild whose own parent is still pending is not handed off; that parent is', async () => {
       const { world, other } = await oneBucketWorld(() => backend().connect());
       await other.queue({ name: 'p', type: 't' });
