@@ -1,6 +1,6 @@
 import type { Op } from '../contract/coordinator.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import { type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import { compareForClaim, type LocalityScore } from '../tree/ordering.js';
 import { knownGuards } from './ancestor-guards.js';
 import type { BucketListings, BucketState, CachedEntry } from './bucket-listings.js';
 import { type Candidate, candidateOf } from './candidate.js';
@@ -164,15 +164,18 @@ function blockedBesides(key: string, except: string, present: ReadonlySet<string
 /**
  * Whether `child` comes first among the known runnable entries of the watched buckets of
  * at least its priority, by the claim order a claim call would use (priority, locality,
- * then queue order). An unread one of at least its priority may come first: `false`.
+ * then queue order). An unread one of at least its priority may come first: `false`. Each
+ * bucket is read from its head only down to the first entry the child comes before with
+ * nothing to weigh but queue order (a bucket lists in that order): a completion must stay
+ * cheap. So the locality of tasks queued after the child is not weighed, a soft preference
+ * that a claim call would weigh.
  */
 function firstInOrder(view: HandOffView, child: Candidate, parentKey: string, now: number) {
-  const rivals: Candidate[] = [child];
+  const childScore = view.score(child);
   for (const b of view.listings.watchedBuckets) {
     const st = view.listings.get(b);
     if (st === undefined) continue;
     for (const e of st.entries) {
-      // Entries are in claim order within a bucket: nothing further down can come first.
       if (e.priority < child.priority) break;
       if (e === child.entry) continue;
       const cached = open(view, st, e);
@@ -181,10 +184,18 @@ function firstInOrder(view: HandOffView, child: Candidate, parentKey: string, no
       const except = b === child.bucket ? parentKey : '';
       if (blockedBesides(e.encodedKey, except, st.present)) continue;
       if (cached === null) return false;
-      if (view.usable(cached, now)) rivals.push(candidateOf(b, e, cached));
+      if (!view.usable(cached, now)) continue;
+      const rival = candidateOf(b, e, cached);
+      if (e.priority > child.priority) return false;
+      const score = view.score(rival);
+      if (score > childScore) return false;
+      if (score === childScore) {
+        if (compareForClaim(rival, child) < 0) return false;
+        if (rival.hints === undefined) break;
+      }
     }
   }
-  return rivals.length === 1 || orderForWorker(rivals, view.score)[0] === child;
+  return true;
 }
 
 /**
