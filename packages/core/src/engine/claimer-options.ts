@@ -23,6 +23,12 @@ export interface ClaimerOptions {
   server?: string;
   host?: string;
   pid?: number;
+  /**
+   * Slots free now besides the one a completing task leaves (a worker's, counted while that
+   * task still runs): a hand-off may pass up to that many runnable tasks that come before
+   * its child in claim order, since each has a free slot of its own. Default 0.
+   */
+  spareSlots?: () => number;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
   /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */

@@ -118,6 +118,7 @@ export class Claimer {
         busy: this.busy,
         usable: (cached, now) => !this.waiting(cached, now),
         score: this.score,
+        spare: Math.max(0, this.opts.spareSlots?.() ?? 0),
         won: (a, version) => this.won(a, version),
       },
       parent,

@@ -48,6 +48,8 @@ export interface HandOffView {
   /** Whether a read entry may be claimed now (type served, not paused or delayed). */
   usable(cached: CachedEntry, now: number): boolean;
   score: LocalityScore;
+  /** Runnable tasks the child may pass: they have free slots of their own (`spareSlots`). */
+  spare: number;
   /** The claimer's bookkeeping of a claim that applied (`null`: dead-lettered instead). */
   won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
 }
@@ -134,7 +136,7 @@ export function chooseHandOff(
     if (guards === undefined) return st.readingAhead.get(e.name) ?? null;
     if (guards === null) return null;
     const child: Candidate = { ...candidateOf(bucket, e, cached), guards };
-    return firstInOrder(view, child, parentKey, now) ? child : null;
+    return aheadOf(view, child, parentKey, now) <= view.spare ? child : null;
   }
   return null;
 }
@@ -162,20 +164,22 @@ function blockedBesides(key: string, except: string, present: ReadonlySet<string
 }
 
 /**
- * Whether `child` comes first among the known runnable entries of the watched buckets of
- * at least its priority, by the claim order a claim call would use (priority, locality,
- * then queue order). An unread one of at least its priority may come first: `false`. Each
- * bucket is read from its head only down to the first entry the child comes before with
- * nothing to weigh but queue order (a bucket lists in that order): a completion must stay
- * cheap. So the locality of tasks queued after the child is not weighed, a soft preference
- * that a claim call would weigh.
+ * How many known runnable entries of the watched buckets come before `child` in the claim
+ * order a claim call would use (priority, locality, then queue order), counted up to one
+ * more than `view.spare` (enough to decide). An unread entry of at least its priority counts
+ * as one that may. Each bucket is read from its head only down to the first entry the child
+ * comes before with nothing to weigh but queue order (a bucket lists in that order): a
+ * completion must stay cheap. So the locality of tasks queued after the child is not
+ * weighed, a soft preference that a claim call would weigh.
  */
-function firstInOrder(view: HandOffView, child: Candidate, parentKey: string, now: number) {
+function aheadOf(view: HandOffView, child: Candidate, parentKey: string, now: number): number {
   const childScore = view.score(child);
+  let ahead = 0;
   for (const b of view.listings.watchedBuckets) {
     const st = view.listings.get(b);
     if (st === undefined) continue;
     for (const e of st.entries) {
+      if (ahead > view.spare) return ahead;
       if (e.priority < child.priority) break;
       if (e === child.entry) continue;
       const cached = open(view, st, e);
@@ -183,19 +187,21 @@ function firstInOrder(view: HandOffView, child: Candidate, parentKey: string, no
       // Children of the parent become runnable with the child: they compete too.
       const except = b === child.bucket ? parentKey : '';
       if (blockedBesides(e.encodedKey, except, st.present)) continue;
-      if (cached === null) return false;
+      if (cached === null) {
+        ahead++;
+        continue;
+      }
       if (!view.usable(cached, now)) continue;
       const rival = candidateOf(b, e, cached);
-      if (e.priority > child.priority) return false;
       const score = view.score(rival);
-      if (score > childScore) return false;
-      if (score === childScore) {
-        if (compareForClaim(rival, child) < 0) return false;
-        if (rival.hints === undefined) break;
+      if (e.priority > child.priority || score > childScore) ahead++;
+      else if (score === childScore) {
+        if (compareForClaim(rival, child) < 0) ahead++;
+        else if (rival.hints === undefined) break;
       }
     }
   }
-  return true;
+  return ahead;
 }
 
 /**

@@ -118,32 +118,39 @@ describeOnBackends(
       await raw.close();
     });
 
-    it('a runnable task of the same priority queued before the child goes first: no hand-off', async () => {
-      const { world, other } = await oneBucketWorld(() => backend().connect());
-      // p is claimed first (priority 30); `early` (priority 10) was queued before p's child.
-      await other.queue({ name: 'p', type: 't', priority: 30 });
-      await other.queue({ name: 'early', type: 't', priority: 10 });
-      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-      const raw = await backend().connect();
-      const engine = oneBucketEngine(raw, world);
-      const claimer = await engine.claimer({ worker: 'w' });
-      claimer.setWatched([0]);
-      const parent = await claimer.claim([0]);
-      expect(parent?.key).toEqual(['p']);
-      await readAhead(claimer, 'c');
-      await readAhead(claimer, 'early');
-      const { outcome, next } = await engine.completeHandingOff(
-        parent!,
-        'done',
-        undefined,
-        claimer,
+    for (const spare of [0, 1])
+      it(
+        spare === 0
+          ? 'a runnable task of the same priority queued before the child goes first: no hand-off'
+          : 'with a free slot besides the parent one for the task that comes first, the child is handed off',
+        async () => {
+          const { world, other } = await oneBucketWorld(() => backend().connect());
+          // p is claimed first (priority 30); `early` (priority 10) was queued before p's child.
+          await other.queue({ name: 'p', type: 't', priority: 30 });
+          await other.queue({ name: 'early', type: 't', priority: 10 });
+          await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+          const raw = await backend().connect();
+          const engine = oneBucketEngine(raw, world);
+          const claimer = await engine.claimer({ worker: 'w', spareSlots: () => spare });
+          claimer.setWatched([0]);
+          const parent = await claimer.claim([0]);
+          expect(parent?.key).toEqual(['p']);
+          await readAhead(claimer, 'c');
+          await readAhead(claimer, 'early');
+          const done = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+          expect(done.outcome.status).toBe('completed');
+          if (spare === 0) {
+            expect(done.next).toBeNull();
+            expect((await claimer.claim([0]))?.key).toEqual(['early']);
+            expect((await claimer.claim([0]))?.key).toEqual(['p', 'c']);
+          } else {
+            // `early` keeps its place: the free slot is there for it.
+            expect(done.next?.key).toEqual(['p', 'c']);
+            expect((await claimer.claim([0]))?.key).toEqual(['early']);
+          }
+          await raw.close();
+        },
       );
-      expect(outcome.status).toBe('completed');
-      expect(next).toBeNull();
-      expect((await claimer.claim([0]))?.key).toEqual(['early']);
-      expect((await claimer.claim([0]))?.key).toEqual(['p', 'c']);
-      await raw.close();
-    });
 
     /** A world of p (type a), its child p/c (type b, priority 10) and a root r (type a). */
     async function typedWorld() {
