@@ -315,7 +315,6 @@ class WorkerLoop {
           this.wake();
         },
         gate: this.limits,
-        // At a completion its task still runs: every slot free now is another's.
         spareSlots: () => this.concurrency - this.running.size,
       },
       () => this.wake(),
