@@ -117,6 +117,19 @@ function voidClaimsOf(m: Model, token: number) {
   for (const t of m.tasks.values()) if (t.holder === token) t.holder = null;
 }
 
+/**
+ * A claim may dead-letter exhausted tasks (their workers crashed) on its way: reads back which
+ * of `keys` it did, insists they were exhausted, and records them failed.
+ */
+async function noteDeadLettered(m: Model, r: Real, keys: readonly string[]): Promise<void> {
+  for (const k of keys) {
+    if ((await r.admin.task(toKey(k)))?.state !== 'failed') continue;
+    const t = m.tasks.get(k)!;
+    expect(t.attempts >= MAX_ATTEMPTS, `${k} dead-lettered without being exhausted`).toBe(true);
+    m.tasks.set(k, { state: 'failed', attempts: t.attempts, holder: null });
+  }
+}
+
 class QueueCmd implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly key: string,
@@ -160,15 +173,7 @@ class ClaimCmd implements fc.AsyncCommand<Model, Real> {
     r.workers[this.w]!.lose(this.loss);
     const claim = await r.workers[this.w]!.engine.claim({ worker: `w${this.w}` });
     r.workers[this.w]!.lose(null);
-    // A claim may dead-letter exhausted tasks (their workers crashed) on its way: read back
-    // which ones it did, and insist they were exhausted.
-    for (const k of eligible) {
-      const got = await r.admin.task(toKey(k));
-      if (got?.state === 'failed') {
-        expect(exhausted(k), `${k} dead-lettered without being exhausted`).toBe(true);
-        m.tasks.set(k, { state: 'failed', attempts: m.tasks.get(k)!.attempts, holder: null });
-      }
-    }
+    await noteDeadLettered(m, r, eligible);
     if (claim === null) {
       const left = eligible.filter((k) => m.tasks.get(k)!.state === 'pending' && !exhausted(k));
       expect(left, 'claim returned nothing while these were runnable').toEqual([]);
@@ -246,13 +251,7 @@ class ClaimManyCmd implements fc.AsyncCommand<Model, Real> {
     r.workers[this.w]!.lose(this.loss, groupOnly);
     const claims = await r.workers[this.w]!.engine.claimMany(this.n, { worker: `w${this.w}` });
     r.workers[this.w]!.lose(null);
-    for (const k of eligible) {
-      const got = await r.admin.task(toKey(k));
-      if (got?.state === 'failed') {
-        expect(exhausted(k), `${k} dead-lettered without being exhausted`).toBe(true);
-        m.tasks.set(k, { state: 'failed', attempts: m.tasks.get(k)!.attempts, holder: null });
-      }
-    }
+    await noteDeadLettered(m, r, eligible);
     expect(claims.length).toBeLessThanOrEqual(this.n);
     if (claims.length === 0) {
       const left = eligible.filter((k) => m.tasks.get(k)!.state === 'pending' && !exhausted(k));
@@ -377,12 +376,7 @@ class HandOffCmd implements fc.AsyncCommand<Model, Real> {
     m.tasks.set(k, { state: 'completed', attempts: claim.attempt, holder: null });
     // What it may hand off: a task under k runnable now. An exhausted one is dead-lettered.
     const opened = KEYS.filter((c) => c.startsWith(`${k}|`) && runnable(m, c) && !heldKeys.has(c));
-    for (const c of opened) {
-      const t = m.tasks.get(c)!;
-      if ((await r.admin.task(toKey(c)))?.state !== 'failed') continue;
-      expect(t.attempts >= MAX_ATTEMPTS, `${c} dead-lettered without being exhausted`).toBe(true);
-      m.tasks.set(c, { state: 'failed', attempts: t.attempts, holder: null });
-    }
+    await noteDeadLettered(m, r, opened);
     if (out.next) {
       const c = out.next.key.join('|');
       expect(opened, `handed off ${c}, which is not runnable under ${k}`).toContain(c);

@@ -1,35 +1,17 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useFastJute } from '../src/jute-speed.js';
+import { describe, expect, it } from 'vitest';
 import { type JuteRec, libJute } from './helpers.js';
+import { chrootOf, fastJuteAround, original, pathOf, text } from './jute-arbitraries.js';
 
 // The library's own request classes; the records are built exactly as its client builds them.
 type Rec = JuteRec;
 const { protocol: P, data: D } = libJute;
 const J = libJute;
 
-/** Runs `fn` with the library's own jute functions, then switches the fast ones back on. */
-function original<T>(fn: () => T): T {
-  useFastJute(false);
-  try {
-    return fn();
-  } finally {
-    useFastJute(true);
-  }
-}
+fastJuteAround();
 
-beforeAll(() => useFastJute(true));
-afterAll(() => useFastJute(true));
-
-// 'binary' includes lone surrogates, which both encoders must turn into the same bytes.
-const text = fc.string({ unit: 'binary', maxLength: 24 });
-const path = fc
-  .array(fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }), { maxLength: 4 })
-  .map((parts) => `/${parts.join('/')}`);
-const chroot = fc.option(
-  path.filter((p) => p !== '/'),
-  { nil: undefined },
-);
+const path = pathOf('grapheme-ascii');
+const chroot = chrootOf(path);
 const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
 const long = fc.uint8Array({ minLength: 8, maxLength: 8 }).map((b) => Buffer.from(b));
 const data = fc.option(

@@ -1,35 +1,17 @@
 import type { Acl, Op } from '@zoott/core';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useFastJute } from '../src/jute-speed.js';
+import { describe, expect, it } from 'vitest';
 import { createMode, MultiPayload, multiRequest } from '../src/multi-request.js';
 import { libJute } from './helpers.js';
+import { chrootOf, fastJuteAround, original, pathOf, text } from './jute-arbitraries.js';
 
 const { protocol: P, data: D } = libJute;
 const J = libJute;
 
-/** Runs `fn` with the library's own jute functions, then switches the fast ones back on. */
-function original<T>(fn: () => T): T {
-  useFastJute(false);
-  try {
-    return fn();
-  } finally {
-    useFastJute(true);
-  }
-}
+fastJuteAround();
 
-beforeAll(() => useFastJute(true));
-afterAll(() => useFastJute(true));
-
-// 'binary' includes lone surrogates, which both encoders must turn into the same bytes.
-const text = fc.string({ unit: 'binary', maxLength: 24 });
-const path = fc
-  .array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), { maxLength: 4 })
-  .map((parts) => `/${parts.join('/')}`);
-const chroot = fc.option(
-  path.filter((p) => p !== '/'),
-  { nil: undefined },
-);
+const path = pathOf('grapheme');
+const chroot = chrootOf(path);
 const version = fc.option(fc.integer({ min: -1, max: 2 ** 31 - 1 }), { nil: undefined });
 const data = fc.option(fc.uint8Array({ maxLength: 3000 }), { nil: undefined });
 const acl: fc.Arbitrary<Acl[]> = fc.array(

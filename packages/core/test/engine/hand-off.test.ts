@@ -1,4 +1,11 @@
-import { type Claim, type Claimer, type Coordinator, type Op, runWorker } from '@zoott/core';
+import {
+  type Claim,
+  type Claimer,
+  type ClaimerOptions,
+  type Coordinator,
+  type Op,
+  runWorker,
+} from '@zoott/core';
 import { describeOnBackends, losingReplies } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import {
@@ -49,6 +56,18 @@ describeOnBackends(
         if (!st || st.readingAhead.size > 0) return false;
         return [...st.cache.values()].some((e) => e.data.name === name);
       });
+    }
+
+    /** A worker's claimer (`options`) on `world`, through a client of its own, watching bucket 0. */
+    async function claimerOn(world: string, options: Partial<ClaimerOptions> = {}) {
+      const raw = await backend().connect();
+      const engine = oneBucketEngine(raw, world);
+      const claimer = await engine.claimer({ worker: 'w', ...options });
+      claimer.setWatched([0]);
+      /** Completes `claim` through `claimer`, which may hand a child off. */
+      const complete = (claim: Claim) =>
+        engine.completeHandingOff(claim, 'done', undefined, claimer);
+      return { raw, engine, claimer, complete };
     }
 
     it('the child is claimed in its parent completion multi: no claim transaction of its own', async () => {
@@ -129,15 +148,12 @@ describeOnBackends(
           await other.queue({ name: 'p', type: 't', priority: 30 });
           await other.queue({ name: 'early', type: 't', priority: 10 });
           await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-          const raw = await backend().connect();
-          const engine = oneBucketEngine(raw, world);
-          const claimer = await engine.claimer({ worker: 'w', spareSlots: () => spare });
-          claimer.setWatched([0]);
+          const { raw, claimer, complete } = await claimerOn(world, { spareSlots: () => spare });
           const parent = await claimer.claim([0]);
           expect(parent?.key).toEqual(['p']);
           await readAhead(claimer, 'c');
           await readAhead(claimer, 'early');
-          const done = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+          const done = await complete(parent!);
           expect(done.outcome.status).toBe('completed');
           if (spare === 0) {
             expect(done.next).toBeNull();
@@ -187,21 +203,13 @@ describeOnBackends(
     ] as const)
       it(title, async () => {
         const { world, other } = await typedWorld();
-        const raw = await backend().connect();
-        const engine = oneBucketEngine(raw, world);
         const gate = gateOf(left);
-        const claimer = await engine.claimer({ worker: 'w', gate });
-        claimer.setWatched([0]);
+        const { raw, claimer, complete } = await claimerOn(world, { gate });
         const parent = await claimer.claim([0]);
         expect(parent?.key).toEqual(['p']);
         await readAhead(claimer, 'c');
         if (cancel) await other.cancel(['p', 'c']);
-        const { outcome, next } = await engine.completeHandingOff(
-          parent!,
-          'done',
-          undefined,
-          claimer,
-        );
+        const { outcome, next } = await complete(parent!);
         expect(outcome.status).toBe('completed');
         expect(next?.key ?? null).toEqual(left === 1 && !cancel ? ['p', 'c'] : null);
         expect(gate.left).toBe(left === 1 && !cancel ? 0 : left);
@@ -213,10 +221,7 @@ describeOnBackends(
       await other.queue({ name: 'g', type: 't' });
       await other.queue({ name: 'p', type: 't', parent: { key: ['g'] } });
       await other.queue({ name: 'c', type: 't', parent: { key: ['g', 'p'] } });
-      const raw = await backend().connect();
-      const engine = oneBucketEngine(raw, world);
-      const claimer = await engine.claimer({ worker: 'w' });
-      claimer.setWatched([0]);
+      const { raw, engine, claimer, complete } = await claimerOn(world);
       const g = await claimer.claim([0]);
       expect(g?.key).toEqual(['g']);
       expect((await engine.complete(g!, 'done')).status).toBe('completed');
@@ -225,12 +230,7 @@ describeOnBackends(
       await readAhead(claimer, 'c');
       // g, completed, is queued again: its entry blocks every task under it once more.
       await other.queue({ name: 'g', type: 't', data: 'again' });
-      const { outcome, next } = await engine.completeHandingOff(
-        parent!,
-        'done',
-        undefined,
-        claimer,
-      );
+      const { outcome, next } = await complete(parent!);
       expect(outcome.status).toBe('completed');
       expect(next).toBeNull();
       expect(await other.task(['g', 'p', 'c'])).toMatchObject({ state: 'pending' });
@@ -243,14 +243,11 @@ describeOnBackends(
       await other.queue({ name: 'p', type: 't' });
       await other.queue({ name: 'c', type: 't', parent: { key: ['p'] } });
       await other.queue({ name: 'g', type: 't', parent: { key: ['p', 'c'] }, priority: 20 });
-      const raw = await backend().connect();
-      const engine = oneBucketEngine(raw, world);
-      const claimer = await engine.claimer({ worker: 'w' });
-      claimer.setWatched([0]);
+      const { raw, claimer, complete } = await claimerOn(world);
       const parent = await claimer.claim([0]);
       expect(parent?.key).toEqual(['p']);
       await readAhead(claimer, 'c');
-      const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+      const { next } = await complete(parent!);
       expect(next?.key).toEqual(['p', 'c']);
       expect(await other.task(['p', 'c', 'g'])).toMatchObject({ state: 'pending' });
       await raw.close();
