@@ -12,15 +12,6 @@ interface InFlight {
   reject(code: ErrorCode, text: string): void;
 }
 
-/** One call in issue order: its outcome once in, and how to hand it out when not direct. */
-interface Turn {
-  settled: boolean;
-  ok: boolean;
-  value: unknown;
-  out: { resolve(value: unknown): void; reject(err: unknown): void } | null;
-  next: Turn | null;
-}
-
 /** How a call behaves after CONNECTION_LOSS / OPERATION_TIMEOUT. */
 export type RetryPolicy = 'retry' | 'once';
 
@@ -33,9 +24,8 @@ export class RequestPipeline {
   private readonly inFlight = new Set<InFlight>();
   /** Fails requests whose reply is overdue; runs only while requests are in flight. */
   private sweeper: NodeJS.Timeout | null = null;
-  /** Calls issued and not yet let out, oldest first; see ordered(). */
-  private first: Turn | null = null;
-  private last: Turn | null = null;
+  /** Settles after the last issued call has settled; see ordered(). */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly session: ZkSession,
@@ -115,40 +105,18 @@ export class RequestPipeline {
   /**
    * Starts `run` at once but settles its promise only after every call issued before it has
    * settled: the contract's FIFO order, whatever number of internal steps (retries, lookups)
-   * each call took. A call issued while no earlier one is unsettled hands out `run`'s own
-   * promise (it cannot settle before calls that have all settled); a later one gets a promise
-   * settled when its turn comes. Every call is one entry of a queue in issue order.
+   * each call took.
    */
   ordered<T>(run: () => Promise<T>): Promise<T> {
     const result = run();
-    const entry: Turn = { settled: false, ok: false, value: undefined, out: null, next: null };
-    const direct = this.first === null;
-    if (this.last) this.last.next = entry;
-    else this.first = entry;
-    this.last = entry;
-    result.then(
-      (value) => this.settle(entry, true, value),
-      (err: unknown) => this.settle(entry, false, err),
+    // Handled here so an early rejection is not reported as unhandled while it waits its turn.
+    result.catch(() => {});
+    const inOrder = this.tail.then(() => result);
+    this.tail = inOrder.then(
+      () => {},
+      () => {},
     );
-    if (direct) return result;
-    return new Promise<T>((resolve, reject) => {
-      entry.out = { resolve: resolve as (v: unknown) => void, reject };
-    });
-  }
-
-  /** A call's own outcome is in: it and the settled calls after it are let out, in order. */
-  private settle(entry: Turn, ok: boolean, value: unknown): void {
-    entry.settled = true;
-    entry.ok = ok;
-    entry.value = value;
-    for (let e = this.first; e?.settled; e = this.first) {
-      this.first = e.next;
-      if (this.first === null) this.last = null;
-      if (e.out) {
-        if (e.ok) e.out.resolve(e.value);
-        else e.out.reject(e.value);
-      }
-    }
+    return inOrder;
   }
 
   /** Fails every request still waiting (the session ended) and stops the sweeper. */

@@ -1,5 +1,10 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import { type BucketState, type CachedEntry, emptyBucket } from './bucket-state.js';
+import {
+  type BucketState,
+  type CachedEntry,
+  emptyBucket,
+  hasListedAncestor,
+} from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { type EntryRead, readEntryNode } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
@@ -38,13 +43,6 @@ const byClaimOrder = (a: EntryName, b: EntryName) =>
  */
 export function outranks(e: EntryName, bar: number): boolean {
   return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
-}
-
-/** Whether a proper ancestor of `key` (encoded) is in `present` (it blocks the task). */
-function hasListedAncestor(key: string, present: ReadonlySet<string>): boolean {
-  for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1))
-    if (present.has(key.slice(0, i))) return true;
-  return false;
 }
 
 /** Adds every proper ancestor of `key` (encoded) to `into`. */

@@ -1,5 +1,6 @@
+import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AncestorStat } from './ancestor-guards.js';
-import type { EntryName } from './layout.js';
+import { ENTRY_KIND, type EntryName } from './layout.js';
 import type { EntryData } from './types.js';
 
 /** One pending entry's data as last read. */
@@ -85,4 +86,39 @@ export function emptyBucket(): BucketState {
     gone: new Set(),
     childReady: false,
   };
+}
+
+/**
+ * Whether a proper ancestor of `key` (encoded) other than `except` is in `present` (it blocks
+ * the task).
+ */
+export function hasListedAncestor(
+  key: string,
+  present: ReadonlySet<string>,
+  except?: string,
+): boolean {
+  for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1)) {
+    const ancestor = key.slice(0, i);
+    if (ancestor !== except && present.has(ancestor)) return true;
+  }
+  return false;
+}
+
+/**
+ * A listed entry that a claim could take if it is runnable: its data (`null` when not read
+ * yet), or `undefined` when it is no candidate at all (dead, held here, busy elsewhere, gone,
+ * bad, or claimed here).
+ */
+export function openEntry(
+  st: BucketState,
+  e: EntryName,
+  held: ReadonlySet<string>,
+  busy: ReadonlySet<string>,
+): CachedEntry | null | undefined {
+  if (e.kind === ENTRY_KIND.dead || held.has(e.encodedKey) || busy.has(e.encodedKey))
+    return undefined;
+  if (st.gone.has(e.name) || st.bad.has(e.name)) return undefined;
+  const cached = st.cache.get(e.name);
+  if (cached?.claimed) return undefined;
+  return cached ?? null;
 }

@@ -3,6 +3,7 @@ import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
+import { openEntry } from './bucket-state.js';
 import { aheadOf, type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim, claimRefused } from './claim-recovery.js';
@@ -10,7 +11,7 @@ import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
-import { type HandOff, handOff } from './hand-off.js';
+import { type HandOff, type HandOffView, handOff } from './hand-off.js';
 import { ENTRY_KIND, type EntryName } from './layout.js';
 import { claimsHeldThrough } from './session.js';
 import { failClaim } from './settle.js';
@@ -47,6 +48,8 @@ export class Claimer {
   private readonly score: LocalityScore;
   /** How well this worker matches a task's hints, against what its peers may match. */
   private readonly hintScore: LocalityScore;
+  /** What a hand-off reads and updates of this claimer (see `hand-off.ts`). */
+  private readonly handOffView: HandOffView;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -68,6 +71,18 @@ export class Claimer {
     this.listings = new BucketListings(ctx, opts, held, () => {
       if (!this.closed) onChange();
     });
+    // Built once: every completion of a worker asks it.
+    this.handOffView = {
+      ctx,
+      opts,
+      listings: this.listings,
+      held,
+      busy: this.busy,
+      usable: (cached, now) => !this.waiting(cached, now),
+      score: this.score,
+      spare: () => opts.spareSlots?.() ?? 0,
+      won: (a, version) => this.won(a, version),
+    };
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
@@ -109,21 +124,7 @@ export class Claimer {
     const session = this.ctx.coordinator.sessionId;
     // Listings read in another session may lack entries: they choose nothing.
     if (this.closed || session === null || session !== this.session) return null;
-    return handOff(
-      {
-        ctx: this.ctx,
-        opts: this.opts,
-        listings: this.listings,
-        held: this.held,
-        busy: this.busy,
-        usable: (cached, now) => !this.waiting(cached, now),
-        score: this.score,
-        spare: Math.max(0, this.opts.spareSlots?.() ?? 0),
-        won: (a, version) => this.won(a, version),
-      },
-      parent,
-      session,
-    );
+    return handOff(this.handOffView, parent, session);
   }
 
   /** Listings and entry reads this claimer has sent. */
@@ -231,15 +232,9 @@ export class Claimer {
       let ahead = 0;
       for (const e of st.entries) {
         if (taken >= lookahead) break;
-        if (
-          e.kind === ENTRY_KIND.dead ||
-          this.held.has(e.encodedKey) ||
-          this.busy.has(e.encodedKey)
-        )
-          continue;
-        if (st.bad.has(e.name) || st.gone.has(e.name)) continue;
-        const cached = st.cache.get(e.name);
-        if (cached?.claimed) continue;
+        const open = openEntry(st, e, this.held, this.busy);
+        if (open === undefined) continue;
+        const cached = open ?? undefined;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
         let guarded = false;
         if (e.encodedKey.includes(KEY_SEPARATOR)) {

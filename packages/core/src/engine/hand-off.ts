@@ -2,13 +2,13 @@ import type { Op } from '../contract/coordinator.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import { compareForClaim, type LocalityScore } from '../tree/ordering.js';
 import { knownGuards } from './ancestor-guards.js';
-import type { BucketListings, BucketState, CachedEntry } from './bucket-listings.js';
+import type { BucketListings, CachedEntry } from './bucket-listings.js';
+import { hasListedAncestor, openEntry } from './bucket-state.js';
 import { type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim } from './claim-recovery.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
-import { ENTRY_KIND, type EntryName } from './layout.js';
 import type { Claim } from './types.js';
 
 /**
@@ -49,7 +49,7 @@ export interface HandOffView {
   usable(cached: CachedEntry, now: number): boolean;
   score: LocalityScore;
   /** Runnable tasks the child may pass: they have free slots of their own (`spareSlots`). */
-  spare: number;
+  spare(): number;
   /** The claimer's bookkeeping of a claim that applied (`null`: dead-lettered instead). */
   won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
 }
@@ -103,9 +103,8 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
  * child this claimer would take next anyway qualifies, so the hand-off never changes the
  * claim order: the first child in claim order listed under `parent` in a watched bucket and
  * blocked by nothing else, whose entry and ancestors' tree nodes were read ahead while the
- * parent ran, when no known runnable entry of the worker's buckets comes before it (higher
- * priority, or the same priority queued earlier). An entry of at least its priority whose
- * data is not read yet may come first: then no hand-off.
+ * parent ran, when no more known runnable entries of the worker's buckets come before it
+ * than the worker has other free slots (see {@link aheadOf}).
  *
  * The one wait: a parent that ran for less than a round trip finishes while its child's
  * read-ahead (sent when the parent was claimed) is still out. Then this returns that read:
@@ -123,11 +122,12 @@ export function chooseHandOff(
   if (st === undefined || !listings.watchedBuckets.has(bucket) || !st.ancestors.has(parentKey))
     return null;
   const now = ctx.clock.now();
+  const spare = Math.max(0, view.spare());
   for (const e of st.entries) {
     if (!e.encodedKey.startsWith(`${parentKey}${KEY_SEPARATOR}`)) continue;
-    const cached = open(view, st, e);
+    const cached = openEntry(st, e, view.held, view.busy);
     // Its only blocker is the parent, whose entry the same multi deletes.
-    if (cached === undefined || blockedBesides(e.encodedKey, parentKey, st.present)) continue;
+    if (cached === undefined || hasListedAncestor(e.encodedKey, st.present, parentKey)) continue;
     // The first child in claim order decides: a later one must not overtake it.
     if (cached === null) return st.readingAhead.get(e.name) ?? null;
     if (!view.usable(cached, now)) continue;
@@ -136,57 +136,41 @@ export function chooseHandOff(
     if (guards === undefined) return st.readingAhead.get(e.name) ?? null;
     if (guards === null) return null;
     const child: Candidate = { ...candidateOf(bucket, e, cached), guards };
-    return aheadOf(view, child, parentKey, now) <= view.spare ? child : null;
+    return aheadOf(view, child, parentKey, now, spare) <= spare ? child : null;
   }
   return null;
 }
 
 /**
- * A listed entry that could be claimed if runnable: its data (`null` when not read yet), or
- * `undefined` when it is no candidate at all (dead, held, busy, gone, bad, claimed).
- */
-function open(view: HandOffView, st: BucketState, e: EntryName): CachedEntry | null | undefined {
-  if (e.kind === ENTRY_KIND.dead || view.held.has(e.encodedKey) || view.busy.has(e.encodedKey))
-    return undefined;
-  if (st.gone.has(e.name) || st.bad.has(e.name)) return undefined;
-  const cached = st.cache.get(e.name);
-  if (cached?.claimed) return undefined;
-  return cached ?? null;
-}
-
-/** Whether a listed proper ancestor other than `except` (encoded keys) blocks `key`. */
-function blockedBesides(key: string, except: string, present: ReadonlySet<string>): boolean {
-  for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1)) {
-    const ancestor = key.slice(0, i);
-    if (ancestor !== except && present.has(ancestor)) return true;
-  }
-  return false;
-}
-
-/**
  * How many known runnable entries of the watched buckets come before `child` in the claim
  * order a claim call would use (priority, locality, then queue order), counted up to one
- * more than `view.spare` (enough to decide). An unread entry of at least its priority counts
+ * more than `spare` (enough to decide). An unread entry of at least its priority counts
  * as one that may. Each bucket is read from its head only down to the first entry the child
  * comes before with nothing to weigh but queue order (a bucket lists in that order): a
  * completion must stay cheap. So the locality of tasks queued after the child is not
  * weighed, a soft preference that a claim call would weigh.
  */
-function aheadOf(view: HandOffView, child: Candidate, parentKey: string, now: number): number {
+function aheadOf(
+  view: HandOffView,
+  child: Candidate,
+  parentKey: string,
+  now: number,
+  spare: number,
+): number {
   const childScore = view.score(child);
   let ahead = 0;
   for (const b of view.listings.watchedBuckets) {
     const st = view.listings.get(b);
     if (st === undefined) continue;
     for (const e of st.entries) {
-      if (ahead > view.spare) return ahead;
+      if (ahead > spare) return ahead;
       if (e.priority < child.priority) break;
       if (e === child.entry) continue;
-      const cached = open(view, st, e);
+      const cached = openEntry(st, e, view.held, view.busy);
       if (cached === undefined) continue;
       // Children of the parent become runnable with the child: they compete too.
-      const except = b === child.bucket ? parentKey : '';
-      if (blockedBesides(e.encodedKey, except, st.present)) continue;
+      const except = b === child.bucket ? parentKey : undefined;
+      if (hasListedAncestor(e.encodedKey, st.present, except)) continue;
       if (cached === null) {
         ahead++;
         continue;
