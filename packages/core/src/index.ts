@@ -24,6 +24,8 @@ export type {
   SessionListener,
   SessionState,
   Stat,
+  TreeEvent,
+  TreeListener,
   WatchEvent,
   WatchEventType,
   Watcher,

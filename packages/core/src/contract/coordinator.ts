@@ -63,6 +63,19 @@ export interface WatchEvent {
  */
 export type Watcher = (event: WatchEvent) => void;
 
+/**
+ * What a tree watch reports (see `Coordinator.watchTree`): a node at or under the watched
+ * path was created, deleted or had its data set (ACL changes are not reported), or `reset`:
+ * events may have been missed (the connection dropped, or the session changed), so anything
+ * the listener built from earlier events must be read afresh.
+ */
+export type TreeEvent =
+  | { type: 'created' | 'deleted' | 'dataChanged'; path: string }
+  | { type: 'reset' };
+
+/** A tree watch's listener. */
+export type TreeListener = (event: TreeEvent) => void;
+
 /** Options of the reads that can leave a watch (`get`, `exists`, `children`). */
 export interface WatchOptions {
   watch?: Watcher;
@@ -183,6 +196,28 @@ export interface Coordinator {
    * on a node never written since creation.
    */
   multi(ops: readonly Op[]): Promise<OpResult[]>;
+
+  /**
+   * Optional: a persistent recursive watch (ZooKeeper 3.6+ `addWatch`,
+   * PERSISTENT_RECURSIVE). Adapters that offer it MUST hold to all of this:
+   * - It resolves once the watch is registered: every change committed after that, at `path`
+   *   or at any depth under it, is reported to `listener` once, in commit order, with the
+   *   path as the client sees it (chroot removed). `path` need not exist.
+   * - Ordering is that of one-shot watches: the event of a change runs before the promise of
+   *   any request issued after that change settles, and after the events of earlier changes.
+   *   Children changes are not reported as such: the child's own `created`/`deleted` is.
+   * - It survives connection drops and new sessions: the adapter registers it again, then
+   *   emits `reset` once it is in place, and the events that follow are complete from there.
+   *   Until that `reset`, events of the gap may be missing.
+   * - The returned function stops it: no event (not even `reset`) reaches `listener` after
+   *   it returns, and the server is told to drop the watch where it can. Calling it again is
+   *   a no-op.
+   * - A server without the operation (ZooKeeper before 3.6) rejects it with UNIMPLEMENTED,
+   *   and nothing stays registered: callers fall back to one-shot watches.
+   * - One-shot watches on the same nodes keep firing as before; a change that fires both
+   *   fires each once.
+   */
+  watchTree?(path: string, listener: TreeListener): Promise<() => void>;
 
   getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }>;
 
