@@ -145,3 +145,8 @@ export function redactDigests(acl: readonly Acl[]): Acl[] {
     e.scheme === 'digest' ? { ...e, id: e.id.replace(/:.*$/s, ':x') } : { ...e },
   );
 }
+
+/** Adds `id` to a session's identities unless it is there already. */
+export function addAuthId(ids: AuthId[], id: AuthId): void {
+  if (!ids.some((a) => a.scheme === id.scheme && a.id === id.id)) ids.push(id);
+}

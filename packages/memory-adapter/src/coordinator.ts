@@ -25,32 +25,16 @@ import {
   multiCodes,
   type RequestLimits,
 } from '@zoott/core/internal';
-import { type AuthId, authenticate } from './acl-rules.js';
+import { type AuthId, addAuthId, authenticate } from './acl-rules.js';
+import { ClientTreeWatches, type TreeWatchReg } from './client-tree-watches.js';
 import { MultiRefusal, ServerRefusal } from './refusal.js';
-import type { ServerState, Session, SessionPeer } from './server-state.js';
+import type { ClientSettings, ServerState, Session, SessionPeer } from './server-state.js';
 import type { WatchRegistration } from './watches.js';
-
-/** How a client was opened; kept so `renewSession()` can open an identical one. */
-export interface ClientSettings {
-  chroot: string;
-  sessionTimeoutMs: number;
-  auth: Array<{ scheme: string; auth: string }>;
-  defaultAcl: readonly Acl[];
-}
 
 /** A one-shot or tree watch's event (server path), or a tree watch's `reset`. */
 type PendingEvent =
   | { type: WatchEventType; path: string; watchers: Watcher[] }
   | { type: 'reset'; tree: TreeWatchReg };
-
-/** One `watchTree` of this client: kept here, registered again with every new connection. */
-interface TreeWatchReg {
-  /** Client path. */
-  path: string;
-  /** What the server's watch table calls: forwards to the listener while registered. */
-  watcher: Watcher;
-  listener: TreeListener;
-}
 
 const EMPTY = new Uint8Array(0);
 
@@ -81,7 +65,7 @@ export class MemoryCoordinator implements Coordinator {
   /** The server ended the session while we were disconnected; we learn it on reconnect. */
   private expiredWhileAway = false;
   private readonly auth: Array<{ scheme: string; auth: string }>;
-  private readonly trees = new Set<TreeWatchReg>();
+  private readonly trees: ClientTreeWatches;
 
   /** @internal Use `MemoryServer.connect()`. */
   constructor(
@@ -89,6 +73,11 @@ export class MemoryCoordinator implements Coordinator {
     private readonly settings: ClientSettings,
   ) {
     this.auth = [...settings.auth];
+    this.trees = new ClientTreeWatches(
+      server,
+      (path) => this.toServer(path),
+      (tree) => this.deliverLater({ type: 'reset', tree }),
+    );
   }
 
   /** @internal Opens the first session; called by `MemoryServer.connect()`. */
@@ -148,7 +137,7 @@ export class MemoryCoordinator implements Coordinator {
     this.current = 'connected';
     this.emit('reconnected');
     this.server.connectionRestored(this.session, away.watches, away.lastZxid);
-    this.registerTrees(this.session);
+    this.trees.registerAll(this.session);
   }
 
   // ---- Coordinator ----------------------------------------------------------------------
@@ -260,24 +249,7 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   watchTree(path: string, listener: TreeListener): Promise<() => void> {
-    return this.request('watchTree', path, (s) => {
-      const reg: TreeWatchReg = {
-        path,
-        listener,
-        watcher: (e) => {
-          // A stopped watch hears nothing, even an event already in the inbox.
-          if (!this.trees.has(reg)) return;
-          listener({ type: e.type as 'created' | 'deleted' | 'dataChanged', path: e.path });
-        },
-      };
-      this.server.watches.addTree(s, this.toServer(path), reg.watcher);
-      this.trees.add(reg);
-      return () => {
-        if (!this.trees.delete(reg)) return;
-        if (this.session && this.current === 'connected')
-          this.server.watches.removeTree(this.session, reg.watcher);
-      };
-    });
+    return this.request('watchTree', path, (s) => this.trees.add(s, path, listener));
   }
 
   getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
@@ -349,18 +321,7 @@ export class MemoryCoordinator implements Coordinator {
     this.away = null;
     this.current = 'connected';
     this.emit('connected');
-    this.registerTrees(mine);
-  }
-
-  /**
-   * The connection (or session) is new: the tree watches are set on it again, and each
-   * listener hears `reset`, since changes made while they were not set were not reported.
-   */
-  private registerTrees(session: Session): void {
-    for (const tree of this.trees) {
-      this.server.watches.addTree(session, this.toServer(tree.path), tree.watcher);
-      this.deliverLater({ type: 'reset', tree });
-    }
+    this.trees.registerAll(mine);
   }
 
   private becomeLost(): void {
@@ -396,12 +357,7 @@ export class MemoryCoordinator implements Coordinator {
     while (this.inbox.length > 0) {
       const next = this.inbox.shift() as PendingEvent;
       if (next.type === 'reset') {
-        if (!this.trees.has(next.tree)) continue;
-        try {
-          next.tree.listener({ type: 'reset' });
-        } catch (err) {
-          reportListenerError(err);
-        }
+        this.trees.reset(next.tree, reportListenerError);
         continue;
       }
       const event = { type: next.type, path: this.toClient(next.path) };
@@ -535,8 +491,4 @@ export class MemoryCoordinator implements Coordinator {
     if (path === chroot) return '/';
     return path.startsWith(`${chroot}/`) ? path.slice(chroot.length) : path;
   }
-}
-
-function addAuthId(ids: AuthId[], id: AuthId): void {
-  if (!ids.some((a) => a.scheme === id.scheme && a.id === id.id)) ids.push(id);
 }

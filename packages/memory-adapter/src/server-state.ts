@@ -60,6 +60,14 @@ export interface ServerStateOptions {
   defaultSessionTimeoutMs: number;
 }
 
+/** How a client was opened; kept so `renewSession()` can open an identical one. */
+export interface ClientSettings {
+  chroot: string;
+  sessionTimeoutMs: number;
+  auth: Array<{ scheme: string; auth: string }>;
+  defaultAcl: readonly Acl[];
+}
+
 let serverCount = 0;
 
 const copyStat = (stat: Stat): Stat => ({ ...stat });

@@ -55,12 +55,13 @@ export class WatchManager<O> {
     list.push({ root, watcher });
   }
 
-  removeTree(owner: O, watcher: Watcher): void {
-    const list = this.treeWatches.get(owner);
-    if (!list) return;
-    const kept = list.filter((w) => w.watcher !== watcher);
-    if (kept.length > 0) this.treeWatches.set(owner, kept);
-    else this.treeWatches.delete(owner);
+  /** Removes the tree watch `watcher`, whichever owner holds it. */
+  removeTree(watcher: Watcher): void {
+    for (const [owner, list] of this.treeWatches) {
+      const kept = list.filter((w) => w.watcher !== watcher);
+      if (kept.length > 0) this.treeWatches.set(owner, kept);
+      else this.treeWatches.delete(owner);
+    }
   }
 
   add(owner: O, path: string, kind: WatchKind, watcher: Watcher): void {

@@ -35,6 +35,12 @@ function watchTree(client: Coordinator): NonNullable<Coordinator['watchTree']> {
 }
 
 export const treeWatchTests: GroupTests = (ctx, declared) => {
+  eventTests(ctx, declared);
+  lifecycleTests(ctx, declared);
+};
+
+/** What a tree watch reports, and in which order. */
+const eventTests: GroupTests = (ctx) => {
   /** A request issued after a change: every event of that change has run once it settles. */
   const roundTrip = () => ctx().client.exists(ctx().base);
 
@@ -148,6 +154,11 @@ export const treeWatchTests: GroupTests = (ctx, declared) => {
     ]);
     expect(inner.events).toEqual([{ type: 'created', path: path('w', 'in', 'x') }]);
   });
+};
+
+/** How a tree watch ends, fails, and lives through new connections and sessions. */
+const lifecycleTests: GroupTests = (ctx, declared) => {
+  const roundTrip = () => ctx().client.exists(ctx().base);
 
   it('the stop function ends delivery at once, and a second call does nothing', async () => {
     const { client, path, timeoutMs } = ctx();

@@ -1,6 +1,8 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import {
+  addAncestors,
   type BucketState,
+  byClaimOrder,
   type CachedEntry,
   emptyBucket,
   hasListedAncestor,
@@ -33,9 +35,6 @@ export interface ListingOptions {
   onForeignChange?: (bucket: number) => void;
 }
 
-const byClaimOrder = (a: EntryName, b: EntryName) =>
-  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
-
 /**
  * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
  * priority, or a child of the same priority (runnable only now, queued before the roots
@@ -43,16 +42,6 @@ const byClaimOrder = (a: EntryName, b: EntryName) =>
  */
 export function outranks(e: EntryName, bar: number): boolean {
   return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
-}
-
-/** Adds every proper ancestor of `key` (encoded) to `into`. */
-function addAncestors(key: string, into: Set<string>): void {
-  for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {
-    const parent = key.slice(0, i);
-    // Its own ancestors went in with it.
-    if (into.has(parent)) return;
-    into.add(parent);
-  }
 }
 
 /**

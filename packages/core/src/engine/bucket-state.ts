@@ -88,6 +88,43 @@ export function emptyBucket(): BucketState {
   };
 }
 
+/** Claim order: higher priority first, then FIFO (the entry's sequence number). */
+export const byClaimOrder = (a: EntryName, b: EntryName): number =>
+  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
+
+/** Adds every proper ancestor of `key` (encoded) to `into`. */
+export function addAncestors(key: string, into: Set<string>): void {
+  for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {
+    const parent = key.slice(0, i);
+    // Its own ancestors went in with it.
+    if (into.has(parent)) return;
+    into.add(parent);
+  }
+}
+
+/**
+ * Adds an entry the listing does not show yet (its creation was reported by a tree watch)
+ * in claim order, as a listing read now would show it. Returns false when the listing
+ * already shows it or showed it once (a name is never reused), or when the bucket was never
+ * listed (a listing of one entry would hide the rest of the bucket). A listing out now
+ * replaces it all when it returns, and shows the entry too: the event came before its reply.
+ * The listing is behind the bucket from then on: a child claimed from it checks its
+ * ancestors, as after a children watch fired.
+ */
+export function insertListed(st: BucketState, e: EntryName): boolean {
+  if (st.readNo < 0) return false;
+  if (st.parsed.has(e.name) || st.gone.has(e.name)) return false;
+  st.parsed.set(e.name, e);
+  st.present.add(e.encodedKey);
+  if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, st.ancestors);
+  // Most new entries go last (FIFO within a priority): search from the end.
+  let at = st.entries.length;
+  while (at > 0 && byClaimOrder(st.entries[at - 1]!, e) > 0) at--;
+  st.entries.splice(at, 0, e);
+  st.changes++;
+  return true;
+}
+
 /**
  * Whether a proper ancestor of `key` (encoded) other than `except` is in `present` (it blocks
  * the task).

@@ -29,6 +29,13 @@ export interface ClaimerOptions {
    * its child in claim order, since each has a free slot of its own. Default 0.
    */
   spareSlots?: () => number;
+  /**
+   * Learn of new entries in the watched buckets from tree watches (`Coordinator.watchTree`,
+   * where the coordinator offers it): a child queued while its parent runs here is read at
+   * once, so the parent's completion can hand its slot to it. A worker turns it on; the
+   * listings stay the source of truth either way. Default off.
+   */
+  entryEvents?: boolean;
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
   /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */

@@ -10,6 +10,7 @@ import { adoptLostClaim, claimRefused } from './claim-recovery.js';
 import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
+import { EntryEvents } from './entry-events.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { type HandOff, type HandOffView, handOff } from './hand-off.js';
 import { ENTRY_KIND, type EntryName } from './layout.js';
@@ -50,6 +51,8 @@ export class Claimer {
   private readonly hintScore: LocalityScore;
   /** What a hand-off reads and updates of this claimer (see `hand-off.ts`). */
   private readonly handOffView: HandOffView;
+  /** Tree watches on the watched buckets, when asked for (`entryEvents`). */
+  private readonly events: EntryEvents | null;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -83,17 +86,22 @@ export class Claimer {
       spare: () => opts.spareSlots?.() ?? 0,
       won: (a, version) => this.won(a, version),
     };
+    this.events = opts.entryEvents
+      ? new EntryEvents(ctx, this.listings, held, (b, st, e, k) => this.readAhead(b, st, e, k))
+      : null;
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
   setWatched(buckets: Iterable<number>): void {
     this.listings.setWatched(buckets);
+    this.events?.setWatched(this.listings.watchedBuckets);
   }
 
   /** Stops reacting to watches. */
   close(): void {
     this.closed = true;
     this.listings.close();
+    this.events?.close();
   }
 
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
@@ -157,6 +165,7 @@ export class Claimer {
       this.session = this.ctx.coordinator.sessionId;
     }
     this.listings.beginCall(buckets);
+    this.events?.ensure(this.listings.watchedBuckets);
     const won: Claim[] = [];
     for (let round = 0; round < CLAIM_ROUNDS && won.length < max; round++) {
       // Round 0 works from cached listings; only when they offer nothing are stale ones

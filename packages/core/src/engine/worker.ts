@@ -5,7 +5,7 @@ import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import { CancelWatcher, DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
-import type { Claimer } from './claimer.js';
+import type { Claimer, ClaimerOptions } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
 import { codeOf } from './errors.js';
 import { IdleStealer } from './idle-steal.js';
@@ -290,35 +290,39 @@ class WorkerLoop {
     if (owned) this.log('info', { worker: this.id, buckets: owned.length }, 'buckets rebalanced');
   }
 
+  /** What this worker's claimer knows of it: identity, types, locality, gate, slots. */
+  private claimerOptions(pause: PauseWatch): ClaimerOptions {
+    return {
+      paused: (type) => typePaused(pause.state, type),
+      worker: this.id,
+      types: this.types,
+      ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
+      ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
+      ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
+      ...(this.opts.locality ? { locality: this.opts.locality } : {}),
+      ...(this.opts.hasFile ? { hasFile: this.opts.hasFile } : {}),
+      ...(this.opts.datasets ? { datasets: this.opts.datasets } : {}),
+      ...(this.opts.localityWaitMs !== undefined
+        ? { localityWaitMs: this.opts.localityWaitMs }
+        : {}),
+      ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
+      peers: () => this.membership.peers(),
+      onForeignChange: (bucket) => {
+        this.stealer?.changed(bucket);
+        this.wake();
+      },
+      gate: this.limits,
+      spareSlots: () => this.concurrency - this.running.size,
+      // A child queued while its parent runs is read at once, for the hand-off.
+      entryEvents: true,
+    };
+  }
+
   private async main(): Promise<void> {
     const ctx = await this.engine.context();
     const pause = this.pause;
     await pause.read();
-    this.claimer = await this.engine.claimer(
-      {
-        paused: (type) => typePaused(pause.state, type),
-        worker: this.id,
-        types: this.types,
-        ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
-        ...(this.opts.host !== undefined ? { host: this.opts.host } : {}),
-        ...(this.opts.pid !== undefined ? { pid: this.opts.pid } : {}),
-        ...(this.opts.locality ? { locality: this.opts.locality } : {}),
-        ...(this.opts.hasFile ? { hasFile: this.opts.hasFile } : {}),
-        ...(this.opts.datasets ? { datasets: this.opts.datasets } : {}),
-        ...(this.opts.localityWaitMs !== undefined
-          ? { localityWaitMs: this.opts.localityWaitMs }
-          : {}),
-        ...(this.opts.lookahead !== undefined ? { lookahead: this.opts.lookahead } : {}),
-        peers: () => this.membership.peers(),
-        onForeignChange: (bucket) => {
-          this.stealer?.changed(bucket);
-          this.wake();
-        },
-        gate: this.limits,
-        spareSlots: () => this.concurrency - this.running.size,
-      },
-      () => this.wake(),
-    );
+    this.claimer = await this.engine.claimer(this.claimerOptions(pause), () => this.wake());
     // Every worker is a scheduler candidate; the one elected queues the world's cron ticks.
     const scheduler =
       this.opts.scheduler === false
@@ -445,14 +449,8 @@ class WorkerLoop {
     const { claim } = r;
     const end = await runHandler(this.handlers[claim.type]!, r, this.place);
     const warn = (fields: object, msg: string) => this.log('warn', fields, msg);
-    const written = await writeOutcome(
-      this.engine,
-      this.coordinator,
-      r,
-      end,
-      this.handingOff(),
-      warn,
-    );
+    const handOff = this.handingOff();
+    const written = await writeOutcome(this.engine, this.coordinator, r, end, handOff, warn);
     const { outcome, recordError } = written;
     if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
     else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);

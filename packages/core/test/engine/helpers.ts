@@ -162,6 +162,20 @@ export async function repairAll(
 }
 
 /**
+ * `c` as an adapter (or a server) without tree watches shows it: no `watchTree`. A worker then
+ * learns of new entries from listings alone, the path a test of listings must exercise.
+ */
+export function withoutTreeWatches(c: Coordinator): Coordinator {
+  return new Proxy(c, {
+    get(target, prop) {
+      if (prop === 'watchTree') return undefined;
+      const value = Reflect.get(target, prop);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
  * `raw` with its method `name` replaced by `make(original)` (the original bound to `raw`);
  * every other property as `raw` has it. How a test steps between the engine and the server.
  */

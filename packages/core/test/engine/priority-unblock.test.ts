@@ -1,7 +1,15 @@
 import { type Coordinator, createEngine, type Engine, runWorker } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, eventually, intercept, memoryLogger, TestClock, worldName } from './helpers.js';
+import {
+  counting,
+  eventually,
+  intercept,
+  memoryLogger,
+  TestClock,
+  withoutTreeWatches,
+  worldName,
+} from './helpers.js';
 
 /**
  * More roots than a listing needs to count as "plenty of work" (2 x the lookahead of 16): a
@@ -121,8 +129,10 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     });
     const { gate, release } = gated();
     const started: string[] = [];
+    // Without tree watches: a tree event would name the child at once, and no listing would
+    // have to be read for it (entry-events.test.ts), which is what this test is about.
     const worker = runWorker(
-      wc,
+      withoutTreeWatches(wc),
       {
         t: async (task) => {
           started.push(task.key.join('/'));

@@ -1,0 +1,105 @@
+import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
+import type { BucketListings } from './bucket-listings.js';
+import { type BucketState, insertListed } from './bucket-state.js';
+import type { EngineContext } from './context.js';
+import { codeOf } from './errors.js';
+import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
+
+/** One bucket's tree watch: its stop function once registered. */
+interface Registration {
+  stop: (() => void) | null;
+}
+
+/**
+ * New entries of the buckets a claimer owns, reported the moment ZooKeeper creates them, by a
+ * tree watch (`Coordinator.watchTree`, ZooKeeper 3.6+) per bucket. A children watch only says
+ * "this bucket changed", so a claimer learns the name of a new entry one listing later; a
+ * tree event names it. The claimer uses that to read a child queued while its parent runs
+ * here, so the parent's completion can hand the slot to it.
+ *
+ * An accelerator, never a source of truth: the listings and their children watches stay as
+ * they are, a missed event (before the watch is in place, across a `reset`) costs only the
+ * head start, and without `watchTree` (another adapter, an older server) nothing changes.
+ */
+export class EntryEvents {
+  private readonly watches = new Map<number, Registration>();
+  private closed = false;
+  /** The coordinator or server lacks tree watches: no more attempts. */
+  private unsupported = false;
+  /** A registration failed (connection lost, say): try again on the next `ensure`. */
+  private failed = false;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly listings: BucketListings,
+    /** Keys held by this process (claimed, not yet settled). */
+    private readonly held: ReadonlySet<string>,
+    /** Reads a child's entry and its ancestors' tree nodes now (the claimer's read-ahead). */
+    private readonly readAhead: (b: number, st: BucketState, e: EntryName, key: TaskKey) => void,
+  ) {}
+
+  /** Watches exactly `buckets` from now on (registrations go out in the background). */
+  setWatched(buckets: Iterable<number>): void {
+    if (this.closed || this.unsupported || this.ctx.coordinator.watchTree === undefined) return;
+    const want = new Set(buckets);
+    for (const [b, reg] of this.watches) {
+      if (want.has(b)) continue;
+      this.watches.delete(b);
+      reg.stop?.();
+    }
+    for (const b of want) if (!this.watches.has(b)) this.register(b);
+  }
+
+  /** Registers again what failed to register (cheap when nothing did). */
+  ensure(buckets: Iterable<number>): void {
+    if (!this.failed) return;
+    this.failed = false;
+    this.setWatched(buckets);
+  }
+
+  /** Stops every tree watch. */
+  close(): void {
+    this.closed = true;
+    for (const reg of this.watches.values()) reg.stop?.();
+    this.watches.clear();
+  }
+
+  private register(b: number): void {
+    const { coordinator } = this.ctx;
+    const path = this.ctx.layout.bucketPath(AREA.pending, b);
+    const from = path.length + 1;
+    const reg: Registration = { stop: null };
+    this.watches.set(b, reg);
+    coordinator.watchTree!(path, (e) => {
+      // Only entries (direct children) are named: a bucket holds nothing deeper.
+      if (e.type !== 'created' || e.path.indexOf('/', from) >= 0) return;
+      if (this.watches.get(b) === reg) this.created(b, e.path.slice(from));
+    }).then(
+      (stop) => {
+        // Dropped (or closed) while it was registering.
+        if (this.watches.get(b) === reg) reg.stop = stop;
+        else stop();
+      },
+      (err: unknown) => {
+        if (this.watches.get(b) === reg) this.watches.delete(b);
+        if (codeOf(err) === 'UNIMPLEMENTED') this.unsupported = true;
+        else this.failed = true;
+      },
+    );
+  }
+
+  /**
+   * Entry `name` was created in `bucket`: the listing shows it from now on, and a child of a
+   * task held here is read at once (its parent may be about to complete).
+   */
+  private created(b: number, name: string): void {
+    const st = this.listings.get(b);
+    if (this.closed || st === undefined || !this.listings.watchedBuckets.has(b)) return;
+    const e = parseEntryName(name);
+    if (!e) return;
+    insertListed(st, e);
+    const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
+    if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
+      this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));
+  }
+}

@@ -1,0 +1,195 @@
+import {
+  type Claimer,
+  type ClaimerOptions,
+  type Coordinator,
+  type Op,
+  runWorker,
+  type TreeListener,
+  ZoottError,
+} from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { counting, eventually, memoryLogger, oneBucketEngine, oneBucketWorld } from './helpers.js';
+
+/** Whether one multi both completes `parent` and claims `child` (a hand-off). */
+const handsOff = (ops: readonly Op[], parent: string, child: string) =>
+  ops.some(
+    (o) => o.op === 'create' && o.path.startsWith('/zoott_c/') && o.path.endsWith(`/${parent}`),
+  ) &&
+  ops.some(
+    (o) => o.op === 'create' && o.path.startsWith('/zoott_w/') && o.path.endsWith(`/${child}`),
+  );
+
+/** Names of bucket 0's listing as `claimer` holds it, in claim order. */
+const listed = (claimer: Claimer) =>
+  (claimer.listings.get(0)?.entries ?? []).map((e) => e.encodedKey);
+
+/** Waits until `claimer` has read the entry of the task named `name`. */
+async function readIn(claimer: Claimer, name: string): Promise<void> {
+  await eventually(() => {
+    const st = claimer.listings.get(0);
+    return [...(st?.cache.values() ?? [])].some((e) => e.data.name === name);
+  });
+}
+
+/**
+ * A coordinator whose tree watches are watched: how many are registered now, and a way to
+ * make the adapter lack them or refuse them.
+ */
+function treeWatchSpy(c: Coordinator, mode: 'pass' | 'absent' | 'unimplemented' = 'pass') {
+  const spy = { active: 0, calls: 0 };
+  const coordinator = new Proxy(c, {
+    get(target, prop, receiver) {
+      if (prop !== 'watchTree') return Reflect.get(target, prop, receiver);
+      if (mode === 'absent') return undefined;
+      return async (path: string, listener: TreeListener) => {
+        spy.calls++;
+        if (mode === 'unimplemented') throw new ZoottError('UNIMPLEMENTED', 'addWatch', { path });
+        const stop = await target.watchTree!(path, listener);
+        spy.active++;
+        let stopped = false;
+        return () => {
+          if (!stopped) spy.active--;
+          stopped = true;
+          stop();
+        };
+      };
+    },
+  });
+  return { coordinator, spy };
+}
+
+describeOnBackends('claimer: new entries from tree watches (entryEvents)', (backend) => {
+  /** A claimer on `world` through a client of its own (counted), watching bucket 0. */
+  async function claimerOn(world: string, options: Partial<ClaimerOptions> = {}, wrap = false) {
+    const raw = await backend().connect();
+    const spied = treeWatchSpy(raw);
+    const { c, ops } = counting(wrap ? spied.coordinator : raw);
+    const engine = oneBucketEngine(c, world);
+    const claimer = await engine.claimer({ worker: 'w', entryEvents: true, ...options });
+    claimer.setWatched([0]);
+    return { raw, engine, claimer, ops, spy: spied.spy };
+  }
+
+  for (const entryEvents of [true, false])
+    it(`a child queued while its parent runs ${entryEvents ? 'is' : 'is not'} handed its parent's slot${entryEvents ? '' : ' without entry events'}`, async () => {
+      const { world, other } = await oneBucketWorld(() => backend().connect());
+      await other.queue({ name: 'p', type: 't' });
+      await other.queue({ name: 'r0', type: 't' });
+      const { raw, engine, claimer, ops } = await claimerOn(world, { entryEvents });
+      const parent = await claimer.claim([0]);
+      expect(parent?.key).toEqual(['p']);
+      await eventually(() => claimer.listings.get(0)?.listing === null);
+      // Queued after the listing the parent was claimed from: no listing here shows it.
+      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+      // A round trip of the claimer's own client: the creation's event is in by its reply.
+      await raw.exists('/');
+      if (entryEvents) await readIn(claimer, 'c');
+      const { outcome, next } = await engine.completeHandingOff(
+        parent!,
+        'done',
+        undefined,
+        claimer,
+      );
+      expect(outcome.status).toBe('completed');
+      if (entryEvents) {
+        expect(next?.key).toEqual(['p', 'c']);
+        expect(handsOff(ops.at(-1)!, 'p', 'p|c')).toBe(true);
+        expect(await other.task(['p', 'c'])).toMatchObject({ state: 'working' });
+      } else {
+        expect(next).toBeNull();
+        expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+      }
+      await raw.close();
+    });
+
+  it('a new entry takes its place in the listing in claim order, before any re-read', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    await other.queue({ name: 'b', type: 't', priority: 5 });
+    const { raw, claimer } = await claimerOn(world);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+    await eventually(() => claimer.listings.get(0)?.listing === null);
+    await other.queue({ name: 'hi', type: 't', priority: 9 });
+    await other.queue({ name: 'z', type: 't' });
+    await other.queue({ name: 'mid', type: 't', priority: 5 });
+    await raw.exists('/');
+    // Only the events put them there: no listing was read since the claim.
+    expect(listed(claimer)).toEqual(['hi', 'mid', 'a', 'z']);
+    await raw.close();
+  });
+
+  it('one tree watch per watched bucket; a bucket no longer watched loses its watch', async () => {
+    const { world } = await oneBucketWorld(() => backend().connect());
+    const { raw, claimer, spy } = await claimerOn(world, {}, true);
+    await eventually(() => spy.active === 1);
+    claimer.setWatched([0]);
+    expect(spy.calls).toBe(1);
+    claimer.setWatched([]);
+    expect(spy.active).toBe(0);
+    claimer.setWatched([0]);
+    await eventually(() => spy.active === 1);
+    claimer.close();
+    expect(spy.active).toBe(0);
+    await raw.close();
+  });
+
+  for (const mode of ['absent', 'unimplemented'] as const)
+    it(`a coordinator ${mode === 'absent' ? 'without tree watches' : 'whose server lacks them'}: claims go on from listings, with no retries`, async () => {
+      const { world, other } = await oneBucketWorld(() => backend().connect());
+      await other.queue({ name: 'a', type: 't' });
+      const raw = await backend().connect();
+      const { coordinator, spy } = treeWatchSpy(raw, mode);
+      const engine = oneBucketEngine(coordinator, world);
+      const claimer = await engine.claimer({ worker: 'w', entryEvents: true });
+      claimer.setWatched([0]);
+      expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+      await other.queue({ name: 'b', type: 't' });
+      // The children watch's event is in by the reply of a later request of this client.
+      await raw.exists('/');
+      expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+      claimer.setWatched([0]);
+      expect(spy.calls).toBe(mode === 'absent' ? 0 : 1);
+      await raw.close();
+    });
+});
+
+describeOnBackends('worker: a child queued while its parent runs', (backend) => {
+  it('runs in the slot its parent leaves, claimed by the completion', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'p', type: 'parent' });
+    const raw = await backend().connect();
+    const { c, ops } = counting(raw);
+    const ran: string[] = [];
+    let started = () => {};
+    const parentStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release = () => {};
+    const queued = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handle = runWorker(
+      c,
+      {
+        parent: async (task) => {
+          ran.push(task.key.join('|'));
+          started();
+          await queued;
+          // The child's creation event is in once a later reply of this client is.
+          await raw.exists('/');
+        },
+        t: (task) => void ran.push(task.key.join('|')),
+      },
+      { world, id: 'w1', concurrency: 1, logger: memoryLogger() },
+    );
+    await parentStarted;
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    release();
+    await eventually(async () => (await other.counts()).completed === 2);
+    await handle.stop();
+    expect(ran).toEqual(['p', 'p|c']);
+    expect(ops.some((o) => handsOff(o, 'p', 'p|c'))).toBe(true);
+    await raw.close();
+  });
+});
