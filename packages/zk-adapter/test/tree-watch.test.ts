@@ -91,6 +91,43 @@ describe('watchTree on a real ZooKeeper', () => {
     ]);
   });
 
+  it('gives each tree watch of a connection only the events of its own tree', async () => {
+    // The server sends a connection one notification per change, for all its watches: the
+    // client picks the listeners by path (here /t must not get /tx, a sibling with its name
+    // as a prefix, nor the one-shot watch's /elsewhere).
+    const ns = await freshNamespace();
+    const zk = await open(ns);
+    const other = await open(ns);
+    const t = recorder();
+    const tx = recorder();
+    const all = recorder();
+    await zk.watchTree('/t', t.listener);
+    await zk.watchTree('/tx', tx.listener);
+    await other.create('/elsewhere');
+    const oneShot: WatchEvent[] = [];
+    await zk.get('/elsewhere', { watch: (e) => oneShot.push(e) });
+    await other.create('/t');
+    await other.create('/tx');
+    await other.create('/tx/y');
+    await other.create('/t/y');
+    await other.set('/elsewhere', bytes('1'));
+    await zk.exists('/t');
+    await zk.watchTree('/', all.listener);
+    await other.delete('/tx/y');
+    await zk.exists('/t');
+    expect(t.events).toEqual([
+      { type: 'created', path: '/t' },
+      { type: 'created', path: '/t/y' },
+    ]);
+    expect(tx.events).toEqual([
+      { type: 'created', path: '/tx' },
+      { type: 'created', path: '/tx/y' },
+      { type: 'deleted', path: '/tx/y' },
+    ]);
+    expect(oneShot).toEqual([{ type: 'dataChanged', path: '/elsewhere' }]);
+    expect(all.events).toEqual([{ type: 'deleted', path: '/tx/y' }]);
+  });
+
   it('runs the event of its own change before that request settles', async () => {
     const zk = await open(await freshNamespace());
     const rec = recorder();
@@ -328,6 +365,45 @@ describe('watchTree on a server without addWatch', () => {
       expect(old.seen.get(106)).toBe(1);
     } finally {
       await old.close();
+    }
+  });
+});
+
+describe('watchTree stop on servers that can and cannot remove a recursive watch', () => {
+  it('tells a 3.9+ server to drop the watch once, unless a one-shot watch on the root relies on it', async () => {
+    // addWatch (106) and removeWatches (18) succeed; exists (3) answers NO_NODE.
+    const fake = await fakeServer((op) => (op === 3 ? -101 : 0));
+    try {
+      const zk = await open(fake.hostPort, { requestTimeoutMs: 5000 });
+      const stop = await zk.watchTree('/a', () => {});
+      stop();
+      stop();
+      await zk.exists('/a');
+      expect(fake.seen.get(18)).toBe(1);
+      // This one-shot watch was set while the tree watch covered its node, so the server
+      // holds only the recursive watch for it: removing that would silence the one-shot one.
+      const stopB = await zk.watchTree('/b', () => {});
+      await zk.exists('/b', { watch: () => {} });
+      stopB();
+      await zk.exists('/b');
+      expect(fake.seen.get(18)).toBe(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('stops asking a server that cannot read the typed removal (3.6 to 3.8)', async () => {
+    const fake = await fakeServer((op) => (op === 3 ? -101 : op === 18 ? MARSHALLING_ERROR : 0));
+    try {
+      const zk = await open(fake.hostPort, { requestTimeoutMs: 5000 });
+      (await zk.watchTree('/a', () => {}))();
+      await zk.exists('/a');
+      (await zk.watchTree('/b', () => {}))();
+      await zk.exists('/b');
+      expect(fake.seen.get(18)).toBe(1);
+      expect(fake.seen.get(106)).toBe(2);
+    } finally {
+      await fake.close();
     }
   });
 });
