@@ -8,6 +8,7 @@ export type SuiteGroup =
   | 'ephemeral'
   | 'multi'
   | 'watches'
+  | 'treeWatch'
   | 'acl'
   | 'limits'
   | 'session';
@@ -20,6 +21,7 @@ export const SUITE_GROUPS: readonly SuiteGroup[] = [
   'ephemeral',
   'multi',
   'watches',
+  'treeWatch',
   'acl',
   'limits',
   'session',

@@ -9,6 +9,7 @@ import { multiTests } from './groups/multi.js';
 import { multiLimitsTests, multiSamePathTests } from './groups/multi-limits.js';
 import { sequentialTests } from './groups/sequential.js';
 import { sessionTests } from './groups/session.js';
+import { treeWatchTests } from './groups/tree-watch.js';
 import { versionsTests } from './groups/versions.js';
 import { watchesTests } from './groups/watches.js';
 import type { CoordinatorHarness, HarnessSource, SuiteGroup } from './harness.js';
@@ -21,6 +22,7 @@ const GROUPS: ReadonlyArray<readonly [SuiteGroup, string, GroupTests]> = [
   ['multi', 'multi (transactions)', multiTests],
   ['multi', 'multi: several ops on one node', multiSamePathTests],
   ['watches', 'watches', watchesTests],
+  ['treeWatch', 'tree watches (persistent, recursive)', treeWatchTests],
   ['acl', 'ACLs and authentication', aclTests],
   ['limits', 'limits and bad arguments', limitsTests],
   ['limits', 'multi size limits and the order of checks', multiLimitsTests],

@@ -10,6 +10,7 @@ import {
   type SessionListener,
   type SessionState,
   type Stat,
+  type TreeListener,
   type WatchEventType,
   type Watcher,
   type WatchOptions,
@@ -37,10 +38,18 @@ export interface ClientSettings {
   defaultAcl: readonly Acl[];
 }
 
-interface PendingEvent {
-  type: WatchEventType;
+/** A one-shot or tree watch's event (server path), or a tree watch's `reset`. */
+type PendingEvent =
+  | { type: WatchEventType; path: string; watchers: Watcher[] }
+  | { type: 'reset'; tree: TreeWatchReg };
+
+/** One `watchTree` of this client: kept here, registered again with every new connection. */
+interface TreeWatchReg {
+  /** Client path. */
   path: string;
-  watchers: Watcher[];
+  /** What the server's watch table calls: forwards to the listener while registered. */
+  watcher: Watcher;
+  listener: TreeListener;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -72,6 +81,7 @@ export class MemoryCoordinator implements Coordinator {
   /** The server ended the session while we were disconnected; we learn it on reconnect. */
   private expiredWhileAway = false;
   private readonly auth: Array<{ scheme: string; auth: string }>;
+  private readonly trees = new Set<TreeWatchReg>();
 
   /** @internal Use `MemoryServer.connect()`. */
   constructor(
@@ -138,6 +148,7 @@ export class MemoryCoordinator implements Coordinator {
     this.current = 'connected';
     this.emit('reconnected');
     this.server.connectionRestored(this.session, away.watches, away.lastZxid);
+    this.registerTrees(this.session);
   }
 
   // ---- Coordinator ----------------------------------------------------------------------
@@ -248,6 +259,27 @@ export class MemoryCoordinator implements Coordinator {
     );
   }
 
+  watchTree(path: string, listener: TreeListener): Promise<() => void> {
+    return this.request('watchTree', path, (s) => {
+      const reg: TreeWatchReg = {
+        path,
+        listener,
+        watcher: (e) => {
+          // A stopped watch hears nothing, even an event already in the inbox.
+          if (!this.trees.has(reg)) return;
+          listener({ type: e.type as 'created' | 'deleted' | 'dataChanged', path: e.path });
+        },
+      };
+      this.server.watches.addTree(s, this.toServer(path), reg.watcher);
+      this.trees.add(reg);
+      return () => {
+        if (!this.trees.delete(reg)) return;
+        if (this.session && this.current === 'connected')
+          this.server.watches.removeTree(this.session, reg.watcher);
+      };
+    });
+  }
+
   getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
     return this.request('getAcl', path, (s) => this.server.getAcl(s, this.toServer(path)));
   }
@@ -282,6 +314,7 @@ export class MemoryCoordinator implements Coordinator {
       if (this.session) this.server.closeSession(this.session);
       this.session = null;
       this.away = null;
+      this.trees.clear();
       this.current = 'closed';
       this.emit('closed');
     });
@@ -316,6 +349,18 @@ export class MemoryCoordinator implements Coordinator {
     this.away = null;
     this.current = 'connected';
     this.emit('connected');
+    this.registerTrees(mine);
+  }
+
+  /**
+   * The connection (or session) is new: the tree watches are set on it again, and each
+   * listener hears `reset`, since changes made while they were not set were not reported.
+   */
+  private registerTrees(session: Session): void {
+    for (const tree of this.trees) {
+      this.server.watches.addTree(session, this.toServer(tree.path), tree.watcher);
+      this.deliverLater({ type: 'reset', tree });
+    }
   }
 
   private becomeLost(): void {
@@ -350,6 +395,15 @@ export class MemoryCoordinator implements Coordinator {
   private flushInbox(): void {
     while (this.inbox.length > 0) {
       const next = this.inbox.shift() as PendingEvent;
+      if (next.type === 'reset') {
+        if (!this.trees.has(next.tree)) continue;
+        try {
+          next.tree.listener({ type: 'reset' });
+        } catch (err) {
+          reportListenerError(err);
+        }
+        continue;
+      }
       const event = { type: next.type, path: this.toClient(next.path) };
       for (const watcher of next.watchers) {
         try {

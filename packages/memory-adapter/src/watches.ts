@@ -25,6 +25,12 @@ export interface Delivery<O> {
 
 type Table<O> = Map<string, Map<O, Map<Watcher, WatchKind>>>;
 
+/** Whether `path` is `root` or under it. */
+function covers(root: string, path: string): boolean {
+  if (path === root) return true;
+  return root === '/' ? path.startsWith('/') : path.startsWith(`${root}/`);
+}
+
 /**
  * Server-side watch tables. Watches are one-shot: triggering removes them. Within one trigger,
  * owners are served in the order they first registered on the path, and each watcher function
@@ -33,6 +39,29 @@ type Table<O> = Map<string, Map<O, Map<Watcher, WatchKind>>>;
 export class WatchManager<O> {
   private readonly dataWatches: Table<O> = new Map();
   private readonly childWatches: Table<O> = new Map();
+  /**
+   * Persistent recursive watches (`addWatch`), by owner: they stay until removed or until
+   * the owner's connection goes, and fire for every change at or under their path except a
+   * children change (the child's own event says it).
+   */
+  private readonly treeWatches = new Map<O, Array<{ root: string; watcher: Watcher }>>();
+
+  addTree(owner: O, root: string, watcher: Watcher): void {
+    let list = this.treeWatches.get(owner);
+    if (!list) {
+      list = [];
+      this.treeWatches.set(owner, list);
+    }
+    list.push({ root, watcher });
+  }
+
+  removeTree(owner: O, watcher: Watcher): void {
+    const list = this.treeWatches.get(owner);
+    if (!list) return;
+    const kept = list.filter((w) => w.watcher !== watcher);
+    if (kept.length > 0) this.treeWatches.set(owner, kept);
+    else this.treeWatches.delete(owner);
+  }
 
   add(owner: O, path: string, kind: WatchKind, watcher: Watcher): void {
     const table = kind === 'child' ? this.childWatches : this.dataWatches;
@@ -50,8 +79,12 @@ export class WatchManager<O> {
     if (watchers.get(watcher) !== 'data') watchers.set(watcher, kind);
   }
 
-  /** Removes and returns every watch of one owner (its connection dropped or its session ended). */
+  /**
+   * Removes and returns every one-shot watch of one owner (its connection dropped or its
+   * session ended). Its tree watches go too; the client registers those again itself.
+   */
   detach(owner: O): WatchRegistration[] {
+    this.treeWatches.delete(owner);
     const out: WatchRegistration[] = [];
     for (const table of [this.dataWatches, this.childWatches]) {
       for (const [path, byOwner] of table) {
@@ -85,6 +118,19 @@ export class WatchManager<O> {
           perOwner.set(owner, set);
         }
         for (const w of watchers.keys()) set.add(w);
+      }
+    }
+    if (t.type !== 'childrenChanged') {
+      for (const [owner, list] of this.treeWatches) {
+        for (const { root, watcher } of list) {
+          if (!covers(root, t.path)) continue;
+          let set = perOwner.get(owner);
+          if (!set) {
+            set = new Set();
+            perOwner.set(owner, set);
+          }
+          set.add(watcher);
+        }
       }
     }
     return [...perOwner].map(([owner, watchers]) => ({

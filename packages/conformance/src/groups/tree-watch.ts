@@ -1,0 +1,214 @@
+import type { Coordinator, TreeEvent } from '@zoott/core';
+import { expect, it } from 'vitest';
+import { expectCode, recorder, sessionRecorder, text } from '../context.js';
+import type { GroupTests } from '../group.js';
+
+/** A tree listener that records what it hears and lets a test wait for the n-th event. */
+interface TreeRecorder {
+  readonly events: TreeEvent[];
+  readonly listener: (event: TreeEvent) => void;
+  next(n?: number): Promise<TreeEvent>;
+}
+
+function treeRecorder(timeoutMs: number): TreeRecorder {
+  // The one-shot recorder's waiting, reused: a tree event is recorded through it.
+  const inner = recorder(timeoutMs);
+  const events: TreeEvent[] = [];
+  return {
+    events,
+    listener: (event) => {
+      events.push(event);
+      inner.watch({ type: 'created', path: '' });
+    },
+    next: async (n = 1) => {
+      await inner.next(n);
+      return events[n - 1] as TreeEvent;
+    },
+  };
+}
+
+/** `client.watchTree`, which the group requires (a harness without it skips the group). */
+function watchTree(client: Coordinator): NonNullable<Coordinator['watchTree']> {
+  const fn = client.watchTree;
+  if (fn === undefined) throw new Error('conformance: this coordinator has no watchTree');
+  return fn.bind(client);
+}
+
+export const treeWatchTests: GroupTests = (ctx, declared) => {
+  /** A request issued after a change: every event of that change has run once it settles. */
+  const roundTrip = () => ctx().client.exists(ctx().base);
+
+  it('reports creates, sets and deletes at every depth, in commit order, and no children changes', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    await client.create(path('w', 'a'));
+    await client.create(path('w', 'a', 'b'), text('1'));
+    await client.set(path('w', 'a', 'b'), text('2'));
+    await client.set(path('w'), text('root'));
+    await client.delete(path('w', 'a', 'b'));
+    await roundTrip();
+    expect(r.events).toEqual([
+      { type: 'created', path: path('w', 'a') },
+      { type: 'created', path: path('w', 'a', 'b') },
+      { type: 'dataChanged', path: path('w', 'a', 'b') },
+      { type: 'dataChanged', path: path('w') },
+      { type: 'deleted', path: path('w', 'a', 'b') },
+    ]);
+  });
+
+  it('reports every op of a multi, in op order, before the multi settles', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    await client.create(path('w', 'old'));
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    await client.multi([
+      { op: 'create', path: path('w', 'x'), data: text('x') },
+      { op: 'set', path: path('w', 'x'), data: text('y') },
+      { op: 'delete', path: path('w', 'old') },
+      { op: 'check', path: path('w'), version: 0 },
+    ]);
+    expect(r.events).toEqual([
+      { type: 'created', path: path('w', 'x') },
+      { type: 'dataChanged', path: path('w', 'x') },
+      { type: 'deleted', path: path('w', 'old') },
+    ]);
+  });
+
+  it("reports other sessions' changes, before a later reply to the watching client", async () => {
+    const { client, connect, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    const other = await connect();
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    const created = await other.create(path('w', 'n-'), text('seq'), { sequential: true });
+    // The change is committed: a request the watcher's client issues now settles after it.
+    await roundTrip();
+    expect(r.events).toEqual([{ type: 'created', path: created }]);
+  });
+
+  it('watches a path that does not exist yet, and nothing beside it', async () => {
+    const { client, path, timeoutMs } = ctx();
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('later'), r.listener);
+    // A sibling whose name starts like the watched one is not under it.
+    await client.create(path('laterish'));
+    await client.create(path('later'));
+    await client.create(path('later', 'c'));
+    await client.delete(path('later', 'c'));
+    await client.delete(path('later'));
+    await roundTrip();
+    expect(r.events).toEqual([
+      { type: 'created', path: path('later') },
+      { type: 'created', path: path('later', 'c') },
+      { type: 'deleted', path: path('later', 'c') },
+      { type: 'deleted', path: path('later') },
+    ]);
+  });
+
+  it('keeps firing (persistent), and one-shot watches on the same nodes fire once each as before', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    await client.create(path('w', 'n'));
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    const once = recorder(timeoutMs);
+    const kids = recorder(timeoutMs);
+    await client.get(path('w', 'n'), { watch: once.watch });
+    await client.children(path('w'), { watch: kids.watch });
+    await client.set(path('w', 'n'), text('1'));
+    await client.set(path('w', 'n'), text('2'));
+    await client.create(path('w', 'm'));
+    await roundTrip();
+    expect(once.events).toEqual([{ type: 'dataChanged', path: path('w', 'n') }]);
+    expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
+    expect(r.events).toEqual([
+      { type: 'dataChanged', path: path('w', 'n') },
+      { type: 'dataChanged', path: path('w', 'n') },
+      { type: 'created', path: path('w', 'm') },
+    ]);
+  });
+
+  it('two tree watches of one client on nested paths both hear a change under both', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    await client.create(path('w', 'in'));
+    const outer = treeRecorder(timeoutMs);
+    const inner = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), outer.listener);
+    await watchTree(client)(path('w', 'in'), inner.listener);
+    await client.create(path('w', 'in', 'x'));
+    await client.create(path('w', 'out'));
+    await roundTrip();
+    expect(outer.events).toEqual([
+      { type: 'created', path: path('w', 'in', 'x') },
+      { type: 'created', path: path('w', 'out') },
+    ]);
+    expect(inner.events).toEqual([{ type: 'created', path: path('w', 'in', 'x') }]);
+  });
+
+  it('the stop function ends delivery at once, and a second call does nothing', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    const r = treeRecorder(timeoutMs);
+    const kept = treeRecorder(timeoutMs);
+    const stop = await watchTree(client)(path('w'), r.listener);
+    await watchTree(client)(path('w'), kept.listener);
+    await client.create(path('w', 'a'));
+    await roundTrip();
+    stop();
+    stop();
+    await client.create(path('w', 'b'));
+    await roundTrip();
+    expect(r.events).toEqual([{ type: 'created', path: path('w', 'a') }]);
+    // Another watch on the same path is not stopped with it.
+    expect(kept.events).toEqual([
+      { type: 'created', path: path('w', 'a') },
+      { type: 'created', path: path('w', 'b') },
+    ]);
+  });
+
+  it('refuses a bad path with INVALID_PATH, registering nothing', async () => {
+    const { client, timeoutMs } = ctx();
+    const r = treeRecorder(timeoutMs);
+    await expectCode(watchTree(client)('no-slash', r.listener), 'INVALID_PATH');
+    await expectCode(watchTree(client)('/trailing/', r.listener), 'INVALID_PATH');
+    expect(r.events).toEqual([]);
+  });
+
+  it("a new session gives 'reset', and the changes after it are reported", async () => {
+    const { client, connect, harness, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    const victim = await connect();
+    const r = treeRecorder(timeoutMs);
+    await watchTree(victim)(path('w'), r.listener);
+    const events = sessionRecorder(victim, timeoutMs);
+    await harness.expireSession(victim);
+    await events.waitFor('lost');
+    // The session is gone on the server: its watch with it, so a change now reaches nobody.
+    await client.create(path('w', 'gap'));
+    await victim.renewSession();
+    expect(await r.next()).toEqual({ type: 'reset' });
+    await client.create(path('w', 'after'));
+    await victim.exists(path('w'));
+    expect(r.events).toEqual([{ type: 'reset' }, { type: 'created', path: path('w', 'after') }]);
+  });
+
+  if (declared.dropConnection) {
+    it("a dropped connection gives 'reset', and the changes after it are reported", async () => {
+      const { client, connect, harness, path, timeoutMs } = ctx();
+      await client.create(path('w'));
+      const c = await connect();
+      const r = treeRecorder(timeoutMs);
+      await watchTree(c)(path('w'), r.listener);
+      await harness.dropConnection?.(c);
+      const reset = await r.next();
+      expect(reset).toEqual({ type: 'reset' });
+      await client.create(path('w', 'after'));
+      await c.exists(path('w'));
+      expect(r.events).toEqual([{ type: 'reset' }, { type: 'created', path: path('w', 'after') }]);
+    });
+  }
+};
