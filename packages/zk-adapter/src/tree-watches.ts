@@ -105,6 +105,8 @@ interface TreeWatch {
   readonly root: string;
   readonly listener: TreeListener;
   state: 'registering' | 'live' | 'stale';
+  /** An addWatch of it is queued and unanswered: requests queued after it find it there. */
+  sent: boolean;
   stopped: boolean;
 }
 
@@ -141,7 +143,7 @@ export class TreeWatches {
    * the server has it. On failure nothing stays registered.
    */
   async add(root: string, listener: TreeListener): Promise<() => void> {
-    const watch: TreeWatch = { root, listener, state: 'registering', stopped: false };
+    const watch: TreeWatch = { root, listener, state: 'registering', sent: false, stopped: false };
     this.watches.add(watch);
     try {
       // addWatch is idempotent: a retry after a lost reply adds nothing twice.
@@ -183,7 +185,9 @@ export class TreeWatches {
   private register(watch: TreeWatch, again: boolean): Promise<void> {
     return this.pipeline.send<void>('watchTree', watch.root, (client, done) => {
       this.hook(client);
+      watch.sent = true;
       sendAddWatch(client, watch.root, (err) => {
+        watch.sent = false;
         if (!err && !watch.stopped && watch.state === 'registering') {
           watch.state = 'live';
           if (again) deliver(watch.listener, { type: 'reset' });
@@ -249,7 +253,10 @@ export class TreeWatches {
     this.relying.set(client, relying);
     setServerWatchFilter(client, {
       coveredByTree: (path) => {
-        for (const w of this.watches) if (w.root === path && w.state === 'live') return true;
+        // Live, or its addWatch is ahead of this read in the connection's queue.
+        for (const w of this.watches) {
+          if (w.root === path && (w.state === 'live' || w.sent)) return true;
+        }
         return false;
       },
       readSent: (path) => relying.set(path, (relying.get(path) ?? 0) + 1),

@@ -249,6 +249,29 @@ describe('watchTree on a real ZooKeeper', () => {
     ]);
   });
 
+  it('keeps the tree complete when that one-shot watch is set while the tree watch is being added', async () => {
+    const ns = await freshNamespace();
+    const zk = await open(ns);
+    const other = await open(ns);
+    await other.create('/w');
+    const rec = recorder();
+    const onData: WatchEvent[] = [];
+    // Issued together: the addWatch is queued first, the read right behind it.
+    const [stop] = await Promise.all([
+      zk.watchTree('/w', rec.listener),
+      zk.get('/w', { watch: (e) => onData.push(e) }),
+    ]);
+    await other.set('/w', bytes('1'));
+    await other.create('/w/a');
+    await zk.exists('/w');
+    expect(onData).toEqual([{ type: 'dataChanged', path: '/w' }]);
+    expect(rec.events).toEqual([
+      { type: 'dataChanged', path: '/w' },
+      { type: 'created', path: '/w/a' },
+    ]);
+    stop();
+  });
+
   it('still fires a one-shot watch on the root that relied on a tree watch stopped since', async () => {
     const ns = await freshNamespace();
     const zk = await open(ns);
