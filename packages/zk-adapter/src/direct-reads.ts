@@ -51,6 +51,42 @@ function request(type: number, cls: string, path: string, watch: boolean): unkno
 const managerOf = (client: LibClient) => client.connectionManager as unknown as Manager;
 
 /**
+ * Where a one-shot data or existence watch must not be set on the server: a path that is the
+ * root of a live persistent recursive watch of the same connection (tree-watches.ts). Before
+ * 3.9, ZooKeeper keeps one watch mode per path and connection, so a one-shot watch set there
+ * turns the recursive watch into a one-shot one and the tree stops reporting. The recursive
+ * watch already brings every created, deleted and data change of that node, so the watcher is
+ * registered with the library only, which fires it on the first of them as before.
+ */
+export interface ServerWatchFilter {
+  /** Whether a watched read of `path` must leave the server's watch flag unset. */
+  coveredByTree(path: string): boolean;
+  /** A read that relies on the tree watch is on its way; `readDone` follows its reply. */
+  readSent(path: string): void;
+  readDone(path: string): void;
+}
+const filters = new WeakMap<LibClient, ServerWatchFilter>();
+
+/** Installs `filter` for the watched reads of `client` (one per client, kept for its life). */
+export function setServerWatchFilter(client: LibClient, filter: ServerWatchFilter): void {
+  filters.set(client, filter);
+}
+
+/** Whether to set the server's watch flag for a read of `path` with `watcher`; counts the ones that do not. */
+function serverWatch(client: LibClient, path: string, watcher: LibWatcher | undefined): boolean {
+  if (watcher === undefined) return false;
+  const filter = filters.get(client);
+  if (filter === undefined || !filter.coveredByTree(path)) return true;
+  filter.readSent(path);
+  return false;
+}
+
+/** After the reply of a read that relied on the tree watch (see serverWatch). */
+function relied(client: LibClient, path: string, watcher: LibWatcher | undefined, flag: boolean) {
+  if (watcher !== undefined && !flag) filters.get(client)?.readDone(path);
+}
+
+/**
  * Client.getData for a path the adapter has checked. A read without a watch joins this
  * turn's batch (read-batch.ts): one multiRead for all of them where the server has it.
  */
@@ -75,7 +111,9 @@ function getDataAlone(
   done: (error: unknown, data?: Buffer, stat?: LibStat) => void,
 ): void {
   const cm = managerOf(client);
-  cm.queue(request(GET_DATA, 'GetDataRequest', path, watcher !== undefined), (error, reply) => {
+  const flag = serverWatch(client, path, watcher);
+  cm.queue(request(GET_DATA, 'GetDataRequest', path, flag), (error, reply) => {
+    relied(client, path, watcher, flag);
     if (error) return done(error);
     if (watcher) cm.registerDataWatcher(path, watcher);
     done(null, reply.payload!.data, reply.payload!.stat);
@@ -90,7 +128,9 @@ export function exists(
   done: (error: unknown, stat?: LibStat | null) => void,
 ): void {
   const cm = managerOf(client);
-  cm.queue(request(EXISTS, 'ExistsRequest', path, watcher !== undefined), (error, reply) => {
+  const flag = serverWatch(client, path, watcher);
+  cm.queue(request(EXISTS, 'ExistsRequest', path, flag), (error, reply) => {
+    relied(client, path, watcher, flag);
     if (error && error.getCode() !== NO_NODE) return done(error);
     const existence = reply.header.err === OK;
     if (watcher) {

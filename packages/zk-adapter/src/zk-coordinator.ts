@@ -9,6 +9,7 @@ import {
   type SessionListener,
   type SessionState,
   type Stat,
+  type TreeListener,
   type Watcher,
   type WatchOptions,
   ZoottError,
@@ -34,6 +35,7 @@ import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
 import { RequestPipeline } from './request-pipeline.js';
 import { ZkSession } from './session.js';
+import { TreeWatches } from './tree-watches.js';
 
 /** Raw session credentials, for {@link killSession} only. */
 export interface SessionCredentials {
@@ -67,6 +69,7 @@ export class ZkCoordinator implements Coordinator {
   private readonly chroot: string;
   /** What the shared request checks measure against. */
   private readonly limits: RequestLimits;
+  private readonly trees: TreeWatches;
 
   /** Use {@link connectZk}; the constructor does not connect. */
   constructor(connectString: string, options: ZkOptions = {}) {
@@ -78,6 +81,13 @@ export class ZkCoordinator implements Coordinator {
       this.pipeline.rejectAll(code, text),
     );
     this.pipeline = new RequestPipeline(this.session, this.opts, (err) => this.namingChroot(err));
+    this.trees = new TreeWatches(this.pipeline);
+    // A connection's watches die with it; tree watches are added again on the next one.
+    this.session.onSession(({ type }) => {
+      if (type === 'suspended' || type === 'lost') this.trees.disconnected();
+      else if (type === 'reconnected' || type === 'connected') this.trees.connected();
+      else if (type === 'closed') this.trees.clear();
+    });
     credentialsOf.set(this, () => {
       const client = this.session.client;
       return client && this.session.state === 'connected'
@@ -164,6 +174,19 @@ export class ZkCoordinator implements Coordinator {
     options: WatchOptions = {},
   ): Promise<{ children: string[]; stat: Stat }> {
     return this.pipeline.ordered(() => this.listChildren('childrenWithStat', path, options));
+  }
+
+  watchTree(path: string, listener: TreeListener): Promise<() => void> {
+    return this.pipeline.ordered(async () => {
+      checkRequestPath(path, 'watchTree', this.limits);
+      if (typeof listener !== 'function') {
+        throw new ZoottError('BAD_ARGUMENTS', 'listener must be a function', {
+          op: 'watchTree',
+          path,
+        });
+      }
+      return await this.trees.add(path, listener);
+    });
   }
 
   // ---------------------------------------------------------------- what each call sends

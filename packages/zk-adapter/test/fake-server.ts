@@ -13,6 +13,8 @@ export interface FakeServer {
   readonly seen: Map<number, number>;
   /** Replaces the rule that picks each reply. */
   answer: Answer;
+  /** Cuts every client connection; the server keeps listening (clients reconnect). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,9 @@ export async function fakeServer(answer: Answer): Promise<FakeServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   fake.hostPort = `127.0.0.1:${port}`;
+  fake.dropConnections = () => {
+    for (const s of sockets) s.destroy();
+  };
   fake.close = () =>
     new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
