@@ -82,6 +82,11 @@ export class BucketListings {
     return this.scouts.has(bucket);
   }
 
+  /** The number the next listing read will get (see `BucketState.readNo`). */
+  get nextReadNo(): number {
+    return this.readsStarted;
+  }
+
   /** Runnable entries per bucket whose data is read ahead. */
   get lookahead(): number {
     return this.opts.lookahead ?? DEFAULT_LOOKAHEAD;
@@ -431,6 +436,7 @@ export class BucketListings {
       if (state.childReady && !this.closed) this.onChange();
     }
     state.pzxid = pzxid;
+    state.eventBorn.clear();
     // Kept for ancestors still listed above someone; the others' stats are dropped.
     for (const id of state.guardStats.keys()) if (!ancestors.has(id)) state.guardStats.delete(id);
   }
@@ -482,6 +488,9 @@ export class BucketListings {
     const firstSeen = this.sights.of(b, e.name, this.ctx.clock.now());
     const cached: CachedEntry = { ...read, firstSeen };
     st.cache.set(e.name, cached);
+    // Reported in order since the listing: every entry created before it is in the view, so a
+    // child's ancestor changed up to its creation cannot hide a re-queue (see ancestorGuards).
+    if (st.eventBorn.has(e.name) && read.czxid > st.pzxid) st.pzxid = read.czxid;
     return cached;
   }
 }

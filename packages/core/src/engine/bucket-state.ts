@@ -59,6 +59,12 @@ export interface BucketState {
   gone: Set<string>;
   /** A listed entry waited only on a task this process completed: a claim call is due. */
   childReady: boolean;
+  /**
+   * Entries added from tree events since the listing, while every creation after the listing
+   * was being reported (see `EntryEvents`): once one is read, its creation zxid is a `pzxid`
+   * the listing and the events together have seen.
+   */
+  eventBorn: Set<string>;
 }
 
 /** A bucket not listed yet: stale, so its first use reads it. */
@@ -85,6 +91,7 @@ export function emptyBucket(): BucketState {
     unblockPending: false,
     gone: new Set(),
     childReady: false,
+    eventBorn: new Set(),
   };
 }
 
@@ -109,9 +116,11 @@ export function addAncestors(key: string, into: Set<string>): void {
  * listed (a listing of one entry would hide the rest of the bucket). A listing out now
  * replaces it all when it returns, and shows the entry too: the event came before its reply.
  * The listing is behind the bucket from then on: a child claimed from it checks its
- * ancestors, as after a children watch fired.
+ * ancestors, as after a children watch fired. `continuous`: every creation since the listing
+ * was read has been reported, in order, so this entry's creation is a point the view is
+ * complete to (its zxid is read with the entry).
  */
-export function insertListed(st: BucketState, e: EntryName): boolean {
+export function insertListed(st: BucketState, e: EntryName, continuous: boolean): boolean {
   if (st.readNo < 0) return false;
   if (st.parsed.has(e.name) || st.gone.has(e.name)) return false;
   st.parsed.set(e.name, e);
@@ -122,6 +131,7 @@ export function insertListed(st: BucketState, e: EntryName): boolean {
   while (at > 0 && byClaimOrder(st.entries[at - 1]!, e) > 0) at--;
   st.entries.splice(at, 0, e);
   st.changes++;
+  if (continuous) st.eventBorn.add(e.name);
   return true;
 }
 

@@ -8,6 +8,11 @@ import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 /** One bucket's tree watch: its stop function once registered. */
 interface Registration {
   stop: (() => void) | null;
+  /**
+   * The first listing read sent after this watch (or its last `reset`): from such a listing
+   * on, every creation in the bucket is reported after the listing's reply, in order.
+   */
+  validFrom: number;
 }
 
 /**
@@ -68,12 +73,15 @@ export class EntryEvents {
     const { coordinator } = this.ctx;
     const path = this.ctx.layout.bucketPath(AREA.pending, b);
     const from = path.length + 1;
-    const reg: Registration = { stop: null };
+    const reg: Registration = { stop: null, validFrom: this.listings.nextReadNo };
     this.watches.set(b, reg);
     coordinator.watchTree!(path, (e) => {
+      if (this.watches.get(b) !== reg) return;
+      // Events may be missing before this: listings read from now on are complete again.
+      if (e.type === 'reset') reg.validFrom = this.listings.nextReadNo;
       // Only entries (direct children) are named: a bucket holds nothing deeper.
-      if (e.type !== 'created' || e.path.indexOf('/', from) >= 0) return;
-      if (this.watches.get(b) === reg) this.created(b, e.path.slice(from));
+      else if (e.type === 'created' && e.path.indexOf('/', from) < 0)
+        this.created(b, reg, e.path.slice(from));
     }).then(
       (stop) => {
         // Dropped (or closed) while it was registering.
@@ -92,12 +100,12 @@ export class EntryEvents {
    * Entry `name` was created in `bucket`: the listing shows it from now on, and a child of a
    * task held here is read at once (its parent may be about to complete).
    */
-  private created(b: number, name: string): void {
+  private created(b: number, reg: Registration, name: string): void {
     const st = this.listings.get(b);
     if (this.closed || st === undefined || !this.listings.watchedBuckets.has(b)) return;
     const e = parseEntryName(name);
     if (!e) return;
-    insertListed(st, e);
+    insertListed(st, e, st.listing === null && st.readNo >= reg.validFrom);
     const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
     if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
       this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));

@@ -144,8 +144,10 @@ export function chooseHandOff(
 /**
  * How many known runnable entries of the watched buckets come before `child` in the claim
  * order a claim call would use (priority, locality, then queue order), counted up to one
- * more than `spare` (enough to decide). An unread entry of at least its priority counts
- * as one that may. Each bucket is read from its head only down to the first entry the child
+ * more than `spare` (enough to decide). An unread entry of a higher priority counts as one
+ * that may; an unread one of the child's priority does not: it could not be claimed before
+ * a read, a round trip the child, read and ready, need not wait (queue order among equals
+ * holds for the entries this worker knows, as in a claim call's read-ahead). Each bucket is read from its head only down to the first entry the child
  * comes before with nothing to weigh but queue order (a bucket lists in that order): a
  * completion must stay cheap. So the locality of tasks queued after the child is not
  * weighed, a soft preference that a claim call would weigh.
@@ -171,8 +173,10 @@ function aheadOf(
       // Children of the parent become runnable with the child: they compete too.
       const except = b === child.bucket ? parentKey : undefined;
       if (hasListedAncestor(e.encodedKey, st.present, except)) continue;
+      // Not read yet: a higher priority may come first; one of the child's own priority is
+      // not weighed (it cannot be claimed before a read, and the child is read and ready).
       if (cached === null) {
-        ahead++;
+        if (e.priority > child.priority) ahead++;
         continue;
       }
       if (!view.usable(cached, now)) continue;

@@ -103,6 +103,51 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
       await raw.close();
     });
 
+  for (const priority of [20, 10])
+    it(`a root of priority ${priority} queued while the parent ran, not read yet: ${priority > 10 ? 'the hand-off waits for it (priority first)' : 'the read child of its priority is handed off'}`, async () => {
+      const { world, other } = await oneBucketWorld(() => backend().connect());
+      await other.queue({ name: 'p', type: 't', priority: 10 });
+      await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+      const { raw, engine, claimer } = await claimerOn(world);
+      const parent = await claimer.claim([0]);
+      expect(parent?.key).toEqual(['p']);
+      await readIn(claimer, 'c');
+      // Known from its event alone: listed, not read.
+      await other.queue({ name: 'r', type: 't', priority });
+      await raw.exists('/');
+      expect(listed(claimer)).toContain('r');
+      const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+      if (priority > 10) {
+        expect(next).toBeNull();
+        expect(await claimer.claim([0])).toMatchObject({ key: ['r'] });
+      } else expect(next?.key).toEqual(['p', 'c']);
+      await raw.close();
+    });
+
+  it('a parent known only from its event, then its child: the child is handed off (the view is complete up to the entries it read)', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    // A listing that offers plenty of work (2 lookaheads) is not re-read for a while (the
+    // engine's clock stands still here): the parent is claimed from the events alone.
+    for (let i = 0; i < 6; i++) await other.queue({ name: `r${i}`, type: 't' });
+    const { raw, engine, claimer, ops } = await claimerOn(world, { lookahead: 2 });
+    expect(await claimer.claim([0])).toMatchObject({ key: ['r0'] });
+    await eventually(() => claimer.listings.get(0)?.listing === null);
+    const reads = claimer.readRequests;
+    await other.queue({ name: 'p', type: 't', priority: 10 });
+    await raw.exists('/');
+    const parent = await claimer.claim([0]);
+    expect(parent?.key).toEqual(['p']);
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    await raw.exists('/');
+    await readIn(claimer, 'c');
+    const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+    expect(next?.key).toEqual(['p', 'c']);
+    expect(handsOff(ops.at(-1)!, 'p', 'p|c')).toBe(true);
+    // No listing was read for either: two entry reads, the parent's and the child's.
+    expect(claimer.readRequests - reads).toBe(2);
+    await raw.close();
+  });
+
   it('a new entry takes its place in the listing in claim order, before any re-read', async () => {
     const { world, other } = await oneBucketWorld(() => backend().connect());
     await other.queue({ name: 'a', type: 't' });
