@@ -31,11 +31,14 @@ export interface ClaimerOptions {
   spareSlots?: () => number;
   /**
    * Learn of new entries in the watched buckets from tree watches (`Coordinator.watchTree`,
-   * where the coordinator offers it): a child queued while its parent runs here is read at
-   * once, so the parent's completion can hand its slot to it. A worker turns it on; the
-   * listings stay the source of truth either way. Default off.
+   * where the coordinator offers it): a new entry is listed at once, and a child queued while
+   * its parent runs here is read at once, so the parent's completion can hand its slot to
+   * it. The listings stay the source of truth either way. The watches cost a few events per
+   * task (every create, claim and completion in the bucket), so `'children'`, what a worker
+   * uses, turns them on only once this claimer claims a task with listed children: tree-shaped
+   * work, where they pay. `true`: from the start. Default off.
    */
-  entryEvents?: boolean;
+  entryEvents?: boolean | 'children';
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
   /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */

@@ -89,6 +89,7 @@ export class Claimer {
     this.events = opts.entryEvents
       ? new EntryEvents(ctx, this.listings, held, (b, st, e, k) => this.readAhead(b, st, e, k))
       : null;
+    if (opts.entryEvents === true) this.events?.start();
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
@@ -440,7 +441,10 @@ export class Claimer {
       const at = st.entries.indexOf(cand.entry);
       if (at >= 0) st.entries.splice(at, 1);
       // Its listed children wait on it alone now: read them ahead, for a quick hand-off.
-      if (st.ancestors.has(cand.entry.encodedKey)) this.childrenAhead(cand.bucket, st, key);
+      if (st.ancestors.has(cand.entry.encodedKey)) {
+        this.childrenAhead(cand.bucket, st, key);
+        this.events?.start();
+      }
     }
     const claim: Claim = {
       key,

@@ -29,6 +29,9 @@ interface Registration {
 export class EntryEvents {
   private readonly watches = new Map<number, Registration>();
   private closed = false;
+  /** Off until `start`: the buckets asked for meanwhile are remembered. */
+  private started = false;
+  private wanted: number[] = [];
   /** The coordinator or server lacks tree watches: no more attempts. */
   private unsupported = false;
   /** A registration failed (connection lost, say): try again on the next `ensure`. */
@@ -43,10 +46,19 @@ export class EntryEvents {
     private readonly readAhead: (b: number, st: BucketState, e: EntryName, key: TaskKey) => void,
   ) {}
 
+  /** Turns the watches on (once): those of the buckets watched now go out. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.setWatched(this.wanted);
+  }
+
   /** Watches exactly `buckets` from now on (registrations go out in the background). */
   setWatched(buckets: Iterable<number>): void {
-    if (this.closed || this.unsupported || this.ctx.coordinator.watchTree === undefined) return;
-    const want = new Set(buckets);
+    this.wanted = [...buckets];
+    if (!this.started || this.closed || this.unsupported) return;
+    if (this.ctx.coordinator.watchTree === undefined) return;
+    const want = new Set(this.wanted);
     for (const [b, reg] of this.watches) {
       if (want.has(b)) continue;
       this.watches.delete(b);
@@ -94,6 +106,13 @@ export class EntryEvents {
         else this.failed = true;
       },
     );
+    // The cached listing was read before the watch: the next claim reads it again, after the
+    // watch, so the listing and the events together are complete from then on.
+    const st = this.listings.get(b);
+    if (st) {
+      st.stale = true;
+      st.listedAt = Number.NEGATIVE_INFINITY;
+    }
   }
 
   /**
@@ -105,6 +124,10 @@ export class EntryEvents {
     if (this.closed || st === undefined || !this.listings.watchedBuckets.has(b)) return;
     const e = parseEntryName(name);
     if (!e) return;
+    if (process.env.DBG_EE)
+      console.error('EE created', name, st.listing === null, st.readNo, reg.validFrom, [
+        ...this.held,
+      ]);
     insertListed(st, e, st.listing === null && st.readNo >= reg.validFrom);
     const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
     if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))

@@ -313,8 +313,8 @@ class WorkerLoop {
       },
       gate: this.limits,
       spareSlots: () => this.concurrency - this.running.size,
-      // A child queued while its parent runs is read at once, for the hand-off.
-      entryEvents: true,
+      // Tree-shaped work: a child queued while its parent runs is read at once (hand-off).
+      entryEvents: 'children',
     };
   }
 

@@ -179,6 +179,23 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     await raw.close();
   });
 
+  it("'children': no tree watch for flat work; the first claim of a task with listed children turns them on", async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    await other.queue({ name: 'b', type: 't' });
+    const { raw, claimer, spy } = await claimerOn(world, { entryEvents: 'children' }, true);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+    expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+    expect(spy.calls).toBe(0);
+    await other.queue({ name: 'p', type: 't' });
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] } });
+    await raw.exists('/');
+    expect(await claimer.claim([0])).toMatchObject({ key: ['p'] });
+    await eventually(() => spy.active === 1);
+    expect(spy.calls).toBe(1);
+    await raw.close();
+  });
+
   for (const mode of ['absent', 'unimplemented'] as const)
     it(`a coordinator ${mode === 'absent' ? 'without tree watches' : 'whose server lacks them'}: claims go on from listings, with no retries`, async () => {
       const { world, other } = await oneBucketWorld(() => backend().connect());
@@ -202,7 +219,9 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
 describeOnBackends('worker: a child queued while its parent runs', (backend) => {
   it('runs in the slot its parent leaves, claimed by the completion', async () => {
     const { world, other } = await oneBucketWorld(() => backend().connect());
-    await other.queue({ name: 'p', type: 'parent' });
+    // A first tree, listed whole: claiming its parent turns the worker's tree watches on.
+    await other.queue({ name: 't', type: 't' });
+    await other.queue({ name: 'l', type: 't', parent: { key: ['t'] } });
     const raw = await backend().connect();
     const { c, ops } = counting(raw);
     const ran: string[] = [];
@@ -228,12 +247,14 @@ describeOnBackends('worker: a child queued while its parent runs', (backend) => 
       },
       { world, id: 'w1', concurrency: 1, logger: memoryLogger() },
     );
+    await eventually(async () => (await other.counts()).completed === 2);
+    await other.queue({ name: 'p', type: 'parent' });
     await parentStarted;
     await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
     release();
-    await eventually(async () => (await other.counts()).completed === 2);
+    await eventually(async () => (await other.counts()).completed === 4);
     await handle.stop();
-    expect(ran).toEqual(['p', 'p|c']);
+    expect(ran).toEqual(['t', 't|l', 'p', 'p|c']);
     expect(ops.some((o) => handsOff(o, 'p', 'p|c'))).toBe(true);
     await raw.close();
   });
