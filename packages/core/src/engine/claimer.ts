@@ -13,7 +13,8 @@ import type { EngineContext } from './context.js';
 import { EntryEvents } from './entry-events.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { type HandOff, type HandOffView, handOff } from './hand-off.js';
-import { ENTRY_KIND, type EntryName } from './layout.js';
+import type { EntryName } from './layout.js';
+import { childrenAhead, readAhead } from './read-ahead.js';
 import { claimsHeldThrough } from './session.js';
 import { failClaim } from './settle.js';
 import type { Claim } from './types.js';
@@ -87,7 +88,9 @@ export class Claimer {
       won: (a, version) => this.won(a, version),
     };
     this.events = opts.entryEvents
-      ? new EntryEvents(ctx, this.listings, held, (b, st, e, k) => this.readAhead(b, st, e, k))
+      ? new EntryEvents(ctx, this.listings, held, (b, st, e, k) =>
+          readAhead(ctx, this.listings, b, st, e, k),
+        )
       : null;
     if (opts.entryEvents === true) this.events?.start();
   }
@@ -253,7 +256,7 @@ export class Claimer {
           if (blocker !== null) {
             if (ahead < lookahead && this.held.has(blocker.join(KEY_SEPARATOR))) {
               ahead++;
-              this.readAhead(b, st, e, key);
+              readAhead(this.ctx, this.listings, b, st, e, key);
             }
             continue;
           }
@@ -302,36 +305,6 @@ export class Claimer {
     }
     await Promise.all(fetches);
     return orderForWorker(known, this.score);
-  }
-
-  /**
-   * A listed child waits only on a task this process runs: its entry and ancestors' tree nodes
-   * are read now, so its claim is one write away (an early stat is safe: the check holds it).
-   */
-  private readAhead(b: number, st: BucketState, e: EntryName, key: TaskKey): void {
-    // Once per entry: later calls find it cached (or its read in flight).
-    if (st.cache.has(e.name) || st.fetching.has(e.name)) return;
-    const ahead = Promise.all([
-      this.listings.fetch(b, st, e),
-      ancestorGuards(this.ctx, key, Number.POSITIVE_INFINITY, st.guardStats),
-    ])
-      .catch(() => undefined)
-      .finally(() => st.readingAhead.delete(e.name));
-    st.readingAhead.set(e.name, ahead);
-  }
-
-  /** Reads ahead the listed children of `parent`, which this process has just claimed. */
-  private childrenAhead(b: number, st: BucketState, parent: TaskKey): void {
-    const prefix = `${parent.join(KEY_SEPARATOR)}${KEY_SEPARATOR}`;
-    let n = 0;
-    for (const e of st.entries) {
-      if (n >= this.listings.lookahead) return;
-      const direct =
-        e.encodedKey.startsWith(prefix) && !e.encodedKey.includes(KEY_SEPARATOR, prefix.length);
-      if (!direct || e.kind === ENTRY_KIND.dead) continue;
-      n++;
-      this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));
-    }
   }
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
@@ -442,7 +415,7 @@ export class Claimer {
       if (at >= 0) st.entries.splice(at, 1);
       // Its listed children wait on it alone now: read them ahead, for a quick hand-off.
       if (st.ancestors.has(cand.entry.encodedKey)) {
-        this.childrenAhead(cand.bucket, st, key);
+        childrenAhead(ctx, this.listings, cand.bucket, st, key);
         this.events?.start();
       }
     }
