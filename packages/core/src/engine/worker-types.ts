@@ -81,6 +81,16 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   localityWaitMs?: number;
   lookahead?: number;
   /**
+   * Tree watches on this worker's buckets (`ClaimerOptions.entryEvents`; needs an adapter with
+   * `watchTree` and ZooKeeper 3.6+): a child queued while its parent runs here is read at once,
+   * so more completions hand their slot to a child. `'children'` turns them on once the worker
+   * claims a task with listed children. They cost the server and the worker an event per
+   * create, claim and completion in those buckets, and with any recursive watch ZooKeeper
+   * checks every path of every change for one: measured, they cost more than they save on a
+   * busy server (bench/README.md). Default off.
+   */
+  entryEvents?: boolean | 'children';
+  /**
    * Idle time before this worker looks at buckets it does not own, and the owner's head start
    * after a change there (see docs/protocol.md, idle workers). Default {@link DEFAULT_STEAL_AFTER_MS}.
    */

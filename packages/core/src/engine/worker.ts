@@ -313,8 +313,7 @@ class WorkerLoop {
       },
       gate: this.limits,
       spareSlots: () => this.concurrency - this.running.size,
-      // Tree-shaped work: a child queued while its parent runs is read at once (hand-off).
-      entryEvents: 'children',
+      entryEvents: this.opts.entryEvents ?? false,
     };
   }
 

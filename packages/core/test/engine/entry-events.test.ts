@@ -245,7 +245,7 @@ describeOnBackends('worker: a child queued while its parent runs', (backend) => 
         },
         t: (task) => void ran.push(task.key.join('|')),
       },
-      { world, id: 'w1', concurrency: 1, logger: memoryLogger() },
+      { world, id: 'w1', concurrency: 1, logger: memoryLogger(), entryEvents: 'children' },
     );
     await eventually(async () => (await other.counts()).completed === 2);
     await other.queue({ name: 'p', type: 'parent' });
@@ -256,6 +256,21 @@ describeOnBackends('worker: a child queued while its parent runs', (backend) => 
     await handle.stop();
     expect(ran).toEqual(['t', 't|l', 'p', 'p|c']);
     expect(ops.some((o) => handsOff(o, 'p', 'p|c'))).toBe(true);
+    await raw.close();
+  });
+});
+
+describeOnBackends('worker: tree watches are off unless asked for', (backend) => {
+  it('a default worker running a tree sets no tree watch', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 't', type: 't' });
+    await other.queue({ name: 'l', type: 't', parent: { key: ['t'] } });
+    const raw = await backend().connect();
+    const { coordinator, spy } = treeWatchSpy(raw);
+    const handle = runWorker(coordinator, { t: () => {} }, { world, logger: memoryLogger() });
+    await eventually(async () => (await other.counts()).completed === 2);
+    await handle.stop();
+    expect(spy.calls).toBe(0);
     await raw.close();
   });
 });
