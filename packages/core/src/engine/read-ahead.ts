@@ -1,9 +1,14 @@
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { ancestorGuards } from './ancestor-guards.js';
-import type { BucketListings } from './bucket-listings.js';
-import type { BucketState } from './bucket-state.js';
+import type { BucketState, CachedEntry } from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { ENTRY_KIND, type EntryName } from './layout.js';
+
+/** What a read-ahead needs of the listings (`BucketListings`). */
+export interface EntryReader {
+  fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null>;
+  readonly lookahead: number;
+}
 
 /**
  * A listed child waits only on a task this process runs: its entry and ancestors' tree nodes
@@ -13,7 +18,7 @@ import { ENTRY_KIND, type EntryName } from './layout.js';
  */
 export function readAhead(
   ctx: EngineContext,
-  listings: BucketListings,
+  listings: EntryReader,
   b: number,
   st: BucketState,
   e: EntryName,
@@ -33,7 +38,7 @@ export function readAhead(
 /** Reads ahead the listed children of `parent`, which this process has just claimed. */
 export function childrenAhead(
   ctx: EngineContext,
-  listings: BucketListings,
+  listings: EntryReader,
   b: number,
   st: BucketState,
   parent: TaskKey,
