@@ -37,7 +37,7 @@ async function readIn(claimer: Claimer, name: string): Promise<void> {
  * make the adapter lack them or refuse them.
  */
 function treeWatchSpy(c: Coordinator, mode: 'pass' | 'absent' | 'unimplemented' = 'pass') {
-  const spy = { active: 0, calls: 0 };
+  const spy = { active: 0, calls: 0, resets: 0 };
   const coordinator = new Proxy(c, {
     get(target, prop, receiver) {
       if (prop !== 'watchTree') return Reflect.get(target, prop, receiver);
@@ -45,7 +45,10 @@ function treeWatchSpy(c: Coordinator, mode: 'pass' | 'absent' | 'unimplemented' 
       return async (path: string, listener: TreeListener) => {
         spy.calls++;
         if (mode === 'unimplemented') throw new ZoottError('UNIMPLEMENTED', 'addWatch', { path });
-        const stop = await target.watchTree!(path, listener);
+        const stop = await target.watchTree!(path, (e) => {
+          if (e.type === 'reset') spy.resets++;
+          listener(e);
+        });
         spy.active++;
         let stopped = false;
         return () => {
@@ -145,6 +148,30 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     expect(handsOff(ops.at(-1)!, 'p', 'p|c')).toBe(true);
     // No listing was read for either: two entry reads, the parent's and the child's.
     expect(claimer.readRequests - reads).toBe(2);
+    await raw.close();
+  });
+
+  it('after a reset, entries reported before the next listing vouch for nothing: no hand-off on them', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    for (let i = 0; i < 6; i++) await other.queue({ name: `r${i}`, type: 't' });
+    const { raw, engine, claimer, spy } = await claimerOn(world, { lookahead: 2 }, true);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['r0'] });
+    await eventually(() => claimer.listings.get(0)?.listing === null);
+    // Events may be lost while the connection is down: the listing read before is no base.
+    await backend().dropConnection(raw);
+    await eventually(() => spy.resets === 1);
+    await other.queue({ name: 'p', type: 't', priority: 10 });
+    await raw.exists('/');
+    const parent = await claimer.claim([0]);
+    expect(parent?.key).toEqual(['p']);
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+    await raw.exists('/');
+    await readIn(claimer, 'c');
+    // The parent's node changed after the listing's pzxid, and nothing vouches for the view
+    // since: the child waits for a listing instead of being handed off.
+    const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+    expect(next).toBeNull();
+    expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
     await raw.close();
   });
 
