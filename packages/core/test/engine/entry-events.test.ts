@@ -2,27 +2,51 @@ import {
   type Claimer,
   type ClaimerOptions,
   type Coordinator,
-  type Op,
+  type Engine,
   runWorker,
   type TreeListener,
   ZoottError,
 } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { counting, eventually, memoryLogger, oneBucketEngine, oneBucketWorld } from './helpers.js';
+import {
+  counting,
+  eventually,
+  handsOff,
+  memoryLogger,
+  oneBucketEngine,
+  oneBucketWorld,
+} from './helpers.js';
 
-/** Whether one multi both completes `parent` and claims `child` (a hand-off). */
-const handsOff = (ops: readonly Op[], parent: string, child: string) =>
-  ops.some(
-    (o) => o.op === 'create' && o.path.startsWith('/zoott_c/') && o.path.endsWith(`/${parent}`),
-  ) &&
-  ops.some(
-    (o) => o.op === 'create' && o.path.startsWith('/zoott_w/') && o.path.endsWith(`/${child}`),
-  );
+/**
+ * A world holding a first tree of two (t and its child l, queued by `other`), and a client of
+ * its own for a worker.
+ */
+async function treeWorld(connect: () => Promise<Coordinator>) {
+  const { world, other } = await oneBucketWorld(connect);
+  await other.queue({ name: 't', type: 't' });
+  await other.queue({ name: 'l', type: 't', parent: { key: ['t'] } });
+  return { world, other, raw: await connect() };
+}
 
 /** Names of bucket 0's listing as `claimer` holds it, in claim order. */
 const listed = (claimer: Claimer) =>
   (claimer.listings.get(0)?.entries ?? []).map((e) => e.encodedKey);
+
+/**
+ * `other` queues p (priority 10), which `claimer` claims once its event is in, then p's child
+ * c, which `claimer` reads while p runs. Returns p's claim.
+ */
+async function parentThenChild(other: Engine, raw: Coordinator, claimer: Claimer) {
+  await other.queue({ name: 'p', type: 't', priority: 10 });
+  await raw.exists('/');
+  const parent = await claimer.claim([0]);
+  expect(parent?.key).toEqual(['p']);
+  await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+  await raw.exists('/');
+  await readIn(claimer, 'c');
+  return parent!;
+}
 
 /** Waits until `claimer` has read the entry of the task named `name`. */
 async function readIn(claimer: Claimer, name: string): Promise<void> {
@@ -136,14 +160,8 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     expect(await claimer.claim([0])).toMatchObject({ key: ['r0'] });
     await eventually(() => claimer.listings.get(0)?.listing === null);
     const reads = claimer.readRequests;
-    await other.queue({ name: 'p', type: 't', priority: 10 });
-    await raw.exists('/');
-    const parent = await claimer.claim([0]);
-    expect(parent?.key).toEqual(['p']);
-    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    await raw.exists('/');
-    await readIn(claimer, 'c');
-    const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+    const parent = await parentThenChild(other, raw, claimer);
+    const { next } = await engine.completeHandingOff(parent, 'done', undefined, claimer);
     expect(next?.key).toEqual(['p', 'c']);
     expect(handsOff(ops.at(-1)!, 'p', 'p|c')).toBe(true);
     // No listing was read for either: two entry reads, the parent's and the child's.
@@ -160,16 +178,10 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     // Events may be lost while the connection is down: the listing read before is no base.
     await backend().dropConnection(raw);
     await eventually(() => spy.resets === 1);
-    await other.queue({ name: 'p', type: 't', priority: 10 });
-    await raw.exists('/');
-    const parent = await claimer.claim([0]);
-    expect(parent?.key).toEqual(['p']);
-    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
-    await raw.exists('/');
-    await readIn(claimer, 'c');
+    const parent = await parentThenChild(other, raw, claimer);
     // The parent's node changed after the listing's pzxid, and nothing vouches for the view
     // since: the child waits for a listing instead of being handed off.
-    const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+    const { next } = await engine.completeHandingOff(parent, 'done', undefined, claimer);
     expect(next).toBeNull();
     expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
     await raw.close();
@@ -245,11 +257,8 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
 
 describeOnBackends('worker: a child queued while its parent runs', (backend) => {
   it('runs in the slot its parent leaves, claimed by the completion', async () => {
-    const { world, other } = await oneBucketWorld(() => backend().connect());
     // A first tree, listed whole: claiming its parent turns the worker's tree watches on.
-    await other.queue({ name: 't', type: 't' });
-    await other.queue({ name: 'l', type: 't', parent: { key: ['t'] } });
-    const raw = await backend().connect();
+    const { world, other, raw } = await treeWorld(() => backend().connect());
     const { c, ops } = counting(raw);
     const ran: string[] = [];
     let started = () => {};
@@ -289,10 +298,7 @@ describeOnBackends('worker: a child queued while its parent runs', (backend) => 
 
 describeOnBackends('worker: tree watches are off unless asked for', (backend) => {
   it('a default worker running a tree sets no tree watch', async () => {
-    const { world, other } = await oneBucketWorld(() => backend().connect());
-    await other.queue({ name: 't', type: 't' });
-    await other.queue({ name: 'l', type: 't', parent: { key: ['t'] } });
-    const raw = await backend().connect();
+    const { world, other, raw } = await treeWorld(() => backend().connect());
     const { coordinator, spy } = treeWatchSpy(raw);
     const handle = runWorker(coordinator, { t: () => {} }, { world, logger: memoryLogger() });
     await eventually(async () => (await other.counts()).completed === 2);

@@ -3,7 +3,6 @@ import {
   type Claimer,
   type ClaimerOptions,
   type Coordinator,
-  type Op,
   runWorker,
 } from '@zoott/core';
 import { describeOnBackends, losingReplies } from '@zoott/testing';
@@ -11,6 +10,7 @@ import { expect, it } from 'vitest';
 import {
   counting,
   eventually,
+  handsOff,
   memoryLogger,
   oneBucketEngine,
   oneBucketWorld,
@@ -19,15 +19,6 @@ import {
 
 /** Roots queued after the child: a claim in claim order takes the priority-10 child first. */
 const ROOTS = 3;
-
-/** Whether one multi both completes `parent` and claims `child` (a hand-off). */
-const handsOff = (ops: readonly Op[], parent: string, child: string) =>
-  ops.some(
-    (o) => o.op === 'create' && o.path.startsWith('/zoott_c/') && o.path.endsWith(`/${parent}`),
-  ) &&
-  ops.some(
-    (o) => o.op === 'create' && o.path.startsWith('/zoott_w/') && o.path.endsWith(`/${child}`),
-  );
 
 describeOnBackends(
   'engine: a completion hands its child the slot (claimed in the same multi)',

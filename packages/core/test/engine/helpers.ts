@@ -161,6 +161,15 @@ export async function repairAll(
   return moved;
 }
 
+/** Whether one multi both completes `parent` and claims `child` (a hand-off). */
+export const handsOff = (ops: readonly Op[], parent: string, child: string): boolean =>
+  ops.some(
+    (o) => o.op === 'create' && o.path.startsWith('/zoott_c/') && o.path.endsWith(`/${parent}`),
+  ) &&
+  ops.some(
+    (o) => o.op === 'create' && o.path.startsWith('/zoott_w/') && o.path.endsWith(`/${child}`),
+  );
+
 /**
  * `c` as an adapter (or a server) without tree watches shows it: no `watchTree`. A worker then
  * learns of new entries from listings alone, the path a test of listings must exercise.
