@@ -21,9 +21,14 @@ export const WorkerExit = {
 export function exitCodeOf(err: unknown): { code: number; hint?: string } {
   if (!isZoottError(err)) return { code: WorkerExit.CONFIG };
   switch (err.code) {
+    case 'SESSION_EXPIRED':
+      // Connected, then the session was lost while starting: the address is right.
+      return {
+        code: WorkerExit.UNREACHABLE,
+        hint: 'the ZooKeeper session was lost while starting (expired by the server, or the connection was down longer than the session timeout); start the worker again',
+      };
     case 'CONNECTION_LOSS':
     case 'OPERATION_TIMEOUT':
-    case 'SESSION_EXPIRED':
     case 'NO_ZOOKEEPER':
       return {
         code: WorkerExit.UNREACHABLE,
