@@ -124,10 +124,6 @@ export class EntryEvents {
     if (this.closed || st === undefined || !this.listings.watchedBuckets.has(b)) return;
     const e = parseEntryName(name);
     if (!e) return;
-    if (process.env.DBG_EE)
-      console.error('EE created', name, st.listing === null, st.readNo, reg.validFrom, [
-        ...this.held,
-      ]);
     insertListed(st, e, st.listing === null && st.readNo >= reg.validFrom);
     const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
     if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
