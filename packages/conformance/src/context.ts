@@ -171,15 +171,22 @@ export interface WatchRecorder {
   next(n?: number): Promise<WatchEvent>;
 }
 
-/** A watcher that records its events; `next(n)` fails after `timeoutMs` without the n-th. */
-export function recorder(timeoutMs: number, log?: string[], label?: string): WatchRecorder {
-  const events: WatchEvent[] = [];
+/** Events in arrival order, and a way to wait for the n-th. */
+export interface EventLog<T> {
+  readonly events: T[];
+  push(event: T): void;
+  /** Resolves with event number `n` (1-based, default 1) once it arrived. */
+  next(n?: number): Promise<T>;
+}
+
+/** An {@link EventLog} whose `next(n)` fails after `timeoutMs` without the n-th event. */
+export function eventLog<T>(timeoutMs: number, what: string): EventLog<T> {
+  const events: T[] = [];
   const wakers = new Set<() => void>();
   return {
     events,
-    watch: (event) => {
+    push(event) {
       events.push(event);
-      log?.push(`${label ?? 'watch'}:${event.type}:${event.path}`);
       for (const w of [...wakers]) w();
     },
     next(n = 1) {
@@ -187,9 +194,22 @@ export function recorder(timeoutMs: number, log?: string[], label?: string): Wat
         () => events[n - 1],
         (wake) => wakers.add(wake),
         timeoutMs,
-        `watch event #${n}`,
+        `${what} #${n}`,
       );
     },
+  };
+}
+
+/** A watcher that records its events; `next(n)` fails after `timeoutMs` without the n-th. */
+export function recorder(timeoutMs: number, log?: string[], label?: string): WatchRecorder {
+  const events = eventLog<WatchEvent>(timeoutMs, 'watch event');
+  return {
+    events: events.events,
+    watch: (event) => {
+      log?.push(`${label ?? 'watch'}:${event.type}:${event.path}`);
+      events.push(event);
+    },
+    next: (n) => events.next(n),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { WatchEventType, Watcher } from '@zoott/core';
+import { isAtOrUnder } from '@zoott/core/internal';
 import type { Trigger } from './tree.js';
 
 /**
@@ -24,12 +25,6 @@ export interface Delivery<O> {
 }
 
 type Table<O> = Map<string, Map<O, Map<Watcher, WatchKind>>>;
-
-/** Whether `path` is `root` or under it. */
-function covers(root: string, path: string): boolean {
-  if (path === root) return true;
-  return root === '/' ? path.startsWith('/') : path.startsWith(`${root}/`);
-}
 
 /**
  * Server-side watch tables. Watches are one-shot: triggering removes them. Within one trigger,
@@ -108,30 +103,27 @@ export class WatchManager<O> {
           ? [this.dataWatches, this.childWatches]
           : [this.dataWatches];
     const perOwner = new Map<O, Set<Watcher>>();
+    const setOf = (owner: O) => {
+      let set = perOwner.get(owner);
+      if (!set) {
+        set = new Set();
+        perOwner.set(owner, set);
+      }
+      return set;
+    };
     for (const table of sources) {
       const byOwner = table.get(t.path);
       if (!byOwner) continue;
       table.delete(t.path);
       for (const [owner, watchers] of byOwner) {
-        let set = perOwner.get(owner);
-        if (!set) {
-          set = new Set();
-          perOwner.set(owner, set);
-        }
+        const set = setOf(owner);
         for (const w of watchers.keys()) set.add(w);
       }
     }
     if (t.type !== 'childrenChanged') {
       for (const [owner, list] of this.treeWatches) {
-        for (const { root, watcher } of list) {
-          if (!covers(root, t.path)) continue;
-          let set = perOwner.get(owner);
-          if (!set) {
-            set = new Set();
-            perOwner.set(owner, set);
-          }
-          set.add(watcher);
-        }
+        for (const { root, watcher } of list)
+          if (isAtOrUnder(t.path, root)) setOf(owner).add(watcher);
       }
     }
     return [...perOwner].map(([owner, watchers]) => ({

@@ -1,4 +1,5 @@
 import type { TreeEvent, TreeListener } from '@zoott/core';
+import { isAtOrUnder } from '@zoott/core/internal';
 import type { LibClient } from './client-lib.js';
 import { setServerWatchFilter } from './direct-reads.js';
 import { jute } from './jute-speed.js';
@@ -108,11 +109,6 @@ interface TreeWatch {
   /** An addWatch of it is queued and unanswered: requests queued after it find it there. */
   sent: boolean;
   stopped: boolean;
-}
-
-/** Whether `path` is `root` or under it. */
-function covers(root: string, path: string): boolean {
-  return root === '/' || path === root || path.startsWith(`${root}/`);
 }
 
 /** Runs a listener; a throw must not reach the library's socket handler (it would corrupt its parsing). */
@@ -272,7 +268,7 @@ export class TreeWatches {
     const name = TREE_EVENT[type as keyof typeof TREE_EVENT];
     if (name === undefined) return;
     for (const w of this.watches) {
-      if (w.state !== 'live' || !covers(w.root, path)) continue;
+      if (w.state !== 'live' || !isAtOrUnder(path, w.root)) continue;
       deliver(w.listener, { type: name, path });
     }
   }

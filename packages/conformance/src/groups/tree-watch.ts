@@ -1,30 +1,12 @@
 import type { Coordinator, TreeEvent } from '@zoott/core';
 import { expect, it } from 'vitest';
-import { expectCode, recorder, sessionRecorder, text } from '../context.js';
+import { eventLog, expectCode, recorder, sessionRecorder, text } from '../context.js';
 import type { GroupTests } from '../group.js';
 
 /** A tree listener that records what it hears and lets a test wait for the n-th event. */
-interface TreeRecorder {
-  readonly events: TreeEvent[];
-  readonly listener: (event: TreeEvent) => void;
-  next(n?: number): Promise<TreeEvent>;
-}
-
-function treeRecorder(timeoutMs: number): TreeRecorder {
-  // The one-shot recorder's waiting, reused: a tree event is recorded through it.
-  const inner = recorder(timeoutMs);
-  const events: TreeEvent[] = [];
-  return {
-    events,
-    listener: (event) => {
-      events.push(event);
-      inner.watch({ type: 'created', path: '' });
-    },
-    next: async (n = 1) => {
-      await inner.next(n);
-      return events[n - 1] as TreeEvent;
-    },
-  };
+function treeRecorder(timeoutMs: number) {
+  const log = eventLog<TreeEvent>(timeoutMs, 'tree event');
+  return { events: log.events, listener: (e: TreeEvent) => log.push(e), next: log.next };
 }
 
 /** `client.watchTree`, which the group requires (a harness without it skips the group). */

@@ -57,6 +57,11 @@ export function parentPath(path: string): string {
   return i <= 0 ? '/' : path.slice(0, i);
 }
 
+/** Whether `path` is `root` or lies under it (what a tree watch on `root` covers). */
+export function isAtOrUnder(path: string, root: string): boolean {
+  return root === '/' || path === root || path.startsWith(`${root}/`);
+}
+
 export function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }

@@ -98,7 +98,7 @@ export class Claimer {
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
   setWatched(buckets: Iterable<number>): void {
     this.listings.setWatched(buckets);
-    this.events?.setWatched(this.listings.watchedBuckets);
+    this.events?.sync();
   }
 
   /** Stops reacting to watches. */
@@ -169,7 +169,7 @@ export class Claimer {
       this.session = this.ctx.coordinator.sessionId;
     }
     this.listings.beginCall(buckets);
-    this.events?.ensure(this.listings.watchedBuckets);
+    this.events?.ensure();
     const won: Claim[] = [];
     for (let round = 0; round < CLAIM_ROUNDS && won.length < max; round++) {
       // Round 0 works from cached listings; only when they offer nothing are stale ones

@@ -29,9 +29,8 @@ interface Registration {
 export class EntryEvents {
   private readonly watches = new Map<number, Registration>();
   private closed = false;
-  /** Off until `start`: the buckets asked for meanwhile are remembered. */
+  /** Off until `start`. */
   private started = false;
-  private wanted: number[] = [];
   /** The coordinator or server lacks tree watches: no more attempts. */
   private unsupported = false;
   /** A registration failed (connection lost, say): try again on the next `ensure`. */
@@ -50,15 +49,17 @@ export class EntryEvents {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.setWatched(this.wanted);
+    this.sync();
   }
 
-  /** Watches exactly `buckets` from now on (registrations go out in the background). */
-  setWatched(buckets: Iterable<number>): void {
-    this.wanted = [...buckets];
+  /**
+   * Watches exactly the listings' watched buckets from now on (registrations go out in the
+   * background); the claimer calls it whenever those change.
+   */
+  sync(): void {
     if (!this.started || this.closed || this.unsupported) return;
     if (this.ctx.coordinator.watchTree === undefined) return;
-    const want = new Set(this.wanted);
+    const want = this.listings.watchedBuckets;
     for (const [b, reg] of this.watches) {
       if (want.has(b)) continue;
       this.watches.delete(b);
@@ -68,10 +69,10 @@ export class EntryEvents {
   }
 
   /** Registers again what failed to register (cheap when nothing did). */
-  ensure(buckets: Iterable<number>): void {
+  ensure(): void {
     if (!this.failed) return;
     this.failed = false;
-    this.setWatched(buckets);
+    this.sync();
   }
 
   /** Stops every tree watch. */
@@ -120,8 +121,9 @@ export class EntryEvents {
    * task held here is read at once (its parent may be about to complete).
    */
   private created(b: number, reg: Registration, name: string): void {
+    // Registrations follow the watched buckets, so a watched listing or none.
     const st = this.listings.get(b);
-    if (this.closed || st === undefined || !this.listings.watchedBuckets.has(b)) return;
+    if (this.closed || st === undefined) return;
     const e = parseEntryName(name);
     if (!e) return;
     insertListed(st, e, st.listing === null && st.readNo >= reg.validFrom);
