@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { BARE_ROOT, bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
@@ -22,6 +23,7 @@ import {
   spread,
   waitCompleted,
   wallNow,
+  windowCpu,
   writeResults,
 } from './tools.mjs';
 import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
@@ -150,7 +152,8 @@ class Fleet {
     });
   }
 
-  async run(world) {
+  /** Starts the workers on `world`; with `bare`, the bare path instead (bench/bare-path.mjs). */
+  async run(world, bare = false) {
     for (const w of this.workers) {
       w.completed = 0;
       w.maxRss = 0;
@@ -161,7 +164,7 @@ class Fleet {
     await Promise.all(
       this.workers.map((w) => {
         const running = this.next(w, 'running');
-        w.child.send({ cmd: 'run', world, concurrency: CONCURRENCY });
+        w.child.send(bare ? { cmd: 'bare' } : { cmd: 'run', world, concurrency: CONCURRENCY });
         return running;
       }),
     );
@@ -328,12 +331,15 @@ async function latency(c, fleet) {
   const skip = LATENCY_RATE * LATENCY_WARMUP_S;
   const queueMs = [];
   let floor = null;
+  const zkPid = await serverPid(fleet.connectString);
+  let cpu0 = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + i * interval;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
     if (i === skip) {
       floor = floorWindow(fleet);
+      cpu0 = await windowCpu(fleet, zkPid);
     }
     const q0 = performance.now();
     const q = engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } });
@@ -342,6 +348,7 @@ async function latency(c, fleet) {
   }
   await Promise.all(queued);
   const busy = floor.busy();
+  const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total - skip);
   const serverWrite = await floor.serverWrite();
   const offered = total / ((performance.now() - t0) / 1000);
   await waitCompleted(fleet, total, world);
@@ -360,6 +367,47 @@ async function latency(c, fleet) {
     loneWrite: floor.loneWrite(),
     serverWrite,
     busy,
+    cpu,
+  };
+}
+
+/**
+ * The latency phase's floor (bench/bare-path.mjs): the same rate, stamps and warm-up, with a
+ * bare client's fewest round trips in place of zoott, on the same server and workers.
+ */
+async function latencyFloor(c, fleet) {
+  await prepareBarePath(c, WORKERS);
+  await fleet.run(BARE_ROOT, true);
+  const total = LATENCY_RATE * LATENCY_SECONDS;
+  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
+  const zkPid = await serverPid(fleet.connectString);
+  let cpu0 = null;
+  let floor = null;
+  const t0 = performance.now();
+  const written = [];
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / LATENCY_RATE - performance.now();
+    if (wait > 1) await sleep(wait);
+    if (i === skip) {
+      floor = floorWindow(fleet);
+      cpu0 = await windowCpu(fleet, zkPid);
+    }
+    const data = Buffer.from(JSON.stringify({ t: wallNow(), i }));
+    written.push(c.multi(bareQueueOps(i, WORKERS, data)));
+  }
+  await Promise.all(written);
+  const busy = floor.busy();
+  const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total - skip);
+  await waitCompleted(fleet, total, 'latency floor');
+  await sleep(200); // last latency reports
+  await fleet.stop();
+  const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
+  return {
+    samples: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    busy,
+    cpu,
   };
 }
 
@@ -445,7 +493,11 @@ async function main() {
   const only = {
     tree: treeDrain,
     unblock: (c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK),
-    latency,
+    // The key, then its floor, on one server (as in the full run).
+    latency: async (c2, fleet2) => ({
+      ...(await latency(c2, fleet2)),
+      floor: await latencyFloor(c2, fleet2),
+    }),
     drain: async (c2, fleet2) => {
       const warmup = await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
       const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
@@ -505,6 +557,10 @@ async function main() {
     log(`latency: ${LATENCY_RATE} tasks/s for ${LATENCY_SECONDS} s`);
     const lat = await latency(c, fleet);
     log(`latency: p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`);
+    const floorLat = await latencyFloor(c, fleet);
+    log(
+      `latency floor (bare client): p50 ${floorLat.p50.toFixed(2)} ms, p99 ${floorLat.p99.toFixed(2)} ms`,
+    );
     const control = await controlPhases(c, fleet, server.connectString, { quick, log });
 
     // After the latency phase: its 40,000 pending tasks would otherwise sit on the server
@@ -541,6 +597,8 @@ async function main() {
       tree_tasks_per_s: Math.round(treeRes.perSecond),
       latency_p50_ms: Number(lat.p50.toFixed(2)),
       latency_p99_ms: Number(lat.p99.toFixed(2)),
+      latency_floor_p50_ms: Number(floorLat.p50.toFixed(2)),
+      latency_floor_p99_ms: Number(floorLat.p99.toFixed(2)),
       pending_1k_tasks_per_s: Math.round(low.perSecond),
       pending_100k_tasks_per_s: Math.round(high.perSecond),
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
@@ -552,6 +610,7 @@ async function main() {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
       queue_many_vs_raw: results.queue_many_tasks_per_s / results.raw_creates_per_s,
       pending_100k_vs_1k: results.pending_100k_tasks_per_s / results.pending_1k_tasks_per_s,
+      latency_p99_vs_floor: results.latency_p99_ms / results.latency_floor_p99_ms,
     };
     const checks = [
       [
@@ -593,6 +652,7 @@ async function main() {
         drain_vs_raw: Number(ratios.drain_vs_raw.toFixed(3)),
         queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
+        latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -619,6 +679,10 @@ async function main() {
         latency_server_write_p50_ms: lat.serverWrite.p50,
         latency_server_write_p99_ms: lat.serverWrite.p99,
         latency_machine_busy: lat.busy,
+        latency_workers_cpu_us_per_task: lat.cpu.workersUsPerTask,
+        latency_server_cpu_us_per_task: lat.cpu.serverUsPerTask,
+        latency_producer_cpu_us_per_task: lat.cpu.producerUsPerTask,
+        latency_floor_samples: floorLat.samples,
         pending_levels: PENDING_LEVELS,
         pending_window_tasks: PENDING_WINDOW,
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
@@ -649,6 +713,10 @@ async function main() {
         [`tree tasks/s (${TREE.join('x')}, ${treeRes.tasks} tasks)`, results.tree_tasks_per_s],
         [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
         [`queue->start p99 ms (${LATENCY_RATE}/s)`, results.latency_p99_ms],
+        [
+          `  bare-client floor p50 / p99 ms`,
+          `${results.latency_floor_p50_ms} / ${results.latency_floor_p99_ms}`,
+        ],
         [`drain tasks/s, ${PENDING_LEVELS[0]} pending`, results.pending_1k_tasks_per_s],
         [`drain tasks/s, ${PENDING_LEVELS[1]} pending`, results.pending_100k_tasks_per_s],
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { fourLetter } from '../packages/zk-testkit/dist/index.js';
-import { busyShare, machineCpu, mntr } from './zk-stats.mjs';
+import { busyShare, machineCpu, mntr, processCpuUs } from './zk-stats.mjs';
 
 /**
  * Writes a results document as `name` into bench/results, or into BENCH_RESULTS_DIR (a run
@@ -71,6 +71,29 @@ export function floorWindow(fleet) {
       const m = await mntr(server);
       return { p50: m.zk_p50_updatelatency ?? null, p99: m.zk_p99_updatelatency ?? null };
     },
+  };
+}
+
+/**
+ * The CPU time (µs) spent so far by the workers (all together), the server and this process
+ * (the producer); `since(earlier, n)` gives each one's share per task over `n` tasks. At a
+ * paced rate this is what a task costs the machine, as opposed to the drain's amortised cost.
+ */
+export async function windowCpu(fleet, zkPid) {
+  const workers = (await fleet.cpuUs()).reduce((sum, us) => sum + us, 0);
+  const server = await processCpuUs(zkPid);
+  const { user, system } = process.cpuUsage();
+  const producer = user + system;
+  return {
+    workers,
+    server,
+    producer,
+    since: (from, n) => ({
+      workersUsPerTask: Math.round((workers - from.workers) / n),
+      serverUsPerTask:
+        server === null || from.server === null ? null : Math.round((server - from.server) / n),
+      producerUsPerTask: Math.round((producer - from.producer) / n),
+    }),
   };
 }
 

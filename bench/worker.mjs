@@ -7,6 +7,7 @@ import v8 from 'node:v8';
 import { runWorker } from '../packages/core/dist/index.js';
 import { applyHeapRoom, DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
+import { serveBarePath } from './bare-path.mjs';
 
 const [connectString, index] = process.argv.slice(2);
 // What zoott-worker does at start (its --heap-room setting, default DEFAULT_HEAP_ROOM), so the
@@ -71,6 +72,8 @@ if (calls) {
   }
 }
 let handle = null;
+/** The bare path's tree watch while it serves (the `bare` command), and its completions. */
+let bare = null;
 let latencies = [];
 let maxRss = 0;
 /** Chains of the unblock phase: [chain, wall ms] of parent completions and child starts. */
@@ -102,7 +105,7 @@ function report() {
   maxRss = Math.max(maxRss, rss);
   process.send?.({
     type: 'stats',
-    completed: handle?.stats.completed ?? 0,
+    completed: bare?.completed ?? handle?.stats.completed ?? 0,
     claimed: handle?.stats.claimed ?? 0,
     rss,
     maxRss,
@@ -164,6 +167,21 @@ process.on('message', async (msg) => {
       if (typeof d?.chain === 'number' && d.child !== true) parents.push([d.chain, wallNow()]);
     });
     process.send?.({ type: 'running' });
+  } else if (msg.cmd === 'bare') {
+    latencies = [];
+    loneWrites = [];
+    const served = { completed: 0, stop: null };
+    served.stop = await serveBarePath(
+      client,
+      index,
+      (data) => {
+        const t = JSON.parse(Buffer.from(data).toString()).t;
+        latencies.push(wallNow() - t);
+      },
+      () => served.completed++,
+    );
+    bare = served;
+    process.send?.({ type: 'running' });
   } else if (msg.cmd === 'cpu') {
     // The process's CPU time so far (user + system, µs): the coordinator takes the difference
     // over a phase, a cost per task that moves far less with the machine's load than a rate.
@@ -171,6 +189,7 @@ process.on('message', async (msg) => {
     process.send?.({ type: 'cpu', us: user + system });
   } else if (msg.cmd === 'stop') {
     await handle?.stop();
+    bare?.stop();
     if (inspector) {
       const { profile } = await inspector.post('HeapProfiler.stopSampling');
       writeFileSync(
@@ -180,6 +199,7 @@ process.on('message', async (msg) => {
     }
     report();
     handle = null;
+    bare = null;
     if (calls) {
       process.stderr.write(`[worker ${index}] calls ${JSON.stringify(calls)}\n`);
       for (const k of Object.keys(calls)) delete calls[k];

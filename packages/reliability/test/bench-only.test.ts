@@ -40,6 +40,14 @@ function expectFloor(res: Record<string, unknown>): void {
   expect(res.busy).toBeLessThanOrEqual(1);
 }
 
+/** CPU time per task (µs) of the workers, the server and the producer: never nothing. */
+function expectCpu(cpu: unknown): void {
+  const { workersUsPerTask, serverUsPerTask, producerUsPerTask } = cpu as Record<string, number>;
+  expect(workersUsPerTask).toBeGreaterThan(0);
+  expect(serverUsPerTask).toBeGreaterThan(0);
+  expect(producerUsPerTask).toBeGreaterThan(0);
+}
+
 describe('bench: BENCH_ONLY runs one phase alone', () => {
   it('tree: drains the whole quick tree (10 roots x 10 children x 10 grandchildren: 1,110 tasks)', {
     timeout: 300_000,
@@ -90,6 +98,15 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     const queue = res.queue as Spread;
     expect(queue.p50).toBeGreaterThan(0);
     expect(queue.p99).toBeGreaterThanOrEqual(queue.p50);
+    // What a task cost each part of the machine at this paced rate.
+    expectCpu(res.cpu);
+    // The floor: the same rate and warm-up, served by the bare client's fewest round trips.
+    const floor = res.floor as Spread & { samples: number; busy: number; cpu: unknown };
+    expect(floor.samples).toBe(400);
+    expect(floor.p50).toBeGreaterThan(0);
+    expect(floor.p99).toBeGreaterThanOrEqual(floor.p50);
+    expect(floor.busy).toBeGreaterThan(0);
+    expectCpu(floor.cpu);
   });
 
   it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {

@@ -51,6 +51,7 @@ describe('bench: the whole run', () => {
       for (const key of named) expect(details, `details.${key}`).toHaveProperty(key);
       expect(Object.keys(doc.ratios as object).sort()).toEqual([
         'drain_vs_raw',
+        'latency_p99_vs_floor',
         'pending_100k_vs_1k',
         'queue_many_vs_raw',
       ]);
