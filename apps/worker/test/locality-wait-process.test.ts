@@ -28,6 +28,7 @@ import {
 
 const TESTED = 'near';
 const CONTROL = 'near-control';
+const ZERO = 'near-zero';
 const FORMS = ['flag', 'env', 'file'] as const;
 
 describe('zoott-worker --locality-wait [zookeeper]', { timeout: 300_000 }, () => {
@@ -42,7 +43,8 @@ describe('zoott-worker --locality-wait [zookeeper]', { timeout: 300_000 }, () =>
     client = await connectZk(ns);
     dir = mkdtempSync(join(tmpdir(), 'zoott-locality-wait-'));
     // One bucket: every worker that claims there lists every job of the world, in order.
-    for (const world of [TESTED, CONTROL]) await createEngine(client, { world, buckets: 1 }).init();
+    for (const world of [TESTED, CONTROL, ZERO])
+      await createEngine(client, { world, buckets: 1 }).init();
   });
   afterAll(async () => {
     await killWorkers(workers.values());
@@ -132,5 +134,22 @@ describe('zoott-worker --locality-wait [zookeeper]', { timeout: 300_000 }, () =>
     release(holder.name);
     expect(await holder.worker.exited, holder.worker.output()).toEqual({ code: 0, signal: null });
     expect(FORMS.map((f) => `wait-${f}`)).toContain(await ranOn(TESTED, 'left'));
+  });
+
+  it('--locality-wait 0 reaches the claimer: a hinted job is taken at once', async () => {
+    // Not a race against the default's 2 s: the worker's config file says 600000 ms, and the
+    // flag's 0 (which a parser reading 0 as "not given" would drop) must override it, or the
+    // job is left to its busy holder for ten minutes.
+    // The first test's holder stopped on purpose: only a worker of this test exiting is news.
+    for (const [id, w] of workers) if (w.child.exitCode !== null) workers.delete(id);
+    start(ZERO, 'holder');
+    await held(ZERO, 'zero-busy');
+    await running('zero-busy');
+    const config = join(dir, 'zero-wait.yaml');
+    writeFileSync(config, 'worker:\n  localityWaitMs: 600000\n');
+    start(ZERO, 'zero', ['--config', config, '--locality-wait', '0']);
+    await hinted(ZERO, 'zero-first');
+    expect(await ranOn(ZERO, 'zero-first')).toBe('zero');
+    release('zero-busy');
   });
 });
