@@ -316,59 +316,69 @@ async function queueMany(c) {
   return { perSecond: QUEUE_MANY_TASKS / seconds, seconds };
 }
 
-async function latency(c, fleet) {
-  const world = 'latency';
-  const engine = await newWorld(c, world);
-  await fleet.run(world);
-  await sleep(1000); // registration and bucket ownership settle
+/**
+ * Writes `write(i)` for i in [0, LATENCY_RATE x LATENCY_SECONDS), paced at LATENCY_RATE, and
+ * waits until the workers have started every task; the samples are the workers' reported
+ * latencies after the warm-up (connections, JIT, first listings). What bounds them is measured
+ * in the same window: the producer's write round trips, the workers' lone writes (see
+ * bench/worker.mjs), the server's own write latency, the machine's busy share and the CPU
+ * time each part spent per task.
+ */
+async function paced(fleet, label, write) {
   const total = LATENCY_RATE * LATENCY_SECONDS;
-  const interval = 1000 / LATENCY_RATE;
-  const t0 = performance.now();
-  const queued = [];
-  // What bounds the key, measured in the same window (after the warm-up): the producer's
-  // queue() round trip, the workers' lone writes (see bench/worker.mjs) and the machine's
-  // busy share.
   const skip = LATENCY_RATE * LATENCY_WARMUP_S;
-  const queueMs = [];
-  let floor = null;
   const zkPid = await serverPid(fleet.connectString);
+  const writeMs = [];
+  const written = [];
+  let floor = null;
   let cpu0 = null;
+  const t0 = performance.now();
   for (let i = 0; i < total; i++) {
-    const due = t0 + i * interval;
-    const wait = due - performance.now();
+    const wait = t0 + (i * 1000) / LATENCY_RATE - performance.now();
     if (wait > 1) await sleep(wait);
     if (i === skip) {
       floor = floorWindow(fleet);
       cpu0 = await windowCpu(fleet, zkPid);
     }
-    const q0 = performance.now();
-    const q = engine.queue({ name: `l${i}`, type: 'noop', data: { t: wallNow(), i } });
-    if (i >= skip) q.then(() => queueMs.push(performance.now() - q0));
-    queued.push(q);
+    const w0 = performance.now();
+    const w = write(i, { t: wallNow(), i });
+    if (i >= skip) w.then(() => writeMs.push(performance.now() - w0));
+    written.push(w);
   }
-  await Promise.all(queued);
+  await Promise.all(written);
   const busy = floor.busy();
   const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total - skip);
   const serverWrite = await floor.serverWrite();
   const offered = total / ((performance.now() - t0) / 1000);
-  await waitCompleted(fleet, total, world);
+  await waitCompleted(fleet, total, label);
   await sleep(200); // last latency reports
   await fleet.stop();
-  await confirm(engine, total, world);
-  // The first second is warm-up (connections, JIT, first listings).
   const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
   return {
+    total,
     offered,
     samples: sorted.length,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1],
-    queue: spread(queueMs),
+    queue: spread(writeMs),
     loneWrite: floor.loneWrite(),
     serverWrite,
     busy,
     cpu,
   };
+}
+
+async function latency(c, fleet) {
+  const world = 'latency';
+  const engine = await newWorld(c, world);
+  await fleet.run(world);
+  await sleep(1000); // registration and bucket ownership settle
+  const res = await paced(fleet, world, (i, data) =>
+    engine.queue({ name: `l${i}`, type: 'noop', data }),
+  );
+  await confirm(engine, res.total, world);
+  return res;
 }
 
 /**
@@ -378,37 +388,9 @@ async function latency(c, fleet) {
 async function latencyFloor(c, fleet) {
   await prepareBarePath(c, WORKERS);
   await fleet.run(BARE_ROOT, true);
-  const total = LATENCY_RATE * LATENCY_SECONDS;
-  const skip = LATENCY_RATE * LATENCY_WARMUP_S;
-  const zkPid = await serverPid(fleet.connectString);
-  let cpu0 = null;
-  let floor = null;
-  const t0 = performance.now();
-  const written = [];
-  for (let i = 0; i < total; i++) {
-    const wait = t0 + (i * 1000) / LATENCY_RATE - performance.now();
-    if (wait > 1) await sleep(wait);
-    if (i === skip) {
-      floor = floorWindow(fleet);
-      cpu0 = await windowCpu(fleet, zkPid);
-    }
-    const data = Buffer.from(JSON.stringify({ t: wallNow(), i }));
-    written.push(c.multi(bareQueueOps(i, WORKERS, data)));
-  }
-  await Promise.all(written);
-  const busy = floor.busy();
-  const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total - skip);
-  await waitCompleted(fleet, total, 'latency floor');
-  await sleep(200); // last latency reports
-  await fleet.stop();
-  const sorted = fleet.latencies.slice(skip).sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    busy,
-    cpu,
-  };
+  return paced(fleet, 'latency floor', (i, data) =>
+    c.multi(bareQueueOps(i, WORKERS, Buffer.from(JSON.stringify(data)))),
+  );
 }
 
 /**
