@@ -8,7 +8,7 @@
 // same rate on the same server and machine, is its own.
 
 /** The bare path's root; a bucket per worker under it, and the tasks' nodes beside them. */
-export const BARE_ROOT = '/bench_bare';
+const BARE_ROOT = '/bench_bare';
 
 /** Creates the bare path's nodes: the root, `workers` buckets, the working and done areas. */
 export async function prepareBarePath(client, workers) {

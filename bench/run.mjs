@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
-import { BARE_ROOT, bareQueueOps, prepareBarePath } from './bare-path.mjs';
+import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
@@ -26,7 +26,7 @@ import {
   windowCpu,
   writeResults,
 } from './tools.mjs';
-import { mntr, processCpuUs, serverPid } from './zk-stats.mjs';
+import { mntr, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Set(process.argv.slice(2));
@@ -152,8 +152,17 @@ class Fleet {
     });
   }
 
-  /** Starts the workers on `world`; with `bare`, the bare path instead (bench/bare-path.mjs). */
-  async run(world, bare = false) {
+  /** Starts the workers' zoott loops on `world`. */
+  run(world) {
+    return this.begin({ cmd: 'run', world, concurrency: CONCURRENCY });
+  }
+
+  /** Starts the workers on the bare path instead (bench/bare-path.mjs). */
+  runBare() {
+    return this.begin({ cmd: 'bare' });
+  }
+
+  async begin(msg) {
     for (const w of this.workers) {
       w.completed = 0;
       w.maxRss = 0;
@@ -164,7 +173,7 @@ class Fleet {
     await Promise.all(
       this.workers.map((w) => {
         const running = this.next(w, 'running');
-        w.child.send(bare ? { cmd: 'bare' } : { cmd: 'run', world, concurrency: CONCURRENCY });
+        w.child.send(msg);
         return running;
       }),
     );
@@ -267,25 +276,22 @@ async function drain(c, fleet, world, total, queueAll) {
   const queueMs = performance.now() - q0;
   log(`${world}: queued ${total} in ${(queueMs / 1000).toFixed(1)} s; draining`);
   const zkPid = await serverPid(fleet.connectString);
-  const workerCpu0 = await fleet.cpuUs();
-  const zkCpu0 = await processCpuUs(zkPid);
+  const cpu0 = await windowCpu(fleet, zkPid);
   const t0 = performance.now();
   await fleet.run(world);
   await waitCompleted(fleet, total, world);
   const seconds = (performance.now() - t0) / 1000;
-  const workerCpu1 = await fleet.cpuUs();
-  const zkCpu1 = await processCpuUs(zkPid);
-  await fleet.stop();
-  await confirm(engine, total, world);
   // CPU time per task: what the workers (all 4 together) and the server spent per drained
   // task. Unlike the rate it hardly moves with the machine's other load.
-  const workerCpuUs = workerCpu1.reduce((sum, us, i) => sum + us - workerCpu0[i], 0);
+  const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total);
+  await fleet.stop();
+  await confirm(engine, total, world);
   return {
     perSecond: total / seconds,
     seconds,
     queuePerSecond: total / (queueMs / 1000),
-    workerCpuUsPerTask: workerCpuUs / total,
-    zkCpuUsPerTask: zkCpu0 === null || zkCpu1 === null ? null : (zkCpu1 - zkCpu0) / total,
+    workerCpuUsPerTask: cpu.workersUsPerTask,
+    zkCpuUsPerTask: cpu.serverUsPerTask,
   };
 }
 
@@ -387,7 +393,7 @@ async function latency(c, fleet) {
  */
 async function latencyFloor(c, fleet) {
   await prepareBarePath(c, WORKERS);
-  await fleet.run(BARE_ROOT, true);
+  await fleet.runBare();
   return paced(fleet, 'latency floor', (i, data) =>
     c.multi(bareQueueOps(i, WORKERS, Buffer.from(JSON.stringify(data)))),
   );
