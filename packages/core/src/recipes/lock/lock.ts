@@ -189,6 +189,10 @@ export class Lock {
    * else `[false, holderId, version]` of the node found.
    */
   async tryAcquire(): Promise<LockAttempt> {
+    // One real attempt, whatever this lock last saw: the holder's release reaches this
+    // session as a watch event, which may still be on its way when the caller knows (from the
+    // holder's own reply, say) that the lock is free.
+    this.maybeAvailable = fired();
     try {
       await this.acquire(-1);
     } catch (err) {
