@@ -53,7 +53,9 @@ export async function runScale({ Fleet, log, quick, asJson, workers, concurrency
     // BENCH_HEAP_SNAPSHOTS=<dir>: a heap snapshot of every worker at these fractions of the run.
     const snapDir = process.env.BENCH_HEAP_SNAPSHOTS;
     const snapAt = snapDir ? [0.1, 0.5, 0.9] : [];
-    while (fleet.completed() < total) {
+    // Snapshots still due when the run ends (the last ones can be overtaken while earlier
+    // ones are written) are taken then.
+    while (fleet.completed() < total || snapAt.length > 0) {
       if (fleet.errors.length > 0) throw new Error(`worker failed: ${fleet.errors[0]}`);
       if (queued < total && queued - fleet.completed() < backlog) {
         const n = Math.min(CHUNK, total - queued);
