@@ -24,19 +24,26 @@ describe('zoott-amqp-bridge with only --amqp-ca against a real RabbitMQ', {
     await w?.close();
   });
 
-  /** The broker's connections on its TLS port: whether TLS, and the client's certificate. */
+  /**
+   * The broker's open connections on its TLS port: whether TLS, and the client's certificate.
+   * Only those past the AMQP handshake (`running`): the test kit's readiness probe sends the
+   * protocol header, reads `connection.start` and hangs up, and the broker may still list that
+   * half-opened connection for a moment (CI once saw it beside the test's own client).
+   */
   const tlsConnections = async () => {
     const out = await w.broker.rabbitmqctl([
       'list_connections',
       'port',
+      'state',
       'ssl',
       'peer_cert_subject',
       '--formatter',
       'json',
       '-q',
     ]);
-    return (JSON.parse(out) as Array<{ port: number; ssl: boolean; peer_cert_subject: unknown }>)
-      .filter((c) => c.port === tls.port)
+    type Row = { port: number; state: string; ssl: boolean; peer_cert_subject: unknown };
+    return (JSON.parse(out) as Row[])
+      .filter((c) => c.port === tls.port && c.state === 'running')
       .map((c) => ({
         ssl: c.ssl,
         clientCert: typeof c.peer_cert_subject === 'string' && c.peer_cert_subject !== '',
