@@ -33,6 +33,13 @@ export interface ListingOptions {
    * the children watch that pass left on it fired.
    */
   onForeignChange?: (bucket: number) => void;
+  /**
+   * Whether a tree watch reports every change of `bucket`'s entries from now on (see
+   * `EntryEvents.covers`): its listing then needs no children watch. The watch's events take
+   * its place (`entryCreated`, `entryDeleted`, `changed`), and an own completion's deletion
+   * is told from a foreign one by name, so it costs no re-listing.
+   */
+  eventFed?: (bucket: number) => boolean;
 }
 
 /**
@@ -67,6 +74,12 @@ export class BucketListings {
   private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
+  /**
+   * Entries whose deletion an own completion has sent and not yet heard back about, as
+   * `<bucket>/<name>`: a tree watch reports that deletion before the completion's reply, and
+   * it is no foreign change (`completed` updates the listing once the reply is in).
+   */
+  private readonly ownDeletes = new Set<string>();
 
   constructor(
     private readonly ctx: EngineContext,
@@ -139,6 +152,49 @@ export class BucketListings {
     st.stale = true;
     st.listedAt = Number.NEGATIVE_INFINITY;
     for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
+  }
+
+  /**
+   * Something changed in `bucket` that its listing may not show: what a children watch's
+   * firing does. The next claim call reads it again (after `relistMs` while it offers plenty
+   * of work), and a child claimed from it meanwhile is guarded.
+   */
+  changed(bucket: number): void {
+    const st = this.buckets.get(bucket);
+    if (st) {
+      st.stale = true;
+      st.changes++;
+    }
+    if (!this.closed) this.onChange();
+  }
+
+  /** A tree watch inserted a new entry into a listing it keeps complete: a claim call is due. */
+  entryListed(): void {
+    if (!this.closed) this.onChange();
+  }
+
+  /**
+   * A tree watch reports entry `name` of `bucket` deleted. An own completion's deletion in
+   * flight changes nothing here yet; any other is a foreign change (settled elsewhere,
+   * re-queued, cancelled), which may also have unblocked a listed child: the listing is read
+   * again, as after a children watch.
+   */
+  entryDeleted(bucket: number, name: string): void {
+    if (!this.ownDeletes.has(`${bucket}/${name}`)) this.changed(bucket);
+  }
+
+  /**
+   * An own completion is about to delete entry `name` of `bucket`; `end` when it has settled
+   * (`applied`: the entry is gone by this completion). A refused or unknown completion may
+   * have hidden another's deletion of the same entry: that bucket counts as changed.
+   */
+  deleting(bucket: number, name: string): (applied: boolean) => void {
+    const id = `${bucket}/${name}`;
+    this.ownDeletes.add(id);
+    return (applied) => {
+      this.ownDeletes.delete(id);
+      if (!applied && this.opts.eventFed?.(bucket) === true) this.changed(bucket);
+    };
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -359,7 +415,8 @@ export class BucketListings {
     state.listedAt = this.ctx.clock.now();
     state.listedIn = this.callSeq;
     const owned = this.watched.has(b);
-    const wantWatch = owned && !state.watchArmed;
+    // A bucket whose changes a tree watch reports needs no children watch.
+    const wantWatch = owned && !state.watchArmed && this.opts.eventFed?.(b) !== true;
     if (wantWatch) state.watchArmed = true;
     // A bucket listed by a steal pass keeps a children watch (not its listing), so the next
     // pass re-reads only buckets that changed: idle workers stay quiet in a quiet world.

@@ -30,15 +30,17 @@ export interface ClaimerOptions {
    */
   spareSlots?: () => number;
   /**
-   * Learn of new entries in the watched buckets from tree watches (`Coordinator.watchTree`,
-   * where the coordinator offers it): a new entry is listed at once, and a child queued while
-   * its parent runs here is read at once, so the parent's completion can hand its slot to
-   * it. The listings stay the source of truth either way. The watches cost a few events per
-   * task (every create, claim and completion in the bucket), so `'children'`, what a worker
-   * uses, turns them on only once this claimer claims a task with listed children: tree-shaped
-   * work, where they pay. `true`: from the start. Default off.
+   * Learn of new and removed entries in the watched buckets from tree watches
+   * (`Coordinator.watchTree`, where the coordinator offers it): a new entry is listed at once,
+   * a child queued while its parent runs here is read at once (so the parent's completion can
+   * hand its slot to it), and a bucket with a tree watch needs no children watch (see
+   * docs/protocol.md, "Entry events"). The watches cost an event per create, claim and
+   * completion in the bucket. `true`: from the start, on every watched bucket. `'small'`
+   * (what a worker uses by default): on watched buckets whose listings are small, where an
+   * event costs less than the re-listing it saves. `'children'`: on every watched bucket once
+   * this claimer claims a task with listed children. Default off.
    */
-  entryEvents?: boolean | 'children';
+  entryEvents?: boolean | 'children' | 'small';
   /** Task types this claimer runs; `undefined` = every type. */
   types?: readonly string[];
   /** Whether a type is paused now (claimed by nobody until resumed); default: none is. */

@@ -72,7 +72,8 @@ export class Claimer {
     this.hintScore = hints;
     const extra = opts.locality;
     this.score = extra ? (t) => hints(t) + extra(t) : hints;
-    this.listings = new BucketListings(ctx, opts, held, () => {
+    const listingOpts = { ...opts, eventFed: (b: number) => this.events?.covers(b) === true };
+    this.listings = new BucketListings(ctx, listingOpts, held, () => {
       if (!this.closed) onChange();
     });
     // Built once: every completion of a worker asks it.
@@ -87,12 +88,17 @@ export class Claimer {
       spare: () => opts.spareSlots?.() ?? 0,
       won: (a, version) => this.won(a, version),
     };
-    this.events = opts.entryEvents
-      ? new EntryEvents(ctx, this.listings, held, (b, st, e, k) =>
-          readAhead(ctx, this.listings, b, st, e, k),
+    const mode = opts.entryEvents;
+    this.events = mode
+      ? new EntryEvents(
+          ctx,
+          this.listings,
+          held,
+          (b, st, e, k) => readAhead(ctx, this.listings, b, st, e, k),
+          mode === 'small',
         )
       : null;
-    if (opts.entryEvents === true) this.events?.start();
+    if (mode === true || mode === 'small') this.events?.start();
   }
 
   /** Buckets whose listings are cached and watched; all others are listed on every use. */
@@ -170,6 +176,7 @@ export class Claimer {
     }
     this.listings.beginCall(buckets);
     this.events?.ensure();
+    this.events?.resize();
     const won: Claim[] = [];
     for (let round = 0; round < CLAIM_ROUNDS && won.length < max; round++) {
       // Round 0 works from cached listings; only when they offer nothing are stale ones
@@ -197,6 +204,9 @@ export class Claimer {
         for (const claim of got.flat()) if (claim) won.push(claim);
       }
     }
+    // Listings read by this call may have crossed a bound: the watches follow now, not at
+    // the next call (an idle worker's next call may be long in coming).
+    this.events?.resize();
     return won;
   }
 

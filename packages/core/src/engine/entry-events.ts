@@ -22,9 +22,12 @@ interface Registration {
  * tree event names it. The claimer uses that to read a child queued while its parent runs
  * here, so the parent's completion can hand the slot to it.
  *
- * An accelerator, never a source of truth: the listings and their children watches stay as
- * they are, a missed event (before the watch is in place, across a `reset`) costs only the
- * head start, and without `watchTree` (another adapter, an older server) nothing changes.
+ * Once a bucket's watch is in place (`covers`), its listing needs no children watch: the
+ * events mark it changed where a children watch would have fired, except for the deletions
+ * of own completions (told apart by name, see `BucketListings.deleting`) and roots created
+ * while the listing is complete, which only join it. A `reset` marks it changed too (events
+ * of the gap may be missing). Without `watchTree` (another adapter, an older server) the
+ * children watches stay as they are.
  */
 export class EntryEvents {
   private readonly watches = new Map<number, Registration>();
@@ -43,7 +46,42 @@ export class EntryEvents {
     private readonly held: ReadonlySet<string>,
     /** Reads a child's entry and its ancestors' tree nodes now (the claimer's read-ahead). */
     private readonly readAhead: (b: number, st: BucketState, e: EntryName, key: TaskKey) => void,
+    /**
+     * Watch only buckets whose listings are small (see {@link resize}): a big listing is
+     * cheaper kept by its children watch, re-read at most every `relistMs`, than by an event
+     * per create, claim and completion.
+     */
+    private readonly smallOnly = false,
   ) {}
+
+  /**
+   * With `smallOnly`: a watched bucket whose listing has grown to `2 × lookahead` entries
+   * drops its tree watch (its listing is read again, with a children watch), and one that has
+   * shrunk to `lookahead / 2` or fewer gets one. The gap between the two keeps a bucket near
+   * either bound from switching back and forth. Called at the start of every claim call.
+   */
+  resize(): void {
+    if (!this.smallOnly || !this.started || this.closed || this.unsupported) return;
+    const high = 2 * this.listings.lookahead;
+    const low = this.listings.lookahead / 2;
+    for (const b of this.listings.watchedBuckets) {
+      const st = this.listings.get(b);
+      // Not listed yet: its size is unknown (a worker that starts on a full bucket must not
+      // set a watch only to drop it after the first listing).
+      if (st === undefined || st.readNo < 0) continue;
+      const size = st.entries.length;
+      const reg = this.watches.get(b);
+      if (reg === undefined && size <= low) this.register(b);
+      else if (reg !== undefined && size >= high) this.unregister(b, reg);
+    }
+  }
+
+  /** Stops `b`'s tree watch; its listing is read again, with a children watch, when next used. */
+  private unregister(b: number, reg: Registration): void {
+    this.watches.delete(b);
+    reg.stop?.();
+    this.listings.touch(b);
+  }
 
   /** Turns the watches on (once): those of the buckets watched now go out. */
   start(): void {
@@ -60,12 +98,9 @@ export class EntryEvents {
     if (!this.started || this.closed || this.unsupported) return;
     if (this.ctx.coordinator.watchTree === undefined) return;
     const want = this.listings.watchedBuckets;
-    for (const [b, reg] of this.watches) {
-      if (want.has(b)) continue;
-      this.watches.delete(b);
-      reg.stop?.();
-    }
-    for (const b of want) if (!this.watches.has(b)) this.register(b);
+    for (const [b, reg] of this.watches) if (!want.has(b)) this.unregister(b, reg);
+    if (this.smallOnly) this.resize();
+    else for (const b of want) if (!this.watches.has(b)) this.register(b);
   }
 
   /** Registers again what failed to register (cheap when nothing did). */
@@ -89,12 +124,19 @@ export class EntryEvents {
     const reg: Registration = { stop: null, validFrom: this.listings.nextReadNo };
     this.watches.set(b, reg);
     coordinator.watchTree!(path, (e) => {
-      if (this.watches.get(b) !== reg) return;
-      // Events may be missing before this: listings read from now on are complete again.
-      if (e.type === 'reset') reg.validFrom = this.listings.nextReadNo;
-      // Only entries (direct children) are named: a bucket holds nothing deeper.
-      else if (e.type === 'created' && e.path.indexOf('/', from) < 0)
-        this.created(b, reg, e.path.slice(from));
+      if (this.watches.get(b) !== reg || this.closed) return;
+      if (e.type === 'reset') {
+        // Events may be missing before this: listings read from now on are complete again,
+        // and the one held now is read again (a missed change would otherwise stay unseen:
+        // a covered bucket has no children watch).
+        reg.validFrom = this.listings.nextReadNo;
+        this.listings.changed(b);
+      }
+      // Only entries (direct children) are named: a bucket holds nothing deeper. An entry's
+      // data changes (a claim) change no listing.
+      else if (e.type === 'dataChanged' || e.path.indexOf('/', from) >= 0) return;
+      else if (e.type === 'created') this.created(b, reg, e.path.slice(from));
+      else this.listings.entryDeleted(b, e.path.slice(from));
     }).then(
       (stop) => {
         // Dropped (or closed) while it was registering.
@@ -102,31 +144,56 @@ export class EntryEvents {
         else stop();
       },
       (err: unknown) => {
-        if (this.watches.get(b) === reg) this.watches.delete(b);
+        if (this.watches.get(b) !== reg) return;
+        this.watches.delete(b);
         if (codeOf(err) === 'UNIMPLEMENTED') this.unsupported = true;
         else this.failed = true;
+        // Not covered after all: the next listing sets a children watch again.
+        this.listings.touch(b);
+        this.listings.entryListed();
       },
     );
-    // The cached listing was read before the watch: the next claim reads it again, after the
-    // watch, so the listing and the events together are complete from then on.
+    // The cached listing was read before the watch: it is read again, after the watch, so the
+    // listing and the events together are complete from then on. At once, unless its children
+    // watch is still armed: that watch reports the first change, and the re-read waits for it
+    // (a quiet bucket costs no request).
     const st = this.listings.get(b);
-    if (st) {
+    if (st && !st.watchArmed) {
       st.stale = true;
       st.listedAt = Number.NEGATIVE_INFINITY;
     }
   }
 
   /**
+   * Whether every change of `b`'s entries is reported from now on: its tree watch is in
+   * place on the server. Its listing needs no children watch then (see `BucketListings`).
+   */
+  covers(b: number): boolean {
+    const reg = this.watches.get(b);
+    return reg !== undefined && reg.stop !== null && !this.closed;
+  }
+
+  /**
    * Entry `name` was created in `bucket`: the listing shows it from now on, and a child of a
-   * task held here is read at once (its parent may be about to complete).
+   * task held here is read at once (its parent may be about to complete). A root created
+   * while the listing is complete needs nothing more; anything else (a child, whose guards
+   * follow the listing's reads, or a listing not known complete) is a change, as a children
+   * watch would report it.
    */
   private created(b: number, reg: Registration, name: string): void {
     // Registrations follow the watched buckets, so a watched listing or none.
     const st = this.listings.get(b);
-    if (this.closed || st === undefined) return;
+    if (st === undefined) return;
     const e = parseEntryName(name);
-    if (!e) return;
-    insertListed(st, e, st.listing === null && st.readNo >= reg.validFrom);
+    if (!e) {
+      this.listings.changed(b);
+      return;
+    }
+    const continuous = st.listing === null && st.readNo >= reg.validFrom;
+    const inserted = insertListed(st, e, continuous);
+    if (inserted && continuous && !e.encodedKey.includes(KEY_SEPARATOR) && this.covers(b))
+      this.listings.entryListed();
+    else this.listings.changed(b);
     const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
     if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
       this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));

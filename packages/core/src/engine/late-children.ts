@@ -19,6 +19,25 @@ export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, c
 }
 
 /**
+ * This process is about to complete `claim`: every claimer's listings know the entry's
+ * deletion as their own until the returned function says how the completion ended (see
+ * `BucketListings.deleting`).
+ */
+export function deletingHere(
+  ctx: EngineContext,
+  claimers: Iterable<Claimer>,
+  claim: Claim,
+): (applied: boolean) => void {
+  const bucket = ctx.layout.bucketOf(claim.key);
+  const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
+  const ends: Array<(applied: boolean) => void> = [];
+  for (const c of claimers) ends.push(c.listings.deleting(bucket, name));
+  return (applied) => {
+    for (const end of ends) end(applied);
+  };
+}
+
+/**
  * After a completion: a child queued under the task since a claimer's listing was read is
  * runnable now, and must be chosen by its priority, not after that listing's next re-read
  * (a big listing is re-read at most every `relistMs`). One read of the task's tree node

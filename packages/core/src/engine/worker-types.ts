@@ -82,14 +82,16 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
   lookahead?: number;
   /**
    * Tree watches on this worker's buckets (`ClaimerOptions.entryEvents`; needs an adapter with
-   * `watchTree` and ZooKeeper 3.6+): a child queued while its parent runs here is read at once,
-   * so more completions hand their slot to a child. `'children'` turns them on once the worker
-   * claims a task with listed children. They cost the server and the worker an event per
-   * create, claim and completion in those buckets, and with any recursive watch ZooKeeper
-   * checks every path of every change for one: measured, they cost more than they save on a
-   * busy server (bench/README.md). Default off.
+   * `watchTree` and ZooKeeper 3.6+): new entries are listed as they are created, a child
+   * queued while its parent runs here is read at once (so its parent's completion can hand it
+   * the slot), and a watched bucket needs no children watch, so an own completion costs no
+   * re-listing. Default `'small'`: only on buckets whose listings are small (a worker at a
+   * modest rate); a big listing keeps its children watch, cheaper there than an event per
+   * create, claim and completion. `true`: every owned bucket; `'children'`: every owned
+   * bucket once the worker claims a task with listed children; `false`: none (a server with
+   * any recursive watch checks every path of every change for one).
    */
-  entryEvents?: boolean | 'children';
+  entryEvents?: boolean | 'children' | 'small';
   /**
    * Idle time before this worker looks at buckets it does not own, and the owner's head start
    * after a change there (see docs/protocol.md, idle workers). Default {@link DEFAULT_STEAL_AFTER_MS}.

@@ -313,7 +313,7 @@ class WorkerLoop {
       },
       gate: this.limits,
       spareSlots: () => this.concurrency - this.running.size,
-      entryEvents: this.opts.entryEvents ?? false,
+      entryEvents: this.opts.entryEvents ?? 'small',
     };
   }
 

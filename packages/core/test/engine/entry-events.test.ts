@@ -10,6 +10,7 @@ import {
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import {
+  type CallCounts,
   counting,
   eventually,
   handsOff,
@@ -91,12 +92,82 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
   async function claimerOn(world: string, options: Partial<ClaimerOptions> = {}, wrap = false) {
     const raw = await backend().connect();
     const spied = treeWatchSpy(raw);
-    const { c, ops } = counting(wrap ? spied.coordinator : raw);
+    const { c, ops, counts } = counting(wrap ? spied.coordinator : raw);
     const engine = oneBucketEngine(c, world);
     const claimer = await engine.claimer({ worker: 'w', entryEvents: true, ...options });
     claimer.setWatched([0]);
-    return { raw, engine, claimer, ops, spy: spied.spy };
+    return { raw, engine, claimer, ops, counts, spy: spied.spy };
   }
+
+  /** Listings `counts` has seen so far. */
+  const listings = (counts: CallCounts) =>
+    (counts.byMethod.childrenWithStat ?? 0) + (counts.byMethod.children ?? 0);
+
+  it('a bucket its tree watch covers is listed without a children watch; an own completion costs no re-read', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    const { raw, engine, claimer, counts, spy } = await claimerOn(world, {}, true);
+    await eventually(() => spy.active === 1);
+    const a = await claimer.claim([0]);
+    expect(a?.key).toEqual(['a']);
+    await engine.complete(a!);
+    // The deletion's event is in by the reply of a later request of this client.
+    await raw.exists('/');
+    const read = listings(counts);
+    expect(read).toBe(1);
+    expect(claimer.listings.get(0)?.stale).toBe(false);
+    // A new entry comes by its event, and is claimed without a listing.
+    await other.queue({ name: 'b', type: 't' });
+    await raw.exists('/');
+    expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+    expect(listings(counts)).toBe(read);
+    await raw.close();
+  });
+
+  it("another worker's completion in a covered bucket is a change: the listing is read again", async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    await other.queue({ name: 'b', type: 't' });
+    const { raw, claimer, counts, spy } = await claimerOn(world, {}, true);
+    await eventually(() => spy.active === 1);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+    const read = listings(counts);
+    const b = await other.claim();
+    expect(b?.key).toEqual(['b']);
+    await other.complete(b!);
+    await raw.exists('/');
+    expect(claimer.listings.get(0)?.stale).toBe(true);
+    expect(await claimer.claim([0])).toBeNull();
+    expect(listings(counts)).toBeGreaterThan(read);
+    await raw.close();
+  });
+
+  it("'small': a bucket has a tree watch while its listing is small, none once it holds 2 x lookahead entries", async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    // lookahead 2: a watch at 1 entry or fewer, none from 4 entries.
+    const { raw, claimer, spy } = await claimerOn(
+      world,
+      { entryEvents: 'small', lookahead: 2 },
+      true,
+    );
+    // Not listed yet, so no watch: its size is unknown.
+    expect(spy.calls).toBe(0);
+    expect(await claimer.claim([0])).toBeNull();
+    await eventually(() => spy.active === 1);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await other.queue({ name, type: 't' });
+    await raw.exists('/');
+    // Five entries (listed by their events): the claim call drops the watch.
+    expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+    expect(spy.active).toBe(0);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+    expect(await claimer.claim([0])).toMatchObject({ key: ['c'] });
+    expect(spy.active).toBe(0);
+    // Down to one: watched again.
+    expect(await claimer.claim([0])).toMatchObject({ key: ['d'] });
+    await eventually(() => spy.active === 1);
+    expect(spy.calls).toBe(2);
+    await raw.close();
+  });
 
   for (const entryEvents of [true, false])
     it(`a child queued while its parent runs ${entryEvents ? 'is' : 'is not'} handed its parent's slot${entryEvents ? '' : ' without entry events'}`, async () => {
@@ -184,6 +255,21 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     const { next } = await engine.completeHandingOff(parent, 'done', undefined, claimer);
     expect(next).toBeNull();
     expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+    await raw.close();
+  });
+
+  it('a reset makes a covered listing stale: a change in the gap is read, not missed', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    const { raw, claimer, spy } = await claimerOn(world, {}, true);
+    await eventually(() => spy.active === 1);
+    expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+    await eventually(() => claimer.listings.get(0)?.listing === null);
+    expect(claimer.listings.get(0)?.stale).toBe(false);
+    await backend().dropConnection(raw);
+    await eventually(() => spy.resets === 1);
+    // No children watch stands in for the missed events: the listing must be read again.
+    expect(claimer.listings.get(0)?.stale).toBe(true);
     await raw.close();
   });
 
@@ -296,14 +382,20 @@ describeOnBackends('worker: a child queued while its parent runs', (backend) => 
   });
 });
 
-describeOnBackends('worker: tree watches are off unless asked for', (backend) => {
-  it('a default worker running a tree sets no tree watch', async () => {
-    const { world, other, raw } = await treeWorld(() => backend().connect());
-    const { coordinator, spy } = treeWatchSpy(raw);
-    const handle = runWorker(coordinator, { t: () => {} }, { world, logger: memoryLogger() });
-    await eventually(async () => (await other.counts()).completed === 2);
-    await handle.stop();
-    expect(spy.calls).toBe(0);
-    await raw.close();
-  });
+describeOnBackends("worker: tree watches on small buckets by default ('small')", (backend) => {
+  for (const entryEvents of [undefined, false] as const)
+    it(`a worker ${entryEvents === undefined ? 'by default watches its small bucket' : 'with entryEvents false sets no tree watch'}`, async () => {
+      const { world, other, raw } = await treeWorld(() => backend().connect());
+      const { coordinator, spy } = treeWatchSpy(raw);
+      const handle = runWorker(
+        coordinator,
+        { t: () => {} },
+        { world, logger: memoryLogger(), ...(entryEvents === false ? { entryEvents } : {}) },
+      );
+      await eventually(async () => (await other.counts()).completed === 2);
+      if (entryEvents === undefined) await eventually(() => spy.active === 1);
+      await handle.stop();
+      expect(spy.calls).toBe(entryEvents === undefined ? 1 : 0);
+      await raw.close();
+    });
 });
