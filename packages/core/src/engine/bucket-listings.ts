@@ -1,16 +1,16 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import {
-  addAncestors,
+  applyListing,
   type BucketState,
-  byClaimOrder,
   type CachedEntry,
   emptyBucket,
   hasListedAncestor,
+  settledClaims,
 } from './bucket-state.js';
 import type { EngineContext } from './context.js';
 import { type EntryRead, readEntryNode } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
-import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
+import { AREA, ENTRY_KIND, type EntryName } from './layout.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
 
@@ -74,11 +74,7 @@ export class BucketListings {
   private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
-  /**
-   * Entries whose deletion an own completion has sent and not yet heard back about, as
-   * `<bucket>/<name>`: a tree watch reports that deletion before the completion's reply, and
-   * it is no foreign change (`completed` updates the listing once the reply is in).
-   */
+  /** `<bucket>/<name>` of entries whose deletion an own completion has out (see `deleting`). */
   private readonly ownDeletes = new Set<string>();
 
   constructor(
@@ -160,7 +156,10 @@ export class BucketListings {
    * of work), and a child claimed from it meanwhile is guarded.
    */
   changed(bucket: number): void {
-    const st = this.buckets.get(bucket);
+    this.fire(this.buckets.get(bucket));
+  }
+
+  private fire(st: BucketState | undefined): void {
     if (st) {
       st.stale = true;
       st.changes++;
@@ -423,7 +422,7 @@ export class BucketListings {
     const wantScout = !owned && !this.scouts.has(b);
     if (wantScout) this.scouts.add(b);
     // Own claims settled before this read went out: the read shows what became of them.
-    const settled = this.settledClaims(state);
+    const settled = settledClaims(state, this.held);
     let names: string[];
     let pzxid: number;
     this.requests++;
@@ -435,9 +434,7 @@ export class BucketListings {
           ? {
               watch: () => {
                 state.watchArmed = false;
-                state.stale = true;
-                state.changes++;
-                if (!this.closed) this.onChange();
+                this.fire(state);
               },
             }
           : wantScout
@@ -452,61 +449,10 @@ export class BucketListings {
       state.stale = true;
       throw err;
     }
-    const entries: EntryName[] = [];
-    const present = new Set<string>();
-    const parsed = new Map<string, EntryName>();
-    const ancestors = new Set<string>();
-    const stillShown = new Set<string>();
-    for (const n of names) {
-      // Completed here after this read went out: it blocks nobody (see `completed`).
-      if (state.gone.has(n)) {
-        stillShown.add(n);
-        continue;
-      }
-      const e = state.parsed.get(n) ?? parseEntryName(n);
-      if (!e) continue;
-      parsed.set(n, e);
-      entries.push(e);
-      present.add(e.encodedKey);
-      if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
-    }
-    state.parsed = parsed;
-    this.sights.prune(b, parsed);
-    state.ancestors = ancestors;
-    // A name this listing no longer shows will not come back (entry names are never reused).
-    state.gone = stillShown;
-    entries.sort(byClaimOrder);
-    // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
-    for (const name of state.cache.keys()) if (!parsed.has(name)) state.cache.delete(name);
-    // A settled claim whose entry is still listed is not ours any more (its settle was
-    // refused, or it was re-entered under the same name): read it afresh when it comes up.
-    for (const name of settled) state.cache.delete(name);
-    for (const name of state.bad) if (!parsed.has(name)) state.bad.delete(name);
-    state.entries = entries;
-    state.present = present;
-    state.listedChanges = changesBefore;
-    if (stillShown.size > 0) {
-      // Behind an own completion: its descendants are claimed with guards, and claimed now.
-      if (state.changes === changesBefore) state.changes++;
-      for (const n of stillShown)
-        if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) state.childReady = true;
-      if (state.childReady && !this.closed) this.onChange();
-    }
-    state.pzxid = pzxid;
-    state.eventBorn.clear();
-    // Kept for ancestors still listed above someone; the others' stats are dropped.
-    for (const id of state.guardStats.keys()) if (!ancestors.has(id)) state.guardStats.delete(id);
-  }
-
-  /** Names of entries this claimer claimed whose claims this process no longer holds. */
-  private settledClaims(st: BucketState): string[] {
-    const out: string[] = [];
-    for (const [name, cached] of st.cache) {
-      if (!cached.claimed) continue;
-      const key = st.parsed.get(name)?.encodedKey;
-      if (key !== undefined && !this.held.has(key)) out.push(name);
-    }
-    return out;
+    const behind = applyListing(state, names, pzxid, changesBefore, settled);
+    this.sights.prune(b, state.parsed);
+    // Behind an own completion, with a listed child of it: claimed now.
+    if (behind && state.childReady && !this.closed) this.onChange();
   }
 
   private scoutFired(b: number): void {

@@ -1,6 +1,6 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AncestorStat } from './ancestor-guards.js';
-import { ENTRY_KIND, type EntryName } from './layout.js';
+import { ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 import type { EntryData } from './types.js';
 
 /** One pending entry's data as last read. */
@@ -168,4 +168,73 @@ export function openEntry(
   const cached = st.cache.get(e.name);
   if (cached?.claimed) return undefined;
   return cached ?? null;
+}
+
+/**
+ * Makes `st` the listing a read returned: `names` (the bucket's children) with the bucket's
+ * `pzxid`, read when `changesBefore` changes had been seen. `settled`: names of own claims
+ * settled before the read went out. Names an own completion deleted after the read went out
+ * (`gone`) are left out: they block nobody; such a listing is behind that completion, so its
+ * descendants are claimed with guards, and a listed child of it is flagged `childReady`.
+ * Returns whether the listing was behind an own completion.
+ */
+export function applyListing(
+  st: BucketState,
+  names: readonly string[],
+  pzxid: number,
+  changesBefore: number,
+  settled: readonly string[],
+): boolean {
+  const entries: EntryName[] = [];
+  const present = new Set<string>();
+  const parsed = new Map<string, EntryName>();
+  const ancestors = new Set<string>();
+  const stillShown = new Set<string>();
+  for (const n of names) {
+    if (st.gone.has(n)) {
+      stillShown.add(n);
+      continue;
+    }
+    const e = st.parsed.get(n) ?? parseEntryName(n);
+    if (!e) continue;
+    parsed.set(n, e);
+    entries.push(e);
+    present.add(e.encodedKey);
+    if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
+  }
+  st.parsed = parsed;
+  st.ancestors = ancestors;
+  // A name this listing no longer shows will not come back (entry names are never reused).
+  st.gone = stillShown;
+  entries.sort(byClaimOrder);
+  // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
+  for (const name of st.cache.keys()) if (!parsed.has(name)) st.cache.delete(name);
+  // A settled claim whose entry is still listed is not ours any more (its settle was
+  // refused, or it was re-entered under the same name): read it afresh when it comes up.
+  for (const name of settled) st.cache.delete(name);
+  for (const name of st.bad) if (!parsed.has(name)) st.bad.delete(name);
+  st.entries = entries;
+  st.present = present;
+  st.listedChanges = changesBefore;
+  if (stillShown.size > 0) {
+    if (st.changes === changesBefore) st.changes++;
+    for (const n of stillShown)
+      if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) st.childReady = true;
+  }
+  st.pzxid = pzxid;
+  st.eventBorn.clear();
+  // Kept for ancestors still listed above someone; the others' stats are dropped.
+  for (const id of st.guardStats.keys()) if (!ancestors.has(id)) st.guardStats.delete(id);
+  return stillShown.size > 0;
+}
+
+/** Names of entries claimed from `st` whose claims this process (`held`) no longer holds. */
+export function settledClaims(st: BucketState, held: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const [name, cached] of st.cache) {
+    if (!cached.claimed) continue;
+    const key = st.parsed.get(name)?.encodedKey;
+    if (key !== undefined && !held.has(key)) out.push(name);
+  }
+  return out;
 }

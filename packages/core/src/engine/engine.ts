@@ -15,7 +15,7 @@ import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { CompletionGroups } from './group-commit.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
-import { completedHere, deletingHere, lookForChildren } from './late-children.js';
+import { completeHere, lookForChildren } from './late-children.js';
 import { AREAS, DEFAULT_BUCKETS, REGISTRY_AREA, validateBuckets, WorldLayout } from './layout.js';
 import { META_VERSION, parseMeta } from './meta.js';
 import { type PauseState, readPause, setPause } from './pause.js';
@@ -318,22 +318,13 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // only while the child's read-ahead is out); with them it goes alone, as before.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
-    const outcome = await this.settle(c, async (ctx) => {
-      // The tree watches report the entry's deletion before the reply: it is this one's.
-      const ended = deletingHere(ctx, this.claimers, c);
-      let applied = false;
-      try {
-        const out = await (extraOps.length > 0
+    const outcome = await this.settle(c, (ctx) =>
+      completeHere(ctx, this.claimers, c, () =>
+        extraOps.length > 0
           ? completeClaim(ctx, c, result, { ...options, extraOps })
-          : this.groupsOf(ctx).complete(c, result, handOff));
-        // Before the claim is let go: no claim call sees the task neither held nor gone.
-        if (out.status === 'completed') completedHere(ctx, this.claimers, c);
-        applied = out.status === 'completed';
-        return out;
-      } finally {
-        ended(applied);
-      }
-    }).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
+          : this.groupsOf(ctx).complete(c, result, handOff),
+      ),
+    ).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
     const next = handOff ? await handOff.result : null;
     // Asked after the reply: the change events of everything committed before it are in.
     if (outcome.status === 'completed')

@@ -5,36 +5,45 @@ import type { EngineContext } from './context.js';
 import type { Claim } from './types.js';
 
 /**
- * This process completed `claim`: every claimer's cached listing of its bucket stops
- * counting the deleted entry as a blocker of its listed descendants (see
- * `BucketListings.completed`).
+ * Completes `claim` by `write` and keeps every claimer's cached listing of its bucket true to
+ * it. While the completion is out, the entry's deletion counts as this process's own: tree
+ * watches report it before the reply, and it is no foreign change (see
+ * `BucketListings.deleting`). Once it applied, the listing stops counting the deleted entry
+ * as a blocker of its listed descendants (see `BucketListings.completed`), before the claim
+ * is let go: no claim call sees the task neither held nor gone.
  */
-export function completedHere(ctx: EngineContext, claimers: Iterable<Claimer>, claim: Claim): void {
-  const bucket = ctx.layout.bucketOf(claim.key);
-  const key = claim.key.join(KEY_SEPARATOR);
-  const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
-  let listedChild = false;
-  for (const c of claimers) if (c.listings.completed(bucket, key, name)) listedChild = true;
-  if (listedChild) noteTypeHasChildren(ctx.layout.world, claim.type);
-}
-
-/**
- * This process is about to complete `claim`: every claimer's listings know the entry's
- * deletion as their own until the returned function says how the completion ended (see
- * `BucketListings.deleting`).
- */
-export function deletingHere(
+export async function completeHere<T extends { status: string }>(
   ctx: EngineContext,
   claimers: Iterable<Claimer>,
   claim: Claim,
-): (applied: boolean) => void {
+  write: () => Promise<T>,
+): Promise<T> {
   const bucket = ctx.layout.bucketOf(claim.key);
   const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
   const ends: Array<(applied: boolean) => void> = [];
   for (const c of claimers) ends.push(c.listings.deleting(bucket, name));
-  return (applied) => {
+  let applied = false;
+  try {
+    const out = await write();
+    applied = out.status === 'completed';
+    if (applied) completedHere(ctx.layout.world, claimers, bucket, claim, name);
+    return out;
+  } finally {
     for (const end of ends) end(applied);
-  };
+  }
+}
+
+function completedHere(
+  world: string,
+  claimers: Iterable<Claimer>,
+  bucket: number,
+  claim: Claim,
+  name: string,
+): void {
+  const key = claim.key.join(KEY_SEPARATOR);
+  let listedChild = false;
+  for (const c of claimers) if (c.listings.completed(bucket, key, name)) listedChild = true;
+  if (listedChild) noteTypeHasChildren(world, claim.type);
 }
 
 /**
