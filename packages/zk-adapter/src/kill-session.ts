@@ -20,7 +20,7 @@ export async function killSession(
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const creds = liveCredentials(client);
     if (creds === 'lost') return;
-    const lost = waitLost(client, 3000);
+    const lost = waitLost(client, learnWithinMs(client));
     const host = hosts[(attempt - 1) % hosts.length]!;
     await closeSessionAs(host, creds.id, creds.password, client.sessionTimeoutMs);
     // The client may win its session back by reconnecting between our connect and close;
@@ -30,6 +30,16 @@ export async function killSession(
   throw new ZoottError('WAIT_TIMEOUT', 'the client kept its session through killSession', {
     op: 'killSession',
   });
+}
+
+/**
+ * How long a client whose session was closed may take to learn it: its next handshake (the
+ * library's reconnect pause, then up to a third of the session timeout, see `handshake.ts`)
+ * and a margin. A fixed 3 s was too short for a 30-s session on a loaded machine: five
+ * attempts passed while the client was still on its way back (bench --quick, CI).
+ */
+function learnWithinMs(client: ZkCoordinator): number {
+  return Math.max(3000, Math.ceil(client.sessionTimeoutMs / 3) + 2000);
 }
 
 /** Options of {@link killSession}. */
