@@ -167,8 +167,8 @@ export class BucketListings {
     if (!this.closed) this.onChange();
   }
 
-  /** A tree watch inserted a new entry into a listing it keeps complete: a claim call is due. */
-  entryListed(): void {
+  /** Something worth a claim call happened that changes no listing (a new entry joined one). */
+  wake(): void {
     if (!this.closed) this.onChange();
   }
 

@@ -72,6 +72,7 @@ export class Claimer {
     this.hintScore = hints;
     const extra = opts.locality;
     this.score = extra ? (t) => hints(t) + extra(t) : hints;
+    // A bucket whose tree watch is in place needs no children watch (see EntryEvents).
     const listingOpts = { ...opts, eventFed: (b: number) => this.events?.covers(b) === true };
     this.listings = new BucketListings(ctx, listingOpts, held, () => {
       if (!this.closed) onChange();

@@ -58,7 +58,8 @@ export class EntryEvents {
    * With `smallOnly`: a watched bucket whose listing has grown to `2 × lookahead` entries
    * drops its tree watch (its listing is read again, with a children watch), and one that has
    * shrunk to `lookahead / 2` or fewer gets one. The gap between the two keeps a bucket near
-   * either bound from switching back and forth. Called at the start of every claim call.
+   * either bound from switching back and forth. Called at the start of every claim call (a
+   * listing grown by events) and at its end (a listing it read or emptied).
    */
   resize(): void {
     if (!this.smallOnly || !this.started || this.closed || this.unsupported) return;
@@ -150,7 +151,7 @@ export class EntryEvents {
         else this.failed = true;
         // Not covered after all: the next listing sets a children watch again.
         this.listings.touch(b);
-        this.listings.entryListed();
+        this.listings.wake();
       },
     );
     // The cached listing was read before the watch: it is read again, after the watch, so the
@@ -192,7 +193,7 @@ export class EntryEvents {
     const continuous = st.listing === null && st.readNo >= reg.validFrom;
     const inserted = insertListed(st, e, continuous);
     if (inserted && continuous && !e.encodedKey.includes(KEY_SEPARATOR) && this.covers(b))
-      this.listings.entryListed();
+      this.listings.wake();
     else this.listings.changed(b);
     const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
     if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
