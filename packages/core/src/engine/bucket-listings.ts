@@ -36,11 +36,14 @@ export interface ListingOptions {
   /**
    * Whether a tree watch reports every change of `bucket`'s entries from now on (see
    * `EntryEvents.covers`): its listing then needs no children watch. The watch's events take
-   * its place (`entryCreated`, `entryDeleted`, `changed`), and an own completion's deletion
-   * is told from a foreign one by name, so it costs no re-listing.
+   * its place (`changed`, `wake`, `entryDeleted`), and an own completion's deletion is told
+   * from a foreign one by name (`deleting`), so it costs no re-listing.
    */
   eventFed?: (bucket: number) => boolean;
 }
+
+/** What `deleting` returns for a bucket no tree watch covers: a completion per call, no closure. */
+const NOTHING_TO_END = (_applied: boolean): void => {};
 
 /**
  * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
@@ -150,11 +153,7 @@ export class BucketListings {
     for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
   }
 
-  /**
-   * Something changed in `bucket` that its listing may not show: what a children watch's
-   * firing does. The next claim call reads it again (after `relistMs` while it offers plenty
-   * of work), and a child claimed from it meanwhile is guarded.
-   */
+  /** Something changed in `bucket` its listing may not show: as when a children watch fires. */
   changed(bucket: number): void {
     this.fire(this.buckets.get(bucket));
   }
@@ -164,7 +163,7 @@ export class BucketListings {
       st.stale = true;
       st.changes++;
     }
-    if (!this.closed) this.onChange();
+    this.wake();
   }
 
   /** Something worth a claim call happened that changes no listing (a new entry joined one). */
@@ -173,10 +172,8 @@ export class BucketListings {
   }
 
   /**
-   * A tree watch reports entry `name` of `bucket` deleted. An own completion's deletion in
-   * flight changes nothing here yet; any other is a foreign change (settled elsewhere,
-   * re-queued, cancelled), which may also have unblocked a listed child: the listing is read
-   * again, as after a children watch.
+   * A tree watch reports entry `name` of `bucket` deleted: a change, unless an own completion
+   * in flight deleted it (`completed` takes it out of the listing once the reply is in).
    */
   entryDeleted(bucket: number, name: string): void {
     if (!this.ownDeletes.has(`${bucket}/${name}`)) this.changed(bucket);
@@ -188,11 +185,13 @@ export class BucketListings {
    * have hidden another's deletion of the same entry: that bucket counts as changed.
    */
   deleting(bucket: number, name: string): (applied: boolean) => void {
+    // Not covered: nothing to tell apart (a watch set meanwhile costs one re-read, no more).
+    if (this.opts.eventFed?.(bucket) !== true) return NOTHING_TO_END;
     const id = `${bucket}/${name}`;
     this.ownDeletes.add(id);
     return (applied) => {
       this.ownDeletes.delete(id);
-      if (!applied && this.opts.eventFed?.(bucket) === true) this.changed(bucket);
+      if (!applied) this.changed(bucket);
     };
   }
 
