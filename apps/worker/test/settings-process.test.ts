@@ -183,6 +183,19 @@ describe('zoott-worker settings, end to end', { timeout: 600_000 }, () => {
     const badInt = await run(['--job-timeout', 'soon', '--print-config']);
     expect(badInt.code).toBe(2);
     expect(badInt.stderr).toMatch(/--job-timeout: must be a whole number/);
+    // A setting with a fixed set of values names them, whatever the source; the daemon itself
+    // (no --print-config) refuses before it connects anywhere.
+    const modes = 'must be one of small, children, all, off';
+    const badFlag = await run(['--entry-events', 'on']);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain(`--entry-events: ${modes}, got "on"`);
+    const badEnv = await run(['--print-config'], { ZOOTT_ENTRY_EVENTS: 'true' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain(`ZOOTT_ENTRY_EVENTS: ${modes}, got "true"`);
+    const modeFile = writeConfig('mode.yaml', { worker: { entryEvents: false } });
+    const badFile = await run(['--config', modeFile, '--print-config']);
+    expect(badFile.code).toBe(2);
+    expect(badFile.stderr).toContain(`${modeFile}: entryEvents: ${modes}, got false`);
     const missing = await run(['--config', join(home, 'nope.yaml'), '--print-config']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/nope\.yaml does not exist/);

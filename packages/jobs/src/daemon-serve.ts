@@ -5,6 +5,7 @@ import {
   type EngineLogger,
   runWorker,
   type WorkerHandle,
+  type WorkerOptions,
 } from '@zoott/core';
 import type { Logger } from 'pino';
 import { RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
@@ -29,6 +30,8 @@ export interface DaemonSetup {
   concurrency: number;
   raceConcurrency: number;
   graceMs: number;
+  /** runWorker's `entryEvents`, from the `--entry-events` mode. */
+  entryEvents: NonNullable<WorkerOptions['entryEvents']>;
   coordinator: Coordinator;
   /** Whether the daemon opened the session (and so closes it). */
   owned: boolean;
@@ -120,6 +123,8 @@ async function startLoops(
     pid: process.pid,
     stopTimeoutMs: d.graceMs,
     logger: d.engineLog,
+    // Both loops: the race world's buckets are as much a server's burden as the world's.
+    entryEvents: d.entryEvents,
     ...(d.config.localityWaitMs !== undefined ? { localityWaitMs: d.config.localityWaitMs } : {}),
   };
   const loops: WorkerHandle[] = [

@@ -7,6 +7,7 @@ import { credentialsOf } from './credentials.js';
 import { aclFromSettings } from './daemon-access.js';
 import { type DaemonSetup, serve } from './daemon-serve.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
+import { entryEventsOption } from './entry-events.js';
 import { jobUser } from './jobs/run-as.js';
 
 export type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
@@ -72,6 +73,7 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
       'raceConcurrency',
     ),
     graceMs: config.graceMs ?? settingDefault('graceMs'),
+    entryEvents: entryEventsOption(config.entryEvents),
   };
 
   // Whom jobs run as is settled before connecting: a root worker without --run-as refuses.

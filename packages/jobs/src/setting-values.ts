@@ -17,6 +17,8 @@ export interface SettingSpecBase<K extends string = string> {
   /** Placeholder shown in --help ('' for a switch). */
   arg: string;
   help: string;
+  /** The only values a `string` setting takes, when it has a fixed set: its errors name them. */
+  values?: readonly string[];
 }
 
 /** Where a setting's value came from. */
@@ -68,6 +70,13 @@ export function readSettingValue(
 ): unknown {
   switch (spec.kind) {
     case 'string':
+      // Before the string check: a config file's `false` for an `off` is told the values too.
+      if (spec.values !== undefined && !spec.values.includes(value as string))
+        throw settingError(
+          where,
+          `must be one of ${spec.values.join(', ')}${got(value, rules)}`,
+          spec.key,
+        );
       if (typeof value !== 'string' || value === '')
         throw settingError(where, `must be a non-empty string${got(value, rules)}`, spec.key);
       return value;

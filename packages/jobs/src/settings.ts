@@ -3,6 +3,7 @@
 
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { DEFAULT_ENTRY_EVENTS, ENTRY_EVENTS_MODES, type EntryEventsMode } from './entry-events.js';
 import { DEFAULT_HEAP_ROOM } from './heap-room.js';
 import type { SettingSpecBase } from './setting-values.js';
 import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING } from './shared-settings.js';
@@ -255,6 +256,18 @@ export const SETTINGS: readonly SettingSpec[] = [
     fallback: () => 2000,
   },
   {
+    key: 'entryEvents',
+    flag: '--entry-events',
+    env: 'ZOOTT_ENTRY_EVENTS',
+    kind: 'string',
+    arg: 'mode',
+    values: ENTRY_EVENTS_MODES,
+    help: 'tree watches (ZooKeeper 3.6+ persistent recursive) naming each task queued in an owned bucket: small = on owned buckets with small listings, all = on every owned bucket, children = on every owned bucket once it claims a task whose children are queued, off = none (children watches only)',
+    defaultHelp: DEFAULT_ENTRY_EVENTS,
+    example: 'off',
+    fallback: () => DEFAULT_ENTRY_EVENTS,
+  },
+  {
     key: 'metricsPort',
     flag: '--metrics-port',
     env: 'ZOOTT_METRICS_PORT',
@@ -318,6 +331,7 @@ export interface FileSettings {
   maxOutputBytes?: number;
   graceMs?: number;
   localityWaitMs?: number;
+  entryEvents?: EntryEventsMode;
   metricsPort?: number;
   metricsHost?: string;
   heapRoom?: number;

@@ -6,6 +6,9 @@ import { DEFAULT_MAX_RESULT_BYTES } from '@zoott/core/jobs';
 import { describe, expect, it } from 'vitest';
 import {
   aclFromSettings,
+  ENTRY_EVENTS_MODES,
+  type EntryEventsMode,
+  entryEventsOption,
   execPolicy,
   FILE_KEYS,
   globToRegExp,
@@ -121,6 +124,31 @@ describe('settings', () => {
       'sales',
       'stock',
     ]);
+  });
+
+  it("reads --entry-events as one of its modes, and maps each to runWorker's entryEvents", () => {
+    expect(resolveSettings({ env: { ZOOTT_ENTRY_EVENTS: 'children' } }).entryEvents).toBe(
+      'children',
+    );
+    expect(() => resolveSettings({ flags: { entryEvents: 'on' } })).toThrow(
+      /--entry-events: must be one of small, children, all, off, got "on"/,
+    );
+    expect(() => resolveSettings({ file: { entryEvents: false }, fileName: 'w.yaml' })).toThrow(
+      /w.yaml: entryEvents: must be one of small, children, all, off, got false/,
+    );
+    // core's meanings (WorkerOptions.entryEvents): `true` every owned bucket, `false` none.
+    expect(ENTRY_EVENTS_MODES.map((m) => entryEventsOption(m))).toEqual([
+      'small',
+      'children',
+      true,
+      false,
+    ]);
+    expect(entryEventsOption(undefined)).toBe('small');
+    expect(settingDefault('entryEvents')).toBe('small');
+    // A library caller's config does not pass through the table: checked all the same.
+    expect(() => entryEventsOption('true' as EntryEventsMode)).toThrow(
+      /entryEvents: must be one of small, children, all, off, got "true"/,
+    );
   });
 
   it('reads a JSON config file, and says why it cannot', () => {

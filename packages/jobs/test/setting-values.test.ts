@@ -72,6 +72,21 @@ describe('setting values', () => {
     expect(() => checkLogLevel(undefined)).not.toThrow();
   });
 
+  it('takes only its own values for a string setting with a fixed set, naming them', () => {
+    const modes = { ...spec('string'), values: ['on', 'off'] };
+    expect(readSettingValue(modes, 'off', '--n')).toBe('off');
+    expect(() => readSettingValue(modes, 'On', '--n')).toThrow(
+      '--n: must be one of on, off, got "On"',
+    );
+    // A config file's boolean, too: told the values, not that it is no string.
+    expect(() => readSettingValue(modes, false, 'f.yaml: n')).toThrow(
+      'f.yaml: n: must be one of on, off, got false',
+    );
+    expect(() => readSettingValue(modes, '', '--n', BRIDGE_LIKE)).toThrow(
+      / --n: must be one of on, off$/,
+    );
+  });
+
   it('takes a flag over the environment over the file, recording the source', () => {
     const table = [spec('int'), { ...spec('string'), key: 'm' as const, flag: '--m', env: 'M' }];
     const merged = mergeSettingSources(table, {

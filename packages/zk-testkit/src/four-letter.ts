@@ -2,7 +2,7 @@ import net from 'node:net';
 import { parseHostPort } from './ports.js';
 
 /** The four-letter commands the testkit uses; zoo.cfg whitelists all of them. */
-export type FourLetterCommand = 'ruok' | 'srvr' | 'stat' | 'mntr' | 'cons' | 'srst';
+export type FourLetterCommand = 'ruok' | 'srvr' | 'stat' | 'mntr' | 'cons' | 'srst' | 'wchc';
 
 /**
  * Sends a four-letter command to `host:port` and returns the whole answer (the server closes
