@@ -1,10 +1,11 @@
 import type { Coordinator } from '../contract/coordinator.js';
+import { Alarm } from './alarm.js';
 import type { Claim, EngineClock } from './types.js';
 
 /** How long a task runs before its worker starts watching for a cancel of it. */
 export const DEFAULT_CANCEL_WATCH_AFTER_MS = 250;
 
-/** The reason the idle wait is cut with: a constant, so no abort builds a DOMException. */
+/** The reason a retry's wait is cut with: a constant, so no abort builds a DOMException. */
 const IDLE = Symbol('no task left to watch');
 
 /** One running claim the watcher looks after; `ended` once its handler has returned. */
@@ -46,13 +47,16 @@ export class CancelWatcher {
   /** Entries not ended yet; at 0 the timer's sleep is cut short. */
   private live = 0;
   private sleeping = false;
-  private idle = new AbortController();
+  /** The one sleep, cut short when no entry is left (no controller per task that ends). */
+  private readonly idle: Alarm;
 
   constructor(
     private readonly coordinator: Coordinator,
     private readonly clock: EngineClock,
     private readonly afterMs: number,
-  ) {}
+  ) {
+    this.idle = new Alarm(clock);
+  }
 
   /** Starts looking after `claim`; its watch is set `afterMs` from now unless ended first. */
   watch(claim: Claim, onCancelled: () => void): CancelWatch {
@@ -71,7 +75,7 @@ export class CancelWatcher {
         if (w.ended) return;
         w.ended = true;
         w.retry?.abort(IDLE);
-        if (--this.live === 0) this.idle.abort(IDLE);
+        if (--this.live === 0) this.idle.wake();
       },
     };
   }
@@ -81,14 +85,14 @@ export class CancelWatcher {
     this.sleeping = true;
     try {
       while (this.live > 0) {
-        if (this.idle.signal.aborted) this.idle = new AbortController();
+        this.idle.rearm();
         // Ended before their time (most tasks): nothing to wait for.
         while (this.queue[this.head]?.ended) this.head++;
         const first = this.queue[this.head];
         if (!first) break;
         const wait = first.at - this.clock.now();
         if (wait > 0) {
-          await this.clock.sleep(wait, this.idle.signal);
+          await this.idle.sleep(wait);
           continue;
         }
         const now = this.clock.now();

@@ -1,3 +1,5 @@
+// Tests drive the engine's cancellable wait through both of its clocks.
+export { Alarm } from './alarm.js';
 // Tests stand in for another process's queue with it (no hint left here).
 export { takeChildHint } from './child-hints.js';
 export { Claimer, type ClaimerOptions } from './claimer.js';

@@ -4,6 +4,7 @@ import { RateLimits } from '../rate-limits/rate-gate.js';
 import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
+import { Alarm } from './alarm.js';
 import { CancelWatcher, DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import type { Claimer, ClaimerOptions } from './claimer.js';
 import { createEngine, type Engine } from './engine.js';
@@ -43,8 +44,6 @@ export type {
   WorkerHandle,
   WorkerOptions,
 } from './worker-types.js';
-
-const WAKE = Symbol('wake');
 
 type Running = RunState;
 
@@ -89,7 +88,8 @@ class WorkerLoop {
   private readonly running = new Map<string, Running>();
   private stopping = false;
   private paused = false;
-  private wakeup: AbortController = new AbortController();
+  /** The loop's sleep, cut short by every watch, completion and signal. */
+  private readonly alarm: Alarm;
   private stealer: IdleStealer | null = null;
   private idleSince: number;
   readonly stats: WorkerStats = { claimed: 0, completed: 0, retried: 0, failed: 0, dropped: 0 };
@@ -143,6 +143,7 @@ class WorkerLoop {
       });
     this.logger = opts.logger;
     this.clock = opts.clock ?? this.engine.clock;
+    this.alarm = new Alarm(this.clock);
     this.id =
       opts.id ??
       `w-${Math.floor(this.clock.random() * 0xffffffff)
@@ -219,12 +220,11 @@ class WorkerLoop {
   }
 
   private sleep(ms: number): Promise<void> {
-    return this.clock.sleep(ms, this.wakeup.signal);
+    return this.alarm.sleep(ms);
   }
 
   private wake(): void {
-    // A constant reason: abort() would otherwise build a DOMException on every wake-up.
-    this.wakeup.abort(WAKE);
+    this.alarm.wake();
   }
 
   private log(level: 'warn' | 'info', fields: object, msg: string): void {
@@ -340,7 +340,7 @@ class WorkerLoop {
     const stealer = new IdleStealer(this.claimer, this.clock, stealAfter);
     this.stealer = stealer;
     while (!this.stopping) {
-      if (this.wakeup.signal.aborted) this.wakeup = new AbortController();
+      this.alarm.rearm();
       try {
         if (this.coordinator.state === 'closed') break;
         if (this.paused || this.coordinator.state !== 'connected') {
@@ -475,11 +475,15 @@ class WorkerLoop {
           r.release = true;
           r.abort.abort(new ZoottError('ABORTED', 'worker stopping'));
         }
-        this.wakeup = new AbortController();
-        while (this.running.size > 0) await this.sleep(50);
+        // Re-armed each round: a completion's wake-up must not turn the wait into a spin
+        // on settled promises, which would starve the I/O the other completions wait for.
+        while (this.running.size > 0) {
+          this.alarm.rearm();
+          await this.sleep(50);
+        }
         return;
       }
-      this.wakeup = new AbortController();
+      this.alarm.rearm();
       await this.sleep(Math.min(left, 50));
     }
   }

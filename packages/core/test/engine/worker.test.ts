@@ -43,6 +43,37 @@ describeOnBackends('engine: worker loop', (backend) => {
     await Promise.all([producer.close(), wc.close()]);
   });
 
+  it('stops when handlers outlive the grace and end one after another, giving their claims back', async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    for (let i = 0; i < 3; i++) await engine.queue({ name: `slow${i}`, type: 't' });
+    const wc = await backend().connect();
+    let started = 0;
+    // Deaf to the abort at first: each ends a different time after it, on a timer. A
+    // completion wakes the stopping worker while the others still need the event loop. (A
+    // stop whose wait turned into a loop on settled promises failed this as a hang: nothing,
+    // the test's own timeout included, ran again.)
+    const worker = runWorker(
+      wc,
+      {
+        t: (task) =>
+          new Promise((resolve) => {
+            const i = started++;
+            task.signal.addEventListener('abort', () => setTimeout(resolve, 10 + 60 * i));
+          }),
+      },
+      { world, concurrency: 3, logger: memoryLogger(), ...fast, stopTimeoutMs: 30 },
+    );
+    await eventually(() => started === 3);
+    await worker.stop();
+    expect(worker.stats).toMatchObject({ completed: 0, failed: 0 });
+    const n = await engine.counts();
+    expect(n).toMatchObject({ pending: 3, working: 0, completed: 0 });
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
   it('records handler errors as failed attempts with retries', async () => {
     const producer = await backend().connect();
     const world = worldName();
