@@ -131,6 +131,24 @@ describe('sessions on a real ZooKeeper', () => {
     }
   });
 
+  it('keeps a connection that is answering past its read timeout: the timeout counts silence', async () => {
+    const ns = await freshNamespace();
+    // The read timeout is 2/3 of the session timeout: about 1.3 s here.
+    const zk = await open(ns, { sessionTimeoutMs: 2000 });
+    const types: string[] = [];
+    zk.onSession((e) => types.push(e.type));
+    // Three read timeouts of steady traffic, answered all along: what the property is about
+    // is a span of time, so the loop runs for one (no sleep: every turn waits on a reply).
+    const end = Date.now() + 4000;
+    let replies = 0;
+    while (Date.now() < end) {
+      await zk.exists('/');
+      replies++;
+    }
+    expect(replies).toBeGreaterThan(10);
+    expect(types).toEqual([]);
+    expect(zk.state).toBe('connected');
+  });
   it('sends credentials before requests queued while disconnected', async () => {
     const ns = await freshNamespace();
     const proxy = await startProxy(zkServer());
