@@ -142,6 +142,44 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     await raw.close();
   });
 
+  it('a foreign deletion of the entry an own completion has out is a change when that completion is refused', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    await other.queue({ name: 'a', type: 't' });
+    const raw = await backend().connect();
+    const spied = treeWatchSpy(raw);
+    // The completion's multi waits until `other` has cancelled the task (deleting its entry)
+    // and that deletion's event is in: reported while the own completion is out, it is taken
+    // for the completion's own. The completion is then refused (the claim is void).
+    let cancelFirst = false;
+    const c = new Proxy(spied.coordinator, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'multi') return value;
+        return async (...args: Parameters<Coordinator['multi']>) => {
+          if (cancelFirst) {
+            cancelFirst = false;
+            await other.cancel(['a']);
+            await raw.exists('/');
+          }
+          return target.multi(...args);
+        };
+      },
+    });
+    const engine = oneBucketEngine(c, world);
+    const claimer = await engine.claimer({ worker: 'w', entryEvents: true });
+    claimer.setWatched([0]);
+    await eventually(() => spied.spy.active === 1);
+    const a = await claimer.claim([0]);
+    expect(a?.key).toEqual(['a']);
+    cancelFirst = true;
+    const outcome = await engine.complete(a!);
+    expect(cancelFirst).toBe(false);
+    expect(outcome.status).not.toBe('completed');
+    // The listing may hide that deletion (and whatever came with it): it is read again.
+    expect(claimer.listings.get(0)?.stale).toBe(true);
+    await raw.close();
+  });
+
   it("'small': a bucket has a tree watch while its listing is small, none once it holds 2 x lookahead entries", async () => {
     const { world, other } = await oneBucketWorld(() => backend().connect());
     // lookahead 2: a watch at 1 entry or fewer, none from 4 entries.
