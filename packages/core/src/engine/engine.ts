@@ -322,7 +322,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       completeHere(ctx, this.claimers, c, () =>
         extraOps.length > 0
           ? completeClaim(ctx, c, result, { ...options, extraOps })
-          : this.groupsOf(ctx).complete(c, result, handOff),
+          : this.groupsOf(ctx).complete(c, result, handOff, options?.report),
       ),
     ).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
     const next = handOff ? await handOff.result : null;

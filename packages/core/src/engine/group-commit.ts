@@ -6,7 +6,7 @@ import type { HandOff } from './hand-off.js';
 import { multiFrameBytes } from './multi-frame.js';
 import { sessionBack } from './session.js';
 import { completeAlone, completedRecordBytes, completionOps, failClaim } from './settle.js';
-import type { Claim, SettleOutcome } from './types.js';
+import type { Claim, SettleOutcome, TaskProgress } from './types.js';
 
 /** Most completions in one multi. */
 export const MAX_COMPLETE_GROUP = 64;
@@ -48,10 +48,17 @@ export class CompletionGroups {
 
   /**
    * Completes `claim` with `result`, in a group when others are waiting too, with `handOff`'s
-   * claim in the same multi when it can be. `handOff` is settled on every path.
+   * claim in the same multi when it can be. `handOff` is settled on every path. `report` is
+   * the run's last progress, kept in the record (a run whose progress node was never written
+   * has one too, and nothing to remove).
    */
-  complete(claim: Claim, result: unknown, handOff?: HandOff): Promise<SettleOutcome> {
-    const record = completedRecordBytes(this.ctx, claim, result);
+  complete(
+    claim: Claim,
+    result: unknown,
+    handOff?: HandOff,
+    report?: TaskProgress,
+  ): Promise<SettleOutcome> {
+    const record = completedRecordBytes(this.ctx, claim, result, report);
     if (!(record instanceof Uint8Array)) {
       handOff?.settle(false);
       return failClaim(this.ctx, claim, record);

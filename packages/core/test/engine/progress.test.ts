@@ -1,4 +1,4 @@
-import { createEngine, type EngineEvent, runWorker } from '@zoott/core';
+import { createEngine, type EngineEvent, runWorker, ZoottError } from '@zoott/core';
 import { MAX_LOG_LINE_CHARS, MAX_LOG_LINES, progressPath } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
@@ -189,6 +189,47 @@ describeOnBackends('engine: progress and logs of running tasks', (backend) => {
     expect(report?.log.map((l) => l.line)).toEqual(['run 3']);
     await worker.stop();
     await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it('a report whose progress node could not be written is still the completed record’s', async () => {
+    const producer = await backend().connect();
+    const world = worldName('pw');
+    const engine = createEngine(producer, { world, buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'job', type: 't' });
+    const node = progressPath((await engine.context()).layout, ['job']);
+    const raw = await backend().connect();
+    // Every write of the progress node fails (a connection that drops it, say): the report
+    // has no node to remove, so the completion carries no extra op.
+    let refused = 0;
+    const wc = new Proxy(raw, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'create' && prop !== 'set') return value;
+        return (path: string, ...rest: unknown[]) => {
+          if (path !== node)
+            return (value as (...a: unknown[]) => unknown).call(target, path, ...rest);
+          refused++;
+          return Promise.reject(new ZoottError('CONNECTION_LOSS', 'dropped', { path }));
+        };
+      },
+    });
+    const worker = runWorker(
+      wc,
+      {
+        t: (task) => {
+          task.log('working');
+          return 'ok';
+        },
+      },
+      { world, concurrency: 1, logger: memoryLogger(), ...fast },
+    );
+    await eventually(async () => (await engine.task(['job']))?.state === 'completed');
+    await worker.stop();
+    expect(refused).toBeGreaterThan(0);
+    expect(await producer.exists(node)).toBeNull();
+    expect((await engine.progress(['job']))?.log.map((l) => l.line)).toEqual(['working']);
+    await Promise.all([producer.close(), raw.close()]);
   });
 
   it("a completion whose extra ops were dropped still removes the run's progress node", async () => {
