@@ -1,3 +1,4 @@
+import { Alarm } from '../alarm.js';
 import type { EngineContext } from '../context.js';
 import { codeOf } from '../errors.js';
 import { AREA } from '../layout.js';
@@ -74,7 +75,8 @@ export class Reaper {
   private leader = false;
   private warnedFailed = false;
   private readonly stopper = new AbortController();
-  private wakeup = new AbortController();
+  /** The sleep between passes; only `stop` cuts it short, and a stop is remembered. */
+  private readonly alarm: Alarm;
   private loop: Promise<void> | null = null;
 
   constructor(
@@ -84,6 +86,7 @@ export class Reaper {
     private readonly options: ReaperOptions = {},
   ) {
     const now = () => ctx.clock.now();
+    this.alarm = new Alarm(ctx.clock);
     this.completed = new DirIndex(ctx.coordinator, now);
     this.failed = new DirIndex(ctx.coordinator, now, false);
     const buckets = Array.from({ length: ctx.layout.buckets }, (_, b) => b);
@@ -101,12 +104,12 @@ export class Reaper {
   /** Stops the loop and waits for the pass in progress. */
   async stop(): Promise<void> {
     this.stopper.abort();
-    this.wakeup.abort();
+    this.alarm.wake();
     await this.loop;
   }
 
   private async run(): Promise<void> {
-    const { clock, logger } = this.ctx;
+    const { logger } = this.ctx;
     while (!this.stopper.signal.aborted) {
       let pause = this.options.intervalMs ?? 5000;
       try {
@@ -125,11 +128,7 @@ export class Reaper {
           logger.warn({ err: String(err) }, 'reaper pass failed; trying again later');
         this.resetIndexes();
       }
-      this.wakeup = new AbortController();
-      const onStop = () => this.wakeup.abort();
-      this.stopper.signal.addEventListener('abort', onStop, { once: true });
-      await clock.sleep(pause, this.wakeup.signal);
-      this.stopper.signal.removeEventListener('abort', onStop);
+      await this.alarm.sleep(pause);
     }
   }
 

@@ -2,6 +2,7 @@ import {
   type Coordinator,
   createEngine,
   type Engine,
+  type EngineClock,
   readRetention,
   runWorker,
   type TreeNode,
@@ -226,6 +227,35 @@ describeOnBackends('retention: the reaper', (backend) => {
     expect(r2).toMatchObject({ leader: false, records: 0 });
     expect(r1).toMatchObject({ leader: true, records: 3 });
     await w.c.close();
+  });
+
+  it('stop ends the sleep between passes at once, and one that comes during a pass too', async () => {
+    const c = await backend().connect();
+    // A clock whose sleeps end only when cut short: a stop that did not cut the sleep hangs.
+    let sleeps = 0;
+    const clock: EngineClock = {
+      now: () => Date.now(),
+      random: () => 0.5,
+      sleep: (_ms, signal) => {
+        sleeps++;
+        return new Promise<void>((resolve) => {
+          if (signal?.aborted) return resolve();
+          signal?.addEventListener('abort', () => resolve(), { once: true });
+        });
+      },
+    };
+    const engine = createEngine(c, { world: worldName('rst'), buckets: 2, clock });
+    await engine.init();
+    const ctx = await engine.context();
+    const asleep = new Reaper(ctx, () => null, { intervalMs: HOUR, busyIntervalMs: HOUR });
+    asleep.start();
+    await eventually(() => sleeps === 1);
+    await asleep.stop();
+    // Stopped while its first pass is still out: the sleep after it returns at once.
+    const passing = new Reaper(ctx, () => null, { intervalMs: HOUR, busyIntervalMs: HOUR });
+    passing.start();
+    await passing.stop();
+    await c.close();
   });
 
   it('merges concurrent changes of the settings, and refuses a bad one without writing', async () => {
