@@ -37,9 +37,13 @@ export class Alarm {
     this.woken = false;
   }
 
-  /** Resolves after `ms`, or at once or early on a wake-up. One sleep at a time. */
+  /**
+   * Resolves after `ms`, or at once or early on a wake-up. One sleep at a time: a sleep begun
+   * while another is in progress ends that one first (else it would outlive every wake-up).
+   */
   sleep(ms: number): Promise<void> {
     if (this.woken) return Promise.resolve();
+    this.end();
     return new Promise<void>((resolve) => {
       const done = () => {
         if (this.pending !== pending) return;
@@ -62,6 +66,10 @@ export class Alarm {
   /** Ends the sleep in progress, or makes the next one return at once. */
   wake(): void {
     this.woken = true;
+    this.end();
+  }
+
+  private end(): void {
     const p = this.pending;
     if (p === null) return;
     this.pending = null;

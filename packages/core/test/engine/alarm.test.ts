@@ -51,6 +51,16 @@ describe.each([
     expect(await settledNow(slept)).toBe(true);
   });
 
+  it('a sleep begun while another is in progress ends that one', async () => {
+    const alarm = new Alarm(clock);
+    const first = alarm.sleep(60_000);
+    const second = alarm.sleep(60_000);
+    expect(await settledNow(first)).toBe(true);
+    expect(await settledNow(second)).toBe(false);
+    alarm.wake();
+    expect(await settledNow(second)).toBe(true);
+  });
+
   it('a sleep cut short leaves no timer behind to end a later one early', async () => {
     const alarm = new Alarm(clock);
     const first = alarm.sleep(20);
