@@ -207,6 +207,30 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     await raw.close();
   });
 
+  it("'small': once the tree watch is dropped, the bucket's listing has a children watch again", async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    const { raw, claimer, spy } = await claimerOn(
+      world,
+      { entryEvents: 'small', lookahead: 2 },
+      true,
+    );
+    // The first listing sets a children watch; the tree watch comes after it. On ZooKeeper
+    // before 3.9 that children watch is then dead: one watch per session and path.
+    expect(await claimer.claim([0])).toBeNull();
+    await eventually(() => spy.active === 1);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await other.queue({ name, type: 't' });
+    await raw.exists('/');
+    expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
+    expect(spy.active).toBe(0);
+    // Read again after the drop: with a children watch of its own.
+    expect(await claimer.claim([0])).toMatchObject({ key: ['b'] });
+    expect(claimer.listings.get(0)?.stale).toBe(false);
+    await other.queue({ name: 'f', type: 't' });
+    await raw.exists('/');
+    expect(claimer.listings.get(0)?.stale).toBe(true);
+    await raw.close();
+  });
+
   for (const entryEvents of [true, false])
     it(`a child queued while its parent runs ${entryEvents ? 'is' : 'is not'} handed its parent's slot${entryEvents ? '' : ' without entry events'}`, async () => {
       const { world, other } = await oneBucketWorld(() => backend().connect());
