@@ -180,20 +180,24 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     await raw.close();
   });
 
-  it("'small': a bucket has a tree watch while its listing is small, none once it holds 2 x lookahead entries", async () => {
+  /**
+   * A `'small'` claimer (lookahead 2: a watch at 1 entry or fewer, none from 4 entries) whose
+   * empty bucket got its tree watch after its first listing, then five entries from `other`.
+   */
+  async function smallThenFive() {
     const { world, other } = await oneBucketWorld(() => backend().connect());
-    // lookahead 2: a watch at 1 entry or fewer, none from 4 entries.
-    const { raw, claimer, spy } = await claimerOn(
-      world,
-      { entryEvents: 'small', lookahead: 2 },
-      true,
-    );
+    const on = await claimerOn(world, { entryEvents: 'small', lookahead: 2 }, true);
     // Not listed yet, so no watch: its size is unknown.
-    expect(spy.calls).toBe(0);
-    expect(await claimer.claim([0])).toBeNull();
-    await eventually(() => spy.active === 1);
+    expect(on.spy.calls).toBe(0);
+    expect(await on.claimer.claim([0])).toBeNull();
+    await eventually(() => on.spy.active === 1);
     for (const name of ['a', 'b', 'c', 'd', 'e']) await other.queue({ name, type: 't' });
-    await raw.exists('/');
+    await on.raw.exists('/');
+    return { ...on, other };
+  }
+
+  it("'small': a bucket has a tree watch while its listing is small, none once it holds 2 x lookahead entries", async () => {
+    const { raw, claimer, spy } = await smallThenFive();
     // Five entries (listed by their events): the claim call drops the watch.
     expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
     expect(spy.active).toBe(0);
@@ -208,18 +212,9 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
   });
 
   it("'small': once the tree watch is dropped, the bucket's listing has a children watch again", async () => {
-    const { world, other } = await oneBucketWorld(() => backend().connect());
-    const { raw, claimer, spy } = await claimerOn(
-      world,
-      { entryEvents: 'small', lookahead: 2 },
-      true,
-    );
-    // The first listing sets a children watch; the tree watch comes after it. On ZooKeeper
+    // The first listing set a children watch; the tree watch came after it. On ZooKeeper
     // before 3.9 that children watch is then dead: one watch per session and path.
-    expect(await claimer.claim([0])).toBeNull();
-    await eventually(() => spy.active === 1);
-    for (const name of ['a', 'b', 'c', 'd', 'e']) await other.queue({ name, type: 't' });
-    await raw.exists('/');
+    const { raw, claimer, spy, other } = await smallThenFive();
     expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
     expect(spy.active).toBe(0);
     // Read again after the drop: with a children watch of its own.
