@@ -1,5 +1,5 @@
 import type { TreeEvent, TreeListener } from '@zoott/core';
-import { isAtOrUnder } from '@zoott/core/internal';
+import { isAtOrUnder, parentPath } from '@zoott/core/internal';
 import type { LibClient } from './client-lib.js';
 import { setServerWatchFilter } from './direct-reads.js';
 import { jute } from './jute-speed.js';
@@ -17,6 +17,10 @@ import type { RequestPipeline } from './request-pipeline.js';
  * path is the node's or an ancestor's get it too, in the same synchronous step of the socket
  * handler: before the reply of any later request, as one-shot watches.
  *
+ * Before 3.9 the server keeps one watch mode per path and connection, so a children watch set
+ * before a recursive watch on the same node is lost at the server (see `hook`), and a one-shot
+ * read on a watched root must not ask for a watch there (direct-reads.ts).
+ *
  * A connection's watches die with it. The library re-sends its one-shot watches on a new
  * connection, never these: on `reconnected` (same session) and `connected` (a renewed one),
  * every tree watch is added again and its listener gets `reset` once the server has it.
@@ -32,6 +36,9 @@ const PERSISTENT_RECURSIVE_TYPE = 5;
 
 /** Notification types a recursive watch brings (lib/Event.js numbers). */
 const TREE_EVENT = { 1: 'created', 2: 'deleted', 3: 'dataChanged' } as const;
+const NODE_CREATED = 1;
+const NODE_DELETED = 2;
+const NODE_CHILDREN_CHANGED = 4;
 /** Types the library's WatcherManager.emit knows; anything else would throw in the socket handler. */
 const LIBRARY_EVENT_TYPES = new Set([1, 2, 3, 4]);
 
@@ -44,6 +51,7 @@ interface Manager {
     emit(event: { type: number; path: string }): void;
     dataWatchers: Record<string, Emitter | undefined>;
     existenceWatchers: Record<string, Emitter | undefined>;
+    childWatchers: Record<string, Emitter | undefined>;
   };
 }
 interface Record_ {
@@ -244,6 +252,18 @@ export class TreeWatches {
     wm.emit = (event) => {
       if (LIBRARY_EVENT_TYPES.has(event.type)) oneShot(event);
       this.dispatch(event.type, event.path);
+      // Before 3.9 the server keeps one watch mode per path and connection: a children watch
+      // set before a recursive watch on the same node becomes that recursive watch and never
+      // fires (not even once the recursive watch is gone: 3.6 to 3.8 cannot remove it alone).
+      // A child's own created/deleted is the change that watch reports, so it fires from that.
+      // Where the server did keep it, its own event comes right after this one and finds the
+      // watcher gone: each watcher still fires once.
+      if (event.type === NODE_CREATED || event.type === NODE_DELETED) {
+        const parent = parentPath(event.path);
+        if (event.path !== '/' && wm.childWatchers[parent] !== undefined) {
+          oneShot({ type: NODE_CHILDREN_CHANGED, path: parent });
+        }
+      }
     };
     const relying = new Map<string, number>();
     this.relying.set(client, relying);

@@ -187,6 +187,22 @@ describe('watchTree on a real ZooKeeper', () => {
     ]);
   });
 
+  it('fires a children watch on the chroot set before a tree watch there, with client paths', async () => {
+    const ns = await freshNamespace();
+    const chroot = ns.slice(ns.indexOf('/'));
+    const zk = await open(ns);
+    const root = await open(zkServer());
+    const kids: WatchEvent[] = [];
+    await zk.children('/', { watch: (e) => kids.push(e) });
+    const rec = recorder();
+    await zk.watchTree('/', rec.listener);
+    await root.create(`${chroot}-outside`);
+    await root.create(`${chroot}/in`);
+    await zk.exists('/');
+    expect(kids).toEqual([{ type: 'childrenChanged', path: '/' }]);
+    expect(rec.events).toEqual([{ type: 'created', path: '/in' }]);
+  });
+
   it('stops at once when stopped, even for events already sent, and a second stop is a no-op', async () => {
     const ns = await freshNamespace();
     const zk = await open(ns);
@@ -331,6 +347,32 @@ describe('watchTree across connections and sessions', () => {
         { type: 'dataChanged', path: '/r/a' },
         { type: 'deleted', path: '/r/a' },
       ]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('keeps a children watch firing that the library set again before the tree watch', async () => {
+    const ns = await freshNamespace();
+    const chroot = ns.slice(ns.indexOf('/'));
+    const proxy = await startProxy(zkServer());
+    try {
+      const zk = await open(`${proxy.hostPort}${chroot}`);
+      const other = await open(ns);
+      await other.create('/k');
+      const rec = recorder();
+      await zk.watchTree('/k', rec.listener);
+      // Set after the tree watch: the server keeps it. On the new connection the library sends
+      // it again (setWatches) before the tree watch is added: then the server keeps neither.
+      const kids: WatchEvent[] = [];
+      await zk.children('/k', { watch: (e) => kids.push(e) });
+      const reset = rec.until(isReset);
+      proxy.dropConnections();
+      await nextSessionEvent(zk, 'reconnected');
+      await reset;
+      await other.create('/k/a');
+      await zk.exists('/k');
+      expect(kids).toEqual([{ type: 'childrenChanged', path: '/k' }]);
     } finally {
       await proxy.close();
     }

@@ -18,6 +18,7 @@ function watchTree(client: Coordinator): NonNullable<Coordinator['watchTree']> {
 
 export const treeWatchTests: GroupTests = (ctx, declared) => {
   eventTests(ctx, declared);
+  oneShotTests(ctx, declared);
   lifecycleTests(ctx, declared);
 };
 
@@ -96,6 +97,29 @@ const eventTests: GroupTests = (ctx) => {
     ]);
   });
 
+  it('two tree watches of one client on nested paths both hear a change under both', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    await client.create(path('w', 'in'));
+    const outer = treeRecorder(timeoutMs);
+    const inner = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), outer.listener);
+    await watchTree(client)(path('w', 'in'), inner.listener);
+    await client.create(path('w', 'in', 'x'));
+    await client.create(path('w', 'out'));
+    await roundTrip();
+    expect(outer.events).toEqual([
+      { type: 'created', path: path('w', 'in', 'x') },
+      { type: 'created', path: path('w', 'out') },
+    ]);
+    expect(inner.events).toEqual([{ type: 'created', path: path('w', 'in', 'x') }]);
+  });
+};
+
+/** One-shot watches on the nodes a tree watch covers: they fire as if it were not there. */
+const oneShotTests: GroupTests = (ctx) => {
+  const roundTrip = () => ctx().client.exists(ctx().base);
+
   it('keeps firing (persistent), and one-shot watches on the same nodes fire once each as before', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
@@ -119,22 +143,63 @@ const eventTests: GroupTests = (ctx) => {
     ]);
   });
 
-  it('two tree watches of one client on nested paths both hear a change under both', async () => {
+  // ZooKeeper before 3.9 keeps one watch mode per path and connection: a children watch set
+  // before a tree watch on the same node is turned into the tree watch there and never fires.
+  it('one-shot watches set before a tree watch on the same node fire as before', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    const kids = recorder(timeoutMs);
+    const data = recorder(timeoutMs);
+    await client.children(path('w'), { watch: kids.watch });
+    await client.get(path('w'), { watch: data.watch });
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    await client.create(path('w', 'a'));
+    await client.set(path('w'), text('1'));
+    await roundTrip();
+    expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
+    expect(data.events).toEqual([{ type: 'dataChanged', path: path('w') }]);
+    expect(r.events).toEqual([
+      { type: 'created', path: path('w', 'a') },
+      { type: 'dataChanged', path: path('w') },
+    ]);
+  });
+
+  it('a children watch set before a tree watch fires after that tree watch stops', async () => {
+    const { client, path, timeoutMs } = ctx();
+    await client.create(path('w'));
+    await client.create(path('w', 'old'));
+    const kids = recorder(timeoutMs);
+    await client.children(path('w'), { watch: kids.watch });
+    const r = treeRecorder(timeoutMs);
+    const stop = await watchTree(client)(path('w'), r.listener);
+    stop();
+    await roundTrip();
+    await client.delete(path('w', 'old'));
+    await roundTrip();
+    expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
+    expect(r.events).toEqual([]);
+  });
+
+  it('a children watch fires once when a tree watch on an ancestor reports the same change', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
     await client.create(path('w', 'in'));
-    const outer = treeRecorder(timeoutMs);
-    const inner = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), outer.listener);
-    await watchTree(client)(path('w', 'in'), inner.listener);
+    const r = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), r.listener);
+    const kids = recorder(timeoutMs);
+    await client.children(path('w', 'in'), { watch: kids.watch });
     await client.create(path('w', 'in', 'x'));
-    await client.create(path('w', 'out'));
     await roundTrip();
-    expect(outer.events).toEqual([
-      { type: 'created', path: path('w', 'in', 'x') },
-      { type: 'created', path: path('w', 'out') },
+    // A watch set again after the first event hears the next change only.
+    await client.children(path('w', 'in'), { watch: kids.watch });
+    await roundTrip();
+    await client.delete(path('w', 'in', 'x'));
+    await roundTrip();
+    expect(kids.events).toEqual([
+      { type: 'childrenChanged', path: path('w', 'in') },
+      { type: 'childrenChanged', path: path('w', 'in') },
     ]);
-    expect(inner.events).toEqual([{ type: 'created', path: path('w', 'in', 'x') }]);
   });
 };
 

@@ -81,23 +81,8 @@ export class EntryEvents {
   private unregister(b: number, reg: Registration): void {
     this.watches.delete(b);
     // Still registering: stopped once it is in place (see `register`).
-    if (reg.stop) this.stopped(b, reg.stop);
+    reg.stop?.();
     this.listings.touch(b);
-  }
-
-  /**
-   * Removes `b`'s tree watch. A ZooKeeper server before 3.9 keeps one watch per session and
-   * path: a children watch this session set on `b` before the tree watch never fires, neither
-   * while the tree watch is there nor after its removal (measured on 3.8). A change before the
-   * tree watch fired it (and cleared `watchArmed`); one after was the tree watch's to report.
-   * So such a watch counts as gone now, and the next listing sets a new one (a steal pass's
-   * look counts as gone too).
-   */
-  private stopped(b: number, stop: () => void): void {
-    stop();
-    const st = this.listings.get(b);
-    if (st) st.watchArmed = false;
-    this.listings.markStale(b);
   }
 
   /** Turns the watches on (once): those of the buckets watched now go out. */
@@ -158,7 +143,7 @@ export class EntryEvents {
       (stop) => {
         // Dropped (or closed) while it was registering.
         if (this.watches.get(b) === reg) reg.stop = stop;
-        else this.stopped(b, stop);
+        else stop();
       },
       (err: unknown) => {
         if (this.watches.get(b) !== reg) return;
