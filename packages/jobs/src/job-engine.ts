@@ -6,7 +6,7 @@ import {
   type EngineOptions,
 } from '@zoott/core';
 import { JOB_TYPE, RACE_TYPE } from './constants.js';
-import { ensureReplyDir, publishResult, type ReplyAddress, replyOp, worldAcl } from './reply.js';
+import { prepareReply, publishResult, type ReplyAddress, replyOp } from './reply.js';
 
 /** Options of {@link createJobEngine}: the engine's own, plus where replies are published. */
 export interface JobEngineOptions extends EngineOptions {
@@ -51,10 +51,9 @@ export function createJobEngine(coordinator: Coordinator, options: JobEngineOpti
       const address = isJob(claim) ? replyAddressOf(result) : null;
       if (!address) return [];
       try {
-        // Published with the world's ACL, and only into a reply path that carries it.
-        const acl = await worldAcl(coordinator, replyWorld);
-        // The directory names its world: that world's reaper removes unconsumed results.
-        const dir = await ensureReplyDir(coordinator, address, acl, replyWorld);
+        // Published with the world's ACL, and only into a reply path that carries it. The
+        // directory names its world: that world's reaper removes unconsumed results.
+        const { dir, acl } = await prepareReply(coordinator, address, replyWorld);
         return [replyOp(dir, result, acl)];
       } catch {
         return [];

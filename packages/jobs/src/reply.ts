@@ -89,29 +89,61 @@ export function aclText(acl: readonly Acl[]): string {
     .join(', ');
 }
 
-/**
- * Why the node at `path` does not carry exactly `acl` (`null` when it does). A node
- * whose ACL this session may not even read is not the world's either.
- */
-async function aclProblem(
-  c: Coordinator,
-  path: string,
-  acl: readonly Acl[],
-): Promise<string | null> {
-  let actual: Acl[];
+/** What a read of a node's ACL found: the ACL, or that this session may not read it. */
+type ReadAcl = Acl[] | 'unreadable';
+
+/** The ACL of `path` as this session may read it; `null` when there is no such node. */
+async function readAcl(c: Coordinator, path: string): Promise<ReadAcl | null> {
   try {
-    actual = (await c.getAcl(path)).acl;
+    return (await c.getAcl(path)).acl;
   } catch (err) {
-    if (isZoottError(err, 'NO_AUTH')) return `${path} has an ACL this session may not read`;
+    if (isZoottError(err, 'NO_NODE')) return null;
+    if (isZoottError(err, 'NO_AUTH')) return 'unreadable';
     throw err;
   }
+}
+
+/**
+ * Why a node carrying `actual` does not carry exactly `acl` (`null` when it does). A node
+ * whose ACL this session may not even read is not the world's either.
+ */
+function aclMismatch(path: string, actual: ReadAcl, acl: readonly Acl[]): string | null {
+  if (actual === 'unreadable') return `${path} has an ACL this session may not read`;
   return aclText(actual) === aclText(acl)
     ? null
     : `${path} has ACL [${aclText(actual)}], not the world's [${aclText(acl)}]`;
 }
 
+/** Why the node at `path` does not carry exactly `acl` (`null` when it does); NO_NODE if absent. */
+async function aclProblem(
+  c: Coordinator,
+  path: string,
+  acl: readonly Acl[],
+): Promise<string | null> {
+  let actual: ReadAcl;
+  try {
+    actual = (await c.getAcl(path)).acl;
+  } catch (err) {
+    if (!isZoottError(err, 'NO_AUTH')) throw err;
+    actual = 'unreadable';
+  }
+  return aclMismatch(path, actual, acl);
+}
+
 /** The `op` of the error {@link checkReplyPath} throws, so callers can tell it from a server's NO_AUTH. */
 export const REPLY_PATH_CHECK = 'checkReplyPath';
+
+/** The refusal of reply path `dir`, because of `problem` at `path` (its exchange node or itself). */
+function replyPathRefused(dir: string, path: string, problem: string): ZoottError {
+  return new ZoottError(
+    'NO_AUTH',
+    `reply path ${dir} is not under the world's ACL: ${problem}. Results there could be forged or deleted by others; nothing is published to or read from it. Remove it (or give it the world's ACL) with the world's credentials`,
+    { path, op: REPLY_PATH_CHECK },
+  );
+}
+
+/** The exchange node above a reply directory. */
+const exchangeOf = (dir: string) => dir.slice(0, dir.lastIndexOf('/'));
 
 /**
  * Checks that the exchange node and the reply directory both carry exactly the world's
@@ -126,15 +158,9 @@ export async function checkReplyPath(
   dir: string,
   acl: readonly Acl[],
 ): Promise<void> {
-  const exchange = dir.slice(0, dir.lastIndexOf('/'));
-  for (const path of [exchange, dir]) {
+  for (const path of [exchangeOf(dir), dir]) {
     const problem = await aclProblem(c, path, acl);
-    if (problem)
-      throw new ZoottError(
-        'NO_AUTH',
-        `reply path ${dir} is not under the world's ACL: ${problem}. Results there could be forged or deleted by others; nothing is published to or read from it. Remove it (or give it the world's ACL) with the world's credentials`,
-        { path, op: REPLY_PATH_CHECK },
-      );
+    if (problem) throw replyPathRefused(dir, path, problem);
   }
 }
 
@@ -190,6 +216,40 @@ export async function ensureReplyDir(
 }
 
 /**
+ * The world's ACL (see {@link worldAcl}) and the reply directory of `address`, made sure of
+ * as {@link ensureReplyDir} does. A publisher calls it for every result, so the usual case,
+ * a directory that exists, takes one round trip: the world's, the exchange's and the
+ * directory's ACLs are read together (three sequential reads before). A missing directory
+ * is created, and then checked, as {@link ensureReplyDir} does.
+ *
+ * @throws ZoottError NO_SUCH_TASK when the world does not exist, INVALID_JOB when exchange
+ * or routing key cannot be a node name, NO_AUTH when the path is not under the world's ACL.
+ */
+export async function prepareReply(
+  c: Coordinator,
+  address: ReplyAddress,
+  world: string,
+): Promise<{ dir: string; acl: Acl[] }> {
+  const dir = replyDir(address);
+  const exchange = exchangeOf(dir);
+  const [acl, exchangeAcl, dirAcl] = await Promise.all([
+    worldAcl(c, world),
+    readAcl(c, exchange),
+    readAcl(c, dir),
+  ]);
+  if (exchangeAcl === null || dirAcl === null)
+    return { dir: await ensureReplyDir(c, address, acl, world), acl };
+  for (const [path, actual] of [
+    [exchange, exchangeAcl],
+    [dir, dirAcl],
+  ] as const) {
+    const problem = aclMismatch(path, actual, acl);
+    if (problem) throw replyPathRefused(dir, path, problem);
+  }
+  return { dir, acl };
+}
+
+/**
  * The op that publishes a result JSON under a reply directory that {@link ensureReplyDir}
  * made sure of: the same sequential `result-` node {@link publishResult} creates, with the
  * world's ACL, for use inside a multi.
@@ -216,8 +276,7 @@ export async function publishResult(
   result: unknown,
   options: { world: string },
 ): Promise<string> {
-  const acl = await worldAcl(c, options.world);
-  const dir = await ensureReplyDir(c, address, acl, options.world);
+  const { dir, acl } = await prepareReply(c, address, options.world);
   const { path, data, sequential } = replyOp(dir, result, acl);
   return c.create(path, data, { sequential, acl });
 }
