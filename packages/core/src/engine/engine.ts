@@ -30,13 +30,7 @@ import {
   splitRequest,
 } from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
-import {
-  type CompleteOptions,
-  type CompleteOutcome,
-  completeClaim,
-  failClaim,
-  releaseClaim,
-} from './settle.js';
+import { type CompleteOptions, type CompleteOutcome, failClaim, releaseClaim } from './settle.js';
 import type {
   AreaCounts,
   Claim,
@@ -314,15 +308,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const hook = this.options.completionOps;
     const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
     const extraOps = [...(options?.extraOps ?? []), ...hookOps];
-    // Without extra ops a completion may join a group commit, and carry a hand-off (a promise
-    // only while the child's read-ahead is out); with them it goes alone, as before.
+    // Every completion may join a group commit, extra ops and all. Without extra ops it may
+    // carry a hand-off (a promise only while the child's read-ahead is out): an extra op
+    // could fail its multi, and with it the child's claim.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
     const outcome = await this.settle(c, (ctx) =>
       completeHere(ctx, this.claimers, c, () =>
-        extraOps.length > 0
-          ? completeClaim(ctx, c, result, { ...options, extraOps })
-          : this.groupsOf(ctx).complete(c, result, handOff, options?.report),
+        this.groupsOf(ctx).complete(c, result, handOff, options?.report, extraOps),
       ),
     ).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
     const next = handOff ? await handOff.result : null;

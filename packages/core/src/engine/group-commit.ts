@@ -5,8 +5,15 @@ import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import type { HandOff } from './hand-off.js';
 import { multiFrameBytes } from './multi-frame.js';
 import { sessionBack } from './session.js';
-import { completeAlone, completedRecordBytes, completionOps, failClaim } from './settle.js';
-import type { Claim, SettleOutcome, TaskProgress } from './types.js';
+import {
+  type CompleteOutcome,
+  completeAlone,
+  completedRecordBytes,
+  completeWithExtras,
+  completionOps,
+  failClaim,
+} from './settle.js';
+import type { Claim, TaskProgress } from './types.js';
 
 /** Most completions in one multi. */
 export const MAX_COMPLETE_GROUP = 64;
@@ -20,11 +27,15 @@ export const GROUP_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
 interface Waiting {
   claim: Claim;
   record: Uint8Array;
+  /** The completion's own ops, then `extra`, then the hand-off's. */
   ops: Op[];
+  own: number;
+  /** The caller's extra ops (a job's reply, the progress node's delete). */
+  extra: readonly Op[];
   bytes: number;
   /** A child's claim that rides in the same multi (see `hand-off.ts`). */
   handOff: HandOff | undefined;
-  resolve(out: SettleOutcome): void;
+  resolve(out: CompleteOutcome): void;
   reject(err: unknown): void;
 }
 
@@ -36,9 +47,10 @@ interface Waiting {
  * busier the worker, the bigger the groups, and the wait is never longer than one transaction.
  *
  * A multi is all or nothing. So when a group is refused (one stale claim in it: cancelled,
- * re-claimed), every completion of it is tried again alone: the stale one is dropped as
- * before, its neighbours complete. When a group's reply is lost, each is re-issued alone as a
- * lost write: applied now, or refused because the group applied (the own record then says so).
+ * re-claimed; or an extra op of one of them), every completion of it is tried again alone:
+ * the stale one is dropped as before, one whose extras failed completes without them, its
+ * neighbours complete. When a group's reply is lost, each is re-issued alone as a lost write:
+ * applied now, or refused because the group applied (the own record then says so).
  */
 export class CompletionGroups {
   private readonly waiting: Waiting[] = [];
@@ -50,24 +62,27 @@ export class CompletionGroups {
    * Completes `claim` with `result`, in a group when others are waiting too, with `handOff`'s
    * claim in the same multi when it can be. `handOff` is settled on every path. `report` is
    * the run's last progress, kept in the record (a run whose progress node was never written
-   * has one too, and nothing to remove).
+   * has one too, and nothing to remove). `extra` ops go in the same multi as the completion;
+   * the outcome then says what became of them (see `completeWithExtras`).
    */
   complete(
     claim: Claim,
     result: unknown,
     handOff?: HandOff,
     report?: TaskProgress,
-  ): Promise<SettleOutcome> {
+    extra: readonly Op[] = [],
+  ): Promise<CompleteOutcome> {
     const record = completedRecordBytes(this.ctx, claim, result, report);
     if (!(record instanceof Uint8Array)) {
       handOff?.settle(false);
       return failClaim(this.ctx, claim, record);
     }
     const own = completionOps(this.ctx, claim, record);
-    const ops = handOff ? [...own, ...handOff.ops] : own;
+    const ops = handOff || extra.length > 0 ? [...own, ...extra, ...(handOff?.ops ?? [])] : own;
     const bytes = multiFrameBytes(ops);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ claim, record, ops, bytes, handOff, resolve, reject });
+      const w = { claim, record, ops, own: own.length, extra, bytes, handOff, resolve, reject };
+      this.waiting.push(w);
       if (!this.inFlight) void this.drain();
     });
   }
@@ -112,7 +127,7 @@ export class CompletionGroups {
     if (together.length === 1 && !together[0]!.handOff) alone.push(together.pop()!);
     const singles = alone.map((w) => {
       w.handOff?.settle(false);
-      return this.settle(w, completeAlone(this.ctx, w.claim, w.record));
+      return this.settle(w, this.completeAlone(w, false));
     });
     if (together.length > 0) await this.commitTogether(together, session!);
     await Promise.all(singles);
@@ -121,10 +136,20 @@ export class CompletionGroups {
   private async commitTogether(group: Waiting[], session: string): Promise<void> {
     let lost = false;
     try {
-      await this.ctx.coordinator.multi(group.flatMap((w) => w.ops));
+      const results = await this.ctx.coordinator.multi(group.flatMap((w) => w.ops));
+      let at = 0;
       for (const w of group) {
         w.handOff?.settle(true);
-        w.resolve({ status: 'completed' });
+        const from = at + w.own;
+        at += w.ops.length;
+        if (w.extra.length === 0) w.resolve({ status: 'completed' });
+        else {
+          const extras = {
+            applied: true as const,
+            results: results.slice(from, from + w.extra.length),
+          };
+          w.resolve({ status: 'completed', extras });
+        }
       }
       return;
     } catch (err) {
@@ -139,12 +164,17 @@ export class CompletionGroups {
     // Settled before the completions answer (their callers count on it). A refused group
     // applied nothing; a lost one is looked up: a child it claimed is this session's.
     for (const w of group) w.handOff?.settle(lost ? 'unknown' : false);
-    await Promise.all(
-      group.map((w) => this.settle(w, completeAlone(this.ctx, w.claim, w.record, lost))),
-    );
+    await Promise.all(group.map((w) => this.settle(w, this.completeAlone(w, lost))));
   }
 
-  private settle(w: Waiting, out: Promise<SettleOutcome>): Promise<void> {
+  /** `w` in a multi of its own (after a group's lost reply: `lost`), extras and all. */
+  private completeAlone(w: Waiting, lost: boolean): Promise<CompleteOutcome> {
+    return w.extra.length > 0
+      ? completeWithExtras(this.ctx, w.claim, w.record, w.extra, lost)
+      : completeAlone(this.ctx, w.claim, w.record, lost);
+  }
+
+  private settle(w: Waiting, out: Promise<CompleteOutcome>): Promise<void> {
     return out.then(w.resolve, w.reject);
   }
 }

@@ -297,32 +297,33 @@ export function completeAlone(
 }
 
 /**
- * Records a result: create completed + delete entry @claimed version + delete working, plus
- * any `extraOps` in the same multi. Extras that make the multi fail are dropped (with a
- * warning) and the completion is recorded without them: a result is never lost to them.
+ * Records a result with `extra` ops in the same multi: create completed + delete entry
+ * @claimed version + delete working, then the extras. Extras that make the multi fail are
+ * dropped (with a warning) and the completion is recorded without them: a result is never
+ * lost to them. `lostBefore`: the claim was part of a group commit whose reply was lost, so
+ * a refusal may mean that commit applied (the own record then says so).
  */
-export async function completeClaim(
+export async function completeWithExtras(
   ctx: EngineContext,
   claim: Claim,
-  result: unknown,
-  options: CompleteOptions = {},
+  record: Uint8Array,
+  extra: readonly Op[],
+  lostBefore = false,
 ): Promise<CompleteOutcome> {
-  const bytes = completedRecordBytes(ctx, claim, result, options.report);
-  if (!(bytes instanceof Uint8Array)) return failClaim(ctx, claim, bytes);
-  const base = completionOps(ctx, claim, bytes);
-  const extra = options.extraOps ?? [];
+  const base = completionOps(ctx, claim, record);
   const applied = () => ownRecordExists(ctx, claim);
-  if (extra.length === 0) return completeAlone(ctx, claim, bytes);
   const blocked = fenced(ctx, claim, 'complete');
   if (blocked) return blocked;
   let error: unknown;
   try {
-    const out = await multiUntilKnown(ctx, claim, [...base, ...extra]);
+    const out = await multiUntilKnown(ctx, claim, [...base, ...extra], lostBefore ? 1 : 0);
     if (!(out instanceof RefusedAfterLoss))
       return { status: 'completed', extras: { applied: true, results: out.slice(base.length) } };
     // A lost attempt applied the record and the extras together; their results are unknown.
     if (await applied()) return { status: 'completed', extras: { applied: true, results: null } };
-    return dropped(ctx, claim, 'complete', out.error);
+    // Refused for an extra op: the base ops passed, so no attempt applied and the claim holds.
+    if (!extrasAtFault(out.error, base.length)) return dropped(ctx, claim, 'complete', out.error);
+    error = out.error;
   } catch (err) {
     if (!extrasAtFault(err, base.length)) return voidOrThrow(ctx, claim, 'complete', err);
     error = err;

@@ -76,6 +76,62 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
     expect(await producer.task(['c'])).toMatchObject({ state: 'pending', attempts: 0 });
   });
 
+  it('completions with extra ops join a group; each gets the results of its own extras', async () => {
+    const { producer, worker, wire } = await world(['a', 'b', 'c', 'd']);
+    await producer.coordinator.create('/side');
+    const claims = await worker.claimMany(4, { worker: 'w' });
+    const outs = await Promise.all(
+      claims.map((c) =>
+        worker.complete(c, c.name, {
+          extraOps: [
+            { op: 'create', path: `/side/${c.name}-`, sequential: true },
+            { op: 'check', path: '/side', version: 0 },
+          ],
+        }),
+      ),
+    );
+    expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 3]);
+    for (const [i, out] of outs.entries()) {
+      const name = claims[i]!.name;
+      expect(out.status).toBe('completed');
+      expect(out.extras?.applied).toBe(true);
+      const results = out.extras?.applied ? out.extras.results : null;
+      expect(results).toHaveLength(2);
+      expect(results?.[0]).toMatchObject({
+        op: 'create',
+        path: expect.stringMatching(`^/side/${name}-\\d{10}$`),
+      });
+      expect(results?.[1]).toEqual({ op: 'check' });
+    }
+    for (const c of claims)
+      expect(await producer.task([c.name])).toMatchObject({ state: 'completed', result: c.name });
+  });
+
+  it('an extra op that fails its group: that task completes without its extras, the others with', async () => {
+    const { producer, worker, wire } = await world(['a', 'b', 'c', 'd']);
+    await producer.coordinator.create('/side');
+    const claims = await worker.claimMany(4, { worker: 'w' });
+    const outs = await Promise.all(
+      claims.map((c) =>
+        worker.complete(c, c.name, {
+          extraOps: [{ op: 'create', path: c.name === 'c' ? '/missing/c' : `/side/${c.name}` }],
+        }),
+      ),
+    );
+    expect(outs.map((o) => [o.status, o.extras?.applied])).toEqual([
+      ['completed', true],
+      ['completed', true],
+      ['completed', false],
+      ['completed', true],
+    ]);
+    // The group of b, c, d was refused for c's extra, then each went alone (c twice: with its
+    // extra, then without).
+    expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 3, 1, 1, 1, 1]);
+    expect((await producer.coordinator.children('/side')).sort()).toEqual(['a', 'b', 'd']);
+    for (const c of claims)
+      expect(await producer.task([c.name])).toMatchObject({ state: 'completed', result: c.name });
+  });
+
   it('a fenced claim inside a group is dropped; the others in it are claimed', async () => {
     const { producer, worker, wire, name } = await world(['a', 'b', 'c', 'd', 'e']);
     // The worker reads every entry ahead and claims `a`; its cache still has `b` unclaimed.

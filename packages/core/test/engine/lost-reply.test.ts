@@ -272,6 +272,44 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
     expect(await c.children('/side')).toEqual(['x']);
   });
 
+  for (const fault of ['before', 'after'] as const)
+    it(`a group of completions with extra ops lost ${fault} reaching the server applies each extra once`, async () => {
+      const { c, engine, claim: first, arm } = await setup();
+      await c.create('/side');
+      for (const name of ['p', 'q', 'r']) await engine.queue({ name, type: 't' });
+      const claims = [first, ...(await engine.claimMany(3, { worker: 'w' }))];
+      arm(fault, undefined, 'settle', true);
+      const outs = await Promise.all(
+        claims.map((cl) =>
+          engine.complete(cl, cl.name, {
+            extraOps: [{ op: 'create', path: `/side/${cl.name}`, data: utf8.encode('reply') }],
+          }),
+        ),
+      );
+      expect(outs.map((o) => [o.status, o.extras?.applied])).toEqual(
+        claims.map(() => ['completed', true]),
+      );
+      // Applied by the lost group: the results are not known, and nothing was written twice.
+      const unknown = outs.slice(1).map((o) => (o.extras?.applied ? o.extras.results : 'left out'));
+      expect(unknown).toEqual(
+        fault === 'after' ? [null, null, null] : unknown.map(() => expect.any(Array)),
+      );
+      expect((await c.children('/side')).sort()).toEqual(['job', 'p', 'q', 'r']);
+      expect(await engine.counts()).toMatchObject({ pending: 0, working: 0, completed: 4 });
+    });
+
+  it('complete with an extra op that fails after a lost reply completes without it', async () => {
+    const { c, engine, claim, arm } = await setup();
+    // Lost before reaching the server: the re-issue is refused for the extra op alone.
+    arm('before');
+    const out = await engine.complete(claim, 'r', {
+      extraOps: [{ op: 'create', path: '/missing/x', data: utf8.encode('reply') }],
+    });
+    expect(out).toMatchObject({ status: 'completed', extras: { applied: false } });
+    expect(await engine.task(['job'])).toMatchObject({ state: 'completed', result: 'r' });
+    expect(await c.exists('/missing')).toBeNull();
+  });
+
   it('a session lost while the outcome is unknown drops the result (the claim is gone)', async () => {
     const { raw, engine, claim, arm } = await setup();
     // While the multi is lost, the session expires: the claim died with it.
