@@ -53,8 +53,14 @@ const requests = (c: CallCounts) => c.reads + c.writes;
  * reads, claims): what stealing costs, apart from the world's reaper, which reads the
  * completed area when tasks complete.
  */
-function countingPending(c: Coordinator): { c: Coordinator; pending: () => number } {
+function countingPending(c: Coordinator): {
+  c: Coordinator;
+  pending: () => number;
+  /** The counted requests from the `from`-th on, one line each: what a failed budget spent. */
+  calls: (from: number) => string;
+} {
   let n = 0;
+  const seen: string[] = [];
   const proxy = new Proxy(c, {
     get(target, prop) {
       const value = Reflect.get(target, prop);
@@ -65,13 +71,17 @@ function countingPending(c: Coordinator): { c: Coordinator; pending: () => numbe
         if (
           (typeof first === 'string' && first.startsWith('/zoott_p/')) ||
           ops.some((op) => op.path?.startsWith('/zoott_p/'))
-        )
+        ) {
           n++;
+          seen.push(
+            `${String(prop)} ${typeof first === 'string' ? first : ops.map((o) => o.path).join(' ')}`,
+          );
+        }
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
   });
-  return { c: proxy, pending: () => n };
+  return { c: proxy, pending: () => n, calls: (from) => seen.slice(from).join('\n') };
 }
 
 /** Waits until every clock has slept `n` more times than it had when called. */
@@ -96,9 +106,14 @@ async function startWatcher(
   handlers: Record<string, () => string>,
   a: WorkerHandle,
   stealAfterMs: number,
-): Promise<{ b: WorkerHandle; clock: CountingTestClock; pending: () => number }> {
+): Promise<{
+  b: WorkerHandle;
+  clock: CountingTestClock;
+  pending: () => number;
+  calls: (from: number) => string;
+}> {
   const clock = new CountingTestClock();
-  const { c, pending } = countingPending(raw);
+  const { c, pending, calls } = countingPending(raw);
   const b = runWorker(c, handlers, {
     world,
     clock,
@@ -112,7 +127,7 @@ async function startWatcher(
       b.buckets.length > 0 &&
       a.buckets.length + b.buckets.length === BUCKETS,
   );
-  return { b, clock, pending };
+  return { b, clock, pending, calls };
 }
 
 describeOnBackends('engine: idle workers stay quiet', (backend) => {
@@ -197,7 +212,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     );
     // Worker b runs only `b` and its time moves by hand.
     const stealAfterMs = 1000;
-    const { b, clock, pending } = await startWatcher(
+    const { b, clock, pending, calls } = await startWatcher(
       cbRaw,
       world,
       { b: () => 'b' },
@@ -230,7 +245,9 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     await eventually(() => pending() > first);
     await idlePeriods([clock], 50);
     const second = pending() - first;
-    expect(second).toBeLessThanOrEqual(others);
+    expect(second, `${others} buckets of a's; b sent:\n${calls(first)}`).toBeLessThanOrEqual(
+      others,
+    );
     // More changes, and the head start is over again, but the pass is not paid off: no pass.
     await churn();
     clock.advance(stealAfterMs + 500);
@@ -241,7 +258,10 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     await eventually(() => pending() > first + second);
     await idlePeriods([clock], 50);
     const third = pending() - first - second;
-    expect(third).toBeLessThanOrEqual(others);
+    expect(
+      third,
+      `${others} buckets of a's; b sent:\n${calls(first + second)}`,
+    ).toBeLessThanOrEqual(others);
     await idlePeriods([clock], 50);
     expect(pending()).toBe(first + second + third);
     await Promise.all([a.stop(), b.stop()]);
