@@ -214,8 +214,10 @@ export interface Coordinator {
    *   a no-op.
    * - A server without the operation (ZooKeeper before 3.6) rejects it with UNIMPLEMENTED,
    *   and nothing stays registered: callers fall back to one-shot watches.
-   * - One-shot watches on the same nodes keep firing as before; a change that fires both
-   *   fires each once.
+   * - One-shot watches on the same nodes keep firing as before, whether they were set before
+   *   the tree watch or after it, and after it stops; a change that fires both fires each
+   *   once. (ZooKeeper before 3.9 keeps one watch mode per path and connection, so an adapter
+   *   over it has to make this hold itself.)
    */
   watchTree?(path: string, listener: TreeListener): Promise<() => void>;
 
