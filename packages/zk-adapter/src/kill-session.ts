@@ -3,7 +3,7 @@ import { ZoottError } from '@zoott/core';
 import { parseConnectString } from './connect-string.js';
 import { sessionCredentials, type ZkCoordinator } from './zk-coordinator.js';
 
-const ATTEMPTS = 5;
+const CLOSE_XID = 1;
 
 /**
  * Test aid: expires `client`'s session from the server side, the way ZooKeeper's own tests
@@ -17,30 +17,58 @@ export async function killSession(
 ): Promise<void> {
   if (options.silence) return killSilenced(client, options.silence, options.via);
   const { hosts } = parseConnectString(options.via ?? client.connectString);
-  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const creds = liveCredentials(client);
-    if (creds === 'lost') return;
-    const lost = waitLost(client, learnWithinMs(client));
-    const host = hosts[(attempt - 1) % hosts.length]!;
-    await closeSessionAs(host, creds.id, creds.password, client.sessionTimeoutMs);
-    // The client may win its session back by reconnecting between our connect and close;
-    // then the close was a no-op and we try again.
-    if (await lost) return;
+  // A server that closes a session drops the connection at once, often before its replies go
+  // out: a try rarely hears a verdict. The next try's reattach does (a session the server
+  // closed is answered with a timeout of 0). A try that closed nothing (the client won its
+  // session back by reconnecting between our connect and close) is followed by another.
+  const giveUpAt = Date.now() + client.sessionTimeoutMs * 2;
+  // Listening from the start: a client that renews its session at once (a worker daemon does)
+  // may be past `lost` before a try returns.
+  const lost = lostWatch(client);
+  try {
+    for (let attempt = 0; Date.now() < giveUpAt; attempt++) {
+      if (lost.seen()) return;
+      const creds = liveCredentials(client);
+      if (creds === 'lost') return;
+      const host = hosts[attempt % hosts.length]!;
+      if (await closeSessionAs(host, creds.id, creds.password, client.sessionTimeoutMs)) {
+        // Gone on the server: the client learns it on its next contact.
+        if (await lost.within(client.sessionTimeoutMs * 2)) return;
+        break;
+      }
+      if (await lost.within(RETRY_PAUSE_MS)) return;
+    }
+  } finally {
+    lost.off();
   }
   throw new ZoottError('WAIT_TIMEOUT', 'the client kept its session through killSession', {
     op: 'killSession',
   });
 }
 
-/**
- * How long a client whose session was closed may take to learn it: its next handshake (the
- * library's reconnect pause, then up to a third of the session timeout, see `handshake.ts`)
- * and a margin. A fixed 3 s was too short for a 30-s session on a loaded machine: five
- * attempts passed while the client was still on its way back (bench --quick, CI).
- */
-function learnWithinMs(client: ZkCoordinator): number {
-  return Math.max(3000, Math.ceil(client.sessionTimeoutMs / 3) + 2000);
+/** Whether `client` has reported `lost` since this was called, and a wait for it. */
+function lostWatch(client: ZkCoordinator) {
+  let seen = client.state === 'lost';
+  let wake = () => {};
+  const off = client.onSession((e) => {
+    if (e.type !== 'lost') return;
+    seen = true;
+    wake();
+  });
+  const within = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (seen) return resolve(true);
+      const timer = setTimeout(() => resolve(seen), ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+  return { seen: () => seen, within, off };
 }
+
+/** Between two tries: the server's close of the session is a transaction of its own. */
+const RETRY_PAUSE_MS = 20;
 
 /** Options of {@link killSession}. */
 export interface KillSessionOptions {
@@ -108,14 +136,17 @@ function waitLost(client: ZkCoordinator, ms: number): Promise<boolean> {
 
 /**
  * Opens a raw connection that reattaches to the session and sends closeSession in the same
- * write, so the server handles both back to back. Resolves when the server hangs up.
+ * write, so the server handles both back to back. Resolves when the server hangs up, with
+ * whether the session is certainly gone: the close was answered without an error, or the
+ * reattach found the session expired (a negotiated timeout of 0).
+ * @internal Exported for its tests.
  */
-function closeSessionAs(
+export function closeSessionAs(
   host: { host: string; port: number },
   id: Buffer,
   password: Buffer,
   timeoutMs: number,
-): Promise<void> {
+): Promise<boolean> {
   const connect = Buffer.alloc(4 + 8 + 4 + 8 + 4 + password.length);
   let o = connect.writeInt32BE(0, 0); // protocol version
   o = connect.writeBigInt64BE(0n, o); // last zxid seen
@@ -124,15 +155,31 @@ function closeSessionAs(
   o = connect.writeInt32BE(password.length, o);
   password.copy(connect, o);
   const close = Buffer.alloc(8);
-  close.writeInt32BE(1, 0); // xid
+  close.writeInt32BE(CLOSE_XID, 0);
   close.writeInt32BE(-11, 4); // closeSession
   return new Promise((resolve) => {
+    let gone = false;
+    let frames = 0;
+    let pending = Buffer.alloc(0);
     const socket = net.connect(host);
     socket.setTimeout(5000, () => socket.destroy());
     socket.on('connect', () => socket.write(Buffer.concat([frame(connect), frame(close)])));
-    socket.on('data', () => {});
+    socket.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 4 && pending.length >= 4 + pending.readInt32BE(0)) {
+        const body = pending.subarray(4, 4 + pending.readInt32BE(0));
+        pending = pending.subarray(4 + body.length);
+        // The connect response (protocol version, negotiated timeout, ...), then the close's
+        // reply header (xid, zxid, error code).
+        if (frames++ === 0) gone ||= body.length >= 8 && body.readInt32BE(4) <= 0;
+        else if (body.length >= 16 && body.readInt32BE(0) === CLOSE_XID) {
+          gone ||= body.readInt32BE(12) === 0;
+          socket.destroy(); // answered: nothing more to hear
+        }
+      }
+    });
     socket.on('error', () => {});
-    socket.on('close', () => resolve());
+    socket.on('close', () => resolve(gone));
   });
 }
 

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { parseConnectString } from '../src/connect-string.js';
+import { closeSessionAs } from '../src/kill-session.js';
+import { sessionCredentials } from '../src/zk-coordinator.js';
+import { fakeServer } from './fake-server.js';
+import { freshNamespace, nextSessionEvent, open, zkServer } from './helpers.js';
+
+const CLOSE_SESSION = -11;
+const SESSION_MOVED = -118;
+
+/**
+ * killSession's verdict on one try (closeSessionAs): a session it calls gone must be gone, and
+ * a refused close must not count, or killSession would wait for a client that kept its session.
+ */
+describe('killSession: the verdict of one close', () => {
+  const host = () => parseConnectString(zkServer()).hosts[0]!;
+
+  it('a closed live session: the next try finds it gone, and its client learns it', async () => {
+    const zk = await open(await freshNamespace());
+    const creds = sessionCredentials(zk)!;
+    const lost = nextSessionEvent(zk, 'lost');
+    // The server drops the connection as it closes the session, replies unsent: no verdict.
+    await closeSessionAs(host(), creds.id, creds.password, zk.sessionTimeoutMs);
+    await lost;
+    expect(await closeSessionAs(host(), creds.id, creds.password, zk.sessionTimeoutMs)).toBe(true);
+  });
+
+  it('a session the server no longer knows is gone (it answers the reattach with timeout 0)', async () => {
+    const id = randomBytes(8);
+    expect(await closeSessionAs(host(), id, randomBytes(16), 10_000)).toBe(true);
+  });
+
+  it('a refused close (the client took its session back) is no verdict', async () => {
+    const fake = await fakeServer((type) => (type === CLOSE_SESSION ? SESSION_MOVED : 0));
+    try {
+      const [h] = parseConnectString(fake.hostPort).hosts;
+      expect(await closeSessionAs(h!, randomBytes(8), randomBytes(16), 10_000)).toBe(false);
+      fake.answer = () => 0;
+      expect(await closeSessionAs(h!, randomBytes(8), randomBytes(16), 10_000)).toBe(true);
+      expect(fake.seen.get(CLOSE_SESSION)).toBe(2);
+    } finally {
+      await fake.close();
+    }
+  });
+});
