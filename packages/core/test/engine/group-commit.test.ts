@@ -76,20 +76,22 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
     expect(await producer.task(['c'])).toMatchObject({ state: 'pending', attempts: 0 });
   });
 
-  it('completions with extra ops join a group; each gets the results of its own extras', async () => {
+  /** Tasks a-d claimed in one multi and completed together, each with `extras(name)`. */
+  async function completedWithExtras(extras: (name: string) => Op[]) {
     const { producer, worker, wire } = await world(['a', 'b', 'c', 'd']);
     await producer.coordinator.create('/side');
     const claims = await worker.claimMany(4, { worker: 'w' });
     const outs = await Promise.all(
-      claims.map((c) =>
-        worker.complete(c, c.name, {
-          extraOps: [
-            { op: 'create', path: `/side/${c.name}-`, sequential: true },
-            { op: 'check', path: '/side', version: 0 },
-          ],
-        }),
-      ),
+      claims.map((c) => worker.complete(c, c.name, { extraOps: extras(c.name) })),
     );
+    return { producer, wire, claims, outs };
+  }
+
+  it('completions with extra ops join a group; each gets the results of its own extras', async () => {
+    const { producer, wire, claims, outs } = await completedWithExtras((name) => [
+      { op: 'create', path: `/side/${name}-`, sequential: true },
+      { op: 'check', path: '/side', version: 0 },
+    ]);
     expect(wire.ops.map(completionsIn).filter((n) => n > 0)).toEqual([1, 3]);
     for (const [i, out] of outs.entries()) {
       const name = claims[i]!.name;
@@ -108,16 +110,9 @@ describeOnBackends('engine: group commit of claims and completions', (backend) =
   });
 
   it('an extra op that fails its group: that task completes without its extras, the others with', async () => {
-    const { producer, worker, wire } = await world(['a', 'b', 'c', 'd']);
-    await producer.coordinator.create('/side');
-    const claims = await worker.claimMany(4, { worker: 'w' });
-    const outs = await Promise.all(
-      claims.map((c) =>
-        worker.complete(c, c.name, {
-          extraOps: [{ op: 'create', path: c.name === 'c' ? '/missing/c' : `/side/${c.name}` }],
-        }),
-      ),
-    );
+    const { producer, wire, claims, outs } = await completedWithExtras((name) => [
+      { op: 'create', path: name === 'c' ? '/missing/c' : `/side/${name}` },
+    ]);
     expect(outs.map((o) => [o.status, o.extras?.applied])).toEqual([
       ['completed', true],
       ['completed', true],
