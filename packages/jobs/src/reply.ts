@@ -92,13 +92,22 @@ export function aclText(acl: readonly Acl[]): string {
 /** What a read of a node's ACL found: the ACL, or that this session may not read it. */
 type ReadAcl = Acl[] | 'unreadable';
 
-/** The ACL of `path` as this session may read it; `null` when there is no such node. */
-async function readAcl(c: Coordinator, path: string): Promise<ReadAcl | null> {
+/** The ACL of `path` as this session may read it (NO_NODE when there is no such node). */
+async function readableAcl(c: Coordinator, path: string): Promise<ReadAcl> {
   try {
     return (await c.getAcl(path)).acl;
   } catch (err) {
-    if (isZoottError(err, 'NO_NODE')) return null;
     if (isZoottError(err, 'NO_AUTH')) return 'unreadable';
+    throw err;
+  }
+}
+
+/** {@link readableAcl}, `null` when there is no such node. */
+async function readAcl(c: Coordinator, path: string): Promise<ReadAcl | null> {
+  try {
+    return await readableAcl(c, path);
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE')) return null;
     throw err;
   }
 }
@@ -120,14 +129,7 @@ async function aclProblem(
   path: string,
   acl: readonly Acl[],
 ): Promise<string | null> {
-  let actual: ReadAcl;
-  try {
-    actual = (await c.getAcl(path)).acl;
-  } catch (err) {
-    if (!isZoottError(err, 'NO_AUTH')) throw err;
-    actual = 'unreadable';
-  }
-  return aclMismatch(path, actual, acl);
+  return aclMismatch(path, await readableAcl(c, path), acl);
 }
 
 /** The `op` of the error {@link checkReplyPath} throws, so callers can tell it from a server's NO_AUTH. */
