@@ -63,6 +63,9 @@ describe('zoott-amqp-bridge settings', () => {
     const bad = bridge(['--print-config', '--prefetch', 'lots']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--prefetch: must be a whole number/);
+    const level = bridge(['--print-config'], { ZOOTT_LOG_LEVEL: 'loud' });
+    expect(level.code).toBe(2);
+    expect(level.stderr).toMatch(/ZOOTT_LOG_LEVEL: must be one of trace, .*, silent$/m);
     const url = bridge(['--print-config'], { ZOOTT_AMQP_URL: 'http://mq1' });
     expect(url.code).toBe(2);
     expect(url.stderr).toMatch(/ZOOTT_AMQP_URL: must start with amqp:\/\/ or amqps:\/\//);

@@ -196,6 +196,11 @@ describe('zoott-worker settings, end to end', { timeout: 600_000 }, () => {
     const badFile = await run(['--config', modeFile, '--print-config']);
     expect(badFile.code).toBe(2);
     expect(badFile.stderr).toContain(`${modeFile}: entryEvents: ${modes}, got false`);
+    const level = await run(['--log-level', 'loud']);
+    expect(level.code).toBe(2);
+    expect(level.stderr).toContain(
+      '--log-level: must be one of trace, debug, info, warn, error, fatal, silent, got "loud"',
+    );
     const missing = await run(['--config', join(home, 'nope.yaml'), '--print-config']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/nope\.yaml does not exist/);

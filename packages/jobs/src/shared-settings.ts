@@ -2,7 +2,7 @@
 // variable and help, so one environment serves both programs. Each program's table adds its
 // default in its own form.
 
-import type { SettingSpecBase } from './setting-values.js';
+import { LOG_LEVELS, type SettingSpecBase } from './setting-values.js';
 
 /** The ZooKeeper session timeout, in milliseconds. */
 export const SESSION_TIMEOUT_SETTING: SettingSpecBase<'sessionTimeoutMs'> = {
@@ -21,5 +21,7 @@ export const LOG_LEVEL_SETTING: SettingSpecBase<'logLevel'> = {
   env: 'ZOOTT_LOG_LEVEL',
   kind: 'string',
   arg: 'level',
-  help: 'trace, debug, info, warn, error, fatal or silent',
+  // Checked where it is read, so a bad one is refused naming the flag, variable or file.
+  values: LOG_LEVELS,
+  help: `${LOG_LEVELS.slice(0, -1).join(', ')} or ${LOG_LEVELS.at(-1)}`,
 };

@@ -112,7 +112,10 @@ describe('settings', () => {
       /allowExec: must be a list/,
     );
     expect(() => resolveSettings({ flags: { logLevel: 'loud' } })).toThrow(
-      /logLevel: must be one of/,
+      /--log-level: must be one of trace, .*, silent, got "loud"/,
+    );
+    expect(() => resolveSettings({ env: { ZOOTT_LOG_LEVEL: 'Info' } })).toThrow(
+      /ZOOTT_LOG_LEVEL: must be one of .*, got "Info"/,
     );
     expect(() => resolveSettings({ env: { ZOOTT_DATASETS: 'sales, bad name' } })).toThrow(
       /ZOOTT_DATASETS: "bad name" is not a dataset name/,
