@@ -1,5 +1,5 @@
 import type { Op } from '../contract/coordinator.js';
-import type { CachedEntry } from './bucket-listings.js';
+import type { BucketState, CachedEntry } from './bucket-listings.js';
 import type { EntryName } from './layout.js';
 import type { EntryData } from './types.js';
 
@@ -34,4 +34,23 @@ export function aheadOf(known: readonly Candidate[], unread: readonly EntryName[
   if (unread.length === 0) return [];
   const top = unread.reduce((m, e) => Math.max(m, e.priority), Number.NEGATIVE_INFINITY);
   return known.filter((c) => c.priority > top);
+}
+
+/**
+ * `known` without the candidates of a lower priority than an `unread` entry (listed in
+ * `listedIn[i]`) that its read found gone. Such a task was claimed elsewhere, cancelled, or
+ * queued again under a new name the listing lacks: nothing of a lower priority from those
+ * listings is claimed before they are read again (the next round), so priority holds for a
+ * task queued again while it was listed.
+ */
+export function belowNoneGone(
+  known: Candidate[],
+  unread: readonly EntryName[],
+  listedIn: readonly BucketState[],
+): Candidate[] {
+  let top = Number.NEGATIVE_INFINITY;
+  unread.forEach((e, i) => {
+    if (listedIn[i]!.gone.has(e.name)) top = Math.max(top, e.priority);
+  });
+  return top === Number.NEGATIVE_INFINITY ? known : known.filter((c) => c.priority >= top);
 }

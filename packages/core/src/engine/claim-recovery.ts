@@ -1,9 +1,11 @@
 import { decodeJson } from '../contract/paths.js';
+import type { BucketListings } from './bucket-listings.js';
+import type { Candidate } from './candidate.js';
 import type { ClaimAttempt } from './claim-attempt.js';
 import type { EngineContext } from './context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { claimsHeldThrough, sessionBack } from './session.js';
-import type { ClaimIdentity, EntryData } from './types.js';
+import type { Claim, ClaimIdentity, EntryData } from './types.js';
 
 /** The parts of a claim attempt that show whether its multi applied. */
 export interface ClaimWritten {
@@ -95,7 +97,7 @@ export async function claimRefused(
     } else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
     return null;
   }
-  if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE')) {
+  if (entryMoved(failure)) {
     st?.cache.delete(cand.entry.name);
     if (st) st.stale = true;
     return null;
@@ -113,4 +115,31 @@ export async function claimRefused(
     return null;
   }
   throw err;
+}
+
+/**
+ * Whether a claim was refused for its entry itself: changed or gone (claimed elsewhere,
+ * cancelled, or renamed by a re-queue, which puts the task under a name the listing lacks).
+ */
+export function entryMoved(failure: { index: number; code: string } | null): boolean {
+  return failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE');
+}
+
+/**
+ * The highest priority among `tried` candidates whose claim did not happen and whose listing
+ * that made stale (a refusal for a moved entry, say), or -Infinity. Such a task may be pending
+ * under a name those listings lack, so no candidate of a lower priority from them may pass it
+ * before they are read again: priority holds for a task queued again while it was listed.
+ */
+export function refusedTop(
+  got: readonly (Claim | null)[],
+  tried: readonly Candidate[],
+  listings: BucketListings,
+): number {
+  let top = Number.NEGATIVE_INFINITY;
+  got.forEach((claim, i) => {
+    const cand = tried[i]!;
+    if (claim === null && listings.get(cand.bucket)?.stale) top = Math.max(top, cand.priority);
+  });
+  return top;
 }

@@ -4,9 +4,9 @@ import { hintLocality, type LocalityScore, orderForWorker } from '../tree/orderi
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
 import { openEntry } from './bucket-state.js';
-import { aheadOf, type Candidate, candidateOf } from './candidate.js';
+import { aheadOf, belowNoneGone, type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
-import { adoptLostClaim, claimRefused } from './claim-recovery.js';
+import { adoptLostClaim, claimRefused, entryMoved, refusedTop } from './claim-recovery.js';
 import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import type { EngineContext } from './context.js';
@@ -201,8 +201,11 @@ export class Claimer {
         const groups: Candidate[][] = [];
         for (let i = 0; i < admitted.length; i += MAX_CLAIM_GROUP)
           groups.push(admitted.slice(i, i + MAX_CLAIM_GROUP));
-        const got = await Promise.all(groups.map((group) => this.gatedTogether(group)));
-        for (const claim of got.flat()) if (claim) won.push(claim);
+        const got = (await Promise.all(groups.map((group) => this.gatedTogether(group)))).flat();
+        for (const claim of got) if (claim) won.push(claim);
+        // No lower candidate passes a task refused as moved: the next round re-reads first.
+        const top = refusedTop(got, admitted, this.listings);
+        if ((candidates[offset]?.priority ?? top) < top) break;
       }
     }
     // Listings read by this call may have crossed a bound: the watches follow now, not at
@@ -247,6 +250,7 @@ export class Claimer {
     const known: Candidate[] = [];
     const fetches: Promise<void>[] = [];
     const unread: EntryName[] = [];
+    const unreadIn: BucketState[] = [];
     for (const b of buckets) {
       const st = this.listings.get(b);
       if (!st) continue;
@@ -298,6 +302,7 @@ export class Claimer {
           }
         }
         unread.push(e);
+        unreadIn.push(st);
         fetches.push(this.readCandidate(b, st, e, guarded, now, known));
       }
     }
@@ -315,7 +320,7 @@ export class Claimer {
       return ready;
     }
     await Promise.all(fetches);
-    return orderForWorker(known, this.score);
+    return orderForWorker(belowNoneGone(known, unread, unreadIn), this.score);
   }
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
@@ -389,13 +394,16 @@ export class Claimer {
         first += a.ops.length;
         return f !== null && f.index >= start && f.index < first ? f.index - start : -1;
       });
+      // A task refused as moved may be pending under a new name: no lower claim passes it.
+      const moved = attempts.find((_, i) => f !== null && entryMoved({ ...f, index: at[i]! }));
+      const floor = moved?.cand.priority ?? Number.NEGATIVE_INFINITY;
       return Promise.all(
         attempts.map(async (a, i) => {
           const adopted = await this.adoptIfLost(err, a);
           if (adopted !== null) return this.won(a, adopted);
           this.held.delete(a.cand.entry.encodedKey);
           if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
-          if (at[i]! < 0) return this.tryClaim(a.cand);
+          if (at[i]! < 0) return a.cand.priority < floor ? null : this.tryClaim(a.cand);
           return this.claimRefused(err, { index: at[i]!, code: f!.code }, a);
         }),
       );

@@ -30,6 +30,47 @@ describeOnBackends('engine: order', (backend) => {
     await c.close();
   });
 
+  /**
+   * 'first' (priority 20), 'high' (10), 'low' and 'low2' (0) in one bucket; `engine` has
+   * claimed 'first', reading every entry, then 'high' was queued again (new data), which
+   * renames its entry: the one `engine` read is gone.
+   */
+  async function requeuedAfterRead() {
+    const c = await backend().connect();
+    const other = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 1, logger: memoryLogger() });
+    const producer = createEngine(other, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await producer.queue({ name: 'first', type: 't' }, null, null, { priority: 20 });
+    await producer.queue({ name: 'high', type: 't', data: 'old' }, null, null, { priority: 10 });
+    await producer.queue({ name: 'low', type: 't' });
+    await producer.queue({ name: 'low2', type: 't' });
+    expect((await engine.claim())?.name).toBe('first');
+    await producer.queue({ name: 'high', type: 't', data: 'new' }, null, null, { priority: 10 });
+    return { engine, close: () => Promise.all([c.close(), other.close()]) };
+  }
+
+  it('a task queued again after the claimer read it keeps its place: a lower one does not pass it', async () => {
+    const { engine, close } = await requeuedAfterRead();
+    const next = await engine.claim();
+    expect(next?.name).toBe('high');
+    expect(next?.data).toBe('new');
+    expect((await engine.claim())?.name).toBe('low');
+    await close();
+  });
+
+  it('... nor inside a claim group: the group refused for its old entry claims no lower one', async () => {
+    const { engine, close } = await requeuedAfterRead();
+    const claims = await engine.claimMany(2);
+    expect(claims.map((c) => [c.name, c.data])).toEqual([
+      ['high', 'new'],
+      ['low', undefined],
+    ]);
+    expect((await engine.claim())?.name).toBe('low2');
+    await close();
+  });
+
   it('prefers a task hinted to this worker and holds one hinted to another for a while', async () => {
     const c = await backend().connect();
     const clock = new TestClock();
