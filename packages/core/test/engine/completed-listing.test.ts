@@ -1,0 +1,55 @@
+import type { Coordinator } from '@zoott/core';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { intercept, oneBucketEngine, oneBucketWorld } from './helpers.js';
+
+describeOnBackends('claimers of one engine: a listing read before an own completion', (backend) => {
+  it('does not bring the completed entry back: the completed task blocks none of its children there', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    const raw = await backend().connect();
+    // Listings can be held after the server answered them: `held` resolves once one is, and
+    // `release` lets it through.
+    let armed = false;
+    let held = (): void => {};
+    const isHeld = new Promise<void>((r) => {
+      held = r;
+    });
+    let release = (): void => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const c: Coordinator = intercept(raw, 'childrenWithStat', (list) => async (...args) => {
+      const out = await list(...args);
+      if (armed) {
+        armed = false;
+        held();
+        await released;
+      }
+      return out;
+    });
+    const engine = oneBucketEngine(c, world);
+    const a = await engine.claimer({ worker: 'a' });
+    const b = await engine.claimer({ worker: 'b' });
+    a.setWatched([0]);
+    b.setWatched([0]);
+    // b lists the bucket while it is empty; then p and its child are queued.
+    await b.listings.refresh([0], true);
+    await other.queue({ name: 'p', type: 't' });
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] } });
+    const p = await a.claim([0]);
+    expect(p?.key).toEqual(['p']);
+    // b reads the bucket again: the server answers with p's entry, and the reply is held.
+    armed = true;
+    const reading = b.listings.refresh([0], true);
+    await isHeld;
+    // a's completion deletes p's entry; b's listing in flight still shows it.
+    expect((await engine.complete(p!, 'done')).status).toBe('completed');
+    release();
+    await reading;
+    const st = b.listings.get(0)!;
+    // The read went out before the completion: it is taken as it stands, without p's entry.
+    expect(st.entries.map((e) => e.encodedKey)).toEqual(['p|c']);
+    expect(st.present.has('p')).toBe(false);
+    await Promise.all([raw.close(), other.close()]);
+  });
+});
