@@ -114,8 +114,11 @@ export function addAncestors(key: string, into: Set<string>): void {
  * in claim order, as a listing read now would show it. Returns false when the listing
  * already shows it or showed it once (a name is never reused), or when the bucket was never
  * listed (a listing of one entry would hide the rest of the bucket). A listing out now
- * replaces it all when it returns, and shows the entry too: the event came before its reply.
- * The listing is behind the bucket from then on: a child claimed from it checks its
+ * replaces it all when it returns. It shows the entry when the server read it after the
+ * creation; when its reply and this event came in together, the event is handled first and
+ * the reply lacks the entry: so a creation reported while a listing is out is never
+ * `continuous`, and counts as a change (entry-events.test.ts, "a root reported while a
+ * listing is out"). The listing is behind the bucket from then on: a child claimed from it checks its
  * ancestors, as after a children watch fired. `continuous`: every creation since the listing
  * was read has been reported, in order, so this entry's creation is a point the view is
  * complete to (its zxid is read with the entry).
