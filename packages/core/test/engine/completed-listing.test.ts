@@ -1,32 +1,12 @@
-import type { Coordinator } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { intercept, oneBucketEngine, oneBucketWorld } from './helpers.js';
+import { holdingListings, oneBucketEngine, oneBucketWorld } from './helpers.js';
 
 describeOnBackends('claimers of one engine: a listing read before an own completion', (backend) => {
   it('does not bring the completed entry back: the completed task blocks none of its children there', async () => {
     const { world, other } = await oneBucketWorld(() => backend().connect());
     const raw = await backend().connect();
-    // Listings can be held after the server answered them: `held` resolves once one is, and
-    // `release` lets it through.
-    let armed = false;
-    let held = (): void => {};
-    const isHeld = new Promise<void>((r) => {
-      held = r;
-    });
-    let release = (): void => {};
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    const c: Coordinator = intercept(raw, 'childrenWithStat', (list) => async (...args) => {
-      const out = await list(...args);
-      if (armed) {
-        armed = false;
-        held();
-        await released;
-      }
-      return out;
-    });
+    const { coordinator: c, hold, release } = holdingListings(raw);
     const engine = oneBucketEngine(c, world);
     const a = await engine.claimer({ worker: 'a' });
     const b = await engine.claimer({ worker: 'b' });
@@ -39,9 +19,9 @@ describeOnBackends('claimers of one engine: a listing read before an own complet
     const p = await a.claim([0]);
     expect(p?.key).toEqual(['p']);
     // b reads the bucket again: the server answers with p's entry, and the reply is held.
-    armed = true;
+    const held = hold();
     const reading = b.listings.refresh([0], true);
-    await isHeld;
+    await held;
     // a's completion deletes p's entry; b's listing in flight still shows it.
     expect((await engine.complete(p!, 'done')).status).toBe('completed');
     release();

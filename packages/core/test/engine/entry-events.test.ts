@@ -14,7 +14,7 @@ import {
   counting,
   eventually,
   handsOff,
-  intercept,
+  holdingListings,
   memoryLogger,
   oneBucketEngine,
   oneBucketWorld,
@@ -130,36 +130,18 @@ describeOnBackends('claimer: new entries from tree watches (entryEvents)', (back
     await other.queue({ name: 'a', type: 't' });
     const raw = await backend().connect();
     const spied = treeWatchSpy(raw);
-    // A listing can be held once the server has answered it: what the claimer sees when a
-    // reply and a later creation's event come in one read from the socket (the event is
-    // handled before the reply's continuation runs).
-    let armed = false;
-    let held = (): void => {};
-    const isHeld = new Promise<void>((r) => {
-      held = r;
-    });
-    let release = (): void => {};
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    const c = intercept(spied.coordinator, 'childrenWithStat', (list) => async (...args) => {
-      const out = await list(...args);
-      if (armed) {
-        armed = false;
-        held();
-        await released;
-      }
-      return out;
-    });
+    // What the claimer sees when a listing's reply and a later creation's event come in one
+    // read from the socket: the event is handled before the reply's continuation runs.
+    const { coordinator: c, hold, release } = holdingListings(spied.coordinator);
     const claimer = await oneBucketEngine(c, world).claimer({ worker: 'w', entryEvents: true });
     claimer.setWatched([0]);
     await eventually(() => spied.spy.active === 1);
     expect(await claimer.claim([0])).toMatchObject({ key: ['a'] });
     // A listing goes out and is answered without `b`; `b`'s event comes while it is held.
     claimer.touch(0);
-    armed = true;
+    const held = hold();
     const reading = claimer.listings.refresh([0], true);
-    await isHeld;
+    await held;
     await other.queue({ name: 'b', type: 't' });
     await raw.exists('/');
     release();

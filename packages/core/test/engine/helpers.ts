@@ -202,3 +202,37 @@ export function intercept<K extends keyof Coordinator>(
     },
   });
 }
+
+/**
+ * `raw` whose next listing (`childrenWithStat`), once `hold()` was called, is held after the
+ * server answered it: `hold()` resolves when one is held, `release()` lets it through. What
+ * a claimer sees when a listing's reply lands late (its continuation runs after events that
+ * came in behind it).
+ */
+export function holdingListings(raw: Coordinator): {
+  coordinator: Coordinator;
+  hold: () => Promise<void>;
+  release: () => void;
+} {
+  let armed = false;
+  let held = (): void => {};
+  let release = (): void => {};
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
+  const coordinator = intercept(raw, 'childrenWithStat', (list) => async (...args) => {
+    const out = await list(...args);
+    if (armed) {
+      armed = false;
+      held();
+      await released;
+    }
+    return out;
+  });
+  const hold = () =>
+    new Promise<void>((r) => {
+      armed = true;
+      held = r;
+    });
+  return { coordinator, hold, release };
+}
