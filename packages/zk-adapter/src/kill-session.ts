@@ -91,17 +91,22 @@ async function killSilenced(
   const creds = liveCredentials(client);
   if (creds === 'lost') return;
   const { hosts } = parseConnectString(via ?? client.connectString);
-  silence(true);
+  const lost = lostWatch(client);
   try {
-    await closeSessionAs(hosts[0]!, creds.id, creds.password, client.sessionTimeoutMs);
+    silence(true);
+    try {
+      await closeSessionAs(hosts[0]!, creds.id, creds.password, client.sessionTimeoutMs);
+    } finally {
+      silence(false);
+    }
+    // Cut off, the client could not have reconnected: its next contact finds the session gone.
+    if (!(await lost.within(client.sessionTimeoutMs * 2))) {
+      throw new ZoottError('WAIT_TIMEOUT', 'the client did not learn that its session ended', {
+        op: 'killSession',
+      });
+    }
   } finally {
-    silence(false);
-  }
-  // Cut off, the client could not have reconnected: its next contact finds the session gone.
-  if (!(await waitLost(client, client.sessionTimeoutMs * 2))) {
-    throw new ZoottError('WAIT_TIMEOUT', 'the client did not learn that its session ended', {
-      op: 'killSession',
-    });
+    lost.off();
   }
 }
 
@@ -115,23 +120,6 @@ function liveCredentials(client: ZkCoordinator) {
     `killSession needs a connected client (state is ${client.state})`,
     { op: 'killSession' },
   );
-}
-
-function waitLost(client: ZkCoordinator, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (client.state === 'lost') return resolve(true);
-    const timer = setTimeout(() => {
-      off();
-      resolve(client.state === 'lost');
-    }, ms);
-    const off = client.onSession((e) => {
-      if (e.type === 'lost') {
-        clearTimeout(timer);
-        off();
-        resolve(true);
-      }
-    });
-  });
 }
 
 /**

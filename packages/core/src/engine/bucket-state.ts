@@ -118,8 +118,8 @@ export function addAncestors(key: string, into: Set<string>): void {
  * creation; when its reply and this event came in together, the event is handled first and
  * the reply lacks the entry: so a creation reported while a listing is out is never
  * `continuous`, and counts as a change (entry-events.test.ts, "a root reported while a
- * listing is out"). The listing is behind the bucket from then on: a child claimed from it checks its
- * ancestors, as after a children watch fired. `continuous`: every creation since the listing
+ * listing is out"). The listing is behind the bucket from then on: a child claimed from it
+ * checks its ancestors, as after a children watch fired. `continuous`: every creation since the listing
  * was read has been reported, in order, so this entry's creation is a point the view is
  * complete to (its zxid is read with the entry).
  */
