@@ -2,7 +2,7 @@ import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
 import { buildRaceResult, type RaceJob } from '@zoott/core/jobs';
 import { runRacer } from '../jobs/index.js';
-import type { HandlerContext } from './options.js';
+import { type HandlerContext, holding } from './options.js';
 import { createOnce, RacePaths, type RacerData, readJson, type WinnerData } from './race-state.js';
 
 /** What a racer task records as its own (small) result. */
@@ -66,6 +66,7 @@ export async function runRacerTask(
     ...(d.nonZeroExitWins === true ? { normalExitCodes: [0] } : {}),
     allowExec: h.policy,
     ...(h.runAs ? { runAs: h.runAs } : {}),
+    ...holding(h),
   });
   let stoppedByRace = false;
   const stop = () => {

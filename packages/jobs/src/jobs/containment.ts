@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type CgroupSupport,
+  cgroupPids,
+  cgroupPopulated,
+  jobCgroupSupport,
+  killCgroup,
+  makeJobCgroup,
+  removeCgroup,
+} from './cgroup.js';
+import type { JobCgroupMode } from './cgroup-mode.js';
+import { keeperLink } from './keeper-link.js';
+import { followTree, killKept, procTable } from './keeper-main.js';
+import { type Launch, launch } from './launcher.js';
+
+// What holds a job's processes, so that they end with the job (and with its claim):
+// - a cgroup v2 of its own where this process may make one (root, or a delegated subtree):
+//   every descendant is in it, whatever it does, and one write kills them all;
+// - else its process group, and the descendants found by following parent links (a
+//   descendant that leaves the group and whose parent exits before anyone looks escapes).
+// In both, the job keeper (keeper-main.ts) knows the job, and kills it when the worker dies or
+// stops answering for the job's silence limit.
+
+export { JOB_CGROUP_MODES, type JobCgroupMode } from './cgroup-mode.js';
+
+/** What jobs of this process are held by under `mode`: a cgroup root, or why not. */
+export function containmentFor(mode: JobCgroupMode = 'auto'): CgroupSupport {
+  if (mode === 'off') return { ok: false, reason: 'turned off (job cgroup: off)' };
+  const support = jobCgroupSupport();
+  if (support.ok) keeperLink().adoptRoot(support.root);
+  return support;
+}
+
+/** Every job holder of this process not yet released, for {@link killAllJobs}. */
+const open = new Set<Containment>();
+
+/** SIGKILLs every job of this process now (a worker's forced exit). */
+export function killAllJobs(): void {
+  for (const holder of open) holder.signal('SIGKILL');
+}
+
+/** Options of {@link openContainment}. */
+export interface ContainmentOptions {
+  mode?: JobCgroupMode;
+  /**
+   * Kill the job when the worker has not been heard of for this long (the keeper's heartbeat);
+   * unset: only when the worker dies.
+   */
+  silenceMs?: number;
+}
+
+/** One job's holder: how to start it in it, signal all of it, and clean up after it. */
+export interface Containment {
+  /** The job's cgroup, or null (process group only). */
+  readonly cgroup: string | null;
+  /** The launcher command for `argv`, keeping descriptors 0..`lastFd`, with environment `env`. */
+  launch(argv: readonly string[], lastFd: number, env: Readonly<Record<string, string>>): Launch;
+  /** The job's leader runs as `pid` (also its process group). */
+  started(pid: number): void;
+  /** SIGTERM or SIGKILL to every process of the job. */
+  signal(signal: 'SIGTERM' | 'SIGKILL'): void;
+  /** How long the worker was silent when the keeper killed the job, or null if it did not. */
+  silencedFor(): Promise<number | null>;
+  /** After the leader ended: kills what is left, removes the cgroup, forgets the job. */
+  release(): void;
+}
+
+/**
+ * Opens the holder of one job.
+ *
+ * @throws Error under `require` when no cgroup can be made, naming why.
+ */
+export function openContainment(options: ContainmentOptions = {}): Containment {
+  const support = containmentFor(options.mode);
+  if (!support.ok && options.mode === 'require')
+    throw new Error(`job cgroup required but not available: ${support.reason}`);
+  const keeper = keeperLink();
+  const cgroup = support.ok ? makeJobCgroup(support.root) : null;
+  const id = keeper.add({ cgroup, pgid: null, silenceMs: options.silenceMs ?? null });
+  let pgid: number | null = null;
+  let released = false;
+
+  const holder: Containment = {
+    cgroup,
+    launch: (argv, lastFd, env) => launch(argv, cgroup, lastFd, env),
+    started(pid) {
+      pgid = pid;
+      if (cgroup === null) keeper.setGroup(id, pid);
+    },
+    signal(signal) {
+      if (cgroup !== null && signal === 'SIGKILL') killCgroup(cgroup);
+      const pids = cgroup !== null ? cgroupPids(cgroup) : [];
+      if (pgid !== null) {
+        try {
+          process.kill(-pgid, signal);
+        } catch {
+          // The group is gone.
+        }
+        if (cgroup === null) {
+          if (signal === 'SIGKILL') {
+            killKept(
+              fs,
+              { cgroup: null, pgid, silenceMs: null, known: new Map(), killed: false },
+              followTree,
+              procTable,
+            );
+            keeper.kill(id);
+            return;
+          }
+          const known = new Map<number, string>();
+          followTree(procTable(fs), pgid, known);
+          pids.push(...known.keys());
+        }
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(pid, signal);
+        } catch {
+          // Gone.
+        }
+      }
+    },
+    silencedFor: () => keeper.silencedFor(id),
+    release() {
+      if (released) return;
+      released = true;
+      open.delete(holder);
+      holder.signal('SIGKILL');
+      if (cgroup === null) {
+        keeper.forget(id);
+        return;
+      }
+      void (async () => {
+        // A SIGKILLed process takes a moment to leave its cgroup.
+        const until = Date.now() + 10_000;
+        while (cgroupPopulated(cgroup) && Date.now() < until) await sleep(10);
+        // One that cannot be removed stays the keeper's: it kills and removes it at the end.
+        if (removeCgroup(cgroup)) keeper.forget(id);
+      })();
+    },
+  };
+  open.add(holder);
+  return holder;
+}
