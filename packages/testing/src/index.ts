@@ -10,5 +10,6 @@ export {
   processesWith,
   runningGroupMembers,
 } from './processes.js';
+export { makeSystemUser, type SystemUser } from './system-user.js';
 export { freshNamespace, SELF, settled, until } from './task-waits.js';
 export { zookeeperBackend } from './zookeeper-backend.js';
