@@ -1,6 +1,7 @@
 export type { Backend, TestBackend } from './backend.js';
 export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
 export { freshChroot } from './fresh-chroot.js';
+export { swapLinks, userInput, victimDir, victimIntact } from './link-swaps.js';
 export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
 export {
