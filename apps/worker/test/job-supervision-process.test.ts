@@ -5,17 +5,26 @@
  * overlap), and a descendant that called setsid goes with the rest, with a cgroup (`auto`, as
  * root here) and with process groups only (`off`).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Coordinator, createEngine } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { cgroup2Mount, submitJob } from '@zoott/jobs/internal';
-import { freshNamespace, killMarked, processesWith, settled, until } from '@zoott/testing';
+import {
+  freshNamespace,
+  killMarked,
+  makeSystemUser,
+  processesWith,
+  settled,
+  until,
+} from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoOverlap, markingJob, runsOf } from './job-marks.js';
 import {
+  BIN,
   jobWorkerArgs,
   killWorkers,
   requireBin,
@@ -201,6 +210,45 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
       () => (processesWith(marker).length === 0 ? true : undefined),
       SESSION_MS,
     );
+  });
+
+  it('a worker that may not make cgroups falls back to process groups, or with require refuses to start', async () => {
+    const user = makeSystemUser('zoott-t-nocg');
+    const asUser = (mode: string) => {
+      const w = spawn(
+        'setpriv',
+        [
+          ...['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups'],
+          ...[process.execPath, BIN, '--connect', ns, '--world', 'nocg', '--create-world'],
+          ...['--allow-exec', '/bin/true', '--job-cgroup', mode, '--work-dir', '/tmp'],
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/tmp', env: { PATH: process.env.PATH ?? '' } },
+      );
+      let out = '';
+      w.stdout!.on('data', (b: Buffer) => (out += b));
+      w.stderr!.on('data', (b: Buffer) => (out += b));
+      const exited = new Promise<number | null>((r) => w.once('exit', r));
+      return { w, exited, output: () => out };
+    };
+    try {
+      const required = asUser('require');
+      expect(await required.exited, required.output()).toBe(2);
+      expect(required.output()).toMatch(
+        /jobCgroup: require, but this worker cannot give jobs a cgroup: cannot make .*zoott-jobs\.\d+\.\w+ \(EACCES\)/,
+      );
+      const auto = asUser('auto');
+      try {
+        await until('the worker to start', () =>
+          /"msg":"worker started"/.test(auto.output()) ? true : undefined,
+        );
+        expect(auto.output()).toMatch(/"jobCgroup":"none \(process groups: cannot make /);
+      } finally {
+        auto.w.kill('SIGKILL');
+        await auto.exited;
+      }
+    } finally {
+      user.remove();
+    }
   });
 
   it('a setsid descendant left behind by a job that ended is killed with it', async () => {

@@ -11,7 +11,7 @@ import {
 } from './cgroup.js';
 import type { JobCgroupMode } from './cgroup-mode.js';
 import { keeperLink } from './keeper-link.js';
-import { followTree, killKept, procTable } from './keeper-main.js';
+import { followTree, procTable } from './keeper-main.js';
 import { type Launch, launch } from './launcher.js';
 
 // What holds a job's processes, so that they end with the job (and with its claim):
@@ -30,6 +30,15 @@ export function containmentFor(mode: JobCgroupMode = 'auto'): CgroupSupport {
   const support = jobCgroupSupport();
   if (support.ok) keeperLink().adoptRoot(support.root);
   return support;
+}
+
+/** Sends a signal; a process or group already gone is no error. */
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Gone.
+  }
 }
 
 /** Every job holder of this process not yet released, for {@link killAllJobs}. */
@@ -89,48 +98,40 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
       if (cgroup === null) keeper.setGroup(id, pid);
     },
     signal(signal) {
-      if (cgroup !== null && signal === 'SIGKILL') killCgroup(cgroup);
-      const pids = cgroup !== null ? cgroupPids(cgroup) : [];
-      if (pgid !== null) {
-        try {
-          process.kill(-pgid, signal);
-        } catch {
-          // The group is gone.
-        }
-        if (cgroup === null) {
-          if (signal === 'SIGKILL') {
-            killKept(
-              fs,
-              { cgroup: null, pgid, silenceMs: null, known: new Map(), killed: false },
-              followTree,
-              procTable,
-            );
-            keeper.kill(id);
-            return;
-          }
-          const known = new Map<number, string>();
-          followTree(procTable(fs), pgid, known);
-          pids.push(...known.keys());
-        }
+      if (cgroup !== null) {
+        // One write kills all of it; SIGTERM goes to each process, which may handle it.
+        if (signal === 'SIGKILL') killCgroup(cgroup);
+        else for (const pid of cgroupPids(cgroup)) kill(pid, signal);
+        if (pgid !== null) kill(-pgid, signal);
+        return;
       }
-      for (const pid of pids) {
-        try {
-          process.kill(pid, signal);
-        } catch {
-          // Gone.
-        }
+      if (pgid === null) return;
+      // Without a cgroup, what left the group is found by its parent links: by the keeper,
+      // which remembers what it saw (a look at every process of the host costs milliseconds).
+      if (signal === 'SIGKILL') {
+        kill(-pgid, signal);
+        keeper.kill(id);
+        return;
       }
+      // Looked at before the signal: a leader that dies of it takes the links with it.
+      const known = new Map<number, string>();
+      followTree(procTable(fs), pgid, known);
+      kill(-pgid, signal);
+      for (const pid of known.keys()) kill(pid, signal);
     },
     silencedFor: () => keeper.silencedFor(id),
     release() {
       if (released) return;
       released = true;
       open.delete(holder);
-      holder.signal('SIGKILL');
       if (cgroup === null) {
+        // The leader has ended: its group, and what the keeper has seen of the job, go.
+        if (pgid !== null) kill(-pgid, 'SIGKILL');
+        keeper.reap(id);
         keeper.forget(id);
         return;
       }
+      killCgroup(cgroup);
       void (async () => {
         // A SIGKILLed process takes a moment to leave its cgroup.
         const until = Date.now() + 10_000;

@@ -58,9 +58,17 @@ class KeeperLink {
     this.send({ t: 'pgid', id, pgid });
   }
 
-  /** Asks the keeper to kill the processes it has seen of a job (process-group jobs). */
+  /** Asks the keeper to kill a job (process-group jobs): all it finds of it now, and has seen. */
   kill(id: number): void {
     this.send({ t: 'kill', id });
+  }
+
+  /**
+   * Asks the keeper to kill what it has seen of a job whose leader ended (process-group
+   * jobs), without looking again: the job's end is the common case, and a look costs.
+   */
+  reap(id: number): void {
+    this.send({ t: 'reap', id });
   }
 
   forget(id: number): void {

@@ -123,7 +123,7 @@ export interface KeeperDeps {
 
 /** A control line from the worker (see keeper-link.ts for the sending side). */
 interface ControlLine {
-  t: 'beat' | 'root' | 'add' | 'pgid' | 'kill' | 'forget' | 'sync';
+  t: 'beat' | 'root' | 'add' | 'pgid' | 'kill' | 'reap' | 'forget' | 'sync';
   id?: number;
   path?: string;
   cgroup?: string | null;
@@ -147,6 +147,20 @@ export function keeperMain(d: KeeperDeps): void {
   };
   process.stdout.on('error', () => undefined);
 
+  // Kills the processes seen of a job, each only if its pid still names the process seen
+  // (same start time): a pid is reused once its process is gone.
+  const reap = (job: KeptJob) => {
+    for (const [pid, start] of job.known) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === start)
+          process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone.
+      }
+    }
+  };
+
   const onLine = (m: ControlLine) => {
     heard = performance.now();
     const id = m.id ?? -1;
@@ -162,6 +176,7 @@ export function keeperMain(d: KeeperDeps): void {
       });
     else if (m.t === 'pgid' && job) job.pgid = m.pgid ?? null;
     else if (m.t === 'kill' && job) d.killKept(fs, job, d.followTree, d.procTable);
+    else if (m.t === 'reap' && job) reap(job);
     else if (m.t === 'forget') jobs.delete(id);
     else if (m.t === 'sync') say({ t: 'synced', n: m.n });
   };
