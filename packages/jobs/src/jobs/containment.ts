@@ -4,10 +4,10 @@ import {
   type CgroupSupport,
   cgroupPids,
   cgroupPopulated,
+  giveBackJobCgroup,
   jobCgroupSupport,
   killCgroup,
-  makeJobCgroup,
-  removeCgroup,
+  takeJobCgroup,
 } from './cgroup.js';
 import type { JobCgroupMode } from './cgroup-mode.js';
 import { keeperLink } from './keeper-link.js';
@@ -85,7 +85,7 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
   if (!support.ok && options.mode === 'require')
     throw new Error(`job cgroup required but not available: ${support.reason}`);
   const keeper = keeperLink();
-  const cgroup = support.ok ? makeJobCgroup(support.root) : null;
+  const cgroup = support.ok ? takeJobCgroup(support.root) : null;
   const id = keeper.add({ cgroup, pgid: null, silenceMs: options.silenceMs ?? null });
   let pgid: number | null = null;
   let released = false;
@@ -135,9 +135,12 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
       void (async () => {
         // A SIGKILLed process takes a moment to leave its cgroup.
         const until = Date.now() + 10_000;
-        while (cgroupPopulated(cgroup) && Date.now() < until) await sleep(10);
-        // One that cannot be removed stays the keeper's: it kills and removes it at the end.
-        if (removeCgroup(cgroup)) keeper.forget(id);
+        while (cgroupPopulated(cgroup) && Date.now() < until) await sleep(5);
+        // Empty, it serves the next job; one that does not empty stays the keeper's, which
+        // kills what is in it when the worker ends.
+        if (cgroupPopulated(cgroup)) return;
+        giveBackJobCgroup(cgroup);
+        keeper.forget(id);
       })();
     },
   };

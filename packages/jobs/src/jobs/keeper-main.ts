@@ -224,6 +224,20 @@ export function keeperMain(d: KeeperDeps): void {
         return;
       }
       if (root !== null) {
+        // The job cgroups the worker kept empty for its next jobs, then its own.
+        let spares: string[] = [];
+        try {
+          spares = fs.readdirSync(root).filter((n) => n.startsWith('job-'));
+        } catch {
+          // Gone.
+        }
+        for (const name of spares) {
+          try {
+            fs.rmdirSync(`${root}/${name}`);
+          } catch {
+            // Still in use, or gone.
+          }
+        }
         try {
           fs.rmdirSync(root);
         } catch {

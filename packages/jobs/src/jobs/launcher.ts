@@ -30,7 +30,7 @@ const SCRIPT = [
   'exec "$@"',
 ].join('\n');
 
-/** The shell that runs the launcher, and what it needs told. */
+/** A shell that runs the launcher, and what it needs told. */
 export interface LauncherShell {
   path: string;
   /**
@@ -49,35 +49,61 @@ export interface LauncherShell {
   addsShlvl: boolean;
 }
 
-let shell: LauncherShell | undefined;
+const NO_LIMIT = 2 ** 31 - 1;
+const BASH_FLAGS = ['--norc', '--noprofile', '-p'];
+let shells: { sh: LauncherShell; bash: LauncherShell | null } | undefined;
 
-/** bash where it is installed (it can close any descriptor), else /bin/sh. */
-export function launcherShell(): LauncherShell {
-  if (shell) return shell;
+/**
+ * The shells a launcher may run in: /bin/sh, the fastest to start (dash on Debian; bash on
+ * Red Hat systems, then told as bash), and bash where installed, which can close any
+ * descriptor.
+ */
+function launcherShells(): { sh: LauncherShell; bash: LauncherShell | null } {
+  if (shells) return shells;
+  let bash: LauncherShell | null = null;
   for (const path of ['/bin/bash', '/usr/bin/bash']) {
     try {
       accessSync(path, constants.X_OK);
-      shell = { path, flags: ['--norc', '--noprofile', '-p'], limit: 2 ** 31 - 1, addsShlvl: true };
-      return shell;
+      bash = { path, flags: BASH_FLAGS, limit: NO_LIMIT, addsShlvl: true };
+      break;
     } catch {
       // Not here.
     }
   }
-  let bash = false;
+  let shIsBash = false;
   try {
-    bash = basename(realpathSync('/bin/sh')).startsWith('bash');
+    shIsBash = basename(realpathSync('/bin/sh')).startsWith('bash');
   } catch {
     // No /bin/sh to look at: spawning it fails and says so.
   }
-  shell = bash
-    ? {
-        path: '/bin/sh',
-        flags: ['--norc', '--noprofile', '-p'],
-        limit: 2 ** 31 - 1,
-        addsShlvl: true,
-      }
+  const sh: LauncherShell = shIsBash
+    ? { path: '/bin/sh', flags: BASH_FLAGS, limit: NO_LIMIT, addsShlvl: true }
     : { path: '/bin/sh', flags: [], limit: 10, addsShlvl: false };
-  return shell;
+  shells = { sh, bash };
+  return shells;
+}
+
+/**
+ * The shell for a launch now: /bin/sh, unless this process holds an inheritable descriptor
+ * it cannot close (10 or above, for dash): then bash where installed.
+ */
+export function launcherShell(): LauncherShell {
+  const { sh, bash } = launcherShells();
+  if (sh.limit === NO_LIMIT || bash === null) return sh;
+  return inheritable(sh.limit).length > 0 ? bash : sh;
+}
+
+let leakSeen: { at: number; fds: number[] } | undefined;
+
+/**
+ * {@link leakedFds} from 10 up, looked at again at most once a second: only inheritance (at
+ * start) and native code make a descriptor without close-on-exec, and a look reads every
+ * descriptor's fdinfo.
+ */
+function inheritable(from: number): number[] {
+  const now = Date.now();
+  if (!leakSeen || now - leakSeen.at > 1000) leakSeen = { at: now, fds: leakedFds(from) };
+  return leakSeen.fds;
 }
 
 /**
@@ -128,7 +154,7 @@ export function launch(
   using: LauncherShell = launcherShell(),
 ): Launch {
   const extraStdio: Array<number | 'ignore'> = [];
-  const high = using.limit < 2 ** 31 - 1 ? leakedFds(Math.max(using.limit, lastFd + 1)) : [];
+  const high = using.limit < NO_LIMIT ? inheritable(using.limit) : [];
   if (high.length > 0) {
     devNull ??= openSync('/dev/null', 'r');
     for (let fd = lastFd + 1; fd <= high[high.length - 1]!; fd++)
