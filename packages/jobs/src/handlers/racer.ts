@@ -96,7 +96,9 @@ export async function runRacerTask(
     }
   };
   if (!rerunOfWinner) void arm();
-  const onAbort = () => racer.kill();
+  // A lost session: the claim is gone, another worker may start this racer any moment.
+  const onAbort = () =>
+    racer.kill({ immediate: isZoottError(task.signal.reason, 'SESSION_EXPIRED') });
   task.signal.addEventListener('abort', onAbort, { once: true });
   if (task.signal.aborted) onAbort();
   const timer =
