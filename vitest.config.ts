@@ -26,6 +26,8 @@ export default defineConfig({
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
       '@zoott/dashboard': src('./packages/dashboard/src/index.ts'),
+      '@zoott/otel/sdk': src('./packages/otel/src/sdk.ts'),
+      '@zoott/otel': src('./packages/otel/src/index.ts'),
     },
   },
   test: {
