@@ -14,6 +14,7 @@ export default defineConfig({
       '@zoott/core/jobs': src('./packages/core/src/jobs.ts'),
       '@zoott/core': src('./packages/core/src/index.ts'),
       '@zoott/memory-adapter': src('./packages/memory-adapter/src/index.ts'),
+      '@zoott/zk-adapter/recipes': src('./packages/zk-adapter/src/recipes.ts'),
       '@zoott/zk-adapter': src('./packages/zk-adapter/src/index.ts'),
       '@zoott/conformance': src('./packages/conformance/src/index.ts'),
       '@zoott/zk-testkit': src('./packages/zk-testkit/src/index.ts'),
