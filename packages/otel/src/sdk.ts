@@ -15,6 +15,8 @@ export interface Tracing {
   /** For `otlp`: `http/protobuf` or `http/json`, and the URL spans are posted to. */
   protocol?: OtlpProtocol;
   endpoint?: string;
+  /** Exports what is buffered now (and goes on). */
+  flush(): Promise<void>;
   /**
    * Exports what is still buffered and stops; call before the process exits. Resolves after
    * `timeoutMs` (default 5000) at the latest: an unreachable collector does not hold an exit.
@@ -155,6 +157,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing | n
     telemetry: otelTelemetry(),
     exporter: exporterName,
     ...(target ? target : {}),
+    flush: () => provider.forceFlush(),
     shutdown: (timeoutMs = 5000) => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((done) => {
