@@ -4,6 +4,13 @@ export { freshChroot } from './fresh-chroot.js';
 export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
 export {
+  type OtlpReceiver,
+  type OtlpRequest,
+  type OtlpSpan,
+  spansOf,
+  startOtlpReceiver,
+} from './otlp-receiver.js';
+export {
   eventually,
   isRunning,
   killMarked,

@@ -31,6 +31,7 @@ import {
 } from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import { type CompleteOptions, type CompleteOutcome, failClaim, releaseClaim } from './settle.js';
+import { settleTraced } from './task-spans.js';
 import type {
   AreaCounts,
   Claim,
@@ -313,7 +314,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // could fail its multi, and with it the child's claim.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
-    const outcome = await this.settle(c, (ctx) =>
+    const outcome = await this.settle(c, 'complete', (ctx) =>
       completeHere(ctx, this.claimers, c, () =>
         this.groupsOf(ctx).complete(c, result, handOff, options?.report, extraOps),
       ),
@@ -340,7 +341,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
     const c = claim as Claim;
     const last = isPermanent(error) ? { ...c, maxAttempts: c.attempt } : c;
-    const outcome = await this.settle(c, (ctx) => failClaim(ctx, last, error));
+    const outcome = await this.settle(c, 'fail', (ctx) => failClaim(ctx, last, error));
     await this.told(c, outcome, { error });
     return outcome;
   }
@@ -348,7 +349,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
   async release(claim: Claim<M>): Promise<SettleOutcome> {
     const c = claim as Claim;
-    const outcome = await this.settle(c, async (ctx) => {
+    const outcome = await this.settle(c, 'release', async (ctx) => {
       const out = await releaseClaim(ctx, c);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
       this.touchAll(ctx, c);
@@ -390,12 +391,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   private async settle<T extends SettleOutcome>(
     claim: Claim,
+    op: 'complete' | 'fail' | 'release',
     run: (ctx: EngineContext) => Promise<T>,
   ): Promise<T> {
     const ctx = await this.context();
+    const t = ctx.telemetry;
     let settled = false;
     try {
-      const out = await run(ctx);
+      const out = await (t ? settleTraced(t, this.world, claim, op, () => run(ctx)) : run(ctx));
       settled = true;
       return out;
     } finally {
