@@ -16,7 +16,8 @@ import {
   digestAcl,
   updateRetention,
 } from '@zoott/core';
-import { freshNamespace, SELF, settled, until } from '@zoott/testing';
+import { SHARED_ACL } from '@zoott/core/internal';
+import { SELF, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -65,7 +66,8 @@ describe('an open and a locked world in one namespace [zookeeper]', { timeout: 1
   }
 
   beforeAll(async () => {
-    ns = await freshNamespace(inject('zkConnect'));
+    // A chroot nobody made yet: the locked world's worker makes it (--create-world), shared.
+    ns = `${inject('zkConnect')}/shared-${randomUUID()}`;
     const locked = await start('locked', true);
     await addSchedule(createEngine(locked.client, { world: 'locked' }), {
       name: 'tick',
@@ -90,6 +92,15 @@ describe('an open and a locked world in one namespace [zookeeper]', { timeout: 1
   afterAll(async () => {
     await Promise.allSettled(daemons.map((d) => d.stop()));
     await Promise.allSettled(clients.map((c) => c.close()));
+  });
+
+  it("the chroot the locked world's worker made is shared, like the area nodes", async () => {
+    const root = await connectZk(inject('zkConnect'));
+    clients.push(root);
+    expect((await root.getAcl(ns.slice(ns.indexOf('/')))).acl).toEqual([...SHARED_ACL]);
+    expect((await root.getAcl(`${ns.slice(ns.indexOf('/'))}/zoott_leaders`)).acl).toEqual([
+      ...SHARED_ACL,
+    ]);
   });
 
   it('both schedulers lead and tick', async () => {

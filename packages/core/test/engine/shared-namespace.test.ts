@@ -7,17 +7,21 @@
  */
 import {
   type Acl,
+  addSchedule,
   type Coordinator,
   createEngine,
   digestAcl,
   OPEN_ACL,
   Perms,
   runScheduler,
+  setRateLimit,
 } from '@zoott/core';
 import {
   adminCommand,
   ensureNamespace,
   NamespaceError,
+  progressReporter,
+  repairWorld,
   SHARED_ACL,
   sharedParents,
   worldRoot,
@@ -167,20 +171,30 @@ describeOnBackends('engine: worlds sharing a namespace', (backend) => {
     expect((await ensureNamespace(alice)).opened).toEqual([]);
   });
 
-  it('a world whose nodes exist keeps working when a shared node is locked after them', async () => {
-    // A shared node someone else administers: every world could make its node in it...
+  it('a world whose nodes exist keeps working when shared nodes are locked after them', async () => {
+    // Shared nodes someone else administers: every world could make its node in them...
     const mallory = await as(backend, 'mallory');
     const everyone: Acl = { scheme: 'world', id: 'anyone', perms: Perms.ALL & ~Perms.ADMIN };
-    await mallory.create('/zoott_leaders', undefined, { acl: [...MALLORY, everyone] });
+    const held = ['/zoott_leaders', '/zoott_schedules', '/zoott_limits', '/zoott_q', '/zoott_g'];
+    for (const path of held) await mallory.create(path, undefined, { acl: [...MALLORY, everyone] });
     const alice = await as(backend, 'alice');
     const world = worldName();
     const engine = createEngine(alice, { world, buckets: 2, logger: memoryLogger() });
     await engine.init();
-    expect((await ensureNamespace(alice)).kept.map((k) => k.path)).toEqual(['/zoott_leaders']);
-    // ... until they lock it. Nothing of the world is created again under it: init and the
-    // scheduler's election go through.
-    await mallory.setAcl('/zoott_leaders', MALLORY);
+    expect((await ensureNamespace(alice)).kept.map((k) => k.path)).toEqual(held.sort());
+    // ... until they lock them. Nothing of the world is created again under them: init, the
+    // scheduler's election, a schedule, a limit, progress and a repair go through.
+    for (const path of held) await mallory.setAcl(path, MALLORY);
     await createEngine(alice, { world, buckets: 2, logger: memoryLogger() }).init();
+    await addSchedule(engine, { name: 'nightly', cron: '0 2 * * *', type: 't' });
+    await setRateLimit(engine, 't', '5/s');
+    expect(await repairWorld(alice, world, [])).toEqual({ moved: [], notMoved: [] });
+    await engine.queue({ name: 'p', type: 't' });
+    const claim = await engine.claim({ types: ['t'] });
+    const reporter = progressReporter(await engine.context(), claim!);
+    reporter.progress(0.5);
+    await reporter.flush();
+    expect((await engine.progress(['p']))?.progress).toBe(0.5);
     const scheduler = runScheduler(engine, { pollMs: 50 });
     try {
       const deadline = Date.now() + 10_000;
