@@ -76,7 +76,7 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
       // A node the world needs that someone else holds: what only they can do about it.
       if (err instanceof NamespaceError)
         return {
-          message: err.message.replace(/^NO_AUTH: /, '').replace(/ \(init [^)]*\)$/, ''),
+          message: err.reason,
           hint: `these credentials cannot fix it; an administrator must run: ${adminCommand(err.fix, chrootOf(ctx.connect))}`,
           exitCode: ExitCode.AUTH,
         };

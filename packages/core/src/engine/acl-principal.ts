@@ -92,9 +92,19 @@ export function showDenied(denied: readonly Denied[]): string {
     .join('; ');
 }
 
-/** An ACL as zkCli.sh's `setAcl` takes it: `scheme:id:perms,...`. */
+/**
+ * An ACL as zkCli.sh's `setAcl` takes it: `scheme:id:perms,...`. A digest read without ADMIN
+ * comes back as `user:x` (ZooKeeper hides the hash): it is written `user:<its hash>`, for
+ * whoever runs the command to fill in.
+ */
 export function zkCliAcl(acl: readonly Acl[]): string {
-  return acl.map((e) => `${e.scheme}:${e.id}:${permsToShort(e.perms)}`).join(',');
+  return acl
+    .map((e) => {
+      const id =
+        e.scheme === 'digest' && e.id.endsWith(':x') ? `${e.id.slice(0, -1)}<its hash>` : e.id;
+      return `${e.scheme}:${id}:${permsToShort(e.perms)}`;
+    })
+    .join(',');
 }
 
 /** The ADMIN-level change only a node's admins (or a ZooKeeper super user) can make. */
@@ -114,7 +124,8 @@ export interface AdminFix {
  * connect string's, `''` for none), and who can run it.
  */
 export function adminCommand(fix: AdminFix, chroot = ''): string {
-  const full = `${chroot.replace(/\/$/, '')}${fix.path}` || '/';
+  const base = chroot.replace(/\/$/, '');
+  const full = fix.path === '/' ? base || '/' : `${base}${fix.path}`;
   const who =
     fix.admins.length > 0
       ? `as ${fix.admins.map((a) => showEntry({ ...a, perms: 0 }).replace(/ -$/, '')).join(' or ')} (ADMIN on it) or a ZooKeeper super user`
@@ -124,14 +135,20 @@ export function adminCommand(fix: AdminFix, chroot = ''): string {
 
 /**
  * A node zoott needs that these credentials cannot create, write or change, and cannot fix:
- * only its admins or a super user can ({@link fix}). NO_AUTH, so the CLI exits 4.
+ * only its admins or a super user can ({@link fix}). NO_AUTH, so the CLI exits 4. The message
+ * ends with the command, its path inside the connect string's chroot; {@link reason} is the
+ * message without it (the CLI prints the command with the chroot's path).
  */
 export class NamespaceError extends ZoottError {
   constructor(
-    message: string,
+    readonly reason: string,
     readonly fix: AdminFix,
   ) {
-    super('NO_AUTH', message, { path: fix.path, op: 'init' });
+    super(
+      'NO_AUTH',
+      `${reason}; an administrator must run: ${adminCommand(fix)} (the path is inside the connect string's chroot)`,
+      { path: fix.path, op: 'init' },
+    );
     this.name = 'NamespaceError';
   }
 }

@@ -82,8 +82,8 @@ async function aclOrUnreadable(c: Coordinator, path: string): Promise<Acl[] | 'u
   }
 }
 
-/** `acl` plus create and read for everyone. */
-function withSharing(acl: readonly Acl[]): Acl[] {
+/** `acl` plus create and read for everyone: what a namespace root every world shares needs. */
+export function withSharing(acl: readonly Acl[]): Acl[] {
   const anyone = acl.find((e) => e.scheme === 'world' && e.id === 'anyone');
   const rest = acl.filter((e) => e !== anyone).map((e) => ({ ...e }));
   const perms = (anyone?.perms ?? 0) | Perms.CREATE | Perms.READ;

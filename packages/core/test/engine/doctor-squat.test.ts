@@ -142,4 +142,27 @@ describeOnBackends('engine: doctor finds squatted nodes', (backend) => {
     await createEngine(alice, { world, logger: memoryLogger() }).init();
     expect(await diagnoseWorld(ctx, { acl: ALICE })).toEqual([]);
   });
+
+  it('the namespace root, when it keeps a missing shared node from being made', async () => {
+    const alice = await backend().connect({ auth: 'alice:pw-a', defaultAcl: ALICE });
+    const world = worldName('sq');
+    await legacyInit(alice, world, 1);
+    const m = await mallory(backend);
+    await m.setAcl('/', MALLORY_SHOWN);
+    try {
+      const ctx = await createEngine(alice, { world, logger: memoryLogger() }).context();
+      const root = (await diagnoseWorld(ctx, { acl: ALICE, chroot: '/app' })).find(
+        (f) => f.path === '/',
+      );
+      expect(root).toMatchObject({ kind: 'squatted', repair: 'admin' });
+      expect(root?.detail).toMatch(
+        /^the namespace root \(the connect string's chroot\) has digest:mallory:… cdrwa, world:anyone r: the world's principal digest:alice:… lacks c there, so the missing \/zoott_q, .* cannot be made/,
+      );
+      expect(root?.admin).toMatch(
+        /^setAcl \/app world:anyone:cr,digest:mallory:<its hash>:cdrwa {3}\(zkCli\.sh, as digest:mallory:…/,
+      );
+    } finally {
+      await m.setAcl('/', OPEN_ACL);
+    }
+  });
 });

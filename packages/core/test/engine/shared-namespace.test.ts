@@ -86,6 +86,10 @@ describeOnBackends('engine: worlds sharing a namespace', (backend) => {
     expect(err.code).toBe('NO_AUTH');
     expect(err.message).toContain('/zoott_leaders, shared by every world of the namespace');
     expect(err.message).toMatch(/digest:mallory:… cdrwa/);
+    // Whoever reads only the message (a worker's log) gets the command too.
+    expect(err.message).toContain(
+      '; an administrator must run: setAcl /zoott_leaders world:anyone:cr',
+    );
     expect(err.fix).toMatchObject({ path: '/zoott_leaders', acl: [...SHARED_ACL] });
     // Read without ADMIN, ZooKeeper shows a digest without its hash.
     expect(err.fix.admins.map((a) => a.id)).toEqual(['mallory:x']);
