@@ -10,7 +10,7 @@ import {
   showEntry,
 } from './acl-principal.js';
 import type { Diagnosis } from './doctor-findings.js';
-import { SHARED_ACL, sharedParents, worldSideNodes } from './world-nodes.js';
+import { SHARED_ACL, sharedParents, withSharing, worldSideNodes } from './world-nodes.js';
 
 /*
  * The nodes a world needs beside its tasks: the area nodes every world of the namespace
@@ -25,7 +25,9 @@ const SHARED_USE = Perms.CREATE | Perms.READ;
 /** The shared area nodes, then which of the world's nodes are missing. */
 export async function diagnoseNamespace(d: Diagnosis, chroot: string): Promise<void> {
   const world = d.ctx.layout.world;
-  for (const path of sharedParents()) await sharedNode(d, path, chroot);
+  const missing: string[] = [];
+  for (const path of sharedParents()) if (!(await sharedNode(d, path, chroot))) missing.push(path);
+  if (missing.length > 0) await namespaceRoot(d, missing, chroot);
   for (const path of worldSideNodes(world)) {
     d.tick();
     if ((await d.aclOf(path)) === null)
@@ -40,7 +42,35 @@ export async function diagnoseNamespace(d: Diagnosis, chroot: string): Promise<v
   await d.checkAcl(d.ctx.layout.areaRoot(AREA_NAMES.quarantine));
 }
 
-async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<void> {
+/**
+ * The namespace root (the chroot), when shared area nodes are missing: whether the world's
+ * principal may create them there. zoott never changes a chroot's ACL; its admins can.
+ */
+async function namespaceRoot(d: Diagnosis, missing: readonly string[], chroot: string) {
+  const acl = await d.aclOf('/');
+  d.tick();
+  if (acl === null) return;
+  const principal = (d.principal ?? []).map((p) => ({ ...p, perms: Perms.CREATE }));
+  const denied = deniedBy(acl, principal);
+  if (denied.length === 0) return;
+  const fix = {
+    path: '/',
+    acl: acl === 'unreadable' ? [...SHARED_ACL] : withSharing(acl),
+    recursive: false,
+    admins: acl === 'unreadable' ? [] : adminsOf(acl),
+  };
+  d.add(
+    'squatted',
+    '/',
+    `the namespace root (the connect string's chroot) has ${showAclShort(acl)}: the world's principal ${showDenied(denied)} there, so the missing ${missing.join(', ')} cannot be made; only its admins can change that`,
+    'admin',
+    undefined,
+    adminCommand(fix, chroot),
+  );
+}
+
+/** One shared area node's findings; `false` when it is missing. */
+async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<boolean> {
   const world = d.ctx.layout.world;
   const acl = await d.aclOf(path);
   d.tick();
@@ -51,9 +81,9 @@ async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<v
       `${path}, shared by every world of the namespace, is missing: \`zoott init ${world}\` makes it (world:anyone cr)`,
       'none',
     );
-    return;
+    return false;
   }
-  if (acl !== 'unreadable' && sameAcl(acl, SHARED_ACL)) return;
+  if (acl !== 'unreadable' && sameAcl(acl, SHARED_ACL)) return true;
   const fix = {
     path,
     acl: [...SHARED_ACL],
@@ -71,7 +101,7 @@ async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<v
       undefined,
       adminCommand(fix, chroot),
     );
-    return;
+    return true;
   }
   // It serves this world, but others may be kept out of it now, or later by whoever may
   // change it, who may also delete an empty world node in it and make it again as theirs.
@@ -97,6 +127,7 @@ async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<v
     undefined,
     ours ? undefined : adminCommand(fix, chroot),
   );
+  return true;
 }
 
 /** An ACL entry's identity, as people read it. */
