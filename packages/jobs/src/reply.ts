@@ -11,6 +11,7 @@ import {
   encodeJson,
   ensureWorldPath,
   permsToShort,
+  refusedBy,
   worldRoot,
 } from '@zoott/core/internal';
 import { DEFAULT_EXCHANGE, replyRoot } from './constants.js';
@@ -202,6 +203,8 @@ async function ensurePath(
       await c.create(path, data, { acl });
     } catch (err) {
       if (isZoottError(err, 'NO_NODE')) return 'missing parent';
+      // A node of the world that someone else holds: say which, and what only they can do.
+      if (isZoottError(err, 'NO_AUTH')) throw await refusedBy(c, path, acl);
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
     return 'made';

@@ -4,7 +4,8 @@
  * directory does not carry the world's ACL: that routing key only, whatever the exchange
  * node above it carries. On both adapters.
  */
-import { type Coordinator, createEngine, digestAcl, OPEN_ACL } from '@zoott/core';
+import { type Coordinator, createEngine, digestAcl, OPEN_ACL, Perms } from '@zoott/core';
+import { adminCommand, NamespaceError } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { prepareReply, publishResult } from '../src/internal.js';
@@ -101,5 +102,33 @@ describeOnBackends('publishing a reply: the reply path check', (backend) => {
     await expect(prepareReply(c, { routingkey: 'k' }, 'missing')).rejects.toMatchObject({
       code: 'NO_SUCH_TASK',
     });
+  });
+
+  it("the world's node of the reply area held by someone else: the refusal names it and what its admins must run", async () => {
+    const c = await backend().connect();
+    await createEngine(c, { world: WORLD }).init();
+    const mallory = await backend().connect({
+      auth: 'mallory:pw-m',
+      defaultAcl: [digestAcl('mallory', 'pw-m', 'cdrwa')],
+    });
+    // An open world lets anyone change its nodes' ACLs.
+    await mallory.setAcl(ROOT, [
+      digestAcl('mallory', 'pw-m', 'cdrwa'),
+      { scheme: 'world', id: 'anyone', perms: Perms.READ },
+    ]);
+    const refused = await publishResult(c, { routingkey: 'k' }, { n: 1 }, { world: WORLD }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(NamespaceError);
+    const err = refused as NamespaceError;
+    expect(err.reason).toMatch(
+      new RegExp(
+        `^${ROOT} has digest:mallory:… cdrwa, world:anyone r, which does not let these credentials create ${ROOT}/_default in it$`,
+      ),
+    );
+    expect(adminCommand(err.fix)).toBe(
+      `setAcl -R ${ROOT} world:anyone:cdrwa   (zkCli.sh, as digest:mallory:… (ADMIN on it) or a ZooKeeper super user)`,
+    );
   });
 });

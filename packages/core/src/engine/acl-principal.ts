@@ -95,9 +95,10 @@ export function showDenied(denied: readonly Denied[]): string {
 /**
  * An ACL as zkCli.sh's `setAcl` takes it: `scheme:id:perms,...`. A digest read without ADMIN
  * comes back as `user:x` (ZooKeeper hides the hash): it is written `user:<its hash>`, for
- * whoever runs the command to fill in.
+ * whoever runs the command to fill in; an ACL not known here is `<the world's ACL>`.
  */
 export function zkCliAcl(acl: readonly Acl[]): string {
+  if (acl.length === 0) return "<the world's ACL>";
   return acl
     .map((e) => {
       const id =

@@ -94,7 +94,12 @@ export function withSharing(acl: readonly Acl[]): Acl[] {
  * The refusal of a create of `path` by its parent: which node, its ACL, and what only its
  * admins can do about it. The namespace root is the connect string's chroot.
  */
-export async function refusedBy(c: Coordinator, path: string): Promise<NamespaceError> {
+export async function refusedBy(
+  c: Coordinator,
+  path: string,
+  /** The ACL a world's node that refuses it must get back (the world's), when known. */
+  worldAcl?: readonly Acl[],
+): Promise<NamespaceError> {
   const parent = parentOf(path);
   const acl = await aclOrUnreadable(c, parent);
   const admins = acl === 'unreadable' ? [] : adminsOf(acl);
@@ -115,7 +120,7 @@ export async function refusedBy(c: Coordinator, path: string): Promise<Namespace
     );
   return new NamespaceError(
     `${parent} has ${showAclShort(acl)}, which does not let these credentials create ${path} in it`,
-    { path: parent, acl: acl === 'unreadable' ? [] : acl, recursive: true, admins },
+    { path: parent, acl: [...(worldAcl ?? [])], recursive: true, admins },
   );
 }
 
@@ -208,7 +213,7 @@ export async function ensureWorldPath(
       // A refused create of a node that exists is no refusal of what is needed.
       if (code === 'NO_AUTH') {
         if ((await c.exists(path)) !== null) return;
-        throw await refusedBy(c, path);
+        throw await refusedBy(c, path, acl);
       }
       if (code !== 'NO_NODE' || round > 0) throw err;
     }
