@@ -159,7 +159,9 @@ export const doctorVerb: Verb = {
     program
       .command('doctor')
       .argument('<world>', 'world name')
-      .description("a world's health: corrupt nodes, ghost claims and workers, orphans, weak ACLs")
+      .description(
+        "a world's health: corrupt nodes, ghost claims and workers, orphans, weak ACLs, nodes someone else holds",
+      )
       .option('--repair', 'move what is safe to move into /zoott_q/<world> (never deletes)')
       .option('--progress', 'show progress on stderr even when it is not a terminal'),
   examples: ['zoott --auth alice:s3cret doctor files', 'zoott doctor files --repair --json'],
