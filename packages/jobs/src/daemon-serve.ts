@@ -68,7 +68,7 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
   });
   const served = await servedHandlers(config, { ...d, engine, instruments });
 
-  await openWorld(engine, config.createWorld === true);
+  await openWorld(engine, config.createWorld === true, log);
   const loops = await startLoops(d, served, engine, raceEngine);
 
   const offSession = coordinator.onSession((e) => {
