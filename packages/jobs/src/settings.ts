@@ -7,7 +7,7 @@ import { DEFAULT_ENTRY_EVENTS, ENTRY_EVENTS_MODES, type EntryEventsMode } from '
 import { DEFAULT_HEAP_ROOM } from './heap-room.js';
 import { JOB_CGROUP_MODES, type JobCgroupMode } from './jobs/cgroup-mode.js';
 import type { SettingSpecBase } from './setting-values.js';
-import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING } from './shared-settings.js';
+import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING, TRACE_SETTING } from './shared-settings.js';
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
 export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
@@ -317,6 +317,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     example: 'warn',
     fallback: () => 'info',
   },
+  {
+    ...TRACE_SETTING,
+    defaultHelp: 'false',
+    example: 'true',
+    fallback: () => false,
+  },
 ];
 
 /** The settings as read from flags, environment and a config file. */
@@ -350,4 +356,6 @@ export interface FileSettings {
   metricsHost?: string;
   heapRoom?: number;
   logLevel?: string;
+  /** Read by the zoott-worker program, which starts the SDK; the daemon takes `telemetry`. */
+  trace?: boolean;
 }

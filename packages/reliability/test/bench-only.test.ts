@@ -73,8 +73,11 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     timeout: 300_000,
   }, async () => {
     const res = await onlyPhase('jobs');
-    const results = res.results as Record<string, number>;
-    const ratios = res.ratios as Record<string, number>;
+    const results = res.results as Record<
+      'job_noop_per_s' | 'job_noop_group_per_s' | 'job_spawn_floor_per_s',
+      number
+    >;
+    const ratios = res.ratios as Record<'job_vs_spawn', number>;
     expect(results.job_noop_per_s).toBeGreaterThan(0);
     expect(results.job_noop_group_per_s).toBeGreaterThan(0);
     expect(results.job_spawn_floor_per_s).toBeGreaterThan(0);
@@ -92,6 +95,20 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     const raw = res.rawCreatesPerSecond as number;
     expect(raw).toBeGreaterThan(0);
     expect(res.drainVsRaw).toBeCloseTo((res.perSecond as number) / raw, 9);
+  });
+
+  it('tracing: the drain untraced, then traced with its spans exported, and their ratio', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('tracing');
+    const plain = res.plain as Record<string, number>;
+    const traced = res.traced as Record<string, number>;
+    expect(plain.perSecond).toBeGreaterThan(0);
+    expect(traced.perSecond).toBeGreaterThan(0);
+    expect(res.tracedVsPlain).toBeCloseTo(traced.perSecond! / plain.perSecond!, 9);
+    // Three spans a task (wait, run, settle) reached the stand-in collector.
+    expect(traced.exportRequests).toBeGreaterThan(0);
+    expect(traced.exportBytesPerTask).toBeGreaterThan(100);
   });
 
   it('unblock: every chain sampled, with percentiles', { timeout: 300_000 }, async () => {

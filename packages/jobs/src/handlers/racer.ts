@@ -1,6 +1,6 @@
 import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
-import { buildRaceResult, type RaceJob } from '@zoott/core/jobs';
+import { buildRaceResult, type ProcessRun, type RaceJob } from '@zoott/core/jobs';
 import { runRacer } from '../jobs/index.js';
 import { type HandlerContext, holding } from './options.js';
 import { createOnce, RacePaths, type RacerData, readJson, type WinnerData } from './race-state.js';
@@ -33,6 +33,26 @@ function racerData(data: unknown): RacerData {
   return d as RacerData;
 }
 
+/** The winner's complete run, written into the race's winner node beside who won. */
+async function recordWin(
+  h: HandlerContext,
+  paths: RacePaths,
+  d: RacerData,
+  run: ProcessRun & { stdin: string },
+): Promise<void> {
+  const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
+  const record = buildRaceResult(
+    stub,
+    { winner: run, processes: 0, started: run.started, finished: run.finished },
+    { maxBytes: h.maxResultBytes },
+  ).winner!;
+  const prior = (await readJson<WinnerData>(h.c, paths.winner)) ?? {
+    index: d.index,
+    at: new Date().toISOString(),
+  };
+  await h.c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
+}
+
 /**
  * Handler of `zoott.racer`: runs one racer of a race unless the race is already over.
  * When its process writes output or ends abnormally it tries to create the race's winner
@@ -44,7 +64,7 @@ export async function runRacerTask(
   task: TaskContext,
 ): Promise<RacerOutcomeRecord> {
   const d = racerData(task.data);
-  const paths = new RacePaths(d.race);
+  const paths = new RacePaths(h.world, d.race);
   const c = h.c;
   const done = (outcome: RacerOutcomeRecord['outcome'], pid?: number): RacerOutcomeRecord => ({
     race: d.race,
@@ -139,19 +159,7 @@ export async function runRacerTask(
     const run = await racer.done;
     if (task.signal.aborted)
       throw new ZoottError('ABORTED', 'racer aborted; its process group was stopped');
-    if (won) {
-      const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
-      const record = buildRaceResult(
-        stub,
-        { winner: run, processes: 0, started: run.started, finished: run.finished },
-        { maxBytes: h.maxResultBytes },
-      ).winner!;
-      const prior = (await readJson<WinnerData>(c, paths.winner)) ?? {
-        index: d.index,
-        at: new Date().toISOString(),
-      };
-      await c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
-    }
+    if (won) await recordWin(h, paths, d, run);
     const result = won ? 'won' : outcome.result === 'lost' && !stoppedByRace ? 'lost' : 'stopped';
     await createOnce(c, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch((err) => {
       if (!isZoottError(err, 'NO_NODE')) throw err;

@@ -112,6 +112,51 @@ export function killKept(
   for (const pid of job.known.keys()) signal(pid, 'SIGKILL');
 }
 
+/**
+ * Removes the keeper's job cgroups once their processes are gone (a SIGKILLed process takes a
+ * moment; 5 s at most), then the empty ones the worker kept for its next jobs and the worker's
+ * own under `root`, then calls `done`.
+ */
+export function removeCgroups(
+  fs: typeof Fs,
+  cgroups: readonly string[],
+  root: string | null,
+  done: () => void,
+): void {
+  const until = performance.now() + 5000;
+  const sweep = () => {
+    let left = false;
+    for (const cgroup of cgroups) {
+      try {
+        fs.rmdirSync(cgroup);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') left = true;
+      }
+    }
+    if (left && performance.now() < until) {
+      setTimeout(sweep, 20);
+      return;
+    }
+    if (root !== null) {
+      let spares: string[] = [];
+      try {
+        spares = fs.readdirSync(root).filter((n) => n.startsWith('job-'));
+      } catch {
+        // Gone.
+      }
+      for (const name of [...spares.map((n) => `${root}/${n}`), root]) {
+        try {
+          fs.rmdirSync(name);
+        } catch {
+          // Still in use, or gone.
+        }
+      }
+    }
+    done();
+  };
+  sweep();
+}
+
 /** What the keeper's source passes to {@link keeperMain}. */
 export interface KeeperDeps {
   fs: typeof Fs;
@@ -119,6 +164,7 @@ export interface KeeperDeps {
   procTable: typeof procTable;
   followTree: typeof followTree;
   killKept: typeof killKept;
+  removeCgroups: typeof removeCgroups;
 }
 
 /** A control line from the worker (see keeper-link.ts for the sending side). */
@@ -207,46 +253,8 @@ export function keeperMain(d: KeeperDeps): void {
     if (ending) return;
     ending = true;
     for (const job of jobs.values()) d.killKept(fs, job, d.followTree, d.procTable);
-    // Remove the cgroups once their processes are gone (a SIGKILLed process takes a moment).
-    const until = performance.now() + 5000;
-    const sweep = () => {
-      let left = false;
-      for (const job of jobs.values()) {
-        if (job.cgroup === null) continue;
-        try {
-          fs.rmdirSync(job.cgroup);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') left = true;
-        }
-      }
-      if (left && performance.now() < until) {
-        setTimeout(sweep, 20);
-        return;
-      }
-      if (root !== null) {
-        // The job cgroups the worker kept empty for its next jobs, then its own.
-        let spares: string[] = [];
-        try {
-          spares = fs.readdirSync(root).filter((n) => n.startsWith('job-'));
-        } catch {
-          // Gone.
-        }
-        for (const name of spares) {
-          try {
-            fs.rmdirSync(`${root}/${name}`);
-          } catch {
-            // Still in use, or gone.
-          }
-        }
-        try {
-          fs.rmdirSync(root);
-        } catch {
-          // Still in use, or gone.
-        }
-      }
-      process.exit(0);
-    };
-    sweep();
+    const cgroups = [...jobs.values()].flatMap((j) => (j.cgroup === null ? [] : [j.cgroup]));
+    d.removeCgroups(fs, cgroups, root, () => process.exit(0));
   };
 
   let rest = '';
@@ -277,6 +285,7 @@ export function keeperSource(): string {
     `const procTable = ${procTable.toString()};`,
     `const followTree = ${followTree.toString()};`,
     `const killKept = ${killKept.toString()};`,
-    `(${keeperMain.toString()})({ fs: require('node:fs'), net: require('node:net'), procTable, followTree, killKept });`,
+    `const removeCgroups = ${removeCgroups.toString()};`,
+    `(${keeperMain.toString()})({ fs: require('node:fs'), net: require('node:net'), procTable, followTree, killKept, removeCgroups });`,
   ].join('\n');
 }
