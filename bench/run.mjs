@@ -12,6 +12,7 @@ import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
+import { jobPhases } from './jobs.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
   confirm,
@@ -484,6 +485,11 @@ function verdict(ok) {
 }
 
 async function main() {
+  // BENCH_ONLY=jobs: the job runner's phase alone (no ZooKeeper), as JSON.
+  if (process.env.BENCH_ONLY === 'jobs') {
+    console.log(JSON.stringify(await jobPhases({ quick, log })));
+    return;
+  }
   // BENCH_ONLY=<phase>: that phase alone, on a server and fleet of its own, as JSON.
   const only = {
     tree: treeDrain,
@@ -567,6 +573,7 @@ async function main() {
       `latency floor (bare client): p50 ${floorLat.p50.toFixed(2)} ms, p99 ${floorLat.p99.toFixed(2)} ms`,
     );
     const control = await controlPhases(c, fleet, server.connectString, { quick, log });
+    const jobs = await jobPhases({ quick, log });
 
     // After the latency phase: its 40,000 pending tasks would otherwise sit on the server
     // (and in its garbage collector) while latency is measured.
@@ -609,6 +616,7 @@ async function main() {
       worker_rss_mb: Number(high.rssMb.toFixed(1)),
       ...scheduling.results,
       ...control.results,
+      ...jobs.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
     };
     const ratios = {
@@ -658,6 +666,7 @@ async function main() {
         queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
         latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
+        ...jobs.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -693,6 +702,7 @@ async function main() {
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
         ...scheduling.details,
         ...control.details,
+        ...jobs.details,
       },
       setup: {
         workers: WORKERS,
@@ -727,6 +737,7 @@ async function main() {
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
         ...scheduling.rows,
         ...control.rows,
+        ...jobs.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];

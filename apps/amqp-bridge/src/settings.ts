@@ -1,15 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { ZoottError } from '@zoott/core';
 import {
   type CredentialRules,
   checkLogLevel,
+  checkPrivate,
   LOG_LEVEL_SETTING,
   maskCredential,
   mergeSettingSources,
+  readTrusted,
   SESSION_TIMEOUT_SETTING,
   type SettingSource,
   type SettingSpecBase,
   settingError,
   TRACE_SETTING,
+  type TrustRule,
   type ValueRules,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
@@ -189,19 +193,36 @@ export const BRIDGE_CREDENTIAL_RULES: CredentialRules = {
   refuseEmptyFile: false,
 };
 
-/** Reads a config file (YAML or JSON; one mapping of settings, keyed like the table). */
+const BRIDGE_CONFIG_TRUST: TrustRule = { kind: 'config file', field: 'config' };
+
+/**
+ * Reads a config file (YAML or JSON; one mapping of settings, keyed like the table), if it may
+ * be trusted as zoott's own are: owned by the user running the bridge or root, writable by
+ * nobody else, and, when it sets a secret (the AMQP URL's password, ZooKeeper's auth), readable
+ * by nobody else. Whoever may change it chooses where the bridge sends its credentials.
+ */
 export function readBridgeConfig(path: string): Record<string, unknown> {
   if (!existsSync(path)) throw settingError(path, 'the config file does not exist', 'config');
+  let read: ReturnType<typeof readTrusted>;
+  try {
+    read = readTrusted(path, BRIDGE_CONFIG_TRUST);
+  } catch (err) {
+    if (err instanceof ZoottError) throw err;
+    throw settingError(path, `cannot be read: ${(err as Error).message}`, 'config');
+  }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(path, 'utf8'));
+    doc = parseYaml(read.text);
   } catch (err) {
     throw settingError(path, `does not parse: ${(err as Error).message}`, 'config');
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
     throw settingError(path, 'must hold a mapping of settings', 'config');
-  return doc as Record<string, unknown>;
+  const settings = doc as Record<string, unknown>;
+  if (BRIDGE_SETTINGS.some((spec) => spec.secret && settings[spec.key] !== undefined))
+    checkPrivate(path, read.stat, BRIDGE_CONFIG_TRUST);
+  return settings;
 }
 
 /** Resolved settings with the source of each. */

@@ -116,6 +116,7 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
         `amqpKey: ${tls.certs.clientKey}`,
         '',
       ].join('\n'),
+      { mode: 0o600 },
     );
     // Started without the world's helper, which puts the plain URL in the environment (where
     // it would win over the file's).

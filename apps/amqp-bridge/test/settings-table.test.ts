@@ -101,7 +101,8 @@ describe('zoott-amqp-bridge: every setting three ways', { timeout: 300_000 }, ()
       const example = EXAMPLES[spec.key];
       const shown = SHOWN[spec.key] ?? example;
       const file = join(home, `${spec.key}.yaml`);
-      writeFileSync(file, toYaml({ [spec.key]: FILE_VALUE[spec.key] ?? example }));
+      // 0600: a file that sets a secret may be read by nobody else.
+      writeFileSync(file, toYaml({ [spec.key]: FILE_VALUE[spec.key] ?? example }), { mode: 0o600 });
       const [byFlag, byEnv, byFile] = await Promise.all([
         printed([spec.flag, example]),
         printed([], { [spec.env]: example }),

@@ -82,7 +82,8 @@ function flagArgs(spec: SettingSpec): string[] {
 
 function writeConfig(name: string, doc: unknown): string {
   const path = join(home, name);
-  writeFileSync(path, name.endsWith('.json') ? JSON.stringify(doc) : toYaml(doc));
+  // Private: a config file that sets credentials may be read by its owner only.
+  writeFileSync(path, name.endsWith('.json') ? JSON.stringify(doc) : toYaml(doc), { mode: 0o600 });
   return path;
 }
 

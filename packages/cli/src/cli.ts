@@ -1,5 +1,6 @@
 import { ZOOTT_VERSION } from '@zoott/core';
 import { Command, CommanderError } from 'commander';
+import { onClosedOutput } from './closed-output.js';
 import { cancelVerb } from './commands/cancel.js';
 import { cleanVerb } from './commands/clean.js';
 import { dashboardVerb } from './commands/dashboard.js';
@@ -122,11 +123,16 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const state: RunState = { signal: controller.signal, exitCode: ExitCode.OK };
+  const state: RunState = { signal: controller.signal, exitCode: ExitCode.OK, outputClosed: false };
+  const stopWatching = onClosedOutput(() => {
+    state.outputClosed = true;
+    controller.abort(new Error('the output was closed'));
+  });
   const program = buildProgram(state);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
+    if (state.outputClosed) return ExitCode.OK;
     if (err instanceof CommanderError) {
       if (
         err.code === 'commander.helpDisplayed' ||
@@ -140,6 +146,7 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    stopWatching();
   }
-  return state.exitCode;
+  return state.outputClosed ? ExitCode.OK : state.exitCode;
 }

@@ -10,6 +10,8 @@ export type CommandBody = (ctx: CommandContext, cmd: Command) => Promise<unknown
 export interface RunState {
   signal: AbortSignal;
   exitCode: number;
+  /** The reader of stdout or stderr went away (EPIPE): the verb ends quietly, exit 0. */
+  outputClosed?: boolean;
 }
 
 /**
@@ -27,6 +29,8 @@ export function runner(state: RunState) {
         const code = typeof result === 'number' ? result : ExitCode.OK;
         state.exitCode = state.signal.aborted && code === ExitCode.OK ? ExitCode.INTERRUPTED : code;
       } catch (err) {
+        // An error after the output closed is the verb winding down: nobody reads it.
+        if (state.outputClosed) return;
         warnCorrupt(ctx);
         state.exitCode = report(err, ctx);
       } finally {

@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
   addSchedule,
@@ -289,18 +291,59 @@ describe('dashboard in headless Chromium [zookeeper]', () => {
     }
   });
 
-  it('on loopback refuses the bare URL; the printed one works, and so does a reload without the token', async () => {
+  it('on loopback refuses the bare URL; the printed one works, and keeps working on reload', async () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const refused = await page.goto(`${dash.url}#/demo/overview`);
     expect(refused?.status()).toBe(401);
     await page.goto(`${dash.openUrl}#/demo/tree`);
     await page.waitForSelector('.live-status[data-live="on"]');
-    // The cookie set by the printed URL carries the token from now on.
-    const reloaded = await page.goto(`${dash.url}#/demo/tree`);
+    // Moving between views keeps ?token= in the address, so a reload has it.
+    await page.click('.tabs a:has-text("Overview")');
+    await page.waitForSelector('.card[data-count="completed"] .card-value');
+    expect(page.url()).toContain(`?token=${dash.token}#/demo/`);
+    const reloaded = await page.reload();
     expect(reloaded?.status()).toBe(200);
     await page.waitForSelector('.live-status[data-live="on"]');
+    // No cookie carries the token: without it in the address, the dashboard stays shut.
+    const bare = await page.goto(`${dash.url}#/demo/tree`);
+    expect(bare?.status()).toBe(401);
     await page.close();
+  });
+
+  it('its token reaches no other port: a page another local server serves gets nothing that opens the dashboard', async () => {
+    // Any other program on this host could serve a page on another port: it records what
+    // the browser sends it.
+    const received: string[] = [];
+    const other = createServer((req, res) => {
+      received.push(req.headers.cookie ?? '');
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!doctype html><title>another program</title><img src="/pixel.png">');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/`;
+    const page = await browser.newPage();
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    try {
+      await page.goto(`${dash.openUrl}#/demo/overview`);
+      await page.waitForSelector('.live-status[data-live="on"]');
+      await page.goto(otherUrl);
+      await page.waitForLoadState('load');
+      expect(received.length).toBeGreaterThan(0);
+      expect(received.join('\n')).not.toContain(dash.token!);
+      expect((await page.context().cookies()).filter((c) => c.value.includes(dash.token!))).toEqual(
+        [],
+      );
+      // Whatever it received, replayed to the dashboard, opens nothing.
+      for (const cookie of ['', ...received]) {
+        const res = await fetch(new URL('/api/counts', dash.url), { headers: { Cookie: cookie } });
+        expect(res.status).toBe(401);
+        await res.body?.cancel();
+      }
+    } finally {
+      await page.close();
+      await new Promise((r) => other.close(r));
+    }
   });
 
   it('asks for the token when bound beyond loopback and works with it', async () => {

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ZoottError } from '@zoott/core';
 import { parse as parseYaml } from 'yaml';
+import { checkPrivate, readTrusted, type TrustRule } from './file-trust.js';
 
 /**
  * The configuration file shared by `zoott` and `zoott-worker` (the credential syntax both
@@ -98,15 +99,37 @@ export function parseConfigText(text: string, source: string): Record<string, un
   return value as Record<string, unknown>;
 }
 
-/** Reads and parses a config file. */
+/** Keys whose values are credentials: a file that sets one must be private. */
+const SECRET_KEYS = ['auth', 'acl'];
+
+/** Whether a parsed config file sets credentials, at the top or in a tool's section. */
+export function setsCredentials(doc: Record<string, unknown>): boolean {
+  const sections = [doc, doc.cli, doc.worker].filter(
+    (v): v is Record<string, unknown> => typeof v === 'object' && v !== null,
+  );
+  return sections.some((v) => SECRET_KEYS.some((k) => v[k] !== undefined));
+}
+
+const CONFIG_TRUST: TrustRule = { kind: 'config file', field: 'config' };
+
+/**
+ * Reads and parses a config file, if it may be trusted: owned by the user running the program
+ * or by root, writable by nobody else, and, when it sets credentials, readable by nobody else
+ * (file-trust.ts). Where it was found (--config, a variable, a default path) does not matter.
+ *
+ * @throws ZoottError INVALID_CONFIG (field `config`) naming the file and what is wrong.
+ */
 export function readConfigDocument(path: string): Record<string, unknown> {
-  let text: string;
+  let read: ReturnType<typeof readTrusted>;
   try {
-    text = readFileSync(path, 'utf8');
+    read = readTrusted(path, CONFIG_TRUST);
   } catch (err) {
+    if (err instanceof ZoottError) throw err;
     throw bad(`cannot read the config file ${path} (${(err as Error).message})`);
   }
-  return parseConfigText(text, path);
+  const doc = parseConfigText(read.text, path);
+  if (setsCredentials(doc)) checkPrivate(path, read.stat, CONFIG_TRUST);
+  return doc;
 }
 
 /**

@@ -23,6 +23,7 @@ import { type FileSettings, SETTINGS } from './settings.js';
 export * from './config-file.js';
 export * from './credentials.js';
 export * from './entry-events.js';
+export * from './file-trust.js';
 export * from './heap-room.js';
 export * from './setting-values.js';
 export * from './settings.js';

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { ZoottError } from '@zoott/core';
+import { readTrusted } from './file-trust.js';
 
 // ZooKeeper credentials as every zoott program takes them: `auth` entries (flag, environment
 // or config file) and an auth file, one credential a line. Errors never show a password.
@@ -68,7 +68,8 @@ export function maskCredential(spec: string): string {
 /**
  * Reads credentials from a file: one per line, `user:password` or `digest:user:password`;
  * blank lines and lines starting with `#` are skipped. Keeps passwords off command lines,
- * where any local user can read them in /proc/<pid>/cmdline.
+ * where any local user can read them in /proc/<pid>/cmdline. Refused unless owned by the user
+ * running the program or root and private to it (mode 600 or stricter), as ssh does its keys.
  */
 export function readAuthFile(
   path: string,
@@ -76,8 +77,10 @@ export function readAuthFile(
 ): Credential[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // Owned by the user running the program (or root), and nobody else's to read or write.
+    text = readTrusted(path, { kind: 'auth file', field: 'authFile', private: true }).text;
   } catch (err) {
+    if (err instanceof ZoottError) throw err;
     const code = rules.readError === 'code' ? (err as NodeJS.ErrnoException).code : undefined;
     throw bad(`cannot read the auth file ${path} (${code ?? (err as Error).message})`, 'authFile');
   }

@@ -59,6 +59,7 @@ export async function servedHandlers(
           workerId: at.nodeId,
           passEnv: config.passEnv ?? [],
           ...(config.runAs !== undefined ? { runAs: config.runAs } : {}),
+          ...(config.jobCgroup !== undefined ? { jobCgroup: config.jobCgroup } : {}),
           workDir,
           dataDir,
           timeoutMs: config.jobTimeoutMs ?? settingDefault('jobTimeoutMs'),

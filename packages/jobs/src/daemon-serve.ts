@@ -16,6 +16,7 @@ import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { fileHere, openWorld } from './daemon-world.js';
 import { withRaceInputCleanup } from './handlers/race-input.js';
 import { createJobEngine } from './job-engine.js';
+import { killAllJobs } from './jobs/containment.js';
 import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
 import { ReplyResultsRetention } from './reply-retention.js';
 
@@ -35,6 +36,8 @@ export interface DaemonSetup {
   coordinator: Coordinator;
   /** Whether the daemon opened the session (and so closes it). */
   owned: boolean;
+  /** The cgroup job processes go under, or why none (when the job types are served). */
+  jobCgroup?: string;
 }
 
 /** Serves the world on the session: the worker loops, session logging and the metrics. */
@@ -99,6 +102,7 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
       allowExec: served.allowExec,
       workDir: served.workDir,
       dataDir: served.dataDir,
+      ...(d.jobCgroup !== undefined ? { jobCgroup: d.jobCgroup } : {}),
       metrics: metricsServer?.url ?? null,
     },
     'worker started',
@@ -208,6 +212,7 @@ function daemonHandle(
       return shutdown;
     },
     async kill() {
+      killAllJobs();
       for (const pid of processes) {
         try {
           process.kill(-pid, 'SIGKILL');

@@ -8,6 +8,7 @@ import { aclFromSettings } from './daemon-access.js';
 import { type DaemonSetup, serve } from './daemon-serve.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { entryEventsOption } from './entry-events.js';
+import { containmentFor } from './jobs/containment.js';
 import { jobUser } from './jobs/run-as.js';
 
 export type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
@@ -47,6 +48,24 @@ function positive(value: number | undefined, fallback: number, field: string): n
 }
 
 /**
+ * The cgroup the daemon's jobs go under, or why they have none (process groups then).
+ *
+ * @throws ZoottError INVALID_CONFIG under `require` when no cgroup can be made.
+ */
+function jobCgroupOf(config: WorkerDaemonConfig): string {
+  const mode = config.jobCgroup ?? settingDefault('jobCgroup');
+  const support = containmentFor(mode);
+  if (support.ok) return support.root;
+  if (mode === 'require')
+    throw new ZoottError(
+      'INVALID_CONFIG',
+      `jobCgroup: require, but this worker cannot give jobs a cgroup: ${support.reason}. Run it as root or in a delegated cgroup v2 (systemd: Delegate=yes), or use --job-cgroup auto`,
+      { field: 'jobCgroup' },
+    );
+  return `none (process groups: ${support.reason})`;
+}
+
+/**
  * Starts a worker daemon: connects (or uses the given coordinator), initialises the world,
  * and runs the worker loop over the built-in job types (when `allowExec` lists anything)
  * and the custom handlers, plus a loop for race coordinators in the race world. Session
@@ -76,8 +95,12 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     entryEvents: entryEventsOption(config.entryEvents),
   };
 
-  // Whom jobs run as is settled before connecting: a root worker without --run-as refuses.
-  if ((config.allowExec ?? []).length > 0) jobUser(config.runAs);
+  // Whom jobs run as, and what holds their processes, are settled before connecting: a root
+  // worker without --run-as refuses, and so does --job-cgroup require without a cgroup.
+  if ((config.allowExec ?? []).length > 0) {
+    jobUser(config.runAs);
+    setup.jobCgroup = jobCgroupOf(config);
+  }
 
   const owned = config.coordinator === undefined;
   const connect = config.connect ?? settingDefault('connect');

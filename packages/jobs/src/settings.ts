@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_ENTRY_EVENTS, ENTRY_EVENTS_MODES, type EntryEventsMode } from './entry-events.js';
 import { DEFAULT_HEAP_ROOM } from './heap-room.js';
+import { JOB_CGROUP_MODES, type JobCgroupMode } from './jobs/cgroup-mode.js';
 import type { SettingSpecBase } from './setting-values.js';
 import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING, TRACE_SETTING } from './shared-settings.js';
 
@@ -192,6 +193,18 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "run job processes as this user (its uid, gid and groups, HOME its home); required for a root worker serving job types, since a job can read its own user's processes, the worker's credentials included (--run-as root: run them as root anyway)",
   },
   {
+    key: 'jobCgroup',
+    flag: '--job-cgroup',
+    env: 'ZOOTT_JOB_CGROUP',
+    kind: 'string',
+    arg: 'mode',
+    values: JOB_CGROUP_MODES,
+    help: 'a cgroup v2 of its own for each job process, so everything it starts ends with it (a setsid descendant too): auto = where the worker may make one (root, or a delegated cgroup), else process groups; require = refuse to start without; off = process groups only',
+    defaultHelp: 'auto',
+    example: 'off',
+    fallback: () => 'auto',
+  },
+  {
     key: 'passEnv',
     flag: '--pass-env',
     env: 'ZOOTT_PASS_ENV',
@@ -331,6 +344,7 @@ export interface FileSettings {
   workDir?: string;
   allowExec?: string[];
   runAs?: string;
+  jobCgroup?: JobCgroupMode;
   passEnv?: string[];
   jobTimeoutMs?: number;
   killGraceMs?: number;

@@ -114,7 +114,7 @@ describe('credentials', () => {
 
   it('reads auth entries then the auth file, with each program’s rules', () => {
     const file = join(dir, 'auth');
-    writeFileSync(file, '# ops\ndigest:bob:x:y\n\n');
+    writeFileSync(file, '# ops\ndigest:bob:x:y\n\n', { mode: 0o600 });
     expect(credentialsOf({ auth: ['alice:pw'], authFile: file })).toEqual([
       { scheme: 'digest', auth: 'alice:pw' },
       { scheme: 'digest', auth: 'bob:x:y' },
@@ -129,7 +129,7 @@ describe('credentials', () => {
 
   it('an empty auth file is refused or adds none; an unreadable one is explained', () => {
     const empty = join(dir, 'empty');
-    writeFileSync(empty, '# nobody yet\n');
+    writeFileSync(empty, '# nobody yet\n', { mode: 0o600 });
     expect(() => readAuthFile(empty)).toThrow(`auth file ${empty} holds no credential`);
     expect(readAuthFile(empty, TERSE_CREDENTIALS)).toEqual([]);
     const missing = join(dir, 'missing');

@@ -69,6 +69,25 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res.warmupWorkerCpuUsPerTask).toBeGreaterThan(0);
   });
 
+  it('jobs: no-op jobs through the runner (cgroup and process group) and the spawn floor, with their ratios', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('jobs');
+    const results = res.results as Record<
+      'job_noop_per_s' | 'job_noop_group_per_s' | 'job_spawn_floor_per_s',
+      number
+    >;
+    const ratios = res.ratios as Record<'job_vs_spawn', number>;
+    expect(results.job_noop_per_s).toBeGreaterThan(0);
+    expect(results.job_noop_group_per_s).toBeGreaterThan(0);
+    expect(results.job_spawn_floor_per_s).toBeGreaterThan(0);
+    expect(ratios.job_vs_spawn).toBeCloseTo(
+      results.job_noop_per_s / results.job_spawn_floor_per_s,
+      1,
+    );
+    expect((res.details as Record<string, number[]>).job_rounds_per_s).toHaveLength(3);
+  });
+
   it('ratio: raw creates and the drain in one run, and their ratio', {
     timeout: 300_000,
   }, async () => {

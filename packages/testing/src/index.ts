@@ -2,6 +2,7 @@ export type { Backend, ConnectOptions, TestBackend } from './backend.js';
 export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
 export { freshChroot } from './fresh-chroot.js';
 export { legacyInit, legacyReplies } from './legacy-world.js';
+export { swapLinks, userInput, victimDir, victimIntact } from './link-swaps.js';
 export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
 export {
@@ -18,5 +19,6 @@ export {
   processesWith,
   runningGroupMembers,
 } from './processes.js';
+export { makeSystemUser, type SystemUser } from './system-user.js';
 export { freshNamespace, SELF, settled, until } from './task-waits.js';
 export { zookeeperBackend } from './zookeeper-backend.js';

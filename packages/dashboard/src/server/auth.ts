@@ -3,31 +3,18 @@ import type { IncomingMessage } from 'node:http';
 import { isLoopback } from './options.js';
 
 /**
- * Name of the cookie that carries the token after a page load with `?token=`. Cookies are
- * per host, not per port, so two dashboards on one machine each need their own name.
+ * The token a request carries: `Authorization: Bearer <token>`, or `?token=` (the printed URL,
+ * the page's assets, the event stream, which cannot set headers). Never a cookie: cookies are
+ * scoped by host, not by port, so any other program serving a page on this host would receive
+ * one, and could replay it here.
  */
-export function tokenCookie(port: number): string {
-  return `zoott_token_${port}`;
-}
-
-function cookieValue(req: IncomingMessage, name: string): string | null {
-  const header = req.headers.cookie;
-  if (typeof header !== 'string') return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
-}
-
-/** The token a request carries: `Authorization: Bearer <token>`, `?token=` or the cookie. */
-function presented(req: IncomingMessage, url: URL, cookie: string): string | null {
+function presented(req: IncomingMessage, url: URL): string | null {
   const h = req.headers.authorization;
   if (typeof h === 'string') {
     const m = /^Bearer\s+(\S+)$/i.exec(h.trim());
     if (m) return m[1]!;
   }
-  return url.searchParams.get('token') ?? cookieValue(req, cookie);
+  return url.searchParams.get('token');
 }
 
 /** Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
@@ -45,14 +32,9 @@ export type Refusal = { status: number; message: string } | null;
  * allowed on loopback), the Host header must name a loopback address: a web page elsewhere
  * that rebinds its DNS name to 127.0.0.1 then still cannot read the API.
  */
-export function checkAccess(
-  req: IncomingMessage,
-  url: URL,
-  token: string | null,
-  cookie: string,
-): Refusal {
+export function checkAccess(req: IncomingMessage, url: URL, token: string | null): Refusal {
   if (token !== null) {
-    return tokenMatches(token, presented(req, url, cookie))
+    return tokenMatches(token, presented(req, url))
       ? null
       : {
           status: 401,

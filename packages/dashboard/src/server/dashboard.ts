@@ -9,7 +9,7 @@ import {
 } from '@zoott/core';
 import { decodeKey, validateKey, validateWorldName } from '@zoott/core/internal';
 import { loadAssets, pageHtml } from './assets.js';
-import { checkAccess, checkWriteRequest, tokenCookie } from './auth.js';
+import { checkAccess, checkWriteRequest } from './auth.js';
 import { DashboardData } from './data.js';
 import { readJsonBody, send, sendError, sendFailure, sendJson, startEventStream } from './http.js';
 import { type LiveMessage, SLOT_MS, WorldHub } from './live.js';
@@ -152,19 +152,11 @@ class DashboardApp {
     } catch {
       return sendError(res, 400, 'BAD_ARGUMENTS', 'bad request URL');
     }
-    const cookie = tokenCookie(this.port);
-    const refused = checkAccess(req, url, this.opts.token, cookie);
+    const refused = checkAccess(req, url, this.opts.token);
     if (refused) {
       if (refused.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, refused.status, 'NO_AUTH', refused.message);
     }
-    // The printed URL carries the token once; the cookie keeps a reload or a bookmark
-    // without it working. HttpOnly and SameSite=Strict: no script or other site sends it.
-    if (this.opts.token !== null && url.searchParams.get('token') === this.opts.token)
-      res.setHeader(
-        'Set-Cookie',
-        `${cookie}=${this.opts.token}; HttpOnly; SameSite=Strict; Path=/`,
-      );
     try {
       await dispatch(this.routes, req, res, url);
     } catch (err) {

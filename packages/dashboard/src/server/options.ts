@@ -15,8 +15,8 @@ export interface DashboardOptions {
   /** Hides retry and cancel in the page and refuses them in the API (403). */
   readOnly?: boolean;
   /**
-   * Access token, checked on every request (`Authorization: Bearer <token>`, `?token=`, or
-   * the cookie a page load with `?token=` sets). Required when `host` is not a loopback
+   * Access token, checked on every request (`Authorization: Bearer <token>` or `?token=`;
+   * never a cookie, which other ports of the host would receive). Required when `host` is not a loopback
    * address; at least 12 characters. On loopback a random one is made when none is given:
    * any local process or user could otherwise read the worlds and retry or cancel tasks.
    */

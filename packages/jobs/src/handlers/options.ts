@@ -8,7 +8,13 @@ import {
   ZoottError,
 } from '@zoott/core';
 import { DEFAULT_MAX_RESULT_BYTES, type ProcessRun } from '@zoott/core/jobs';
-import { DEFAULT_KILL_GRACE_MS, type JobUser, jobUser, resolveExecutable } from '../jobs/index.js';
+import {
+  DEFAULT_KILL_GRACE_MS,
+  type JobCgroupMode,
+  type JobUser,
+  jobUser,
+  resolveExecutable,
+} from '../jobs/index.js';
 import { checkOutputCap } from '../limits.js';
 import { type ExecPolicy, execPolicy, jobEnvironment } from '../policy.js';
 
@@ -38,6 +44,11 @@ export interface JobHandlerOptions {
    * that for a root worker; the library leaves the decision to its caller).
    */
   runAs?: string;
+  /**
+   * Whether each job process gets a cgroup of its own (so all it starts ends with it):
+   * `auto` (default) where the host allows one, `require` refuses jobs without one, `off`.
+   */
+  jobCgroup?: JobCgroupMode;
   /** Working directory of job processes (default the worker's current directory). */
   workDir?: string;
   /** Root of race input directories and of `filename` hints (default the working directory). */
@@ -64,6 +75,7 @@ export interface HandlerContext {
   workerId: string;
   env: Record<string, string>;
   runAs: JobUser | null;
+  jobCgroup: JobCgroupMode;
   workDir: string;
   dataDir: string;
   timeoutMs: number | undefined;
@@ -95,6 +107,7 @@ export function resolveHandlerOptions(
     workerId: o.workerId ?? o.serverName ?? hostname(),
     env,
     runAs,
+    jobCgroup: o.jobCgroup ?? 'auto',
     workDir,
     dataDir: o.dataDir ?? workDir,
     timeoutMs: o.timeoutMs,
@@ -108,6 +121,16 @@ export function resolveHandlerOptions(
     logger: o.logger,
     processes: o.processes,
   };
+}
+
+/**
+ * How a job process of this worker is held: its cgroup mode, and the silence after which the
+ * job keeper kills it (half the session timeout: the server expires a session one timeout
+ * after it last heard from it, and the worker pings every third of it, so a job killed then
+ * is gone before its claim can be taken over).
+ */
+export function holding(h: HandlerContext): { cgroup: JobCgroupMode; silenceMs: number } {
+  return { cgroup: h.jobCgroup, silenceMs: Math.floor(h.c.sessionTimeoutMs / 2) };
 }
 
 /**

@@ -1,36 +1,56 @@
-import { lstat, realpath, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve, sep } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import type { SettleListener } from '@zoott/core';
 import { RACE_TYPE } from '../constants.js';
+import { KeptError, openDirIn, openRoot, removeDirIn } from './remove-below.js';
 
 /** What became of a race's input directory once the race was over. */
 export type InputRemoval = { removed: string } | { kept: string; reason: string };
 
-const under = (root: string, path: string) =>
-  path !== root && path.startsWith(root === sep ? root : root + sep);
-
 /**
  * Removes a race's input directory, as the spec says the framework does when the race is
- * over. Only strictly inside the data directory, judged on real paths: `dir` must be
- * relative, its parent's real path must lie under the data directory's real path (or be
- * it), and `dir` itself must be a directory, not a link (a link is kept: what it points to
- * is not the race's to delete). Never throws; says what it did.
+ * over. Only strictly inside the data directory: `dir` is relative, holds no `..`, and is
+ * walked down from the data directory one directory at a time without following a link (a
+ * link on the way, or the input itself a link, keeps it). The tree is then removed through
+ * the directories held open (remove-below.ts), so a link swapped in by anyone who may write
+ * in the input while it is removed is removed itself, never followed. Never throws; says what
+ * it did.
  */
 export async function removeRaceInputDir(dataDir: string, dir: string): Promise<InputRemoval> {
   if (isAbsolute(dir)) return { kept: dir, reason: 'not a relative path' };
+  const parts = dir.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.length === 0 || parts.includes('..'))
+    return { kept: dir, reason: 'not inside the data directory' };
+  const held = [];
   try {
     const root = await realpath(resolve(dataDir));
-    const lexical = resolve(root, dir);
-    const parent = await realpath(dirname(lexical));
-    const target = resolve(parent, lexical.slice(dirname(lexical).length + 1));
-    if (!under(root, target) || !(parent === root || under(root, parent)))
-      return { kept: dir, reason: 'not inside the data directory' };
-    const stat = await lstat(target);
-    if (!stat.isDirectory()) return { kept: target, reason: 'not a directory (a link is kept)' };
-    await rm(target, { recursive: true, force: true });
-    return { removed: target };
+    let at = await openRoot(root);
+    held.push(at);
+    for (const [i, name] of parts.entries()) {
+      const next = await openDirIn(at, name);
+      if (!next)
+        return {
+          kept: dir,
+          reason:
+            i === parts.length - 1
+              ? 'not a directory (a link is kept)'
+              : `${parts.slice(0, i + 1).join('/')} is not a directory (a link on the way is not followed)`,
+        };
+      held.push(next);
+      if (i === parts.length - 1) {
+        if ((await next.stat()).dev !== (await at.stat()).dev)
+          return { kept: dir, reason: 'on another file system than its parent (a mount point)' };
+        await removeDirIn(at, name, next);
+        return { removed: resolve(root, ...parts) };
+      }
+      at = next;
+    }
+    return { kept: dir, reason: 'not inside the data directory' };
   } catch (err) {
-    return { kept: dir, reason: String((err as Error).message ?? err) };
+    const why = err instanceof KeptError ? err.message : String((err as Error).message ?? err);
+    return { kept: dir, reason: why };
+  } finally {
+    for (const h of held) await h.close().catch(() => undefined);
   }
 }
 

@@ -1,8 +1,8 @@
 import { isZoottError, type TaskContext, ZoottError } from '@zoott/core';
 import { encodeJson } from '@zoott/core/internal';
-import { buildRaceResult, type RaceJob } from '@zoott/core/jobs';
+import { buildRaceResult, type ProcessRun, type RaceJob } from '@zoott/core/jobs';
 import { runRacer } from '../jobs/index.js';
-import type { HandlerContext } from './options.js';
+import { type HandlerContext, holding } from './options.js';
 import { createOnce, RacePaths, type RacerData, readJson, type WinnerData } from './race-state.js';
 
 /** What a racer task records as its own (small) result. */
@@ -31,6 +31,26 @@ function racerData(data: unknown): RacerData {
       { field: 'data' },
     );
   return d as RacerData;
+}
+
+/** The winner's complete run, written into the race's winner node beside who won. */
+async function recordWin(
+  h: HandlerContext,
+  paths: RacePaths,
+  d: RacerData,
+  run: ProcessRun & { stdin: string },
+): Promise<void> {
+  const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
+  const record = buildRaceResult(
+    stub,
+    { winner: run, processes: 0, started: run.started, finished: run.finished },
+    { maxBytes: h.maxResultBytes },
+  ).winner!;
+  const prior = (await readJson<WinnerData>(h.c, paths.winner)) ?? {
+    index: d.index,
+    at: new Date().toISOString(),
+  };
+  await h.c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
 }
 
 /**
@@ -66,6 +86,7 @@ export async function runRacerTask(
     ...(d.nonZeroExitWins === true ? { normalExitCodes: [0] } : {}),
     allowExec: h.policy,
     ...(h.runAs ? { runAs: h.runAs } : {}),
+    ...holding(h),
   });
   let stoppedByRace = false;
   const stop = () => {
@@ -95,7 +116,9 @@ export async function runRacerTask(
     }
   };
   if (!rerunOfWinner) void arm();
-  const onAbort = () => racer.kill();
+  // A lost session: the claim is gone, another worker may start this racer any moment.
+  const onAbort = () =>
+    racer.kill({ immediate: isZoottError(task.signal.reason, 'SESSION_EXPIRED') });
   task.signal.addEventListener('abort', onAbort, { once: true });
   if (task.signal.aborted) onAbort();
   const timer =
@@ -136,19 +159,7 @@ export async function runRacerTask(
     const run = await racer.done;
     if (task.signal.aborted)
       throw new ZoottError('ABORTED', 'racer aborted; its process group was stopped');
-    if (won) {
-      const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
-      const record = buildRaceResult(
-        stub,
-        { winner: run, processes: 0, started: run.started, finished: run.finished },
-        { maxBytes: h.maxResultBytes },
-      ).winner!;
-      const prior = (await readJson<WinnerData>(c, paths.winner)) ?? {
-        index: d.index,
-        at: new Date().toISOString(),
-      };
-      await c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
-    }
+    if (won) await recordWin(h, paths, d, run);
     const result = won ? 'won' : outcome.result === 'lost' && !stoppedByRace ? 'lost' : 'stopped';
     await createOnce(c, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch((err) => {
       if (!isZoottError(err, 'NO_NODE')) throw err;

@@ -6,6 +6,7 @@ import {
   checkExecutable,
   checkResultFits,
   type HandlerContext,
+  holding,
   permanentIfTooLarge,
 } from './options.js';
 
@@ -49,6 +50,7 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
       signal: task.signal,
       allowExec: h.policy,
       ...(h.runAs ? { runAs: h.runAs } : {}),
+      ...holding(h),
       onReportLine: (line) => report(task, line),
       onSpawn: (p) => {
         pid = p;

@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { ProcessRun } from '@zoott/core/jobs';
+import type { JobCgroupMode } from './cgroup-mode.js';
+import { type Containment, openContainment } from './containment.js';
 import { REPORT_FD, readLines } from './report-channel.js';
 
 /** How a job process is started: directory, environment and output caps. */
@@ -24,6 +26,13 @@ export interface StartOptions {
    * unset: the job gets no fd 3.
    */
   onReportLine?: (line: string) => void;
+  /** Whether the job gets a cgroup of its own (see containment.ts); default `auto`. */
+  cgroup?: JobCgroupMode;
+  /**
+   * The job keeper kills the job when this process has not been heard of for this long (it
+   * stopped or hangs): in a worker, within its session timeout. Unset: only when it dies.
+   */
+  silenceMs?: number;
 }
 
 /** A started process (or one that failed to start) and the means to stop it. */
@@ -39,6 +48,11 @@ export interface StartedProcess {
    * (`immediate` sends SIGKILL at once). Safe to call more than once, or after the end.
    */
   stop(options?: { immediate?: boolean; timedOut?: boolean }): void;
+  /**
+   * Once `done` resolved: how long this process had been silent when the job keeper killed
+   * the job (the worker stopped or hung past `silenceMs`), or null when it did not.
+   */
+  readonly silencedMs: number | null;
 }
 
 /** Signal number for a Node signal name (`SIGKILL` → 9). */
@@ -89,11 +103,22 @@ export function startProcess(
 ): StartedProcess {
   const started = new Date();
   let child: ChildProcess;
+  let holder: Containment;
   try {
-    child = spawnJob(path, args, opts);
+    holder = openContainment({
+      ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
+      ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
+    });
   } catch (err) {
     return failedStart(err as Error, started, opts.serverName);
   }
+  try {
+    child = spawnJob(path, args, opts, holder);
+  } catch (err) {
+    holder.release();
+    return failedStart(err as Error, started, opts.serverName);
+  }
+  if (child.pid !== undefined) holder.started(child.pid);
 
   const out = new Capture(opts.maxOutputBytes);
   const err = new Capture(opts.maxOutputBytes);
@@ -118,8 +143,8 @@ export function startProcess(
 
   let exited = false;
   let timedOut = false;
+  let silencedMs: number | null = null;
   let killTimer: NodeJS.Timeout | undefined;
-  const killGroup = (signal: NodeJS.Signals) => signalGroup(child.pid, signal);
 
   const done = new Promise<ProcessRun>((resolveDone) => {
     let settled = false;
@@ -140,14 +165,16 @@ export function startProcess(
     });
     child.once('error', (e) => {
       // Without a pid the process never ran, and no 'exit' will follow.
-      if (child.pid === undefined)
-        settle({ ...base(), pid: 0, exit: exitForSpawnError(e), error: e.message });
+      if (child.pid !== undefined) return;
+      holder.release();
+      settle({ ...base(), pid: 0, exit: exitForSpawnError(e), error: e.message });
     });
     child.once('exit', () => {
       exited = true;
-      // Reap what the leader left behind in its group (background children, etc.).
-      killGroup('SIGKILL');
-      // A descendant that left the group could hold the pipes open forever; stop
+      // Nothing the job started outlives it: whatever is left of it (background children,
+      // a descendant that called setsid) is killed now.
+      holder.signal('SIGKILL');
+      // A descendant out of reach (no cgroup) could hold the pipes open forever; stop
       // waiting for them after the grace time.
       setTimeout(() => {
         child.stdout?.destroy();
@@ -157,11 +184,17 @@ export function startProcess(
     });
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       const pid = child.pid ?? 0;
-      settle(
-        signal !== null
-          ? { ...base(), pid, signal: signalNumber(signal) }
-          : { ...base(), pid, exit: code ?? 0 },
-      );
+      const run = base();
+      // A killed job may have been killed by the keeper while this process was stopped.
+      void (signal !== null ? holder.silencedFor() : Promise.resolve(null)).then((silent) => {
+        silencedMs = silent;
+        holder.release();
+        settle(
+          signal !== null
+            ? { ...run, pid, signal: signalNumber(signal) }
+            : { ...run, pid, exit: code ?? 0 },
+        );
+      });
     });
   });
 
@@ -169,16 +202,19 @@ export function startProcess(
     pid: child.pid ?? 0,
     firstOutput,
     done,
+    get silencedMs() {
+      return silencedMs;
+    },
     stop({ immediate = false, timedOut: isTimeout = false } = {}) {
       if (exited || child.pid === undefined) return;
       if (isTimeout) timedOut = true;
       if (immediate) {
-        killGroup('SIGKILL');
+        holder.signal('SIGKILL');
         return;
       }
-      killGroup('SIGTERM');
+      holder.signal('SIGTERM');
       if (!killTimer) {
-        killTimer = setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs);
+        killTimer = setTimeout(() => holder.signal('SIGKILL'), opts.killGraceMs);
         killTimer.unref();
       }
     },
@@ -186,12 +222,18 @@ export function startProcess(
 }
 
 /**
- * Spawns the job in a process group of its own (`detached`), under `setpriv` when present:
+ * Spawns the job in a process group of its own (`detached`), through the launcher (into its
+ * cgroup, every descriptor past the job's own closed), under `setpriv` when present:
  * `--pdeathsig KILL` ends it with its worker, and `runAs` switches user.
  *
  * @throws Error when another user is asked for and setpriv is missing.
  */
-function spawnJob(path: string, args: readonly string[], opts: StartOptions): ChildProcess {
+function spawnJob(
+  path: string,
+  args: readonly string[],
+  opts: StartOptions,
+  holder: Containment,
+): ChildProcess {
   const tool = parentDeathTool();
   // Never fall back to running as the worker's user when another user was asked for.
   if (opts.runAs && !tool)
@@ -201,28 +243,26 @@ function spawnJob(path: string, args: readonly string[], opts: StartOptions): Ch
   const asUser = opts.runAs
     ? ['--reuid', String(opts.runAs.uid), '--regid', String(opts.runAs.gid), '--init-groups']
     : [];
-  const [file, argv] = tool
-    ? [tool, [...asUser, '--pdeathsig', 'KILL', '--', path, ...args]]
-    : [path, args];
-  return spawn(file, argv, {
+  // In a cgroup the whole job can die with the worker. Without one, a descendant that called
+  // setsid is known only by its parent links, which the leader's death would cut: the leader
+  // is stopped instead, and the keeper, reading the worker's end, kills what it finds below.
+  const deathSignal = holder.cgroup !== null ? 'KILL' : 'STOP';
+  const argv = tool
+    ? [tool, ...asUser, '--pdeathsig', deathSignal, '--', path, ...args]
+    : [path, ...args];
+  // fd 3 is the job's report channel (progress and log lines) when someone listens.
+  const own: 'pipe'[] = opts.onReportLine
+    ? ['pipe', 'pipe', 'pipe', 'pipe']
+    : ['pipe', 'pipe', 'pipe'];
+  const launcher = holder.launch(argv, own.length - 1, opts.env);
+  return spawn(launcher.file, launcher.args, {
     cwd: opts.cwd,
     env: opts.env,
     detached: true,
     shell: false,
-    // fd 3 is the job's report channel (progress and log lines) when someone listens.
-    stdio: opts.onReportLine ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+    stdio: [...own, ...launcher.extraStdio],
     windowsHide: true,
   });
-}
-
-/** Sends `signal` to the process group led by `pid` (the job and what it started). */
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
 }
 
 function exitForSpawnError(e: Error): number {
@@ -255,6 +295,7 @@ function failedStart(e: Error, started: Date, serverName: string): StartedProces
     pid: 0,
     firstOutput: new Promise<void>(() => {}),
     done: Promise.resolve(run),
+    silencedMs: null,
     stop() {},
   };
 }

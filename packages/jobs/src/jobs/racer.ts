@@ -1,6 +1,7 @@
 import type { ProcessRun } from '@zoott/core/jobs';
+import type { JobCgroupMode } from './cgroup-mode.js';
 import { neverRan, type StartOptions, startProcess } from './process.js';
-import { DEFAULT_KILL_GRACE_MS } from './regular.js';
+import { DEFAULT_KILL_GRACE_MS, silencedError } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 /** How a racer is started: the server name it reports, directory, environment. */
@@ -20,6 +21,10 @@ export interface RacerOptions {
   allowExec?: (resolvedPath: string) => boolean;
   /** Run the process as this user (see `jobUser`); unset: as the worker's user. */
   runAs?: StartOptions['runAs'];
+  /** Whether the racer gets a cgroup of its own: `auto` (default), `require` or `off`. */
+  cgroup?: JobCgroupMode;
+  /** See `runRegularJob`'s `silenceMs`: a racer the keeper killed rejects `done` and `outcome`. */
+  silenceMs?: number;
 }
 
 /** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
@@ -83,15 +88,19 @@ export function runRacer(
       killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       serverName: options.serverName,
       ...(options.runAs ? { runAs: options.runAs } : {}),
+      ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
+      ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
     });
     stopProcess = (o) => proc.stop(o);
     return { proc, run: null };
   })();
 
-  const done = started.then(async ({ proc, run }) => ({
-    ...(run ?? (await proc!.done)),
-    stdin: data,
-  }));
+  // A racer the keeper killed neither won nor lost: its end was not its own.
+  const done = started.then(async ({ proc, run }) => {
+    const ran = run ?? (await proc!.done);
+    if (proc && proc.silencedMs !== null) throw silencedError(proc.silencedMs);
+    return { ...ran, stdin: data };
+  });
 
   const outcome = started.then(async ({ proc }): Promise<RacerOutcome> => {
     const ended = done.then((run): RacerOutcome => {

@@ -1,4 +1,4 @@
-import { ZoottError } from '@zoott/core';
+import { isZoottError, ZoottError } from '@zoott/core';
 import {
   buildRegularResult,
   DEFAULT_MAX_RESULT_BYTES,
@@ -6,6 +6,7 @@ import {
   type RegularJob,
   type RegularJobResult,
 } from '@zoott/core/jobs';
+import type { JobCgroupMode } from './cgroup-mode.js';
 import { neverRan, type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -41,6 +42,14 @@ export interface RunJobOptions {
   onSpawn?: (pid: number) => void;
   /** Called with each line the job writes to fd 3 (progress and log lines). */
   onReportLine?: (line: string) => void;
+  /** Whether the job gets a cgroup of its own: `auto` (default), `require` or `off`. */
+  cgroup?: JobCgroupMode;
+  /**
+   * The job keeper kills the job when this process has not been heard of for this long
+   * (stopped, or its event loop stuck); the run then rejects. A worker gives half its
+   * session timeout. Unset: the job is only killed when this process dies.
+   */
+  silenceMs?: number;
 }
 
 /** Time between SIGTERM and SIGKILL when a job is stopped (5 s). */
@@ -80,6 +89,8 @@ export async function runRegularJob(
     serverName: options.serverName,
     ...(options.runAs ? { runAs: options.runAs } : {}),
     ...(options.onReportLine ? { onReportLine: options.onReportLine } : {}),
+    ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
+    ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);
@@ -95,7 +106,9 @@ export function effectiveTimeout(jobMs?: number, workerMs?: number): number | un
 
 /**
  * Waits for `proc` to end, stopping it on timeout or abort. On abort it still waits for
- * the process to be gone, then rejects with `ABORTED`.
+ * the process to be gone, then rejects with `ABORTED`. An abort for a lost session kills at
+ * once (the claim is gone: another worker may start the job any moment). A process the job
+ * keeper killed because this one was silent rejects too: its end says nothing of the job.
  */
 export async function supervise(
   proc: StartedProcess,
@@ -109,18 +122,31 @@ export async function supervise(
   let aborted = false;
   const onAbort = () => {
     aborted = true;
-    proc.stop();
+    proc.stop({ immediate: isZoottError(signal?.reason, 'SESSION_EXPIRED') });
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted) onAbort();
   try {
     const run = await proc.done;
     if (aborted) throw abortError(signal);
+    if (proc.silencedMs !== null) throw silencedError(proc.silencedMs);
     return run;
   } finally {
     if (timer) clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The error of a job the keeper killed while its worker was silent: a failed attempt (retried
+ * as any other), never a result, since its signal is the keeper's, not the job's.
+ */
+export function silencedError(silentMs: number): ZoottError {
+  return new ZoottError(
+    'ABORTED',
+    `the job keeper killed the job: this worker was not heard of for ${silentMs} ms (stopped or stuck), longer than half its session timeout, so its claim could have passed to another worker`,
+    { op: 'runRegularJob' },
+  );
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

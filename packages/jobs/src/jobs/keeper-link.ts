@@ -1,0 +1,189 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { keeperSource } from './keeper-main.js';
+
+// The worker's side of the job keeper (keeper-main.ts): starts it with the first job, tells it
+// of each job, beats while jobs run, and hears which jobs it killed for silence. One keeper
+// per process, whatever number of daemons or runners the process holds.
+
+/** How one job is registered with the keeper. */
+export interface KeeperJob {
+  cgroup: string | null;
+  pgid: number | null;
+  silenceMs: number | null;
+}
+
+/** Longest time between two heartbeats; shorter when a job's silence limit asks for it. */
+const BEAT_MS = 250;
+/** How long a sync with the keeper may take before the worker stops waiting for it. */
+const SYNC_MS = 2000;
+
+class KeeperLink {
+  private child: ChildProcess | null = null;
+  private control: Writable | null = null;
+  private root: string | null = null;
+  private readonly jobs = new Map<number, KeeperJob>();
+  /** Jobs the keeper killed because the worker was silent, with how long it was. */
+  private readonly silenced = new Map<number, number>();
+  private readonly syncs = new Map<number, () => void>();
+  private beat: NodeJS.Timeout | null = null;
+  private nextId = 0;
+  private nextSync = 0;
+
+  /** The keeper's pid, once started (tests look at it). */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** Tells the keeper the cgroup it removes when the worker is gone. */
+  adoptRoot(path: string): void {
+    this.root = path;
+    this.send({ t: 'root', path });
+  }
+
+  /** Registers a job; returns its id. */
+  add(job: KeeperJob): number {
+    const id = ++this.nextId;
+    this.jobs.set(id, job);
+    this.send({ t: 'add', id, ...job });
+    this.beatEvery();
+    return id;
+  }
+
+  /** The process group of a job registered without one (known only once it is spawned). */
+  setGroup(id: number, pgid: number): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    job.pgid = pgid;
+    this.send({ t: 'pgid', id, pgid });
+  }
+
+  /** Asks the keeper to kill a job (process-group jobs): all it finds of it now, and has seen. */
+  kill(id: number): void {
+    this.send({ t: 'kill', id });
+  }
+
+  /**
+   * Asks the keeper to kill what it has seen of a job whose leader ended (process-group
+   * jobs), without looking again: the job's end is the common case, and a look costs.
+   */
+  reap(id: number): void {
+    this.send({ t: 'reap', id });
+  }
+
+  forget(id: number): void {
+    this.jobs.delete(id);
+    this.silenced.delete(id);
+    this.send({ t: 'forget', id });
+    this.beatEvery();
+  }
+
+  /**
+   * Whether the keeper killed job `id` for silence: asked after every notice the keeper wrote
+   * before this call has been read (a sync round trip), so a job the keeper killed is never
+   * taken for one that died on its own. Returns how long the worker was silent, or null.
+   */
+  async silencedFor(id: number): Promise<number | null> {
+    if (this.child !== null) {
+      const n = ++this.nextSync;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.syncs.delete(n);
+          resolve();
+        }, SYNC_MS);
+        this.syncs.set(n, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.send({ t: 'sync', n });
+      });
+    }
+    return this.silenced.get(id) ?? null;
+  }
+
+  private send(msg: object): void {
+    this.ensure();
+    this.control?.write(`${JSON.stringify(msg)}\n`);
+  }
+
+  /** Heartbeats while a job with a silence limit is registered: often enough for the shortest. */
+  private beatEvery(): void {
+    if (this.beat) clearInterval(this.beat);
+    this.beat = null;
+    const limits = [...this.jobs.values()].flatMap((j) =>
+      j.silenceMs === null ? [] : [j.silenceMs],
+    );
+    if (limits.length === 0) return;
+    const every = Math.max(20, Math.min(BEAT_MS, Math.floor(Math.min(...limits) / 10)));
+    this.beat = setInterval(() => this.send({ t: 'beat' }), every);
+    this.beat.unref();
+  }
+
+  /** Starts the keeper when none runs (first use, or it died): it is told everything again. */
+  private ensure(): void {
+    if (this.child !== null) return;
+    const child = spawn(process.execPath, ['-', 'zoott-job-keeper', String(process.pid)], {
+      // fd 0 the program, 1 its notices, 2 its errors, 3 the control pipe.
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      // Its own session: a signal to the worker's process group or terminal does not reach it.
+      detached: true,
+      cwd: '/',
+      env: {},
+    });
+    this.child = child;
+    const control = child.stdio[3] as Writable;
+    this.control = control;
+    control.on('error', () => undefined);
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(keeperSource());
+    this.listen(child.stdout!);
+    child.stderr!.on('data', (b: Buffer) => process.stderr.write(`zoott job keeper: ${b}`));
+    child.once('exit', () => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.control = null;
+      for (const done of this.syncs.values()) done();
+      this.syncs.clear();
+    });
+    // The worker's own exit (or a library's) is never held up by its keeper.
+    child.unref();
+    for (const s of [child.stdout, child.stderr, control] as unknown as { unref?: () => void }[])
+      s.unref?.();
+    if (this.root !== null) control.write(`${JSON.stringify({ t: 'root', path: this.root })}\n`);
+    for (const [id, job] of this.jobs)
+      control.write(`${JSON.stringify({ t: 'add', id, ...job })}\n`);
+  }
+
+  private listen(out: Readable): void {
+    let rest = '';
+    out.setEncoding('utf8');
+    out.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        let m: { t?: string; ids?: number[]; silentMs?: number; n?: number };
+        try {
+          m = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (m.t === 'silenced')
+          for (const id of m.ids ?? []) this.silenced.set(id, m.silentMs ?? 0);
+        else if (m.t === 'synced') {
+          this.syncs.get(m.n ?? -1)?.();
+          this.syncs.delete(m.n ?? -1);
+        }
+      }
+    });
+  }
+}
+
+let link: KeeperLink | undefined;
+
+/** This process's link to its job keeper (made on first use; the keeper starts with a job). */
+export function keeperLink(): KeeperLink {
+  link ??= new KeeperLink();
+  return link;
+}
+
+export type { KeeperLink };
