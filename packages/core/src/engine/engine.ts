@@ -156,11 +156,13 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   queue<K extends TaskType<M>>(request: QueueRequest<M, K>): Promise<QueuedTask[]>;
   /**
    * Queues a task, positionally as in the original zoott: `queue(taskInfo, parent,
-   * nameFunctor, options)`. Same meaning as the named form.
+   * nameFunctor, options)`. Same meaning as the named form. `parent` is required here
+   * (`null` for the top level): a call with one argument is the named form, so a mistake in
+   * it is reported as that form's, not as a field `taskInfo` lacks.
    */
   queue<K extends TaskType<M>>(
     taskInfo: TaskInfo<M, K>,
-    parent?: QueueParent,
+    parent: QueueParent,
     nameFunctor?: NameFunctor | null,
     options?: QueueOptions,
   ): Promise<QueuedTask[]>;

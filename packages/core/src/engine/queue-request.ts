@@ -65,7 +65,8 @@ export function splitRequest(request: Record<string, unknown>): {
  * One task of `queueMany`: the named form of `queue`, at the top level or under one exact
  * parent (`{ key }`); patterns, which read the tree, are `queue`'s alone.
  */
-export type QueueManyRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = Omit<
-  QueueRequest<M, K>,
-  'parent'
-> & { parent?: { key: TaskKey } | null };
+export type QueueManyRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
+  // One member per task type, so an array of several types is checked element by element
+  // (`Omit` of the whole union would merge the types' data into one loose shape).
+  [T in K]: Omit<QueueRequest<M, T>, 'parent'> & { parent?: { key: TaskKey } | null };
+}[K];

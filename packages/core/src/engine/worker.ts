@@ -62,7 +62,7 @@ export function runWorker<M extends TaskMap<M> = AnyTasks>(
   // The loop runs any task type as stored; the map only types what the caller sees.
   const loop = new WorkerLoop(
     coordinator,
-    handlers as Handlers,
+    handlers as unknown as Handlers,
     options as unknown as WorkerOptions,
   );
   return loop.handle() as unknown as WorkerHandle<M>;
