@@ -246,12 +246,16 @@ export function completedRecordBytes(
     startedAt: claim.startedAt,
     completedAt: ctx.clock.now(),
   };
+  // JSON leaves a function or symbol out without a word: the result would be lost unsaid.
+  if (typeof result === 'function' || typeof result === 'symbol')
+    return { code: 'RESULT_NOT_JSON', message: `result is not JSON: a ${typeof result}` };
   if (result !== undefined) record.result = result;
   let bytes: Uint8Array;
   try {
     bytes = encodeJson(record);
   } catch (err) {
-    return { message: `result is not JSON: ${(err as Error).message}` };
+    const why = err instanceof Error ? err.message : String(err);
+    return { code: 'RESULT_NOT_JSON', message: `result is not JSON: ${why}` };
   }
   // The report rides along only when it leaves the result room: it never fails a task.
   if (report) {
@@ -360,6 +364,7 @@ export async function failClaim(
     status: 'retrying',
     notBefore,
     attempt: claim.attempt,
+    error: taskError,
   });
 }
 
@@ -425,7 +430,7 @@ function deadLetter(
         data: encodeJson(record),
       },
     ],
-    { status: 'failed' },
+    { status: 'failed', error },
   );
 }
 

@@ -2,7 +2,6 @@ import { ZoottError } from '../contract/errors.js';
 import type { TaskKey } from '../tree/keys.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
-import { toTaskError } from './errors.js';
 import type { Claim, SettleOutcome, TaskError } from './types.js';
 
 /** What every attempt event says about its task. */
@@ -168,7 +167,8 @@ export function reportOutcome(
   switch (outcome.status) {
     case 'retrying':
     case 'failed': {
-      const error: TaskError = toTaskError(value);
+      // As recorded: a result that could not be stored failed the task with its own reason.
+      const error: TaskError = outcome.error;
       const final = outcome.status === 'failed';
       events.emit(
         'failed',
