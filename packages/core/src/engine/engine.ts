@@ -27,7 +27,7 @@ import {
   type QueueManyRequest,
   type QueueParent,
   type QueueRequest,
-  splitRequest,
+  queueArguments,
 } from './queue-request.js';
 import { claimsHeldThrough, ensureNode } from './session.js';
 import { type CompleteOptions, type CompleteOutcome, failClaim, releaseClaim } from './settle.js';
@@ -166,24 +166,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     nameFunctor?: NameFunctor | null,
     options?: QueueOptions,
   ): Promise<QueuedTask[]>;
-  async queue(
-    taskInfo: unknown,
-    parent?: QueueParent,
-    nameFunctor?: NameFunctor | null,
-    options?: QueueOptions,
-  ): Promise<QueuedTask[]> {
-    // One argument: the named form, whose fields may include placement and options.
-    if (
-      parent === undefined &&
-      nameFunctor === undefined &&
-      options === undefined &&
-      typeof taskInfo === 'object' &&
-      taskInfo !== null &&
-      !Array.isArray(taskInfo)
-    ) {
-      const split = splitRequest(taskInfo as Record<string, unknown>);
-      return this.queueTask(split.taskInfo, split.parent, split.nameFunctor, split.options);
-    }
+  async queue(...args: unknown[]): Promise<QueuedTask[]> {
+    const { taskInfo, parent, nameFunctor, options } = queueArguments(args);
     return this.queueTask(taskInfo, parent, nameFunctor, options);
   }
 
@@ -459,11 +443,21 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   }
 
   /**
-   * State changes of this world, built on watches; ends when `signal` aborts or the loop
-   * breaks. With `progress`, also a `progress` event whenever a working task reports.
+   * State changes of this world, built on watches: every transition of every task once, in
+   * its order (docs/protocol.md, "Events"); ends when `signal` aborts or the loop breaks.
+   * With `progress`, also a `progress` event whenever a working task reports. `onReady` is
+   * called once the stream is live (started by the first `next()`): every change made after
+   * it is reported.
    */
-  events(options: { signal?: AbortSignal; progress?: boolean } = {}): AsyncIterable<EngineEvent> {
-    return watchEvents(() => this.context(), options.signal, options.progress === true);
+  events(
+    options: { signal?: AbortSignal; progress?: boolean; onReady?: () => void } = {},
+  ): AsyncIterable<EngineEvent> {
+    return watchEvents(
+      () => this.context(),
+      options.signal,
+      options.progress === true,
+      options.onReady,
+    );
   }
 
   /** What a task reported with `ctx.progress` / `ctx.log` (its last run), or `null`. */

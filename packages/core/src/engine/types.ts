@@ -231,6 +231,11 @@ export interface EngineEvent {
   world: string;
   /** With `progress` events: what the task has reported so far. */
   progress?: TaskProgress;
+  /**
+   * With `failed` and `retried` events: why the attempt failed, as recorded (absent when the
+   * task was given back without failing, or its entry was gone before it could be read).
+   */
+  error?: TaskError;
 }
 
 /** Fields first, message second: the shape pino uses, so a pino logger fits as is. */

@@ -45,8 +45,9 @@ export interface WorkerErrorEvent {
 }
 
 /**
- * `drained`: after running at least one task, the worker has nothing running and found
- * nothing it can claim. More work may still come (a retry after its backoff, a new queue).
+ * `drained`: the worker has nothing running and found nothing it can claim: once after it
+ * started (an empty world too), then again after each run of work. More work may still come
+ * (a retry after its backoff, a new queue).
  */
 export interface WorkerDrainedEvent {
   stats: Readonly<WorkerStats>;

@@ -2,83 +2,85 @@ import { type Coordinator, createEngine, type EngineEvent } from '@zoott/core';
 import { cleanCompleted } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { engineOnTestClock, eventually, memoryLogger, worldName } from './helpers.js';
-
-/**
- * Counts the watched `children` listings that have been answered: once a listing has
- * answered, its watch is set on the server and every later change to that node fires it.
- */
-function watchedListings(c: Coordinator): { c: Coordinator; answered: () => number } {
-  let answered = 0;
-  const proxy = new Proxy(c, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      if (prop !== 'children') return value.bind(target);
-      return async (...args: Parameters<Coordinator['children']>) => {
-        const names = await target.children(...args);
-        if (args[1]?.watch) answered += 1;
-        return names;
-      };
-    },
-  });
-  return { c: proxy, answered: () => answered };
-}
+import {
+  engineOnTestClock,
+  eventually,
+  memoryLogger,
+  withoutTreeWatches,
+  worldName,
+} from './helpers.js';
 
 const BUCKETS = 4;
-/** The stream lists the pending, working and completed area of every bucket, with a watch. */
-const STREAM_LISTINGS = BUCKETS * 3;
 
 describeOnBackends('engine: events', (backend) => {
-  it('reports queued, started, retried, failed, completed, cancelled and removed from watches', async () => {
-    const { c, answered } = watchedListings(await backend().connect());
-    const { engine } = await engineOnTestClock(c, BUCKETS);
-    const abort = new AbortController();
-    const seen: EngineEvent[] = [];
-    const listedBefore = answered();
-    const iterator = engine.events({ signal: abort.signal })[Symbol.asyncIterator]();
-    // Start the stream (first snapshot) before anything happens.
-    const first = iterator.next();
-    const collecting = (async () => {
-      let r = await first;
-      while (!r.done) {
-        seen.push(r.value);
-        r = await iterator.next();
-      }
-    })();
-    const has = (type: string, name: string) =>
-      seen.some((e) => e.type === type && e.key[e.key.length - 1] === name);
-    // The stream is live once its first snapshot has set every watch: only then is a task
-    // queued from here on an event rather than part of the snapshot.
-    await eventually(() => answered() >= listedBefore + STREAM_LISTINGS);
-    await engine.queue({ name: 'a', type: 't' }, null, null, {
-      maxAttempts: 2,
-      backoff: { baseMs: 0, maxMs: 0 },
+  for (const mode of ['tree watches', 'listings'] as const)
+    it(`reports queued, started, retried, failed, completed, cancelled and removed (${mode})`, async () => {
+      const connected = await backend().connect();
+      const c = mode === 'listings' ? withoutTreeWatches(connected) : connected;
+      const { engine } = await engineOnTestClock(c, BUCKETS);
+      const abort = new AbortController();
+      const seen: EngineEvent[] = [];
+      let ready = false;
+      const iterator = engine
+        .events({ signal: abort.signal, onReady: () => (ready = true) })
+        [Symbol.asyncIterator]();
+      // Start the stream (first snapshot) before anything happens.
+      const first = iterator.next();
+      const collecting = (async () => {
+        let r = await first;
+        while (!r.done) {
+          seen.push(r.value);
+          r = await iterator.next();
+        }
+      })();
+      const has = (type: string, name: string) =>
+        seen.some((e) => e.type === type && e.key[e.key.length - 1] === name);
+      // The stream is live once its watches are set: only then is a task queued from here on
+      // an event rather than part of the first listing.
+      await eventually(() => ready);
+      await engine.queue({ name: 'a', type: 't' }, null, null, {
+        maxAttempts: 2,
+        backoff: { baseMs: 0, maxMs: 0 },
+      });
+      await eventually(() => has('queued', 'a'));
+      const claim = await engine.claim();
+      await eventually(() => has('started', 'a'));
+      await engine.fail(claim!, 'once');
+      await eventually(() => has('retried', 'a'));
+      const again = await engine.claim();
+      await engine.fail(again!, 'twice');
+      await eventually(() => has('failed', 'a'));
+      await engine.retry(['a']);
+      await engine.complete((await engine.claim())!, 'ok');
+      await eventually(() => has('completed', 'a'));
+      await engine.queue({ name: 'gone', type: 't' });
+      await eventually(() => has('queued', 'gone'));
+      await engine.cancel(['gone']);
+      await eventually(() => has('cancelled', 'gone'));
+      // A completed task whose record goes (retention) is removed, not cancelled.
+      await cleanCompleted(await engine.context());
+      await eventually(() => has('removed', 'a'));
+      expect(has('cancelled', 'a')).toBe(false);
+      expect(seen.every((e) => e.world === engine.world)).toBe(true);
+      // Each transition once, in order; a failure says why.
+      const ofA = seen.filter((e) => e.key[0] === 'a');
+      expect(ofA.map((e) => e.type)).toEqual([
+        'queued',
+        'started',
+        'retried',
+        'started',
+        'failed',
+        'retried',
+        'started',
+        'completed',
+        'removed',
+      ]);
+      expect(ofA[2]?.error).toMatchObject({ code: 'HANDLER_ERROR', message: 'once' });
+      expect(ofA[4]?.error).toMatchObject({ code: 'HANDLER_ERROR', message: 'twice' });
+      abort.abort();
+      await collecting;
+      await c.close();
     });
-    await eventually(() => has('queued', 'a'));
-    const claim = await engine.claim();
-    await eventually(() => has('started', 'a'));
-    await engine.fail(claim!, 'once');
-    await eventually(() => has('retried', 'a'));
-    const again = await engine.claim();
-    await engine.fail(again!, 'twice');
-    await eventually(() => has('failed', 'a'));
-    await engine.retry(['a']);
-    await engine.complete((await engine.claim())!, 'ok');
-    await eventually(() => has('completed', 'a'));
-    await engine.queue({ name: 'gone', type: 't' });
-    await eventually(() => has('queued', 'gone'));
-    await engine.cancel(['gone']);
-    await eventually(() => has('cancelled', 'gone'));
-    // A completed task whose record goes (retention) is removed, not cancelled.
-    await cleanCompleted(await engine.context());
-    await eventually(() => has('removed', 'a'));
-    expect(has('cancelled', 'a')).toBe(false);
-    expect(seen.every((e) => e.world === engine.world)).toBe(true);
-    abort.abort();
-    await collecting;
-    await c.close();
-  });
 
   it('reports a change made during the first snapshot once, and nothing the snapshot held', async () => {
     const c = await backend().connect();
@@ -89,8 +91,8 @@ describeOnBackends('engine: events', (backend) => {
     });
     await engine.init();
     await engine.queue({ name: 'old', type: 't' });
-    // The first watched listing answers only once `early` is queued: its watch fires while
-    // the stream is still taking its first snapshot.
+    // The first listing of the pending bucket answers only once `early` is queued: the
+    // change comes while the stream is still taking its first listing.
     let hooked = false;
     const proxy = new Proxy(c, {
       get(target, prop, receiver) {
@@ -99,7 +101,7 @@ describeOnBackends('engine: events', (backend) => {
         if (prop !== 'children') return value.bind(target);
         return async (...args: Parameters<Coordinator['children']>) => {
           const names = await target.children(...args);
-          if (args[1]?.watch && !hooked) {
+          if (String(args[0]).startsWith('/zoott_p/') && !hooked) {
             hooked = true;
             await engine.queue({ name: 'early', type: 't' });
           }
