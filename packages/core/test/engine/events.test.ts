@@ -82,49 +82,78 @@ describeOnBackends('engine: events', (backend) => {
       await c.close();
     });
 
-  it('reports a change made during the first snapshot once, and nothing the snapshot held', async () => {
+  it('a re-queue of a completed, then of a pending task reads as queued, never as gone', async () => {
     const c = await backend().connect();
-    const engine = createEngine(c, {
-      world: worldName(),
-      buckets: 1,
-      logger: memoryLogger(),
-    });
-    await engine.init();
-    await engine.queue({ name: 'old', type: 't' });
-    // The first listing of the pending bucket answers only once `early` is queued: the
-    // change comes while the stream is still taking its first listing.
-    let hooked = false;
-    const proxy = new Proxy(c, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (prop !== 'children') return value.bind(target);
-        return async (...args: Parameters<Coordinator['children']>) => {
-          const names = await target.children(...args);
-          if (String(args[0]).startsWith('/zoott_p/') && !hooked) {
-            hooked = true;
-            await engine.queue({ name: 'early', type: 't' });
-          }
-          return names;
-        };
-      },
-    });
-    const watched = createEngine(proxy, { world: engine.world, logger: memoryLogger() });
+    const { engine } = await engineOnTestClock(c, BUCKETS);
     const abort = new AbortController();
     const seen: string[] = [];
+    let ready = false;
     const collecting = (async () => {
-      for await (const e of watched.events({ signal: abort.signal }))
-        seen.push(`${e.type} ${e.key.join('/')}`);
+      for await (const e of engine.events({ signal: abort.signal, onReady: () => (ready = true) }))
+        seen.push(e.type);
     })();
-    await eventually(() => seen.includes('queued early'));
-    // A later change in the same bucket compares with what the stream last listed.
-    await engine.queue({ name: 'later', type: 't' });
-    await eventually(() => seen.includes('queued later'));
-    await engine.cancel(['later']);
-    await eventually(() => seen.includes('cancelled later'));
-    expect(seen).toEqual(['queued early', 'queued later', 'cancelled later']);
+    await eventually(() => ready);
+    await engine.queue({ name: 'x', type: 't' });
+    await engine.complete((await engine.claim())!, 1);
+    await eventually(() => seen.includes('completed'));
+    await engine.queue({ name: 'x', type: 't', priority: 1 });
+    await eventually(() => seen.length === 4);
+    await engine.queue({ name: 'x', type: 't', priority: 2 });
+    await eventually(() => seen.length === 5);
+    await engine.cancel(['x']);
+    await eventually(() => seen.length === 6);
+    expect(seen).toEqual(['queued', 'started', 'completed', 'queued', 'queued', 'cancelled']);
     abort.abort();
     await collecting;
-    await c.close();
   });
+
+  for (const when of ['after its listing was read', 'before its listing is read'] as const)
+    it(`reports a change made during the first listing once (${when}), and nothing the listing held`, async () => {
+      const c = await backend().connect();
+      const engine = createEngine(c, {
+        world: worldName(),
+        buckets: 1,
+        logger: memoryLogger(),
+      });
+      await engine.init();
+      await engine.queue({ name: 'old', type: 't' });
+      // `early` is queued while the stream takes its first listing of the pending bucket: after
+      // that listing was read (it lacks `early`), or before (it has it, and the change was
+      // reported before the listing's reply). Either way it is reported once.
+      let hooked = false;
+      const proxy = new Proxy(c, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (typeof value !== 'function') return value;
+          if (prop !== 'children') return value.bind(target);
+          return async (...args: Parameters<Coordinator['children']>) => {
+            const first = String(args[0]).startsWith('/zoott_p/') && !hooked;
+            if (first) hooked = true;
+            if (first && when === 'before its listing is read')
+              await engine.queue({ name: 'early', type: 't' });
+            const names = await target.children(...args);
+            if (first && when === 'after its listing was read')
+              await engine.queue({ name: 'early', type: 't' });
+            return names;
+          };
+        },
+      });
+      const watched = createEngine(proxy, { world: engine.world, logger: memoryLogger() });
+      const abort = new AbortController();
+      const seen: string[] = [];
+      const collecting = (async () => {
+        for await (const e of watched.events({ signal: abort.signal }))
+          seen.push(`${e.type} ${e.key.join('/')}`);
+      })();
+      await eventually(() => seen.includes('queued early'));
+      // A later change in the same bucket compares with what the stream last listed.
+      await engine.queue({ name: 'later', type: 't' });
+      await eventually(() => seen.includes('queued later'));
+      await engine.cancel(['later']);
+      await eventually(() => seen.includes('cancelled later'));
+      expect(seen).toEqual(['queued early', 'queued later', 'cancelled later']);
+      abort.abort();
+      await collecting;
+      await c.close();
+    });
 });
