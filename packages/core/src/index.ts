@@ -93,6 +93,8 @@ export type {
   TaskStateName,
   TreeNode,
 } from './engine/types.js';
+// Waiting for one task's end (`engine.waitFor`).
+export type { TaskEnd, WaitForOptions, WaitingState } from './engine/wait-for-task.js';
 // Workers: handlers by task type, run with concurrency, observed through typed events.
 export {
   type Handlers,

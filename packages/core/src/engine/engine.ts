@@ -44,6 +44,7 @@ import type {
   TaskStateName,
   TreeNode,
 } from './types.js';
+import { type TaskEnd, type WaitForOptions, waitForTask } from './wait-for-task.js';
 import { walkTree } from './walk.js';
 
 export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
@@ -458,6 +459,15 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       options.progress === true,
       options.onReady,
     );
+  }
+
+  /**
+   * Waits for one task to end, queued by any process: `completed` (result typed by `type`),
+   * `failed` for good (its error) or `cancelled`. One watch, no polling; see `waitForTask`.
+   */
+  async waitFor(task: TaskKey | { key: TaskKey }, options?: WaitForOptions): Promise<TaskEnd<M>> {
+    const key = Array.isArray(task) ? task : (task as { key: TaskKey }).key;
+    return (await waitForTask(await this.context(), key, options)) as TaskEnd<M>;
   }
 
   /** What a task reported with `ctx.progress` / `ctx.log` (its last run), or `null`. */
