@@ -3,7 +3,7 @@ import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import { validateTaskInfo, validateWorldName } from '../tree/names.js';
+import { validateEngineWorldName, validateTaskInfo } from '../tree/names.js';
 import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
@@ -69,7 +69,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     readonly coordinator: Coordinator,
     private readonly options: EngineOptions,
   ) {
-    this.world = validateWorldName(options.world);
+    this.world = validateEngineWorldName(options.world);
     validateBuckets(options.buckets);
   }
 
