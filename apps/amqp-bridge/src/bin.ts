@@ -13,7 +13,6 @@ import {
   resolveBridgeSettings,
   shownValue,
 } from './settings.js';
-import { testHooks } from './test-hooks.js';
 import { tlsSocketOptions } from './tls-files.js';
 
 /** Exit codes, as the help and the README list them. */
@@ -131,7 +130,6 @@ async function main(): Promise<void> {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,
   });
-  const hooks = testHooks(process.env, logger);
   const bridge = await startAmqpBridge({
     coordinator,
     world: settings.world,
@@ -143,7 +141,6 @@ async function main(): Promise<void> {
     declareQueues: settings.declareQueues,
     ...(settings.deadLetterExchange ? { deadLetterExchange: settings.deadLetterExchange } : {}),
     logger,
-    ...(hooks ? { hooks } : {}),
   });
   logger.info({ jobQueue: settings.jobQueue, raceQueue: settings.raceQueue }, 'bridge running');
   const stop = () => {
