@@ -183,6 +183,58 @@ describeOnBackends('engine: every transition of every task, once and in order', 
     }
   });
 
+  it('a session lost midway and renewed: every history still exact, nothing twice', {
+    timeout: 300_000,
+  }, async () => {
+    const world = worldName('evs');
+    const producer = await backend().connect();
+    const engine = createEngine(producer, { world, buckets: 8, logger: quiet });
+    await engine.init();
+    const watcherC = await backend().connect();
+    const stream = await collect(createEngine(watcherC, { world, logger: quiet }));
+    const worker = runWorker(
+      await backend().connect(),
+      { fast: (t) => t.name },
+      {
+        world,
+        concurrency: 8,
+        logger: quiet,
+        ...fast,
+      },
+    );
+    const total = 400;
+    const batch = (from: number, to: number) =>
+      engine.queueMany(
+        Array.from({ length: to - from }, (_, i) => ({ name: `t${from + i}`, type: 'fast' })),
+      );
+    const completed = (n: number) =>
+      eventually(async () => (await engine.counts()).completed >= n, 120_000);
+    try {
+      await batch(0, 200);
+      await completed(100);
+      await backend().expireSession(watcherC);
+      // Queued and run while the stream has no session: it learns of them after the renewal.
+      await batch(200, total);
+      await completed(300);
+      await watcherC.renewSession();
+      await completed(total);
+    } finally {
+      await worker.stop();
+    }
+    await eventually(
+      () =>
+        [...stream.byTask.values()].filter((e) => e[e.length - 1]!.type === 'completed').length ===
+        total,
+      60_000,
+    );
+    await stream.stop();
+    for (let i = 0; i < total; i++)
+      expect(
+        (stream.byTask.get(`t${i}`) ?? []).map((e) => e.type),
+        `t${i}`,
+      ).toEqual(['queued', 'started', 'completed']);
+  });
+
   it("'drained' fires on an empty world too", async () => {
     const c = await backend().connect();
     const world = worldName('empty');
