@@ -170,8 +170,9 @@ export class TreeFeed {
       if (this.live.size === this.prefixes.length) this.scheduleResync();
       return;
     }
-    // Until every watch is back, a resync will list what changed meanwhile.
-    if (!this.live.has(area) || e.type === 'dataChanged') return;
+    // Until every watch is back, a resync will list what changed meanwhile: a change one
+    // watch reports could be a later step than what another, not back yet, missed.
+    if (this.live.size < this.prefixes.length || e.type === 'dataChanged') return;
     const ref = this.refOf(area, e.path);
     if (!ref) return;
     const change = { ref, present: e.type === 'created' };

@@ -5,6 +5,7 @@ import { expect, it } from 'vitest';
 import {
   engineOnTestClock,
   eventually,
+  intercept,
   memoryLogger,
   withoutTreeWatches,
   worldName,
@@ -81,6 +82,58 @@ describeOnBackends('engine: events', (backend) => {
       await collecting;
       await c.close();
     });
+
+  it('after a dropped connection, nothing is told until every area watch is back', async () => {
+    const raw = await backend().connect();
+    // The working area's watch comes back last: its reset is held, and what it would report
+    // until then is what a watch not yet registered again misses.
+    let holding = false;
+    let heldReset: (() => void) | null = null;
+    let completedSeen = false;
+    const c = intercept(
+      raw,
+      'watchTree',
+      (watchTree) => (path, listener) =>
+        watchTree!(path, (e) => {
+          if (holding && path.startsWith('/zoott_w/')) {
+            if (e.type === 'reset') heldReset = () => listener(e);
+            return;
+          }
+          listener(e);
+          if (holding && e.type === 'created' && e.path.startsWith('/zoott_c/'))
+            completedSeen = true;
+        }),
+    );
+    const { engine } = await engineOnTestClock(c, BUCKETS);
+    const producer = createEngine(await backend().connect(), {
+      world: engine.world,
+      logger: memoryLogger(),
+      clock: engine.clock,
+    });
+    const abort = new AbortController();
+    const seen: string[] = [];
+    let ready = false;
+    const collecting = (async () => {
+      for await (const e of engine.events({ signal: abort.signal, onReady: () => (ready = true) }))
+        seen.push(e.type);
+    })();
+    await eventually(() => ready);
+    await producer.queue({ name: 't', type: 't' });
+    await eventually(() => seen.includes('queued'));
+    holding = true;
+    await backend().dropConnection(raw);
+    await eventually(() => heldReset !== null);
+    // Claimed and completed while the working area's watch is not back: its completion is
+    // reported by the completed area's watch, and must not be told as a step of its own.
+    await producer.complete((await producer.claim())!, 1);
+    await eventually(() => completedSeen);
+    holding = false;
+    heldReset!();
+    await eventually(() => seen.includes('completed'));
+    expect(seen).toEqual(['queued', 'started', 'completed']);
+    abort.abort();
+    await collecting;
+  });
 
   it('a re-queue of a completed, then of a pending task reads as queued, never as gone', async () => {
     const c = await backend().connect();
