@@ -114,6 +114,7 @@ export type {
   WorkerFailedEvent,
 } from './engine/worker-events.js';
 export { checkDatasets } from './engine/worker-membership.js';
+export type { TaskResultReaders } from './engine/worker-types.js';
 // Rate limits: task starts per type across a world's workers, shares from the registry.
 export * from './rate-limits/index.js';
 // Schedules: cron ticks queued by the one scheduler the workers of a world elect.
@@ -126,6 +127,7 @@ export type { ParentPattern } from './tree/patterns.js';
 // The task model: a task map types a world's tasks once; keys, parents, names, limits.
 export type {
   AnyTasks,
+  ParentType,
   TaskData,
   TaskInfo,
   TaskMap,
