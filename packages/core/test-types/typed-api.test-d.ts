@@ -300,3 +300,14 @@ export function parentResults(): void {
     { world: 'pipeline', engine },
   );
 }
+
+export function handlersOfTheConstraint(): void {
+  // Handlers typed from runWorker's own parameter (its map left to the constraint) go back in,
+  // and a Record<string, ...> map is a map: only a known field is checked there.
+  const handlers: Parameters<typeof runWorker>[1] = { ping: () => 'pong' };
+  runWorker(zk, handlers, { world: 'w' });
+  runWorker(zk, handlers, { world: 'w', engine: createEngine(zk, { world: 'w' }) });
+  createEngine<Record<string, { data: { n: number } }>>(zk, { world: 'w' });
+  // @ts-expect-error a misspelt field is still an error in an indexed map
+  createEngine<Record<string, { dta: number }>>(zk, { world: 'w' });
+}

@@ -29,14 +29,18 @@ type NotASpecField<F> =
  * The constraint on a task map `M`: every property is a {@link TaskTypeSpec} with no other
  * field, whose `parent` names types of the same map. Written as a mapped type over `M` so
  * that an `interface` (which has no index signature) qualifies, and so that a misspelt
- * `reslt` is an error whether it stands alone or next to `data`.
+ * `reslt` is an error whether it stands alone or next to `data`. An index signature (a
+ * `Record<string, ...>` map, or `TaskMap<any>`, which `Parameters<typeof runWorker>` makes of
+ * the constraint) is held to {@link TaskTypeSpec} alone, so {@link AnyTasks} meets it.
  */
 export type TaskMap<M> = {
-  [K in keyof M]: {
-    data?: unknown;
-    result?: unknown;
-    parent?: Extract<keyof M, string>;
-  } & { [F in Exclude<keyof M[K], SpecField>]: NotASpecField<F> };
+  [K in keyof M]: string extends K
+    ? TaskTypeSpec
+    : {
+        data?: unknown;
+        result?: unknown;
+        parent?: Extract<keyof M, string>;
+      } & { [F in Exclude<keyof M[K], SpecField>]: NotASpecField<F> };
 };
 
 /** The map used when none is given: any type name, `unknown` data and results. */
