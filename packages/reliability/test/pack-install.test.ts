@@ -160,8 +160,9 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
     }
   });
 
-  it('require(): a CommonJS program (.cts, compiled by tsc) loads every entry point and runs a task', async () => {
-    const r = await run('node', ['out/consumer-cjs.cjs'], project);
+  it("require(): a CommonJS program (.cts, compiled by tsc) loads every entry point, runs a traced task, and zkutil's cas_loop(hosts)", async () => {
+    const zk = (await freshChroot(inject('zkConnect'), 'pack-install')).connectString;
+    const r = await run('node', ['out/consumer-cjs.cjs'], project, { ZK: zk });
     const out = JSON.parse(r.stdout) as {
       commonjs: boolean;
       version: string;
@@ -169,6 +170,8 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
       zkAdapter: string;
       worldWithTilde: string;
       required: Record<string, number>;
+      spans: string[];
+      zkutilCounter: number | null;
       end: unknown;
     };
     expect(out).toMatchObject({
@@ -177,7 +180,14 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
       recipes: 'function',
       zkAdapter: 'function',
       end: { state: 'completed', result: 6 },
+      // @zoott/zk-adapter/recipes, required: two increments through a hosts string.
+      zkutilCounter: 2,
     });
+    // @zoott/otel and its SDK starter, required: the task's spans reached the receiver.
+    expect(out.spans).toEqual(expect.arrayContaining(['queue add', 'run add']));
+    expect(Object.keys(out.required)).toEqual(
+      expect.arrayContaining(['@zoott/otel', '@zoott/otel/sdk', '@zoott/zk-adapter/recipes']),
+    );
     // Every entry point of every public package, each with its exports.
     const entries = packed.flatMap((p) =>
       Object.keys((p.manifest.exports as Record<string, unknown> | undefined) ?? {})
