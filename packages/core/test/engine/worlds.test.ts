@@ -31,10 +31,15 @@ describe('user and internal worlds', () => {
   it("the library takes a world's name by the CLI's rule: '~' only in zoott's own worlds", async () => {
     const c = await new MemoryServer().connect();
     // What `zoott --world` refuses, createEngine refuses too, naming why.
-    for (const world of ['a~b', 'jobs~', '~races', 'jobs~races~races', 'x~y~races'])
+    for (const world of ['a~b', 'jobs~', 'jobs~races~races', 'x~y~races'])
       expect(() => createEngine(c, { world }), world).toThrow(
         /INVALID_CONFIG: world ".*": must not contain '~', which marks zoott's internal worlds/,
       );
+    // An area's name is refused as such first, by both.
+    expect(() => createEngine(c, { world: '~races' })).toThrow(
+      /INVALID_CONFIG: world "~races": is reserved/,
+    );
+    expect(() => validateUserWorldName('~races')).toThrow(/world "~races": is reserved/);
     for (const world of ['a~b', 'jobs~races'])
       expect(() => validateUserWorldName(world)).toThrow(/marks zoott's internal worlds/);
     // The one name with '~' an engine takes: the internal world zoott derives from a user's.
