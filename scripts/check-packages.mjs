@@ -3,12 +3,13 @@
 // publint and Are The Types Wrong on each tarball, plus a check that no build state or
 // declaration map leaks into it. Any error fails (exit 1); part of `pnpm test`.
 //
-// attw runs with the `esm-only` profile: every zoott package is ESM only ("type": "module",
-// an `exports` map with `types` and `import` conditions, no `require` condition), by design.
-// The default `strict` profile would also demand that CommonJS `require()` under
-// `moduleResolution: node10` and `node16` (CJS) resolve, which an ESM-only package cannot
-// satisfy; `esm-only` still checks ESM resolution under node16 and bundler, which is what
-// users of these packages get.
+// attw runs with the `node16` profile: every zoott package is ESM ("type": "module"), and its
+// `exports` map has a `default` condition beside `import`, so CommonJS code can require() it
+// on the Node versions the packages declare (>= 20.19, which loads ESM through require()).
+// attw predates that: its `cjs-resolves-to-esm` rule (a require() that finds ESM "fails")
+// is ignored, the rest of the CommonJS resolution under node16 is checked. node10 (no
+// `exports` at all) is left out by the profile. attw reads the declarations only; that
+// require() works at run time is proven by pack-install.test.ts (a `.cts` consumer).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,11 @@ try {
     const attw = spawnSync(
       bin('attw'),
       // The packages ship their own types: no @types lookup (and no network) needed.
-      [pkg.tarball, '--profile', 'esm-only', '--no-definitely-typed', '--no-emoji', '--no-color'],
+      [
+        pkg.tarball,
+        ...['--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm'],
+        ...['--no-definitely-typed', '--no-emoji', '--no-color'],
+      ],
       { stdio: 'inherit' },
     );
     if (attw.status !== 0) failures.push(`${pkg.name}: attw`);

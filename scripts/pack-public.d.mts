@@ -16,5 +16,6 @@ export interface PackedPackage extends PublicPackage {
 }
 
 export function publicPackages(): PublicPackage[];
+export function privatePackages(): string[];
 export function packPublic(dest: string): PackedPackage[];
 export function unwantedFiles(files: readonly string[]): string[];

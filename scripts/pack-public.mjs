@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Every package under packages/ and apps/ that is not `private`, by workspace directory. */
-export function publicPackages() {
+/** Every package under packages/ and apps/, by workspace directory. */
+function workspacePackages() {
   const found = [];
   for (const area of ['packages', 'apps']) {
     for (const name of readdirSync(path.join(ROOT, area)).sort()) {
@@ -20,10 +20,22 @@ export function publicPackages() {
       } catch {
         continue;
       }
-      if (!manifest.private) found.push({ name: manifest.name, dir: `${area}/${name}`, manifest });
+      found.push({ name: manifest.name, dir: `${area}/${name}`, manifest });
     }
   }
   return found;
+}
+
+/** Every package under packages/ and apps/ that is not `private`, by workspace directory. */
+export function publicPackages() {
+  return workspacePackages().filter((p) => !p.manifest.private);
+}
+
+/** The names of the workspace's `private` packages: none may appear in a packed manifest. */
+export function privatePackages() {
+  return workspacePackages()
+    .filter((p) => p.manifest.private)
+    .map((p) => p.name);
 }
 
 /**

@@ -13,7 +13,6 @@ import {
   resolveBridgeSettings,
   shownValue,
 } from './settings.js';
-import { testHooks } from './test-hooks.js';
 import { tlsSocketOptions } from './tls-files.js';
 
 /** Exit codes, as the help and the README list them. */
@@ -131,7 +130,6 @@ async function main(): Promise<void> {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,
   });
-  const hooks = testHooks(process.env, logger);
   // The SDK is loaded only when asked for.
   const tracing = settings.trace ? await startTracingFor('zoott-amqp-bridge') : null;
   const bridge = await startAmqpBridge({
@@ -145,7 +143,6 @@ async function main(): Promise<void> {
     declareQueues: settings.declareQueues,
     ...(settings.deadLetterExchange ? { deadLetterExchange: settings.deadLetterExchange } : {}),
     logger,
-    ...(hooks ? { hooks } : {}),
     ...(tracing ? { telemetry: tracing.telemetry } : {}),
   });
   logger.info({ jobQueue: settings.jobQueue, raceQueue: settings.raceQueue }, 'bridge running');

@@ -29,9 +29,16 @@ export interface Program {
   ) => Promise<Record<string, unknown>>;
 }
 
+/**
+ * Preloaded into the bridge by the crash tests (`ZOOTT_AMQP_BRIDGE_TEST_PAUSE` in its env): it
+ * stops the shipped binary at one point of its work, from the outside (see pause-at.mjs).
+ */
+const PAUSE_AT = fileURLToPath(new URL('./pause-at.mjs', import.meta.url));
+
 /** Starts `node <bin> args` with `env` added to a clean environment. */
 export function startProgram(bin: string, args: string[], env: Record<string, string>): Program {
-  const child = spawn(process.execPath, [bin, ...args], {
+  const preload = env.ZOOTT_AMQP_BRIDGE_TEST_PAUSE ? ['--import', PAUSE_AT] : [];
+  const child = spawn(process.execPath, [...preload, bin, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', ...env },
   });

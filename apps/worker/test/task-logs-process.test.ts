@@ -44,6 +44,10 @@ describe('worker task logs', { timeout: 120_000 }, () => {
         'export function fine(task) { return { ok: task.name }; }',
         // Ignores its abort signal, so a cancel lands while it still runs.
         'export async function slow() { await new Promise((r) => setTimeout(r, 1500)); return 1; }',
+        // Results that cannot be stored: the task fails with the engine's reason.
+        'export function bigint() { return { n: 10n }; }',
+        "export function huge() { return 'x'.repeat(1_000_000); }",
+        'export function circular() { const o = {}; o.self = o; return o; }',
         '',
       ].join('\n'),
     );
@@ -117,11 +121,37 @@ describe('worker task logs', { timeout: 120_000 }, () => {
     expect(retry.error).toBe('boom: the disk is full');
     expect(retry.nextAttempt).toBe(2);
     expect(Date.parse(String(retry.notBefore))).toBeGreaterThan(0);
-    expect(f1[5]).toMatchObject({ level: ERROR, error: 'boom: the disk is full', maxAttempts: 3 });
+    expect(retry.code).toBe('HANDLER_ERROR');
+    expect(f1[5]).toMatchObject({
+      level: ERROR,
+      code: 'HANDLER_ERROR',
+      error: 'boom: the disk is full',
+      maxAttempts: 3,
+    });
 
     const o1 = lines().filter((l) => l.key === 'o1');
     expect(o1.map((l) => l.msg)).toEqual(['task started', 'task completed']);
     expect(typeof o1[1]!.durationMs).toBe('number');
+  });
+
+  it('logs the reason a result could not be stored, as code and message', async () => {
+    const { engine, lines } = await worker('unstorable');
+    const expected: Record<string, { code: string; error: RegExp }> = {
+      bigint: { code: 'RESULT_NOT_JSON', error: /^result is not JSON: .*BigInt/ },
+      circular: { code: 'RESULT_NOT_JSON', error: /^result is not JSON: .*circular/i },
+      huge: { code: 'DATA_TOO_LARGE', error: /^result is \d+ bytes of JSON, more than the limit/ },
+    };
+    for (const type of Object.keys(expected)) {
+      const [q] = await engine.queue({ name: `u-${type}`, type, maxAttempts: 1 });
+      expect((await settled(client, 'unstorable', q!.key)).state).toBe('failed');
+    }
+    for (const [type, want] of Object.entries(expected)) {
+      const line = await until(`the dead letter line of ${type}`, () =>
+        lines().find((l) => l.key === `u-${type}` && /dead-lettered/.test(l.msg)),
+      );
+      expect(line, type).toMatchObject({ level: ERROR, code: want.code });
+      expect(line.error, type).toMatch(want.error);
+    }
   });
 
   it('logs a task cancelled while it runs', async () => {

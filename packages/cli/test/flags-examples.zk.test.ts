@@ -31,9 +31,11 @@ const ELSEWHERE: Record<string, string> = {
   'zoott submit job.json --wait': 'operator-surface.zk.test.ts (submit --wait, a real worker)',
   'zoott watch --json | jq .key': 'verbs.zk.test.ts (watch --json; the example pipes to jq)',
   'zoott watch --progress': 'job-control.zk.test.ts (watch --progress)',
-  'pnpm start                      # = zoott demo, embedded, no ZooKeeper needed':
-    'demo.test.ts (the embedded demo; the example is the repository script)',
-  'pnpm zoott demo --dashboard     # then open the URL it prints (with ?token=)':
+  "zoott wait --task 'requestFile_a|downloadFile_a' --timeout 600":
+    'task-end.zk.test.ts (wait --task, the task run by a worker)',
+  'zoott demo                      # embedded, no ZooKeeper needed':
+    'demo.test.ts (the embedded demo); pack-install.test.ts (npx zoott demo, installed)',
+  'zoott demo --dashboard          # then open the URL it prints (with ?token=)':
     'flags-dashboard.zk.test.ts (demo --dashboard)',
 };
 

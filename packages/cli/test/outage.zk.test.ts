@@ -10,7 +10,7 @@ import { startProxy, startZooKeeper, type ZooKeeperServer } from '@zoott/zk-test
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, json, start, startWorkerBin, until } from './helpers.js';
 
-// watch, wait, submit --wait and drain through a ZooKeeper outage, on a server of this file's
+// watch, wait (a reply, a task), submit --wait and drain through a ZooKeeper outage, on a server of this file's
 // own (stopping the run's shared one would break the other files). The CLI's session timeout
 // is 1 s (the least a 500 ms tick allows) and each outage lasts 3 s: the session is lost,
 // not merely suspended, so each command has to renew it and pick up where it was.
@@ -130,6 +130,30 @@ describe('long-running verbs ride out a ZooKeeper outage', { timeout: SLOW }, ()
     const r = await waiter.exited;
     expect(r.code, r.stderr).toBe(0);
     expect(json<{ result: unknown }>(r).result).toEqual({ n: 1 });
+  });
+
+  it('wait --task: ends with the task completed after the outage, on a new session', async () => {
+    const { cfg, connect } = await world();
+    const engine = createEngine(await direct(connect), { world: 'tw' });
+    await engine.queue({ name: 't', type: 'x' });
+    const waiter = start(['--config', cfg, '--json', 'wait', '--task', 't', '--timeout', '120']);
+    await until(() => waiter.err().includes('task t: pending'), 'wait --task to look');
+    await outage();
+    await until(() => waiter.err().includes('lost the connection'), 'wait --task to notice');
+    const after = createEngine(await direct(connect), { world: 'tw' });
+    const claim = await after.claim({ worker: 'test' });
+    expect(claim).not.toBeNull();
+    await after.complete(claim!, { n: 2 });
+    const r = await waiter.exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/connected to ZooKeeper again \(new session\)/);
+    expect(json(r)).toEqual({
+      key: 't',
+      state: 'completed',
+      type: 'x',
+      attempts: 1,
+      result: { n: 2 },
+    });
   });
 
   it('drain: keeps counting through the outage and ends when the world is drained', async () => {

@@ -105,6 +105,8 @@ export type {
   TaskStateName,
   TreeNode,
 } from './engine/types.js';
+// Waiting for one task's end (`engine.waitFor`).
+export type { TaskEnd, WaitForOptions, WaitingState } from './engine/wait-for-task.js';
 // Workers: handlers by task type, run with concurrency, observed through typed events.
 export {
   type Handlers,
@@ -124,6 +126,7 @@ export type {
   WorkerFailedEvent,
 } from './engine/worker-events.js';
 export { checkDatasets } from './engine/worker-membership.js';
+export type { TaskResultReaders } from './engine/worker-types.js';
 // Rate limits: task starts per type across a world's workers, shares from the registry.
 export * from './rate-limits/index.js';
 // Schedules: cron ticks queued by the one scheduler the workers of a world elect.
@@ -136,6 +139,7 @@ export type { ParentPattern } from './tree/patterns.js';
 // The task model: a task map types a world's tasks once; keys, parents, names, limits.
 export type {
   AnyTasks,
+  ParentType,
   TaskData,
   TaskInfo,
   TaskMap,

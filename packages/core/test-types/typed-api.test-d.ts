@@ -12,6 +12,7 @@ import {
   type TaskContext,
   type TaskInfo,
   type TaskRecord,
+  type TaskResult,
   type WorkerHandle,
 } from '@zoott/core';
 import { expectTypeOf } from 'vitest';
@@ -70,11 +71,46 @@ export async function queueing(): Promise<void> {
   // @ts-expect-error data of the wrong type
   await engine.queue({ name: 'd', type: 'download', data: { url: 'u' } }, { name: 'a' });
 
+  // Two forms of queue: a wrong option in the named form is reported as that option's
+  // mistake (a string where a number goes), not as a field the positional form lacks.
+  // type-errors.test.ts checks the message; here it must stay an error.
+  // @ts-expect-error priority must be a number
+  await engine.queue({ name: 'p', type: 'ping', priority: 'high', data: undefined });
+
   expectTypeOf<TaskInfo<FileTasks, 'request'>>().toEqualTypeOf<{
     name: string;
     type: 'request';
     data: { url: string };
   }>();
+}
+
+export async function queueingMany(): Promise<void> {
+  const engine = createEngine<FileTasks>(zk, { world: 'files' });
+  await engine.queueMany([
+    { name: 'a', type: 'request', data: { url: 'https://x/a' } },
+    { name: 'b', type: 'download', data: { url: 'https://x/b', size: 2 }, parent: { key: ['a'] } },
+    { name: 'p', type: 'ping', priority: 3 },
+  ]);
+  await engine.queueMany([
+    { name: 'a', type: 'request', data: { url: 'https://x/a' } },
+    // @ts-expect-error in a mixed array, a download carrying a request's data
+    { name: 'b', type: 'download', data: { url: 'https://x/b' } },
+  ]);
+  await engine.queueMany([
+    { name: 'p', type: 'ping' },
+    // @ts-expect-error in a mixed array, a request carrying a download's data
+    { name: 'a', type: 'request', data: { url: 'https://x/a', size: 1 } },
+  ]);
+  await engine.queueMany([
+    { name: 'p', type: 'ping' },
+    // @ts-expect-error in a mixed array, a misspelt option
+    { name: 'a', type: 'request', data: { url: 'https://x/a' }, prority: 1 },
+  ]);
+  await engine.queueMany([
+    { name: 'a', type: 'request', data: { url: 'https://x/a' } },
+    // @ts-expect-error queueMany takes exact parents only, no patterns
+    { name: 'b', type: 'download', data: { url: 'u', size: 1 }, parent: { name: 'a.*' } },
+  ]);
 }
 
 export function withoutAMap(): void {
@@ -188,4 +224,90 @@ export function taskMaps(): void {
   }
   // @ts-expect-error a map entry with a misspelt field
   createEngine<Misspelt>(zk, { world: 'w' });
+  interface MisspeltBesideData {
+    request: { data: { url: string }; reslt: number };
+    ping: { result: 'pong' };
+  }
+  // @ts-expect-error a misspelt field next to a correct one
+  createEngine<MisspeltBesideData>(zk, { world: 'w' });
+  // @ts-expect-error the same map given to runWorker
+  runWorker<MisspeltBesideData>(zk, { ping: () => 'pong' as const }, { world: 'w' });
+  interface MisspeltInLaterEntry {
+    ping: { result: 'pong' };
+    request: { data: { url: string }; result: { size: number }; dta: string };
+  }
+  // @ts-expect-error a misspelt field in any entry of the map
+  createEngine<MisspeltInLaterEntry>(zk, { world: 'w' });
+  interface UnknownParent {
+    request: { data: { url: string } };
+    download: { parent: 'reqest' };
+  }
+  // @ts-expect-error a parent type the map does not have
+  createEngine<UnknownParent>(zk, { world: 'w' });
+}
+
+export function parentResults(): void {
+  interface Pipeline {
+    request: { data: { url: string }; result: { url: string; size: number } };
+    mirror: { result: { url: string; size: number; mirror: string } };
+    download: { parent: 'request'; result: { path: string } };
+    process: { parent: 'download'; result: { lines: number } };
+    report: { parent: 'request' | 'mirror'; result: string };
+    free: { result: number };
+  }
+  const engine = createEngine<Pipeline>(zk, { world: 'pipeline' });
+  runWorker(
+    zk,
+    {
+      download: async (task) => {
+        // The child's declared parent type gives its parent's result type.
+        const parent = await task.parentResult();
+        expectTypeOf(parent).toEqualTypeOf<{ url: string; size: number } | undefined>();
+        // @ts-expect-error the parent's result has no lines
+        void parent?.lines;
+        return { path: `/tmp/${parent?.size ?? 0}` };
+      },
+      process: async (task) => {
+        const parent = await task.parentResult();
+        expectTypeOf(parent).toEqualTypeOf<TaskResult<Pipeline, 'download'> | undefined>();
+        return { lines: parent?.path.length ?? 0 };
+      },
+      report: async (task) => {
+        const parent = await task.parentResult();
+        expectTypeOf(parent).toEqualTypeOf<
+          { url: string; size: number } | { url: string; size: number; mirror: string } | undefined
+        >();
+        return parent?.url ?? '';
+      },
+      free: async (task) => {
+        // No parent declared: the caller says what it expects, as without a map.
+        const parent = await task.parentResult<{ n: number }>();
+        expectTypeOf(parent).toEqualTypeOf<{ n: number } | undefined>();
+        return parent?.n ?? 0;
+      },
+    },
+    { world: 'pipeline', engine },
+  );
+  runWorker(
+    zk,
+    {
+      download: async (task) => {
+        // @ts-expect-error a declared parent's result is not cast to something else
+        const parent = await task.parentResult<{ lines: number }>();
+        return { path: String(parent) };
+      },
+    },
+    { world: 'pipeline', engine },
+  );
+}
+
+export function handlersOfTheConstraint(): void {
+  // Handlers typed from runWorker's own parameter (its map left to the constraint) go back in,
+  // and a Record<string, ...> map is a map: only a known field is checked there.
+  const handlers: Parameters<typeof runWorker>[1] = { ping: () => 'pong' };
+  runWorker(zk, handlers, { world: 'w' });
+  runWorker(zk, handlers, { world: 'w', engine: createEngine(zk, { world: 'w' }) });
+  createEngine<Record<string, { data: { n: number } }>>(zk, { world: 'w' });
+  // @ts-expect-error a misspelt field is still an error in an indexed map
+  createEngine<Record<string, { dta: number }>>(zk, { world: 'w' });
 }

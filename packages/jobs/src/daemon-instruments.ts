@@ -37,7 +37,7 @@ export class DaemonInstruments {
 
   /** The settle listener of an engine: counts the outcome and logs it. */
   settledIn(engine: () => Engine): SettleListener {
-    return (claim, outcome, { error }) => {
+    return (claim, outcome) => {
       const labels = { type: claim.type };
       const { metrics } = this;
       if (outcome.status === 'completed') metrics.completed.inc(labels);
@@ -46,7 +46,7 @@ export class DaemonInstruments {
       // A claim given back on stop is not a lost result.
       else if (outcome.status === 'dropped' && outcome.reason !== 'released')
         metrics.dropped.inc(labels);
-      void this.taskLog.settled(engine(), claim, outcome, error);
+      void this.taskLog.settled(engine(), claim, outcome);
     };
   }
 

@@ -1,12 +1,19 @@
-import type { Claim, Engine, SettleOutcome, TaskContext } from '@zoott/core';
+import type { Claim, Engine, SettleOutcome, TaskContext, TaskError } from '@zoott/core';
 import type { Logger } from 'pino';
 
 /** Longest error message kept in a log line: a job's stderr can be large. */
 const MAX_ERROR_CHARS = 500;
 
-function errorText(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
+/**
+ * The failure as the engine recorded it, `code` and `message` (not what `fail` was given:
+ * a result that could not be stored fails the task with the engine's own reason).
+ */
+function errorFields(error: TaskError): { code: string; error: string } {
+  const text = error.message;
+  return {
+    code: error.code,
+    error: text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text,
+  };
 }
 
 /**
@@ -35,12 +42,7 @@ export class TaskLog {
    * A settle outcome. A dropped result is told apart from a cancellation by looking the
    * task up: a cancelled task is gone (or left without state), a fenced one still exists.
    */
-  async settled(
-    engine: Engine,
-    claim: Claim,
-    outcome: SettleOutcome,
-    error: unknown,
-  ): Promise<void> {
+  async settled(engine: Engine, claim: Claim, outcome: SettleOutcome): Promise<void> {
     const base = this.fields(engine.world, claim);
     const durationMs = Date.now() - claim.startedAt;
     switch (outcome.status) {
@@ -52,7 +54,7 @@ export class TaskLog {
           {
             ...base,
             durationMs,
-            error: errorText(error),
+            ...errorFields(outcome.error),
             nextAttempt: claim.attempt + 1,
             notBefore: new Date(outcome.notBefore).toISOString(),
           },
@@ -61,7 +63,7 @@ export class TaskLog {
         return;
       case 'failed':
         this.log.error(
-          { ...base, durationMs, error: errorText(error), maxAttempts: claim.maxAttempts },
+          { ...base, durationMs, ...errorFields(outcome.error), maxAttempts: claim.maxAttempts },
           'task failed for good (dead-lettered)',
         );
         return;

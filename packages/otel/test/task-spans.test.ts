@@ -232,6 +232,17 @@ describeOnBackends('otel: the spans of a task', (backend) => {
     for (const s of [first, second, span('wait t', 'a', 2)]) expect(parentOf(s)).toBe(idOf(queue));
   });
 
+  it('a result that cannot be stored marks the run with the recorded reason, not the result', async () => {
+    const w = await world({ t: async () => 10n as unknown }, { telemetry });
+    await w.producer.queue({ name: 'a', type: 't', maxAttempts: 1 });
+    w.start();
+    const run = await ended('run t', 'a');
+    expect(run.attributes['zoott.task.outcome']).toBe('failed');
+    expect(run.status.code).toBe(SpanStatusCode.ERROR);
+    expect(run.status.message).toMatch(/not JSON/);
+    expect(run.events.map((e) => e.attributes?.['exception.type'])).toEqual(['RESULT_NOT_JSON']);
+  });
+
   it('queueMany gives every task its own queue span, and each run is under its own', async () => {
     const w = await world({ t: async () => 'ok' }, { telemetry });
     await tracer.startActiveSpan('batch', async (s) => {

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   type PackedPackage,
   packPublic,
+  privatePackages,
   ROOT,
   unwantedFiles,
 } from '../../../scripts/pack-public.mjs';
@@ -96,6 +97,11 @@ beforeAll(async () => {
     path.join(project, 'readme-example.ts'),
     codeUnderHeading(path.join(ROOT, 'README.md'), 'In your own code'),
   );
+  // A CommonJS user: a .cts file, compiled to .cjs, whose imports become require() calls.
+  writeFileSync(
+    path.join(project, 'consumer-cjs.cts'),
+    readFileSync(new URL('./fixtures/consumer-cjs.cts', import.meta.url), 'utf8'),
+  );
   writeFileSync(
     path.join(project, 'tsconfig.json'),
     JSON.stringify({
@@ -108,7 +114,7 @@ beforeAll(async () => {
         types: ['node'],
         outDir: 'out',
       },
-      files: ['consumer.ts', 'readme-example.ts'],
+      files: ['consumer.ts', 'readme-example.ts', 'consumer-cjs.cts'],
     }),
   );
   await run(path.join(project, 'node_modules/.bin/tsc'), ['-p', '.'], project);
@@ -134,6 +140,92 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
         'dist/third-party/node-zookeeper-client/zoott-fixes.patch',
       ]),
     );
+  });
+
+  it('installs manifests that name no private workspace package (no devDependencies at all)', () => {
+    const privateNames = privatePackages();
+    expect(privateNames).toEqual(expect.arrayContaining(['@zoott/testing']));
+    for (const p of packed) {
+      const installed = JSON.parse(
+        readFileSync(path.join(project, 'node_modules', p.name, 'package.json'), 'utf8'),
+      ) as Record<string, unknown>;
+      expect(installed.devDependencies, p.name).toBeUndefined();
+      const named = ['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((f) =>
+        Object.keys((installed[f] as Record<string, string> | undefined) ?? {}),
+      );
+      expect(
+        named.filter((n) => privateNames.includes(n)),
+        p.name,
+      ).toEqual([]);
+    }
+  });
+
+  it("require(): a CommonJS program (.cts, compiled by tsc) loads every entry point, runs a traced task, and zkutil's cas_loop(hosts)", async () => {
+    const zk = (await freshChroot(inject('zkConnect'), 'pack-install')).connectString;
+    const r = await run('node', ['out/consumer-cjs.cjs'], project, { ZK: zk });
+    const out = JSON.parse(r.stdout) as {
+      commonjs: boolean;
+      version: string;
+      recipes: string;
+      zkAdapter: string;
+      worldWithTilde: string;
+      required: Record<string, number>;
+      spans: string[];
+      zkutilCounter: number | null;
+      end: unknown;
+    };
+    expect(out).toMatchObject({
+      commonjs: true,
+      version: packed.find((p) => p.name === '@zoott/core')!.manifest.version,
+      recipes: 'function',
+      zkAdapter: 'function',
+      end: { state: 'completed', result: 6 },
+      // @zoott/zk-adapter/recipes, required: two increments through a hosts string.
+      zkutilCounter: 2,
+    });
+    // @zoott/otel and its SDK starter, required: the task's spans reached the receiver.
+    expect(out.spans).toEqual(expect.arrayContaining(['queue add', 'run add']));
+    expect(Object.keys(out.required)).toEqual(
+      expect.arrayContaining(['@zoott/otel', '@zoott/otel/sdk', '@zoott/zk-adapter/recipes']),
+    );
+    // Every entry point of every public package, each with its exports.
+    const entries = packed.flatMap((p) =>
+      Object.keys((p.manifest.exports as Record<string, unknown> | undefined) ?? {})
+        .filter((k) => k !== './package.json')
+        .map((k) => `${p.name}${k.slice(1)}`),
+    );
+    expect(Object.keys(out.required).sort()).toEqual(entries.sort());
+    for (const [spec, count] of Object.entries(out.required))
+      expect(count, spec).toBeGreaterThan(0);
+  });
+
+  it("one rule for world names: the library refuses '~' as the installed CLI does", async () => {
+    const r = await run('node', ['out/consumer-cjs.cjs'], project);
+    const { worldWithTilde } = JSON.parse(r.stdout) as { worldWithTilde: string };
+    expect(worldWithTilde).toMatch(/^INVALID_CONFIG: world "a~b": must not contain '~'/);
+    const cli = await exec(
+      path.join(project, 'node_modules/.bin/zoott'),
+      ['--world', 'a~b', 'status'],
+      {
+        cwd: project,
+        env: userEnv(),
+      },
+    ).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toMatch(/world "a~b": must not contain '~'/);
+  });
+
+  it('the bridge binary ships no test switch', () => {
+    const dist = path.join(project, 'node_modules/@zoott/amqp-bridge-daemon/dist');
+    const shipped = readdirSync(dist, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.js'));
+    expect(shipped.length).toBeGreaterThan(0);
+    for (const f of shipped)
+      expect(readFileSync(path.join(dist, f), 'utf8'), f).not.toMatch(/TEST_PAUSE|test pause/i);
   });
 
   it('takes every zoott package from this build, and no node-zookeeper-client at all', () => {
@@ -220,6 +312,9 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
     );
     const demo = await run('npx', ['zoott', 'demo', '--items', '4'], project);
     expect(demo.stderr).toMatch(/embedded in-memory coordinator/);
+    // What to type next, as an npm user types it.
+    expect(demo.stderr).toContain('next: `npx zoott --help`');
+    expect(demo.stderr).not.toMatch(/pnpm/);
     expect(demo.stdout).toMatch(/summary {2}12 completed, 0 failed/);
     const help = await run('npx', ['zoott-worker', '--help'], project);
     expect(help.stdout).toMatch(/^Usage: zoott-worker/);
@@ -253,6 +348,10 @@ describe('packed and installed with npm [zookeeper, tarballs]', { timeout: STEP 
       const demo = await run(zoott, ['--json', 'demo', '--items', '3'], work);
       const out = JSON.parse(demo.stdout) as { embedded: boolean; summary: { completed: number } };
       expect(out).toMatchObject({ embedded: true, summary: { completed: 9, failed: 0 } });
+      // What to type next, as a user of the global install types it.
+      const text = await run(zoott, ['demo', '--items', '1'], work);
+      expect(text.stderr).toContain('next: `zoott --help`');
+      expect(text.stderr).not.toMatch(/pnpm|npx/);
     },
     INSTALL_TIMEOUT,
   );

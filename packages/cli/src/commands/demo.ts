@@ -42,9 +42,9 @@ export const demoVerb: Verb = {
       .option('--dashboard', 'serve the dashboard while the demo runs, and after it until Ctrl-C')
       .option('--port <n>', 'with --dashboard: its TCP port (default 7070)'),
   examples: [
-    'pnpm start                      # = zoott demo, embedded, no ZooKeeper needed',
+    'zoott demo                      # embedded, no ZooKeeper needed',
     'zoott demo --connect 127.0.0.1:2181/zoott-demo --workers 3',
-    'pnpm zoott demo --dashboard     # then open the URL it prints (with ?token=)',
+    'zoott demo --dashboard          # then open the URL it prints (with ?token=)',
   ],
   run: demoCommand,
 };

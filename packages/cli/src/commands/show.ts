@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { paintState } from '../output/colors.js';
-import { formatTime } from '../output/format.js';
+import { formatTaskError, formatTime } from '../output/format.js';
 import { formatProgressValue } from '../output/progress-report.js';
 import type { CommandBody } from '../runner.js';
 import { parseTaskRef, showKey } from '../task-ref.js';
@@ -54,8 +54,8 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
   if (rec.failedAt !== undefined) lines.push(['failed', formatTime(rec.failedAt)]);
   if (rec.data !== undefined) lines.push(['data', JSON.stringify(rec.data)]);
   if (rec.result !== undefined) lines.push(['result', JSON.stringify(rec.result)]);
-  if (rec.error) lines.push(['error', c.red(rec.error.message)]);
-  if (rec.lastError && !rec.error) lines.push(['last error', rec.lastError.message]);
+  if (rec.error) lines.push(['error', c.red(formatTaskError(rec.error))]);
+  if (rec.lastError && !rec.error) lines.push(['last error', formatTaskError(rec.lastError)]);
   if (report?.progress !== undefined)
     lines.push(['progress', `${formatProgressValue(report.progress)} (attempt ${report.attempt})`]);
   if (report && report.log.length > 0) {

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode, signalExitCode } from '../exit-codes.js';
 import { intOption } from '../input.js';
+import { formatTaskError } from '../output/format.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 import { showKey } from '../task-ref.js';
@@ -203,7 +204,10 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   if (rec.state === 'failed') {
     if (ctx.json) ctx.printJson({ ...ref, state: 'failed', error: rec.error });
-    else ctx.note(`job ${ref.key} failed: ${rec.error?.message ?? 'unknown error'}`);
+    else
+      ctx.note(
+        `job ${ref.key} failed: ${rec.error ? formatTaskError(rec.error) : 'unknown error'}`,
+      );
     return ExitCode.TASKS_FAILED;
   }
   // The result is printed here, so its copy on the reply path is taken too.

@@ -5,24 +5,28 @@ import { ExitCode } from '../exit-codes.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
 import type { Verb } from '../verb.js';
+import { waitForTaskCommand } from './wait-task.js';
 
 interface WaitFlags {
   exchange?: string;
   timeout?: string;
   peek?: boolean;
   any?: boolean;
+  task?: string;
 }
 
 type WaitOptions = import('@zoott/jobs').WaitForResultOptions;
 
 /**
+ * `zoott wait --task <task>`: see `wait-task.ts`.
+ *
  * `zoott wait <routingkey>`: the next result published on a reply path after `wait` began
  * (with --any, also one already there), consumed unless --peek, printed as JSON. Rides out a
  * ZooKeeper outage shorter than --timeout. The reply path must carry the world's ACL, and
  * results with another ACL are skipped with a note: nobody outside the world can plant one.
  */
 const waitCommand: CommandBody = async (ctx, cmd: Command) => {
-  const [routingkey] = cmd.processedArgs as [string];
+  const [routingkey] = cmd.processedArgs as [string | undefined];
   const f = cmd.opts<WaitFlags>();
   let timeoutMs = Number.POSITIVE_INFINITY;
   if (f.timeout !== undefined) {
@@ -31,6 +35,28 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
       throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
     timeoutMs = Math.round(s * 1000);
   }
+  if (f.task !== undefined) {
+    // One task's end, not a reply path: the reply path's flags have no meaning here.
+    const given = [
+      routingkey !== undefined ? `<routingkey> ${routingkey}` : '',
+      f.exchange !== undefined ? '--exchange' : '',
+      f.peek ? '--peek' : '',
+      f.any ? '--any' : '',
+    ].filter(Boolean);
+    if (given.length > 0)
+      throw new CliError(
+        `--task waits for a task, not a reply path: drop ${given.join(', ')}`,
+        ExitCode.USAGE,
+        'zoott wait --task a|b|c, or zoott wait <routingkey> for a reply path',
+      );
+    return waitForTaskCommand(ctx, f.task, timeoutMs, f.timeout);
+  }
+  if (routingkey === undefined)
+    throw new CliError(
+      'wait needs a <routingkey> (a reply path) or --task <task>',
+      ExitCode.USAGE,
+      'zoott wait nightly-report, or zoott wait --task a|b|c',
+    );
   const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
   const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
   const dir = replyDir(address, ctx.world);
@@ -89,12 +115,21 @@ export const waitVerb: Verb = {
   define: (program) =>
     program
       .command('wait')
-      .argument('<routingkey>', 'routing key of the reply path')
-      .description('wait for the next result published on a reply path after it began')
+      .argument('[routingkey]', 'routing key of the reply path')
+      .description(
+        'wait for the next result published on a reply path after it began, or with --task for one task to end',
+      )
+      .option(
+        '--task <task>',
+        'wait for this task (a|b|c or a/b/c) to end: exit 0 completed (its result printed), 8 failed for good, 5 cancelled or no such task',
+      )
       .option('--exchange <name>', 'exchange (default: the default exchange)')
       .option('--timeout <seconds>', 'give up after this long (exit 6)')
       .option('--peek', 'leave the result in place instead of consuming it')
       .option('--any', 'also take a result that was already there (the oldest)'),
-  examples: ['zoott wait nightly-report --timeout 60'],
+  examples: [
+    'zoott wait nightly-report --timeout 60',
+    "zoott wait --task 'requestFile_a|downloadFile_a' --timeout 600",
+  ],
   run: waitCommand,
 };

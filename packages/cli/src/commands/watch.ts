@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { formatTaskError } from '../output/format.js';
 import { formatProgressValue, LogCursor } from '../output/progress-report.js';
 import { keepSession } from '../ride-out.js';
 import type { CommandBody } from '../runner.js';
@@ -14,7 +15,8 @@ interface WatchOptions {
 
 /**
  * `zoott watch`: the live event stream (queued, started, completed, failed, retried,
- * cancelled, removed), one line per event; JSON lines with --json. With --progress, also what
+ * cancelled, removed), one line per event, a failure's and a retry's with its reason;
+ * JSON lines with --json. With --progress, also what
  * running tasks report: a line when a task's progress value changes, one per new log line.
  * Ends on Ctrl-C, after --count
  * events, or after --timeout seconds (exit 0: a timeout is how a script bounds a watch).
@@ -40,8 +42,6 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   // An outage does not end the watch: the session is renewed when lost, and the stream
   // lists every bucket again once connected, so changes made meanwhile still come out.
   const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
-  // On stderr even with --json: scripts (and tests) can wait for this line.
-  ctx.note(`watching world ${engine.world} (Ctrl-C to stop)`);
   const c = ctx.colors;
   const paint: Record<string, (s: string) => string> = {
     queued: c.dim,
@@ -58,6 +58,9 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
     for await (const e of engine.events({
       signal: stop.signal,
       progress: opts.progress === true,
+      // On stderr even with --json, once the stream is live: scripts (and tests) can wait for
+      // this line, and every change after it is reported.
+      onReady: () => ctx.note(`watching world ${engine.world} (Ctrl-C to stop)`),
     })) {
       const at = new Date().toISOString();
       const key = e.key.join('|');
@@ -84,9 +87,16 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
         if (++seen >= count) break;
         continue;
       }
+      // A failure or a retry says why, as recorded.
+      const error = e.error ? { error: e.error } : {};
       if (ctx.json)
-        process.stdout.write(`${JSON.stringify({ at, type: e.type, key, world: e.world })}\n`);
-      else ctx.out(`${c.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}`);
+        process.stdout.write(
+          `${JSON.stringify({ at, type: e.type, key, world: e.world, ...error })}\n`,
+        );
+      else {
+        const why = e.error ? ` ${c.dim(formatTaskError(e.error))}` : '';
+        ctx.out(`${c.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}${why}`);
+      }
       if (++seen >= count) break;
     }
   } finally {

@@ -16,6 +16,7 @@ import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from '../output/format.js';
 import { createProgress } from '../output/progress.js';
 import { countTree, renderTree, treeToJson } from '../output/tree.js';
+import { zoottCommand } from './invocation.js';
 import { demoJobHandlers } from './job-handlers.js';
 import { sampleHandlers } from './sample-handlers.js';
 import { itemNames, queueSampleWorld } from './sample-world.js';
@@ -238,13 +239,14 @@ function printOutcome(
       `${summary.failed ? c.red(`${summary.failed} failed`) : '0 failed'}, ` +
       `${summary.retried} retried, wall time ${formatDuration(summary.wallMs)}, ${summary.tasksPerSecond} tasks/s`,
   );
-  if (embedded)
+  if (embedded) {
+    const zoott = zoottCommand(process.env);
     ctx.note(
       c.dim(
-        'next: `pnpm zoott --help`; against a real ZooKeeper: `pnpm zoott demo --connect 127.0.0.1:2181`',
+        `next: \`${zoott} --help\`; against a real ZooKeeper: \`${zoott} demo --connect 127.0.0.1:2181\``,
       ),
     );
-  else
+  } else
     ctx.note(
       c.dim(
         `the world is still there: \`zoott --connect ${ctx.settings.connect} --world ${o.world} tree\``,

@@ -12,3 +12,11 @@ export function formatDuration(ms: number): string {
 export function formatTime(ms: number | undefined): string {
   return ms === undefined ? '-' : new Date(ms).toISOString();
 }
+
+/**
+ * A task's failure as one line, `CODE: message` (a ZoottError's message already starts with
+ * its code, which is then not said twice).
+ */
+export function formatTaskError(e: { code: string; message: string }): string {
+  return e.message.startsWith(`${e.code}:`) ? e.message : `${e.code}: ${e.message}`;
+}

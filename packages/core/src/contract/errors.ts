@@ -45,6 +45,7 @@ export const ErrorCodes = {
   // zoott's own
   INVALID_PATH: { zk: null, retryable: false, text: 'invalid node path' },
   DATA_TOO_LARGE: { zk: null, retryable: false, text: 'data exceeds the node size limit' },
+  RESULT_NOT_JSON: { zk: null, retryable: false, text: 'the result cannot be stored as JSON' },
   INVALID_TASK: { zk: null, retryable: false, text: 'invalid task' },
   INVALID_PATTERN: { zk: null, retryable: false, text: 'invalid parent pattern' },
   INVALID_JOB: { zk: null, retryable: false, text: 'invalid job' },

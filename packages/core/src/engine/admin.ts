@@ -63,15 +63,17 @@ export async function retryTask(ctx: EngineContext, key: TaskKey): Promise<void>
     const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
     const progress = progressPath(ctx.layout, key);
     const reported = await ctx.coordinator.exists(progress);
+    // The new entry first: a tree watch reports the ops one by one, and the task must read as
+    // failed until it reads as retried (never as gone in between; see task-transitions.ts).
     const ops: Op[] = [
-      { op: 'delete', path: found.path, version: got.stat.version },
-      { op: 'delete', path: ctx.layout.recordPath(AREA.failed, key) },
       {
         op: 'create',
         path: `${bucket}/${entryPrefix(ENTRY_KIND.retry, found.entry.priority, found.entry.encodedKey)}`,
         data: encodeJson(fresh),
         sequential: true,
       },
+      { op: 'delete', path: found.path, version: got.stat.version },
+      { op: 'delete', path: ctx.layout.recordPath(AREA.failed, key) },
     ];
     if (reported) ops.push({ op: 'delete', path: progress, version: reported.version });
     await ctx.coordinator.multi(ops);

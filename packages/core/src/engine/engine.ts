@@ -2,7 +2,7 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import { validateTaskInfo, validateWorldName } from '../tree/names.js';
+import { validateEngineWorldName, validateTaskInfo } from '../tree/names.js';
 import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
 import { cancelTask, retryTask } from './admin.js';
@@ -27,7 +27,7 @@ import {
   type QueueManyRequest,
   type QueueParent,
   type QueueRequest,
-  splitRequest,
+  queueArguments,
 } from './queue-request.js';
 import { claimsHeldThrough } from './session.js';
 import { type CompleteOptions, type CompleteOutcome, failClaim, releaseClaim } from './settle.js';
@@ -45,6 +45,7 @@ import type {
   TaskStateName,
   TreeNode,
 } from './types.js';
+import { type TaskEnd, type WaitForOptions, waitForTask } from './wait-for-task.js';
 import { walkTree } from './walk.js';
 
 export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
@@ -69,7 +70,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     readonly coordinator: Coordinator,
     private readonly options: EngineOptions,
   ) {
-    this.world = validateWorldName(options.world);
+    this.world = validateEngineWorldName(options.world);
     validateBuckets(options.buckets);
   }
 
@@ -135,32 +136,18 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   queue<K extends TaskType<M>>(request: QueueRequest<M, K>): Promise<QueuedTask[]>;
   /**
    * Queues a task, positionally as in the original zoott: `queue(taskInfo, parent,
-   * nameFunctor, options)`. Same meaning as the named form.
+   * nameFunctor, options)`. Same meaning as the named form. `parent` is required here
+   * (`null` for the top level): a call with one argument is the named form, so a mistake in
+   * it is reported as that form's, not as a field `taskInfo` lacks.
    */
   queue<K extends TaskType<M>>(
     taskInfo: TaskInfo<M, K>,
-    parent?: QueueParent,
+    parent: QueueParent,
     nameFunctor?: NameFunctor | null,
     options?: QueueOptions,
   ): Promise<QueuedTask[]>;
-  async queue(
-    taskInfo: unknown,
-    parent?: QueueParent,
-    nameFunctor?: NameFunctor | null,
-    options?: QueueOptions,
-  ): Promise<QueuedTask[]> {
-    // One argument: the named form, whose fields may include placement and options.
-    if (
-      parent === undefined &&
-      nameFunctor === undefined &&
-      options === undefined &&
-      typeof taskInfo === 'object' &&
-      taskInfo !== null &&
-      !Array.isArray(taskInfo)
-    ) {
-      const split = splitRequest(taskInfo as Record<string, unknown>);
-      return this.queueTask(split.taskInfo, split.parent, split.nameFunctor, split.options);
-    }
+  async queue(...args: unknown[]): Promise<QueuedTask[]> {
+    const { taskInfo, parent, nameFunctor, options } = queueArguments(args);
     return this.queueTask(taskInfo, parent, nameFunctor, options);
   }
 
@@ -438,11 +425,30 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   }
 
   /**
-   * State changes of this world, built on watches; ends when `signal` aborts or the loop
-   * breaks. With `progress`, also a `progress` event whenever a working task reports.
+   * State changes of this world, built on watches: every transition of every task once, in
+   * its order (docs/protocol.md, "Events"); ends when `signal` aborts or the loop breaks.
+   * With `progress`, also a `progress` event whenever a working task reports. `onReady` is
+   * called once the stream is live (started by the first `next()`): every change made after
+   * it is reported.
    */
-  events(options: { signal?: AbortSignal; progress?: boolean } = {}): AsyncIterable<EngineEvent> {
-    return watchEvents(() => this.context(), options.signal, options.progress === true);
+  events(
+    options: { signal?: AbortSignal; progress?: boolean; onReady?: () => void } = {},
+  ): AsyncIterable<EngineEvent> {
+    return watchEvents(
+      () => this.context(),
+      options.signal,
+      options.progress === true,
+      options.onReady,
+    );
+  }
+
+  /**
+   * Waits for one task to end, queued by any process: `completed` (result typed by `type`),
+   * `failed` for good (its error) or `cancelled`. One watch, no polling; see `waitForTask`.
+   */
+  async waitFor(task: TaskKey | { key: TaskKey }, options?: WaitForOptions): Promise<TaskEnd<M>> {
+    const key = Array.isArray(task) ? task : (task as { key: TaskKey }).key;
+    return (await waitForTask(await this.context(), key, options)) as TaskEnd<M>;
   }
 
   /** What a task reported with `ctx.progress` / `ctx.log` (its last run), or `null`. */

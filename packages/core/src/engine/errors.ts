@@ -20,21 +20,43 @@ export const UNKNOWN_OUTCOME_CODES: ReadonlySet<string> = new Set([
   'OPERATION_TIMEOUT',
 ]);
 
+/** The code of a failure whose thrown value carried none of its own. */
+export const UNCODED_ERROR = 'HANDLER_ERROR';
+
+/** A thrown value's own code: a non-empty string or a number, else {@link UNCODED_ERROR}. */
+function ownCode(err: object): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== '') return code;
+  if (typeof code === 'number' && Number.isFinite(code)) return String(code);
+  return UNCODED_ERROR;
+}
+
 /** A thrown value as a JSON-safe error record, with the message capped for node size. */
 export function toTaskError(err: unknown, maxChars = 16_384): TaskError {
   const cap = (s: string) => (s.length > maxChars ? `${s.slice(0, maxChars)}...[truncated]` : s);
   if (err instanceof Error) {
-    const out: TaskError = { message: cap(err.message) };
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string') out.code = code;
+    const out: TaskError = { code: ownCode(err), message: cap(err.message) };
     if (err.stack) out.stack = cap(err.stack);
     return out;
   }
-  if (typeof err === 'object' && err !== null && typeof (err as TaskError).message === 'string') {
-    const e = err as TaskError;
-    return { message: cap(e.message), ...(e.code ? { code: String(e.code) } : {}) };
-  }
-  return { message: cap(String(err)) };
+  if (typeof err === 'object' && err !== null && typeof (err as TaskError).message === 'string')
+    return { code: ownCode(err), message: cap((err as TaskError).message) };
+  return { code: UNCODED_ERROR, message: cap(String(err)) };
+}
+
+/**
+ * A stored error as read back: records written before every error had a code (or by another
+ * writer) get {@link UNCODED_ERROR}, so readers always see `{ code, message }`.
+ */
+export function readTaskError(stored: unknown): TaskError | undefined {
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  const e = stored as Partial<TaskError>;
+  const out: TaskError = {
+    code: typeof e.code === 'string' && e.code !== '' ? e.code : UNCODED_ERROR,
+    message: typeof e.message === 'string' ? e.message : String(e.message),
+  };
+  if (typeof e.stack === 'string') out.stack = e.stack;
+  return out;
 }
 
 /** A ZoottError for a task that is not in the right state for an operation. */

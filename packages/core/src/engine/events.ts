@@ -1,117 +1,79 @@
 import type { SessionEventType } from '../contract/coordinator.js';
+import { decodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
-import { codeOf } from './errors.js';
-import { AREA, type Area, ENTRY_KIND, type EntryKind, parseEntryName } from './layout.js';
+import { readTaskError } from './errors.js';
+import { ListingFeed } from './event-listing-feed.js';
+import { TreeFeed } from './event-tree-feed.js';
+import { AREA } from './layout.js';
 import { ProgressWatches } from './progress-events.js';
-import type { EngineEvent, EngineEventType } from './types.js';
-
-/** Failures that only mean the connection is down for now (or the session must be renewed). */
-const CONNECTION_CODES: ReadonlySet<string> = new Set([
-  'CONNECTION_LOSS',
-  'OPERATION_TIMEOUT',
-  'SESSION_EXPIRED',
-]);
-
-type Derived =
-  | { state: 'pending'; entry: string; kind: Exclude<EntryKind, typeof ENTRY_KIND.dead> }
-  | { state: 'working'; entry: string }
-  | { state: 'failed' }
-  | { state: 'completed' };
-
-const LISTED: readonly Area[] = [AREA.pending, AREA.working, AREA.completed];
+import type { TaskState } from './task-transitions.js';
+import type { EngineEvent, EngineEventType, EntryData } from './types.js';
 
 /**
- * Derives per-key states of one bucket from its pending, working and completed listings
- * (read in that order, so a task that completes between two reads shows as completed).
- */
-function derive(p: string[], w: string[], c: string[]): Map<string, Derived> {
-  const out = new Map<string, Derived>();
-  const working = new Set(w);
-  for (const n of p) {
-    const e = parseEntryName(n);
-    if (!e) continue;
-    if (e.kind === ENTRY_KIND.dead) out.set(e.encodedKey, { state: 'failed' });
-    else if (working.has(e.encodedKey)) out.set(e.encodedKey, { state: 'working', entry: n });
-    else out.set(e.encodedKey, { state: 'pending', entry: n, kind: e.kind });
-  }
-  for (const k of c) out.set(k, { state: 'completed' });
-  return out;
-}
-
-/** The event a state change stands for, or `null` when nothing observable happened. */
-function transition(
-  before: Derived | undefined,
-  after: Derived | undefined,
-): EngineEventType | null {
-  // A completed task that leaves every listing was removed: by retention, almost always
-  // (its record expired), or by a cancel; anything else that vanishes was cancelled.
-  if (!after) return before ? (before.state === 'completed' ? 'removed' : 'cancelled') : null;
-  switch (after.state) {
-    case 'pending':
-      if (before?.state === 'pending' && before.entry === after.entry) return null;
-      if (before?.state === 'working' && before.entry === after.entry) return 'retried';
-      return after.kind === ENTRY_KIND.retry ? 'retried' : 'queued';
-    case 'working':
-      return before?.state === 'working' && before.entry === after.entry ? null : 'started';
-    case 'failed':
-      return before?.state === 'failed' ? null : 'failed';
-    case 'completed':
-      return before?.state === 'completed' ? null : 'completed';
-  }
-}
-
-/**
- * An async iterable of a world's state changes. Every bucket's three listings carry a
- * children watch; a fired watch re-lists that bucket only and the difference becomes events.
- * Changes undone between two listings (queued and completed in between) show as their end
- * state only; order is kept within a bucket, not across buckets.
+ * An async iterable of a world's state changes. With tree watches (ZooKeeper 3.6+, the memory
+ * adapter) every transition of every task comes out once, in the order the tasks took them,
+ * however fast: see `TreeFeed`. Without, each bucket is listed again when it changes and a
+ * task's change between two listings comes out as the steps it must have taken (see
+ * `ListingFeed`). Either way a task's events keep its order; events of different buckets may
+ * interleave otherwise. Across a connection loss nothing is reported twice; see
+ * docs/protocol.md, "Events", for what a stream says about the changes of the gap.
  */
 export function watchEvents(
   context: () => Promise<EngineContext>,
   signal?: AbortSignal,
   progress = false,
+  onReady?: () => void,
 ): AsyncIterable<EngineEvent> {
   return {
     [Symbol.asyncIterator](): AsyncIterator<EngineEvent> {
-      return new EventStream(context, signal, progress);
+      return new EventStream(context, signal, progress, onReady);
     },
   };
 }
 
 class EventStream implements AsyncIterator<EngineEvent> {
-  private readonly queue: EngineEvent[] = [];
-  private waiter: ((r: IteratorResult<EngineEvent>) => void) | null = null;
+  /** Events in order; a failure's event waits for its error to be read. */
+  private readonly queue: (EngineEvent | Promise<EngineEvent>)[] = [];
+  private waiter: {
+    resolve: (r: IteratorResult<EngineEvent>) => void;
+    reject: (err: unknown) => void;
+  } | null = null;
   private closed = false;
   private started: Promise<void> | null = null;
   private ctx: EngineContext | null = null;
-  private readonly states = new Map<number, Map<string, Derived>>();
-  private readonly armed = new Set<string>();
-  private readonly dirty = new Set<number>();
-  private pumping = false;
-  /** Set once the first snapshot of every bucket is in: changes seen before wait for it. */
-  private ready = false;
   private failure: unknown = null;
   private offSession: (() => void) | null = null;
   private progress: ProgressWatches | null = null;
+  private tree: TreeFeed | null = null;
+  private listing: ListingFeed | null = null;
 
   constructor(
     private readonly context: () => Promise<EngineContext>,
     private readonly signal?: AbortSignal,
     private readonly withProgress = false,
+    private readonly onReady?: () => void,
   ) {
     signal?.addEventListener('abort', () => this.finish(), { once: true });
   }
 
   async next(): Promise<IteratorResult<EngineEvent>> {
-    if (!this.started) this.started = this.start();
+    if (!this.started)
+      this.started = this.start().then(() => {
+        if (this.closed) return;
+        try {
+          this.onReady?.();
+        } catch {
+          // The listener's own failure is not the stream's.
+        }
+      });
     await this.started;
     if (this.failure) throw this.failure;
-    const e = this.queue.shift();
-    if (e) return { value: e, done: false };
+    const head = this.queue.shift();
+    if (head) return { value: await head, done: false };
     if (this.closed) return { value: undefined, done: true };
-    return new Promise((resolve) => {
-      this.waiter = resolve;
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
     });
   }
 
@@ -124,144 +86,121 @@ class EventStream implements AsyncIterator<EngineEvent> {
     this.closed = true;
     this.offSession?.();
     this.offSession = null;
+    this.tree?.close();
+    this.listing?.close();
     const w = this.waiter;
     this.waiter = null;
-    w?.({ value: undefined, done: true });
+    w?.resolve({ value: undefined, done: true });
+  }
+
+  private fail(err: unknown): void {
+    this.failure = err;
+    // A consumer waiting now hears the failure rather than an end.
+    const w = this.waiter;
+    this.waiter = null;
+    w?.reject(err);
+    this.finish();
   }
 
   private async start(): Promise<void> {
     if (this.signal?.aborted) return this.finish();
-    this.ctx = await this.context();
-    const world = this.ctx.layout.world;
+    const ctx = await this.context();
+    this.ctx = ctx;
     if (this.withProgress)
       this.progress = new ProgressWatches(
-        this.ctx,
+        ctx,
         (k, progress) =>
-          this.emit({ type: 'progress', key: k.split(KEY_SEPARATOR), world, progress }),
+          this.emit({
+            type: 'progress',
+            key: k.split(KEY_SEPARATOR),
+            world: ctx.layout.world,
+            progress,
+          }),
         () => this.closed,
       );
-    const n = this.ctx.layout.buckets;
-    this.offSession = this.ctx.coordinator.onSession((e) => this.onSession(e.type, n));
-    await Promise.all(
-      Array.from({ length: n }, async (_, b) => {
-        this.states.set(b, await this.snapshot(b));
-        this.syncProgress(b);
-      }),
+    this.offSession = ctx.coordinator.onSession((e) => this.onSession(e.type));
+    const sink = (b: number, k: string, types: readonly EngineEventType[], after?: TaskState) =>
+      this.tell(b, k, types, after);
+    const tree = new TreeFeed(ctx, sink, (err) => this.fail(err));
+    this.tree = tree;
+    if (await tree.start()) {
+      if (this.progress) for (let b = 0; b < ctx.layout.buckets; b++) this.syncProgress(b);
+      return;
+    }
+    this.tree = null;
+    this.listing = new ListingFeed(
+      ctx,
+      sink,
+      (err) => this.fail(err),
+      (b, working) => this.progress?.sync(b, working),
     );
-    // A watch that fired (or a session event) during the first snapshot marked its bucket
-    // dirty; listing it now compares with that snapshot, so the change comes out once.
-    // Listed earlier, it would compare with nothing and then be overwritten by the older
-    // first snapshot, and the next change would report it again.
-    this.ready = true;
-    if (this.dirty.size > 0 && !this.pumping) void this.pump();
+    await this.listing.start();
   }
 
-  private async snapshot(b: number): Promise<Map<string, Derived>> {
-    const ctx = this.ctx!;
-    const [p, w, c] = await Promise.all(
-      LISTED.map((area) => {
-        const id = `${area}${b}`;
-        const arm = !this.armed.has(id);
-        if (arm) this.armed.add(id);
-        const listing = ctx.coordinator.children(
-          ctx.layout.bucketPath(area, b),
-          arm
-            ? {
-                watch: () => {
-                  this.armed.delete(id);
-                  this.changed(b);
-                },
-              }
-            : undefined,
-        );
-        // A listing that failed set no watch: arm it again next time.
-        return arm
-          ? listing.catch((err: unknown) => {
-              this.armed.delete(id);
-              throw err;
-            })
-          : listing;
-      }),
-    );
-    return derive(p!, w!, c!);
+  private syncProgress(b: number): void {
+    if (this.progress && this.tree) this.progress.sync(b, this.tree.working(b));
   }
 
-  /**
-   * Rides out connection trouble: a lost session took every watch with it, so they are armed
-   * again; once requests flow again (reconnected, or a renewed session), every bucket is
-   * listed again and compared with the last state seen, so what changed meanwhile still
-   * comes out as events. Only a closed session ends the stream.
-   */
-  private onSession(type: SessionEventType, buckets: number): void {
+  private onSession(type: SessionEventType): void {
     if (type === 'closed') {
       this.finish();
       return;
     }
-    // A lost session dropped every watch; after a reconnect the client may not have set them
-    // again either. Arming twice only means one more listing of a bucket.
-    if (type === 'lost' || type === 'reconnected') {
-      this.armed.clear();
-      this.progress?.reset();
+    if (type === 'suspended' || type === 'lost') this.tree?.connectionTrouble();
+    if (type === 'lost' || type === 'reconnected') this.progress?.reset();
+    this.listing?.onSession(type);
+    // The progress watches went with the connection: set them again on what is working now.
+    if (this.tree && (type === 'reconnected' || type === 'connected'))
+      for (let b = 0; b < (this.ctx?.layout.buckets ?? 0); b++) this.syncProgress(b);
+  }
+
+  /** A task's events, in order; a failure's or retry's with the error its entry records. */
+  private tell(
+    b: number,
+    encodedKey: string,
+    types: readonly EngineEventType[],
+    after: TaskState | undefined,
+  ): void {
+    const ctx = this.ctx!;
+    const key = encodedKey.split(KEY_SEPARATOR);
+    for (const type of types) {
+      const event: EngineEvent = { type, key, world: ctx.layout.world };
+      const entry = after && 'entry' in after ? after.entry : null;
+      if ((type === 'failed' || type === 'retried') && entry)
+        this.emit(withError(ctx, event, `${ctx.layout.bucketPath(AREA.pending, b)}/${entry}`));
+      else this.emit(event);
     }
-    if (type === 'connected' || type === 'reconnected')
-      for (let b = 0; b < buckets; b++) this.changed(b);
-  }
-
-  private changed(b: number): void {
-    if (this.closed) return;
-    this.dirty.add(b);
-    if (this.ready && !this.pumping) void this.pump();
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      while (this.dirty.size > 0 && !this.closed) {
-        const b = this.dirty.values().next().value as number;
-        // Taken off before listing: a watch firing during the listing marks it again.
-        this.dirty.delete(b);
-        const before = this.states.get(b) ?? new Map<string, Derived>();
-        let after: Map<string, Derived>;
-        try {
-          after = await this.snapshot(b);
-        } catch (err) {
-          // Connection trouble: the bucket stays dirty and the next session event (reconnected,
-          // or connected after a renewal) lists it again.
-          if (CONNECTION_CODES.has(codeOf(err) ?? '') && this.ctx!.coordinator.state !== 'closed') {
-            this.dirty.add(b);
-            return;
-          }
-          throw err;
-        }
-        this.states.set(b, after);
-        this.syncProgress(b);
-        const keys = new Set([...before.keys(), ...after.keys()]);
-        for (const k of keys) {
-          const type = transition(before.get(k), after.get(k));
-          if (type) this.emit({ type, key: k.split(KEY_SEPARATOR), world: this.ctx!.layout.world });
-        }
-      }
-    } catch (err) {
-      this.failure = err;
-      this.finish();
-    } finally {
-      this.pumping = false;
+    if (this.progress && this.tree) {
+      if (after?.state === 'working') this.progress.started(b, encodedKey);
+      else this.progress.stopped(b, encodedKey);
     }
   }
 
-  private syncProgress(b: number): void {
-    if (!this.progress) return;
-    const working: string[] = [];
-    for (const [k, d] of this.states.get(b) ?? []) if (d.state === 'working') working.push(k);
-    this.progress.sync(b, working);
-  }
-
-  private emit(e: EngineEvent): void {
+  private emit(e: EngineEvent | Promise<EngineEvent>): void {
     if (this.closed) return;
     const w = this.waiter;
-    if (w) {
+    if (w && this.queue.length === 0) {
       this.waiter = null;
-      w({ value: e, done: false });
+      void Promise.resolve(e).then((value) => w.resolve({ value, done: false }));
     } else this.queue.push(e);
+  }
+}
+
+/**
+ * `event` with the error the entry at `path` records (`lastError`): one read, for failures
+ * only. An entry gone meanwhile, or a read that fails, leaves the event without it.
+ */
+async function withError(
+  ctx: EngineContext,
+  event: EngineEvent,
+  path: string,
+): Promise<EngineEvent> {
+  try {
+    const got = await ctx.coordinator.get(path);
+    const error = readTaskError(decodeJson<Partial<EntryData> | null>(got.data, path)?.lastError);
+    // The reason, not the stack: `task(key)` has the whole record.
+    return error ? { ...event, error: { code: error.code, message: error.message } } : event;
+  } catch {
+    return event;
   }
 }

@@ -45,6 +45,8 @@ export {
   type QueueParent,
   type QueueRequest,
 } from './engine.js';
+// Readers of stored failures (the dashboard's failed list) get the one error shape.
+export { readTaskError, toTaskError, UNCODED_ERROR } from './errors.js';
 export {
   areaParent,
   bucketName,

@@ -3,7 +3,7 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
 import { type CorruptNode, type NodeShape, readNode, shapes } from './corrupt.js';
-import { codeOf } from './errors.js';
+import { codeOf, readTaskError } from './errors.js';
 import { AREA, ENTRY_KIND, parseEntryName } from './layout.js';
 import type {
   AreaCounts,
@@ -202,7 +202,8 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
       rec.queuedAt = e.queuedAt;
       if (e.hints) rec.hints = e.hints;
       if (e.notBefore !== undefined) rec.notBefore = e.notBefore;
-      if (e.lastError) rec.lastError = e.lastError;
+      const lastError = readTaskError(e.lastError);
+      if (lastError) rec.lastError = lastError;
     }
     if (working?.value) {
       rec.worker = working.value;
@@ -226,7 +227,8 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
     const f = failed.value;
     if (f) {
       rec.attempts = f.attempts;
-      rec.error = f.error;
+      const error = readTaskError(f.error);
+      if (error) rec.error = error;
       rec.failedAt = f.failedAt;
     }
   }

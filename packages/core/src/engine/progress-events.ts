@@ -28,6 +28,19 @@ export class ProgressWatches {
     for (const k of now) if (!this.armed.has(k)) this.arm(bucket, k);
   }
 
+  /** One task was seen starting to work (a tree watch's event): watch its progress node. */
+  started(bucket: number, key: string): void {
+    const now = this.working.get(bucket) ?? new Set<string>();
+    this.working.set(bucket, now);
+    now.add(key);
+    if (!this.armed.has(key)) this.arm(bucket, key);
+  }
+
+  /** One task was seen ending its run: its watch, when it fires, is not set again. */
+  stopped(bucket: number, key: string): void {
+    this.working.get(bucket)?.delete(key);
+  }
+
   /** A lost session dropped every watch: arm them again on the next listing. */
   reset(): void {
     this.armed.clear();

@@ -254,8 +254,22 @@ async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
  */
 async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
   const first = group[0]!;
-  if (!(await connectionBack(ctx.coordinator)))
-    throw aboutTask(err, first.index, first.index, group.length);
+  const unknown = () => aboutTask(err, first.index, first.index, group.length);
+  if (!(await connectionBack(ctx.coordinator))) throw unknown();
+  try {
+    return await lookUpGroup(ctx, group, err);
+  } catch (lookup) {
+    // The look itself met the connection gone again (the session ended meanwhile, say):
+    // the group's fate is as unknown as before it.
+    if (UNKNOWN_OUTCOME_CODES.has(codeOf(lookup) ?? '') || SESSION_ENDED.has(codeOf(lookup) ?? ''))
+      throw unknown();
+    throw lookup;
+  }
+}
+
+/** {@link appliedAfterLoss} once connected: the look for the group's first entry, and the rest. */
+async function lookUpGroup(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
+  const first = group[0]!;
   const found = await lostQueueWrite(ctx, first.key, first.qid, err);
   if (found === null) return false;
   const byBucket = new Map<string, Item[]>();

@@ -62,10 +62,37 @@ export function splitRequest(request: Record<string, unknown>): {
 }
 
 /**
+ * The positional arguments of a `queue` call in either form: one object alone (the others
+ * undefined) is the named form, whose fields may include placement and options.
+ */
+export function queueArguments(args: readonly unknown[]): {
+  taskInfo: unknown;
+  parent: QueueParent;
+  nameFunctor: NameFunctor | null | undefined;
+  options: QueueOptions | undefined;
+} {
+  const [taskInfo, parent, nameFunctor, options] = args;
+  if (
+    args.slice(1).every((a) => a === undefined) &&
+    typeof taskInfo === 'object' &&
+    taskInfo !== null &&
+    !Array.isArray(taskInfo)
+  )
+    return splitRequest(taskInfo as Record<string, unknown>);
+  return {
+    taskInfo,
+    parent: parent as QueueParent,
+    nameFunctor: nameFunctor as NameFunctor | null | undefined,
+    options: options as QueueOptions | undefined,
+  };
+}
+
+/**
  * One task of `queueMany`: the named form of `queue`, at the top level or under one exact
  * parent (`{ key }`); patterns, which read the tree, are `queue`'s alone.
  */
-export type QueueManyRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = Omit<
-  QueueRequest<M, K>,
-  'parent'
-> & { parent?: { key: TaskKey } | null };
+export type QueueManyRequest<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
+  // One member per task type, so an array of several types is checked element by element
+  // (`Omit` of the whole union would merge the types' data into one loose shape).
+  [T in K]: Omit<QueueRequest<M, T>, 'parent'> & { parent?: { key: TaskKey } | null };
+}[K];

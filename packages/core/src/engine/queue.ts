@@ -307,7 +307,13 @@ async function requeue(
     );
   }
   if (entry && !entryStat) return null;
-  const ops: Op[] = [{ op: 'set', path: treePath, data: treeData, version: tree.stat.version }];
+  // The new entry before the deletes: a tree watch reports the ops one by one, and the task
+  // must read as what it was until it reads as queued (never as gone in between; see
+  // task-transitions.ts).
+  const ops: Op[] = [
+    { op: 'set', path: treePath, data: treeData, version: tree.stat.version },
+    { op: 'create', path: prefix, data: entryBytes, sequential: true },
+  ];
   let previous: QueuedTask['previous'] = null;
   if (entry && entryStat) {
     ops.push({ op: 'delete', path: entryPath, version: entryStat.version });
@@ -323,10 +329,9 @@ async function requeue(
     });
     previous = 'completed';
   }
-  ops.push({ op: 'create', path: prefix, data: entryBytes, sequential: true });
   try {
     const res = await c.multi(ops);
-    return { key, entry: pathOf(res[res.length - 1]), previous };
+    return { key, entry: pathOf(res[1]), previous };
   } catch (err) {
     const code = codeOf(err);
     if (code && UNKNOWN_OUTCOME_CODES.has(code)) {

@@ -5,7 +5,7 @@ import type { Engine } from './engine.js';
 import { completion, removeLeftProgress } from './progress.js';
 import { type HandlerEnd, type RunPlace, type RunState, runHandler } from './task-context.js';
 import { parentCarrier, runTrace } from './task-spans.js';
-import type { Claim, SettleOutcome } from './types.js';
+import type { Claim, SettleOutcome, TaskError } from './types.js';
 import type { WorkerStats } from './worker-events.js';
 import type { TaskHandler } from './worker-types.js';
 
@@ -64,6 +64,14 @@ export function countOutcome(stats: WorkerStats, outcome: SettleOutcome, release
 }
 
 /**
+ * Why a handler's result was not stored (too large, not JSON), as the failed record says:
+ * `undefined` when it was.
+ */
+function storeFailure(outcome: SettleOutcome): TaskError | undefined {
+  return outcome.status === 'failed' || outcome.status === 'retrying' ? outcome.error : undefined;
+}
+
+/**
  * Runs a claim's handler, then `write`s its outcome. When the engine traces, both happen in
  * the claim's run span (after its wait span), and the handler runs with that span current.
  */
@@ -86,7 +94,7 @@ export async function runAttempt(
   try {
     const end = await trace.within(() => runHandler(handler, r, place));
     const written = await write(end);
-    trace.end(written.outcome, end.ok ? undefined : end.value);
+    trace.end(written.outcome, end.ok ? storeFailure(written.outcome) : end.value);
     return { end, written };
   } catch (err) {
     trace.end({ status: 'dropped', reason: String(err) }, err);

@@ -247,6 +247,9 @@ export function completedRecordBytes(
     startedAt: claim.startedAt,
     completedAt: ctx.clock.now(),
   };
+  // JSON leaves a function or symbol out without a word: the result would be lost unsaid.
+  if (typeof result === 'function' || typeof result === 'symbol')
+    return { code: 'RESULT_NOT_JSON', message: `result is not JSON: a ${typeof result}` };
   if (result !== undefined) record.result = result;
   // The run's trace, for children queued without one (see task-spans.ts).
   const trace = ctx.telemetry ? recordCarrier(ctx.telemetry, claim) : undefined;
@@ -255,7 +258,8 @@ export function completedRecordBytes(
   try {
     bytes = encodeJson(record);
   } catch (err) {
-    return { message: `result is not JSON: ${(err as Error).message}` };
+    const why = err instanceof Error ? err.message : String(err);
+    return { code: 'RESULT_NOT_JSON', message: `result is not JSON: ${why}` };
   }
   // The report rides along only when it leaves the result room: it never fails a task.
   if (report) {
@@ -364,6 +368,7 @@ export async function failClaim(
     status: 'retrying',
     notBefore,
     attempt: claim.attempt,
+    error: taskError,
   });
 }
 
@@ -429,7 +434,7 @@ function deadLetter(
         data: encodeJson(record),
       },
     ],
-    { status: 'failed' },
+    { status: 'failed', error },
   );
 }
 

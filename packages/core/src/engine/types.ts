@@ -29,10 +29,16 @@ export interface QueueOptions {
   notBefore?: number;
 }
 
-/** The error a failed attempt leaves behind. */
+/**
+ * Why an attempt failed: the one shape every report of a failure has, from the engine
+ * outward (the failed record, `lastError`, settle outcomes, the worker's `failed` event, the
+ * logs, the CLI and the dashboard). `code` is the thrown error's own string (or number)
+ * `code` (`ENOENT`, a ZoottError's), `HANDLER_ERROR` when it had none, or the engine's
+ * reason when a result could not be stored (`DATA_TOO_LARGE`, `RESULT_NOT_JSON`).
+ */
 export interface TaskError {
+  code: string;
   message: string;
-  code?: string;
   stack?: string;
 }
 
@@ -132,11 +138,14 @@ export type Claim<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
   [T in K]: ClaimFields & { type: T; data: TaskData<M, T> };
 }[K];
 
-/** Result of `complete` / `fail`: `dropped` when fencing refused it. */
+/**
+ * Result of `complete` / `fail`: `dropped` when fencing refused it. A failed attempt says why
+ * (`error`, as recorded); a completion whose result could not be stored is one.
+ */
 export type SettleOutcome =
   | { status: 'completed' }
-  | { status: 'retrying'; notBefore: number; attempt: number }
-  | { status: 'failed' }
+  | { status: 'retrying'; notBefore: number; attempt: number; error: TaskError }
+  | { status: 'failed'; error: TaskError }
   | { status: 'dropped'; reason: string };
 
 /** The states a task can be in. */
@@ -227,6 +236,11 @@ export interface EngineEvent {
   world: string;
   /** With `progress` events: what the task has reported so far. */
   progress?: TaskProgress;
+  /**
+   * With `failed` and `retried` events: why the attempt failed, as recorded (absent when the
+   * task was given back without failing, or its entry was gone before it could be read).
+   */
+  error?: TaskError;
 }
 
 /** Fields first, message second: the shape pino uses, so a pino logger fits as is. */

@@ -2,7 +2,6 @@ import { ZoottError } from '../contract/errors.js';
 import type { TaskKey } from '../tree/keys.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
-import { toTaskError } from './errors.js';
 import type { Claim, SettleOutcome, TaskError } from './types.js';
 
 /** What every attempt event says about its task. */
@@ -46,8 +45,9 @@ export interface WorkerErrorEvent {
 }
 
 /**
- * `drained`: after running at least one task, the worker has nothing running and found
- * nothing it can claim. More work may still come (a retry after its backoff, a new queue).
+ * `drained`: the worker has nothing running and found nothing it can claim: once after it
+ * started (an empty world too), then again after each run of work. More work may still come
+ * (a retry after its backoff, a new queue).
  */
 export interface WorkerDrainedEvent {
   stats: Readonly<WorkerStats>;
@@ -168,7 +168,8 @@ export function reportOutcome(
   switch (outcome.status) {
     case 'retrying':
     case 'failed': {
-      const error: TaskError = toTaskError(value);
+      // As recorded: a result that could not be stored failed the task with its own reason.
+      const error: TaskError = outcome.error;
       const final = outcome.status === 'failed';
       events.emit(
         'failed',

@@ -1,5 +1,12 @@
 import type { LocalityScore } from '../tree/ordering.js';
-import type { AnyTasks, TaskData, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
+import type {
+  AnyTasks,
+  ParentType,
+  TaskData,
+  TaskMap,
+  TaskResult,
+  TaskType,
+} from '../tree/task-map.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { ResultReaders } from './parent-results.js';
 import type { PauseState } from './pause.js';
@@ -20,8 +27,26 @@ export const DEFAULT_POLL_MS = 5000;
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
 
 /**
+ * A handler's reads of its ancestors' results. With a task map whose entry for `T` declares
+ * `parent`, `parentResult()` has that parent type's result type (no type argument: the map
+ * says it); otherwise the caller names what it expects, `parentResult<R>()`, as without a map.
+ */
+export type TaskResultReaders<M, T extends TaskType<M>> =
+  string extends TaskType<M>
+    ? ResultReaders
+    : [ParentType<M, T>] extends [never]
+      ? ResultReaders
+      : Omit<ResultReaders, 'parentResult'> & {
+          /**
+           * The parent's result, typed by the parent type the map declares: `undefined` for a
+           * top-level task, or when the parent has no completed record.
+           */
+          parentResult(): Promise<TaskResult<M, ParentType<M, T>> | undefined>;
+        };
+
+/**
  * What a handler gets for one task. With a task map, `data` has the data type of the
- * handler's task type.
+ * handler's task type, and `parentResult()` the result type of its declared parent type.
  */
 export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
   [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
@@ -39,7 +64,7 @@ export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
     progress(value: unknown): void;
     /** Adds a log line to the task's log (the last 50 lines are kept, 500 characters each). */
     log(line: string): void;
-  } & ResultReaders;
+  } & TaskResultReaders<M, T>;
 }[K];
 
 /**

@@ -62,7 +62,7 @@ export function runWorker<M extends TaskMap<M> = AnyTasks>(
   // The loop runs any task type as stored; the map only types what the caller sees.
   const loop = new WorkerLoop(
     coordinator,
-    handlers as Handlers,
+    handlers as unknown as Handlers,
     options as unknown as WorkerOptions,
   );
   return loop.handle() as unknown as WorkerHandle<M>;
@@ -99,8 +99,8 @@ class WorkerLoop {
   /** Aborted when the worker stops: ends the waits between session renewals. */
   private readonly halt = new AbortController();
   private renewing = false;
-  /** Set when a task starts, cleared when `drained` is emitted. */
-  private ranSinceDrained = false;
+  /** Set when a task starts, cleared when `drained` is emitted; set at first (an empty world drains too). */
+  private ranSinceDrained = true;
   readonly events: WorkerEvents<WorkerEventMap>;
   /** Where every handler runs: this worker's id, cancel watcher and engine context. */
   private readonly place: RunPlace;

@@ -71,6 +71,9 @@ export function validateWorldName(world: unknown): string {
  */
 export const INTERNAL_WORLD_MARK = '~';
 
+/** What zoott's internal worlds serve: `<world>~races` coordinates the races of `<world>`. */
+export const INTERNAL_WORLD_PURPOSES: readonly string[] = ['races'];
+
 /** The internal world that serves `world` for `purpose` (e.g. `races`). */
 export function internalWorldName(world: string, purpose: string): string {
   return `${world}${INTERNAL_WORLD_MARK}${purpose}`;
@@ -94,6 +97,23 @@ export function validateUserWorldName(world: unknown): string {
       { field: 'world' },
     );
   return name;
+}
+
+/**
+ * The world of an engine: a name users may give ({@link validateUserWorldName}, the rule of
+ * the CLI, the worker and the dashboard), or one of zoott's internal worlds of such a world
+ * (`<world>~races`, see {@link internalWorldName}). So a library user cannot make a world
+ * the tools refuse and hide.
+ */
+export function validateEngineWorldName(world: unknown): string {
+  const name = validateWorldName(world);
+  const at = name.indexOf(INTERNAL_WORLD_MARK);
+  const user = name.slice(0, at);
+  if (at > 0 && INTERNAL_WORLD_PURPOSES.includes(name.slice(at + 1)) && !isInternalWorld(user)) {
+    validateWorldName(user);
+    return name;
+  }
+  return validateUserWorldName(name);
 }
 
 const TASK_FIELDS = new Set(['name', 'type', 'data']);

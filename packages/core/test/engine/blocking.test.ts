@@ -80,7 +80,10 @@ describeOnBackends('engine: blocking', (backend) => {
     await engine.queue({ name: 'p', type: 't' }, null, null, { maxAttempts: 1 });
     await engine.queue({ name: 'child', type: 't' }, { key: ['p'] });
     const p = await engine.claim();
-    expect(await engine.fail(p!, new Error('boom'))).toEqual({ status: 'failed' });
+    expect(await engine.fail(p!, new Error('boom'))).toMatchObject({
+      status: 'failed',
+      error: { code: 'HANDLER_ERROR', message: 'boom' },
+    });
     expect(await engine.claim()).toBeNull();
     expect((await engine.task(['p']))?.state).toBe('failed');
     expect((await engine.task(['p', 'child']))?.state).toBe('pending');

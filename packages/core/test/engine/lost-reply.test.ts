@@ -1,4 +1,11 @@
-import { createEngine, type Op, QueueManyError, utf8, ZoottError } from '@zoott/core';
+import {
+  type Coordinator,
+  createEngine,
+  type Op,
+  QueueManyError,
+  utf8,
+  ZoottError,
+} from '@zoott/core';
 import { describeOnBackends, losingReplies, type ReplyLoss } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
@@ -208,6 +215,48 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
     });
     await raw.renewSession();
     // It had landed: the uncertain range is the whole slack.
+    expect(await engine.counts()).toMatchObject({ pending: 1000 });
+  });
+
+  it('queueMany: a lost group whose look-up fails as the session ends is may-or-may-not', async () => {
+    const raw = await backend().connect();
+    let groups = 0;
+    let looking = false;
+    // The second group of 500 lands and its reply is lost while the client still counts as
+    // connected; the look for it then fails, the session having ended meanwhile.
+    const ending = new Proxy(raw, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop === 'multi')
+          return async (ops: readonly Op[]) => {
+            if (!(targetOf(ops) === 'queue' && tasksIn(ops) > 1 && ++groups === 2))
+              return target.multi(ops);
+            await target.multi(ops);
+            looking = true;
+            throw new ZoottError('CONNECTION_LOSS', 'reply lost (test)', { op: 'multi' });
+          };
+        if (prop === 'children')
+          return async (...args: Parameters<Coordinator['children']>) => {
+            if (!looking) return target.children(...args);
+            looking = false;
+            await backend().expireSession(raw);
+            throw new ZoottError('SESSION_EXPIRED', 'session lost (test)', { op: 'children' });
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const engine = createEngine(ending, { world: worldName(), buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    const names = Array.from({ length: 1200 }, (_, i) => `t${i}`);
+    const call = engine.queueMany(names.map((name) => ({ name, type: 't' })));
+    await expect(call).rejects.toBeInstanceOf(QueueManyError);
+    await expect(call).rejects.toMatchObject({
+      code: 'CONNECTION_LOSS',
+      field: 'tasks[500]',
+      queued: 500,
+      uncertain: 500,
+    });
+    await raw.renewSession();
     expect(await engine.counts()).toMatchObject({ pending: 1000 });
   });
 

@@ -54,6 +54,18 @@ it('the README example queues a tree and runs it through a worker', async () => 
   }
 });
 
+// The root README's waitFor example runs as written (in memory) and prints what it says.
+it('the README waitFor example waits for one task and prints its result', async () => {
+  const saved = process.env.ZK;
+  delete process.env.ZK;
+  try {
+    const logs = await run(example(rootReadme, '## Waiting for one task'));
+    expect(logs).toEqual([['/out/report_q3-12p.pdf']]);
+  } finally {
+    if (saved !== undefined) process.env.ZK = saved;
+  }
+});
+
 // The package README's example runs to its end (it awaits the worker) and logs the result.
 it('the @zoott/core README example runs a typed tree to completion', async () => {
   const logs = await run(example(coreReadme, '## Example'));

@@ -34,7 +34,10 @@ describeOnBackends('engine: retry, backoff, dead letter, cancel', (backend) => {
     expect(delays).toEqual([99, 199, 249]);
     const last = await engine.claim();
     expect(last?.attempt).toBe(4);
-    expect(await engine.fail(last!, new Error('final'))).toEqual({ status: 'failed' });
+    expect(await engine.fail(last!, new Error('final'))).toEqual({
+      status: 'failed',
+      error: expect.objectContaining({ code: 'HANDLER_ERROR', message: 'final' }),
+    });
     expect(await engine.counts()).toEqual({ pending: 0, working: 0, completed: 0, failed: 1 });
     const rec = await engine.task(['flaky']);
     expect(rec).toMatchObject({ state: 'failed', attempts: 4, error: { message: 'final' } });

@@ -27,4 +27,22 @@ describe('user and internal worlds', () => {
     expect(() => validateUserWorldName('jobs~races')).toThrow(/marks zoott's internal worlds/);
     expect(() => validateUserWorldName('p')).toThrow(/reserved/);
   });
+
+  it("the library takes a world's name by the CLI's rule: '~' only in zoott's own worlds", async () => {
+    const c = await new MemoryServer().connect();
+    // What `zoott --world` refuses, createEngine refuses too, naming why.
+    for (const world of ['a~b', 'jobs~', 'jobs~races~races', 'x~y~races'])
+      expect(() => createEngine(c, { world }), world).toThrow(
+        /INVALID_CONFIG: world ".*": must not contain '~', which marks zoott's internal worlds/,
+      );
+    // An area's name is refused as such first, by both.
+    expect(() => createEngine(c, { world: '~races' })).toThrow(
+      /INVALID_CONFIG: world "~races": is reserved/,
+    );
+    expect(() => validateUserWorldName('~races')).toThrow(/world "~races": is reserved/);
+    for (const world of ['a~b', 'jobs~races'])
+      expect(() => validateUserWorldName(world)).toThrow(/marks zoott's internal worlds/);
+    // The one name with '~' an engine takes: the internal world zoott derives from a user's.
+    expect(createEngine(c, { world: internalWorldName('jobs', 'races') }).world).toBe('jobs~races');
+  });
 });

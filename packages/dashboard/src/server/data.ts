@@ -16,6 +16,8 @@ import {
   KEY_SEPARATOR,
   listWorlds,
   parseEntryName,
+  readTaskError,
+  UNCODED_ERROR,
   validateWorldName,
   type WorkerInfo,
   type WorldLayout,
@@ -173,7 +175,9 @@ export class DashboardData {
         const got = await c.get(path);
         const rec = decodeJson<FailedRecord>(got.data, path);
         const encoded = path.slice(path.lastIndexOf('/') + 1);
-        return { ...rec, key: encoded.split(KEY_SEPARATOR) } as FailedTask;
+        // Every failure as { code, message }, whoever wrote the record and when.
+        const error = readTaskError(rec?.error) ?? { code: UNCODED_ERROR, message: '' };
+        return { ...rec, error, key: encoded.split(KEY_SEPARATOR) } as FailedTask;
       } catch (err) {
         if (codeOf(err) === 'NO_NODE') return null;
         throw err;

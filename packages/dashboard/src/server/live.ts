@@ -97,14 +97,18 @@ export class WorldHub {
     while (!this.closed) {
       const signal = this.abort.signal;
       // With progress: the task pages show what a running task reports as it comes.
+      let live = () => {};
+      const ready = new Promise<void>((resolve) => {
+        live = resolve;
+      });
       const iterator = this.data
         .engine(this.world)
-        .events({ signal, progress: true })
+        .events({ signal, progress: true, onReady: () => live() })
         [Symbol.asyncIterator]();
       try {
-        // The first next() takes the snapshot every later change is compared with.
+        // The first next() starts the stream: once it is live, every later change comes out.
         const first = iterator.next();
-        await Promise.race([first.then(() => undefined), snapshotTaken(this.data, this.world)]);
+        await Promise.race([first.then(() => undefined), ready]);
         this.markReady();
         this.restartDelay = RESTART_MIN_MS;
         // Events between the old stream's end and this snapshot are lost: pages re-read now.
@@ -174,13 +178,4 @@ export class WorldHub {
     this.abort.abort();
     this.listeners.clear();
   }
-}
-
-/**
- * The engine's iterator takes its snapshot inside the first `next()`, which only resolves
- * with the first event. A quick count of the world, issued after that next() on the same
- * FIFO connection, settles after the snapshot's listings were answered.
- */
-async function snapshotTaken(data: DashboardData, world: string): Promise<void> {
-  await data.counts(world).catch(() => undefined);
 }
