@@ -12,6 +12,7 @@ import { parseConnectString } from './connect-string.js';
 import { sessionHex } from './convert.js';
 import { boundHandshake } from './handshake.js';
 import { installFastJute } from './jute-speed.js';
+import { installKeepAlive } from './keep-alive.js';
 import type { ResolvedOptions } from './options.js';
 import { describeRefusals, everyHostRefuses, type Refusal } from './refusal-probe.js';
 import { installFastWire } from './wire.js';
@@ -73,6 +74,7 @@ export class ZkSession {
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
     installFastJute();
     installFastWire(client);
+    installKeepAlive(client);
     boundHandshake(client);
     this.client = client;
     client.connect();

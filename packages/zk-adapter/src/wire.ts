@@ -28,6 +28,8 @@ interface Manager {
   };
   pendingQueue: Packet[];
   readTimer: unknown;
+  /** performance.now() of the last write: what the keep-alive (keep-alive.ts) counts from. */
+  sentAt: number;
   connectTimeout: number;
   sessionTimeout: number;
   onPacketQueueReadable(): void;
@@ -78,8 +80,10 @@ export function installFastWire(client: LibClient): void {
         break;
       }
     }
+    if (out.length === 0) return;
     if (out.length === 1) socket.write(out[0]!);
-    else if (out.length > 1) socket.write(Buffer.concat(out, size));
+    else socket.write(Buffer.concat(out, size));
+    cm.sentAt = performance.now();
   };
   const scheduleFlush = () => {
     if (scheduled) return;
