@@ -30,6 +30,8 @@ interface Manager {
   readTimer: unknown;
   /** performance.now() of the last write: what the keep-alive (keep-alive.ts) counts from. */
   sentAt: number;
+  /** performance.now() of the last bytes received: the session's `lastReplyAt`. */
+  heardAt?: number;
   connectTimeout: number;
   sessionTimeout: number;
   onPacketQueueReadable(): void;
@@ -109,6 +111,7 @@ export function installFastWire(client: LibClient): void {
       restSocket = socket;
     }
     if (chunk.length === 0) return;
+    cm.heardAt = performance.now();
     if (cm.readTimer)
       cm.armReadTimer(
         cm.state === CONNECTING ? cm.connectTimeout : Math.floor((cm.sessionTimeout * 2) / 3),
