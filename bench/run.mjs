@@ -12,6 +12,7 @@ import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
+import { recoveryPhase } from './recovery.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
   confirm,
@@ -501,6 +502,11 @@ async function main() {
       return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
     },
   }[process.env.BENCH_ONLY ?? ''];
+  // The recovery phase stops and starts a server of its own: it needs no fleet.
+  if (process.env.BENCH_ONLY === 'recovery') {
+    console.log(JSON.stringify(await recoveryPhase({ log })));
+    return;
+  }
   if (only) {
     const res = await onFreshServer(async (c2, fleet2) => ({
       ...(await only(c2, fleet2)),
@@ -577,6 +583,8 @@ async function main() {
     const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
     const scheduling = schedulingKeys(idle, unblock, WORKERS);
     log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
+    log('recovery: an outage longer than the worker session, on a server of its own');
+    const recovery = await recoveryPhase({ log });
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -593,6 +601,7 @@ async function main() {
       ...scheduling.results,
       ...control.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
+      ...recovery.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -633,6 +642,7 @@ async function main() {
       ],
       ...scheduling.checks,
       ...control.checks,
+      ...recovery.checks,
     ];
     const doc = {
       ...results,
@@ -641,6 +651,7 @@ async function main() {
         queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
         latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
+        ...recovery.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -676,6 +687,7 @@ async function main() {
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
         ...scheduling.details,
         ...control.details,
+        ...recovery.details,
       },
       setup: {
         workers: WORKERS,
@@ -710,6 +722,7 @@ async function main() {
         [`worker RSS MB, ${PENDING_LEVELS[1]} pending`, results.worker_rss_mb],
         ...scheduling.rows,
         ...control.rows,
+        ...recovery.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
