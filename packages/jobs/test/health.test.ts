@@ -118,8 +118,9 @@ describe('/healthz and /metrics while ZooKeeper goes away', { timeout: 180_000 }
         expect(['suspended', 'lost', 'renewing', 'registering']).toContain(p.body.state);
       }
       if (p.body.state === 'serving') expect(p.body.session).toBe('connected');
-      // What the process knows, at once: never a ZooKeeper round trip in the way.
-      expect(p.metricsMs, `a scrape at ${p.at}`).toBeLessThan(2000);
+      // What the process knows, at once (a read of the counts gets 0.5 s): never the session
+      // in the way, which a scrape waiting on ZooKeeper would wait for (6 s).
+      expect(p.metricsMs, `a scrape at ${p.at}`).toBeLessThan(3000);
     }
     expect(seen('suspended')).toBe(true);
     expect(probes.some((p) => p.body.state === 'suspended' && p.status === 503)).toBe(true);

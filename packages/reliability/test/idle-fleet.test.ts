@@ -68,25 +68,28 @@ describe('an idle fleet under a trickle of tasks [zookeeper]', () => {
         procs.push(proc);
       }
       await until('every worker registered', () => ready.length === PROCESSES, 120_000);
-      expect(news, 'session events while the fleet started').toEqual([]);
+      // A session lost (and renewed) is what must not happen. A connection dropped and won
+      // back within its session, on a machine too busy to answer in time, keeps the session.
+      const lost = () => news.filter((n) => n.event === 'lost' || n.event === 'connected');
+      expect(lost(), 'sessions lost while the fleet started').toEqual([]);
 
-      // The trickle: one task every 200 ms; it stops early at the first session event.
+      // The trickle: one task every 200 ms; it stops early at the first session lost.
       let queued = 0;
       const start = Date.now();
-      while (queued < TASKS_PER_S * TRICKLE_S && news.length === 0) {
+      while (queued < TASKS_PER_S * TRICKLE_S && lost().length === 0) {
         await engine.queue({ name: `t${queued}`, type: 'tick' });
         queued++;
         const next = start + (queued * 1000) / TASKS_PER_S;
         await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
       }
-      expect(news, 'session events during the trickle').toEqual([]);
+      expect(lost(), 'sessions lost during the trickle').toEqual([]);
       await until(
         'every task completed',
         async () => (await engine.counts()).completed === queued,
         60_000,
       );
 
-      expect(news, 'session events before the fleet stopped').toEqual([]);
+      expect(lost(), 'sessions lost before the fleet stopped').toEqual([]);
       for (const proc of procs) proc.send({ type: 'stop' });
       await until('every process stopped', () => reports.length === PROCESSES, 60_000);
       const all = reports.flat();
