@@ -231,8 +231,20 @@ async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
  */
 async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
   const first = group[0]!;
-  if (!(await connectionBack(ctx.coordinator)))
-    throw aboutTask(err, first.index, first.index, group.length);
+  const unsure = (why: unknown) => aboutTask(why, first.index, first.index, group.length);
+  if (!(await connectionBack(ctx.coordinator))) throw unsure(err);
+  try {
+    return await lookForGroup(ctx, group, err);
+  } catch (lookErr) {
+    // The look did not finish (the session ended, the connection went again): whether the
+    // group landed is as unknown as before.
+    throw unsure(lookErr);
+  }
+}
+
+/** Whether the group whose write was lost (`err`) landed (then its results are filled in). */
+async function lookForGroup(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
+  const first = group[0]!;
   const found = await lostQueueWrite(ctx, first.key, first.qid, err);
   if (found === null) return false;
   const byBucket = new Map<string, Item[]>();
