@@ -9,6 +9,7 @@ import {
   type SettingSource,
   type SettingSpecBase,
   settingError,
+  TRACE_SETTING,
   type ValueRules,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
@@ -37,6 +38,7 @@ export interface BridgeSettings {
   prefetch?: number;
   declareQueues?: boolean;
   logLevel?: string;
+  trace?: boolean;
 }
 
 /**
@@ -164,6 +166,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
   {
     ...LOG_LEVEL_SETTING,
     fallback: 'info',
+  },
+  {
+    ...TRACE_SETTING,
+    fallback: false,
   },
 ];
 

@@ -31,6 +31,7 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   prefetch: '3',
   declareQueues: 'false',
   logLevel: 'warn',
+  trace: 'true',
 };
 
 /** What --print-config shows for the example: passwords masked, numbers and booleans typed. */
@@ -40,6 +41,7 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  trace: true,
 };
 
 /** The example in a config file's own form. */
@@ -48,6 +50,7 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  trace: true,
 };
 
 interface Printed {
