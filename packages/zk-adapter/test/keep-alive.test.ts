@@ -52,6 +52,20 @@ describe('keep-alive', () => {
     const first = await Promise.race([writing.then(() => null), brokenAt]);
     expect(first, 'the session lost during the minute of notifications').toBeNull();
     expect(sessionEvents.filter((e) => e.type === 'lost' || e.type === 'connected')).toEqual([]);
+    // The last change's write is answered to the writer; its notification to the listener, a
+    // session of its own, may still be on its way.
+    await new Promise<void>((resolve, reject) => {
+      const deadline = setTimeout(
+        () => reject(new Error(`${notified} of ${writes} notifications arrived`)),
+        10_000,
+      );
+      const poll = () => {
+        if (notified < writes) return void setTimeout(poll, 20);
+        clearTimeout(deadline);
+        resolve();
+      };
+      poll();
+    });
     stop();
 
     expect(writes).toBeGreaterThanOrEqual(RUN_MS / EVERY_MS - 1);
