@@ -18,7 +18,9 @@ for (let i = 0; i < loops; i++) {
   zk.onSession((e) => send({ type: 'session', loop: i, event: e.type, firstSession }));
   const handle = runWorker(zk, { tick: () => 'ok' }, { world, logger: quiet, concurrency: 4 });
   handle.on('error', ({ message }) => send({ type: 'error', loop: i, message }));
-  members.push({ zk, handle, firstSession });
+  const member = { zk, handle, firstSession, doneAt: [] };
+  handle.on('completed', () => member.doneAt.push(Date.now()));
+  members.push(member);
 }
 
 const registered = async () => {
@@ -27,15 +29,29 @@ const registered = async () => {
   }
 };
 await registered();
+const readyAt = Date.now();
 send({ type: 'ready', sessions: members.map((m) => m.firstSession) });
+
+/** A loop's longest stretch without finishing a task, from `ready` to `until`. */
+function longestIdle(doneAt, until) {
+  let longest = 0;
+  let from = readyAt;
+  for (const at of [...doneAt, until]) {
+    longest = Math.max(longest, at - from);
+    from = at;
+  }
+  return longest;
+}
 
 process.on('message', async (message) => {
   if (message?.type !== 'stop') return;
+  const stopAt = Date.now();
   const report = members.map((m) => ({
     first: m.firstSession,
     now: m.zk.sessionId,
     state: m.zk.state,
     completed: m.handle.stats.completed,
+    longestIdleMs: longestIdle(m.doneAt, stopAt),
   }));
   await Promise.all(members.map((m) => m.handle.stop()));
   await Promise.all(members.map((m) => m.zk.close()));
