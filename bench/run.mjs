@@ -13,6 +13,7 @@ import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { jobPhases } from './jobs.mjs';
+import { recoveryPhase } from './recovery.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
 import {
   confirm,
@@ -524,6 +525,11 @@ async function main() {
       return { plain, traced, tracedVsPlain: traced.perSecond / plain.perSecond };
     },
   }[process.env.BENCH_ONLY ?? ''];
+  // The recovery phase stops and starts a server of its own: it needs no fleet.
+  if (process.env.BENCH_ONLY === 'recovery') {
+    console.log(JSON.stringify(await recoveryPhase({ log })));
+    return;
+  }
   if (only) {
     const res = await onFreshServer(async (c2, fleet2) => ({
       ...(await only(c2, fleet2)),
@@ -601,6 +607,8 @@ async function main() {
     const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
     const scheduling = schedulingKeys(idle, unblock, WORKERS);
     log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
+    log('recovery: an outage longer than the worker session, on a server of its own');
+    const recovery = await recoveryPhase({ log });
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -618,6 +626,7 @@ async function main() {
       ...control.results,
       ...jobs.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
+      ...recovery.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -658,6 +667,7 @@ async function main() {
       ],
       ...scheduling.checks,
       ...control.checks,
+      ...recovery.checks,
     ];
     const doc = {
       ...results,
@@ -667,6 +677,7 @@ async function main() {
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
         latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
         ...jobs.ratios,
+        ...recovery.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -703,6 +714,7 @@ async function main() {
         ...scheduling.details,
         ...control.details,
         ...jobs.details,
+        ...recovery.details,
       },
       setup: {
         workers: WORKERS,
@@ -738,6 +750,7 @@ async function main() {
         ...scheduling.rows,
         ...control.rows,
         ...jobs.rows,
+        ...recovery.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];

@@ -2,7 +2,8 @@
 // Makes sure the tests can run for real before they start: a ZooKeeper server (the adapter,
 // engine, worker and CLI tests use a real one), a RabbitMQ broker (the AMQP bridge's tests,
 // through @zoott/rabbitmq-testkit), the openssl binary (that kit makes the certificates of a
-// broker with TLS with it) and a Chromium (the dashboard's browser tests).
+// broker with TLS with it), a Chromium (the dashboard's browser tests), and the `ip` command
+// of iproute2 with root (the partition tests cut hosts apart with network namespaces).
 // ZooKeeper, in @zoott/zk-testkit's order: ZOOTT_ZK_CONNECT, a local install (ZOOKEEPER_HOME
 // or Debian's `zookeeper` package), then a Docker engine for testcontainers.
 // On Debian/Ubuntu as root the missing packages are installed here; elsewhere this says what
@@ -30,12 +31,14 @@ const haveDebianRabbitMq = () => existsSync(DEBIAN_RABBITMQ);
 const haveOpenssl = () =>
   existsSync(DEBIAN_OPENSSL) || spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
+const haveIp = () => spawnSync('ip', ['-V'], { stdio: 'ignore' }).status === 0;
 
 const missing = [];
 if (!haveZooKeeper()) missing.push('zookeeper');
 if (!haveChromium()) missing.push('chromium');
 if (!haveDebianRabbitMq()) missing.push('rabbitmq-server');
 if (!haveOpenssl()) missing.push('openssl');
+if (!haveIp()) missing.push('iproute2');
 
 if (
   missing.length > 0 &&
@@ -76,6 +79,10 @@ if (!haveOpenssl()) {
 if (!haveChromium()) {
   problems.push(`The dashboard's browser tests need Chromium at ${CHROMIUM}:
   sudo apt-get install chromium   (Debian/Ubuntu), or export ZOOTT_CHROMIUM=/path/to/chromium`);
+}
+if (!haveIp() || process.getuid?.() !== 0) {
+  problems.push(`The partition tests (zk-testkit's netns test, the reliability outage and namespace chaos tests) cut hosts
+  apart with Linux network namespaces: they need the ip command (sudo apt-get install iproute2) and root.`);
 }
 if (problems.length > 0) {
   for (const p of problems) console.error(`[zoott] ${p}`);

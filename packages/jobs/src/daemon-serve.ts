@@ -15,10 +15,12 @@ import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { fileHere, openWorld } from './daemon-world.js';
 import { withRaceInputCleanup } from './handlers/race-input.js';
+import { HealthWatch } from './health.js';
 import { createJobEngine } from './job-engine.js';
 import { killAllJobs } from './jobs/containment.js';
-import { healthOf, type MetricsServer, serveMetrics } from './metrics.js';
+import { type MetricsServer, serveMetrics } from './metrics.js';
 import { ReplyResultsRetention } from './reply-retention.js';
+import { WorldCounts } from './world-counts.js';
 
 /** Everything `startWorkerDaemon` settled before serving: checked settings and the session. */
 export interface DaemonSetup {
@@ -80,18 +82,18 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
   });
 
+  const health = new HealthWatch(coordinator, () => loops[0]!.registryPath !== null);
+  const counts = new WorldCounts(engine, metrics, world, () => coordinator.state === 'connected');
   const metricsServer =
     config.metricsPort !== undefined
-      ? await serveMetrics(
-          metrics,
-          config.metricsPort,
-          config.metricsHost ?? '127.0.0.1',
-          async () => {
-            metrics.setSession(coordinator.state);
-            metrics.setCounts(world, await engine.counts());
+      ? await serveMetrics(metrics, config.metricsPort, config.metricsHost ?? '127.0.0.1', {
+          refresh: () => counts.refresh(),
+          collect: () => {
+            metrics.setHealth(health.health());
+            counts.collect();
           },
-          () => healthOf(coordinator.state),
-        )
+          health: () => health.health(),
+        })
       : null;
 
   log.info(
@@ -110,6 +112,7 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
 
   const finish = async () => {
     offSession();
+    health.close();
     await metricsServer?.close();
     engine.close();
     raceEngine.close();

@@ -1,6 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AreaCounts, SessionState } from '@zoott/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Health } from './health.js';
+
+/**
+ * The longest a scrape waits for its refresh (the world's counts, read from ZooKeeper) before
+ * it answers with what the process knows: during an outage a read would wait for the session,
+ * seconds past a scraper's timeout, just when the metrics matter most.
+ */
+export const SCRAPE_WAIT_MS = 500;
 
 const SESSION_STATES: readonly SessionState[] = [
   'connecting',
@@ -59,10 +67,25 @@ export class WorkerMetrics {
     labelNames: ['world', 'area'],
     registers: [this.registry],
   });
+  readonly worldTasksAge = new Gauge({
+    name: 'zoott_worker_world_tasks_age_seconds',
+    help: 'Seconds since zoott_worker_world_tasks was last read from ZooKeeper',
+    registers: [this.registry],
+  });
   readonly session = new Gauge({
     name: 'zoott_worker_session_state',
     help: 'ZooKeeper session state: 1 for the current state, 0 for the others',
     labelNames: ['state'],
+    registers: [this.registry],
+  });
+  readonly serving = new Gauge({
+    name: 'zoott_worker_serving',
+    help: '1 while the session is connected and the worker is registered (what /healthz answers 200 to), else 0',
+    registers: [this.registry],
+  });
+  readonly lastReplyAge = new Gauge({
+    name: 'zoott_worker_zookeeper_last_reply_age_seconds',
+    help: 'Seconds since ZooKeeper was last heard from (a reply, a ping answer, a notification)',
     registers: [this.registry],
   });
   readonly processes = new Gauge({
@@ -94,6 +117,13 @@ export class WorkerMetrics {
   setCounts(world: string, counts: AreaCounts): void {
     for (const [area, n] of Object.entries(counts)) this.worldTasks.set({ world, area }, n);
   }
+
+  /** The session and serving gauges, from what `/healthz` would answer now. */
+  setHealth(health: Health): void {
+    this.setSession(health.session);
+    this.serving.set(health.healthy ? 1 : 0);
+    if (health.lastReplyAgeMs !== null) this.lastReplyAge.set(health.lastReplyAgeMs / 1000);
+  }
 }
 
 /** A running metrics endpoint. */
@@ -104,36 +134,42 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** What `/healthz` reports. */
-export interface Health {
-  healthy: boolean;
-  /** The session state, e.g. `connected` or `lost`. */
-  session: SessionState;
-}
-
-/** Unhealthy while the session is lost (or closed): the worker holds no claim then. */
-export function healthOf(session: SessionState): Health {
-  return { healthy: session !== 'lost' && session !== 'closed', session };
+/** What the metrics endpoint asks of the process it serves. */
+export interface ScrapeHooks {
+  /** Refreshes gauges read from ZooKeeper; a scrape waits for it at most SCRAPE_WAIT_MS. */
+  refresh(): Promise<void>;
+  /** Sets the gauges the process knows (no I/O), just before the text is rendered. */
+  collect(): void;
+  /** What `/healthz` answers. */
+  health(): Health;
 }
 
 /**
- * Serves `GET /metrics` (Prometheus text format) and `GET /healthz` (200 when healthy, 503
- * while the session is lost; JSON body `{healthy, session}`). `beforeScrape` runs before
- * each scrape (to refresh gauges read from ZooKeeper); its errors are ignored.
+ * Serves `GET /metrics` (Prometheus text format) and `GET /healthz` (200 while healthy, else
+ * 503; the JSON body is the {@link Health}). A scrape gives `refresh` at most
+ * {@link SCRAPE_WAIT_MS}, then answers with what is known; its errors are ignored.
  */
 export async function serveMetrics(
   metrics: WorkerMetrics,
   port: number,
   host: string,
-  beforeScrape: () => Promise<void>,
-  health: () => Health = () => healthOf('connected'),
+  hooks: ScrapeHooks,
 ): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/metrics') {
-      beforeScrape()
-        .catch(() => undefined)
-        .then(() => metrics.registry.metrics())
+      let timer: NodeJS.Timeout | undefined;
+      Promise.race([
+        hooks.refresh().catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, SCRAPE_WAIT_MS);
+        }),
+      ])
+        .then(() => {
+          clearTimeout(timer);
+          hooks.collect();
+          return metrics.registry.metrics();
+        })
         .then(
           (text) => {
             res.writeHead(200, { 'content-type': metrics.registry.contentType });
@@ -147,7 +183,7 @@ export async function serveMetrics(
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
-      const h = health();
+      const h = hooks.health();
       res.writeHead(h.healthy ? 200 : 503, { 'content-type': 'application/json' });
       res.end(`${JSON.stringify(h)}\n`);
       return;

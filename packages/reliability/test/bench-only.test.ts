@@ -142,6 +142,33 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expectCpu(floor.cpu);
   });
 
+  it('recovery: the way back after an outage, from the restart, beside its floor and timeline', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('recovery');
+    const results = res.results as Record<string, number>;
+    expect(results.recovery_floor_ms).toBeGreaterThan(0);
+    expect(results.recovery_claim_ms).toBeGreaterThan(0);
+    expect(results.recovery_ms).toBeGreaterThan(0);
+    const ratios = res.ratios as Record<string, number>;
+    expect(ratios.recovery_vs_floor).toBeCloseTo(
+      results.recovery_ms! / results.recovery_floor_ms!,
+      2,
+    );
+    const details = res.details as Record<string, unknown>;
+    const timeline = details.recovery_timeline_ms as Record<string, number>;
+    // In the order an outage runs: the session was lost while the server was down.
+    expect(timeline.server_stopped).toBeLessThan(timeline.session_lost!);
+    expect(timeline.session_lost).toBeLessThan(0);
+    expect(timeline.session_renewed).toBeGreaterThan(0);
+    expect(timeline.first_claim).toBe(results.recovery_claim_ms);
+    // /healthz said so through the outage: 503 with a state, then 200 once serving.
+    const states = (details.recovery_healthz as Array<[string, number]>).map(([s]) => s);
+    expect(states[0]).toBe('503 suspended');
+    expect(states.at(-1)).toBe('200 serving');
+    expect(details.recovery_metrics_max_ms).toBeGreaterThan(0);
+  });
+
   it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {
     timeout: 300_000,
   }, async () => {

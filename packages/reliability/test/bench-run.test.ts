@@ -54,6 +54,8 @@ describe('bench: the whole run', () => {
         'latency_p99_vs_floor',
         'pending_100k_vs_1k',
         'queue_many_vs_raw',
+        'recovery_claim_vs_floor',
+        'recovery_vs_floor',
       ]);
       for (const ok of Object.values(doc.pass as object)) expect(typeof ok).toBe('boolean');
       expect(doc.setup).toMatchObject({ workers: 4, quick: true });

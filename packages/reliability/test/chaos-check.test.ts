@@ -53,6 +53,18 @@ describe('chaos checker', () => {
     expect(v.engineRetries).toBe(1);
   });
 
+  it('blames a run cut short by a split of the ensemble on the ensemble, and only within it', () => {
+    const h = good();
+    h.faults = [{ kind: 'split', member: 0, from: 22, to: 28 }];
+    const v = checkChaos(h);
+    expect(chaosProblems(v)).toEqual([]);
+    expect(v.retriesByCause.ensemble).toBe(1);
+    expect(v.faultsByKind.split).toBe(1);
+    // A split that ended before the run began explains nothing.
+    h.faults = [{ kind: 'split', member: 0, from: 1, to: 5 }];
+    expect(checkChaos(h).unexplained).toEqual(['r|c e2']);
+  });
+
   it('finds a lost task', () => {
     const h = good();
     h.completed = h.completed.filter((c) => c.key !== 'r|c');

@@ -26,6 +26,8 @@ export class RequestPipeline {
   private sweeper: NodeJS.Timeout | null = null;
   /** Settles after the last issued call has settled; see ordered(). */
   private tail: Promise<void> = Promise.resolve();
+  /** The session generation (ZkSession.generation) the calls chained on `tail` belong to. */
+  private tailGeneration = -1;
 
   constructor(
     private readonly session: ZkSession,
@@ -87,6 +89,11 @@ export class RequestPipeline {
   async withRetry<T>(policy: RetryPolicy, attempt: (n: number) => Promise<T>): Promise<T> {
     const { maxAttempts, baseDelayMs, deadlineMs } = this.opts.retry;
     const deadline = Date.now() + deadlineMs;
+    // A call is retried within its own session only: once that is lost, the call cannot
+    // succeed (what it read or wrote belonged to the session), and it fails at once rather
+    // than wait for a renewal to carry it into another session.
+    const generation = this.session.generation;
+    const sessionEnded = () => this.session.generation !== generation;
     for (let n = 1; ; n++) {
       try {
         return await attempt(n);
@@ -97,17 +104,37 @@ export class RequestPipeline {
         }
         const backoff = Math.min(baseDelayMs * 2 ** (n - 1), 1000) * (0.5 + Math.random() / 2);
         await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
-        await this.session.waitState((s) => s !== 'suspended' && s !== 'connecting', deadline);
+        await this.session.waitState(
+          (s) => (s !== 'suspended' && s !== 'connecting') || sessionEnded(),
+          deadline,
+        );
+        if (sessionEnded()) throw this.lostWhileWaiting(err);
       }
     }
   }
 
+  /** The error of a call whose session ended while it waited to be retried after `err`. */
+  private lostWhileWaiting(err: ZoottError): ZoottError {
+    return new ZoottError(
+      'SESSION_EXPIRED',
+      `the session was lost while the call waited to be retried (after ${err.code}); call renewSession()`,
+      { op: err.op, path: err.path },
+    );
+  }
+
   /**
-   * Starts `run` at once but settles its promise only after every call issued before it has
-   * settled: the contract's FIFO order, whatever number of internal steps (retries, lookups)
-   * each call took.
+   * Starts `run` at once but settles its promise only after every call issued before it in
+   * the same session has settled: the contract's FIFO order, whatever number of internal
+   * steps (retries, lookups) each call took.
    */
   ordered<T>(run: () => Promise<T>): Promise<T> {
+    // The order holds within a session (a generation): a call of a new session never waits
+    // behind one of an older one, which fails with its session anyway.
+    const generation = this.session.generation;
+    if (generation !== this.tailGeneration) {
+      this.tail = Promise.resolve();
+      this.tailGeneration = generation;
+    }
     const result = run();
     // Handled here so an early rejection is not reported as unhandled while it waits its turn.
     result.catch(() => {});

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ErrorCode,
@@ -12,6 +13,7 @@ import { parseConnectString } from './connect-string.js';
 import { sessionHex } from './convert.js';
 import { boundHandshake } from './handshake.js';
 import { installFastJute } from './jute-speed.js';
+import { installKeepAlive } from './keep-alive.js';
 import type { ResolvedOptions } from './options.js';
 import { describeRefusals, everyHostRefuses, type Refusal } from './refusal-probe.js';
 import { installFastWire } from './wire.js';
@@ -20,6 +22,8 @@ import { installFastWire } from './wire.js';
 const SPIN_DELAY_MS = 200;
 /** How long close() waits for the server to confirm the end of the session. */
 const CLOSE_WAIT_MS = 3000;
+/** Shortest time a renewal gives the server to close the lost session (see closeStaleSession). */
+const MIN_STALE_CLOSE_MS = 2000;
 
 /**
  * The session state machine of one coordinator: the library client it drives, the states a
@@ -38,6 +42,20 @@ export class ZkSession {
   private readonly listeners = new Set<SessionListener>();
   private readonly stateWaiters = new Set<() => void>();
   private lostTimer: NodeJS.Timeout | null = null;
+  /**
+   * Counts sessions and renewal attempts: it moves on when a session is lost and when an open
+   * starts. A call belongs to the generation it was issued in (request-pipeline.ts): it never
+   * waits behind, nor is retried into, another one.
+   */
+  generation = 0;
+  /**
+   * The session this client called lost on its own (no connection for a whole timeout), which
+   * the server may still hold: a restarted server restores its sessions with a fresh timeout,
+   * and their ephemeral nodes (claims, registrations) with them. Closed by the next renewal.
+   */
+  private stale: { id: Buffer; password: Buffer } | null = null;
+  /** lastReplyAt as far as clients before the live one heard it. */
+  private heardBefore = 0;
 
   constructor(
     private readonly connectString: string,
@@ -52,53 +70,72 @@ export class ZkSession {
     return this.current;
   }
 
+  /**
+   * Wall time (ms) the server was last heard from on any connection of this coordinator (a
+   * reply, a ping's answer, a notification), `null` before the first. What a process knows of
+   * ZooKeeper's health without asking it: during an outage it stands still.
+   */
+  get lastReplyAt(): number | null {
+    const at = Math.max(heardAt(this.client) ?? 0, this.heardBefore);
+    return at > 0 ? Math.round(at) : null;
+  }
+
   onSession(listener: SessionListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Opens a session and resolves once connected; rejects with CONNECTION_LOSS on timeout. */
-  async open(): Promise<void> {
+  /**
+   * Opens a session and resolves once connected; rejects with CONNECTION_LOSS on timeout. A
+   * first open gives up early when every host refuses (a typo, a stopped server: the caller
+   * wants to know now); a renewal (`renewing`) keeps trying for the whole connect timeout, so
+   * it connects as soon as a server accepts again instead of between two tries of its caller.
+   */
+  async open(renewing = false): Promise<void> {
     // Before anything else: never run on a client library without zoott's fixes.
     assertClientFixes();
+    this.generation++;
     this.current = 'connecting';
-    const client = lib.createClient(this.connectString, {
-      sessionTimeout: this.opts.sessionTimeoutMs,
-      spinDelay: SPIN_DELAY_MS,
-      retries: 0,
-    });
+    const client = createLibClient(this.connectString, this.opts.sessionTimeoutMs);
     // Before connect(), the library only records credentials; it sends them first thing on
     // every (re)connection.
     for (const c of this.credentials) client.addAuthInfo(c.scheme, Buffer.from(c.auth));
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
     installFastJute();
     installFastWire(client);
+    installKeepAlive(client);
     boundHandshake(client);
     this.client = client;
     client.connect();
     // Every host refusing is known within about a second; only silence needs the timeout.
     const probe = new AbortController();
     const verdict: { refused: Refusal[] | null } = { refused: null };
-    void everyHostRefuses(parseConnectString(this.connectString).hosts, probe.signal).then((r) => {
-      if (r === null || probe.signal.aborted) return;
-      verdict.refused = r;
-      this.wakeWaiters();
-    });
+    if (!renewing)
+      void everyHostRefuses(parseConnectString(this.connectString).hosts, probe.signal).then(
+        (r) => {
+          if (r === null || probe.signal.aborted) return;
+          verdict.refused = r;
+          this.wakeWaiters();
+        },
+      );
     const ok = await this.waitState(
       (s) => s !== 'connecting' || verdict.refused !== null,
       Date.now() + this.opts.connectTimeoutMs,
     ).finally(() => probe.abort());
     if (!ok || this.state !== 'connected') {
       if (this.client === client) this.client = null;
+      this.keepHeard(client);
       abandon(client);
       if (this.current === 'connecting') this.current = 'lost';
-      throw new ZoottError(
-        'CONNECTION_LOSS',
+      const why =
         verdict.refused !== null
           ? `could not connect to ${this.connectString}: every server refused the connection: ${describeRefusals(verdict.refused)}`
-          : `could not connect to ${this.connectString} within ${this.opts.connectTimeoutMs} ms (no server answered)`,
-        { op: 'connect' },
-      );
+          : `could not connect to ${this.connectString} within ${this.opts.connectTimeoutMs} ms (${renewing ? 'no server took the session' : 'no server answered'})`;
+      // Calls issued while this attempt was connecting went to its client, which is gone:
+      // they fail now, instead of at their deadline.
+      if (renewing && this.current === 'lost')
+        this.onEnd('SESSION_EXPIRED', `the session is lost and renewing it failed: ${why}`);
+      throw new ZoottError('CONNECTION_LOSS', why, { op: 'connect' });
     }
   }
 
@@ -106,7 +143,7 @@ export class ZkSession {
     if (this.current === 'closed')
       throw new ZoottError('CLOSED', undefined, { op: 'renewSession' });
     if (this.current !== 'lost') return;
-    await this.open();
+    await this.open(true);
   }
 
   async close(): Promise<void> {
@@ -160,6 +197,17 @@ export class ZkSession {
       case 'SYNC_CONNECTED':
       case 'CONNECTED_READ_ONLY': {
         this.clearLostTimer();
+        const stale = this.stale;
+        if (stale !== null && this.current === 'connecting') {
+          // A server is reachable again: end the session called lost before this one counts as
+          // open, so no one sees its claims and registrations next to the new session's.
+          this.stale = null;
+          void closeStaleSession(this.connectString, stale, this.timeoutMs).then(() => {
+            if (client === this.client && client.connectionManager.state === CM_STATE.CONNECTED)
+              this.onLibraryState(client, name);
+          });
+          break;
+        }
         const previous = this.current;
         this.sessionId = sessionHex(client.getSessionId());
         this.timeoutMs = client.getSessionTimeout();
@@ -193,6 +241,9 @@ export class ZkSession {
     this.lostTimer = setTimeout(() => {
       this.lostTimer = null;
       if (this.current === 'suspended') {
+        const client = this.client;
+        if (client)
+          this.stale = { id: client.getSessionId(), password: client.getSessionPassword() };
         this.markLost(
           'SESSION_EXPIRED',
           `no connection for the whole session timeout (${this.timeoutMs} ms)`,
@@ -207,8 +258,12 @@ export class ZkSession {
     this.clearLostTimer();
     const client = this.client;
     this.client = null;
-    if (client) abandon(client);
+    if (client) {
+      this.keepHeard(client);
+      abandon(client);
+    }
     this.sessionId = null;
+    this.generation++;
     this.setState('lost');
     this.onEnd(code, `session lost: ${why}`);
     this.emit('lost');
@@ -237,10 +292,68 @@ export class ZkSession {
     }
   }
 
+  private keepHeard(client: LibClient): void {
+    const heard = heardAt(client);
+    if (heard !== null && heard > this.heardBefore) this.heardBefore = heard;
+  }
+
   private clearLostTimer(): void {
     if (this.lostTimer) clearTimeout(this.lostTimer);
     this.lostTimer = null;
   }
+}
+
+/** Wall time a client last received bytes (wire.ts notes it), `null` if never. */
+function heardAt(client: LibClient | null): number | null {
+  const at = (client?.connectionManager as { heardAt?: number } | undefined)?.heardAt;
+  return at === undefined ? null : performance.timeOrigin + at;
+}
+
+/** A library client for `connectString`, before any of the adapter's changes are installed. */
+function createLibClient(
+  connectString: string,
+  sessionTimeoutMs: number,
+  session?: { id: Buffer; password: Buffer },
+): LibClient {
+  return lib.createClient(connectString, {
+    sessionTimeout: sessionTimeoutMs,
+    spinDelay: SPIN_DELAY_MS,
+    retries: 0,
+    ...(session ? { sessionId: session.id, sessionPassword: session.password } : {}),
+  });
+}
+
+/**
+ * Ends a session on the server, if it still has it, by reattaching to it and closing it; its
+ * ephemeral nodes go with it. Gives up after a handshake's time: a server that cannot be
+ * reached now expires the session on its own.
+ */
+async function closeStaleSession(
+  connectString: string,
+  session: { id: Buffer; password: Buffer },
+  sessionTimeoutMs: number,
+): Promise<void> {
+  const client = createLibClient(connectString, sessionTimeoutMs, session);
+  boundHandshake(client);
+  const deadline = Date.now() + Math.max(MIN_STALE_CLOSE_MS, sessionTimeoutMs / 3);
+  const cm = client.connectionManager;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.on('state', (s: { name: string }) => {
+      // Reattached: the server still had it. Its close is the last thing this client sends.
+      if (s.name === 'SYNC_CONNECTED') client.close();
+      else if (s.name === 'EXPIRED' || s.name === 'AUTH_FAILED') done();
+    });
+    (cm as unknown as EventEmitter).on('state', (state: number) => {
+      if (state === CM_STATE.CLOSED) done();
+    });
+    client.connect();
+  });
+  abandon(client);
 }
 
 /** Stops a library client for good: no closeSession, no reconnect attempts. */

@@ -28,6 +28,10 @@ interface Manager {
   };
   pendingQueue: Packet[];
   readTimer: unknown;
+  /** performance.now() of the last write: what the keep-alive (keep-alive.ts) counts from. */
+  sentAt: number;
+  /** performance.now() of the last bytes received: the session's `lastReplyAt`. */
+  heardAt?: number;
   connectTimeout: number;
   sessionTimeout: number;
   onPacketQueueReadable(): void;
@@ -78,8 +82,10 @@ export function installFastWire(client: LibClient): void {
         break;
       }
     }
+    if (out.length === 0) return;
     if (out.length === 1) socket.write(out[0]!);
-    else if (out.length > 1) socket.write(Buffer.concat(out, size));
+    else socket.write(Buffer.concat(out, size));
+    cm.sentAt = performance.now();
   };
   const scheduleFlush = () => {
     if (scheduled) return;
@@ -105,6 +111,7 @@ export function installFastWire(client: LibClient): void {
       restSocket = socket;
     }
     if (chunk.length === 0) return;
+    cm.heardAt = performance.now();
     if (cm.readTimer)
       cm.armReadTimer(
         cm.state === CONNECTING ? cm.connectTimeout : Math.floor((cm.sessionTimeout * 2) / 3),

@@ -108,6 +108,15 @@ export class ZkCoordinator implements Coordinator {
     return this.session.timeoutMs;
   }
 
+  /**
+   * Wall time (ms since the epoch) the server was last heard from: a reply, the answer to a
+   * keep-alive ping, a notification; `null` before the first. It needs no request: a process
+   * can tell how long ZooKeeper has been silent without waiting on it.
+   */
+  get lastReplyAt(): number | null {
+    return this.session.lastReplyAt;
+  }
+
   onSession(listener: SessionListener): () => void {
     return this.session.onSession(listener);
   }

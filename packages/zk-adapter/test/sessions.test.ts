@@ -121,11 +121,40 @@ describe('sessions on a real ZooKeeper', () => {
       ]);
       // The reconnect lands on a connection that is accepted and never answered, as on a
       // server that is still starting; the one after it works.
-      proxy.holdNextConnection();
+      const held = proxy.holdNextConnection();
       proxy.dropConnections();
       await settled;
       expect(types).toEqual(['suspended', 'reconnected']);
       expect(zk.sessionId).toBe(id);
+      // The first handshake after a connection is given half a second, not the whole bound
+      // (2 s here): a starting server answers the next connection at once. (A timer fires
+      // late on a busy machine, never early: the bound is what it must stay under.)
+      expect(await held).toBeLessThan(1900);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('gives each handshake held in a row twice the time of the one before, up to its bound', async () => {
+    const ns = await freshNamespace();
+    const proxy = await startProxy(zkServer());
+    try {
+      const chroot = ns.slice(ns.indexOf('/'));
+      // A long session: the bound of one handshake is a third of it, 4 s.
+      const zk = await open(`${proxy.hostPort}${chroot}`, { sessionTimeoutMs: 12_000 });
+      const id = zk.sessionId;
+      const reconnected = nextSessionEvent(zk, 'reconnected');
+      // A server that is slow to answer, not one that is starting: it still gets the time.
+      const held = proxy.holdNextConnections(4);
+      proxy.dropConnections();
+      const [a, b, c, d] = await held;
+      await reconnected;
+      expect(zk.sessionId).toBe(id);
+      // Timers fire late on a busy machine, never early: each wait is at least its bound.
+      expect(a).toBeLessThan(1900);
+      expect(b).toBeGreaterThan(900);
+      expect(c).toBeGreaterThan(1800);
+      expect(d).toBeGreaterThan(3600);
     } finally {
       await proxy.close();
     }

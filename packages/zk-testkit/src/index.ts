@@ -6,6 +6,12 @@ export {
   STOP_GRACE_MS,
   sessionTimeoutRange,
 } from './limits.js';
+export {
+  createNetwork,
+  type NamespaceNetwork,
+  type NetHost,
+  namespacesUnavailable,
+} from './netns.js';
 export { startProxy, type ZkProxy } from './proxy.js';
 export { startEnsemble, startZooKeeper } from './start.js';
 export type {

@@ -14,6 +14,8 @@ export interface Peer {
   id: number;
   quorumPort: number;
   electionPort: number;
+  /** Its address (default 127.0.0.1): a host of a namespace network has its own. */
+  address?: string;
 }
 
 export interface LocalServerLayout {
@@ -29,6 +31,10 @@ export interface LocalServerLayout {
   heapMb?: number;
   /** Set for an ensemble member: all members, and this server's id among them. */
   ensemble?: { peers: readonly Peer[]; myId: number };
+  /** Address the client port binds (default 127.0.0.1). */
+  address?: string;
+  /** Command line prefix the JVM is started with (a namespace's `ip netns exec <ns>`). */
+  launcher?: readonly string[];
 }
 
 /** Standalone default; ensemble members get less (three JVMs share the machine). */
@@ -45,7 +51,7 @@ export class LocalZooKeeper implements ZooKeeperServer {
     private readonly install: LocalInstall,
     readonly layout: LocalServerLayout,
   ) {
-    this.connectString = `127.0.0.1:${layout.clientPort}`;
+    this.connectString = `${layout.address ?? '127.0.0.1'}:${layout.clientPort}`;
     writeConfig(layout);
   }
 
@@ -58,9 +64,12 @@ export class LocalZooKeeper implements ZooKeeperServer {
     if (this.child) return;
     const { dir } = this.layout;
     const out = openSync(path.join(dir, 'stdout.log'), 'a');
+    // `ip netns exec` replaces itself with the JVM: the child's pid is the JVM's.
+    const [command, ...prefix] = [...(this.layout.launcher ?? []), this.install.java];
     const child = spawn(
-      this.install.java,
+      command!,
       [
+        ...prefix,
         `-Xmx${this.layout.heapMb ?? DEFAULT_HEAP_MB}m`,
         '-Xms16m',
         '-XX:+UseSerialGC',
@@ -141,7 +150,7 @@ function writeConfig(layout: LocalServerLayout): void {
     `tickTime=${tickTimeMs}`,
     `dataDir=${dataDir}`,
     `clientPort=${clientPort}`,
-    'clientPortAddress=127.0.0.1',
+    `clientPortAddress=${layout.address ?? '127.0.0.1'}`,
     // Tests open many sessions from one address; the default cap of 60 would refuse them.
     'maxClientCnxns=0',
     `minSessionTimeout=${sessions.minMs}`,
@@ -153,7 +162,7 @@ function writeConfig(layout: LocalServerLayout): void {
   if (ensemble) {
     lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');
     for (const p of ensemble.peers) {
-      lines.push(`server.${p.id}=127.0.0.1:${p.quorumPort}:${p.electionPort}`);
+      lines.push(`server.${p.id}=${p.address ?? '127.0.0.1'}:${p.quorumPort}:${p.electionPort}`);
     }
     writeFileSync(path.join(dataDir, 'myid'), `${ensemble.myId}\n`);
   }

@@ -19,8 +19,11 @@ export interface ZkProxy {
   /**
    * The next connection the proxy accepts is held open and never answered, as by a server that
    * has bound its port but not loaded its database yet (restarting); later connections pass.
+   * Resolves with how long it was held (ms) once it closes: how long the client waited.
    */
-  holdNextConnection(): void;
+  holdNextConnection(): Promise<number>;
+  /** As holdNextConnection, for the next `n` connections: how long each was held, in order. */
+  holdNextConnections(n: number): Promise<number[]>;
   /**
    * Arms the proxy to lose the next reply from the server whose xid matches (by default any
    * reply to a request: xid >= 0, not pings or watch events): that frame is not delivered and
@@ -43,16 +46,25 @@ export async function startProxy(target: string): Promise<ZkProxy> {
   const { host, port } = parseHostPort(target);
   const pairs = new Set<Pair>();
   const held = new Set<net.Socket>();
-  let holdNext = false;
+  /** Connections still to hold, and what each held one reports when it closes. */
+  let toHold = 0;
+  let heldReport: ((heldMs: number) => void) | null = null;
   let partitioned = false;
   let lose: { match: (xid: number) => boolean; done: () => void } | null = null;
 
   const listener = net.createServer((client) => {
-    if (holdNext) {
-      holdNext = false;
+    if (toHold > 0 && heldReport) {
+      const report = heldReport;
+      const since = Date.now();
+      toHold--;
       held.add(client);
+      // Read and drop what comes: a socket nobody reads never sees the client hang up.
+      client.resume();
       client.on('error', () => client.destroy());
-      client.on('close', () => held.delete(client));
+      client.on('close', () => {
+        held.delete(client);
+        report(Date.now() - since);
+      });
       return;
     }
     const server = net.connect({ host, port });
@@ -111,6 +123,16 @@ export async function startProxy(target: string): Promise<ZkProxy> {
     held.clear();
   };
 
+  const holdNextConnections = (n: number) =>
+    new Promise<number[]>((resolve) => {
+      const each: number[] = [];
+      toHold = n;
+      heldReport = (ms) => {
+        each.push(ms);
+        if (each.length === n) resolve(each);
+      };
+    });
+
   return {
     hostPort: `127.0.0.1:${address.port}`,
     get connections() {
@@ -122,8 +144,9 @@ export async function startProxy(target: string): Promise<ZkProxy> {
       partitioned = on;
     },
     holdNextConnection() {
-      holdNext = true;
+      return holdNextConnections(1).then((each) => each[0]!);
     },
+    holdNextConnections,
     loseNextReply(match = (xid: number) => xid >= 0) {
       return new Promise<void>((resolve) => {
         lose = { match, done: resolve };

@@ -7,6 +7,7 @@ import { ZooKeeperStartError, ZooKeeperUnavailableError } from './errors.js';
 import { serverMode } from './four-letter.js';
 import { findLocalInstall, type LocalInstall } from './local-install.js';
 import { LocalZooKeeper, type Peer } from './local-server.js';
+import type { NetHost } from './netns.js';
 import { freePort } from './ports.js';
 import { removeOnExit } from './processes.js';
 import type {
@@ -56,7 +57,7 @@ export async function startZooKeeper(
 ): Promise<ZooKeeperServer> {
   const tick = checkTick(options.tickTimeMs ?? DEFAULT_TICK_MS);
   const fromEnv = process.env.ZOOTT_ZK_CONNECT;
-  if (fromEnv && !options.own) return external(fromEnv);
+  if (fromEnv && !options.own && !options.host) return external(fromEnv);
 
   const reasons: string[] = [];
   if (fromEnv) reasons.push('ZOOTT_ZK_CONNECT is set, but this test needs a server of its own');
@@ -64,7 +65,8 @@ export async function startZooKeeper(
 
   const install = findLocalInstall();
   if ('missing' in install) reasons.push(install.missing);
-  else return startLocal(install, options.dataDir, tick, options.heapMb);
+  else return startLocal(install, options.dataDir, tick, options.heapMb, options.host);
+  if (options.host) throw new ZooKeeperUnavailableError(reasons);
 
   const docker = await dockerAvailable();
   if (docker === true) return startDockerZooKeeper(tick);
@@ -77,6 +79,7 @@ async function startLocal(
   dataDir: string | undefined,
   tickTimeMs: number,
   heapMb: number | undefined,
+  host: NetHost | undefined,
 ): Promise<LocalZooKeeper> {
   const dir = dataDir ?? tempDir('zoott-zk-');
   mkdirSync(dir, { recursive: true });
@@ -84,9 +87,11 @@ async function startLocal(
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     const server = new LocalZooKeeper(install, {
       dir,
-      clientPort: await freePort(),
+      // A host of its own has every port free: ZooKeeper's usual one.
+      clientPort: host ? 2181 : await freePort(),
       tickTimeMs,
       ...(heapMb !== undefined ? { heapMb } : {}),
+      ...(host ? { address: host.address, launcher: host.exec } : {}),
     });
     try {
       await server.start();
@@ -106,7 +111,8 @@ async function startLocal(
 export async function startEnsemble(
   options: StartEnsembleOptions = {},
 ): Promise<ZooKeeperEnsemble> {
-  const size = options.size ?? 3;
+  const hosts = options.hosts;
+  const size = hosts?.length ?? options.size ?? 3;
   if (!Number.isInteger(size) || size < 3 || size % 2 === 0) {
     throw new RangeError(`an ensemble needs an odd size of at least 3, got ${size}`);
   }
@@ -120,7 +126,7 @@ export async function startEnsemble(
   let lastError: unknown;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     try {
-      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256);
+      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256, hosts);
     } catch (err) {
       if (!isBindFailure(err)) throw err;
       lastError = err;
@@ -139,11 +145,19 @@ async function startEnsembleOnce(
   size: number,
   tick: number,
   heapMb: number,
+  hosts: readonly NetHost[] | undefined,
 ): Promise<ZooKeeperEnsemble> {
   const root = tempDir('zoott-ensemble-');
   const peers: Peer[] = [];
   const clientPorts: number[] = [];
   for (let i = 0; i < size; i++) {
+    const host = hosts?.[i];
+    // A host of its own has every port free: ZooKeeper's usual ones.
+    if (host) {
+      peers.push({ id: i + 1, quorumPort: 2888, electionPort: 3888, address: host.address });
+      clientPorts.push(2181);
+      continue;
+    }
     peers.push({ id: i + 1, quorumPort: await freePort(), electionPort: await freePort() });
     clientPorts.push(await freePort());
   }
@@ -155,6 +169,7 @@ async function startEnsembleOnce(
         tickTimeMs: tick,
         heapMb,
         ensemble: { peers, myId: peer.id },
+        ...(hosts?.[i] ? { address: hosts[i]!.address, launcher: hosts[i]!.exec } : {}),
       }),
   );
   const ensemble = new LocalEnsemble(members);

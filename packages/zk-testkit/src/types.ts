@@ -1,3 +1,5 @@
+import type { NetHost } from './netns.js';
+
 /** A running ZooKeeper server that a test can use (and, unless external, stop and restart). */
 export interface ZooKeeperServer {
   /** `127.0.0.1:port` of the client port. */
@@ -37,6 +39,11 @@ export interface StartZooKeeperOptions {
    * otherwise disturb the server.
    */
   own?: boolean;
+  /**
+   * Run the server on a host of a namespace network (its address, ZooKeeper's usual port), so
+   * a test can cut it off with `setCut`. A local install only; implies `own`.
+   */
+  host?: NetHost;
 }
 
 /** Three (or `size`) servers on 127.0.0.1 forming one quorum. */
@@ -60,6 +67,12 @@ export interface ZooKeeperEnsemble {
 export interface StartEnsembleOptions {
   /** Number of servers, default 3 (an odd number, at least 3). */
   size?: number;
+  /**
+   * Run each member on its own host of a namespace network (one per member; their number is
+   * the size): its address, its namespace, ZooKeeper's usual ports. A host can then be cut
+   * off (`setCut`), splitting the ensemble as a network would.
+   */
+  hosts?: readonly NetHost[];
   tickTimeMs?: number;
   /** Java heap of each member in MiB (default 256). */
   heapMb?: number;

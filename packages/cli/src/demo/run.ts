@@ -21,7 +21,11 @@ import { demoJobHandlers } from './job-handlers.js';
 import { sampleHandlers } from './sample-handlers.js';
 import { itemNames, queueSampleWorld } from './sample-world.js';
 import { wipeWorld } from './wipe.js';
-import { startWorkerProcesses, type WorkerProcesses } from './worker-processes.js';
+import {
+  startWorkerProcesses,
+  type WorkerFailure,
+  type WorkerProcesses,
+} from './worker-processes.js';
 
 export interface DemoOptions {
   items: number;
@@ -151,27 +155,55 @@ async function startDemoWorkers(
 }
 
 /**
+ * The demo's error for a worker process that ended under it, in the worker's own words, with
+ * its exit code where it has one of the codes the CLI shares with it (unreachable, auth, ...).
+ */
+function workerFailed(f: WorkerFailure): CliError {
+  const how =
+    f.signal !== null ? `was killed by ${f.signal}` : `exited with code ${f.code ?? 'unknown'}`;
+  const said = f.stderr === '' ? ' (it wrote nothing on stderr)' : `:\n${f.stderr}`;
+  const code = f.code !== null && f.code >= 1 && f.code <= 5 ? f.code : ExitCode.FAILURE;
+  return new CliError(
+    `zoott-worker ${f.node} ${how} before the demo ended${said}`,
+    code,
+    "the demo's workers use this command's connection (--connect, --auth, --session-timeout), not your worker settings; --in-process runs them in this process",
+  );
+}
+
+/**
  * Queues the sample world and shows progress until every task is settled; resolves with
- * the wall time, or `null` when interrupted.
+ * the wall time, or `null` when interrupted. A worker process that ends meanwhile (`procs`)
+ * ends it at once with that worker's error: nothing would run the rest.
  */
 async function runToEnd(
   ctx: CommandContext,
   engine: Engine,
   items: string[],
   total: number,
+  procs: WorkerProcesses | null,
 ): Promise<number | null> {
   const started = Date.now();
   const progress = createProgress({ label: 'running', total, plainEveryMs: 1000 });
+  let failure: WorkerFailure | null = null;
+  const failed = procs?.failed.then((f) => {
+    failure = f;
+  });
   let queued = false;
   const queueing = queueSampleWorld(engine, items).then((n) => {
     queued = true;
     return n;
   });
   queueing.catch(() => undefined);
+  const pause = () =>
+    Promise.race([new Promise((r) => setTimeout(r, 150)), ...(failed ? [failed] : [])]);
   for (;;) {
     if (ctx.signal.aborted) {
       progress.finish('interrupted');
       return null;
+    }
+    if (failure !== null) {
+      progress.finish('a worker process ended');
+      throw workerFailed(failure);
     }
     const c = await engine.counts();
     progress.update(
@@ -180,8 +212,8 @@ async function runToEnd(
       `${c.working} working, ${c.pending} pending${c.failed ? `, ${c.failed} failed` : ''}`,
     );
     if (queued && c.pending === 0 && c.working === 0) break;
-    if (!queued) await Promise.race([queueing, new Promise((r) => setTimeout(r, 150))]);
-    else await new Promise((r) => setTimeout(r, 150));
+    if (!queued) await Promise.race([queueing, pause()]);
+    else await pause();
   }
   await queueing;
   const wallMs = Date.now() - started;
@@ -288,7 +320,7 @@ export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<numb
       ? 'the embedded in-memory coordinator (no ZooKeeper)'
       : `ZooKeeper at ${s.connect}`;
     ctx.note(`zoott demo: ${total} tasks in world "${o.world}" on ${where}, ${who}`);
-    const wallMs = await runToEnd(ctx, engine, items, total);
+    const wallMs = await runToEnd(ctx, engine, items, total, res.procs);
     if (wallMs === null) return ExitCode.INTERRUPTED;
     const outcome = await outcomeOf(engine, total, wallMs);
     printOutcome(ctx, o, embedded, outcome);

@@ -1,14 +1,43 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../connection.js';
 
+/** A demo worker process that ended before the demo stopped it. */
+export interface WorkerFailure {
+  /** Its node id (`demo-p1`, ...). */
+  node: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The end of what it wrote on stderr: its own account of what went wrong. */
+  stderr: string;
+}
+
 /** Worker daemons started for the demo. */
 export interface WorkerProcesses {
   count: number;
+  /** Settles with the first worker that ends before `stop()`; never, if none does. */
+  failed: Promise<WorkerFailure>;
   stop(): Promise<void>;
+}
+
+/** How much of a worker's stderr a failure keeps. */
+const STDERR_TAIL = 2000;
+
+/**
+ * The environment of a demo worker: this process's, without any `ZOOTT_` variable. The demo
+ * tells its workers everything they need (connection, world, handlers) with flags; a user's
+ * own worker settings (a metrics port, a concurrency, a types list) are for their workers,
+ * and four demo workers sharing one metrics port would all but one die at start.
+ */
+function workerEnv(auth: readonly string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ZOOTT_')) env[k] = v;
+  // Credentials go through the environment: a command line is readable by every local user.
+  if (auth.length > 0) env.ZOOTT_AUTH = auth.join(',');
+  return env;
 }
 
 /**
@@ -43,48 +72,71 @@ export async function startWorkerProcesses(
   const bin = workerBinPath();
   const handlersModule = fileURLToPath(new URL('./demo-handlers.js', import.meta.url));
   if (!bin || !s.connect || !existsSync(handlersModule)) return null;
+  // A config file of the demo's own, empty: no ./zoott.config.yaml or ~/.config/zoott of the
+  // user's is read (see workerEnv).
+  const configDir = mkdtempSync(path.join(tmpdir(), 'zoott-demo-'));
+  const config = path.join(configDir, 'worker.json');
+  writeFileSync(config, '{}\n');
+  const env = workerEnv(s.auth);
   const children: ChildProcess[] = [];
+  let stopping = false;
+  let fail: (f: WorkerFailure) => void = () => {};
+  const failed = new Promise<WorkerFailure>((resolve) => {
+    fail = resolve;
+  });
   for (let i = 0; i < count; i++) {
+    const node = `demo-p${i + 1}`;
     const args = [
       bin,
-      ...[
-        '--connect',
-        s.connect,
-        '--world',
-        world,
-        '--concurrency',
-        '2',
-        '--node-id',
-        `demo-p${i + 1}`,
-      ],
+      ...['--config', config],
+      ...['--connect', s.connect, '--world', world, '--concurrency', '2', '--node-id', node],
+      ...['--session-timeout', String(s.sessionTimeoutMs)],
       ...['--handlers', handlersModule, '--allow-exec', process.execPath, '--log-level', 'warn'],
       // The demo's jobs are its own node scripts: they run as whoever runs the demo (a root
       // worker refuses job types unless told whom to run them as).
       ...['--run-as', userInfo().username],
     ];
-    // Credentials go through the environment: a command line is readable by every local user.
-    const env: NodeJS.ProcessEnv = { ...process.env, ZOOTT_AUTH: s.auth.join(',') };
-    if (s.auth.length === 0) delete env.ZOOTT_AUTH;
     // The daemon logs JSON lines on stdout; the demo's own output is the progress and tree.
-    children.push(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env }));
+    // Its stderr passes through, and its end is kept for the demo's error if it dies.
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
+    });
+    child.once('exit', (code, signal) => {
+      if (!stopping) fail({ node, code, signal, stderr: stderr.trim() });
+    });
+    children.push(child);
   }
   return {
     count,
+    failed,
     async stop() {
-      await Promise.all(
-        children.map(
-          (c) =>
-            new Promise<void>((resolve) => {
-              if (c.exitCode !== null || c.signalCode !== null) return resolve();
-              const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-              c.once('exit', () => {
-                clearTimeout(kill);
-                resolve();
-              });
-              c.kill('SIGTERM');
-            }),
-        ),
-      );
+      stopping = true;
+      try {
+        await stopAll(children);
+      } finally {
+        rmSync(configDir, { recursive: true, force: true });
+      }
     },
   };
+}
+
+/** SIGTERM to each child (a graceful stop), SIGKILL to any still running 10 s later. */
+async function stopAll(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
 }

@@ -104,7 +104,7 @@ export type OpResult =
 
 /**
  * Where the client stands with its session:
- * - `connecting`: not yet connected for the first time;
+ * - `connecting`: not connected yet: the first connection, or a `renewSession()` after `lost`;
  * - `connected`: requests flow;
  * - `suspended`: the connection dropped; the session may still live on the server, so
  *   ephemerals (claims, locks) may still be held, but nothing can be confirmed;
@@ -133,7 +133,8 @@ export type SessionListener = (event: SessionEvent) => void;
  *
  * Concurrency contract, shared by every adapter:
  * - Requests from one client are applied in the order they were issued (FIFO), and their
- *   promises settle in that order. Watch callbacks for a change run before the promise of any
+ *   promises settle in that order within a session: a request issued after the session was
+ *   lost and renewed does not wait for one of the lost session (which fails SESSION_EXPIRED). Watch callbacks for a change run before the promise of any
  *   request issued after that change settles.
  * - Every write is atomic and linearizable; reads may lag other clients' writes but never go
  *   back in time for one client.

@@ -72,7 +72,8 @@ export class CompletionGroups {
     report?: TaskProgress,
     extra: readonly Op[] = [],
   ): Promise<CompleteOutcome> {
-    const record = completedRecordBytes(this.ctx, claim, result, report);
+    // One reading of the clock for the parent's completion and the child's start it commits.
+    const record = completedRecordBytes(this.ctx, claim, result, report, handOff?.at);
     if (!(record instanceof Uint8Array)) {
       handOff?.settle(false);
       return failClaim(this.ctx, claim, record);

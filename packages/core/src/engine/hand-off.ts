@@ -26,6 +26,12 @@ export interface HandOff {
   /** The claim's ops, to be appended to the completion's multi. */
   readonly ops: readonly Op[];
   /**
+   * The engine clock's reading the claim was stamped with (the child's `startedAt`). The
+   * parent's `completedAt` is stamped with it too: one multi commits both, and two readings
+   * would put the child's start before its parent's completion.
+   */
+  readonly at: number;
+  /**
    * What became of the multi that carried `ops`: `true` applied, `false` refused or never
    * sent (the parent is completed on its own, the child is claimed the usual way), `unknown`
    * its reply was lost (the claim is looked up). MUST be called exactly once per hand-off on
@@ -81,7 +87,7 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
   if (!cand || (opts.gate && !opts.gate.take(cand.cached.data.type, now))) return null;
   const a = claimAttempt(ctx, opts, view.listings, cand, session, now);
   view.held.add(cand.entry.encodedKey);
-  return handOffOf(a.ops, async (applied) => {
+  return handOffOf(a.ops, now, async (applied) => {
     const version =
       applied === 'unknown'
         ? await adoptLostClaim(ctx, opts.worker, a)
@@ -193,12 +199,13 @@ function aheadOf(
 }
 
 /**
- * A {@link HandOff} of `ops` whose outcome `resolve` turns into the child's claim. `settle`
+ * A {@link HandOff} of `ops`, stamped `at`, whose outcome `resolve` turns into the child's claim. `settle`
  * runs `resolve` once; a `resolve` that throws counts as no claim (its bookkeeping is
  * `resolve`'s own).
  */
 export function handOffOf(
   ops: readonly Op[],
+  at: number,
   resolve: (applied: boolean | 'unknown') => Promise<Claim | null>,
 ): HandOff {
   let settled = false;
@@ -208,6 +215,7 @@ export function handOffOf(
   });
   return {
     ops,
+    at,
     result,
     settle(applied) {
       if (settled) return;

@@ -254,21 +254,19 @@ async function queueOne(ctx: EngineContext, it: Item): Promise<void> {
  */
 async function appliedAfterLoss(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
   const first = group[0]!;
-  const unknown = () => aboutTask(err, first.index, first.index, group.length);
-  if (!(await connectionBack(ctx.coordinator))) throw unknown();
+  const unsure = (why: unknown) => aboutTask(why, first.index, first.index, group.length);
+  if (!(await connectionBack(ctx.coordinator))) throw unsure(err);
   try {
-    return await lookUpGroup(ctx, group, err);
-  } catch (lookup) {
-    // The look itself met the connection gone again (the session ended meanwhile, say):
-    // the group's fate is as unknown as before it.
-    if (UNKNOWN_OUTCOME_CODES.has(codeOf(lookup) ?? '') || SESSION_ENDED.has(codeOf(lookup) ?? ''))
-      throw unknown();
-    throw lookup;
+    return await lookForGroup(ctx, group, err);
+  } catch (lookErr) {
+    // The look did not finish (the session ended, the connection went again): whether the
+    // group landed is as unknown as before.
+    throw unsure(lookErr);
   }
 }
 
-/** {@link appliedAfterLoss} once connected: the look for the group's first entry, and the rest. */
-async function lookUpGroup(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
+/** Whether the group whose write was lost (`err`) landed (then its results are filled in). */
+async function lookForGroup(ctx: EngineContext, group: Item[], err: unknown): Promise<boolean> {
   const first = group[0]!;
   const found = await lostQueueWrite(ctx, first.key, first.qid, err);
   if (found === null) return false;

@@ -111,7 +111,9 @@ function queueId(clock: EngineClock): string {
 /**
  * After a queue multi's reply was lost: waits for the connection, then looks for the entry
  * this call wrote (by its `qid`). Its path when the multi applied, `null` when it did not (the
- * caller then simply tries again). A connection that does not come back rethrows `err`.
+ * caller then simply tries again). A connection that does not come back, or a look that does
+ * not finish (the session ended meanwhile), rethrows `err`: the outcome is still unknown, and
+ * the look's own error (SESSION_EXPIRED, say) would pass for a write that never happened.
  */
 export async function lostQueueWrite(
   ctx: EngineContext,
@@ -122,10 +124,22 @@ export async function lostQueueWrite(
   if (!(await connectionBack(ctx.coordinator))) throw err;
   const encodedKey = key.join(KEY_SEPARATOR);
   const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
-  for (const name of await ctx.coordinator.children(bucket)) {
+  let names: string[];
+  try {
+    names = await ctx.coordinator.children(bucket);
+  } catch {
+    throw err;
+  }
+  for (const name of names) {
     if (parseEntryName(name)?.encodedKey !== encodedKey) continue;
     const path = `${bucket}/${name}`;
-    const got = await ctx.coordinator.get(path).catch(() => null);
+    // An entry gone since the listing is not this call's to find; any other failure leaves
+    // the look unfinished: taken for "not written", the caller would write again, or report
+    // a write that landed as one that never did.
+    const got = await ctx.coordinator.get(path).catch((e: unknown) => {
+      if (codeOf(e) === 'NO_NODE') return null;
+      throw err;
+    });
     if (got && decodeJson<Partial<EntryData>>(got.data, path).qid === qid) return path;
   }
   return null;

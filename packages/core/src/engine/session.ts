@@ -10,6 +10,10 @@ const RENEW_MAX_MS = 5000;
  * Opens a new session after `lost`, retrying with capped exponential backoff: the network
  * may still be down when the loss is noticed, and a worker left without a session would
  * idle forever. Ends when a session is open, or `halt` aborts.
+ *
+ * The backoff is the least time from one try's start to the next, not a pause after each:
+ * a try that spent its time connecting (an adapter keeps trying for its connect timeout) is
+ * followed at once, so the session opens when the server is back, not a pause later.
  */
 export async function renewUntilOpen(
   c: Coordinator,
@@ -19,15 +23,17 @@ export async function renewUntilOpen(
 ): Promise<void> {
   const lost = () => c.state === 'lost';
   for (let delay = RENEW_BASE_MS; !halt.aborted && lost(); ) {
+    const began = clock.now();
+    const wait = () => Math.max(0, delay - (clock.now() - began));
     try {
       await c.renewSession();
       // A session lost again meanwhile is renewed again, after the wait.
       if (!lost()) return;
     } catch (err) {
       if (halt.aborted) return;
-      warn({ err: String(err), retryInMs: delay }, 'renewSession failed');
+      warn({ err: String(err), retryInMs: wait() }, 'renewSession failed');
     }
-    await clock.sleep(delay, halt);
+    await clock.sleep(wait(), halt);
     delay = Math.min(delay * 2, RENEW_MAX_MS);
   }
 }

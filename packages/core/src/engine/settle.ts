@@ -230,13 +230,15 @@ function extrasAtFault(err: unknown, baseCount: number): boolean {
 
 /**
  * The completed record of `claim` as stored, or why it cannot be stored (not JSON, too large:
- * the attempt is then failed with that error instead).
+ * the attempt is then failed with that error instead). `at` is its completion time when the
+ * caller has read the clock already (the stamp of a child claimed in the same multi).
  */
 export function completedRecordBytes(
   ctx: EngineContext,
   claim: Claim,
   result: unknown,
   report?: TaskProgress,
+  at: number = ctx.clock.now(),
 ): Uint8Array | TaskError {
   const record: CompletedRecord = {
     name: claim.name,
@@ -245,7 +247,7 @@ export function completedRecordBytes(
     worker: claim.worker,
     queuedAt: claim.entry.queuedAt,
     startedAt: claim.startedAt,
-    completedAt: ctx.clock.now(),
+    completedAt: at,
   };
   // JSON leaves a function or symbol out without a word: the result would be lost unsaid.
   if (typeof result === 'function' || typeof result === 'symbol')

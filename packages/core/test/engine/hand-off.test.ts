@@ -3,6 +3,7 @@ import {
   type Claimer,
   type ClaimerOptions,
   type Coordinator,
+  createEngine,
   runWorker,
 } from '@zoott/core';
 import { describeOnBackends, losingReplies } from '@zoott/testing';
@@ -15,6 +16,7 @@ import {
   oneBucketEngine,
   oneBucketWorld,
   parentAndChild,
+  TestClock,
 } from './helpers.js';
 
 /** Roots queued after the child: a claim in claim order takes the priority-10 child first. */
@@ -284,6 +286,42 @@ describeOnBackends('worker: a child runs in the slot its parent leaves', (backen
     expect(ran).toEqual(['p', 'p|c', ...Array.from({ length: ROOTS }, (_, i) => `r${i}`)]);
     expect(ops.some((o) => handsOff(o, 'p', 'p|c'))).toBe(true);
     expect(handle.stats).toMatchObject({ claimed: ROOTS + 2, completed: ROOTS + 2 });
+    await raw.close();
+  });
+});
+
+describeOnBackends('records of a hand-off agree with the order it ran in', (backend) => {
+  it("the child's startedAt is no earlier than its parent's completedAt", async () => {
+    const { world } = await parentAndChild(() => backend().connect(), ROOTS);
+    const raw = await backend().connect();
+    // Every reading of this clock is a millisecond after the one before: two readings taken
+    // for the two stamps would disagree, as a real clock does between them.
+    const clock = new TestClock();
+    const now = clock.now.bind(clock);
+    clock.now = () => {
+      clock.advance(1);
+      return now();
+    };
+    const engine = createEngine(raw, { world, buckets: 1, clock, logger: memoryLogger() });
+    const claimer = await engine.claimer({ worker: 'w' });
+    claimer.setWatched([0]);
+    const parent = await claimer.claim([0]);
+    expect(parent?.key).toEqual(['p']);
+    await eventually(() => {
+      const st = claimer.listings.get(0);
+      return (
+        !!st &&
+        st.readingAhead.size === 0 &&
+        [...st.cache.values()].some((e) => e.data.name === 'c')
+      );
+    });
+    const { next } = await engine.completeHandingOff(parent!, 'done', undefined, claimer);
+    expect(next?.key).toEqual(['p', 'c']);
+    const parentRecord = await engine.task(['p']);
+    const childRecord = await engine.task(['p', 'c']);
+    expect(childRecord?.startedAt).toBe(next!.startedAt);
+    expect(childRecord!.startedAt!).toBeGreaterThanOrEqual(parentRecord!.completedAt!);
+    await engine.complete(next!, 'ok');
     await raw.close();
   });
 });

@@ -260,6 +260,71 @@ describeOnBackends('engine: a queue, claim or settle whose reply was lost', (bac
     expect(await engine.counts()).toMatchObject({ pending: 1000 });
   });
 
+  /**
+   * A client whose session the backend ends just before the look after a lost reply makes its
+   * `step` (listing the pending bucket, or reading the entry found there); `look()` arms it.
+   */
+  async function endingDuringLook(step: 'children' | 'get') {
+    const raw = await backend().connect();
+    const lossy = losingReplies(raw);
+    let looking = false;
+    const c = new Proxy(lossy.c, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop !== step || typeof value !== 'function')
+          return typeof value === 'function' ? value.bind(target) : value;
+        return async (path: string, ...rest: unknown[]) => {
+          if (looking && path.includes('/zoott_p/')) {
+            looking = false;
+            await backend().expireSession(raw);
+          }
+          return (value as (...a: unknown[]) => Promise<unknown>).call(target, path, ...rest);
+        };
+      },
+    });
+    const engine = createEngine(c, { world: worldName(), buckets: 2, logger: memoryLogger() });
+    await engine.init();
+    const look = async () => {
+      looking = true;
+    };
+    return { raw, lossy, engine, look };
+  }
+
+  for (const step of ['children', 'get'] as const) {
+    it(`queueMany: a group lost, then its session ended as the look's ${step} went out: may-or-may-not`, async () => {
+      const { raw, lossy, engine, look } = await endingDuringLook(step);
+      let groups = 0;
+      // The second group of 500 lands, its reply is lost, and the connection is fine: it looks.
+      lossy.lose('after', {
+        when: (ops) => targetOf(ops) === 'queue' && tasksIn(ops) > 1 && ++groups === 2,
+        meanwhile: look,
+      });
+      const names = Array.from({ length: 1200 }, (_, i) => `t${i}`);
+      const call = engine.queueMany(names.map((name) => ({ name, type: 't' })));
+      await expect(call).rejects.toBeInstanceOf(QueueManyError);
+      await expect(call).rejects.toMatchObject({
+        field: 'tasks[500]',
+        queued: 500,
+        uncertain: 500,
+      });
+      await raw.renewSession();
+      // It had landed: the uncertain range is the whole slack.
+      expect(await engine.counts()).toMatchObject({ pending: 1000 });
+    });
+
+    it(`queue: a write lost, then its session ended as the look's ${step} went out: the loss is the answer, not the look`, async () => {
+      const { raw, lossy, engine, look } = await endingDuringLook(step);
+      lossy.lose('after', { when: (ops) => targetOf(ops) === 'queue', meanwhile: look });
+      // CONNECTION_LOSS: it may or may not be queued (it is). SESSION_EXPIRED from the look
+      // would say "refused" to a caller, who would then report the task as not queued.
+      await expect(engine.queue({ name: 'maybe', type: 't' })).rejects.toMatchObject({
+        code: 'CONNECTION_LOSS',
+      });
+      await raw.renewSession();
+      expect(await engine.counts()).toMatchObject({ pending: 1 });
+    });
+  }
+
   it('a group completion lost while its session ends drops every result in it', async () => {
     const { raw, engine, claim: first, arm } = await setup();
     for (const name of ['p', 'q']) await engine.queue({ name, type: 't' });

@@ -26,9 +26,18 @@ export interface CompletedEntry {
 
 export type Fault =
   | { kind: 'worker-kill'; pid: number; at: number }
-  | { kind: 'partition'; pid: number; from: number; to: number }
+  | {
+      kind: 'partition';
+      pid: number;
+      from: number;
+      to: number;
+      /** Whether the cut-off worker had a job running when it was cut off. */
+      running?: boolean;
+    }
   | { kind: 'leader-stop'; member: number; from: number; to: number }
-  | { kind: 'follower-stop'; member: number; from: number; to: number };
+  | { kind: 'follower-stop'; member: number; from: number; to: number }
+  /** A member cut off the network (its namespace's link down): the ensemble split 2/1. */
+  | { kind: 'split'; member: number; from: number; to: number };
 
 export type FaultKind = Fault['kind'];
 
@@ -75,7 +84,7 @@ export interface ChaosVerdict {
   engineRetries: number;
 }
 
-const KINDS: FaultKind[] = ['worker-kill', 'partition', 'leader-stop', 'follower-stop'];
+const KINDS: FaultKind[] = ['worker-kill', 'partition', 'leader-stop', 'follower-stop', 'split'];
 
 /** Builds the verdict; `ok(verdict)` says whether it proves the run correct. */
 export function checkChaos(h: ChaosHistory): ChaosVerdict {
@@ -159,7 +168,10 @@ function blame(run: ExecEvent, end: number, h: ChaosHistory): RetryCause | null 
   for (const f of h.faults)
     if (f.kind === 'partition' && f.pid === run.pid && overlaps(f.from, f.to)) return 'partition';
   for (const f of h.faults)
-    if ((f.kind === 'leader-stop' || f.kind === 'follower-stop') && overlaps(f.from, f.to))
+    if (
+      (f.kind === 'leader-stop' || f.kind === 'follower-stop' || f.kind === 'split') &&
+      overlaps(f.from, f.to)
+    )
       return 'ensemble';
   return null;
 }

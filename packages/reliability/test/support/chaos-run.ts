@@ -2,7 +2,8 @@
  * One chaos run: a 3-server ZooKeeper ensemble, real `zoott-worker` daemon processes with the
  * chaos handlers, a producer that queues trees of depth 3, and a fault schedule (SIGKILLed
  * workers, a stopped leader, a stopped follower, a worker partitioned past its session
- * timeout). Returns the history the checker judges.
+ * timeout while its job runs; on a namespace network also the ensemble split 2/1). Returns
+ * the history the checker judges.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,9 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson, KEY_SEPARATOR } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
-import { startEnsemble, startProxy, type ZkProxy } from '@zoott/zk-testkit';
 import type { ChaosHistory, CompletedEntry, ExecEvent, Fault } from './chaos-check.js';
 import { type Heal, healsOf, readinessOf } from './chaos-heals.js';
+import { type ChaosNetwork, type ChaosNetworkKind, startChaosNetwork } from './chaos-network.js';
 
 export interface ChaosOptions {
   /** Tasks to queue (rounded up to whole trees of 1 + 4 + 16). */
@@ -31,6 +32,11 @@ export interface ChaosOptions {
   cycles: 'once' | 'repeat';
   /** Give up waiting for the work after this long. */
   deadlineMs: number;
+  /**
+   * How the cut-off worker is cut off (`proxy`, the default: TCP proxies go silent; `netns`:
+   * its network namespace's link goes down), and with `netns` the ensemble is split 2/1 too.
+   */
+  network?: ChaosNetworkKind;
   progress?: (line: string) => void;
 }
 
@@ -60,6 +66,8 @@ export interface ChaosRun {
 export const WORKER_EXIT_UNREACHABLE = 3;
 /** Wait before restarting a worker that exited UNREACHABLE (a service manager's RestartSec). */
 const RESTART_AFTER_MS = 1000;
+/** How long a partition waits for the cut-off worker to be running a job before it cuts. */
+const BUSY_WAIT_MS = 20_000;
 /**
  * How long the run waits, once the work is done, for the partitioned worker to be back after
  * the last heal: a failure detector for a worker that never renews (sized for a loaded
@@ -112,8 +120,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       `${WORKER_BIN} is missing: run \`pnpm build\` first (the chaos run uses the real daemon)`,
     );
 
-  const ensemble = await startEnsemble();
-  const proxies: ZkProxy[] = [];
+  const network: ChaosNetwork = await startChaosNetwork(o.network ?? 'proxy');
+  const { ensemble } = network;
   const pids: number[] = [];
   const slots: Slot[] = [];
   const faults: Fault[] = [];
@@ -130,16 +138,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     const engine = createEngine(producer, { world: WORLD, buckets: BUCKETS, logger: quiet });
     await engine.init();
 
-    // The last worker reaches the ensemble only through proxies, so it can be cut off.
-    for (const m of ensemble.members) proxies.push(await startProxy(m.connectString));
+    // The last worker is the one the network can cut off (chaos-network.ts).
     const proxied = o.workers - 1;
     const proxiedPids = new Set<number>();
     const spawnWorker = (slot: Slot) => {
       slot.generation++;
       const out = openSync(join(dir, `worker-${slot.index}.log`), 'a');
-      const proc = spawn(
+      // `ip netns exec` replaces itself with node: the process's pid is the worker's.
+      const [command, ...prefix] = [
+        ...(slot.index === proxied ? network.cutOffLauncher : []),
         process.execPath,
+      ];
+      const proc = spawn(
+        command!,
         [
+          ...prefix,
           WORKER_BIN,
           ...['--connect', slot.connect, '--world', WORLD, '--handlers', HANDLERS],
           ...['--types', 'chaos', '--concurrency', String(o.concurrency)],
@@ -182,9 +195,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     };
     for (let i = 0; i < o.workers; i++) {
       const connect =
-        i === proxied
-          ? `${proxies.map((p) => p.hostPort).join(',')}${CHROOT}`
-          : `${ensemble.connectString}${CHROOT}`;
+        i === proxied ? `${network.cutOffConnect}${CHROOT}` : `${ensemble.connectString}${CHROOT}`;
       const slot: Slot = {
         index: i,
         proc: null,
@@ -260,23 +271,43 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       faults.push({ kind, member, from, to: Date.now() });
     };
     const partition = async () => {
+      // Cut off while its job runs: a claim, a process and a result in flight.
+      const busyBy = Date.now() + BUSY_WAIT_MS;
+      while (!done && !runningOn(eventLog, slots[proxied]!.proc?.pid) && Date.now() < busyBy)
+        await sleep(50);
       const pid = slots[proxied]!.proc?.pid ?? -1;
+      const busy = runningOn(eventLog, pid);
       const from = Date.now();
       partitioned.on = true;
-      for (const p of proxies) p.setPartitioned(true);
-      say(`partition: worker ${proxied} (pid ${pid}) cut off; ${completed}/${queued.length} done`);
+      await network.cutOff(true);
+      say(
+        `partition (${network.kind}): worker ${proxied} (pid ${pid}${busy ? ', running a job' : ''}) cut off; ${completed}/${queued.length} done`,
+      );
       await sleep(2 * o.sessionTimeoutMs);
-      for (const p of proxies) p.setPartitioned(false);
+      await network.cutOff(false);
       partitioned.on = false;
-      faults.push({ kind: 'partition', pid, from, to: Date.now() });
+      faults.push({ kind: 'partition', pid, from, to: Date.now(), running: busy });
+    };
+    // The ensemble split 2/1: the leader cut off its peers and its clients. The other two
+    // elect a leader and serve; its clients' connections go silent and move to them.
+    const split = async () => {
+      const cut = network.splitMember;
+      if (!cut) return;
+      const member = await ensemble.leader();
+      const from = Date.now();
+      await cut(member, true);
+      say(`split: member ${member} (the leader) cut off; ${completed}/${queued.length} done`);
+      await sleep(2 * o.sessionTimeoutMs);
+      await cut(member, false);
+      await ensemble.waitServing();
+      faults.push({ kind: 'split', member, from, to: Date.now() });
     };
     const cluster = async () => {
       do {
-        for (const step of [
-          () => memberDown('leader-stop'),
-          () => memberDown('follower-stop'),
-          partition,
-        ]) {
+        const stops = [() => memberDown('leader-stop'), () => memberDown('follower-stop')];
+        // On a namespace network its own faults go first, while the most work is pending.
+        const steps = network.splitMember ? [partition, split, ...stops] : [...stops, partition];
+        for (const step of steps) {
           await sleep(2000);
           await step();
           if (done && o.cycles === 'repeat') return;
@@ -349,9 +380,26 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     for (const s of slots) if (s.proc && s.proc.exitCode === null) s.proc.kill('SIGKILL');
     await Promise.all(slots.map((s) => s.exited));
     await producer?.close();
-    await Promise.all(proxies.map((p) => p.close()));
-    await ensemble.stop();
+    await network.close();
   }
+}
+
+/** Whether the event log shows a job of worker process `pid` started and not ended. */
+function runningOn(eventLog: string, pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  const open = new Set<string>();
+  for (const line of readFileSync(eventLog, 'utf8').split('\n')) {
+    let e: ExecEvent;
+    try {
+      e = JSON.parse(line) as ExecEvent;
+    } catch {
+      continue; // empty, or a line being written
+    }
+    if (e.pid !== pid) continue;
+    if (e.event === 'start') open.add(e.exec);
+    else open.delete(e.exec);
+  }
+  return open.size > 0;
 }
 
 const quiet = { warn: () => {} };
