@@ -7,6 +7,7 @@ import { fourLetter, serverMode } from './four-letter.js';
 import { READY_TIMEOUT_MS, STOP_GRACE_MS, sessionTimeoutRange } from './limits.js';
 import type { LocalInstall } from './local-install.js';
 import { exited, guard } from './processes.js';
+import { securityConfigLines, securityJvmFlags, type ZooKeeperSecurity } from './security.js';
 import type { StopOptions, ZooKeeperServer } from './types.js';
 
 /** One member of an ensemble as it appears in every member's zoo.cfg. */
@@ -29,6 +30,9 @@ export interface LocalServerLayout {
   heapMb?: number;
   /** Set for an ensemble member: all members, and this server's id among them. */
   ensemble?: { peers: readonly Peer[]; myId: number };
+  /** TLS and SASL of a secured server (TLS needs `secureClientPort`). */
+  security?: ZooKeeperSecurity;
+  secureClientPort?: number;
 }
 
 /** Standalone default; ensemble members get less (three JVMs share the machine). */
@@ -38,6 +42,8 @@ export const DEFAULT_HEAP_MB = 512;
 export class LocalZooKeeper implements ZooKeeperServer {
   readonly kind = 'local' as const;
   readonly connectString: string;
+  /** `127.0.0.1:port` of the TLS client port, for a server with TLS. */
+  readonly secureConnectString: string | undefined;
   private child: ChildProcess | null = null;
   private retireWatchdog: () => void = () => {};
 
@@ -46,6 +52,10 @@ export class LocalZooKeeper implements ZooKeeperServer {
     readonly layout: LocalServerLayout,
   ) {
     this.connectString = `127.0.0.1:${layout.clientPort}`;
+    this.secureConnectString =
+      layout.security?.tls && layout.secureClientPort !== undefined
+        ? `127.0.0.1:${layout.secureClientPort}`
+        : undefined;
     writeConfig(layout);
   }
 
@@ -71,6 +81,7 @@ export class LocalZooKeeper implements ZooKeeperServer {
         `-Dlog4j.configuration=file:${path.join(dir, 'log4j.properties')}`,
         `-Dlogback.configurationFile=${path.join(dir, 'logback.xml')}`,
         '-Dzookeeper.jmx.log4j.disable=true',
+        ...securityJvmFlags(this.layout.security, dir),
         '-cp',
         this.install.classpath,
         'org.apache.zookeeper.server.quorum.QuorumPeerMain',
@@ -149,6 +160,7 @@ function writeConfig(layout: LocalServerLayout): void {
     'admin.enableServer=false',
     '4lw.commands.whitelist=*',
     'autopurge.purgeInterval=0',
+    ...(layout.security ? securityConfigLines(layout.security, layout.secureClientPort) : []),
   ];
   if (ensemble) {
     lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');

@@ -9,6 +9,7 @@ import { findLocalInstall, type LocalInstall } from './local-install.js';
 import { LocalZooKeeper, type Peer } from './local-server.js';
 import { freePort } from './ports.js';
 import { removeOnExit } from './processes.js';
+import type { ZooKeeperSecurity } from './security.js';
 import type {
   StartEnsembleOptions,
   StartZooKeeperOptions,
@@ -55,6 +56,15 @@ export async function startZooKeeper(
   options: StartZooKeeperOptions = {},
 ): Promise<ZooKeeperServer> {
   const tick = checkTick(options.tickTimeMs ?? DEFAULT_TICK_MS);
+  if (options.security) {
+    // Secured: ours, from a local install (the Docker path starts no TLS port, no JAAS file).
+    const install = findLocalInstall();
+    if ('missing' in install)
+      throw new ZooKeeperUnavailableError([
+        `a secured server needs a local install: ${install.missing}`,
+      ]);
+    return startLocal(install, options.dataDir, tick, options.heapMb, options.security);
+  }
   const fromEnv = process.env.ZOOTT_ZK_CONNECT;
   if (fromEnv && !options.own) return external(fromEnv);
 
@@ -77,6 +87,7 @@ async function startLocal(
   dataDir: string | undefined,
   tickTimeMs: number,
   heapMb: number | undefined,
+  security?: ZooKeeperSecurity,
 ): Promise<LocalZooKeeper> {
   const dir = dataDir ?? tempDir('zoott-zk-');
   mkdirSync(dir, { recursive: true });
@@ -87,6 +98,8 @@ async function startLocal(
       clientPort: await freePort(),
       tickTimeMs,
       ...(heapMb !== undefined ? { heapMb } : {}),
+      ...(security ? { security } : {}),
+      ...(security?.tls ? { secureClientPort: await freePort() } : {}),
     });
     try {
       await server.start();
@@ -120,7 +133,7 @@ export async function startEnsemble(
   let lastError: unknown;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     try {
-      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256);
+      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256, options.security);
     } catch (err) {
       if (!isBindFailure(err)) throw err;
       lastError = err;
@@ -139,13 +152,16 @@ async function startEnsembleOnce(
   size: number,
   tick: number,
   heapMb: number,
+  security: ZooKeeperSecurity | undefined,
 ): Promise<ZooKeeperEnsemble> {
   const root = tempDir('zoott-ensemble-');
   const peers: Peer[] = [];
   const clientPorts: number[] = [];
+  const securePorts: number[] = [];
   for (let i = 0; i < size; i++) {
     peers.push({ id: i + 1, quorumPort: await freePort(), electionPort: await freePort() });
     clientPorts.push(await freePort());
+    if (security?.tls) securePorts.push(await freePort());
   }
   const members = peers.map(
     (peer, i) =>
@@ -155,6 +171,8 @@ async function startEnsembleOnce(
         tickTimeMs: tick,
         heapMb,
         ensemble: { peers, myId: peer.id },
+        ...(security ? { security } : {}),
+        ...(security?.tls ? { secureClientPort: securePorts[i]! } : {}),
       }),
   );
   const ensemble = new LocalEnsemble(members);
@@ -172,9 +190,13 @@ const SERVING_TIMEOUT_MS = 60_000;
 
 class LocalEnsemble implements ZooKeeperEnsemble {
   readonly connectString: string;
+  readonly secureConnectString: string | undefined;
 
   constructor(readonly members: LocalZooKeeper[]) {
     this.connectString = members.map((m) => m.connectString).join(',');
+    this.secureConnectString = members.every((m) => m.secureConnectString)
+      ? members.map((m) => m.secureConnectString).join(',')
+      : undefined;
   }
 
   async waitServing(): Promise<void> {

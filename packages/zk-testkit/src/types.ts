@@ -1,7 +1,11 @@
+import type { ZooKeeperSecurity } from './security.js';
+
 /** A running ZooKeeper server that a test can use (and, unless external, stop and restart). */
 export interface ZooKeeperServer {
   /** `127.0.0.1:port` of the client port. */
   readonly connectString: string;
+  /** `127.0.0.1:port` of the TLS client port (`secureClientPort`) of a server started with TLS. */
+  readonly secureConnectString?: string | undefined;
   /**
    * Where it runs: `external` (ZOOTT_ZK_CONNECT; stop/start do nothing, it is not ours),
    * `local` (a JVM from the local install), `docker` (a testcontainers container).
@@ -37,12 +41,19 @@ export interface StartZooKeeperOptions {
    * otherwise disturb the server.
    */
   own?: boolean;
+  /**
+   * TLS (a `secureClientPort`, client certificates, `x509` ids) and SASL DIGEST-MD5 users.
+   * A secured server is always a local one of the test's own (`own` is implied).
+   */
+  security?: ZooKeeperSecurity;
 }
 
 /** Three (or `size`) servers on 127.0.0.1 forming one quorum. */
 export interface ZooKeeperEnsemble {
   /** Every member's client address, comma separated. */
   readonly connectString: string;
+  /** Every member's TLS client address, comma separated, for an ensemble started with TLS. */
+  readonly secureConnectString?: string | undefined;
   readonly members: ZooKeeperServer[];
   /** Index of the current leader (asks each member's `srvr`); waits through an election. */
   leader(): Promise<number>;
@@ -63,4 +74,6 @@ export interface StartEnsembleOptions {
   tickTimeMs?: number;
   /** Java heap of each member in MiB (default 256). */
   heapMb?: number;
+  /** TLS and SASL of every member (see {@link StartZooKeeperOptions.security}). */
+  security?: ZooKeeperSecurity;
 }
