@@ -34,6 +34,7 @@ import { commitMulti, createMode, decodeMultiReply, type MultiReply } from './mu
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
 import { RequestPipeline } from './request-pipeline.js';
+import type { ResolvedTls } from './security-options.js';
 import { ZkSession } from './session.js';
 import { TreeWatches } from './tree-watches.js';
 
@@ -48,6 +49,13 @@ const credentialsOf = new WeakMap<ZkCoordinator, () => SessionCredentials | null
 /** @internal Used by killSession: the live session's id and password. */
 export function sessionCredentials(client: ZkCoordinator): SessionCredentials | null {
   return credentialsOf.get(client)?.() ?? null;
+}
+
+const tlsOf = new WeakMap<ZkCoordinator, ResolvedTls | null>();
+
+/** @internal Used by killSession: the client's TLS, so its raw connection reaches the same port. */
+export function sessionTls(client: ZkCoordinator): ResolvedTls | null {
+  return tlsOf.get(client) ?? null;
 }
 
 /**
@@ -88,6 +96,7 @@ export class ZkCoordinator implements Coordinator {
       else if (type === 'reconnected' || type === 'connected') this.trees.connected();
       else if (type === 'closed') this.trees.clear();
     });
+    tlsOf.set(this, this.opts.tls);
     credentialsOf.set(this, () => {
       const client = this.session.client;
       return client && this.session.state === 'connected'
