@@ -10,6 +10,8 @@ import {
   type SettingSpecBase,
   settingError,
   type ValueRules,
+  ZK_SECURITY_SETTINGS,
+  type ZkSecuritySettings,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
 
@@ -21,7 +23,7 @@ export interface BridgeSettingSpec extends SettingSpecBase<keyof BridgeSettings>
 }
 
 /** The bridge's settings as flags, environment and config file give them. */
-export interface BridgeSettings {
+export interface BridgeSettings extends ZkSecuritySettings {
   connect?: string;
   auth?: string[];
   authFile?: string;
@@ -74,6 +76,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     ...SESSION_TIMEOUT_SETTING,
     fallback: 10_000,
   },
+  // TLS and SASL to a secured ZooKeeper, shared with zoott-worker and the CLI.
+  ...ZK_SECURITY_SETTINGS.map(({ masked, example: _example, ...row }) =>
+    masked ? { ...row, secret: true } : row,
+  ),
   {
     key: 'world',
     flag: '--world',

@@ -31,6 +31,15 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   prefetch: '3',
   declareQueues: 'false',
   logLevel: 'warn',
+  zkTls: 'true',
+  zkTlsCa: '/etc/zoott/zk-ca.pem',
+  zkTlsCert: '/etc/zoott/zk-client.pem',
+  zkTlsKey: '/etc/zoott/zk-client.key',
+  zkTlsKeyPassphrase: 'key-pass',
+  zkTlsKeyPassphraseFile: '/etc/zoott/zk-key-pass',
+  zkTlsSkipHostnameCheck: 'true',
+  zkSasl: 'bridge:sasl-secret',
+  zkSaslFile: '/etc/zoott/zk-sasl',
 };
 
 /** What --print-config shows for the example: passwords masked, numbers and booleans typed. */
@@ -40,6 +49,10 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
+  zkTlsKeyPassphrase: '****',
+  zkSasl: '****',
 };
 
 /** The example in a config file's own form. */
@@ -48,6 +61,8 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
 };
 
 interface Printed {

@@ -37,6 +37,7 @@ import { RequestPipeline } from './request-pipeline.js';
 import type { ResolvedTls } from './security-options.js';
 import { ZkSession } from './session.js';
 import { TreeWatches } from './tree-watches.js';
+import { type ConnectionIdentity, sendWhoAmI } from './who-am-i.js';
 
 /** Raw session credentials, for {@link killSession} only. */
 export interface SessionCredentials {
@@ -196,6 +197,22 @@ export class ZkCoordinator implements Coordinator {
       }
       return await this.trees.add(path, listener);
     });
+  }
+
+  /**
+   * The identities the server holds for this session's connection (ZooKeeper 3.7+ `whoAmI`):
+   * `{ scheme: 'x509', id: 'CN=...' }` for a client certificate the server maps, `sasl` for a
+   * SASL login, `digest` for addAuth users (the user name), `ip` for the address. What an ACL
+   * must name to admit this session. A server before 3.7 fails it with UNIMPLEMENTED.
+   */
+  whoAmI(): Promise<ConnectionIdentity[]> {
+    return this.pipeline.ordered(() =>
+      this.pipeline.withRetry('retry', () =>
+        this.pipeline.send<ConnectionIdentity[]>('whoAmI', undefined, (c, done) =>
+          sendWhoAmI(c, done),
+        ),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------- what each call sends

@@ -95,6 +95,17 @@ describe('SASL on a real ZooKeeper', { timeout: 120_000 }, () => {
 
   it('logs in: the session is sasl:<user>, which sasl ACLs admit alone', async () => {
     const owner = await open(server.connectString, { sasl: alice });
+    const both = await open(server.connectString, { sasl: alice });
+    await both.addAuth('digest', 'carol:carol-pw');
+    const ids = await both.whoAmI();
+    expect(ids).toHaveLength(3);
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        { scheme: 'ip', id: '127.0.0.1' },
+        { scheme: 'sasl', id: 'alice' },
+        { scheme: 'digest', id: 'carol' },
+      ]),
+    );
     const mine = `/sasl-${randomUUID()}`;
     await owner.create(mine, bytes('m'), { acl: CREATOR_ALL_ACL });
     expect((await owner.getAcl(mine)).acl).toEqual([

@@ -74,6 +74,10 @@ describe('TLS to ZooKeeper', { timeout: 120_000 }, () => {
 
   it('presents a client certificate: the session is x509:<subject>, which x509 ACLs admit alone', async () => {
     const owner = await open(good.secureConnectString, { tls: clientTls(certs, 'client') });
+    // What the server made of the certificate, asked of the server itself.
+    expect(await owner.whoAmI()).toEqual(
+      expect.arrayContaining([{ scheme: 'x509', id: certs.client.dn }]),
+    );
     const mine = `/x509-${randomUUID()}`;
     // The auth scheme expands to the identities the server gave the session: its certificate.
     await owner.create(mine, bytes('m'), { acl: CREATOR_ALL_ACL });

@@ -36,18 +36,23 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const silent = !(opts.progress || (process.stderr.isTTY === true && !ctx.json));
   // One bar per world read (the world, then its race world), each finished before the next.
   const bar: { world?: string; progress?: Progress } = {};
-  const findings = await worldFindings(c, world, requestedAcl(ctx.settings), (w, p) => {
-    if (!bar.progress || bar.world !== w) {
-      bar.progress?.finish();
-      bar.world = w;
-      bar.progress = createProgress({ label: `checking ${w}`, silent });
-    }
-    bar.progress.update(
-      p.nodes,
-      undefined,
-      `nodes read, ${p.partsDone}/${p.parts} parts done${p.part === 'done' ? '' : ` (${p.part})`}`,
-    );
-  });
+  const findings = await worldFindings(
+    c,
+    world,
+    await requestedAcl(ctx.settings, async () => c),
+    (w, p) => {
+      if (!bar.progress || bar.world !== w) {
+        bar.progress?.finish();
+        bar.world = w;
+        bar.progress = createProgress({ label: `checking ${w}`, silent });
+      }
+      bar.progress.update(
+        p.nodes,
+        undefined,
+        `nodes read, ${p.partsDone}/${p.parts} parts done${p.part === 'done' ? '' : ` (${p.part})`}`,
+      );
+    },
+  );
   bar.progress?.finish();
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const quarantine = `${QUARANTINE_ROOT}/${world}`;

@@ -4,6 +4,7 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../connection.js';
+import { zkSecurityEnv } from '../zk-security.js';
 
 /** Worker daemons started for the demo. */
 export interface WorkerProcesses {
@@ -65,6 +66,8 @@ export async function startWorkerProcesses(
     // Credentials go through the environment: a command line is readable by every local user.
     const env: NodeJS.ProcessEnv = { ...process.env, ZOOTT_AUTH: s.auth.join(',') };
     if (s.auth.length === 0) delete env.ZOOTT_AUTH;
+    // So are TLS and the SASL login, however the demo was given them.
+    Object.assign(env, zkSecurityEnv(s.zkSecurity.values));
     // The daemon logs JSON lines on stdout; the demo's own output is the progress and tree.
     children.push(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env }));
   }
