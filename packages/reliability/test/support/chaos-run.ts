@@ -13,7 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson, KEY_SEPARATOR } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
-import { startEnsemble, startProxy, type ZkProxy } from '@zoott/zk-testkit';
+import {
+  makeZkTestCertificates,
+  serverTls,
+  startEnsemble,
+  startProxy,
+  type ZkProxy,
+} from '@zoott/zk-testkit';
 import type { ChaosHistory, CompletedEntry, ExecEvent, Fault } from './chaos-check.js';
 import { type Heal, healsOf, readinessOf } from './chaos-heals.js';
 
@@ -32,6 +38,11 @@ export interface ChaosOptions {
   /** Give up waiting for the work after this long. */
   deadlineMs: number;
   progress?: (line: string) => void;
+  /**
+   * Every client over TLS to the members' secureClientPort (the producer, and the workers by
+   * their ZOOTT_ZK_TLS_CA), the partitioned worker's proxies passing TLS through sealed.
+   */
+  tls?: boolean;
 }
 
 export interface ChaosRun {
@@ -112,7 +123,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       `${WORKER_BIN} is missing: run \`pnpm build\` first (the chaos run uses the real daemon)`,
     );
 
-  const ensemble = await startEnsemble();
+  const certs = o.tls ? makeZkTestCertificates(join(dir, 'certs')) : null;
+  const ensemble = await startEnsemble(certs ? { security: { tls: serverTls(certs) } } : {});
+  /** Where clients connect: the TLS ports of a TLS run. */
+  const address = (m: { connectString: string; secureConnectString?: string | undefined }) =>
+    certs ? m.secureConnectString! : m.connectString;
+  const clientTls = certs ? { tls: { ca: readFileSync(certs.ca) } } : {};
+  const workerEnv: Record<string, string> = certs ? { ZOOTT_ZK_TLS_CA: certs.ca } : {};
   const proxies: ZkProxy[] = [];
   const pids: number[] = [];
   const slots: Slot[] = [];
@@ -123,15 +140,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
   let producer: Coordinator | null = null;
   let done = false;
   try {
-    const admin = await connectZk(ensemble.connectString);
+    const admin = await connectZk(address(ensemble), clientTls);
     await admin.create(CHROOT).catch(() => undefined);
     await admin.close();
-    producer = await connectZk(`${ensemble.connectString}${CHROOT}`, { sessionTimeoutMs: 20_000 });
+    producer = await connectZk(`${address(ensemble)}${CHROOT}`, {
+      sessionTimeoutMs: 20_000,
+      ...clientTls,
+    });
     const engine = createEngine(producer, { world: WORLD, buckets: BUCKETS, logger: quiet });
     await engine.init();
 
     // The last worker reaches the ensemble only through proxies, so it can be cut off.
-    for (const m of ensemble.members) proxies.push(await startProxy(m.connectString));
+    for (const m of ensemble.members) proxies.push(await startProxy(address(m)));
     const proxied = o.workers - 1;
     const proxiedPids = new Set<number>();
     const spawnWorker = (slot: Slot) => {
@@ -147,7 +167,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
           ...['--node-id', `chaos-${slot.index}-${slot.generation}`, '--log-level', 'info'],
         ],
         {
-          env: { ...process.env, ZOOTT_CHAOS_LOG: eventLog, ZOOTT_CHAOS_TASK_MS: String(o.taskMs) },
+          env: {
+            ...process.env,
+            ...workerEnv,
+            ZOOTT_CHAOS_LOG: eventLog,
+            ZOOTT_CHAOS_TASK_MS: String(o.taskMs),
+          },
           stdio: ['ignore', out, out],
         },
       );
@@ -184,7 +209,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       const connect =
         i === proxied
           ? `${proxies.map((p) => p.hostPort).join(',')}${CHROOT}`
-          : `${ensemble.connectString}${CHROOT}`;
+          : `${address(ensemble)}${CHROOT}`;
       const slot: Slot = {
         index: i,
         proc: null,
