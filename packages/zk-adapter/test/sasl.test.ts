@@ -181,7 +181,9 @@ describe('SASL on a real ZooKeeper', { timeout: 120_000 }, () => {
     // Without a login the same server refuses the session's first request.
     const anonymous = await connectZk(enforcing.connectString);
     try {
-      await expect(anonymous.get(path)).rejects.toMatchObject({ op: 'get' });
+      const refused = await anonymous.get(path).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'AUTH_FAILED', op: 'get', field: 'sasl' });
+      expect((refused as Error).message).toMatch(/logged in with SASL \(enforce\.auth\.enabled\)/);
     } finally {
       await anonymous.close();
     }

@@ -14,6 +14,7 @@ export {
   STOP_GRACE_MS,
   sessionTimeoutRange,
 } from './limits.js';
+export { freePort } from './ports.js';
 export { startProxy, type ZkProxy } from './proxy.js';
 export {
   serverTls,

@@ -33,6 +33,10 @@ export interface LocalServerLayout {
   /** TLS and SASL of a secured server (TLS needs `secureClientPort`). */
   security?: ZooKeeperSecurity;
   secureClientPort?: number;
+  /** zoo.cfg lines appended after the testkit's own. */
+  config?: readonly string[];
+  /** More JVM flags. */
+  jvmFlags?: readonly string[];
 }
 
 /** Standalone default; ensemble members get less (three JVMs share the machine). */
@@ -82,6 +86,7 @@ export class LocalZooKeeper implements ZooKeeperServer {
         `-Dlogback.configurationFile=${path.join(dir, 'logback.xml')}`,
         '-Dzookeeper.jmx.log4j.disable=true',
         ...securityJvmFlags(this.layout.security, dir),
+        ...(this.layout.jvmFlags ?? []),
         '-cp',
         this.install.classpath,
         'org.apache.zookeeper.server.quorum.QuorumPeerMain',
@@ -161,6 +166,7 @@ function writeConfig(layout: LocalServerLayout): void {
     '4lw.commands.whitelist=*',
     'autopurge.purgeInterval=0',
     ...(layout.security ? securityConfigLines(layout.security, layout.secureClientPort) : []),
+    ...(layout.config ?? []),
   ];
   if (ensemble) {
     lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');

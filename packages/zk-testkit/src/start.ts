@@ -56,14 +56,15 @@ export async function startZooKeeper(
   options: StartZooKeeperOptions = {},
 ): Promise<ZooKeeperServer> {
   const tick = checkTick(options.tickTimeMs ?? DEFAULT_TICK_MS);
-  if (options.security) {
-    // Secured: ours, from a local install (the Docker path starts no TLS port, no JAAS file).
+  if (options.security || options.config || options.jvmFlags) {
+    // Secured or configured: ours, from a local install (the Docker path starts no TLS port,
+    // no JAAS file, no configuration of the test's).
     const install = findLocalInstall();
     if ('missing' in install)
       throw new ZooKeeperUnavailableError([
-        `a secured server needs a local install: ${install.missing}`,
+        `a secured or configured server needs a local install: ${install.missing}`,
       ]);
-    return startLocal(install, options.dataDir, tick, options.heapMb, options.security);
+    return startLocal(install, options.dataDir, tick, options.heapMb, options);
   }
   const fromEnv = process.env.ZOOTT_ZK_CONNECT;
   if (fromEnv && !options.own) return external(fromEnv);
@@ -87,8 +88,9 @@ async function startLocal(
   dataDir: string | undefined,
   tickTimeMs: number,
   heapMb: number | undefined,
-  security?: ZooKeeperSecurity,
+  extra: Pick<StartZooKeeperOptions, 'security' | 'config' | 'jvmFlags'> = {},
 ): Promise<LocalZooKeeper> {
+  const { security } = extra;
   const dir = dataDir ?? tempDir('zoott-zk-');
   mkdirSync(dir, { recursive: true });
   let lastError: unknown;
@@ -100,6 +102,8 @@ async function startLocal(
       ...(heapMb !== undefined ? { heapMb } : {}),
       ...(security ? { security } : {}),
       ...(security?.tls ? { secureClientPort: await freePort() } : {}),
+      ...(extra.config ? { config: extra.config } : {}),
+      ...(extra.jvmFlags ? { jvmFlags: extra.jvmFlags } : {}),
     });
     try {
       await server.start();

@@ -46,6 +46,13 @@ export interface StartZooKeeperOptions {
    * A secured server is always a local one of the test's own (`own` is implied).
    */
   security?: ZooKeeperSecurity;
+  /**
+   * More zoo.cfg lines, appended after the testkit's own (in a Java properties file the last
+   * of two equal keys wins): a test of a configuration as documented. Implies `own`.
+   */
+  config?: readonly string[];
+  /** More JVM flags for a local server (`-Dname=value`). Implies `own`. */
+  jvmFlags?: readonly string[];
 }
 
 /** Three (or `size`) servers on 127.0.0.1 forming one quorum. */
