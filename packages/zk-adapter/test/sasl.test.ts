@@ -15,6 +15,7 @@ import {
   parseDirectives,
   readChallenge,
 } from '../src/sasl-digest-md5.js';
+import { fakeServer } from './fake-server.js';
 import { bytes, nextSessionEvent, open, text, zkServer } from './helpers.js';
 import { clientTls, securedServer, testCertificates } from './secured-servers.js';
 
@@ -60,6 +61,53 @@ describe('DIGEST-MD5 (RFC 2831)', () => {
     expect(() => readChallenge('realm="r",algorithm=md5-sess')).toThrow(/no nonce/);
     expect(() => readChallenge('nonce="n",qop="auth-conf",algorithm=md5-sess')).toThrow(/not auth/);
     expect(() => readChallenge('nonce="n",algorithm=md5')).toThrow(/not md5-sess/);
+  });
+});
+
+describe('SASL against servers no real one here can play', () => {
+  /** A SetSASLResponse payload: the token, length first. */
+  const token = (text: string) => {
+    const bytes = Buffer.from(text);
+    const out = Buffer.alloc(4 + bytes.length);
+    out.writeInt32BE(bytes.length, 0);
+    bytes.copy(out, 4);
+    return out;
+  };
+  /** A fake server answering the SASL requests with `tokens`, in turn. */
+  const saslServer = (tokens: string[]) => {
+    let n = 0;
+    return fakeServer((type) => (type === 102 ? { err: 0, body: token(tokens[n++] ?? '') } : 0));
+  };
+  const CHALLENGE = 'realm="zk-sasl-md5",nonce="abc",charset=utf-8,algorithm=md5-sess';
+
+  it('refuses a server that cannot prove it knows the password (a wrong rspauth)', async () => {
+    const fake = await saslServer([CHALLENGE, 'rspauth=00000000000000000000000000000000']);
+    try {
+      const err = await connectZk(fake.hostPort, {
+        sasl: alice,
+        connectTimeoutMs: 3_600_000,
+      }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'AUTH_FAILED', field: 'sasl' });
+      expect((err as Error).message).toMatch(/does not prove it knows the password/);
+      // Nothing but the login went out.
+      expect([...fake.seen.keys()]).toEqual([102]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('refuses a challenge it cannot answer, saying what is wrong with it', async () => {
+    const fake = await saslServer(['nonce="abc",qop="auth-conf",algorithm=md5-sess']);
+    try {
+      const err = await connectZk(fake.hostPort, {
+        sasl: alice,
+        connectTimeoutMs: 3_600_000,
+      }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'AUTH_FAILED' });
+      expect((err as Error).message).toMatch(/offers qop auth-conf, not auth/);
+    } finally {
+      await fake.close();
+    }
   });
 });
 
