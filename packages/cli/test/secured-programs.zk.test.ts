@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { Perms } from '@zoott/core';
+import { connectZk } from '@zoott/zk-adapter';
 import {
   makeZkTestCertificates,
   serverTls,
@@ -84,6 +86,27 @@ describe('programs on a secured ZooKeeper', { timeout: 240_000 }, () => {
       job,
       JSON.stringify({ executable: '/usr/bin/echo', arguments: ['over tls and sasl'] }),
     );
+    // The worker made the world (--create-world) with its login and certificate: theirs.
+    const c = await connectZk(connect, {
+      tls: {
+        ca: readFileSync(certs.ca),
+        cert: readFileSync(certs.client.cert),
+        key: readFileSync(certs.client.key),
+      },
+      sasl: { username: 'ops', password: 'ops-secret' },
+    });
+    try {
+      const { acl } = await c.getAcl('/zoott_jobs');
+      expect(acl).toHaveLength(2);
+      expect(acl).toEqual(
+        expect.arrayContaining([
+          { scheme: 'sasl', id: 'ops', perms: Perms.ALL },
+          { scheme: 'x509', id: certs.client.dn, perms: Perms.ALL },
+        ]),
+      );
+    } finally {
+      await c.close();
+    }
     const submitted = await zoott(
       ['--connect', connect, '--world', 'jobs', 'submit', job, '--wait'],
       {

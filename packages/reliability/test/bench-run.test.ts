@@ -54,6 +54,8 @@ describe('bench: the whole run', () => {
         'latency_p99_vs_floor',
         'pending_100k_vs_1k',
         'queue_many_vs_raw',
+        'tls_drain_vs_plain',
+        'tls_raw_vs_plain',
       ]);
       for (const ok of Object.values(doc.pass as object)) expect(typeof ok).toBe('boolean');
       expect(doc.setup).toMatchObject({ workers: 4, quick: true });
