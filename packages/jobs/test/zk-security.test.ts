@@ -47,7 +47,9 @@ describe('ACL entries', () => {
     );
     expect(() => parseAclEntry('x509::r', 'acl[1]')).toThrow(/acl\[1\]: not one of the forms/);
     expect(() => parseAclEntry('alice:s3cret:q', 'acl[0]')).toThrow(/permissions "q"/);
+    expect(() => parseAclEntry('alice:s3cret:', 'acl[0]')).toThrow(/no permission given/);
     expect(() => parseAclEntry('alice:s3cret:', 'acl[0]')).not.toThrow(/s3cret/);
+    expect(() => parseAclEntry('x509:CN=a:', 'acl[0]')).toThrow(/no permission given/);
     expect(() => parseAclEntry('nocolon', 'acl[0]')).toThrow(/x509:<certificate subject>:perms/);
   });
 
