@@ -251,6 +251,14 @@ describe('SASL on a real ZooKeeper', { timeout: 120_000 }, () => {
     }
   });
 
+  it('a refused login fails at once though another server of the connect string is down', async () => {
+    // Every server of an ensemble checks the same users: one refusal is the verdict.
+    const err = await refused(`${server.connectString},127.0.0.1:1`, {
+      sasl: { username: 'alice', password: 'wrong-secret' },
+    });
+    expect(err).toMatchObject({ code: 'AUTH_FAILED', field: 'sasl' });
+  });
+
   it('a server without SASL says so at once', async () => {
     const err = await refused(zkServer(), { sasl: alice });
     expect(err).toMatchObject({ code: 'AUTH_FAILED', field: 'sasl' });
