@@ -9,6 +9,7 @@ import {
   type SettingSource,
   type SettingSpecBase,
   settingError,
+  TRACE_SETTING,
   type ValueRules,
   ZK_SECURITY_SETTINGS,
   type ZkSecuritySettings,
@@ -39,6 +40,7 @@ export interface BridgeSettings extends ZkSecuritySettings {
   prefetch?: number;
   declareQueues?: boolean;
   logLevel?: string;
+  trace?: boolean;
 }
 
 /**
@@ -170,6 +172,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
   {
     ...LOG_LEVEL_SETTING,
     fallback: 'info',
+  },
+  {
+    ...TRACE_SETTING,
+    fallback: false,
   },
 ];
 

@@ -40,6 +40,7 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   zkTlsSkipHostnameCheck: 'true',
   zkSasl: 'bridge:sasl-secret',
   zkSaslFile: '/etc/zoott/zk-sasl',
+  trace: 'true',
 };
 
 /** What --print-config shows for the example: passwords masked, numbers and booleans typed. */
@@ -53,6 +54,7 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   zkTlsSkipHostnameCheck: true,
   zkTlsKeyPassphrase: '****',
   zkSasl: '****',
+  trace: true,
 };
 
 /** The example in a config file's own form. */
@@ -63,6 +65,7 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   declareQueues: false,
   zkTls: true,
   zkTlsSkipHostnameCheck: true,
+  trace: true,
 };
 
 interface Printed {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Coordinator } from '@zoott/core';
+import type { Coordinator, Telemetry } from '@zoott/core';
 import type { SocketOptions } from 'amqplib';
 import { AmqpLink } from './amqp-link.js';
 import { DEFAULT_JOB_QUEUE, DEFAULT_RACE_QUEUE } from './constants.js';
@@ -32,6 +32,11 @@ export interface AmqpBridgeOptions {
   /** Declare missing queues as durable (default true); false: they must exist. */
   declareQueues?: boolean;
   logger?: BridgeLogger;
+  /**
+   * Traces every job it queues (`otelTelemetry()` of `@zoott/otel`), under the publisher's
+   * trace when the message carries W3C `traceparent`/`tracestate` headers.
+   */
+  telemetry?: Telemetry;
   /** Test hooks: run between the two steps of each guarantee (see the README). */
   hooks?: BridgeHooks;
 }
@@ -94,6 +99,7 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
           ...(options.deadLetterExchange !== undefined
             ? { deadLetterExchange: options.deadLetterExchange }
             : {}),
+          ...(options.telemetry ? { telemetry: options.telemetry } : {}),
           ...(options.hooks?.beforeQueued ? { beforeQueued: options.hooks.beforeQueued } : {}),
           ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
         })(msg, channel),

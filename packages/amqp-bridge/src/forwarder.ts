@@ -1,5 +1,5 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
-import { decodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
+import { decodeJson, ensureWorldPath, permsToShort, worldRoot } from '@zoott/core/internal';
 import { replyDir } from '@zoott/jobs';
 import type { AmqpLink } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';
@@ -24,7 +24,7 @@ export interface ForwarderOptions {
 
 /** Where the world's results for the bridge land, and where bridges claim them. */
 export function forwarderPaths(world: string): { dir: string; claims: string } {
-  const dir = replyDir({ exchange: BRIDGE_EXCHANGE, routingkey: world });
+  const dir = replyDir({ exchange: BRIDGE_EXCHANGE, routingkey: world }, world);
   return { dir, claims: `${dir}~claims` };
 }
 
@@ -167,16 +167,12 @@ export class Forwarder {
   }
 }
 
-/** Creates `path` and what is missing above it: `/zoott_r` with the default ACL, the rest with `acl`. */
+/**
+ * Creates `path` (in the world's reply area) and what is missing above it with `acl`, up to
+ * the world's node in the area, which is made as `init` makes it: nothing shared is created
+ * with the world's ACL.
+ */
 async function ensure(c: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
   if ((await c.exists(path)) !== null) return;
-  let at = '';
-  for (const part of path.split('/').slice(1)) {
-    at += `/${part}`;
-    try {
-      await c.create(at, undefined, at === '/zoott_r' ? {} : { acl });
-    } catch (err) {
-      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
-    }
-  }
+  await ensureWorldPath(c, path, acl);
 }

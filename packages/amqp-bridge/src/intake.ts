@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Coordinator } from '@zoott/core';
+import type { Coordinator, Telemetry, TraceCarrier } from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { raceWorld, submitJob, submitRace } from '@zoott/jobs';
 import type { Channel, ConsumeMessage } from 'amqplib';
@@ -25,6 +25,8 @@ export interface IntakeOptions {
   /** Test hook: runs after a job is queued and before its message is acknowledged. */
   afterQueued?: (name: string) => Promise<void>;
   stopped: () => boolean;
+  /** Traces the queueing, continuing a trace the message's `traceparent` header names. */
+  telemetry?: Telemetry;
 }
 
 /** Whether the task of a bridged job is already in its world (queued by an earlier delivery). */
@@ -33,16 +35,33 @@ async function alreadyQueued(c: Coordinator, world: string, job: BridgedJob): Pr
   return (await c.exists(`${worldRoot(w)}/${job.name}`)) !== null;
 }
 
+/** The W3C trace context headers of a message (as an instrumented publisher sets them). */
+function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
+  const headers = msg.properties.headers ?? {};
+  const text = (v: unknown) =>
+    typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString() : null;
+  const traceparent = text(headers.traceparent);
+  if (traceparent === null) return undefined;
+  const tracestate = text(headers.tracestate);
+  return tracestate === null ? { traceparent } : { traceparent, tracestate };
+}
+
 /** Queues the job unless an earlier delivery of the same message did. */
 async function queueOnce(
   c: Coordinator,
   world: string,
   job: BridgedJob,
+  telemetry?: Telemetry,
+  producer?: TraceCarrier,
 ): Promise<'queued' | 'duplicate'> {
   if (await alreadyQueued(c, world, job)) return 'duplicate';
   const data = job.address ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: world } : job.job;
   const submit = job.kind === 'race' ? submitRace : submitJob;
-  await submit(c, data, { world, name: job.name });
+  const options = { world, name: job.name, ...(telemetry ? { engineOptions: { telemetry } } : {}) };
+  // The task's queue span goes under the publisher's span, when the message names one.
+  const from = telemetry && producer ? telemetry.contextManager.extract(producer) : undefined;
+  const queue = () => submit(c, data, options);
+  await (from !== undefined ? telemetry!.contextManager.with(from, queue) : queue());
   return 'queued';
 }
 
@@ -69,7 +88,13 @@ export function intakeHandler(kind: JobKind, options: IntakeOptions) {
     for (let delay = RETRY_BASE_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       if (options.stopped()) return; // left unacknowledged: redelivered to another bridge
       try {
-        const outcome = await queueOnce(options.coordinator(), options.world, job);
+        const outcome = await queueOnce(
+          options.coordinator(),
+          options.world,
+          job,
+          options.telemetry,
+          traceHeaders(msg),
+        );
         log.info({ task: job.name, kind, queue, outcome }, 'job from AMQP queued');
         break;
       } catch (err) {

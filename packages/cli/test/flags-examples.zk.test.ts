@@ -269,9 +269,11 @@ const STEPS: Record<string, ExampleStep> = {
         world: 'files',
         healthy: true,
         findings: [],
+        left: 0,
         quarantine: '/zoott_q/files',
         moved: [],
         notMoved: [],
+        migrated: null,
       }),
   },
 };
