@@ -53,8 +53,9 @@ export function dial(server: Server, secure: ResolvedTls | null): net.Socket {
   return tls.connect({
     host: server.host,
     port: server.port,
+    // TLS 1.2 as the floor is the context's (tls.connect reads no version option beside a
+    // secureContext).
     secureContext: secure.context,
-    minVersion: 'TLSv1.2',
     // SNI carries names only; an address is checked against the certificate's IP entries.
     ...(isIP(server.host) === 0 ? { servername: server.host } : {}),
     ...(secure.verifyHostname ? {} : { checkServerIdentity: () => undefined }),
