@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Perms } from '@zoott/core';
 import { decodeJson, encodeJson } from '@zoott/core/internal';
-import { serverTls } from '@zoott/zk-testkit';
 import {
   CachedReader,
   casLoop,
@@ -10,6 +9,7 @@ import {
   Lock,
   zkConfOf,
 } from '@zoott/zk-adapter/recipes';
+import { serverTls } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open } from './helpers.js';
 import { clientTls, securedServer, testCertificates } from './secured-servers.js';
