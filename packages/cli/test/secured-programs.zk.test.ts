@@ -59,7 +59,7 @@ describe('programs on a secured ZooKeeper', { timeout: 240_000 }, () => {
   });
 
   const ok = (r: RunResult) => expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-  const worker = (connect: string, extraEnv: Record<string, string> = {}) =>
+  const worker = (connect: string, extraEnv: Record<string, string> = {}, base = env) =>
     spawnWatched(
       process.execPath,
       [
@@ -74,7 +74,7 @@ describe('programs on a secured ZooKeeper', { timeout: 240_000 }, () => {
         '--log-level',
         'info',
       ],
-      { env: { ...env, ZOOTT_CONNECT: connect, ...extraEnv } },
+      { env: { ...base, ZOOTT_CONNECT: connect, ...extraEnv } },
     );
 
   it('a worker serves a JSON job the CLI submits; the dashboard shows the world', async () => {
@@ -128,6 +128,29 @@ describe('programs on a secured ZooKeeper', { timeout: 240_000 }, () => {
     expect(counts.completed).toBe(1);
     dashboard.kill('SIGINT');
     expect((await dashboard.exited).code).toBe(130);
+    w.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+  });
+
+  it("a worker with a client certificate alone makes its world the certificate's", async () => {
+    const connect = `${zk.secureConnectString}/certificate`;
+    const { ZOOTT_ZK_SASL_FILE: _login, ...certificateOnly } = env;
+    const w = worker(connect, {}, certificateOnly);
+    await until(() => /worker started/.test(w.out()), 'the worker to start', 60_000);
+    const ca = readFileSync(certs.ca);
+    const owner = await connectZk(connect, {
+      tls: { ca, cert: readFileSync(certs.client.cert), key: readFileSync(certs.client.key) },
+    });
+    const stranger = await connectZk(connect, { tls: { ca } });
+    try {
+      // The certificate is a credential: the world is its x509 id's, not open.
+      expect((await owner.getAcl('/zoott_jobs')).acl).toEqual([
+        { scheme: 'x509', id: certs.client.dn, perms: Perms.ALL },
+      ]);
+      await expect(stranger.children('/zoott_jobs')).rejects.toMatchObject({ code: 'NO_AUTH' });
+    } finally {
+      await Promise.allSettled([owner.close(), stranger.close()]);
+    }
     w.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
   });
