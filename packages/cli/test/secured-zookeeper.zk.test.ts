@@ -281,6 +281,28 @@ describe('zoott on a secured ZooKeeper', { timeout: 180_000 }, () => {
     ok(devReads);
   });
 
+  it('without --acl, init and lock-down hold a world to what the session is: its certificate, its login', async () => {
+    const connect = fresh();
+    const certificate = ['--connect', connect, ...tlsFlags('client')];
+    const login = ['--connect', connect, ...tlsFlags(), '--zk-sasl-file', files.sasl];
+    ok(await zoott([...certificate, '--acl', 'open', 'init', 'mine']));
+    // An open world is not theirs: init says so (exit 4) naming the ACL it expected.
+    const byCertificate = await zoott([...certificate, 'init', 'mine']);
+    expect(byCertificate.code, byCertificate.stderr).toBe(4);
+    expect(byCertificate.stderr).toContain(`not locked to these credentials`);
+    expect(byCertificate.stderr).toContain(`x509:${certs.client.dn} cdrwa`);
+    const byLogin = await zoott([...login, 'init', 'mine']);
+    expect(byLogin.code, byLogin.stderr).toBe(4);
+    expect(byLogin.stderr).toContain(`sasl:${OPS.user} cdrwa`);
+    // lock-down with the certificate alone makes the world the certificate's.
+    const locked = await zoott([...certificate, 'lock-down', 'mine']);
+    ok(locked);
+    expect(await aclOf(connect, '/zoott_mine')).toEqual([
+      { scheme: 'x509', id: certs.client.dn, perms: Perms.ALL },
+    ]);
+    ok(await zoott([...certificate, 'init', 'mine']));
+  });
+
   describe('a connect that cannot work exits 3 at once, saying which', () => {
     /** Runs `status` with a connect timeout of an hour: exiting at all proves it did not wait. */
     const fails = async (args: string[]) => {
