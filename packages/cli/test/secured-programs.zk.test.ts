@@ -155,6 +155,30 @@ describe('programs on a secured ZooKeeper', { timeout: 240_000 }, () => {
     expect((await w.exited).code).toBe(0);
   });
 
+  it("a worker with a SASL login alone makes its world the login's", async () => {
+    const connect = `${zk.secureConnectString}/login`;
+    const { ZOOTT_ZK_TLS_CERT: _cert, ZOOTT_ZK_TLS_KEY: _key, ...loginOnly } = env;
+    const w = worker(connect, {}, loginOnly);
+    await until(() => /worker started/.test(w.out()), 'the worker to start', 60_000);
+    const tls = { ca: readFileSync(certs.ca) };
+    const owner = await connectZk(connect, {
+      tls,
+      sasl: { username: 'ops', password: 'ops-secret' },
+    });
+    const stranger = await connectZk(connect, { tls });
+    try {
+      // The login is a credential: the world is its sasl id's, not open.
+      expect((await owner.getAcl('/zoott_jobs')).acl).toEqual([
+        { scheme: 'sasl', id: 'ops', perms: Perms.ALL },
+      ]);
+      await expect(stranger.children('/zoott_jobs')).rejects.toMatchObject({ code: 'NO_AUTH' });
+    } finally {
+      await Promise.allSettled([owner.close(), stranger.close()]);
+    }
+    w.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+  });
+
   it('the demo hands the settings given by flag to its worker processes', async () => {
     const r = await zoott(
       [
