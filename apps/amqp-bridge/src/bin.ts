@@ -1,6 +1,6 @@
 import { AmqpAccessError, AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
-import { credentialsOf } from '@zoott/jobs/config';
+import { credentialsOf, zkSecurityHint, zkSecurityOptions } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
 import { Command, Option } from 'commander';
 import { pino } from 'pino';
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const coordinator = await connectZk(settings.connect, {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,
+    ...zkSecurityOptions(settings, sources, configPath),
   });
   // The SDK is loaded only when asked for.
   const tracing = settings.trace ? await startTracingFor('zoott-amqp-bridge') : null;
@@ -174,6 +175,8 @@ main().catch((err: unknown) => {
   process.stderr.write(`zoott-amqp-bridge: ${err instanceof Error ? err.message : String(err)}\n`);
   if (err instanceof AmqpTlsError) process.stderr.write(`  ${TLS_HINTS[err.kind]}\n`);
   if (err instanceof AmqpAccessError) process.stderr.write(`  ${accessHint(err)}\n`);
+  const zkHint = isZoottError(err) ? zkSecurityHint(err) : null;
+  if (zkHint) process.stderr.write(`  ${zkHint}\n`);
   const code = isZoottError(err, 'INVALID_CONFIG')
     ? EXIT_BAD_CONFIG
     : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')

@@ -15,6 +15,8 @@ import {
   TRACE_SETTING,
   type TrustRule,
   type ValueRules,
+  ZK_SECURITY_SETTINGS,
+  type ZkSecuritySettings,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
 
@@ -26,7 +28,7 @@ export interface BridgeSettingSpec extends SettingSpecBase<keyof BridgeSettings>
 }
 
 /** The bridge's settings as flags, environment and config file give them. */
-export interface BridgeSettings {
+export interface BridgeSettings extends ZkSecuritySettings {
   connect?: string;
   auth?: string[];
   authFile?: string;
@@ -80,6 +82,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     ...SESSION_TIMEOUT_SETTING,
     fallback: 10_000,
   },
+  // TLS and SASL to a secured ZooKeeper, shared with zoott-worker and the CLI.
+  ...ZK_SECURITY_SETTINGS.map(({ masked, example: _example, ...row }) =>
+    masked ? { ...row, secret: true } : row,
+  ),
   {
     key: 'world',
     flag: '--world',

@@ -31,6 +31,15 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   prefetch: '3',
   declareQueues: 'false',
   logLevel: 'warn',
+  zkTls: 'true',
+  zkTlsCa: '/etc/zoott/zk-ca.pem',
+  zkTlsCert: '/etc/zoott/zk-client.pem',
+  zkTlsKey: '/etc/zoott/zk-client.key',
+  zkTlsKeyPassphrase: 'key-pass',
+  zkTlsKeyPassphraseFile: '/etc/zoott/zk-key-pass',
+  zkTlsSkipHostnameCheck: 'true',
+  zkSasl: 'bridge:sasl-secret',
+  zkSaslFile: '/etc/zoott/zk-sasl',
   trace: 'true',
 };
 
@@ -41,6 +50,10 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
+  zkTlsKeyPassphrase: '****',
+  zkSasl: '****',
   trace: true,
 };
 
@@ -50,6 +63,8 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
   trace: true,
 };
 

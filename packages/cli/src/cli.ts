@@ -30,6 +30,7 @@ import { worldsVerb } from './commands/worlds.js';
 import { ExitCode } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 import { addVerb, type Verb } from './verb.js';
+import { addZkSecurityOptions } from './zk-security.js';
 
 /** The version `zoott --version` reports: zoott's one version, from core. */
 export const VERSION = ZOOTT_VERSION;
@@ -108,6 +109,8 @@ export function buildProgram(state: RunState): Command {
     .option('--debug', 'print stack traces and engine warnings')
     .showSuggestionAfterError()
     .addHelpText('after', EPILOG);
+  // TLS and SASL to a secured ZooKeeper, and --acl: shared with zoott-worker.
+  addZkSecurityOptions(program);
   const action = runner(state);
   for (const verb of VERBS) addVerb(program, verb, action);
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();

@@ -56,6 +56,8 @@ describe('bench: the whole run', () => {
         'queue_many_vs_raw',
         'recovery_claim_vs_floor',
         'recovery_vs_floor',
+        'tls_drain_vs_plain',
+        'tls_raw_vs_plain',
       ]);
       for (const ok of Object.values(doc.pass as object)) expect(typeof ok).toBe('boolean');
       expect(doc.setup).toMatchObject({ workers: 4, quick: true });
