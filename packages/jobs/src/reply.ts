@@ -7,7 +7,7 @@ import {
   ZoottError,
 } from '@zoott/core';
 import { decodeJson, encodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
-import { DEFAULT_EXCHANGE, REPLY_ROOT } from './constants.js';
+import { DEFAULT_EXCHANGE, RACES_ROOT, REPLY_ROOT } from './constants.js';
 
 /** Where a result is published: Yothalot's exchange and routing key. */
 export interface ReplyAddress {
@@ -46,16 +46,38 @@ function segment(value: unknown, field: string): string {
 }
 
 /**
+ * Exchange names whose reply path is another's: `_default` is where the default exchange's
+ * (`""`) results go, and `races` is where races keep their state. A job naming one of them
+ * would share that path (its results read by the wrong consumer, or a race's state taken
+ * for results), so it is refused.
+ */
+const RESERVED_EXCHANGES: ReadonlyMap<string, string> = new Map([
+  [
+    DEFAULT_EXCHANGE,
+    `it is the reply path of the default exchange (""): leave exchange out or give ""`,
+  ],
+  [RACES_ROOT.slice(REPLY_ROOT.length + 1), `${RACES_ROOT} holds the state of races`],
+]);
+
+/**
  * The reply directory of an address: `/zoott_r/<exchange>/<routingkey>`. Results are
  * sequential children `result-<seq>` in publication order.
  *
- * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name.
+ * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name, or the
+ * exchange is one whose reply path is another's (`_default`, `races`).
  */
 export function replyDir(address: ReplyAddress): string {
   const exchange =
     address.exchange === undefined || address.exchange === ''
       ? DEFAULT_EXCHANGE
       : segment(address.exchange, 'exchange');
+  const taken = address.exchange ? RESERVED_EXCHANGES.get(address.exchange) : undefined;
+  if (taken !== undefined)
+    throw new ZoottError(
+      'INVALID_JOB',
+      `exchange ${JSON.stringify(address.exchange)}: is reserved (${taken})`,
+      { field: 'exchange' },
+    );
   return `${REPLY_ROOT}/${exchange}/${segment(address.routingkey, 'routingkey')}`;
 }
 
