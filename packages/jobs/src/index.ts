@@ -7,6 +7,7 @@ export {
   DEFAULT_EXCHANGE,
   JOB_TYPE,
   RACE_TYPE,
+  RACE_WORLD_BUCKETS,
   RACER_TYPE,
   RACES_ROOT,
   raceWorld,
@@ -15,6 +16,16 @@ export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from '.
 // Serving: the built-in job handlers for runWorker, or the whole daemon.
 export { jobHandlers } from './handlers/index.js';
 export type { JobHandlerOptions } from './handlers/options.js';
+// Results the AMQP bridge could not publish: parked, then listed, retried or dropped.
+export {
+  dropParked,
+  listParked,
+  type ParkedData,
+  type ParkedResult,
+  type Parking,
+  parkOps,
+  retryParked,
+} from './parked.js';
 export {
   publishResult,
   REPLY_PATH_CHECK,

@@ -11,6 +11,7 @@ export * from './job-engine.js';
 export * from './jobs/index.js';
 export * from './limits.js';
 export * from './metrics.js';
+export * from './parked.js';
 export * from './policy.js';
 export * from './reply.js';
 export * from './submit.js';

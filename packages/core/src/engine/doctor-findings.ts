@@ -32,7 +32,12 @@ export type FindingKind =
   /** A node under `/zoott_r` the world uses (reply path, race state) whose ACL is not the world's. */
   | 'reply-acl'
   /** An internal world (a race world) whose world is gone. */
-  | 'leftover-world';
+  | 'leftover-world'
+  /**
+   * A result the AMQP bridge parked (`/zoott_parked/<world>`): it could not be published,
+   * and its consumer still waits. `zoott parked` retries or drops it; never moved.
+   */
+  | 'parked-result';
 
 /** One problem `diagnoseWorld` found. */
 export interface Finding {

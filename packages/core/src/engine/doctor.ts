@@ -13,6 +13,7 @@ import {
   parseJson,
   type Verdict,
 } from './doctor-findings.js';
+import { diagnoseParked } from './doctor-parked.js';
 import { diagnoseProgress, progressRecheck, progressRelation } from './doctor-progress.js';
 import { recheckBy } from './doctor-recheck.js';
 import {
@@ -56,7 +57,7 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
  * records, registrations, progress nodes, schedules, rate limits, election candidates, the
  * meta's retention and pause settings), claims, registrations and candidates that are not
  * ephemeral, entries, records and progress of tasks without a tree node, progress left by
- * completed tasks, leaf tree nodes in no state, ACLs other than `options.acl` (every node
+ * completed tasks, leaf tree nodes in no state, results the AMQP bridge parked, ACLs other than `options.acl` (every node
  * `lockDownWorld` locks), reply paths and race state not under it, and race worlds whose
  * world is gone. Reads only; `repairWorld` acts on the findings.
  *
@@ -82,6 +83,7 @@ export async function diagnoseWorld(
     ['schedules', () => diagnoseSchedules(d)],
     ['limits', () => diagnoseLimits(d)],
     ['elections', () => diagnoseElections(d)],
+    ['parked results', () => diagnoseParked(d)],
   ];
   if (extra.length > 0)
     parts.push([

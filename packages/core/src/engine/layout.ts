@@ -46,6 +46,18 @@ export const AREAS: readonly Area[] = [AREA.pending, AREA.working, AREA.complete
 export const REGISTRY_AREA = 'workers';
 
 /**
+ * Results the AMQP bridge could not publish (an exchange refused or missing, no queue bound),
+ * `/zoott_parked/<world>/<result>`, sit beside the areas too: an operator lists, retries or
+ * drops them (`zoott parked`), and `zoott doctor` reports them.
+ */
+export const PARKED_AREA = 'parked';
+
+/** `/zoott_parked/<world>`: where a world's parked results are. */
+export function parkedRoot(world: string): string {
+  return `/zoott_${PARKED_AREA}/${world}`;
+}
+
+/**
  * Kinds of pending entries, the first letter of an entry's name (stored, so fixed): a dead
  * entry is a task that failed for good and still blocks its descendants.
  */
@@ -71,6 +83,8 @@ export function bucketName(index: number): string {
 export class WorldLayout {
   readonly root: string;
   readonly registry: string;
+  /** Results the AMQP bridge parked (see {@link PARKED_AREA}). */
+  readonly parked: string;
 
   constructor(
     readonly world: string,
@@ -78,6 +92,7 @@ export class WorldLayout {
   ) {
     this.root = worldRoot(world);
     this.registry = `/zoott_${REGISTRY_AREA}/${world}`;
+    this.parked = parkedRoot(world);
   }
 
   /** `/zoott_<area>/<world>` */

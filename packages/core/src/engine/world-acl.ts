@@ -5,7 +5,7 @@ import { LEADERS_ROOT, SCHEDULES_ROOT } from '../schedules/schedule-store.js';
 import { worldRoot } from '../tree/keys.js';
 import { validateWorldName } from '../tree/names.js';
 import { codeOf } from './errors.js';
-import { AREAS, REGISTRY_AREA } from './layout.js';
+import { AREAS, parkedRoot, REGISTRY_AREA } from './layout.js';
 import { PROGRESS_AREA } from './progress.js';
 
 /** The areas every world has besides its tree: pending, working, completed, failed, workers. */
@@ -146,9 +146,11 @@ export async function lockDownWorld(
   };
   for (const root of options.extraRoots ?? []) await lockSubtree(root);
   // The world's schedules, rate limits and elections: open, anyone could queue tasks through
-  // a schedule or starve a type with a limit.
+  // a schedule or starve a type with a limit. Its parked results too: open, anyone could
+  // read them, or plant one for an operator to retry.
   for (const side of [SCHEDULES_ROOT, LIMITS_ROOT, LEADERS_ROOT])
     await lockSubtree(`${side}/${world}`);
+  await lockSubtree(parkedRoot(world));
   // Tops last, the tree root very last: they are what says "this world is locked".
   for (const top of worldTops(world)) await lockSubtree(top);
   tick();

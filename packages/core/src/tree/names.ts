@@ -7,7 +7,8 @@ import type { TaskInfo } from './task-map.js';
 /**
  * World names that would make `/zoott_<world>` collide with zoott's own areas
  * (pending, working, completed, failed, reply channel, worker registry, the quarantine
- * where `zoott doctor --repair` moves damaged nodes, schedules, elections, rate limits).
+ * where `zoott doctor --repair` moves damaged nodes, schedules, elections, rate limits,
+ * results the AMQP bridge parked).
  */
 export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'p',
@@ -20,6 +21,7 @@ export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
   'schedules',
   'leaders',
   'limits',
+  'parked',
 ]);
 
 // ZooKeeper's PathUtils rejects these code points in any path; surrogates (and so every
