@@ -1,12 +1,14 @@
 import type { BridgeHooks, BridgeLogger } from '@zoott/amqp-bridge';
 
 /** Points where `ZOOTT_AMQP_BRIDGE_TEST_PAUSE` can stop the bridge. */
-const POINTS = ['received', 'queued', 'claimed', 'published'] as const;
+const POINTS = ['received', 'queued', 'settled', 'claimed', 'published'] as const;
 
 /**
  * For the crash tests only: `ZOOTT_AMQP_BRIDGE_TEST_PAUSE=received` stops the bridge for good
- * after it read a message as a job and before it queues the job; `=queued` after it queued
- * a job and before it acknowledges the message; `=claimed` after it took
+ * after it read a message as a job (and opened its intake record) and before it queues the
+ * job; `=queued` after it queued a job and before it removes the intake record and
+ * acknowledges the message; `=settled` after it removed the record and before the
+ * acknowledgement; `=claimed` after it took
  * a result from ZooKeeper and before it publishes it; `=published` after the broker
  * confirmed a result and before the result is removed from ZooKeeper. It logs
  * `test pause` (with `point` and the task or path) so the test knows it got there, and
@@ -26,5 +28,6 @@ export function testHooks(
   };
   if (point === 'received') return { beforeQueued: pause };
   if (point === 'queued') return { afterQueued: pause };
+  if (point === 'settled') return { beforeAck: pause };
   return point === 'claimed' ? { beforePublish: pause } : { afterPublished: pause };
 }

@@ -30,6 +30,10 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   deadLetterExchange: 'dlx-x',
   prefetch: '3',
   declareQueues: 'false',
+  createWorld: 'true',
+  replyExchanges: 'results,res.*',
+  maxDeliveries: '9',
+  parkAfterMs: '5000',
   logLevel: 'warn',
 };
 
@@ -40,6 +44,10 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
 };
 
 /** The example in a config file's own form. */
@@ -48,6 +56,10 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
 };
 
 interface Printed {

@@ -64,7 +64,10 @@ describeOnBackends('a job that fails for good still answers on its reply path', 
   it('a race that fails for good answers with winner null, processes 0 and the error', async () => {
     const race = { executable: 'grep', input: 'gone', exchange: 'ex', routingkey: 'rr', tag: 1 };
     const { c, engine, claim } = await claimed(RACE_TYPE, race);
-    await engine.fail(claim, new ZoottError('INVALID_JOB', 'input: directory "gone" holds no records'));
+    await engine.fail(
+      claim,
+      new ZoottError('INVALID_JOB', 'input: directory "gone" holds no records'),
+    );
     const got = await waitForResult<Record<string, unknown>>(c, {
       world: 'er',
       exchange: 'ex',
@@ -123,5 +126,4 @@ describe('a race input directory obeys the racer cap', () => {
       message: expect.stringMatching(/holds more than the limit of 23 records/),
     });
   });
-
 });

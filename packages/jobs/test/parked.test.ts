@@ -25,14 +25,22 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     );
     const { stat } = await c.get(path);
     const acl = await worldAcl(c, WORLD);
-    const ops = await parkOps(c, WORLD, acl, path, stat.version, { n, stdout: 'x' }, {
-      from: DIR,
-      exchange: 'results',
-      routingkey: `rk-${n}`,
-      reason: 'unroutable',
-      attempts: 3,
-      firstFailedAt: '2025-01-01T00:00:00.000Z',
-    });
+    const ops = await parkOps(
+      c,
+      WORLD,
+      acl,
+      path,
+      stat.version,
+      { n, stdout: 'x' },
+      {
+        from: DIR,
+        exchange: 'results',
+        routingkey: `rk-${n}`,
+        reason: 'unroutable',
+        attempts: 3,
+        firstFailedAt: '2025-01-01T00:00:00.000Z',
+      },
+    );
     await c.multi(ops);
     return path.slice(path.lastIndexOf('/') + 1);
   }
@@ -87,9 +95,13 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     await parkedOne(c, 1);
     const root = `/zoott_parked/${WORLD}`;
     // Planted with another ACL: not the bridge's, not listed.
-    await c.create(`${root}/planted`, encodeJson({ from: DIR, exchange: '', routingkey: 'x', reason: 'r', result: 1 }), {
-      acl: [digestAcl('someone', 'else', 'cdrwa'), { scheme: 'world', id: 'anyone', perms: 1 }],
-    });
+    await c.create(
+      `${root}/planted`,
+      encodeJson({ from: DIR, exchange: '', routingkey: 'x', reason: 'r', result: 1 }),
+      {
+        acl: [digestAcl('someone', 'else', 'cdrwa'), { scheme: 'world', id: 'anyone', perms: 1 }],
+      },
+    );
     await c.create(`${root}/junk`, encodeJson({ not: 'parked' }), {
       acl: await worldAcl(c, WORLD),
     });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { raceErrorResult, regularErrorResult } from '@zoott/core/jobs';
+import { describe, expect, it } from 'vitest';
 
 const at = new Date('2015-11-01T23:22:11.000Z');
 
