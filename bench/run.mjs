@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { amqpSoakPhase } from './amqp-soak.mjs';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
@@ -501,6 +502,11 @@ async function main() {
       return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
     },
   }[process.env.BENCH_ONLY ?? ''];
+  // BENCH_ONLY=amqp: the AMQP bridge soak (bench/amqp-soak.mjs), on a server and broker of its own.
+  if (process.env.BENCH_ONLY === 'amqp') {
+    console.log(JSON.stringify(await amqpSoakPhase({ quick, log })));
+    return;
+  }
   if (only) {
     const res = await onFreshServer(async (c2, fleet2) => ({
       ...(await only(c2, fleet2)),
@@ -577,6 +583,7 @@ async function main() {
     const unblock = await onFreshServer((c2, fleet2) => unblockLatency(c2, fleet2, UNBLOCK));
     const scheduling = schedulingKeys(idle, unblock, WORKERS);
     log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
+    const amqpSoak = await amqpSoakPhase({ quick, log });
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -593,6 +600,7 @@ async function main() {
       ...scheduling.results,
       ...control.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
+      ...amqpSoak.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -641,6 +649,7 @@ async function main() {
         queue_many_vs_raw: Number(ratios.queue_many_vs_raw.toFixed(3)),
         pending_100k_vs_1k: Number(ratios.pending_100k_vs_1k.toFixed(3)),
         latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
+        ...amqpSoak.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -676,6 +685,7 @@ async function main() {
         worker_rss_mb_1k: Number(low.rssMb.toFixed(1)),
         ...scheduling.details,
         ...control.details,
+        ...amqpSoak.details,
       },
       setup: {
         workers: WORKERS,
@@ -711,6 +721,7 @@ async function main() {
         ...scheduling.rows,
         ...control.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
+        ...amqpSoak.rows,
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);
