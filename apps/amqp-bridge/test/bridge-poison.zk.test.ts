@@ -128,6 +128,42 @@ describe('zoott-amqp-bridge: no message stalls a queue', { timeout: 240_000 }, (
     expect(dead.pending()).toBe(0);
   });
 
+  it('an error result no queue takes sends its message to the dead-letter exchange instead, saying so', async () => {
+    await w.client.post(
+      'jobs',
+      { executable: 5, routingkey: 'no-queue-has-this-name' },
+      { messageId: 'unanswerable' },
+    );
+    const m = await dead.next();
+    expect(m.properties.messageId).toBe('unanswerable');
+    expect(String(m.properties.headers?.['x-zoott-error'])).toMatch(
+      /executable.*; its error result could not be published: unroutable/,
+    );
+    await drained('jobs');
+  });
+
+  it("a dead-letter exchange the broker refuses leaves the rejection: the queue's own one gets the message", async () => {
+    await w.client.ch.assertExchange('own-dlx', 'fanout', { durable: false });
+    const own = await resultInbox(w.client.ch, 'own-dlx', '');
+    for (const q of ['jobs-own', 'races-own'])
+      await w.client.ch.assertQueue(q, { durable: true, deadLetterExchange: 'own-dlx' });
+    const bridge = await w.bridge({}, [
+      ...['--job-queue', 'jobs-own', '--race-queue', 'races-own', '--declare-queues', 'false'],
+      ...['--dead-letter-exchange', 'no-such-dlx'],
+    ]);
+    await w.client.post('jobs-own', 'still not JSON', { messageId: 'own-1' });
+    const m = await own.next();
+    expect(m.properties.messageId).toBe('own-1');
+    const line = await bridge.logLine(
+      (l) => l.msg === 'message refused' && l.queue === 'jobs-own',
+      'the refusal',
+    );
+    expect(line.outcome).toBe('rejected');
+    expect(line.reason).toMatch(/the dead-letter exchange refused it: .*NOT_FOUND/);
+    await drained('jobs-own');
+    await kill(bridge);
+  });
+
   it('without --dead-letter-exchange, twenty malformed messages are rejected and the valid job behind them runs', async () => {
     const valid = await resultInbox(w.client.ch, 'results', 'rk-nodlx');
     const bridge = await w.bridge({}, ['--job-queue', 'jobs-nodlx', '--race-queue', 'races-nodlx']);

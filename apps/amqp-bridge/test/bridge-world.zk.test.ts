@@ -1,4 +1,6 @@
+import { ENVELOPE } from '@zoott/amqp-bridge';
 import { createEngine } from '@zoott/core';
+import { dropParked, listParked, publishResult } from '@zoott/jobs';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -8,6 +10,7 @@ import {
   kill,
   type ResultInbox,
   resultInbox,
+  until,
 } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
 
@@ -96,6 +99,35 @@ describe('zoott-amqp-bridge: the world it serves and the exchanges it publishes 
     expect(String(refused[1]!.properties.headers?.['x-zoott-error'])).toMatch(
       /the default exchange \(""\) is not one of --reply-exchanges/,
     );
+    expect(other.pending()).toBe(0);
+    // A result for an exchange outside the patterns (its job queued before they were set,
+    // say) is never published: parked at once.
+    const zk = await connectZk(w.connect);
+    try {
+      await publishResult(
+        zk,
+        { exchange: 'zoott~amqp', routingkey: w.world },
+        {
+          executable: '/usr/bin/true',
+          stdout: '',
+          [ENVELOPE]: { exchange: 'other', routingkey: 'rk-rx' },
+        },
+        { world: w.world },
+      );
+      const parked = await until(async () => {
+        const p = await listParked(zk, w.world);
+        return p.length > 0 ? p : undefined;
+      });
+      expect(parked[0]).toMatchObject({
+        exchange: 'other',
+        routingkey: 'rk-rx',
+        attempts: 0,
+        reason: 'exchange "other" is not one of --reply-exchanges',
+      });
+      await dropParked(zk, w.world, parked[0]!.name);
+    } finally {
+      await zk.close();
+    }
     expect(other.pending()).toBe(0);
     await kill(bridge);
   });
