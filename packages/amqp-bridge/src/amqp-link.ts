@@ -308,7 +308,16 @@ export class AmqpLink {
             end(new Error(`the broker cancelled the consumer of ${c.queue}`));
             return;
           }
-          void whenSetUp.then((ok) => (ok ? c.onMessage(msg, channel) : undefined));
+          void whenSetUp
+            .then((ok) => (ok ? c.onMessage(msg, channel) : undefined))
+            .catch((err: unknown) =>
+              // A handler settles its message itself; one that failed leaves it to the
+              // channel's end (redelivered then), never to an unhandled rejection.
+              this.options.logger.error(
+                { queue: c.queue, err: String(err) },
+                'message handler failed',
+              ),
+            );
         });
         await step(`consuming ${c.queue}`, consuming);
       }

@@ -133,7 +133,19 @@ export function intakeHandler(kind: JobKind, o: IntakeOptions) {
       if (err instanceof Refused) await refuse(o.refusal, kind, msg, channel, err.message);
       else if (err instanceof Abandoned)
         log.info({ queue, messageId }, 'message left to its redelivery');
-      else throw err;
+      else {
+        // Not the message's doing, nor ZooKeeper being away (a hook, say): hand it back; its
+        // deliveries are counted, so this cannot go on for ever.
+        log.error(
+          { queue, messageId, err: String(err) },
+          'cannot queue the job; the message goes back to its queue',
+        );
+        try {
+          channel.nack(msg, false, true);
+        } catch {
+          // Closed: it went back already.
+        }
+      }
     }
   };
 }
