@@ -10,7 +10,7 @@ const ADAPTERS = '(memory-adapter|zk-adapter)';
 /** Support for tests only; never part of a shipped program. */
 const TEST_SUPPORT = '(testing|zk-testkit|rabbitmq-testkit|conformance)';
 /** Source that ships: everything under a src/ folder except the test-support packages. */
-const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard|amqp-bridge)|apps/[^/]+)/src/`;
+const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard|amqp-bridge|otel)|apps/[^/]+)/src/`;
 
 module.exports = {
   forbidden: [
@@ -39,6 +39,14 @@ module.exports = {
       severity: 'error',
       from: { path: `^packages/${ADAPTERS}/src/` },
       to: { path: '^(packages|apps)/', pathNot: '^packages/($1|core)/' },
+    },
+    {
+      name: 'otel-imports-core-only',
+      comment:
+        "The tracing hook's OpenTelemetry side stands on core (and the OpenTelemetry packages) alone: any program or library that traces can take it without the job layer or an adapter.",
+      severity: 'error',
+      from: { path: '^packages/otel/src/' },
+      to: { path: '^(packages|apps)/', pathNot: '^packages/(otel|core)/' },
     },
     {
       name: 'conformance-imports-core-types-only',
@@ -118,9 +126,11 @@ module.exports = {
       from: { path: SHIPPED_SRC },
       // The one exception: zk-adapter bundles its patched node-zookeeper-client into dist
       // (tsup noExternal), so the installed package carries the fixes; see its README.
+      // A peer dependency is also a devDependency of its own package (so the workspace
+      // installs it for the package's build and tests): declared as a peer, it is fine.
       to: {
         dependencyTypes: ['npm-dev'],
-        dependencyTypesNot: ['type-only'],
+        dependencyTypesNot: ['type-only', 'npm-peer'],
         pathNot: '/node_modules/node-zookeeper-client/',
       },
     },

@@ -14,6 +14,7 @@ export default defineConfig({
       '@zoott/core/jobs': src('./packages/core/src/jobs.ts'),
       '@zoott/core': src('./packages/core/src/index.ts'),
       '@zoott/memory-adapter': src('./packages/memory-adapter/src/index.ts'),
+      '@zoott/zk-adapter/recipes': src('./packages/zk-adapter/src/recipes.ts'),
       '@zoott/zk-adapter': src('./packages/zk-adapter/src/index.ts'),
       '@zoott/conformance': src('./packages/conformance/src/index.ts'),
       '@zoott/zk-testkit': src('./packages/zk-testkit/src/index.ts'),
@@ -26,6 +27,8 @@ export default defineConfig({
       '@zoott/testing': src('./packages/testing/src/index.ts'),
       '@zoott/cli': src('./packages/cli/src/index.ts'),
       '@zoott/dashboard': src('./packages/dashboard/src/index.ts'),
+      '@zoott/otel/sdk': src('./packages/otel/src/sdk.ts'),
+      '@zoott/otel': src('./packages/otel/src/index.ts'),
     },
   },
   test: {

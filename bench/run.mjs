@@ -27,6 +27,7 @@ import {
   windowCpu,
   writeResults,
 } from './tools.mjs';
+import { tracedDrain } from './tracing.mjs';
 import { mntr, serverPid } from './zk-stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -153,9 +154,10 @@ class Fleet {
     });
   }
 
-  /** Starts the workers' zoott loops on `world`. */
-  run(world) {
-    return this.begin({ cmd: 'run', world, concurrency: CONCURRENCY });
+  /** Starts the workers' zoott loops on `world` (`extra`: more of the run, as `trace`). */
+  run(world, extra = {}) {
+    this.flushSpans = extra.trace !== undefined;
+    return this.begin({ cmd: 'run', world, concurrency: CONCURRENCY, ...extra });
   }
 
   /** Starts the workers on the bare path instead (bench/bare-path.mjs). */
@@ -184,7 +186,7 @@ class Fleet {
     await Promise.all(
       this.workers.map((w) => {
         const stopped = this.next(w, 'stopped');
-        w.child.send({ cmd: 'stop' });
+        w.child.send({ cmd: 'stop', flushSpans: this.flushSpans === true });
         return stopped;
       }),
     );
@@ -264,13 +266,18 @@ async function rawCreates(c) {
 }
 
 /** Queues `total` independent no-op tasks into `world`, then drains them (see `drain`). */
-function drainTasks(c, fleet, world, total) {
-  return drain(c, fleet, world, total, (e) =>
-    pipelined(total, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
+function drainTasks(c, fleet, world, total, run) {
+  return drain(
+    c,
+    fleet,
+    world,
+    total,
+    (e) => pipelined(total, QUEUE_WIDTH, (i) => e.queue({ name: `d${i}`, type: 'noop', data: i })),
+    run,
   );
 }
 
-async function drain(c, fleet, world, total, queueAll) {
+async function drain(c, fleet, world, total, queueAll, run) {
   const engine = await newWorld(c, world);
   const q0 = performance.now();
   await queueAll(engine);
@@ -279,7 +286,7 @@ async function drain(c, fleet, world, total, queueAll) {
   const zkPid = await serverPid(fleet.connectString);
   const cpu0 = await windowCpu(fleet, zkPid);
   const t0 = performance.now();
-  await fleet.run(world);
+  await fleet.run(world, run);
   await waitCompleted(fleet, total, world);
   const seconds = (performance.now() - t0) / 1000;
   // CPU time per task: what the workers (all 4 together) and the server spent per drained
@@ -500,6 +507,16 @@ async function main() {
       await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
       const res = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
       return { rawCreatesPerSecond: raw, ...res, drainVsRaw: res.perSecond / raw };
+    },
+    // The drain untraced and traced, on one server: what tracing costs (bench/tracing.mjs).
+    tracing: async (c2, fleet2) => {
+      await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+      const plain = await drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
+      const traced = await tracedDrain(c2, fleet2, drainTasks, {
+        total: DRAIN_TASKS,
+        warmup: DRAIN_WARMUP,
+      });
+      return { plain, traced, tracedVsPlain: traced.perSecond / plain.perSecond };
     },
   }[process.env.BENCH_ONLY ?? ''];
   // BENCH_ONLY=amqp: the AMQP bridge soak (bench/amqp-soak.mjs), on a server and broker of its own.

@@ -4,10 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
-import { runWorker } from '../packages/core/dist/index.js';
+import { createEngine, runWorker } from '../packages/core/dist/index.js';
 import { applyHeapRoom, DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { serveBarePath } from './bare-path.mjs';
+import { flushSpans, workerTelemetry } from './tracing.mjs';
 
 const [connectString, index] = process.argv.slice(2);
 // What zoott-worker does at start (its --heap-room setting, default DEFAULT_HEAP_ROOM), so the
@@ -140,7 +141,18 @@ process.on('message', async (msg) => {
     parents = [];
     children = [];
     maxRss = 0;
+    // A traced run (bench/tracing.mjs): the engine traces through the SDK.
+    const traced = msg.trace
+      ? {
+          engine: createEngine(client, {
+            world: msg.world,
+            logger: quiet,
+            telemetry: await workerTelemetry(msg.trace),
+          }),
+        }
+      : {};
     handle = runWorker(client, handlers, {
+      ...traced,
       world: msg.world,
       id: `bench-${index}`,
       concurrency: msg.concurrency,
@@ -190,6 +202,7 @@ process.on('message', async (msg) => {
   } else if (msg.cmd === 'stop') {
     await handle?.stop();
     bare?.stop();
+    if (msg.flushSpans) await flushSpans();
     if (inspector) {
       const { profile } = await inspector.post('HeapProfiler.stopSampling');
       writeFileSync(

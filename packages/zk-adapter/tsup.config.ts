@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url);
 /** Where the bundled library's licence and zoott's changes to it go in the tarball. */
 const THIRD_PARTY = 'dist/third-party/node-zookeeper-client';
 
-export default packageBuild(['src/index.ts'], {
+export default packageBuild(['src/index.ts', 'src/recipes.ts'], {
   // The patched node-zookeeper-client goes INTO dist: a pnpm patch applies only inside this
   // workspace, so depending on the registry's copy would ship a client without the fixes (a
   // multi checking a stale version 0 would succeed). Its own dependencies (async, underscore)

@@ -135,6 +135,8 @@ async function main(): Promise<void> {
     auth,
   });
   const hooks = testHooks(process.env, logger);
+  // The SDK is loaded only when asked for.
+  const tracing = settings.trace ? await startTracingFor('zoott-amqp-bridge') : null;
   const bridge = await startAmqpBridge({
     coordinator,
     world: settings.world,
@@ -153,12 +155,15 @@ async function main(): Promise<void> {
     ...(settings.deadLetterExchange ? { deadLetterExchange: settings.deadLetterExchange } : {}),
     logger,
     ...(hooks ? { hooks } : {}),
+    ...(tracing ? { telemetry: tracing.telemetry } : {}),
   });
   logger.info({ jobQueue: settings.jobQueue, raceQueue: settings.raceQueue }, 'bridge running');
   const stop = () => {
     void bridge.stop().then(
       async () => {
         await coordinator.close();
+        // Spans still buffered are sent before the process ends.
+        await tracing?.shutdown();
         process.exit(0);
       },
       () => process.exit(1),
@@ -166,6 +171,15 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** Starts OpenTelemetry's SDK from the OTEL_* variables; says where spans go. */
+async function startTracingFor(program: string) {
+  const { describeTracing, startTracing } = await import('@zoott/otel/sdk');
+  const say = (m: string) => process.stderr.write(`${program}: tracing: ${m}\n`);
+  const tracing = await startTracing({ serviceName: program, warn: say });
+  say(describeTracing(tracing));
+  return tracing;
 }
 
 main().catch((err: unknown) => {

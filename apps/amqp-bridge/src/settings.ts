@@ -9,6 +9,7 @@ import {
   type SettingSource,
   type SettingSpecBase,
   settingError,
+  TRACE_SETTING,
   type ValueRules,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
@@ -41,6 +42,7 @@ export interface BridgeSettings {
   maxDeliveries?: number;
   parkAfterMs?: number;
   logLevel?: string;
+  trace?: boolean;
 }
 
 /**
@@ -203,6 +205,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
   {
     ...LOG_LEVEL_SETTING,
     fallback: 'info',
+  },
+  {
+    ...TRACE_SETTING,
+    fallback: false,
   },
 ];
 

@@ -98,7 +98,7 @@ describe('zoott-amqp-bridge: no result blocks the others', { timeout: 240_000 },
         .filter((f) => f.kind === 'parked-result')
         .map((f) => f.path)
         .sort(),
-    ).toEqual(rows.map((r) => `/zoott_parked/${w.world}/${r.name}`).sort());
+    ).toEqual(rows.map((r) => `/zoott_~parked/${w.world}/${r.name}`).sort());
     const human = await zoott(['parked', w.world]);
     expect(human.stdout).toMatch(/rk-nobody/);
     expect(human.stdout).toMatch(/3 parked result/);

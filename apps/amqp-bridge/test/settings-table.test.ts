@@ -35,6 +35,7 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   maxDeliveries: '9',
   parkAfterMs: '5000',
   logLevel: 'warn',
+  trace: 'true',
 };
 
 /** What --print-config shows for the example: passwords masked, numbers and booleans typed. */
@@ -48,6 +49,7 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   replyExchanges: ['results', 'res.*'],
   maxDeliveries: 9,
   parkAfterMs: 5000,
+  trace: true,
 };
 
 /** The example in a config file's own form. */
@@ -60,6 +62,7 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   replyExchanges: ['results', 'res.*'],
   maxDeliveries: 9,
   parkAfterMs: 5000,
+  trace: true,
 };
 
 interface Printed {

@@ -128,7 +128,13 @@ async function main(): Promise<void> {
   applyHeapRoom(resolved.settings.heapRoom ?? DEFAULT_HEAP_ROOM);
   // Loaded only to run: --print-config and --help stay quick and never touch ZooKeeper.
   const { startWorkerDaemon } = await import('@zoott/jobs');
-  const daemon = await startWorkerDaemon(resolved.settings);
+  // The SDK is loaded only when asked for: a worker that does not trace never loads it.
+  const tracing = resolved.settings.trace ? await startTracingFor('zoott-worker') : null;
+  const telemetry = tracing ? { telemetry: tracing.telemetry } : {};
+  const daemon = await startWorkerDaemon({ ...resolved.settings, ...telemetry });
+  // Spans still buffered are sent before the process ends.
+  const exit = (code: number) =>
+    void (tracing?.shutdown() ?? Promise.resolve()).then(() => process.exit(code));
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -140,14 +146,23 @@ async function main(): Promise<void> {
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
     void daemon.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => exit(0),
+      () => exit(1),
     );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   await daemon.done;
-  if (signals === 0) process.exit(1);
+  if (signals === 0) exit(1);
+}
+
+/** Starts OpenTelemetry's SDK from the OTEL_* variables; says where spans go. */
+async function startTracingFor(program: string) {
+  const { describeTracing, startTracing } = await import('@zoott/otel/sdk');
+  const say = (m: string) => process.stderr.write(`${program}: tracing: ${m}\n`);
+  const tracing = await startTracing({ serviceName: program, warn: say });
+  say(describeTracing(tracing));
+  return tracing;
 }
 
 main().catch((err: unknown) => {

@@ -142,7 +142,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     const reply = await waitForResult(client, { world: 'crash', routingkey, timeoutMs: 30_000 });
     expect((reply.result as { stdout: string }).stdout).toBe('done\n');
     // Exactly one result was published: the directory is empty once it is consumed.
-    expect(await client.children(`/zoott_r/_default/${routingkey}`)).toEqual([]);
+    expect(await client.children(`/zoott_~replies/crash/_default/${routingkey}`)).toEqual([]);
     // The killed worker's job died with it (parent-death signal); its `sleep` child ends on
     // its own; nothing is left behind.
     await until('no job process left', () =>

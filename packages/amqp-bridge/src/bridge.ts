@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Coordinator } from '@zoott/core';
+import type { Coordinator, Telemetry } from '@zoott/core';
 import type { SocketOptions } from 'amqplib';
 import { AmqpLink } from './amqp-link.js';
 import { DEFAULT_JOB_QUEUE, DEFAULT_RACE_QUEUE } from './constants.js';
@@ -49,6 +49,11 @@ export interface AmqpBridgeOptions {
   /** The `server` of the error results the bridge publishes (default: the host name). */
   serverName?: string;
   logger?: BridgeLogger;
+  /**
+   * Traces every job it queues (`otelTelemetry()` of `@zoott/otel`), under the publisher's
+   * trace when the message carries W3C `traceparent`/`tracestate` headers.
+   */
+  telemetry?: Telemetry;
   /** Test hooks: run between the two steps of each guarantee (see the README). */
   hooks?: BridgeHooks;
 }
@@ -95,7 +100,7 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
   const get = () => coordinator;
   const world = options.world;
   // Before anything is consumed: a typo in the world must not queue jobs nobody serves.
-  const engines = await openBridgeWorld(coordinator, world, options.createWorld === true);
+  const engines = await openBridgeWorld(coordinator, world, options);
   const paths = forwarderPaths(world);
   let acl = await engines.acl();
   await ensureBridgePath(coordinator, paths.intake, acl);
@@ -136,6 +141,7 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
         maxDeliveries: options.maxDeliveries ?? 5,
         logger,
         stopped: isStopped,
+        ...(options.telemetry ? { telemetry: options.telemetry } : {}),
         ...(options.hooks?.beforeQueued ? { beforeQueued: options.hooks.beforeQueued } : {}),
         ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
         ...(options.hooks?.beforeAck ? { beforeAck: options.hooks.beforeAck } : {}),

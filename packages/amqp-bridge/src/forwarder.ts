@@ -1,5 +1,5 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
-import { decodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
+import { decodeJson, ensureWorldPath, permsToShort, worldRoot } from '@zoott/core/internal';
 import { parkOps, replyDir } from '@zoott/jobs';
 import { type AmqpLink, PublishRefused } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';
@@ -34,7 +34,7 @@ export interface ForwarderOptions {
 
 /** Where the world's results for the bridge land, where bridges claim them, and its intake records. */
 export function forwarderPaths(world: string): { dir: string; claims: string; intake: string } {
-  const dir = replyDir({ exchange: BRIDGE_EXCHANGE, routingkey: world });
+  const dir = replyDir({ exchange: BRIDGE_EXCHANGE, routingkey: world }, world);
   return { dir, claims: `${dir}~claims`, intake: `${dir}~intake` };
 }
 
@@ -75,7 +75,7 @@ interface Taken {
  *
  * A result the broker refuses (no such exchange, no right to publish there, no queue bound
  * to the routing key) is tried again on its own with backoff, holding its claim, while the
- * results behind it go on; after `parkAfterMs` it is parked (`/zoott_parked/<world>`), where
+ * results behind it go on; after `parkAfterMs` it is parked (`/zoott_~parked/<world>`), where
  * `zoott parked` lists, retries and drops it. One no publication can carry (an exchange
  * outside `--reply-exchanges`, a name over 255 bytes) is parked at once.
  */
@@ -299,18 +299,14 @@ export class Forwarder {
   }
 }
 
-/** Creates `path` and what is missing above it: `/zoott_r` with the default ACL, the rest with `acl`. */
+/**
+ * Creates `path` (in the world's reply area) and what is missing above it with `acl`, up to
+ * the world's node in the area, which is made as `init` makes it: nothing shared is created
+ * with the world's ACL.
+ */
 async function ensure(c: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
   if ((await c.exists(path)) !== null) return;
-  let at = '';
-  for (const part of path.split('/').slice(1)) {
-    at += `/${part}`;
-    try {
-      await c.create(at, undefined, at === '/zoott_r' ? {} : { acl });
-    } catch (err) {
-      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
-    }
-  }
+  await ensureWorldPath(c, path, acl);
 }
 
 export { ensure as ensureBridgePath };

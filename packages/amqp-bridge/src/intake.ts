@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Coordinator, type Engine, isZoottError } from '@zoott/core';
+import {
+  type Coordinator,
+  type Engine,
+  isZoottError,
+  type Telemetry,
+  type TraceCarrier,
+} from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { raceWorld, submitJob, submitRace } from '@zoott/jobs';
 import type { Channel, ConsumeMessage } from 'amqplib';
@@ -66,6 +72,8 @@ export interface IntakeOptions {
   /** Test hook: after the intake record is removed, before the message is acknowledged. */
   beforeAck?: (name: string) => Promise<void>;
   stopped: () => boolean;
+  /** Traces the queueing, continuing a trace the message's `traceparent` header names. */
+  telemetry?: Telemetry;
 }
 
 /** This delivery is no longer the one to settle its message (its channel closed, or the bridge stops). */
@@ -73,6 +81,17 @@ class Abandoned extends Error {}
 
 /** The engine refused the job for good: `reason` says why. */
 class Refused extends Error {}
+
+/** The W3C trace context headers of a message (as an instrumented publisher sets them). */
+function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
+  const headers = msg.properties.headers ?? {};
+  const text = (v: unknown) =>
+    typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString() : null;
+  const traceparent = text(headers.traceparent);
+  if (traceparent === null) return undefined;
+  const tracestate = text(headers.tracestate);
+  return tracestate === null ? { traceparent } : { traceparent, tracestate };
+}
 
 /**
  * Takes one message from a job queue and ends it in exactly one way: queued (then
@@ -237,7 +256,7 @@ async function queueOnce(
       await o.beforeQueued?.(record.task);
       if (adopted && (await step('finding the task', () => exists(o, job, record.task))))
         outcome = 'duplicate';
-      else await step('queueing the job', () => submit(o, job, record.task));
+      else await step('queueing the job', () => submit(o, job, record.task, traceHeaders(msg)));
       await o.afterQueued?.(record.task);
     } catch (err) {
       if (err instanceof Refused) await o.records.close(record).catch(() => false);
@@ -254,19 +273,32 @@ async function queueOnce(
   }
 }
 
-/** Submits the job as task `name`: its result address is the bridge's, its world must exist. */
-async function submit(o: IntakeOptions, job: BridgedJob, name: string): Promise<void> {
+/**
+ * Submits the job as task `name`: its result address is the bridge's, its world must exist.
+ * Its queue span goes under the publisher's span, when the message names one.
+ */
+async function submit(
+  o: IntakeOptions,
+  job: BridgedJob,
+  name: string,
+  producer: TraceCarrier | undefined,
+): Promise<void> {
   const c = o.coordinator();
   const data = job.address
     ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: o.world }
     : job.job;
-  if (job.kind === 'race')
-    await submitRace(c, data, { world: o.world, name, engine: o.engines.race });
-  else
-    await submitJob(c, data, {
-      world: o.world,
-      name,
-      engine: o.engines.regular,
-      createWorld: false,
-    });
+  const queue = async () => {
+    if (job.kind === 'race')
+      await submitRace(c, data, { world: o.world, name, engine: o.engines.race });
+    else
+      await submitJob(c, data, {
+        world: o.world,
+        name,
+        engine: o.engines.regular,
+        createWorld: false,
+      });
+  };
+  const telemetry = o.telemetry;
+  const from = telemetry && producer ? telemetry.contextManager.extract(producer) : undefined;
+  await (telemetry && from !== undefined ? telemetry.contextManager.with(from, queue) : queue());
 }

@@ -4,6 +4,7 @@ import {
   createEngine,
   type Engine,
   isZoottError,
+  type Telemetry,
   ZoottError,
 } from '@zoott/core';
 import { listWorlds, worldRoot } from '@zoott/core/internal';
@@ -18,7 +19,7 @@ export interface BridgeEngines {
 
 /**
  * Makes sure the world exists before the bridge consumes anything: a typo in `--world` must
- * not acknowledge jobs into a world no worker serves. With `create`, a missing world is
+ * not acknowledge jobs into a world no worker serves. With `createWorld`, a missing world is
  * initialised (as `zoott init` would, with the default settings).
  *
  * @throws ZoottError WORLD_NOT_INITIALISED naming the worlds that do exist.
@@ -26,14 +27,16 @@ export interface BridgeEngines {
 export async function openBridgeWorld(
   c: Coordinator,
   world: string,
-  create: boolean,
+  /** `createWorld`: initialise a missing world; `telemetry`: traces the jobs queued. */
+  options: { createWorld?: boolean; telemetry?: Telemetry },
 ): Promise<BridgeEngines> {
-  const regular = createEngine(c, { world });
+  const traced = options.telemetry ? { telemetry: options.telemetry } : {};
+  const regular = createEngine(c, { world, ...traced });
   try {
     await regular.context();
   } catch (err) {
     if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
-    if (!create) {
+    if (options.createWorld !== true) {
       const worlds = await listWorlds(c);
       throw new ZoottError(
         'WORLD_NOT_INITIALISED',
@@ -47,6 +50,10 @@ export async function openBridgeWorld(
     }
     await regular.init();
   }
-  const race = createEngine(c, { world: raceWorld(world), buckets: RACE_WORLD_BUCKETS });
+  const race = createEngine(c, {
+    world: raceWorld(world),
+    buckets: RACE_WORLD_BUCKETS,
+    ...traced,
+  });
   return { regular, race, acl: async () => (await c.getAcl(worldRoot(world))).acl };
 }

@@ -1,4 +1,5 @@
 import {
+  type Acl,
   type Coordinator,
   CREATOR_ALL_ACL,
   createEngine,
@@ -150,13 +151,14 @@ export async function openZk(
 }
 
 /**
- * Creates the chroot of the connect string (and its parents) when it is missing: ZooKeeper
- * does not create it, and every request below a missing chroot fails.
+ * Creates the chroot of the connect string (and its parents) when it is missing, with `acl`
+ * (default: the session's): ZooKeeper does not create it, and every request below a missing
+ * chroot fails.
  */
-export async function ensureChroot(s: Settings): Promise<void> {
+export async function ensureChroot(s: Settings, acl?: readonly Acl[]): Promise<void> {
   const connect = s.connect ?? DEFAULT_CONNECT;
   try {
-    await ensureZkChroot(connect, zkOptions(s));
+    await ensureZkChroot(connect, acl ? { ...zkOptions(s), defaultAcl: acl } : zkOptions(s));
   } catch (err) {
     throw connectFailure(err, s, connect);
   }

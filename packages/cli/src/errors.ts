@@ -1,4 +1,5 @@
 import { isZoottError, type ZoottError } from '@zoott/core';
+import { adminCommand, NamespaceError } from '@zoott/core/internal';
 import { ExitCode } from './exit-codes.js';
 
 /** An error the CLI reports as one line plus a hint, with a chosen exit code. */
@@ -47,6 +48,12 @@ export function explain(err: unknown, ctx: ErrorContext = {}): Explained {
   };
 }
 
+/** The chroot of a connect string (`h1:2181,h2:2181/myapp` → `/myapp`), `''` for none. */
+export function chrootOf(connect: string | undefined): string {
+  const at = connect?.indexOf('/') ?? -1;
+  return connect && at >= 0 ? connect.slice(at).replace(/\/$/, '') : '';
+}
+
 function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
   const where = ctx.connect ? ` at ${ctx.connect}` : '';
   switch (err.code) {
@@ -66,6 +73,13 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
         exitCode: ExitCode.AUTH,
       };
     case 'NO_AUTH':
+      // A node the world needs that someone else holds: what only they can do about it.
+      if (err instanceof NamespaceError)
+        return {
+          message: err.reason,
+          hint: `these credentials cannot fix it; an administrator must run: ${adminCommand(err.fix, chrootOf(ctx.connect))}`,
+          exitCode: ExitCode.AUTH,
+        };
       return {
         message: `not authorised${err.path ? ` for ${err.path}` : ''}${where}`,
         hint: 'the node has an ACL these credentials do not satisfy; pass --auth user:password',

@@ -1,6 +1,6 @@
-import { type Acl, type Coordinator, digestAcl, isZoottError } from '@zoott/core';
-import { decodeJson, describeAcl, worldRoot } from '@zoott/core/internal';
-import { JOB_TYPE, RACE_TYPE, RACES_ROOT, raceWorld, replyDir } from '@zoott/jobs';
+import { type Acl, type Coordinator, digestAcl } from '@zoott/core';
+import { describeAcl, worldRoot } from '@zoott/core/internal';
+import { raceWorld } from '@zoott/jobs';
 import type { Settings } from './connection.js';
 
 /**
@@ -28,85 +28,14 @@ export function showAcl(acl: readonly Acl[]): string {
 export interface WorldExtent {
   /** The world's race coordinators' world, when it exists. */
   raceWorld: string | null;
-  /** Reply directories its jobs publish to (`/zoott_r/<exchange>/<routingkey>`). */
-  replyPaths: string[];
-  /** Shared state of its races (`/zoott_r/races/<race>`). */
-  racePaths: string[];
-}
-
-const isMissing = (err: unknown) => isZoottError(err, 'NO_NODE');
-
-/** Every node's data below a tree root, read level by level (the whole tree, once). */
-async function treeData(c: Coordinator, root: string): Promise<unknown[]> {
-  const out: unknown[] = [];
-  let level = [root];
-  while (level.length > 0) {
-    const next: string[] = [];
-    await Promise.all(
-      level.map(async (path) => {
-        const names = await c.children(path).catch((e) => (isMissing(e) ? [] : Promise.reject(e)));
-        for (const n of names) next.push(`${path}/${n}`);
-      }),
-    );
-    await Promise.all(
-      next.map(async (path) => {
-        try {
-          out.push(decodeJson((await c.get(path)).data, path));
-        } catch (err) {
-          // A vanished or corrupt node names no reply path; `doctor` reports corrupt ones.
-          if (!isMissing(err) && !isZoottError(err, 'BAD_ARGUMENTS')) throw err;
-        }
-      }),
-    );
-    level = next;
-  }
-  return out;
 }
 
 /**
- * The reply paths and race state a world uses: every job and race task in its tree (and in
- * its race world's) names where its result goes, and every race records its world.
+ * What belongs to a world beside its own nodes: its race world. (Its reply paths and race
+ * state live under its own nodes of the reply and race areas, which `lock-down` and
+ * `doctor` read with the rest of the world.)
  */
 export async function worldExtent(c: Coordinator, world: string): Promise<WorldExtent> {
   const races = raceWorld(world);
-  const hasRaces = (await c.exists(worldRoot(races))) !== null;
-  const nodes = [
-    ...(await treeData(c, worldRoot(world))),
-    ...(hasRaces ? await treeData(c, worldRoot(races)) : []),
-  ];
-  const replyPaths = new Set<string>();
-  for (const node of nodes) {
-    if (!node || typeof node !== 'object') continue;
-    const { type, data } = node as { type?: unknown; data?: unknown };
-    if ((type !== JOB_TYPE && type !== RACE_TYPE) || !data || typeof data !== 'object') continue;
-    const { exchange, routingkey } = data as { exchange?: unknown; routingkey?: unknown };
-    if (typeof routingkey !== 'string') continue;
-    try {
-      replyPaths.add(
-        replyDir({ routingkey, ...(typeof exchange === 'string' ? { exchange } : {}) }),
-      );
-    } catch {
-      // A routing key that cannot be a node name never got a reply path.
-    }
-  }
-  const racePaths: string[] = [];
-  const raceNames = await c
-    .children(RACES_ROOT)
-    .catch((e) => (isMissing(e) ? [] : Promise.reject(e)));
-  await Promise.all(
-    raceNames.map(async (name) => {
-      const path = `${RACES_ROOT}/${name}`;
-      try {
-        const meta = decodeJson<{ world?: unknown } | null>((await c.get(path)).data, path);
-        if (meta && (meta.world === world || meta.world === races)) racePaths.push(path);
-      } catch (err) {
-        if (!isMissing(err) && !isZoottError(err, 'BAD_ARGUMENTS')) throw err;
-      }
-    }),
-  );
-  return {
-    raceWorld: hasRaces ? races : null,
-    replyPaths: [...replyPaths].sort(),
-    racePaths: racePaths.sort(),
-  };
+  return { raceWorld: (await c.exists(worldRoot(races))) !== null ? races : null };
 }

@@ -17,7 +17,7 @@ import {
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
 export interface WorkerView extends Omit<WorkerInfo, 'version'> {
-  /** Registry node name, `worker-NNNNNNNNNN`. */
+  /** Registry node name: `worker-_p<hex>_<seq>` on ZooKeeper (a protected create). */
   node: string;
   /** Keys (`a|b|c`) of the tasks this worker holds a claim on. */
   running: string[];

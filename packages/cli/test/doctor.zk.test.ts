@@ -81,12 +81,10 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     await made('/zoott_schedules/dk/garbled', 'every night');
     const meta = JSON.parse(utf8.decode((await raw.get('/zoott_dk')).data));
     await raw.set('/zoott_dk', encodeJson({ ...meta, retention: { completed: 'a day' } }));
-    await raw.create('/zoott_leaders').catch(() => undefined);
-    await made('/zoott_leaders/dk');
-    await made('/zoott_leaders/dk/scheduler');
     await made('/zoott_leaders/dk/scheduler/c-ghost-0000000001', '{"id":"ghost"}');
     await raw.setAcl('/zoott_limits/dk/t', OPEN_ACL);
     await made('/zoott_w/dk~races/0000/r1', '{"worker":"ghost","session":"0","at":1}');
+    // Race state where zoott 0.1.0 kept it, for a race of this world.
     const stranger = await session(connect);
     await stranger.create('/zoott_r').catch(() => undefined);
     await stranger.create('/zoott_r/races').catch(() => undefined);
@@ -104,7 +102,7 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
       'orphan /zoott_g/dk/0000/gone quarantine',
       'not-ephemeral /zoott_leaders/dk/scheduler/c-ghost-0000000001 quarantine',
       'weak-acl /zoott_limits/dk/t none',
-      'reply-acl /zoott_r/races/race-1 none',
+      'legacy /zoott_r/races/race-1 none',
       'corrupt /zoott_schedules/dk/garbled quarantine',
       'not-ephemeral /zoott_w/dk~races/0000/r1 quarantine',
     ]; // sorted by path
@@ -134,6 +132,7 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     // What doctor leaves to people: the setting written again, the ACLs locked down.
     await raw.set('/zoott_dk', encodeJson(meta));
     await raw.delete('/zoott_dkold~races');
+    await raw.delete('/zoott_r/races/race-1');
     expect((await owner(['lock-down', 'dk'])).code).toBe(0);
     const clean = await owner(['doctor', 'dk']);
     expect(clean.code, clean.stdout + clean.stderr).toBe(0);
@@ -174,14 +173,16 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     const raw = await session(connect);
     const engine = createEngine(raw, { world: 'tw' });
     for (let i = 0; i < 30; i++) await engine.queue({ name: `t${i}`, type: 't' });
-    // 30 tree nodes, 30 entries and the world meta; the parts: progress, areas, tree,
-    // registry, settings, schedules, limits, elections, race worlds.
-    const last = /^checking tw: 61 nodes read, 9\/9 parts done$/;
+    // 30 tree nodes, 30 entries and the world meta, the 12 shared area nodes, the world's 13
+    // nodes beside its tree and its reply and race areas; the parts: namespace, progress,
+    // areas, tree, registry, settings, schedules, limits, elections, reply paths, races, race
+    // worlds.
+    const last = /^checking tw: 88 nodes read, 12\/12 parts done$/;
     const progressLines = (stderr: string) => {
       const lines = stderr.trim().split('\n');
       // Plain lines (stderr is a pipe here): a throttled one now and then, the last at the end.
       for (const line of lines)
-        expect(line).toMatch(/^checking tw: \d+ nodes read, \d\/9 parts done/);
+        expect(line).toMatch(/^checking tw: \d+ nodes read, \d+\/12 parts done/);
       return lines;
     };
 
@@ -192,7 +193,7 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     expect(tty.stdout).toBe('world tw: no problems found\n');
     const drawn = tty.terminal.split('\r\u001b[2K').filter((l) => l.trim() !== '');
     expect(drawn.length).toBeGreaterThan(0);
-    expect(drawn.at(-1)?.trim()).toBe('checking tw 61 nodes read, 9/9 parts done');
+    expect(drawn.at(-1)?.trim()).toBe('checking tw 88 nodes read, 12/12 parts done');
     const ttyJson = await onTerminal([...connectArgs, '--json', 'doctor', 'tw']);
     expect(ttyJson.code, ttyJson.terminal).toBe(0);
     expect(ttyJson.terminal).toBe('');
@@ -220,6 +221,6 @@ describe('doctor beside the areas', { timeout: SLOW }, () => {
     expect(json<Report>(repaired).moved?.map((m) => m.from)).toEqual(['/zoott_w/tw/0000/ghost']);
     const lines = repaired.stderr.trim().split('\n');
     expect(lines.at(-1)).toBe('moving: 1/1 (100%)');
-    expect(lines.at(-2)).toMatch(/^checking tw: 62 nodes read, 9\/9 parts done$/);
+    expect(lines.at(-2)).toMatch(/^checking tw: 89 nodes read, 12\/12 parts done$/);
   });
 });

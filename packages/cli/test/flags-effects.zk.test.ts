@@ -113,7 +113,7 @@ describe('clean: each flag alone removes only its own kind', { timeout: SLOW }, 
       if (claim.key[0] === 'ok') await engine.complete(claim, 1);
       else await engine.fail(claim, new Error('boom'));
     await publishResult(c, { routingkey: 'rk' }, { ok: true }, { world: 'tw' });
-    const results = () => c.children('/zoott_r/_default/rk');
+    const results = () => c.children('/zoott_~replies/tw/_default/rk');
     expect(await engine.counts()).toMatchObject({ completed: 1, failed: 1 });
 
     const failed = json(await z(['--json', 'clean', 'tw', '--failed']));

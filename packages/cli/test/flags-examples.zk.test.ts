@@ -53,7 +53,7 @@ async function parkAs(c: Coordinator, world: string, name?: string): Promise<voi
   const { stat } = await c.get(path);
   const acl = await worldAcl(c, world);
   const ops = await parkOps(c, world, acl, path, stat.version, result, {
-    from: replyDir(address),
+    from: replyDir(address, world),
     exchange: 'results',
     routingkey: 'rk-nobody',
     reason: 'unroutable: no queue is bound to routing key "rk-nobody"',
@@ -295,14 +295,14 @@ const STEPS: Record<string, ExampleStep> = {
     },
     check: async (r, { c }) => {
       expect(r.stdout).toBe('retrying result-0000000042\n');
-      expect(await c.exists('/zoott_parked/files/result-0000000042')).toBeNull();
-      expect(await c.children('/zoott_r/zoott~amqp/files')).toHaveLength(1);
+      expect(await c.exists('/zoott_~parked/files/result-0000000042')).toBeNull();
+      expect(await c.children('/zoott_~replies/files/zoott~amqp/files')).toHaveLength(1);
     },
   },
   'zoott parked files --all --drop --json': {
     check: async (r, { c }) => {
       expect(json<{ dropped: string[] }>(r).dropped).toHaveLength(1);
-      expect(await c.children('/zoott_parked/files')).toEqual([]);
+      expect(await c.children('/zoott_~parked/files')).toEqual([]);
     },
   },
   'zoott --auth alice:s3cret lock-down files': {
@@ -322,9 +322,11 @@ const STEPS: Record<string, ExampleStep> = {
         world: 'files',
         healthy: true,
         findings: [],
+        left: 0,
         quarantine: '/zoott_q/files',
         moved: [],
         notMoved: [],
+        migrated: null,
       }),
   },
 };

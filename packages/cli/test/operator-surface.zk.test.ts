@@ -125,7 +125,7 @@ describe('wait and submit --wait', { timeout: SLOW }, () => {
     expect(got.code, got.stderr).toBe(0);
     expect(JSON.parse(got.stdout)).toEqual({ fresh: 1 });
     // The old result is still there: only --any takes it.
-    expect(await c.children(replyDir({ routingkey: 'rk' }))).toHaveLength(1);
+    expect(await c.children(replyDir({ routingkey: 'rk' }, 'tw'))).toHaveLength(1);
   });
 
   it('submit --wait prints why a job could not start, and takes the result it printed', async () => {

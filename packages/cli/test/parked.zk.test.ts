@@ -10,7 +10,7 @@ import { worldAcl } from '@zoott/jobs/internal';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertBuilt, freshWorld, json, type RunResult, session } from './helpers.js';
 
-const DIR = '/zoott_r/zoott~amqp/tw';
+const DIR = '/zoott_~replies/tw/zoott~amqp/tw';
 
 interface Listed {
   world: string;
@@ -77,8 +77,8 @@ describe('zoott parked', { timeout: 180_000 }, () => {
       findings: { kind: string; path: string; repair: string; detail: string }[];
     }>(doctor).findings.filter((f) => f.kind === 'parked-result');
     expect(found.map((f) => [f.path, f.repair])).toEqual([
-      [`/zoott_parked/tw/${a}`, 'none'],
-      [`/zoott_parked/tw/${b}`, 'none'],
+      [`/zoott_~parked/tw/${a}`, 'none'],
+      [`/zoott_~parked/tw/${b}`, 'none'],
     ]);
     expect(found[0]!.detail).toMatch(
       new RegExp(

@@ -149,7 +149,7 @@ describe('zoott clean', { timeout: SLOW }, () => {
     expect(done.stderr).toMatch(/removing completed: 4\/4 \(100%\)/);
     expect(await engine.counts()).toMatchObject({ completed: 0, failed: 0, pending: 0 });
     expect(await c.children('/zoott_w3')).toEqual([]);
-    expect(await c.children('/zoott_r/_default/rk')).toEqual([]);
+    expect(await c.children('/zoott_~replies/w3/_default/rk')).toEqual([]);
 
     const text = await z(['clean', 'w3', '--completed']);
     expect(text.stdout).toMatch(/completed: removed 0 of 0 matching/);

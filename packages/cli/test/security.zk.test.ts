@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Acl, createEngine, digestAcl, OPEN_ACL, runWorker, utf8 } from '@zoott/core';
-import { encodeJson } from '@zoott/core/internal';
+import { encodeJson, worldTops } from '@zoott/core/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, freshConnect, json, session, zoott } from './helpers.js';
 
@@ -78,18 +78,20 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
     expect((await stranger(['--world', 'victim', 'submit', job, '--name', 'j1'])).code).toBe(0);
     const raw = await session(connect);
     // The reply path exists open (a worker, or the stranger, made it).
-    for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/victim-results'])
+    for (const p of [
+      '/zoott_~replies/victim/_default',
+      '/zoott_~replies/victim/_default/victim-results',
+    ])
       await raw.create(p).catch(() => undefined);
 
     // Its race world (internal: `<world>~races`, which no user may name, so a worker makes it;
     // here the stranger's raw session) and a race's shared state belong to it too.
     await createEngine(raw, { world: 'victim~races', buckets: 1 }).init();
-    await raw.create('/zoott_r/races').catch(() => undefined);
     await raw.create(
-      '/zoott_r/races/race-1',
-      encodeJson({ started: 'now', racers: 2, world: 'victim~races' }),
+      '/zoott_~races/victim/race-1',
+      encodeJson({ started: 'now', racers: 2, world: 'victim' }),
     );
-    await raw.create('/zoott_r/races/race-1/winner', encodeJson({ index: 0 }));
+    await raw.create('/zoott_~races/victim/race-1/winner', encodeJson({ index: 0 }));
 
     const refused = await owner(['init', 'victim']);
     expect(refused.code, refused.stderr).toBe(4);
@@ -104,18 +106,15 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       world: string;
       checked: number;
       changed: { path: string; before: Acl[] }[];
-      replyPaths: string[];
       raceWorld: string | null;
-      racePaths: string[];
     }>(locked);
     expect(report.world).toBe('victim');
-    expect(report.replyPaths).toEqual(['/zoott_r/_default/victim-results']);
     expect(report.raceWorld).toBe('victim~races');
-    expect(report.racePaths).toEqual(['/zoott_r/races/race-1']);
     const changed = report.changed.map((c) => c.path);
     expect(changed).toContain('/zoott_victim');
     expect(changed).toContain('/zoott_victim/planted');
-    expect(changed).toContain('/zoott_r/_default/victim-results');
+    expect(changed).toContain('/zoott_~replies/victim/_default/victim-results');
+    expect(changed).toContain('/zoott_~races/victim/race-1/winner');
     expect(changed.at(-1)).toBe('/zoott_victim'); // the tree root is written last
     expect(report.changed.every((c) => c.before[0]?.scheme === 'world')).toBe(true);
 
@@ -128,25 +127,9 @@ describe('init --auth over an open world, and lock-down', { timeout: SLOW }, () 
       all.push(path);
       for (const k of await ownerRaw.children(path)) await walk(`${path}/${k}`);
     };
-    for (const top of [
-      '/zoott_victim',
-      '/zoott_p/victim',
-      '/zoott_w/victim',
-      '/zoott_c/victim',
-      '/zoott_f/victim',
-      '/zoott_workers/victim',
-      '/zoott_g/victim',
-      '/zoott_r/_default/victim-results',
-      '/zoott_victim~races',
-      '/zoott_p/victim~races',
-      '/zoott_w/victim~races',
-      '/zoott_c/victim~races',
-      '/zoott_f/victim~races',
-      '/zoott_workers/victim~races',
-      '/zoott_g/victim~races',
-      '/zoott_r/races/race-1',
-    ])
-      await walk(top);
+    // Every node of the world and of its race world: their nodes in every area (reply paths
+    // and race state among them) and their trees.
+    for (const top of [...worldTops('victim'), ...worldTops('victim~races')]) await walk(top);
     expect(all.length).toBe(report.checked);
     const notLocked = [];
     for (const p of all)
@@ -262,15 +245,19 @@ describe('doctor', { timeout: SLOW }, () => {
     expect(healthy.code, healthy.stderr).toBe(0);
     expect(healthy.stdout).toMatch(/world dw: no problems found/);
 
-    // Damage by hand: an opened task node, a reply path made open by someone else, a
-    // persistent claim.
+    // Damage by hand: an opened task node, a reply path left open (nobody else may make one
+    // in a locked world's reply area), a persistent claim.
     const want = [digestAcl('alice', 's3cret', 'cdrwa')];
     const raw = await session(connect);
     await raw.addAuth('digest', 'alice:s3cret');
     await raw.setAcl('/zoott_dw/a', OPEN_ACL);
     const stranger = await session(connect);
-    for (const p of ['/zoott_r', '/zoott_r/_default', '/zoott_r/_default/dw-res'])
-      await stranger.create(p).catch(() => undefined);
+    const planted = await stranger
+      .create('/zoott_~replies/dw/_default')
+      .catch((e: { code: string }) => e.code);
+    expect(planted).toBe('NO_AUTH');
+    await raw.create('/zoott_~replies/dw/_default', undefined, { acl: want });
+    await raw.create('/zoott_~replies/dw/_default/dw-res', undefined, { acl: OPEN_ACL });
     await raw.create('/zoott_w/dw/0000/b', encodeJson({ worker: 'ghost', session: '0', at: 1 }), {
       acl: want,
     });
@@ -308,9 +295,9 @@ describe('doctor', { timeout: SLOW }, () => {
     expect(report.findings.map((f) => `${f.kind} ${f.path} ${f.repair}`)).toEqual(
       [
         'weak-acl /zoott_dw/a none',
-        'reply-acl /zoott_r/_default/dw-res none',
         'not-ephemeral /zoott_w/dw/0000/b quarantine',
         'not-ephemeral /zoott_workers/dw/worker-0000000009 quarantine',
+        'reply-acl /zoott_~replies/dw/_default/dw-res none',
       ], // sorted by path
     );
 

@@ -72,6 +72,18 @@ export {
   updateRetention,
 } from './engine/retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
+// The tracing hook: an implementation (`@zoott/otel` for OpenTelemetry) in `EngineOptions.telemetry`.
+export { SPAN_ATTRIBUTES } from './engine/task-spans.js';
+export type {
+  Telemetry,
+  TelemetryAttributes,
+  TelemetryContextManager,
+  TelemetrySpan,
+  TelemetrySpanKind,
+  TelemetrySpanOptions,
+  TelemetryTracer,
+  TraceCarrier,
+} from './engine/telemetry.js';
 export type {
   AreaCounts,
   BackoffOptions,

@@ -16,6 +16,7 @@ const packageRoots = [
   'packages/cli',
   'packages/jobs',
   'packages/dashboard',
+  'packages/otel',
 ];
 const rootEntry = (root: string) =>
   fileURLToPath(new URL(`../../../${root}/src/index.ts`, import.meta.url));

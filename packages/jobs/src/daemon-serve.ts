@@ -45,12 +45,17 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
   const instruments = new DaemonInstruments(log, d.nodeId, world);
   const { metrics } = instruments;
   metrics.setSession(coordinator.state);
+  const traced = config.telemetry ? { telemetry: config.telemetry } : {};
+  if (config.trace && !config.telemetry)
+    log.warn('trace is set but no telemetry was given: the program that starts the SDK passes it');
   const engine: Engine = createJobEngine(coordinator, {
     world,
     logger: engineLog,
     onSettled: instruments.settledIn(() => engine),
+    ...traced,
   });
   const raceEngine: Engine = createJobEngine(coordinator, {
+    ...traced,
     world: raceWorld(world),
     buckets: RACE_WORLD_BUCKETS,
     logger: engineLog,
@@ -63,7 +68,7 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
   });
   const served = await servedHandlers(config, { ...d, engine, instruments });
 
-  await openWorld(engine, config.createWorld === true);
+  await openWorld(engine, config.createWorld === true, log);
   const loops = await startLoops(d, served, engine, raceEngine);
 
   const offSession = coordinator.onSession((e) => {

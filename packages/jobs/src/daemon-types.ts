@@ -1,4 +1,4 @@
-import type { Acl, Coordinator, Handlers } from '@zoott/core';
+import type { Acl, Coordinator, Handlers, Telemetry } from '@zoott/core';
 import type { Logger } from 'pino';
 import type { FileSettings } from './config.js';
 import type { MetricsServer, WorkerMetrics } from './metrics.js';
@@ -20,6 +20,12 @@ export interface WorkerDaemonConfig extends Omit<FileSettings, 'handlers'> {
   handlers?: Handlers | string;
   /** A pino logger to use (default: JSON lines on stdout at `logLevel`). */
   logger?: Logger;
+  /**
+   * Traces every task the daemon runs (`otelTelemetry()` of `@zoott/otel`, with an SDK the
+   * caller started). The `trace` setting is the zoott-worker program's: it starts the SDK and
+   * passes this.
+   */
+  telemetry?: Telemetry;
 }
 
 /** A running daemon. */

@@ -1,5 +1,5 @@
 import { type Coordinator, type EngineLogger, ZoottError } from '@zoott/core';
-import { validateUserWorldName } from '@zoott/core/internal';
+import { SHARED_ACL, validateUserWorldName } from '@zoott/core/internal';
 import { connectZk, ensureChroot } from '@zoott/zk-adapter';
 import { type Logger, pino } from 'pino';
 import { settingDefault } from './config.js';
@@ -87,9 +87,10 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
     defaultAcl: aclFromSettings(config.acl, credentials.length > 0),
   };
   if (owned) log.info({ connect, world }, 'connecting');
-  // ZooKeeper does not create a chroot; a worker told to create its world creates it too.
+  // ZooKeeper does not create a chroot; a worker told to create its world creates it too,
+  // shared (world:anyone cr) like the area nodes in it: no world's credentials lock it.
   if (owned && config.createWorld && config.connectFn === undefined)
-    await ensureChroot(connect, zkOptions);
+    await ensureChroot(connect, { ...zkOptions, defaultAcl: SHARED_ACL });
   const coordinator: Coordinator =
     config.coordinator ?? (await (config.connectFn ?? connectZk)(connect, zkOptions));
   try {

@@ -6,11 +6,16 @@
 export {
   DEFAULT_EXCHANGE,
   JOB_TYPE,
+  LEGACY_RACES_ROOT,
+  LEGACY_REPLY_ROOT,
   RACE_TYPE,
   RACE_WORLD_BUCKETS,
   RACER_TYPE,
   RACES_ROOT,
+  REPLY_ROOT,
+  racesRoot,
   raceWorld,
+  replyRoot,
 } from './constants.js';
 export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from './daemon.js';
 // Serving: the built-in job handlers for runWorker, or the whole daemon.
@@ -32,6 +37,7 @@ export {
   type ReceivedResult,
   type ReplyAddress,
   replyDir,
+  replySegments,
   type WaitForResultOptions,
   waitForResult,
 } from './reply.js';

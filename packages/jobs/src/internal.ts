@@ -9,6 +9,7 @@ export * from './handlers/index.js';
 export * from './handlers-module.js';
 export * from './job-engine.js';
 export * from './jobs/index.js';
+export * from './legacy-replies.js';
 export * from './limits.js';
 export * from './metrics.js';
 export * from './parked.js';

@@ -1,13 +1,13 @@
 import { type Acl, type Coordinator, isZoottError, type Op, ZoottError } from '@zoott/core';
-import { decodeJson, encodeJson, parkedRoot } from '@zoott/core/internal';
-import { REPLY_ROOT } from './constants.js';
+import { decodeJson, encodeJson, ensureWorldPath, parkedRoot } from '@zoott/core/internal';
+import { replyRoot } from './constants.js';
 import { aclText, checkReplyPath, worldAcl } from './reply.js';
 
 /*
  * Parked results: results the AMQP bridge could not publish (the broker refused the
  * exchange, the exchange does not exist, no queue was bound to the routing key) after
  * retrying each for a while. They leave the reply directory, so they never hold up the
- * results behind them, and wait in `/zoott_parked/<world>/<name>` for an operator: `zoott
+ * results behind them, and wait in `/zoott_~parked/<world>/<name>` for an operator: `zoott
  * parked` lists them, puts them back for another try, or drops them; `zoott doctor` reports
  * them. Each node holds the result as it was recorded and where it came from.
  */
@@ -40,20 +40,15 @@ export interface ParkedResult extends ParkedData {
 /** Why a result is parked, and how hard it was tried: what {@link parkOps} records. */
 export type Parking = Omit<ParkedData, 'parkedAt' | 'result'> & { parkedAt?: string };
 
-/** `/zoott_parked` with the default ACL (shared by every world), `/zoott_parked/<world>` with `acl`. */
+/**
+ * The world's node in the parked area, made as `init` makes it when missing (a world made
+ * before the area existed): the shared `/zoott_~parked` world:anyone cr, the world's node
+ * with `acl`.
+ */
 async function ensureParkedRoot(c: Coordinator, world: string, acl: readonly Acl[]): Promise<void> {
   const root = parkedRoot(world);
   if ((await c.exists(root)) !== null) return;
-  for (const [path, opts] of [
-    [root.slice(0, root.lastIndexOf('/')), {}],
-    [root, { acl }],
-  ] as const) {
-    try {
-      await c.create(path, undefined, opts);
-    } catch (err) {
-      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
-    }
-  }
+  await ensureWorldPath(c, root, acl);
 }
 
 /**
@@ -150,10 +145,12 @@ async function parkedOne(c: Coordinator, world: string, name: string): Promise<P
  */
 export async function retryParked(c: Coordinator, world: string, name: string): Promise<string> {
   const p = await parkedOne(c, world, name);
-  if (!p.from.startsWith(`${REPLY_ROOT}/`))
-    throw new ZoottError('NO_AUTH', `parked result ${name} names ${p.from}, not a reply path`, {
-      path: p.path,
-    });
+  if (!p.from.startsWith(`${replyRoot(world)}/`))
+    throw new ZoottError(
+      'NO_AUTH',
+      `parked result ${name} names ${p.from}, not a reply path of world ${world}`,
+      { path: p.path },
+    );
   const acl = await worldAcl(c, world);
   await checkReplyPath(c, p.from, acl);
   const results = await c.multi([

@@ -5,15 +5,16 @@ import {
   type RetentionTask,
 } from '@zoott/core';
 import { DirIndex, decodeJson, type Indexed, recordsOf } from '@zoott/core/internal';
-import { RACES_ROOT, REPLY_ROOT } from './constants.js';
+import { replyRoot } from './constants.js';
 
 /** Result nodes deleted per multi. */
 const BATCH = 100;
 
 /**
  * The reply directories `world` made (their data says `{"world": ...}`), found by listing
- * `/zoott_r/<exchange>/*`. Each directory's owner is read once and remembered in `owners`.
- * Directories made before owners were recorded name none and are left alone.
+ * the world's reply area, `/zoott_~replies/<world>/<exchange>/*`. Each directory's owner is
+ * read once and remembered in `owners`. Directories that name no world (the AMQP bridge's
+ * outbox and its claims, whose results wait to be published) are left alone.
  */
 async function ownedDirs(
   c: Coordinator,
@@ -30,9 +31,9 @@ async function ownedDirs(
     }
   };
   const out: string[] = [];
-  for (const exchange of await list(REPLY_ROOT)) {
-    const at = `${REPLY_ROOT}/${exchange}`;
-    if (at === RACES_ROOT) continue;
+  const root = replyRoot(world);
+  for (const exchange of await list(root)) {
+    const at = `${root}/${exchange}`;
     for (const key of await list(at)) {
       const dir = `${at}/${key}`;
       if (!owners.has(dir)) {

@@ -6,8 +6,15 @@ import {
   type Stat,
   ZoottError,
 } from '@zoott/core';
-import { decodeJson, encodeJson, permsToShort, worldRoot } from '@zoott/core/internal';
-import { DEFAULT_EXCHANGE, RACES_ROOT, REPLY_ROOT } from './constants.js';
+import {
+  decodeJson,
+  encodeJson,
+  ensureWorldPath,
+  permsToShort,
+  refusedBy,
+  worldRoot,
+} from '@zoott/core/internal';
+import { DEFAULT_EXCHANGE, replyRoot } from './constants.js';
 
 /** Where a result is published: Yothalot's exchange and routing key. */
 export interface ReplyAddress {
@@ -46,27 +53,26 @@ function segment(value: unknown, field: string): string {
 }
 
 /**
- * Exchange names whose reply path is another's: `_default` is where the default exchange's
- * (`""`) results go, and `races` is where races keep their state. A job naming one of them
- * would share that path (its results read by the wrong consumer, or a race's state taken
- * for results), so it is refused.
+ * An exchange name whose reply path is another's: `_default` is where the default exchange's
+ * (`""`) results go. A job naming it would share that path (its results read by the default
+ * exchange's consumer), so it is refused. (Race state has an area of its own, so an exchange
+ * named `races` has a reply path like any other.)
  */
 const RESERVED_EXCHANGES: ReadonlyMap<string, string> = new Map([
   [
     DEFAULT_EXCHANGE,
     `it is the reply path of the default exchange (""): leave exchange out or give ""`,
   ],
-  [RACES_ROOT.slice(REPLY_ROOT.length + 1), `${RACES_ROOT} holds the state of races`],
 ]);
 
 /**
- * The reply directory of an address: `/zoott_r/<exchange>/<routingkey>`. Results are
- * sequential children `result-<seq>` in publication order.
+ * The exchange and routing key of an address, checked as node names (a missing or empty
+ * exchange is the default exchange, stored as `_default`).
  *
  * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name, or the
- * exchange is one whose reply path is another's (`_default`, `races`).
+ * exchange is one whose reply path is another's (`_default`).
  */
-export function replyDir(address: ReplyAddress): string {
+export function replySegments(address: ReplyAddress): { exchange: string; routingkey: string } {
   const exchange =
     address.exchange === undefined || address.exchange === ''
       ? DEFAULT_EXCHANGE
@@ -78,7 +84,21 @@ export function replyDir(address: ReplyAddress): string {
       `exchange ${JSON.stringify(address.exchange)}: is reserved (${taken})`,
       { field: 'exchange' },
     );
-  return `${REPLY_ROOT}/${exchange}/${segment(address.routingkey, 'routingkey')}`;
+  return { exchange, routingkey: segment(address.routingkey, 'routingkey') };
+}
+
+/**
+ * The reply directory of an address in `world`'s reply area:
+ * `/zoott_~replies/<world>/<exchange>/<routingkey>`. Results are sequential children
+ * `result-<seq>` in publication order. Each world has its own: two worlds publishing to the
+ * same exchange and routing key never share a node.
+ *
+ * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name,
+ * INVALID_CONFIG for a bad world name.
+ */
+export function replyDir(address: ReplyAddress, world: string): string {
+  const { exchange, routingkey } = replySegments(address);
+  return `${replyRoot(world)}/${exchange}/${routingkey}`;
 }
 
 /**
@@ -157,56 +177,65 @@ async function aclProblem(
 /** The `op` of the error {@link checkReplyPath} throws, so callers can tell it from a server's NO_AUTH. */
 export const REPLY_PATH_CHECK = 'checkReplyPath';
 
-/** The refusal of reply path `dir`, because of `problem` at `path` (its exchange node or itself). */
-function replyPathRefused(dir: string, path: string, problem: string): ZoottError {
+/** The refusal of reply path `dir`, because of `problem` at `dir`. */
+function replyPathRefused(dir: string, problem: string): ZoottError {
   return new ZoottError(
     'NO_AUTH',
-    `reply path ${dir} is not under the world's ACL: ${problem}. Results there could be forged or deleted by others; nothing is published to or read from it. Remove it (or give it the world's ACL) with the world's credentials`,
-    { path, op: REPLY_PATH_CHECK },
+    `reply path ${dir} is not under the world's ACL: ${problem}. Results there could be forged or deleted by others; nothing is published to or read from it (other routing keys are not affected). Remove it (or give it the world's ACL) with the world's credentials`,
+    { path: dir, op: REPLY_PATH_CHECK },
   );
 }
 
-/** The exchange node above a reply directory. */
-const exchangeOf = (dir: string) => dir.slice(0, dir.lastIndexOf('/'));
-
 /**
- * Checks that the exchange node and the reply directory both carry exactly the world's
- * ACL. Then nobody outside that ACL can have created a result under the directory, delete
- * one, or replace the directory (its parent is locked too, and a directory with children
- * cannot be deleted).
+ * Checks that the reply directory carries exactly the world's ACL. Then nobody outside that
+ * ACL can have created a result under it or delete one (a delete needs DELETE on the
+ * directory), and it cannot be replaced while it holds a result. The exchange node above it
+ * is not checked: its ACL decides who may make new routing keys there or delete an empty
+ * one, which can refuse one routing key (a directory made again with another ACL is refused
+ * by this check) but never forge a result; `zoott doctor` reports it.
  *
- * @throws ZoottError NO_AUTH saying which node has which ACL.
+ * @throws ZoottError NO_AUTH saying which ACL the directory has.
  */
 export async function checkReplyPath(
   c: Coordinator,
   dir: string,
   acl: readonly Acl[],
 ): Promise<void> {
-  for (const path of [exchangeOf(dir), dir]) {
-    const problem = await aclProblem(c, path, acl);
-    if (problem) throw replyPathRefused(dir, path, problem);
-  }
+  const problem = await aclProblem(c, dir, acl);
+  if (problem) throw replyPathRefused(dir, problem);
 }
 
 /**
- * Creates what is missing of `path`: `/zoott_r` with the session's default ACL (it is shared
- * by every world of the namespace), every node below it with `acl`.
+ * Creates what is missing of the reply directory `dir` of `world`, with `acl`, from the
+ * directory up: nothing that exists is created again (a create is checked against its
+ * parent's ACL before the node is looked for). The world's node in the reply area is made
+ * as `init` makes it (for a world made by zoott 0.1.0).
  */
 async function ensurePath(
   c: Coordinator,
-  path: string,
+  world: string,
+  dir: string,
   acl: readonly Acl[],
   leafData?: Uint8Array,
 ): Promise<void> {
-  let at = '';
-  for (const part of path.split('/').slice(1)) {
-    at += `/${part}`;
+  const exchange = dir.slice(0, dir.lastIndexOf('/'));
+  const create = async (path: string, data?: Uint8Array): Promise<'made' | 'missing parent'> => {
     try {
-      await c.create(at, at === path ? leafData : undefined, at === REPLY_ROOT ? {} : { acl });
+      await c.create(path, data, { acl });
     } catch (err) {
+      if (isZoottError(err, 'NO_NODE')) return 'missing parent';
+      // A node of the world that someone else holds: say which, and what only they can do.
+      if (isZoottError(err, 'NO_AUTH')) throw await refusedBy(c, path, acl);
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
+    return 'made';
+  };
+  if ((await create(dir, leafData)) === 'made') return;
+  if ((await create(exchange)) === 'missing parent') {
+    await ensureWorldPath(c, replyRoot(world), acl);
+    await create(exchange);
   }
+  await create(dir, leafData);
 }
 
 /** The data of a reply directory made by `world`: `{"world": "<world>"}`. */
@@ -215,26 +244,27 @@ export function replyDirOwnerData(world: string): Uint8Array {
 }
 
 /**
- * Makes sure the reply directory of an address exists, with the world's ACL (`acl`, see
- * {@link worldAcl}), creating what is missing (safe against concurrent callers), and
- * returns its path: a multi that publishes a result cannot create the directory on the
- * way. A directory or exchange node that already exists with another ACL (someone else
- * made it first) is refused: nothing is ever published into it.
+ * Makes sure the reply directory of an address exists in `world`'s reply area, with the
+ * world's ACL (`acl`, see {@link worldAcl}), creating what is missing (safe against
+ * concurrent callers), and returns its path: a multi that publishes a result cannot create
+ * the directory on the way. A directory that already exists with another ACL is refused:
+ * nothing is ever published into it.
  *
  * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name,
- * NO_AUTH when the path is not under the world's ACL.
+ * NO_AUTH when the directory is not under the world's ACL.
  */
 export async function ensureReplyDir(
   c: Coordinator,
   address: ReplyAddress,
+  world: string,
   acl: readonly Acl[],
-  owner?: string,
 ): Promise<string> {
-  const dir = replyDir(address);
-  // The directory's data names the world that made it: that world's reaper (and only it)
-  // removes the results nobody consumed there, under that world's retention settings.
+  const dir = replyDir(address, world);
+  // The directory's data names the world that made it: that world's reaper removes the
+  // results nobody consumed there (a directory made by someone else's code, the AMQP
+  // bridge's, say, names none and is left alone).
   if ((await c.exists(dir)) === null)
-    await ensurePath(c, dir, acl, owner === undefined ? undefined : replyDirOwnerData(owner));
+    await ensurePath(c, world, dir, acl, replyDirOwnerData(world));
   await checkReplyPath(c, dir, acl);
   return dir;
 }
@@ -242,34 +272,24 @@ export async function ensureReplyDir(
 /**
  * The world's ACL (see {@link worldAcl}) and the reply directory of `address`, made sure of
  * as {@link ensureReplyDir} does. A publisher calls it for every result, so the usual case,
- * a directory that exists, takes one round trip: the world's, the exchange's and the
- * directory's ACLs are read together (three sequential reads before). A missing directory
- * is created, and then checked, as {@link ensureReplyDir} does.
+ * a directory that exists, takes one round trip: the world's and the directory's ACLs are
+ * read together. A missing directory is created, and then checked, as {@link ensureReplyDir}
+ * does.
  *
  * @throws ZoottError NO_SUCH_TASK when the world does not exist, INVALID_JOB when exchange
- * or routing key cannot be a node name, NO_AUTH when the path is not under the world's ACL.
+ * or routing key cannot be a node name, NO_AUTH when the directory is not under the world's
+ * ACL.
  */
 export async function prepareReply(
   c: Coordinator,
   address: ReplyAddress,
   world: string,
 ): Promise<{ dir: string; acl: Acl[] }> {
-  const dir = replyDir(address);
-  const exchange = exchangeOf(dir);
-  const [acl, exchangeAcl, dirAcl] = await Promise.all([
-    worldAcl(c, world),
-    readAcl(c, exchange),
-    readAcl(c, dir),
-  ]);
-  if (exchangeAcl === null || dirAcl === null)
-    return { dir: await ensureReplyDir(c, address, acl, world), acl };
-  for (const [path, actual] of [
-    [exchange, exchangeAcl],
-    [dir, dirAcl],
-  ] as const) {
-    const problem = aclMismatch(path, actual, acl);
-    if (problem) throw replyPathRefused(dir, path, problem);
-  }
+  const dir = replyDir(address, world);
+  const [acl, dirAcl] = await Promise.all([worldAcl(c, world), readAcl(c, dir)]);
+  if (dirAcl === null) return { dir: await ensureReplyDir(c, address, world, acl), acl };
+  const problem = aclMismatch(dir, dirAcl, acl);
+  if (problem) throw replyPathRefused(dir, problem);
   return { dir, acl };
 }
 
@@ -354,7 +374,7 @@ export async function waitForResult<T = unknown>(
   c: Coordinator,
   options: WaitForResultOptions,
 ): Promise<ReceivedResult<T>> {
-  const dir = replyDir(options);
+  const dir = replyDir(options, options.world);
   const acl = await worldAcl(c, options.world);
   const consume = options.consume !== false;
   const deadline =

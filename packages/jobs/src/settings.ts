@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_ENTRY_EVENTS, ENTRY_EVENTS_MODES, type EntryEventsMode } from './entry-events.js';
 import { DEFAULT_HEAP_ROOM } from './heap-room.js';
 import type { SettingSpecBase } from './setting-values.js';
-import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING } from './shared-settings.js';
+import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING, TRACE_SETTING } from './shared-settings.js';
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
 export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
@@ -304,6 +304,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     example: 'warn',
     fallback: () => 'info',
   },
+  {
+    ...TRACE_SETTING,
+    defaultHelp: 'false',
+    example: 'true',
+    fallback: () => false,
+  },
 ];
 
 /** The settings as read from flags, environment and a config file. */
@@ -336,4 +342,6 @@ export interface FileSettings {
   metricsHost?: string;
   heapRoom?: number;
   logLevel?: string;
+  /** Read by the zoott-worker program, which starts the SDK; the daemon takes `telemetry`. */
+  trace?: boolean;
 }

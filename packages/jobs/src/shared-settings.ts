@@ -25,3 +25,13 @@ export const LOG_LEVEL_SETTING: SettingSpecBase<'logLevel'> = {
   values: LOG_LEVELS,
   help: `${LOG_LEVELS.slice(0, -1).join(', ')} or ${LOG_LEVELS.at(-1)}`,
 };
+
+/** Whether the program starts OpenTelemetry's SDK and traces every task (docs/tracing.md). */
+export const TRACE_SETTING: SettingSpecBase<'trace'> = {
+  key: 'trace',
+  flag: '--trace',
+  env: 'ZOOTT_TRACE',
+  kind: 'bool',
+  arg: '',
+  help: 'trace every task with OpenTelemetry: spans sent as the standard OTEL_* variables say (OTLP over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)',
+};

@@ -16,7 +16,7 @@ import {
   validateRegularJob,
 } from '@zoott/core/jobs';
 import { JOB_TYPE, RACE_TYPE, RACE_WORLD_BUCKETS, raceWorld } from './constants.js';
-import { replyDir } from './reply.js';
+import { replySegments } from './reply.js';
 
 /** Options of {@link submitJob} and {@link submitRace}. */
 export interface SubmitOptions {
@@ -93,7 +93,7 @@ export async function submitJob(
 ): Promise<SubmittedJob> {
   const valid: RegularJob = validateRegularJob(job);
   if (valid.routingkey !== undefined)
-    replyDir({ exchange: valid.exchange, routingkey: valid.routingkey });
+    replySegments({ exchange: valid.exchange, routingkey: valid.routingkey });
   const hints: PlacementHints = {};
   if (valid.server !== undefined) hints.server = valid.server;
   if (valid.filename !== undefined) hints.filename = valid.filename;
@@ -124,7 +124,7 @@ export async function submitRace(
 ): Promise<SubmittedJob> {
   const valid: RaceJob = validateRaceJob(job);
   if (valid.routingkey !== undefined)
-    replyDir({ exchange: valid.exchange, routingkey: valid.routingkey });
+    replySegments({ exchange: valid.exchange, routingkey: valid.routingkey });
   const name = options.name ?? defaultName('race');
   const world = raceWorld(options.world);
   const engine =

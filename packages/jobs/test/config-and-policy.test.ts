@@ -208,18 +208,21 @@ describe('executable policy', () => {
 });
 
 describe('reply directory', () => {
-  it('maps exchange and routing key to a node path', () => {
-    expect(replyDir({ exchange: 'ex', routingkey: 'rk.1' })).toBe('/zoott_r/ex/rk.1');
-    expect(replyDir({ routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
-    expect(replyDir({ exchange: '', routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
+  it("maps exchange and routing key to a node path in the world's reply area", () => {
+    expect(replyDir({ exchange: 'ex', routingkey: 'rk.1' }, 'jobs')).toBe(
+      '/zoott_~replies/jobs/ex/rk.1',
+    );
+    expect(replyDir({ routingkey: 'rk' }, 'jobs')).toBe('/zoott_~replies/jobs/_default/rk');
+    expect(replyDir({ exchange: '', routingkey: 'rk' }, 'v')).toBe('/zoott_~replies/v/_default/rk');
   });
 
   it('refuses names that cannot be one node', () => {
-    expect(() => replyDir({ routingkey: 'a/b' })).toThrow(
+    expect(() => replyDir({ routingkey: 'a/b' }, 'jobs')).toThrow(
       /routingkey "a\/b": must not contain '\/'/,
     );
-    expect(() => replyDir({ routingkey: '..' })).toThrow(/must be 1..200 characters/);
-    expect(() => replyDir({ exchange: 'x\ny', routingkey: 'r' })).toThrow(/exchange/);
+    expect(() => replyDir({ routingkey: '..' }, 'jobs')).toThrow(/must be 1..200 characters/);
+    expect(() => replyDir({ exchange: 'x\ny', routingkey: 'r' }, 'jobs')).toThrow(/exchange/);
+    expect(() => replyDir({ routingkey: 'r' }, 'a/b')).toThrow(/world "a\/b"/);
   });
 });
 

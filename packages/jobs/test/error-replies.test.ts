@@ -8,6 +8,7 @@ import {
   createJobEngine,
   JOB_TYPE,
   RACE_TYPE,
+  racesRoot,
   readRaceInputDir,
   replyDir,
   waitForResult,
@@ -91,22 +92,24 @@ describeOnBackends('a job that fails for good still answers on its reply path', 
   it('a job without a routing key fails without publishing anything', async () => {
     const { c, engine, claim } = await claimed(JOB_TYPE, { executable: 'x' });
     await engine.fail(claim, new PermanentError('no'));
-    expect(await c.exists('/zoott_r')).toBeNull();
+    expect(await c.children('/zoott_~replies/er')).toEqual([]);
     engine.close();
   });
 });
 
 describe('reply paths that are another reply path are refused', () => {
-  it('"_default" is where "" goes, and "races" is where races keep their state', () => {
-    expect(replyDir({ routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
-    expect(replyDir({ exchange: '', routingkey: 'rk' })).toBe('/zoott_r/_default/rk');
-    expect(() => replyDir({ exchange: '_default', routingkey: 'rk' })).toThrow(
-      /exchange "_default": is reserved/,
+  it('"_default" is where "" goes; "races" is an exchange like any other (race state has its own area)', () => {
+    expect(replyDir({ routingkey: 'rk' }, 'ex')).toBe('/zoott_~replies/ex/_default/rk');
+    expect(replyDir({ exchange: '', routingkey: 'rk' }, 'ex')).toBe(
+      '/zoott_~replies/ex/_default/rk',
     );
-    expect(() => replyDir({ exchange: 'races', routingkey: 'rk' })).toThrow(
-      /exchange "races": is reserved \(\/zoott_r\/races holds the state of races\)/,
+    expect(() => replyDir({ exchange: '_default', routingkey: 'rk' }, 'ex')).toThrow(
+      /exchange "_default": is reserved \(it is the reply path of the default exchange/,
     );
-    expect(replyDir({ exchange: 'races2', routingkey: 'rk' })).toBe('/zoott_r/races2/rk');
+    expect(replyDir({ exchange: 'races', routingkey: 'rk' }, 'ex')).toBe(
+      '/zoott_~replies/ex/races/rk',
+    );
+    expect(racesRoot('ex')).toBe('/zoott_~races/ex');
   });
 });
 

@@ -50,10 +50,12 @@ describe('regular jobs on a real ZooKeeper', { timeout: 120_000 }, () => {
       routingkey,
       timeoutMs: 30_000,
     });
-    expect(reply.path).toMatch(new RegExp(`^/zoott_r/results/${routingkey}/result-.*\\d{10}$`));
+    expect(reply.path).toMatch(
+      new RegExp(`^/zoott_~replies/${WORLD}/results/${routingkey}/result-.*\\d{10}$`),
+    );
     expect(reply.result).toEqual(result);
     // Consumed: it is gone now.
-    expect(await zk.client.children(`/zoott_r/results/${routingkey}`)).toEqual([]);
+    expect(await zk.client.children(`/zoott_~replies/${WORLD}/results/${routingkey}`)).toEqual([]);
   });
 
   it('exit 3 is reported as exit, without a signal', async () => {

@@ -4,15 +4,17 @@ import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import {
   dropParked,
+  ensureReplyDir,
   listParked,
   parkOps,
   publishResult,
+  replyDir,
   retryParked,
   worldAcl,
 } from '../src/internal.js';
 
 const WORLD = 'pk';
-const DIR = '/zoott_r/zoott~amqp/pk';
+const DIR = replyDir({ exchange: 'zoott~amqp', routingkey: WORLD }, WORLD);
 
 describeOnBackends('parked results: parked in one multi, listed, retried, dropped', (backend) => {
   /** A world with one result in the bridge's reply directory, parked. */
@@ -59,7 +61,7 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     const [p] = await listParked(c, WORLD);
     expect(p).toMatchObject({
       name,
-      path: `/zoott_parked/${WORLD}/${name}`,
+      path: `/zoott_~parked/${WORLD}/${name}`,
       from: DIR,
       exchange: 'results',
       routingkey: 'rk-1',
@@ -90,10 +92,10 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     });
   });
 
-  it('only nodes under the world ACL holding a parked result are listed; one naming a path outside /zoott_r is never retried there', async () => {
+  it("only nodes under the world ACL holding a parked result are listed; one naming a path outside its world's reply area is never retried there", async () => {
     const c = await world();
     await parkedOne(c, 1);
-    const root = `/zoott_parked/${WORLD}`;
+    const root = `/zoott_~parked/${WORLD}`;
     // Planted with another ACL: not the bridge's, not listed.
     await c.create(
       `${root}/planted`,
@@ -122,5 +124,34 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     );
     await expect(retryParked(c, WORLD, 'elsewhere')).rejects.toMatchObject({ code: 'NO_AUTH' });
     expect(await c.exists('/zoott_x')).toBeNull();
+    // Another world's reply path: a retry would publish into that world's results.
+    const theirs = replyDir({ exchange: 'zoott~amqp', routingkey: 'other' }, 'other');
+    await createEngine(c, { world: 'other', buckets: 2 }).init();
+    // It exists, under the same credentials' ACL: only the check of the world stops a retry.
+    await ensureReplyDir(
+      c,
+      { exchange: 'zoott~amqp', routingkey: 'other' },
+      'other',
+      await worldAcl(c, 'other'),
+    );
+    await c.create(
+      `${root}/other-world`,
+      encodeJson({
+        from: theirs,
+        exchange: '',
+        routingkey: 'x',
+        reason: 'r',
+        attempts: 1,
+        firstFailedAt: '',
+        parkedAt: '2030-01-01T00:00:00.000Z',
+        result: 1,
+      }),
+      { acl: await worldAcl(c, WORLD) },
+    );
+    await expect(retryParked(c, WORLD, 'other-world')).rejects.toMatchObject({
+      code: 'NO_AUTH',
+      message: expect.stringMatching(/not a reply path of world pk/),
+    });
+    expect(await c.children(theirs)).toEqual([]);
   });
 });

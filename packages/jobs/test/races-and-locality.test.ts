@@ -7,7 +7,7 @@ import { freshNamespace, runningGroupMembers, SELF, settled, until } from '@zoot
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
-  RACES_ROOT,
+  racesRoot,
   startWorkerDaemon,
   submitJob,
   submitRace,
@@ -93,7 +93,7 @@ describe('races over three workers', { timeout: 180_000 }, () => {
       timeoutMs: 30_000,
     });
     expect(reply.result).toEqual(result);
-    expect(await client.children(RACES_ROOT)).toEqual([]);
+    expect(await client.children(racesRoot(WORLD))).toEqual([]);
     const engine = createEngine(client, { world: WORLD });
     expect((await engine.list()).filter((t) => t.key[0]!.startsWith(key[0]!))).toEqual([]);
   });

@@ -1,9 +1,10 @@
 /**
  * Reply results cannot be forged or deleted: in a shared chroot an attacker session (no
- * credentials) pre-creates reply paths and race state open, and plants forged results. A
- * worker of a world locked to a digest user never publishes there, `wait` never accepts
- * what is there, and the reply paths the worker creates are locked. Real ZooKeeper, a
- * worker daemon running real job processes, and the `zoott wait` binary.
+ * credentials) cannot make anything in a locked world's reply and race areas, and where the
+ * world itself left a reply path or race state open (made before it was locked down, say),
+ * plants forged results. A worker of a world locked to a digest user never publishes there,
+ * `wait` never accepts what is there, and the reply paths the worker creates are locked.
+ * Real ZooKeeper, a worker daemon running real job processes, and the `zoott wait` binary.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -95,10 +96,13 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     await attacker?.close();
   });
 
-  it('a worker never publishes into a pre-created open reply path, and wait refuses it', async () => {
+  it('a worker never publishes into an open reply path, and wait refuses it', async () => {
     const routingkey = `planted-${randomUUID()}`;
-    const dir = `/zoott_r/_default/${routingkey}`;
-    await createOpen(attacker, dir);
+    const dir = `/zoott_~replies/${WORLD}/_default/${routingkey}`;
+    // The attacker cannot make one in a locked world's reply area...
+    expect(await codeOf(createOpen(attacker, dir))).toBe('NO_AUTH');
+    // ... but one the world left open (before it was locked down) takes anyone's results.
+    await createOpen(owner, dir);
     const forged = await attacker.create(`${dir}/result-`, encodeJson({ stdout: 'forged\n' }), {
       sequential: true,
       acl: OPEN_ACL,
@@ -127,31 +131,38 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     });
   });
 
-  it('an open exchange node is refused too: its reply directories could be replaced', async () => {
+  it('an open exchange node refuses no routing key by itself: the directory made below it is locked', async () => {
     const routingkey = `under-open-${randomUUID()}`;
-    await createOpen(attacker, '/zoott_r/open-exchange');
+    // Left open by the world itself (the attacker can make nothing in its reply area).
+    expect(await codeOf(createOpen(attacker, `/zoott_~replies/${WORLD}/open-exchange`))).toBe(
+      'NO_AUTH',
+    );
+    await createOpen(owner, `/zoott_~replies/${WORLD}/open-exchange`);
     const { key } = await submitJob(
       owner,
       { executable: '/bin/echo', arguments: ['x'], exchange: 'open-exchange', routingkey },
       { world: WORLD },
     );
     expect((await settled(owner, WORLD, key)).state).toBe('completed');
-    // The worker made the directory locked, then refused it for its open parent.
-    expect(await owner.children(`/zoott_r/open-exchange/${routingkey}`)).toEqual([]);
-    await expect(
-      waitForResult(owner, {
-        world: WORLD,
-        exchange: 'open-exchange',
-        routingkey,
-        timeoutMs: 2000,
-      }),
-    ).rejects.toMatchObject({ code: 'NO_AUTH' });
+    const dir = `/zoott_~replies/${WORLD}/open-exchange/${routingkey}`;
+    expect((await owner.getAcl(dir)).acl).toEqual(LOCKED);
+    // The open exchange lets the attacker see the directory, not take what is in it.
+    const [name] = await owner.children(dir);
+    expect(await codeOf(attacker.delete(`${dir}/${name}`))).toBe('NO_AUTH');
+    expect(await codeOf(attacker.delete(dir))).toBe('NOT_EMPTY');
+    const got = await waitForResult(owner, {
+      world: WORLD,
+      exchange: 'open-exchange',
+      routingkey,
+      timeoutMs: 5000,
+    });
+    expect(got.result).toMatchObject({ stdout: 'x\n' });
   });
 
   it("a locked world's reply paths are created locked: others cannot read, plant or delete", async () => {
     const routingkey = `fresh-${randomUUID()}`;
     const exchange = `ex-${randomUUID().slice(0, 8)}`;
-    const dir = `/zoott_r/${exchange}/${routingkey}`;
+    const dir = `/zoott_~replies/${WORLD}/${exchange}/${routingkey}`;
     const { key } = await submitJob(
       owner,
       { executable: '/bin/echo', arguments: ['locked'], exchange, routingkey },
@@ -159,7 +170,12 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     );
     expect((await settled(owner, WORLD, key)).state).toBe('completed');
     const [name] = await owner.children(dir);
-    for (const path of [`/zoott_r/${exchange}`, dir, `${dir}/${name}`])
+    for (const path of [
+      `/zoott_~replies/${WORLD}`,
+      `/zoott_~replies/${WORLD}/${exchange}`,
+      dir,
+      `${dir}/${name}`,
+    ])
       expect({ path, acl: (await owner.getAcl(path)).acl }).toEqual({ path, acl: LOCKED });
     expect(await codeOf(attacker.get(`${dir}/${name}`))).toBe('NO_AUTH');
     expect(await codeOf(attacker.delete(`${dir}/${name}`))).toBe('NO_AUTH');
@@ -196,7 +212,7 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
         { world },
       );
       expect((await settled(owner, world, key)).state).toBe('completed');
-      const dir = `/zoott_r/${exchange}/${routingkey}`;
+      const dir = `/zoott_~replies/${world}/${exchange}/${routingkey}`;
       const [name] = await owner.children(dir);
       expect((await owner.getAcl(`${dir}/${name}`)).acl).toEqual(LOCKED);
       const got = await waitForResult(owner, { world, exchange, routingkey, timeoutMs: 5000 });
@@ -209,8 +225,8 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
   it('wait skips a result node that does not carry the world ACL, and says so', async () => {
     const routingkey = `mixed-${randomUUID()}`;
     const exchange = `mx-${randomUUID().slice(0, 8)}`;
-    const dir = `/zoott_r/${exchange}/${routingkey}`;
-    await owner.create(`/zoott_r/${exchange}`, undefined, { acl: LOCKED });
+    const dir = `/zoott_~replies/${WORLD}/${exchange}/${routingkey}`;
+    await owner.create(`/zoott_~replies/${WORLD}/${exchange}`, undefined, { acl: LOCKED });
     await owner.create(dir, undefined, { acl: LOCKED });
     // Left over from before the path was locked, say: open, so anyone may have written it.
     const stale = await owner.create(`${dir}/result-`, encodeJson({ stale: true }), {
@@ -236,10 +252,11 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
     expect(await owner.exists(stale)).not.toBeNull();
   });
 
-  it('race state planted open with a forged winner is refused: the race fails for good', async () => {
+  it('race state left open, with a forged winner planted, is refused: the race fails for good', async () => {
     const name = `race-${randomUUID().slice(0, 8)}`;
-    const base = `/zoott_r/races/${name}`;
-    await createOpen(attacker, base, { started: new Date().toISOString(), racers: 1 });
+    const base = `/zoott_~races/${WORLD}/${name}`;
+    expect(await codeOf(createOpen(attacker, base))).toBe('NO_AUTH');
+    await createOpen(owner, base, { started: new Date().toISOString(), racers: 1 });
     await attacker.create(
       `${base}/winner`,
       encodeJson({ index: 0, at: new Date().toISOString(), record: { stdout: 'forged' } }),
@@ -259,8 +276,8 @@ describe('reply paths of a locked world [zookeeper]', { timeout: 120_000 }, () =
   it('`zoott wait` refuses a planted reply path, naming it', async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (pnpm build)`);
     const routingkey = `cli-${randomUUID()}`;
-    const dir = `/zoott_r/_default/${routingkey}`;
-    await createOpen(attacker, dir);
+    const dir = `/zoott_~replies/${WORLD}/_default/${routingkey}`;
+    await createOpen(owner, dir);
     await attacker.create(`${dir}/result-`, encodeJson({ forged: true }), {
       sequential: true,
       acl: OPEN_ACL,

@@ -67,7 +67,7 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
     expect(out.status).toBe('completed');
     expect(settled).toEqual([out]);
     expect(warnings).toEqual([]);
-    const dir = replyDir({ exchange: 'ex', routingkey });
+    const dir = replyDir({ exchange: 'ex', routingkey }, world);
     expect(multis.slice(before).map((ops) => ops.map((o) => `${o.op} ${o.path}`))).toEqual([
       expect.arrayContaining([`create ${completedPath}`, `create ${dir}/result-`]),
     ]);
@@ -84,13 +84,13 @@ describe('job replies commit with the completion (real ZooKeeper)', { timeout: 6
   });
 
   it('a completion multi that fails on the record leaves no reply', async () => {
-    const { engine, claim, completedPath } = await claimedJob();
+    const { engine, claim, completedPath, world } = await claimedJob();
     await client.create(completedPath, encodeJson({ someone: 'else' }));
     const routingkey = `rk-${randomUUID()}`;
     const out = await engine.complete(claim, { exit: 0, routingkey });
     expect(out.status).toBe('dropped');
     // The directory was prepared before the multi; the multi left nothing in it.
-    expect(await client.children(replyDir({ routingkey }))).toEqual([]);
+    expect(await client.children(replyDir({ routingkey }, world))).toEqual([]);
   });
 
   it('an oversized reply still completes the task; the reply follows on its own', async () => {

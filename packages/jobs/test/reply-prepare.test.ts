@@ -1,9 +1,11 @@
 /**
- * What a publisher reads before each result: the world's ACL and its reply path's, in one
- * round trip when the directory exists, and a refusal (with nothing written) when the path
- * does not carry the world's ACL. On both adapters.
+ * What a publisher reads before each result: the world's ACL and its reply directory's, in
+ * one round trip when the directory exists, and a refusal (with nothing written) when the
+ * directory does not carry the world's ACL: that routing key only, whatever the exchange
+ * node above it carries. On both adapters.
  */
-import { type Coordinator, createEngine, digestAcl, OPEN_ACL } from '@zoott/core';
+import { type Coordinator, createEngine, digestAcl, OPEN_ACL, Perms } from '@zoott/core';
+import { adminCommand, NamespaceError } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { prepareReply, publishResult } from '../src/internal.js';
@@ -36,61 +38,97 @@ function gatedReads(inner: Coordinator) {
   return { client, waiting, release };
 }
 
+const ROOT = `/zoott_~replies/${WORLD}`;
+
 describeOnBackends('publishing a reply: the reply path check', (backend) => {
-  it('reads the three ACLs together: one round trip when the directory exists', async () => {
+  it('reads the two ACLs together: one round trip when the directory exists', async () => {
     const c = await backend().connect();
     await createEngine(c, { world: WORLD }).init();
     await publishResult(c, { exchange: 'x', routingkey: 'k' }, { n: 1 }, { world: WORLD });
     const gate = gatedReads(c);
     const prepared = prepareReply(gate.client, { exchange: 'x', routingkey: 'k' }, WORLD);
-    expect(await gate.waiting()).toEqual(
-      [`getAcl /zoott_${WORLD}`, 'getAcl /zoott_r/x', 'getAcl /zoott_r/x/k'].sort(),
-    );
+    expect(await gate.waiting()).toEqual([`getAcl /zoott_${WORLD}`, `getAcl ${ROOT}/x/k`].sort());
     gate.release();
-    expect(await prepared).toEqual({ dir: '/zoott_r/x/k', acl: OPEN_ACL });
+    expect(await prepared).toEqual({ dir: `${ROOT}/x/k`, acl: OPEN_ACL });
     expect(await gate.waiting()).toEqual([]);
   });
 
-  it('refuses an existing path without the world ACL, naming the node, and writes nothing', async () => {
+  it('refuses a directory without the world ACL, naming it, and writes nothing; an open exchange refuses no routing key by itself', async () => {
     const owner = await backend().connect();
     await owner.addAuth('digest', 'alice:pw');
     const locked = [digestAcl('alice', 'pw', 'cdrwa')];
     await createEngine(owner, { world: WORLD }).init();
-    // The world's ACL is the one its root carries.
+    // The world's ACL is the one its root carries; its node in the reply area has it too.
     await owner.setAcl(`/zoott_${WORLD}`, locked);
+    await owner.setAcl(ROOT, locked);
+    // An exchange the owner made open (before locking the world down, say): anyone may make
+    // a routing key there, and someone did, open.
+    await owner.create(`${ROOT}/open`, undefined, { acl: OPEN_ACL });
+    await owner.create(`${ROOT}/open/mine`, undefined, { acl: locked });
     const other = await backend().connect();
-    await other.create('/zoott_r');
-    await other.create('/zoott_r/open', undefined, { acl: OPEN_ACL });
-    await other.create('/zoott_r/open/k', undefined, { acl: locked });
-    // A locked exchange over an open directory (made open, or opened since, by the owner).
-    await owner.create('/zoott_r/x', undefined, { acl: locked });
-    await owner.create('/zoott_r/x/k', undefined, { acl: OPEN_ACL });
-    for (const [exchange, at] of [
-      ['open', '/zoott_r/open'],
-      ['x', '/zoott_r/x/k'],
-    ] as const) {
-      const refused = prepareReply(owner, { exchange, routingkey: 'k' }, WORLD);
-      await expect(refused).rejects.toMatchObject({
-        code: 'NO_AUTH',
-        path: at,
-        message: expect.stringContaining(`${at} has ACL [world:anyone:cdrwa], not the world's`),
-      });
-      await expect(
-        publishResult(owner, { exchange, routingkey: 'k' }, { n: 1 }, { world: WORLD }),
-      ).rejects.toMatchObject({ code: 'NO_AUTH', path: at });
+    await other.create(`${ROOT}/open/theirs`, undefined, { acl: OPEN_ACL });
+    const refused = prepareReply(owner, { exchange: 'open', routingkey: 'theirs' }, WORLD);
+    await expect(refused).rejects.toMatchObject({
+      code: 'NO_AUTH',
+      path: `${ROOT}/open/theirs`,
+      message: expect.stringContaining(
+        `${ROOT}/open/theirs has ACL [world:anyone:cdrwa], not the world's`,
+      ),
+    });
+    await expect(
+      publishResult(owner, { exchange: 'open', routingkey: 'theirs' }, { n: 1 }, { world: WORLD }),
+    ).rejects.toMatchObject({ code: 'NO_AUTH', path: `${ROOT}/open/theirs` });
+    expect(await owner.children(`${ROOT}/open/theirs`)).toEqual([]);
+    // The other routing keys of that exchange: one that exists locked, one made now.
+    for (const routingkey of ['mine', 'new']) {
+      const path = await publishResult(
+        owner,
+        { exchange: 'open', routingkey },
+        { n: 1 },
+        { world: WORLD },
+      );
+      expect(path.startsWith(`${ROOT}/open/${routingkey}/result-`)).toBe(true);
+      expect((await owner.getAcl(path)).acl).toEqual(locked);
     }
-    expect(await owner.children('/zoott_r/open/k')).toEqual([]);
-    expect(await other.children('/zoott_r/x/k')).toEqual([]);
+    expect((await owner.getAcl(`${ROOT}/open/new`)).acl).toEqual(locked);
   });
 
   it('creates a missing directory with the world ACL, then checks it', async () => {
     const c = await backend().connect();
     await createEngine(c, { world: WORLD }).init();
     const { dir, acl } = await prepareReply(c, { exchange: 'new', routingkey: 'k' }, WORLD);
-    expect(dir).toBe('/zoott_r/new/k');
+    expect(dir).toBe(`${ROOT}/new/k`);
     expect((await c.getAcl(dir)).acl).toEqual(acl);
     await expect(prepareReply(c, { routingkey: 'k' }, 'missing')).rejects.toMatchObject({
       code: 'NO_SUCH_TASK',
     });
+  });
+
+  it("the world's node of the reply area held by someone else: the refusal names it and what its admins must run", async () => {
+    const c = await backend().connect();
+    await createEngine(c, { world: WORLD }).init();
+    const mallory = await backend().connect({
+      auth: 'mallory:pw-m',
+      defaultAcl: [digestAcl('mallory', 'pw-m', 'cdrwa')],
+    });
+    // An open world lets anyone change its nodes' ACLs.
+    await mallory.setAcl(ROOT, [
+      digestAcl('mallory', 'pw-m', 'cdrwa'),
+      { scheme: 'world', id: 'anyone', perms: Perms.READ },
+    ]);
+    const refused = await publishResult(c, { routingkey: 'k' }, { n: 1 }, { world: WORLD }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(NamespaceError);
+    const err = refused as NamespaceError;
+    expect(err.reason).toMatch(
+      new RegExp(
+        `^${ROOT} has digest:mallory:… cdrwa, world:anyone r, which does not let these credentials create ${ROOT}/_default in it$`,
+      ),
+    );
+    expect(adminCommand(err.fix)).toBe(
+      `setAcl -R ${ROOT} world:anyone:cdrwa   (zkCli.sh, as digest:mallory:… (ADMIN on it) or a ZooKeeper super user)`,
+    );
   });
 });

@@ -29,29 +29,32 @@ describeOnBackends('reply results retention', (backend) => {
       publishResult(c, { routingkey }, { n }, { world });
     for (let i = 0; i < 3; i++) await post('ra', 'mine', i);
     await post('rb', 'theirs', 0);
-    // A directory made before directories named their world: nobody's, left alone.
-    await c.create('/zoott_r/_default/old');
-    await c.create('/zoott_r/_default/old/result-', new Uint8Array(), { sequential: true });
+    // A directory in the world's area that names no world (the AMQP bridge's outbox, whose
+    // results wait to be published): left alone.
+    await c.create('/zoott_~replies/ra/_default/old');
+    await c.create('/zoott_~replies/ra/_default/old/result-', new Uint8Array(), {
+      sequential: true,
+    });
 
     let now = Date.now();
     const task = new ReplyResultsRetention(c, 'ra', () => now);
     expect(await task.pass(keeping({ maxAgeMs: HOUR, maxCount: null }), now, 1000)).toBe(0);
     // By count: the oldest goes.
     expect(await task.pass(keeping({ maxAgeMs: HOUR, maxCount: 2 }), now, 1000)).toBe(1);
-    expect((await c.children('/zoott_r/_default/mine')).length).toBe(2);
+    expect((await c.children('/zoott_~replies/ra/_default/mine')).length).toBe(2);
     // By age: the rest once an hour has passed.
     now += HOUR + 1;
     expect(await task.pass(keeping({ maxAgeMs: HOUR, maxCount: 2 }), now, 1000)).toBe(2);
-    expect(await c.children('/zoott_r/_default/mine')).toEqual([]);
-    expect((await c.children('/zoott_r/_default/theirs')).length).toBe(1);
-    expect((await c.children('/zoott_r/_default/old')).length).toBe(1);
+    expect(await c.children('/zoott_~replies/ra/_default/mine')).toEqual([]);
+    expect((await c.children('/zoott_~replies/rb/_default/theirs')).length).toBe(1);
+    expect((await c.children('/zoott_~replies/ra/_default/old')).length).toBe(1);
 
     // By hand: a dry run counts, a clean removes; another world's results stay.
     await post('ra', 'mine', 9);
     expect(await cleanResults(c, 'ra', { dryRun: true })).toEqual({ matched: 1, removed: 0 });
     expect(await cleanResults(c, 'ra', { olderThanMs: HOUR })).toEqual({ matched: 0, removed: 0 });
     expect(await cleanResults(c, 'ra')).toEqual({ matched: 1, removed: 1 });
-    expect((await c.children('/zoott_r/_default/theirs')).length).toBe(1);
+    expect((await c.children('/zoott_~replies/rb/_default/theirs')).length).toBe(1);
     await c.close();
   });
 });
@@ -78,7 +81,7 @@ describe('the daemon reaps its world [zookeeper]', { timeout: 120_000 }, () => {
         { executable: '/bin/echo', arguments: ['gone soon'], routingkey: 'nobody' },
         { world: 'kept' },
       );
-      const dir = '/zoott_r/_default/nobody';
+      const dir = '/zoott_~replies/kept/_default/nobody';
       // Published by the job into a directory that names its world, then reaped.
       await until('the reply directory', async () =>
         (await producer.exists(dir)) === null ? undefined : true,

@@ -78,6 +78,20 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res.drainVsRaw).toBeCloseTo((res.perSecond as number) / raw, 9);
   });
 
+  it('tracing: the drain untraced, then traced with its spans exported, and their ratio', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('tracing');
+    const plain = res.plain as Record<string, number>;
+    const traced = res.traced as Record<string, number>;
+    expect(plain.perSecond).toBeGreaterThan(0);
+    expect(traced.perSecond).toBeGreaterThan(0);
+    expect(res.tracedVsPlain).toBeCloseTo(traced.perSecond! / plain.perSecond!, 9);
+    // Three spans a task (wait, run, settle) reached the stand-in collector.
+    expect(traced.exportRequests).toBeGreaterThan(0);
+    expect(traced.exportBytesPerTask).toBeGreaterThan(100);
+  });
+
   it('unblock: every chain sampled, with percentiles', { timeout: 300_000 }, async () => {
     const res = await onlyPhase('unblock');
     // --quick: 200 chains/s for 3 s, the first second dropped as warm-up.

@@ -13,6 +13,7 @@ import {
   runWorker,
   utf8,
 } from '@zoott/core';
+import { SHARED_ACL, sharedParents, worldSideNodes } from '@zoott/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from './support/daemon.js';
 import { codeOf, until, type ZkNamespace, zkNamespace } from './support/zk.js';
@@ -57,19 +58,20 @@ describe('ACL: a world locked to one digest user [zookeeper]', () => {
     await ns.cleanup();
   });
 
-  it('every node the engine created carries only the owner digest ACL', async () => {
+  it('every node the engine created for the world carries only the owner digest ACL', async () => {
     for (const path of [
       `/zoott_${WORLD}`,
       `/zoott_${WORLD}/secret`,
-      '/zoott_p',
-      `/zoott_p/${WORLD}`,
-      `/zoott_w/${WORLD}`,
+      ...worldSideNodes(WORLD),
       heldClaim.workingPath,
       heldClaim.entryPath,
     ]) {
       const { acl } = await owner.getAcl(path);
       expect({ path, acl }).toEqual({ path, acl: locked.defaultAcl });
     }
+    // The area nodes every world shares: anyone may make a world there, nobody may lock them.
+    for (const path of sharedParents())
+      expect({ path, acl: (await owner.getAcl(path)).acl }).toEqual({ path, acl: [...SHARED_ACL] });
   });
 
   for (const who of ['unauthenticated', 'wrong password']) {

@@ -1,8 +1,16 @@
-export type { Backend, TestBackend } from './backend.js';
+export type { Backend, ConnectOptions, TestBackend } from './backend.js';
 export { BACKEND_NAMES, describeOnBackends } from './describe-on-backends.js';
 export { freshChroot } from './fresh-chroot.js';
+export { legacyInit, legacyReplies } from './legacy-world.js';
 export { type LosingReplies, losingReplies, type ReplyLoss } from './lost-replies.js';
 export { memoryBackend } from './memory-backend.js';
+export {
+  type OtlpReceiver,
+  type OtlpRequest,
+  type OtlpSpan,
+  spansOf,
+  startOtlpReceiver,
+} from './otlp-receiver.js';
 export {
   eventually,
   isRunning,

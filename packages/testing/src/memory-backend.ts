@@ -16,7 +16,11 @@ export function memoryBackend(): TestBackend {
   return {
     name: 'memory',
     async connect(options = {}) {
-      const client = await server.connect({ sessionTimeoutMs: options.sessionTimeoutMs });
+      const client = await server.connect({
+        sessionTimeoutMs: options.sessionTimeoutMs,
+        ...(options.auth ? { auth: [{ scheme: 'digest', auth: options.auth }] } : {}),
+        ...(options.defaultAcl ? { defaultAcl: options.defaultAcl } : {}),
+      });
       clients.push(client);
       return client;
     },

@@ -46,6 +46,8 @@ export async function zookeeperBackend(server: string): Promise<TestBackend> {
       try {
         const client = await connectZk(`${proxy.hostPort}${chroot}`, {
           sessionTimeoutMs: options.sessionTimeoutMs,
+          ...(options.auth ? { auth: [{ scheme: 'digest', auth: options.auth }] } : {}),
+          ...(options.defaultAcl ? { defaultAcl: options.defaultAcl } : {}),
         });
         clients.push(client);
         proxies.set(client, proxy);

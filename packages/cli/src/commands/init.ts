@@ -17,7 +17,12 @@ interface InitOptions {
   buckets?: string;
 }
 
-/** `zoott init <world>`: creates the world's areas (and the connect string's chroot). */
+/**
+ * `zoott init <world>`: creates the world: its tree root and its node in every area, with the
+ * credentials' ACL; the area nodes every world shares and the connect string's chroot when
+ * they are missing, with world:anyone cr. A world made by zoott 0.1.0 gets what it lacks, and
+ * its results waiting where 0.1.0 kept them are moved into its reply area.
+ */
 const initCommand: CommandBody = async (ctx, cmd: Command) => {
   const world = await userWorldArgument(cmd);
   const opts = cmd.opts<InitOptions>();
@@ -26,19 +31,26 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
     throw new CliError(`--buckets ${opts.buckets}: must be a whole number >= 1`);
   // Every flag is checked before anything is created: a bad one leaves no world behind.
   const retention = await retentionPatch(cmd.opts<RetentionFlags>());
-  await ensureChroot(ctx.settings);
+  const { ensureNamespace, SHARED_ACL } = await import('@zoott/core/internal');
+  // A chroot made here is shared by the worlds of everyone who may write it: nobody may lock
+  // it, the credentials that made it included.
+  await ensureChroot(ctx.settings, SHARED_ACL);
+  const c = await ctx.session().coordinator();
   const { createEngine } = await import('@zoott/core');
-  const engine = createEngine(await ctx.session().coordinator(), {
+  const engine = createEngine(c, {
     world,
     ...(buckets !== undefined ? { buckets } : {}),
   });
+  // The area nodes every world shares: made, or given the shared ACL when these credentials
+  // may (zoott 0.1.0 made them with whoever came first's); said before the world is made.
+  const namespace = await ensureNamespace(c);
   await engine.init();
   // With credentials the world must be theirs. An existing world someone made open (or with
   // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
   const acl = requestedAcl(ctx.settings);
   if (acl) {
     const { worldAclMismatches } = await import('@zoott/core/internal');
-    const wrong = await worldAclMismatches(await ctx.session().coordinator(), world, acl);
+    const wrong = await worldAclMismatches(c, world, acl);
     if (wrong.length > 0)
       throw new CliError(
         `world ${world} exists but is not locked to these credentials: ${wrong.length} of its nodes have another ACL than ${showAcl(acl)} (${wrong
@@ -49,8 +61,11 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
         `\`zoott --auth <user:password> lock-down ${world}\` applies the credentials' ACL to the whole world; until then anyone allowed by the ACL above can read and change it`,
       );
   }
+  // Results zoott 0.1.0 workers published where every world shared them: into the world's
+  // own reply area, where this release reads them.
+  const { moveLegacyReplies, replyRoot } = await import('@zoott/jobs/internal');
+  const legacy = await moveLegacyReplies(c, world);
   const { readRetention, updateRetention } = await import('@zoott/core');
-  const c = await ctx.session().coordinator();
   if (retention) await updateRetention(c, world, retention);
   const kept = (await readRetention(c, world)).settings;
   const meta = await engine.context();
@@ -60,8 +75,23 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
       buckets: meta.layout.buckets,
       root: meta.layout.root,
       retention: kept,
+      namespace,
+      legacyReplies: legacy,
     });
   else {
+    for (const o of namespace.opened)
+      ctx.out(
+        `${o.path}: shared by every world of the namespace, given world:anyone cr (was ${showAcl(o.before)})`,
+      );
+    for (const k of namespace.kept)
+      ctx.note(
+        `${k.path}: shared by every world of the namespace, but has ${k.acl === 'unreadable' ? 'an ACL these credentials may not read' : showAcl(k.acl)}, which these credentials may not change: \`zoott doctor ${world}\` says what its admins must run`,
+      );
+    if (legacy.moved.length > 0)
+      ctx.out(
+        `moved ${legacy.moved.length} result(s) of zoott 0.1.0 into ${replyRoot(world)} (${legacy.removed.length} old reply director${legacy.removed.length === 1 ? 'y' : 'ies'} removed)`,
+      );
+    for (const l of legacy.left) ctx.note(`not moved: ${l.path}: ${l.why}`);
     ctx.out(`world ${world} ready (${meta.layout.root}, ${meta.layout.buckets} buckets)`);
     const text = await describeRetention(kept);
     ctx.out(`keeps completed: ${text.completed}; results: ${text.results}`);

@@ -8,9 +8,9 @@ import type { Verb } from '../verb.js';
 import { requestedAcl, showAcl, worldExtent } from '../world-acl.js';
 
 /**
- * `zoott lock-down <world>`: gives every node of a world (tree, areas, buckets, entries,
- * records, claims, registrations, its race world, the reply paths and race state its jobs
- * use) the ACL of the credentials, and reports what it changed. Only nodes whose ACL differs
+ * `zoott lock-down <world>`: gives every node of a world (tree, its node in every area with
+ * everything below it: buckets, entries, records, claims, registrations, progress, schedules,
+ * limits, elections, reply paths and race state; and its race world) the ACL of the credentials, and reports what it changed. Only nodes whose ACL differs
  * are written, children before parents and the world's top nodes last, so a run that is
  * interrupted leaves the world reported as not locked, and running it again finishes it.
  */
@@ -42,10 +42,7 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
     changed += r.changed.length;
     reports.push(r);
   }
-  const main = await lockDownWorld(c, world, acl, {
-    extraRoots: [...extent.replyPaths, ...extent.racePaths],
-    onProgress,
-  });
+  const main = await lockDownWorld(c, world, acl, { onProgress });
   checked += main.checked;
   changed += main.changed.length;
   reports.push(main);
@@ -57,8 +54,6 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
       root: worldRoot(world),
       acl,
       raceWorld: extent.raceWorld,
-      replyPaths: extent.replyPaths,
-      racePaths: extent.racePaths,
       checked,
       changed: all.map((ch) => ({ path: ch.path, before: ch.before })),
     });
@@ -72,7 +67,6 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
       ...(all.length > shown.length
         ? [`  ... and ${all.length - shown.length} more (--json lists all)`]
         : []),
-      ...(extent.replyPaths.length > 0 ? [`reply paths: ${extent.replyPaths.join(', ')}`] : []),
     ].join('\n'),
   );
 };

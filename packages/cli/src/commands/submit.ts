@@ -118,7 +118,11 @@ function sleepUntilChange(
  * later `zoott wait` does not hand out a result `submit --wait` already printed. Best effort:
  * a result another waiter took meanwhile is simply not there.
  */
-async function consumeReply(c: Coordinator, result: unknown): Promise<string | null> {
+async function consumeReply(
+  c: Coordinator,
+  world: string,
+  result: unknown,
+): Promise<string | null> {
   const r = result as { routingkey?: unknown; exchange?: unknown } | null;
   if (typeof r !== 'object' || r === null || typeof r.routingkey !== 'string') return null;
   const { replyDir } = await import('@zoott/jobs');
@@ -126,6 +130,7 @@ async function consumeReply(c: Coordinator, result: unknown): Promise<string | n
     typeof r.exchange === 'string'
       ? { routingkey: r.routingkey, exchange: r.exchange }
       : { routingkey: r.routingkey },
+    world,
   );
   const want = JSON.stringify(result);
   const names = await c.children(dir).catch(() => [] as string[]);
@@ -205,7 +210,8 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
     return ExitCode.TASKS_FAILED;
   }
   // The result is printed here, so its copy on the reply path is taken too.
-  await consumeReply(c, rec.result).catch(() => null);
+  // Replies are published under the job world's reply area (a race's too).
+  await consumeReply(c, ctx.world, rec.result).catch(() => null);
   if (ctx.json) ctx.printJson({ ...ref, state: 'completed', result: rec.result });
   else {
     type Run = { stdout?: unknown; stderr?: unknown; error?: unknown };

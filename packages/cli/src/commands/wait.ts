@@ -33,7 +33,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
   const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
-  const dir = replyDir(address);
+  const dir = replyDir(address, ctx.world);
   const c = await ctx.session().coordinator();
   const deadline = Date.now() + timeoutMs;
   const stop = withDeadline(ctx.signal, timeoutMs);

@@ -3,10 +3,11 @@ import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import type { EngineContext } from './context.js';
 
 /**
- * The guards a child's claim carries when its listing has not seen every change of its
- * bucket. Such a listing may lack the new entry of an ancestor queued again after it was
- * read (every re-queue `set`s the task's tree node in the multi that creates its entry, in
- * the same bucket). Each ancestor's tree node is read: one changed after the listing's
+ * The guards every child's claim carries. Its listing may lack the new entry of an ancestor
+ * queued again after it was read (every re-queue `set`s the task's tree node in the multi that
+ * creates its entry, in the same bucket), and no count of change events can tell: the
+ * re-queue's event may still be on its way when the claim goes out, however up to date the
+ * listing looks. Each ancestor's tree node is read: one changed after the listing's
  * `pzxid` (the last child change the listing shows) may have been queued again unseen, and
  * the child is not claimed from this listing (`null`). Otherwise the claim multi checks each
  * ancestor's tree node at the version read, so a re-queue that lands before the claim makes

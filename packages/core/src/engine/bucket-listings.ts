@@ -258,10 +258,11 @@ export class BucketListings {
    * This process completed the task `key` (encoded), whose entry `name` in `bucket` its
    * completion deleted. A listing read before that still shows the entry, blocking the task's
    * listed descendants until the bucket's next read: it is taken out, so a child waiting on it
-   * is a candidate at once. That listing is behind the completion's change, so the child is
-   * claimed with guards (see `ancestorGuards`): an ancestor queued again since makes its
-   * claim wait or fail, never run early. A listing in flight may show the entry too: the name
-   * is remembered until a listing without it. Returns whether the listing shows a child of it.
+   * is a candidate at once, and a claim for it is due (`childReady`). Its claim checks its
+   * ancestors, as every child's does (see `ancestorGuards`): an ancestor queued again since
+   * makes it wait or fail, never run early. A listing in flight may show the entry too: the
+   * name is remembered until a listing without it. Returns whether the listing shows a child
+   * of it.
    */
   completed(bucket: number, key: string, name: string): boolean {
     const st = this.buckets.get(bucket);
@@ -276,9 +277,6 @@ export class BucketListings {
     if (!shown) return listedChild;
     // The listing shows this very entry, so the task's key in it is this entry's.
     st.present.delete(key);
-    // Its descendants are now claimed with guards: the listing missed this change (its watch
-    // event is in by now, but the rule must not depend on it).
-    if (st.changes === st.listedChanges) st.changes++;
     if (listedChild) st.childReady = true;
     return listedChild;
   }
@@ -379,8 +377,8 @@ export class BucketListings {
   /**
    * Waits for a listing of `b` read after read number `firstFresh` went out, reading one if
    * needed: it shows what the settle changed. It need not be up to date with every change
-   * event: a child claimed from a listing with changes it has not seen is guarded instead
-   * (see `ancestorGuards`).
+   * event: a child's claim checks its ancestors whatever listing it comes from (see
+   * `ancestorGuards`).
    */
   private async readSince(b: number, firstFresh: number): Promise<void> {
     const st = this.buckets.get(b);

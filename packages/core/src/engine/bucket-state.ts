@@ -21,13 +21,17 @@ export interface BucketState {
   cache: Map<string, CachedEntry>;
   /** Must be re-listed before use (watch fired, or a claim found it out of date). */
   stale: boolean;
-  /** Children-watch firings so far, and how many of them the current listing has seen. */
+  /**
+   * Change events so far (children watch, tree watch), and how many of them had come in when
+   * the current listing's read went out: whether the bucket changed since (see
+   * `BucketListings.mayHideChildOf`).
+   */
   changes: number;
   listedChanges: number;
   watchArmed: boolean;
   /**
    * The bucket's `pzxid` as read with the listing: the last change of its children that the
-   * listing shows (a child claimed from a listing that is not up to date is guarded by it).
+   * listing shows (a child's claim is guarded by it, see `ancestorGuards`).
    */
   pzxid: number;
   /** Ancestors' tree-node stats read to guard children (see ancestorGuards), by encoded key. */
@@ -118,10 +122,9 @@ export function addAncestors(key: string, into: Set<string>): void {
  * creation; when its reply and this event came in together, the event is handled first and
  * the reply lacks the entry: so a creation reported while a listing is out is never
  * `continuous`, and counts as a change (entry-events.test.ts, "a root reported while a
- * listing is out"). The listing is behind the bucket from then on: a child claimed from it
- * checks its ancestors, as after a children watch fired. `continuous`: every creation since the listing
- * was read has been reported, in order, so this entry's creation is a point the view is
- * complete to (its zxid is read with the entry).
+ * listing is out"). `continuous`: every creation since the listing was read has been
+ * reported, in order, so this entry's creation is a point the view is complete to (its zxid
+ * is read with the entry).
  */
 export function insertListed(st: BucketState, e: EntryName, continuous: boolean): boolean {
   if (st.readNo < 0) return false;
@@ -177,9 +180,8 @@ export function openEntry(
  * Makes `st` the listing a read returned: `names` (the bucket's children) with the bucket's
  * `pzxid`, read when `changesBefore` changes had been seen. `settled`: names of own claims
  * settled before the read went out. Names an own completion deleted after the read went out
- * (`gone`) are left out: they block nobody; such a listing is behind that completion, so its
- * descendants are claimed with guards, and a listed child of it is flagged `childReady`.
- * Returns whether the listing was behind an own completion.
+ * (`gone`) are left out: they block nobody, and a listed child of one is flagged
+ * `childReady` (a claim is due). Returns whether the listing was behind an own completion.
  */
 export function applyListing(
   st: BucketState,
@@ -219,11 +221,8 @@ export function applyListing(
   st.entries = entries;
   st.present = present;
   st.listedChanges = changesBefore;
-  if (stillShown.size > 0) {
-    if (st.changes === changesBefore) st.changes++;
-    for (const n of stillShown)
-      if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) st.childReady = true;
-  }
+  for (const n of stillShown)
+    if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) st.childReady = true;
   st.pzxid = pzxid;
   st.eventBorn.clear();
   // Kept for ancestors still listed above someone; the others' stats are dropped.

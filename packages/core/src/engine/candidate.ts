@@ -14,7 +14,7 @@ export interface Candidate {
   bucket: number;
   entry: EntryName;
   cached: CachedEntry;
-  /** Checks of its ancestors' tree nodes, for a child from a listing not up to date. */
+  /** Checks of its ancestors' tree nodes: every child's claim carries them. */
   guards?: Op[];
 }
 

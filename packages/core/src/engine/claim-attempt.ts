@@ -47,7 +47,7 @@ export function claimAttempt(
   const workingPath = ctx.layout.recordPath(AREA.working, key);
   // The entry's version is the fence: a cached entry that changed since it was read (claimed
   // by a worker that died, given back) is refused and read again, so no count is lost. A
-  // guarded child's claim also checks its ancestors' tree nodes (see `ancestorGuards`).
+  // child's claim also checks its ancestors' tree nodes (see `ancestorGuards`).
   const ops: Op[] = [
     { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
     { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },

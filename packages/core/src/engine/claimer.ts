@@ -264,8 +264,8 @@ export class Claimer {
         if (open === undefined) continue;
         const cached = open ?? undefined;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
-        let guarded = false;
-        if (e.encodedKey.includes(KEY_SEPARATOR)) {
+        const guarded = e.encodedKey.includes(KEY_SEPARATOR);
+        if (guarded) {
           const key = e.encodedKey.split(KEY_SEPARATOR);
           const blocker = blockingAncestor(key, stateOf);
           if (blocker !== null) {
@@ -275,9 +275,9 @@ export class Claimer {
             }
             continue;
           }
-          // A listing older than the last change may lack an ancestor's new entry (a
-          // completed task queued again): such a child's claim checks its ancestors.
-          guarded = st.changes !== st.listedChanges;
+          // No listing can show an ancestor queued again (a completed task) whose change event
+          // is still on its way: however up to date the listing looks, the child's claim
+          // checks its ancestors (see `ancestorGuards`).
         }
         if (cached && this.waiting(cached, now)) continue;
         taken++;

@@ -5,6 +5,7 @@ import type { CorruptSink } from './corrupt.js';
 import type { EngineOptions } from './engine-options.js';
 import { WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import type { Telemetry } from './telemetry.js';
 import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
 
 /** What every engine part shares once the world's meta has been read. */
@@ -20,6 +21,8 @@ export interface EngineContext {
   readonly maxRecordBytes: number;
   /** Where the inspection reads (task, tree, parent patterns) report nodes they cannot read. */
   readonly onCorrupt: CorruptSink;
+  /** Where the spans of tasks go; `undefined`: no tracing at all. */
+  readonly telemetry: Telemetry | undefined;
 }
 
 /** The context of `world` (of `buckets` buckets) for an engine made with `o`. */
@@ -42,5 +45,6 @@ export function makeContext(
     onCorrupt:
       o.onCorrupt ??
       ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
+    telemetry: o.telemetry,
   };
 }

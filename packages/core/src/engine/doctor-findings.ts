@@ -1,10 +1,19 @@
 import type { Acl } from '../contract/acl.js';
 import type { Op, Stat } from '../contract/coordinator.js';
 import { utf8 } from '../contract/paths.js';
+import {
+  adminCommand,
+  adminsOf,
+  type Denied,
+  deniedBy,
+  sameAcl,
+  showAclShort,
+  showDenied,
+} from './acl-principal.js';
 import type { EngineContext } from './context.js';
 import { codeOf } from './errors.js';
 import type { Area } from './layout.js';
-import { describeAcl, sameAcl } from './world-acl.js';
+import { describeAcl } from './world-acl.js';
 
 /** What kind of damage a finding is. */
 export type FindingKind =
@@ -29,12 +38,26 @@ export type FindingKind =
   | 'stale'
   /** A node whose ACL is not the world's. */
   | 'weak-acl'
-  /** A node under `/zoott_r` the world uses (reply path, race state) whose ACL is not the world's. */
+  /** A node of the world's reply or race area (reply path, race state) whose ACL is not the world's. */
   | 'reply-acl'
+  /**
+   * A node zoott needs whose ACL denies the world's principal what the world's ACL gives it
+   * (someone else made it first, or changed its ACL): only its admins can change that.
+   */
+  | 'squatted'
+  /**
+   * A node every world of the namespace shares (`/zoott_<area>`) whose ACL lets someone
+   * change it: lock the other worlds out of it, or take an empty world node in it.
+   */
+  | 'shared-acl'
+  /** A node the world needs that does not exist (a world made by zoott 0.1.0): `init` makes it. */
+  | 'missing'
+  /** The world's reply results where zoott 0.1.0 kept them: `--repair` (or `init`) moves them. */
+  | 'legacy'
   /** An internal world (a race world) whose world is gone. */
   | 'leftover-world'
   /**
-   * A result the AMQP bridge parked (`/zoott_parked/<world>`): it could not be published,
+   * A result the AMQP bridge parked (`/zoott_~parked/<world>`): it could not be published,
    * and its consumer still waits. `zoott parked` retries or drops it; never moved.
    */
   | 'parked-result';
@@ -47,10 +70,14 @@ export interface Finding {
   detail: string;
   /**
    * `quarantine`: `repairWorld` moves it to the quarantine area (it is safe to move: the
-   * engine ignores it or it blocks a task). `none`: reported only, with what to do in
-   * `detail` (it is user data or a setting, or another verb fixes it).
+   * engine ignores it or it blocks a task). `migrate`: `zoott doctor --repair` (and `init`)
+   * moves it where this release keeps it. `admin`: only someone else can fix it, with the
+   * command in `admin`. `none`: reported only, with what to do in `detail` (it is user data
+   * or a setting, or another verb fixes it).
    */
-  repair: 'quarantine' | 'none';
+  repair: 'quarantine' | 'migrate' | 'admin' | 'none';
+  /** For `admin`: the zkCli.sh command an administrator must run, and as whom. */
+  admin?: string;
 }
 
 export const missingIsNull = <T>(p: Promise<T>): Promise<T | null> =>
@@ -155,8 +182,15 @@ export class Diagnosis implements TaskFacts {
 
   constructor(
     readonly ctx: EngineContext,
+    /** The ACL the world should have (its credentials'): weak ACLs are reported against it. */
     private readonly acl: readonly Acl[] | null,
     private readonly onProgress?: (p: DiagnosisProgress) => void,
+    /** Who the world runs as (`principalOf` its ACL): nodes that deny them are squatted. */
+    readonly principal: readonly Acl[] | null = null,
+    /** The ACL a squatted node must get back (the world's). */
+    private readonly worldAcl: readonly Acl[] | null = null,
+    /** The connect string's chroot, for the full paths of admin commands. */
+    private readonly chroot = '',
   ) {}
 
   hasTree(key: string): boolean {
@@ -175,8 +209,11 @@ export class Diagnosis implements TaskFacts {
     detail: string,
     repair: Finding['repair'],
     recheck?: Recheck,
+    admin?: string,
   ): void {
-    const finding: Finding = { kind, path, detail, repair };
+    // Two parts may look at one node (an area's node, and the namespace's list of them).
+    if (this.found.some((f) => f.kind === kind && f.path === path && f.detail === detail)) return;
+    const finding: Finding = { kind, path, detail, repair, ...(admin ? { admin } : {}) };
     if (recheck && repair === 'quarantine') rechecks.set(finding, recheck);
     this.found.push(finding);
   }
@@ -186,11 +223,41 @@ export class Diagnosis implements TaskFacts {
     this.add(verdict.kind, path, verdict.detail, verdict.repair, recheck);
   }
 
-  /** Reads `path` for a check (null when it is gone), counting it for the progress report. */
+  /**
+   * Reads `path` for a check (null when it is gone, or when its ACL does not let the world
+   * read it: then it is reported as squatted), counting it for the progress report.
+   */
   async read(path: string): Promise<Got | null> {
-    const got = await missingIsNull(this.ctx.coordinator.get(path));
-    this.tick();
-    return got;
+    try {
+      return await missingIsNull(this.ctx.coordinator.get(path));
+    } catch (err) {
+      if (codeOf(err) !== 'NO_AUTH') throw err;
+      await this.checkAcl(path);
+      return null;
+    } finally {
+      this.tick();
+    }
+  }
+
+  /** The children of `path`: none when it is missing, or unreadable (reported as squatted). */
+  async list(path: string): Promise<string[]> {
+    try {
+      return (await missingIsNull(this.ctx.coordinator.children(path))) ?? [];
+    } catch (err) {
+      if (codeOf(err) !== 'NO_AUTH') throw err;
+      await this.checkAcl(path);
+      return [];
+    }
+  }
+
+  /** The ACL of `path`: `null` when it is missing, `'unreadable'` when this session may not read it. */
+  async aclOf(path: string): Promise<Acl[] | 'unreadable' | null> {
+    try {
+      return (await missingIsNull(this.ctx.coordinator.getAcl(path)))?.acl ?? null;
+    } catch (err) {
+      if (codeOf(err) === 'NO_AUTH') return 'unreadable';
+      throw err;
+    }
   }
 
   /** One more node read. */
@@ -216,23 +283,47 @@ export class Diagnosis implements TaskFacts {
     });
   }
 
-  /** Reports `path` when its ACL is not the world's (no check without one). */
+  /**
+   * Reports `path` when its ACL denies the world's principal what the world's ACL gives it
+   * (`squatted`: only its admins can fix it, with the command), else when it is not the
+   * world's (`kind`; no such check without an ACL to hold it to).
+   */
   async checkAcl(path: string, kind: 'weak-acl' | 'reply-acl' = 'weak-acl'): Promise<void> {
+    const got = await this.aclOf(path);
+    if (got === null) return;
+    const denied = this.principal ? deniedBy(got, this.principal) : [];
+    if (denied.length > 0) return this.squatted(path, got, denied);
     const acl = this.acl;
-    if (!acl) return;
-    const got = await missingIsNull(this.ctx.coordinator.getAcl(path));
-    if (got && !sameAcl(got.acl, acl))
+    if (acl && got !== 'unreadable' && !sameAcl(got, acl))
       this.add(
         kind,
         path,
-        `ACL is ${describeAcl(got.acl)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
+        `ACL is ${describeAcl(got)}, not the world's ${describeAcl(acl)}; \`zoott lock-down\` fixes it`,
         'none',
       );
+  }
+
+  /** Reports a node the world's principal cannot use as zoott needs: only its admins can fix it. */
+  squatted(path: string, acl: Acl[] | 'unreadable', denied: readonly Denied[]): void {
+    const fix = {
+      path,
+      acl: [...(this.worldAcl ?? [])],
+      recursive: true,
+      admins: acl === 'unreadable' ? [] : adminsOf(acl),
+    };
+    this.add(
+      'squatted',
+      path,
+      `${showAclShort(acl)}: the world's principal ${showDenied(denied)} here, so zoott cannot use it; someone else made it or changed its ACL, and neither \`lock-down\` nor \`--repair\` can change it back`,
+      'admin',
+      undefined,
+      adminCommand(fix, this.chroot),
+    );
   }
 
   /** The children of `path` (none when it is missing), after checking its ACL. */
   async folder(path: string): Promise<string[]> {
     await this.checkAcl(path);
-    return (await missingIsNull(this.ctx.coordinator.children(path))) ?? [];
+    return this.list(path);
   }
 }

@@ -1,7 +1,7 @@
 import { type Diagnosis, isObject, parseJson } from './doctor-findings.js';
 
 /**
- * The parked area (`/zoott_parked/<world>`): results the AMQP bridge could not publish. Each
+ * The parked area (`/zoott_~parked/<world>`): results the AMQP bridge could not publish. Each
  * is reported, with why it was parked and where it was to go, until an operator retries or
  * drops it with `zoott parked`: a consumer somewhere is still waiting for it. Never moved by
  * `--repair` (it is a result, not damage).

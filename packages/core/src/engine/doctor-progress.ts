@@ -25,7 +25,7 @@ import { PROGRESS_AREA, parseProgress, progressPath } from './progress.js';
  */
 export async function diagnoseProgress(d: Diagnosis): Promise<void> {
   const { layout } = d.ctx;
-  const top = `/zoott_${PROGRESS_AREA}/${layout.world}`;
+  const top = layout.areaRoot(PROGRESS_AREA);
   for (const bucket of await d.folder(top)) {
     const dir = `${top}/${bucket}`;
     const names = await d.folder(dir);

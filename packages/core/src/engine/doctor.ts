@@ -1,6 +1,8 @@
 import type { Acl } from '../contract/acl.js';
+import { AREA_NAMES } from '../tree/areas.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
+import { principalOf } from './acl-principal.js';
 import type { EngineContext } from './context.js';
 import { areaNode, judgeArea, orphanOf } from './doctor-areas.js';
 import {
@@ -9,10 +11,10 @@ import {
   type Finding,
   type Got,
   isObject,
-  missingIsNull,
   parseJson,
   type Verdict,
 } from './doctor-findings.js';
+import { diagnoseNamespace, diagnoseSubtree } from './doctor-namespace.js';
 import { diagnoseParked } from './doctor-parked.js';
 import { diagnoseProgress, progressRecheck, progressRelation } from './doctor-progress.js';
 import { recheckBy } from './doctor-recheck.js';
@@ -36,12 +38,14 @@ export {
 export { diagnoseWorldMeta } from './doctor-settings.js';
 
 export interface DiagnoseOptions {
-  /** The ACL the world should have (its credentials'); skips ACL checks when absent. */
+  /**
+   * The ACL the world should have (its credentials'): nodes with another are reported
+   * (`weak-acl`), and nodes that deny its identities what it gives them (`squatted`).
+   * Without it the world is held to its tree root's ACL, for squatting only.
+   */
   acl?: readonly Acl[] | null;
-  /** Reply paths the world's jobs use, checked against `acl` with everything below them. */
-  replyPaths?: readonly string[];
-  /** Race state the world's races keep (`/zoott_r/races/<race>`), checked the same way. */
-  racePaths?: readonly string[];
+  /** The connect string's chroot, for the full paths in the commands of `admin` findings. */
+  chroot?: string;
   /**
    * Look for race worlds whose world is gone (default true); off when diagnosing a race
    * world beside its world, which reports them already.
@@ -57,9 +61,12 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
  * records, registrations, progress nodes, schedules, rate limits, election candidates, the
  * meta's retention and pause settings), claims, registrations and candidates that are not
  * ephemeral, entries, records and progress of tasks without a tree node, progress left by
- * completed tasks, leaf tree nodes in no state, results the AMQP bridge parked, ACLs other than `options.acl` (every node
- * `lockDownWorld` locks), reply paths and race state not under it, and race worlds whose
- * world is gone. Reads only; `repairWorld` acts on the findings.
+ * completed tasks, leaf tree nodes in no state, ACLs other than `options.acl` (every node
+ * `lockDownWorld` locks), reply paths and race state not under it, nodes that deny the
+ * world's principal what its ACL gives it (squatted: someone else made or changed them),
+ * shared area nodes that someone may change, nodes the world needs that are missing, results
+ * the AMQP bridge parked, and
+ * race worlds whose world is gone. Reads only; `repairWorld` acts on the findings.
  *
  * A task's other nodes are written with or after its tree node and deleted with or before
  * it (queue writes both in one multi, cancel and the reaper delete both in one), so they are
@@ -72,9 +79,19 @@ export async function diagnoseWorld(
   ctx: EngineContext,
   options: DiagnoseOptions = {},
 ): Promise<Finding[]> {
-  const d = new Diagnosis(ctx, options.acl ?? null, options.onProgress);
-  const extra = [...(options.replyPaths ?? []), ...(options.racePaths ?? [])];
+  const requested = options.acl ?? null;
+  const worldAcl = requested ?? (await ctx.coordinator.getAcl(ctx.layout.root)).acl;
+  const chroot = options.chroot ?? '';
+  const d = new Diagnosis(
+    ctx,
+    requested,
+    options.onProgress,
+    principalOf(worldAcl),
+    worldAcl,
+    chroot,
+  );
   const parts: [string, () => Promise<void>][] = [
+    ['namespace', () => diagnoseNamespace(d, chroot)],
     ['progress', () => diagnoseProgress(d)],
     ['areas', () => diagnoseAreas(d)],
     ['tree', () => diagnoseTree(d)],
@@ -83,15 +100,10 @@ export async function diagnoseWorld(
     ['schedules', () => diagnoseSchedules(d)],
     ['limits', () => diagnoseLimits(d)],
     ['elections', () => diagnoseElections(d)],
+    ['reply paths', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.replies))],
+    ['races', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.races))],
     ['parked results', () => diagnoseParked(d)],
   ];
-  if (extra.length > 0)
-    parts.push([
-      'reply paths',
-      async () => {
-        for (const path of extra) await diagnoseReplyPath(d, path);
-      },
-    ]);
   if (options.leftoverWorlds ?? true) parts.push(['race worlds', () => diagnoseLeftoverWorlds(d)]);
   for (const [i, [name, run]] of parts.entries()) {
     d.startPart(name, i, parts.length);
@@ -128,14 +140,14 @@ function relateToTasks(d: Diagnosis): void {
 
 /** The tree: every node with its data, and which keys exist. */
 async function diagnoseTree(d: Diagnosis): Promise<void> {
-  const { coordinator: c, layout } = d.ctx;
+  const { layout } = d.ctx;
   await d.checkAcl(layout.root, 'weak-acl');
   let level: string[][] = [[]];
   while (level.length > 0) {
     const next: string[][] = [];
     await Promise.all(
       level.map(async (key) => {
-        const names = (await missingIsNull(c.children(layout.treePath(key)))) ?? [];
+        const names = await d.list(layout.treePath(key));
         for (const n of names) next.push([...key, n]);
       }),
     );
@@ -160,14 +172,14 @@ async function diagnoseTree(d: Diagnosis): Promise<void> {
 
 /** The areas, bucket by bucket. */
 async function diagnoseAreas(d: Diagnosis): Promise<void> {
-  const { coordinator: c, layout } = d.ctx;
+  const { layout } = d.ctx;
   for (const area of AREAS) await d.checkAcl(layout.areaRoot(area), 'weak-acl');
   await Promise.all(
     range(layout.buckets).map(async (b) => {
       for (const area of AREAS) {
         const dir = layout.bucketPath(area, b);
         await d.checkAcl(dir, 'weak-acl');
-        const names = (await missingIsNull(c.children(dir))) ?? [];
+        const names = await d.list(dir);
         await Promise.all(names.map((name) => diagnoseAreaNode(d, area, dir, name)));
       }
     }),
@@ -195,9 +207,9 @@ async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: str
 
 /** The worker registry: registrations are ephemeral JSON. */
 async function diagnoseRegistry(d: Diagnosis): Promise<void> {
-  const { coordinator: c, layout } = d.ctx;
+  const { layout } = d.ctx;
   await d.checkAcl(layout.registry, 'weak-acl');
-  for (const name of (await missingIsNull(c.children(layout.registry))) ?? []) {
+  for (const name of await d.list(layout.registry)) {
     const path = `${layout.registry}/${name}`;
     const got = await d.read(path);
     if (!got) continue;
@@ -219,14 +231,6 @@ function registrationVerdict(got: Got): Verdict | null {
   if (!parseJson(got.data).ok)
     return { kind: 'corrupt', detail: 'worker registration: data is not JSON', repair: 'none' };
   return null;
-}
-
-/** A reply path, with everything below it. */
-async function diagnoseReplyPath(d: Diagnosis, path: string): Promise<void> {
-  await d.checkAcl(path, 'reply-acl');
-  d.tick();
-  for (const n of (await missingIsNull(d.ctx.coordinator.children(path))) ?? [])
-    await diagnoseReplyPath(d, `${path}/${n}`);
 }
 
 /** Race worlds whose world is gone. */

@@ -3,6 +3,7 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { TaskLimits } from '../tree/limits.js';
 import type { CorruptSink } from './corrupt.js';
 import { consoleLogger } from './logger.js';
+import type { Telemetry } from './telemetry.js';
 import type { BackoffOptions, Claim, EngineClock, EngineLogger, SettleOutcome } from './types.js';
 
 /** Options of {@link createEngine}. */
@@ -34,6 +35,12 @@ export interface EngineOptions {
    * What it throws is logged, never the settle's error: the task is settled either way.
    */
   onSettled?: SettleListener;
+  /**
+   * Traces every task (queue, wait, run and settle spans; docs/tracing.md) through this
+   * implementation, `otelTelemetry()` of `@zoott/otel` for OpenTelemetry. Unset: no spans, and
+   * nothing stored or read for them.
+   */
+  telemetry?: Telemetry;
 }
 
 /** What {@link EngineOptions.onSettled} is told besides the claim and its outcome. */

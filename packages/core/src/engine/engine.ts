@@ -1,6 +1,5 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
-import { encodeJson } from '../contract/paths.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { validateTaskInfo, validateWorldName } from '../tree/names.js';
@@ -14,13 +13,14 @@ import { type EngineOptions, type SettleDetail, tellSettled } from './engine-opt
 import { codeOf } from './errors.js';
 import { watchEvents } from './events.js';
 import { CompletionGroups } from './group-commit.js';
+import { initWorld } from './init-world.js';
 import { countAreas, listTasks, taskRecord, taskTree } from './inspect.js';
 import { completeHere, lookForChildren } from './late-children.js';
-import { AREAS, DEFAULT_BUCKETS, REGISTRY_AREA, validateBuckets, WorldLayout } from './layout.js';
-import { META_VERSION, parseMeta } from './meta.js';
+import { DEFAULT_BUCKETS, validateBuckets, WorldLayout } from './layout.js';
+import { parseMeta } from './meta.js';
 import { type PauseState, readPause, setPause } from './pause.js';
 import { isPermanent } from './permanent.js';
-import { PROGRESS_AREA, readProgress, type TaskProgress } from './progress.js';
+import { readProgress, type TaskProgress } from './progress.js';
 import { queueAt, resolveQueueOptions } from './queue.js';
 import { queueManyAt } from './queue-many.js';
 import {
@@ -29,8 +29,9 @@ import {
   type QueueRequest,
   splitRequest,
 } from './queue-request.js';
-import { claimsHeldThrough, ensureNode } from './session.js';
+import { claimsHeldThrough } from './session.js';
 import { type CompleteOptions, type CompleteOutcome, failClaim, releaseClaim } from './settle.js';
+import { settleTraced } from './task-spans.js';
 import type {
   AreaCounts,
   Claim,
@@ -105,41 +106,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   }
 
   /**
-   * Creates the world's areas and buckets. Idempotent, and safe when several processes call
-   * it at once (every create tolerates NODE_EXISTS). A world that exists with another bucket
-   * count keeps it; asking for a different one explicitly is INVALID_CONFIG.
+   * Creates the world: its tree root, its node in every area (with the shared area nodes
+   * they need) and the buckets. Idempotent, and safe when several processes call it at once
+   * (every create tolerates NODE_EXISTS). A world that exists with another bucket count keeps
+   * it; asking for a different one explicitly is INVALID_CONFIG. A node the world needs that
+   * someone else made first, with an ACL that does not serve the world, fails it with a
+   * `NamespaceError` (NO_AUTH) naming the node and what only its admins can do.
    */
   async init(): Promise<void> {
-    const c = this.coordinator;
-    const wanted = this.options.buckets ?? DEFAULT_BUCKETS;
-    const root = new WorldLayout(this.world, wanted).root;
-    const tops = [...AREAS, REGISTRY_AREA, PROGRESS_AREA];
-    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}`)));
-    await Promise.all(tops.map((a) => ensureNode(c, `/zoott_${a}/${this.world}`)));
-    let buckets = wanted;
-    try {
-      await c.create(root, encodeJson({ zoott: META_VERSION, buckets: wanted }));
-    } catch (err) {
-      if (codeOf(err) !== 'NODE_EXISTS') throw err;
-      const got = await c.get(root);
-      if (got.data.length === 0) {
-        // A bare tree root (made by a tree import, say): adopt it.
-        await c.set(root, encodeJson({ zoott: META_VERSION, buckets: wanted }), got.stat.version);
-      } else {
-        buckets = parseMeta(got.data, root).buckets;
-        if (this.options.buckets !== undefined && buckets !== this.options.buckets)
-          throw new ZoottError(
-            'INVALID_CONFIG',
-            `world ${this.world} already exists with ${buckets} buckets, not ${this.options.buckets}; buckets cannot change`,
-            { field: 'buckets', path: root },
-          );
-      }
-    }
-    const layout = new WorldLayout(this.world, buckets);
-    await Promise.all(
-      AREAS.flatMap((a) =>
-        Array.from({ length: buckets }, (_, b) => ensureNode(c, layout.bucketPath(a, b))),
-      ),
+    const buckets = await initWorld(
+      this.coordinator,
+      this.world,
+      this.options.buckets ?? DEFAULT_BUCKETS,
+      this.options.buckets !== undefined,
     );
     this.ctxPromise = Promise.resolve(
       makeContext(this.coordinator, this.world, buckets, this.options),
@@ -313,7 +292,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // could fail its multi, and with it the child's claim.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
-    const outcome = await this.settle(c, (ctx) =>
+    const outcome = await this.settle(c, 'complete', (ctx) =>
       completeHere(ctx, this.claimers, c, () =>
         this.groupsOf(ctx).complete(c, result, handOff, options?.report, extraOps),
       ),
@@ -340,7 +319,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
     const c = claim as Claim;
     const last = isPermanent(error) ? { ...c, maxAttempts: c.attempt } : c;
-    const outcome = await this.settle(c, (ctx) => failClaim(ctx, last, error));
+    const outcome = await this.settle(c, 'fail', (ctx) => failClaim(ctx, last, error));
     await this.told(c, outcome, { error });
     return outcome;
   }
@@ -348,7 +327,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
   async release(claim: Claim<M>): Promise<SettleOutcome> {
     const c = claim as Claim;
-    const outcome = await this.settle(c, async (ctx) => {
+    const outcome = await this.settle(c, 'release', async (ctx) => {
       const out = await releaseClaim(ctx, c);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
       this.touchAll(ctx, c);
@@ -390,12 +369,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   private async settle<T extends SettleOutcome>(
     claim: Claim,
+    op: 'complete' | 'fail' | 'release',
     run: (ctx: EngineContext) => Promise<T>,
   ): Promise<T> {
     const ctx = await this.context();
+    const t = ctx.telemetry;
     let settled = false;
     try {
-      const out = await run(ctx);
+      const out = await (t ? settleTraced(t, this.world, claim, op, () => run(ctx)) : run(ctx));
       settled = true;
       return out;
     } finally {

@@ -1,4 +1,17 @@
 // Tests drive the engine's cancellable wait through both of its clocks.
+
+export {
+  type AdminFix,
+  adminCommand,
+  adminsOf,
+  type Denied,
+  deniedBy,
+  NamespaceError,
+  principalOf,
+  showAclShort,
+  showDenied,
+  zkCliAcl,
+} from './acl-principal.js';
 export { Alarm } from './alarm.js';
 // Tests stand in for another process's queue with it (no hint left here).
 export { takeChildHint } from './child-hints.js';
@@ -33,6 +46,7 @@ export {
   type QueueRequest,
 } from './engine.js';
 export {
+  areaParent,
   bucketName,
   DEFAULT_BUCKETS,
   type EntryKind,
@@ -77,6 +91,11 @@ export {
   type TaskLogLine,
   type TaskProgress,
 } from './progress.js';
+export {
+  PART_BYTES,
+  type QuarantineRecord,
+  readQuarantined,
+} from './quarantine.js';
 export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export * from './retention/index.js';
@@ -109,4 +128,16 @@ export {
   worldAclMismatches,
   worldTops,
 } from './world-acl.js';
+export {
+  ensureNamespace,
+  ensureWorldPath,
+  ensureWorldSideNodes,
+  type NamespaceReport,
+  refusedBy,
+  SHARED_ACL,
+  schedulerElectionPath,
+  sharedParents,
+  worldAreaNodes,
+  worldSideNodes,
+} from './world-nodes.js';
 export { listWorlds } from './worlds.js';

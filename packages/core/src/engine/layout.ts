@@ -1,4 +1,5 @@
 import { ZoottError } from '../contract/errors.js';
+import { AREA_NAMES, type AreaName } from '../tree/areas.js';
 import { KEY_SEPARATOR, type TaskKey, worldRoot } from '../tree/keys.js';
 
 /** Default number of buckets per area (fixed per world by `init`). */
@@ -22,39 +23,40 @@ export const MAX_PRIORITY = 999_999;
 const PRIORITY_OFFSET = 1_000_000;
 
 /**
- * The areas of a world, by what they hold; each is `/zoott_<letter>/<world>/<bucket>`. The
- * letters are what is stored on ZooKeeper (docs/protocol.md), so they never change; code
- * names an area by its role.
+ * The bucketed areas of a world, by what they hold; each is `/zoott_<letter>/<world>/<bucket>`.
+ * The letters come from the one list of areas ({@link AREA_NAMES}); code names an area by its
+ * role.
  */
 export const AREA = {
-  /** Entries of tasks waiting to run (queued, retrying, dead). */
-  pending: 'p',
-  /** Ephemeral claims of tasks running now. */
-  working: 'w',
-  /** Records of completed tasks. */
-  completed: 'c',
-  /** Records of tasks that failed for good. */
-  failed: 'f',
+  pending: AREA_NAMES.pending,
+  working: AREA_NAMES.working,
+  completed: AREA_NAMES.completed,
+  failed: AREA_NAMES.failed,
 } as const;
 export type Area = (typeof AREA)[keyof typeof AREA];
 /** The areas that hold one record per task key (the pending area holds entries instead). */
 export type RecordArea = Exclude<Area, typeof AREA.pending>;
-/** Every area, in the order `init` creates them. */
+/** Every bucketed area, in the order `init` creates them. */
 export const AREAS: readonly Area[] = [AREA.pending, AREA.working, AREA.completed, AREA.failed];
 
 /** The world's worker registry, `/zoott_workers/<world>`, sits beside the areas. */
-export const REGISTRY_AREA = 'workers';
+export const REGISTRY_AREA = AREA_NAMES.registry;
+
+/** An area's node, shared by every world of the namespace: `/zoott_<area>`. */
+export function areaParent(area: AreaName): string {
+  return `/zoott_${area}`;
+}
 
 /**
  * Results the AMQP bridge could not publish (an exchange refused or missing, no queue bound),
- * `/zoott_parked/<world>/<result>`, sit beside the areas too: an operator lists, retries or
- * drops them (`zoott parked`), and `zoott doctor` reports them.
+ * `/zoott_~parked/<world>/<result>`, sit in an area of their own: an operator lists, retries
+ * or drops them (`zoott parked`), and `zoott doctor` reports them.
  */
-export const PARKED_AREA = 'parked';
+export const PARKED_AREA = AREA_NAMES.parked;
 
-/** `/zoott_parked/<world>`: where a world's parked results are. */
+/** `/zoott_~parked/<world>`: where a world's parked results are. */
 export function parkedRoot(world: string): string {
-  return `/zoott_${PARKED_AREA}/${world}`;
+  return `${areaParent(PARKED_AREA)}/${world}`;
 }
 
 /**
@@ -95,9 +97,9 @@ export class WorldLayout {
     this.parked = parkedRoot(world);
   }
 
-  /** `/zoott_<area>/<world>` */
-  areaRoot(area: Area): string {
-    return `/zoott_${area}/${this.world}`;
+  /** `/zoott_<area>/<world>`: the world's node in an area (any area of {@link AREA_NAMES}). */
+  areaRoot(area: AreaName): string {
+    return `${areaParent(area)}/${this.world}`;
   }
 
   bucketOf(key: TaskKey): number {

@@ -2,6 +2,7 @@ import type { Acl } from '../contract/acl.js';
 import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
+import { AREA_NAMES } from '../tree/areas.js';
 import { KEY_SEPARATOR, type TaskKey, worldRoot } from '../tree/keys.js';
 import { validateJsonData } from '../tree/names.js';
 import type { EngineContext } from './context.js';
@@ -9,6 +10,7 @@ import { codeOf } from './errors.js';
 import { bucketName, type WorldLayout } from './layout.js';
 import { completedRecord } from './parent-results.js';
 import type { Claim, TaskProgress } from './types.js';
+import { ensureWorldPath } from './world-nodes.js';
 
 export type { TaskLogLine, TaskProgress } from './types.js';
 
@@ -17,7 +19,7 @@ export type { TaskLogLine, TaskProgress } from './types.js';
  * progress or log lines, bucketed like the other areas (beside them, not one of them: the
  * claim and settle paths never touch it, so a task that reports nothing costs nothing).
  */
-export const PROGRESS_AREA = 'g';
+export const PROGRESS_AREA = AREA_NAMES.progress;
 /** Log lines a task keeps (the newest; older ones are counted in `dropped`). */
 export const MAX_LOG_LINES = 50;
 /** Characters kept of one log line. */
@@ -29,7 +31,7 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 
 /** Path of a task's progress node. */
 export function progressPath(layout: WorldLayout, key: TaskKey): string {
-  return `/zoott_${PROGRESS_AREA}/${layout.world}/${bucketName(layout.bucketOf(key))}/${key.join(KEY_SEPARATOR)}`;
+  return `${layout.areaRoot(PROGRESS_AREA)}/${bucketName(layout.bucketOf(key))}/${key.join(KEY_SEPARATOR)}`;
 }
 
 /** Checks a progress value: JSON of at most {@link MAX_PROGRESS_BYTES}. */
@@ -63,19 +65,25 @@ export async function readProgress(ctx: EngineContext, key: TaskKey): Promise<Ta
   return (await completedRecord(ctx, key))?.report ?? null;
 }
 
-/** Creates the parents of a progress node (the world's with the world root's ACL), lazily. */
+/**
+ * Creates the bucket of a progress node, lazily, with the world root's ACL (and the world's
+ * progress node when a world made by zoott 0.1.0 lacks it: `ensureWorldPath`, what `init`
+ * does). Nothing above the world's own node is created here.
+ */
 async function ensureParents(c: Coordinator, world: string, path: string): Promise<readonly Acl[]> {
   const { acl } = await c.getAcl(worldRoot(world));
-  const parts = path.split('/');
-  for (let i = 2; i < parts.length; i++) {
+  const bucket = path.slice(0, path.lastIndexOf('/'));
+  for (let round = 0; ; round++) {
     try {
-      // `/zoott_g` is shared by every world, like `/zoott_p`: made with the default ACL.
-      await c.create(parts.slice(0, i).join('/'), undefined, i === 2 ? {} : { acl });
+      await c.create(bucket, undefined, { acl });
+      return acl;
     } catch (err) {
-      if (codeOf(err) !== 'NODE_EXISTS') throw err;
+      const code = codeOf(err);
+      if (code === 'NODE_EXISTS') return acl;
+      if (code !== 'NO_NODE' || round > 0) throw err;
     }
+    await ensureWorldPath(c, bucket.slice(0, bucket.lastIndexOf('/')), acl);
   }
-  return acl;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
 } from './queue.js';
 import { splitRequest } from './queue-request.js';
 import { connectionBack } from './session.js';
+import { type QueueTrace, queueTrace } from './task-spans.js';
 import type { QueuedTask } from './types.js';
 
 /** Most tasks in one queue multi (two creates each). */
@@ -78,7 +79,7 @@ function aboutTask(err: unknown, index: number, queued: number, uncertain = 0): 
 }
 
 /** Validates one request of `queueMany` and prepares its writes; throws what is wrong. */
-function prepare(ctx: EngineContext, request: unknown, index: number): Item {
+function prepare(ctx: EngineContext, request: unknown, index: number, spans: QueueTrace[]): Item {
   if (typeof request !== 'object' || request === null || Array.isArray(request))
     throw new ZoottError('INVALID_TASK', 'must be an object {name, type, data, ...}', {
       field: 'task',
@@ -109,7 +110,9 @@ function prepare(ctx: EngineContext, request: unknown, index: number): Item {
     throw new ZoottError('INVALID_TASK', 'childName: only applies with a parent', {
       field: 'childName',
     });
-  const p = prepareQueue(ctx, key, info, opts, index);
+  const span = ctx.telemetry ? queueTrace(ctx.telemetry, ctx.layout.world, key, info.type) : null;
+  if (span) spans.push(span);
+  const p = prepareQueue(ctx, key, info, opts, index, span?.carrier);
   return { ...p, index, bytes: multiFrameBytes(p.ops) };
 }
 
@@ -129,9 +132,29 @@ export async function queueManyAt(
     throw new ZoottError('INVALID_TASK', 'tasks: must be an array of queue requests', {
       field: 'tasks',
     });
+  // Each task's queue span ends when the call does: with the error for the tasks not queued.
+  const spans: QueueTrace[] = [];
+  try {
+    const queued = await queueAll(ctx, requests, spans);
+    for (const s of spans) s.end();
+    return queued;
+  } catch (err) {
+    const queued = err instanceof QueueManyError ? err.queued : 0;
+    spans.forEach((s, i) => {
+      s.end(i < queued ? undefined : err);
+    });
+    throw err;
+  }
+}
+
+async function queueAll(
+  ctx: EngineContext,
+  requests: readonly unknown[],
+  spans: QueueTrace[],
+): Promise<QueuedTask[]> {
   const items = requests.map((r, i) => {
     try {
-      return prepare(ctx, r, i);
+      return prepare(ctx, r, i, spans);
     } catch (err) {
       throw aboutTask(err, i, 0);
     }

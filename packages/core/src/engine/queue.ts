@@ -8,6 +8,8 @@ import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, taskStateError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, entryPrefix, parseEntryName, validatePriority } from './layout.js';
 import { connectionBack } from './session.js';
+import { queueTrace } from './task-spans.js';
+import type { TraceCarrier } from './telemetry.js';
 import type { BackoffOptions, EngineClock, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */
@@ -75,6 +77,7 @@ function entryData(
   info: TaskInfo,
   name: string,
   opts: ResolvedQueueOptions,
+  trace: TraceCarrier | undefined,
 ): EntryData {
   const d: EntryData = {
     name,
@@ -87,6 +90,7 @@ function entryData(
   if (info.data !== undefined) d.data = info.data;
   if (opts.hints) d.hints = opts.hints;
   if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
+  if (trace) d.trace = trace;
   d.qid = queueId(ctx.clock);
   return d;
 }
@@ -141,13 +145,14 @@ export interface PreparedQueue {
   ops: Op[];
 }
 
-/** What queueing `info` at `key` writes for a new task. */
+/** What queueing `info` at `key` writes for a new task (carrying `trace`, its queue span's). */
 export function prepareQueue(
   ctx: EngineContext,
   key: TaskKey,
   info: TaskInfo,
   opts: ResolvedQueueOptions,
   position?: number,
+  trace?: TraceCarrier,
 ): PreparedQueue {
   validateKey(key, ctx.limits);
   const name = key[key.length - 1]!;
@@ -156,7 +161,7 @@ export function prepareQueue(
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
   const prefix = `${bucket}/${entryPrefix(ENTRY_KIND.queued, opts.priority, key.join(KEY_SEPARATOR))}`;
   const treeData = encodeJson({ name, type: info.type, data: info.data ?? null });
-  const entry = entryData(ctx, info, name, opts);
+  const entry = entryData(ctx, info, name, opts, trace);
   if (position !== undefined) entry.qn = position;
   const entryBytes = encodeJson(entry);
   const ops: Op[] = [
@@ -176,7 +181,29 @@ export function queueAt(
   info: TaskInfo,
   opts: ResolvedQueueOptions,
 ): Promise<QueuedTask> {
-  return queuePrepared(ctx, prepareQueue(ctx, key, info, opts));
+  if (!ctx.telemetry) return queuePrepared(ctx, prepareQueue(ctx, key, info, opts));
+  return queueTraced(ctx, key, info, opts);
+}
+
+/** {@link queueAt} inside its queue span, whose context the entry carries. */
+async function queueTraced(
+  ctx: EngineContext,
+  key: TaskKey,
+  info: TaskInfo,
+  opts: ResolvedQueueOptions,
+): Promise<QueuedTask> {
+  const span = queueTrace(ctx.telemetry!, ctx.layout.world, key, info.type);
+  try {
+    const queued = await queuePrepared(
+      ctx,
+      prepareQueue(ctx, key, info, opts, undefined, span.carrier),
+    );
+    span.end();
+    return queued;
+  } catch (err) {
+    span.end(err);
+    throw err;
+  }
 }
 
 /** {@link queueAt} of a task already prepared (validated, its data encoded). */

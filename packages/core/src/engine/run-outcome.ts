@@ -3,9 +3,11 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { Claimer } from './claimer.js';
 import type { Engine } from './engine.js';
 import { completion, removeLeftProgress } from './progress.js';
-import type { HandlerEnd, RunState } from './task-context.js';
+import { type HandlerEnd, type RunPlace, type RunState, runHandler } from './task-context.js';
+import { parentCarrier, runTrace } from './task-spans.js';
 import type { Claim, SettleOutcome } from './types.js';
 import type { WorkerStats } from './worker-events.js';
+import type { TaskHandler } from './worker-types.js';
 
 /** What a worker wrote when a run ended. */
 export interface Written {
@@ -59,4 +61,35 @@ export function countOutcome(stats: WorkerStats, outcome: SettleOutcome, release
   else if (outcome.status === 'retrying') stats.retried++;
   else if (outcome.status === 'failed') stats.failed++;
   else if (!released) stats.dropped++;
+}
+
+/**
+ * Runs a claim's handler, then `write`s its outcome. When the engine traces, both happen in
+ * the claim's run span (after its wait span), and the handler runs with that span current.
+ */
+export async function runAttempt(
+  handler: TaskHandler,
+  r: RunState,
+  place: RunPlace,
+  write: (end: HandlerEnd) => Promise<Written>,
+): Promise<{ end: HandlerEnd; written: Written }> {
+  // Looked up once per worker: a run of a worker that does not trace waits for nothing more.
+  if (place.telemetry === undefined) place.telemetry = (await place.context()).telemetry ?? null;
+  const t = place.telemetry;
+  if (t === null) {
+    const end = await runHandler(handler, r, place);
+    return { end, written: await write(end) };
+  }
+  const ctx = await place.context();
+  const parent = await parentCarrier(ctx, r.claim.key);
+  const trace = runTrace(t, ctx.layout.world, r.claim, place.worker, parent);
+  try {
+    const end = await trace.within(() => runHandler(handler, r, place));
+    const written = await write(end);
+    trace.end(written.outcome, end.ok ? undefined : end.value);
+    return { end, written };
+  } catch (err) {
+    trace.end({ status: 'dropped', reason: String(err) }, err);
+    throw err;
+  }
 }

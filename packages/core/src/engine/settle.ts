@@ -7,6 +7,7 @@ import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, toTaskError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, type EntryKind, entryPrefix, parseEntryName } from './layout.js';
 import { sessionBack } from './session.js';
+import { recordCarrier } from './task-spans.js';
 import type {
   Claim,
   CompletedRecord,
@@ -247,6 +248,9 @@ export function completedRecordBytes(
     completedAt: ctx.clock.now(),
   };
   if (result !== undefined) record.result = result;
+  // The run's trace, for children queued without one (see task-spans.ts).
+  const trace = ctx.telemetry ? recordCarrier(ctx.telemetry, claim) : undefined;
+  if (trace) record.trace = trace;
   let bytes: Uint8Array;
   try {
     bytes = encodeJson(record);

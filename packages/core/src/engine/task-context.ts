@@ -3,6 +3,7 @@ import type { CancelWatcher } from './cancel-watch.js';
 import type { EngineContext } from './context.js';
 import { resultReaders } from './parent-results.js';
 import { type ProgressReporter, progressReporter } from './progress.js';
+import type { Telemetry } from './telemetry.js';
 import type { Claim } from './types.js';
 import type { TaskContext, TaskHandler } from './worker-types.js';
 
@@ -49,6 +50,8 @@ export interface RunPlace {
   worker: string;
   cancels: CancelWatcher;
   context: () => Promise<EngineContext>;
+  /** The context's telemetry once the first run looked (`null`: none); see `runAttempt`. */
+  telemetry?: Telemetry | null;
 }
 
 /** How a handler ended, and its final report when it completed (see `completion`). */

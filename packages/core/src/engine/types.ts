@@ -1,6 +1,7 @@
 import type { TaskKey } from '../tree/keys.js';
 import type { AnyTasks, TaskData, TaskResult, TaskType } from '../tree/task-map.js';
 import type { CorruptNode } from './corrupt.js';
+import type { TraceCarrier } from './telemetry.js';
 
 /** Placement hints: which worker, file or dataset a task would like to run near. */
 export interface PlacementHints {
@@ -64,6 +65,8 @@ export interface EntryData {
    * creation zxid (the queue order), so this orders them among themselves.
    */
   qn?: number;
+  /** The producer's trace context (with `EngineOptions.telemetry`): the worker's spans continue it. */
+  trace?: TraceCarrier;
 }
 
 /** Data of a completed record. */
@@ -78,6 +81,8 @@ export interface CompletedRecord {
   completedAt: number;
   /** What the task reported (`ctx.progress` / `ctx.log`), when it did and it fit. */
   report?: TaskProgress;
+  /** The trace context of the run (with `EngineOptions.telemetry`), for children without one. */
+  trace?: TraceCarrier;
 }
 
 /** Data of a failed record (dead letter). */

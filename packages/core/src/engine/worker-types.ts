@@ -134,7 +134,10 @@ export interface WorkerOptions<M extends TaskMap<M> = AnyTasks> {
  */
 export interface WorkerHandle<M = AnyTasks> {
   readonly id: string;
-  /** Registry node of the current session, `null` while unregistered. */
+  /**
+   * Registry node of the current session (`/zoott_workers/<world>/worker-_p<hex>_<seq>`
+   * on ZooKeeper, whose adapter marks sequential creates), `null` while unregistered.
+   */
   readonly registryPath: string | null;
   /** Buckets this worker owns now. */
   readonly buckets: readonly number[];

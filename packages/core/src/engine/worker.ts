@@ -14,9 +14,9 @@ import { entryPriority } from './layout.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { PriorityCounts } from './priority-counts.js';
 import { Reaper } from './retention/reaper.js';
-import { countOutcome, writeOutcome } from './run-outcome.js';
+import { countOutcome, runAttempt, writeOutcome } from './run-outcome.js';
 import { renewUntilOpen } from './session.js';
-import { LazyAbort, type RunPlace, type RunState, runHandler } from './task-context.js';
+import { type HandlerEnd, LazyAbort, type RunPlace, type RunState } from './task-context.js';
 import type { Claim, EngineClock, EngineLogger } from './types.js';
 import {
   reportCancelled,
@@ -446,10 +446,10 @@ class WorkerLoop {
   /** Runs a claim and records its outcome; returns a child claimed with its completion. */
   private async execute(r: Running): Promise<Claim | null> {
     const { claim } = r;
-    const end = await runHandler(this.handlers[claim.type]!, r, this.place);
     const warn = (fields: object, msg: string) => this.log('warn', fields, msg);
-    const handOff = this.handingOff();
-    const written = await writeOutcome(this.engine, this.coordinator, r, end, handOff, warn);
+    const write = (end: HandlerEnd) =>
+      writeOutcome(this.engine, this.coordinator, r, end, this.handingOff(), warn);
+    const { end, written } = await runAttempt(this.handlers[claim.type]!, r, this.place, write);
     const { outcome, recordError } = written;
     if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
     else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);

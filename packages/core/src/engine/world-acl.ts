@@ -1,15 +1,10 @@
 import { type Acl, permsToShort } from '../contract/acl.js';
 import type { Coordinator } from '../contract/coordinator.js';
-import { LIMITS_ROOT } from '../rate-limits/rate-store.js';
-import { LEADERS_ROOT, SCHEDULES_ROOT } from '../schedules/schedule-store.js';
 import { worldRoot } from '../tree/keys.js';
-import { validateWorldName } from '../tree/names.js';
+import { sameAcl } from './acl-principal.js';
 import { codeOf } from './errors.js';
-import { AREAS, parkedRoot, REGISTRY_AREA } from './layout.js';
-import { PROGRESS_AREA } from './progress.js';
-
-/** The areas every world has besides its tree: pending, working, completed, failed, workers. */
-const AREA_PREFIXES = [...AREAS, REGISTRY_AREA, PROGRESS_AREA] as const;
+import { AREAS } from './layout.js';
+import { worldAreaNodes } from './world-nodes.js';
 
 /** A node whose ACL is not the one asked for. */
 export interface AclMismatch {
@@ -17,13 +12,7 @@ export interface AclMismatch {
   acl: Acl[];
 }
 
-/** Whether two ACLs grant the same (scheme, id, perms) entries, in any order. */
-export function sameAcl(a: readonly Acl[], b: readonly Acl[]): boolean {
-  const key = (e: Acl) => `${e.scheme}\u0000${e.id}\u0000${e.perms}`;
-  const left = new Set(a.map(key));
-  const right = new Set(b.map(key));
-  return left.size === right.size && [...left].every((k) => right.has(k));
-}
+export { sameAcl } from './acl-principal.js';
 
 /** `digest:alice:… cdrwa, world:anyone r`: an ACL as people read it. */
 export function describeAcl(acl: readonly Acl[]): string {
@@ -32,13 +21,12 @@ export function describeAcl(acl: readonly Acl[]): string {
 }
 
 /**
- * The nodes that make a world and that `init` creates: the tree root and the world's node in
- * each area (`/zoott_p/<world>`, ..., `/zoott_workers/<world>`). Each holds the rest of the
- * world below it; the shared `/zoott_<area>` parents belong to no world.
+ * The nodes that make a world and that `init` creates: its node in each area
+ * (`/zoott_p/<world>`, ..., `/zoott_~races/<world>`) and, last, the tree root. Each holds the
+ * rest of the world below it; the shared `/zoott_<area>` nodes belong to no world.
  */
 export function worldTops(world: string): string[] {
-  validateWorldName(world);
-  return [...AREA_PREFIXES.map((a) => `/zoott_${a}/${world}`), worldRoot(world)];
+  return [...worldAreaNodes(world), worldRoot(world)];
 }
 
 /**
@@ -54,7 +42,7 @@ export async function worldAclMismatches(
   const tops = worldTops(world);
   const buckets = await Promise.all(
     tops
-      .slice(0, 4) // the four bucketed areas
+      .slice(0, AREAS.length) // the bucketed areas come first
       .map((top) =>
         c.children(top).then(
           (names) => names.map((n) => `${top}/${n}`),
@@ -93,9 +81,9 @@ export interface LockDownOptions {
 }
 
 /**
- * Sets `acl` on every node of a world: its areas with their buckets, entries, records,
- * claims and registrations, the tree, its schedules, rate limits and elections, and
- * `extraRoots`. Only nodes whose ACL differs are
+ * Sets `acl` on every node of a world: its node in every area with everything below it
+ * (buckets, entries, records, claims, registrations, progress, quarantine, schedules, rate
+ * limits, elections, reply paths and race state), the tree, and `extraRoots`. Only nodes whose ACL differs are
  * written, so a second run changes nothing (idempotent).
  *
  * Children are done before their parent and the tree root last, so an interrupted run
@@ -145,12 +133,6 @@ export async function lockDownWorld(
     await inBatches(late, (n) => lockSubtree(join(path, n)));
   };
   for (const root of options.extraRoots ?? []) await lockSubtree(root);
-  // The world's schedules, rate limits and elections: open, anyone could queue tasks through
-  // a schedule or starve a type with a limit. Its parked results too: open, anyone could
-  // read them, or plant one for an operator to retry.
-  for (const side of [SCHEDULES_ROOT, LIMITS_ROOT, LEADERS_ROOT])
-    await lockSubtree(`${side}/${world}`);
-  await lockSubtree(parkedRoot(world));
   // Tops last, the tree root very last: they are what says "this world is locked".
   for (const top of worldTops(world)) await lockSubtree(top);
   tick();

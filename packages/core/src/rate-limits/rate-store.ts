@@ -2,12 +2,14 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import type { Engine } from '../engine/engine.js';
 import { codeOf } from '../engine/errors.js';
-import { ensureNode } from '../engine/session.js';
+import { areaParent } from '../engine/layout.js';
+import { ensureWorldPath } from '../engine/world-nodes.js';
+import { AREA_NAMES } from '../tree/areas.js';
 import { show } from '../tree/show.js';
 import { formatRate, parseRate, type Rate } from './rate-spec.js';
 
 /** Where rate limits live: `/zoott_limits/<world>/<encoded type>`. */
-export const LIMITS_ROOT = '/zoott_limits';
+export const LIMITS_ROOT = areaParent(AREA_NAMES.limits);
 
 /** The folder of a world's rate limits. */
 export function limitsPath(world: string): string {
@@ -47,8 +49,8 @@ export async function setRateLimit(engine: Engine, type: string, rate: string): 
   const ctx = await engine.context();
   const c = ctx.coordinator;
   const dir = limitsPath(ctx.layout.world);
-  await ensureNode(c, LIMITS_ROOT);
-  await ensureNode(c, dir);
+  // `init` made it; a world made by zoott 0.1.0 gets it here, as `init` would make it.
+  await ensureWorldPath(c, dir, (await c.getAcl(ctx.layout.root)).acl);
   const limit: RateLimit = { type, rate: formatRate(parsed), ...parsed };
   const path = `${dir}/${limitNodeName(type)}`;
   try {

@@ -2,8 +2,10 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import type { Engine } from '../engine/engine.js';
 import { codeOf } from '../engine/errors.js';
-import { ensureNode } from '../engine/session.js';
+import { areaParent } from '../engine/layout.js';
+import { ensureWorldPath, schedulerElectionPath } from '../engine/world-nodes.js';
 import { electionContenders } from '../recipes/election/leader-election.js';
+import { AREA_NAMES } from '../tree/areas.js';
 import { validateTaskName } from '../tree/names.js';
 import {
   nextTick,
@@ -13,19 +15,16 @@ import {
 } from './schedule-spec.js';
 
 /** Where a world's schedules live: `/zoott_schedules/<world>/<name>`. */
-export const SCHEDULES_ROOT = '/zoott_schedules';
+export const SCHEDULES_ROOT = areaParent(AREA_NAMES.schedules);
 /** Where a world's elections live: `/zoott_leaders/<world>/<role>`. */
-export const LEADERS_ROOT = '/zoott_leaders';
+export const LEADERS_ROOT = areaParent(AREA_NAMES.leaders);
 
 /** The folder of a world's schedules. */
 export function schedulesPath(world: string): string {
   return `${SCHEDULES_ROOT}/${world}`;
 }
 
-/** The election the workers of `world` hold to pick the one scheduler. */
-export function schedulerElectionPath(world: string): string {
-  return `${LEADERS_ROOT}/${world}/scheduler`;
-}
+export { schedulerElectionPath };
 
 /** A schedule as listed: what is stored, plus the next tick after now (`null`: never again). */
 export interface ListedSchedule extends StoredSchedule {
@@ -42,8 +41,8 @@ export async function addSchedule(engine: Engine, input: ScheduleSpec): Promise<
   const ctx = await engine.context();
   const c = ctx.coordinator;
   const dir = schedulesPath(ctx.layout.world);
-  await ensureNode(c, SCHEDULES_ROOT);
-  await ensureNode(c, dir);
+  // `init` made it; a world made by zoott 0.1.0 gets it here, as `init` would make it.
+  await ensureWorldPath(c, dir, (await c.getAcl(ctx.layout.root)).acl);
   const stored: StoredSchedule = { ...spec, createdAt: ctx.clock.now() };
   const path = `${dir}/${spec.name}`;
   const data = encodeJson(stored);

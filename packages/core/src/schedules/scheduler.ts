@@ -7,6 +7,7 @@ import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js
 import { AREA, ENTRY_KIND, entryPrefix } from '../engine/layout.js';
 import { connectionBack } from '../engine/session.js';
 import type { EngineLogger, EntryData } from '../engine/types.js';
+import { ensureWorldPath } from '../engine/world-nodes.js';
 import { LeaderElection } from '../recipes/election/leader-election.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import { nextTick, type StoredSchedule, tickTaskName } from './schedule-spec.js';
@@ -114,6 +115,10 @@ class Scheduler {
     try {
       while (!this.halt.signal.aborted) {
         try {
+          // `init` made it; for a world made by zoott 0.1.0 it is made here as `init` would
+          // (the election itself would make the shared `/zoott_leaders` with this session's
+          // ACL, locking every other world out of it).
+          await ensureWorldPath(ctx.coordinator, schedulerElectionPath(ctx.layout.world));
           const leadership = await election.lead({ signal: this.halt.signal });
           this.leading = true;
           this.opts.logger?.info?.({ world: ctx.layout.world }, 'scheduler elected');

@@ -1,3 +1,4 @@
+export * from './areas.js';
 export * from './blocking.js';
 export * from './functors.js';
 export * from './keys.js';

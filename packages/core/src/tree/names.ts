@@ -1,28 +1,11 @@
 import { ZoottError } from '../contract/errors.js';
 import { utf8 } from '../contract/paths.js';
+import { RESERVED_WORLD_NAMES } from './areas.js';
 import { resolveLimits, type TaskLimits } from './limits.js';
 import { show, typeOf } from './show.js';
 import type { TaskInfo } from './task-map.js';
 
-/**
- * World names that would make `/zoott_<world>` collide with zoott's own areas
- * (pending, working, completed, failed, reply channel, worker registry, the quarantine
- * where `zoott doctor --repair` moves damaged nodes, schedules, elections, rate limits,
- * results the AMQP bridge parked).
- */
-export const RESERVED_WORLD_NAMES: readonly string[] = Object.freeze([
-  'p',
-  'w',
-  'c',
-  'f',
-  'r',
-  'q',
-  'workers',
-  'schedules',
-  'leaders',
-  'limits',
-  'parked',
-]);
+export { RESERVED_WORLD_NAMES } from './areas.js';
 
 // ZooKeeper's PathUtils rejects these code points in any path; surrogates (and so every
 // character outside the BMP) fall in the \ud800-\uf8ff range.

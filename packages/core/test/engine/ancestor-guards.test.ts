@@ -1,7 +1,14 @@
 import { type Coordinator, createEngine, type Engine } from '@zoott/core';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { memoryLogger, parentAndChild, TestClock } from './helpers.js';
+import {
+  delayingEvents,
+  eventually,
+  memoryLogger,
+  oneBucketEngine,
+  parentAndChild,
+  TestClock,
+} from './helpers.js';
 
 /** More roots than "plenty of work": the claimer serves its cached listing between changes. */
 const ROOTS = 40;
@@ -113,5 +120,63 @@ describeOnBackends(
       // entry, and its event makes the listing not up to date.
       await heldBack(await setup((other) => ({ afterListing: queueParentAgain(other) })));
     });
+  },
+);
+
+describeOnBackends(
+  "engine: a child claimed from an up-to-date listing while its parent's re-queue is on its way",
+  (backend) => {
+    /**
+     * p and its child p/c, queued by `other`; a claimer of another client (`entryEvents`:
+     * learning of changes from tree watches, else from children watches) whose watch events
+     * can be held back. With `parentHere` the claimer claims p itself (reading p/c and p's tree
+     * node ahead while p runs) and completes it; else `other` does. Either way the claimer's
+     * listing is then read again: it shows p/c alone and has seen every change.
+     */
+    async function upToDate(entryEvents: boolean, parentHere: boolean) {
+      const { world, other } = await parentAndChild(() => backend().connect(), 0);
+      const raw = await backend().connect();
+      const delayed = delayingEvents(raw);
+      const engine = oneBucketEngine(delayed.coordinator, world);
+      const claimer = await engine.claimer({ worker: 'w', entryEvents });
+      claimer.setWatched([0]);
+      if (entryEvents) await eventually(() => delayed.treeWatches() === 1);
+      const parent = await (parentHere ? claimer.claim([0]) : other.claim());
+      expect(parent?.key).toEqual(['p']);
+      // The claimer's first call (a listing is kept only within the session of its calls).
+      if (!parentHere) expect(await claimer.claim([0])).toBeNull();
+      if (parentHere) {
+        const st = claimer.listings.get(0)!;
+        await eventually(() => st.guardStats.has('p') && st.cache.size === 2);
+      }
+      expect((await (parentHere ? engine : other).complete(parent!, 'done')).status).toBe(
+        'completed',
+      );
+      // Answered after every event of the changes before it: the listing read next is up to date.
+      await raw.exists('/');
+      claimer.touch(0);
+      await claimer.listings.refresh([0], true);
+      const st = claimer.listings.get(0)!;
+      expect(st.entries.map((e) => e.encodedKey)).toEqual(['p|c']);
+      expect(st.changes).toBe(st.listedChanges);
+      return { other, claimer, raw, hold: delayed.hold };
+    }
+
+    for (const entryEvents of [false, true])
+      for (const parentHere of [false, true])
+        it(`the child is not claimed (${entryEvents ? 'tree watch' : 'children watch'}, the parent completed ${parentHere ? 'here: the check of its tree node read ahead refuses the claim' : 'elsewhere: its tree node read at the claim changed after the listing'})`, async () => {
+          const { other, claimer, raw, hold } = await upToDate(entryEvents, parentHere);
+          // The re-queue's event reaches the claimer only with the reply of its next request:
+          // the claim call decides before it comes.
+          hold();
+          await other.queue({ name: 'p', type: 't', data: 'again' });
+          const got = await claimer.claim([0]);
+          expect(got?.key).not.toEqual(['p', 'c']);
+          expect(await other.task(['p'])).toMatchObject({
+            state: got === null ? 'pending' : 'working',
+          });
+          expect(await other.task(['p', 'c'])).toMatchObject({ state: 'pending' });
+          await Promise.all([raw.close(), other.close()]);
+        });
   },
 );

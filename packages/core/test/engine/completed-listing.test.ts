@@ -32,4 +32,37 @@ describeOnBackends('claimers of one engine: a listing read before an own complet
     expect(st.present.has('p')).toBe(false);
     await Promise.all([raw.close(), other.close()]);
   });
+
+  it('shows a child queued while the task ran: the child is urgent work at once, and the claimer is woken', async () => {
+    const { world, other } = await oneBucketWorld(() => backend().connect());
+    const raw = await backend().connect();
+    const { coordinator: c, hold, release } = holdingListings(raw);
+    const engine = oneBucketEngine(c, world);
+    let woken = 0;
+    const claimer = await engine.claimer({ worker: 'w' }, () => woken++);
+    claimer.setWatched([0]);
+    await other.queue({ name: 'p', type: 't' });
+    const p = await claimer.claim([0]);
+    expect(p?.key).toEqual(['p']);
+    // The child is queued while p runs: the listing the claimer holds does not show it.
+    await other.queue({ name: 'c', type: 't', parent: { key: ['p'] } });
+    await raw.exists('/');
+    // A listing goes out and is answered with p and its child; the reply is held.
+    claimer.touch(0);
+    const held = hold();
+    const reading = claimer.listings.refresh([0], true);
+    await held;
+    expect((await engine.complete(p!, 'done')).status).toBe('completed');
+    // Nothing of the priority of what runs (0) is known to wait yet: no claim is due.
+    expect(claimer.hasUrgent([0], 0)).toBe(false);
+    const before = woken;
+    release();
+    await reading;
+    // The listing shows the child, waiting only on the task completed here: a worker with a
+    // single free slot claims it now, without waiting for a batch of slots (see hasUrgent).
+    expect(claimer.hasUrgent([0], 0)).toBe(true);
+    expect(woken).toBeGreaterThan(before);
+    expect((await claimer.claim([0]))?.key).toEqual(['p', 'c']);
+    await Promise.all([raw.close(), other.close()]);
+  });
 });

@@ -69,10 +69,8 @@ async function damagedSideNodes(c: Coordinator) {
   await c.setAcl(`${l}/t`, READ_ACL);
   // The scheduler's election: a candidate no session owns, a live one with bad data and one
   // with a weak ACL; a registration with a weak ACL.
+  // (`init` made the election's node.)
   const e = `/zoott_leaders/${world}/scheduler`;
-  await c.create(`/zoott_leaders`).catch(() => undefined);
-  await c.create(`/zoott_leaders/${world}`);
-  await c.create(e);
   await c.create(`${e}/c-ghost-0000000001`, encodeJson({ id: 'ghost' }));
   await c.create(`${e}/c-live-0000000002`, utf8.encode('x'), { ephemeral: true });
   await c.create(`${e}/c-open-0000000003`, encodeJson({ id: 'o' }), {
@@ -83,8 +81,8 @@ async function damagedSideNodes(c: Coordinator) {
     ephemeral: true,
     acl: READ_ACL,
   });
-  // Folders the engine made, opened to an ACL other than the world's (all but ADMIN, so
-  // repair can still work in them).
+  // Folders the engine made, given an ACL other than the world's, without ADMIN (repair can
+  // still work in them, but nobody may set their ACL back: squatted, as the READ_ACL nodes).
   const notAdmin = [{ scheme: 'world', id: 'anyone', perms: Perms.ALL & ~Perms.ADMIN }];
   for (const folder of [g, s, l, e]) await c.setAcl(folder, notAdmin);
   return { world, engine, ctx, acl, g, s, l, e };
@@ -117,25 +115,25 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
         `orphan ${g}/0000/gone quarantine`,
         `stale ${g}/0000/done quarantine`,
         `stale ${g}/0000/retried quarantine`,
-        `weak-acl ${g}/0000/run none`,
+        `squatted ${g}/0000/run admin`,
         `corrupt ${g}/0001/run quarantine`,
         `corrupt ${root} none`,
         `corrupt ${root} none`,
         `corrupt ${s}/garbled quarantine`,
         `corrupt ${s}/moved none`,
         `corrupt ${s}/badcron none`,
-        `weak-acl ${s}/nightly none`,
+        `squatted ${s}/nightly admin`,
         `corrupt ${l}/u quarantine`,
         `corrupt ${l}/v none`,
-        `weak-acl ${l}/t none`,
+        `squatted ${l}/t admin`,
         `not-ephemeral ${e}/c-ghost-0000000001 quarantine`,
         `corrupt ${e}/c-live-0000000002 none`,
-        `weak-acl ${e}/c-open-0000000003 none`,
-        `weak-acl ${ctx.layout.registry}/worker-0000000007 none`,
-        `weak-acl ${g} none`,
-        `weak-acl ${s} none`,
-        `weak-acl ${l} none`,
-        `weak-acl ${e} none`,
+        `squatted ${e}/c-open-0000000003 admin`,
+        `squatted ${ctx.layout.registry}/worker-0000000007 admin`,
+        `squatted ${g} admin`,
+        `squatted ${s} admin`,
+        `squatted ${l} admin`,
+        `squatted ${e} admin`,
       ].sort(),
     );
     const details = (path: string) => findings.filter((f) => f.path === path).map((f) => f.detail);
@@ -150,8 +148,15 @@ describeOnBackends('engine: doctor on the nodes beside the areas', (backend) => 
     // What is left is exactly what was reported only: settings and ACLs.
     const again = await diagnoseWorld(ctx, { acl });
     expect(summary(again).sort()).toEqual(
-      summary(findings.filter((f) => f.repair === 'none')).sort(),
+      summary(findings.filter((f) => f.repair === 'none' || f.repair === 'admin')).sort(),
     );
+    // Nobody holds ADMIN on them: a super user must give them the world's ACL back.
+    for (const f of again.filter((f) => f.kind === 'squatted'))
+      expect(f.admin).toMatch(
+        new RegExp(
+          `^setAcl -R ${f.path} world:anyone:cdrwa {3}\\(zkCli\\.sh, as a ZooKeeper super user`,
+        ),
+      );
     expect(await c.exists(`${e}/c-ghost-0000000001`)).toBeNull();
     expect(await currentScheduler(engine)).toBe('o');
     expect(await c.exists(`${g}/0000/done`)).toBeNull();

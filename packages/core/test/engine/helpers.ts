@@ -5,6 +5,9 @@ import {
   type EngineClock,
   type EngineLogger,
   type Op,
+  type TreeListener,
+  type WatchEvent,
+  type WatchOptions,
 } from '@zoott/core';
 import { type Finding, repairWorld } from '@zoott/core/internal';
 import { expect } from 'vitest';
@@ -235,4 +238,66 @@ export function holdingListings(raw: Coordinator): {
       held = r;
     });
   return { coordinator, hold, release };
+}
+
+/**
+ * `raw` whose watch events (one-shot and tree watches), once `hold()` was called, reach the
+ * engine only just before the reply of the first request it sends after that call: what a
+ * client sees when a change's event is still on its way while it decides and sends a request.
+ * ZooKeeper delivers such an event before the reply of any request it serves after the
+ * change, which is where it is let through. `treeWatches()`: tree watches registered so far.
+ */
+export function delayingEvents(raw: Coordinator): {
+  coordinator: Coordinator;
+  hold: () => void;
+  treeWatches: () => number;
+} {
+  let holding = false;
+  let registered = 0;
+  const waiting: Array<() => void> = [];
+  const deliver = (event: () => void): void => {
+    if (holding) waiting.push(event);
+    else event();
+  };
+  const letThrough = (): void => {
+    holding = false;
+    for (const event of waiting.splice(0)) event();
+  };
+  const coordinator = new Proxy(raw, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (typeof value !== 'function') return value;
+      if (prop === 'watchTree')
+        return async (path: string, listener: TreeListener) => {
+          const stop = await target.watchTree!(path, (e) => deliver(() => listener(e)));
+          registered++;
+          return stop;
+        };
+      return (...args: unknown[]) => {
+        const last = args.at(-1) as WatchOptions | undefined;
+        const watch = typeof last === 'object' && last !== null ? last.watch : undefined;
+        if (watch)
+          args[args.length - 1] = { ...last, watch: (e: WatchEvent) => deliver(() => watch(e)) };
+        const out = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!holding || !(out instanceof Promise)) return out;
+        return out.then(
+          (v) => {
+            letThrough();
+            return v;
+          },
+          (err: unknown) => {
+            letThrough();
+            throw err;
+          },
+        );
+      };
+    },
+  });
+  return {
+    coordinator,
+    hold: () => {
+      holding = true;
+    },
+    treeWatches: () => registered,
+  };
 }

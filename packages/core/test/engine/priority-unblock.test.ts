@@ -4,6 +4,7 @@ import { expect, it } from 'vitest';
 import {
   counting,
   eventually,
+  handsOff,
   intercept,
   memoryLogger,
   TestClock,
@@ -101,6 +102,40 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     expect(started).toHaveLength(9);
     expect(started[0]).toBe('p');
     expect(started[8]).toBe('p/c');
+    release();
+    await worker.stop();
+    await Promise.all([producer.close(), wc.close()]);
+  });
+
+  it("a worker with one slot free besides its completed parent's claims the parent's second child at once, though it ranks no higher than what runs", async () => {
+    const producer = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(producer, { world, buckets: 1, logger: memoryLogger() });
+    await engine.init();
+    await engine.queue({ name: 'p', type: 't' });
+    for (const name of ['c1', 'c2'])
+      await engine.queue({ name, type: 't', parent: { key: ['p'] } });
+    // With p, 7 of the 8 slots are taken: one free, below the quarter (2) a worker otherwise
+    // waits for before it claims again. Every task but p holds its slot until the end.
+    for (let i = 0; i < 6; i++) await engine.queue({ name: `r${i}`, type: 't' });
+    const { gate, release } = gated();
+    const started: string[] = [];
+    const { c: wc, ops } = counting(await backend().connect());
+    const worker = runWorker(
+      wc,
+      {
+        t: async (task) => {
+          started.push(task.key.join('/'));
+          if (task.key.join('/') !== 'p') await gate;
+        },
+      },
+      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+    );
+    // p's completion hands its slot to c1; c2, runnable with it and of the same priority as
+    // every task running, takes the one free slot at once.
+    await eventually(() => started.includes('p/c2'));
+    expect(ops.some((o) => handsOff(o, 'p', 'p|c1'))).toBe(true);
+    expect(started).toHaveLength(9);
     release();
     await worker.stop();
     await Promise.all([producer.close(), wc.close()]);

@@ -1,6 +1,6 @@
 import { isZoottError } from '@zoott/core';
 import { digestOf } from '@zoott/core/internal';
-import { ZK_CONF_DEFAULTS, ZkConf } from '@zoott/core/recipes';
+import { ZK_CONF_DEFAULTS, ZkConf, type ZkConfInit } from '@zoott/core/recipes';
 import { describe, expect, it } from 'vitest';
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -80,5 +80,20 @@ describe('ZkConf', () => {
     expect(() => new ZkConf({}, { file: { lock_dir: 7 }, fileName: 'zoott.yaml' })).toThrow(
       'zoott.yaml: lock_dir',
     );
+  });
+
+  it("takes zkutil's dict as written: its snake_case keys, and no key it does not know", () => {
+    // zkutil's ZKLock(zkconf=dict(hosts=..., node_id=..., lock_dir=...)), field for field.
+    const conf = new ZkConf({ hosts: '10.0.0.9:2181', node_id: 'web-3', lock_dir: 'my_locks/' });
+    expect(conf.nodeId()).toBe('web-3');
+    expect(conf.lock('foo')).toBe('/my_locks/foo');
+    expect(conf.origin('lockDir')).toBe('explicit');
+    expect(new ZkConf({ journal_dir: 'j/', record_dir: 'r/' }).record('x')).toBe('/r/x');
+    // A key it does not know is a mistake, not a setting to drop in silence.
+    const unknown = { hosts: 'h:2181', nodeid: 'web-3' } as unknown as ZkConfInit;
+    expect(() => new ZkConf(unknown)).toThrow('unknown field "nodeid"');
+    expect(codeOf(() => new ZkConf(unknown))).toBe('INVALID_CONFIG');
+    // Both spellings of one field: which one was meant is not ours to guess.
+    expect(() => new ZkConf({ nodeId: 'a', node_id: 'b' })).toThrow('nodeId and node_id');
   });
 });

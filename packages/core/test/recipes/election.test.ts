@@ -1,4 +1,4 @@
-import { type Coordinator, isZoottError, ZoottError } from '@zoott/core';
+import { type Coordinator, isZoottError, Perms, ZoottError } from '@zoott/core';
 import { candidateOrder, LeaderElection, type Leadership, WaitTimeout } from '@zoott/core/recipes';
 import { describeOnBackends } from '@zoott/testing';
 import { describe, expect, it } from 'vitest';
@@ -215,6 +215,18 @@ describeOnBackends('LeaderElection', (backend) => {
     expect(await zk.children('/election/wait')).toHaveLength(1);
     await leader.close();
     expect(await zk.children('/election/wait')).toHaveLength(0);
+  });
+
+  it('makes its missing path from the bottom: an ancestor that refuses creates is never created again', async () => {
+    const zk = await backend().connect();
+    await zk.create('/locked');
+    await zk.create('/locked/mine');
+    // Someone takes /locked over: nobody may create in it any more.
+    await zk.setAcl('/locked', [{ scheme: 'world', id: 'anyone', perms: Perms.READ }]);
+    const election = new LeaderElection(zk, '/locked/mine/scheduler');
+    const held = await election.lead();
+    expect(held.node.startsWith('/locked/mine/scheduler/')).toBe(true);
+    await election.close();
   });
 
   it('run() leads, passes the signal and withdraws when the function ends (README example)', async () => {

@@ -19,8 +19,5 @@ export const validKey = fc.array(validName, { minLength: 1, maxLength: 8 });
 
 /** A valid world name. */
 export const validWorld = validName.filter(
-  (w) =>
-    !['p', 'w', 'c', 'f', 'r', 'q', 'workers', 'schedules', 'leaders', 'limits', 'parked'].includes(
-      w,
-    ),
+  (w) => !['p', 'w', 'c', 'f', 'r', 'q', 'workers', 'schedules', 'leaders', 'limits'].includes(w),
 );

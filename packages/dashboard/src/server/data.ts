@@ -42,7 +42,7 @@ export interface FailedList {
 
 /** One live worker of the registry. */
 export interface WorkerView extends Partial<WorkerInfo> {
-  /** Registry node name (`worker-0000000003`). */
+  /** Registry node name (`worker-_p1a2b3c4d5e6f_0000000003` on ZooKeeper: a protected create). */
   node: string;
   /** Session owning the ephemeral registry node: the worker is alive while it exists. */
   session: string | null;

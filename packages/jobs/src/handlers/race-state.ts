@@ -1,11 +1,11 @@
 import { type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, encodeJson } from '@zoott/core/internal';
 import type { ProcessRecord, ProcessRun } from '@zoott/core/jobs';
-import { RACES_ROOT } from '../constants.js';
+import { racesRoot } from '../constants.js';
 
 /**
- * A race's shared state (docs/protocol.md, "Jobs"):
- * `/zoott_r/races/<race>`         meta {started, racers, world}
+ * A race's shared state (docs/protocol.md, "Jobs"), in its world's node of the race area:
+ * `/zoott_~races/<world>/<race>`  meta {started, racers, world}
  * `.../started/p-<seq>`           one sequential node per racer process started
  * `.../ended/<index>`             one node per racer whose process ended
  * `.../winner`                    created once: the first create wins the race
@@ -15,8 +15,8 @@ export class RacePaths {
   readonly started: string;
   readonly ended: string;
   readonly winner: string;
-  constructor(race: string) {
-    this.base = `${RACES_ROOT}/${race}`;
+  constructor(world: string, race: string) {
+    this.base = `${racesRoot(world)}/${race}`;
     this.started = `${this.base}/started`;
     this.ended = `${this.base}/ended`;
     this.winner = `${this.base}/winner`;

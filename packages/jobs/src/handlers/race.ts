@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { isZoottError, PermanentError, type TaskContext, ZoottError } from '@zoott/core';
-import { decodeJson, encodeJson } from '@zoott/core/internal';
+import { decodeJson, encodeJson, ensureWorldPath } from '@zoott/core/internal';
 import {
   buildRaceResult,
   DEFAULT_JOB_LIMITS,
@@ -12,7 +12,7 @@ import {
   validateRaceJob,
 } from '@zoott/core/jobs';
 import { deleteTree } from '@zoott/core/recipes';
-import { RACER_TYPE } from '../constants.js';
+import { RACER_TYPE, racesRoot } from '../constants.js';
 import { effectiveTimeout } from '../jobs/index.js';
 import { aclText, worldAcl } from '../reply.js';
 import {
@@ -170,7 +170,7 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
     ? job.input
     : await readRaceInputDir(h.dataDir, job.input);
   const c = h.c;
-  const paths = new RacePaths(task.name);
+  const paths = new RacePaths(h.world, task.name);
   const meta = await openRace(h, paths, inputs.length).catch((err: unknown) => {
     // Race state locked to someone else: no retry will get past that either.
     if (isZoottError(err, 'NO_AUTH'))
@@ -251,8 +251,9 @@ async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Pr
     await c.create(paths.base, encodeJson(fresh), { acl });
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) {
-      await createOnce(c, '/zoott_r', null).catch(() => false);
-      await createOnce(c, '/zoott_r/races', null).catch(() => false);
+      // `init` made the world's node of the race area; a world made by zoott 0.1.0 gets it
+      // here, as `init` would make it.
+      await ensureWorldPath(c, racesRoot(h.world), acl);
       return openRace(h, paths, racers);
     }
     if (!isZoottError(err, 'NODE_EXISTS')) throw err;

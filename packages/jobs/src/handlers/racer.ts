@@ -44,7 +44,7 @@ export async function runRacerTask(
   task: TaskContext,
 ): Promise<RacerOutcomeRecord> {
   const d = racerData(task.data);
-  const paths = new RacePaths(d.race);
+  const paths = new RacePaths(h.world, d.race);
   const c = h.c;
   const done = (outcome: RacerOutcomeRecord['outcome'], pid?: number): RacerOutcomeRecord => ({
     race: d.race,

@@ -23,9 +23,18 @@ export interface ZkConfValues {
   acl: AclSpec[] | null;
 }
 
-/** Explicit settings; a missing or `null` field falls back to env, file, then default. */
+/**
+ * Explicit settings; a missing or `null` field falls back to env, file, then default. The
+ * fields named in two words take zkutil's spelling too (`node_id`, `lock_dir`, ...), so its
+ * `zkconf=dict(...)` reads as written; a key that is neither is refused.
+ */
 export type ZkConfInit = {
   [K in keyof ZkConfValues]?: ZkConfValues[K] | (K extends 'auth' | 'acl' ? string : never) | null;
+} & {
+  journal_dir?: string | null;
+  record_dir?: string | null;
+  lock_dir?: string | null;
+  node_id?: string | null;
 };
 
 /** Where fallback values come from. Core never reads them itself: the CLI/worker pass them in. */
@@ -79,21 +88,34 @@ function readField(field: keyof ZkConfValues, value: unknown, where: string): un
   return readString(value, where);
 }
 
-function fileFields(file: unknown, fileName: string): Partial<Record<keyof ZkConfValues, unknown>> {
-  if (file === undefined || file === null) return {};
-  if (typeof file !== 'object' || Array.isArray(file)) {
-    throw new ZoottError('INVALID_CONFIG', `${fileName}: the config must be an object of fields`);
+/**
+ * The fields of an object of settings (a config file's, or the explicit ones), in either
+ * spelling; an unknown key, or one field in both spellings, is INVALID_CONFIG.
+ */
+function namedFields(fields: unknown, where: string): Partial<Record<keyof ZkConfValues, unknown>> {
+  if (fields === undefined || fields === null) return {};
+  if (typeof fields !== 'object' || Array.isArray(fields)) {
+    throw new ZoottError('INVALID_CONFIG', `${where}: the config must be an object of fields`);
   }
   const out: Partial<Record<keyof ZkConfValues, unknown>> = {};
-  for (const [key, value] of Object.entries(file)) {
+  const seen = new Map<keyof ZkConfValues, string>();
+  for (const [key, value] of Object.entries(fields)) {
     const field = FIELDS.find((f) => f === key || SNAKE[f] === key);
     if (!field) {
       throw new ZoottError(
         'INVALID_CONFIG',
-        `${fileName}: unknown field ${JSON.stringify(key)} (known: ${FIELDS.map((f) => SNAKE[f]).join(', ')})`,
+        `${where}: unknown field ${JSON.stringify(key)} (known: ${FIELDS.map((f) => SNAKE[f]).join(', ')}, or their camelCase names)`,
         { field: key },
       );
     }
+    const other = seen.get(field);
+    if (other !== undefined)
+      throw new ZoottError(
+        'INVALID_CONFIG',
+        `${where}: ${other} and ${key} are one field; give one of them`,
+        { field: key },
+      );
+    seen.set(field, key);
     if (value !== undefined && value !== null) out[field] = value;
   }
   return out;
@@ -114,11 +136,12 @@ export class ZkConf {
 
   constructor(init: ZkConfInit = {}, sources: ZkConfSources = {}) {
     const fileName = sources.fileName ?? 'config file';
-    const fromFile = fileFields(sources.file, fileName);
+    const fromFile = namedFields(sources.file, fileName);
+    const given = namedFields(init, 'ZkConf');
     const values: Partial<Record<keyof ZkConfValues, unknown>> = {};
     const origins: Partial<Record<keyof ZkConfValues, ZkConfOrigin>> = {};
     for (const field of FIELDS) {
-      const explicit = init[field];
+      const explicit = given[field];
       const env = sources.env?.[ZK_CONF_ENV[field]];
       const file = fromFile[field];
       if (explicit !== undefined && explicit !== null) {
