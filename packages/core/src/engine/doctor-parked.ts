@@ -1,13 +1,6 @@
 import { type Diagnosis, isObject, parseJson } from './doctor-findings.js';
 
 /**
- * Oldest first: by the server's 10-digit sequence at the end of a result's name (a protected
- * create puts a marker of its own before it, so the whole name does not sort), then by name.
- */
-const bySequence = (a: string, b: string) =>
-  (/\d{10}$/.exec(a)?.[0] ?? '').localeCompare(/\d{10}$/.exec(b)?.[0] ?? '') || a.localeCompare(b);
-
-/**
  * The parked area (`/zoott_~parked/<world>`): results the AMQP bridge could not publish. Each
  * is reported, with why it was parked and where it was to go, until an operator retries or
  * drops it with `zoott parked`: a consumer somewhere is still waiting for it. Never moved by
@@ -16,7 +9,7 @@ const bySequence = (a: string, b: string) =>
 export async function diagnoseParked(d: Diagnosis): Promise<void> {
   const dir = d.ctx.layout.parked;
   const world = d.ctx.layout.world;
-  for (const name of (await d.folder(dir)).sort(bySequence)) {
+  for (const name of (await d.folder(dir)).sort()) {
     const path = `${dir}/${name}`;
     const got = await d.read(path);
     if (!got) continue;
