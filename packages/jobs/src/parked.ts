@@ -122,7 +122,15 @@ export async function listParked(c: Coordinator, world: string): Promise<ParkedR
       }
     }),
   );
-  return out.sort((a, b) => a.parkedAt.localeCompare(b.parkedAt) || a.name.localeCompare(b.name));
+  // Parked in the same millisecond: the server's sequence at the end of the name orders them
+  // (a protected create's random marker comes before it, so the whole name does not).
+  const seq = (name: string) => /\d{10}$/.exec(name)?.[0] ?? '';
+  return out.sort(
+    (a, b) =>
+      a.parkedAt.localeCompare(b.parkedAt) ||
+      seq(a.name).localeCompare(seq(b.name)) ||
+      a.name.localeCompare(b.name),
+  );
 }
 
 /** One parked result by name. @throws ZoottError NO_NODE naming it when there is none. */

@@ -72,6 +72,30 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
     expect(Date.parse(p!.parkedAt)).not.toBeNaN();
   });
 
+  it('results parked in the same millisecond are listed in the order the server made them', async () => {
+    const c = await world();
+    const root = `/zoott_~parked/${WORLD}`;
+    const parkedAt = '2030-01-01T00:00:00.000Z';
+    // Protected creates' names: the random marker sorts against the sequence here.
+    const names = ['result-_pffffffffffff_0000000001', 'result-_p000000000000_0000000002'];
+    for (const [i, name] of names.entries())
+      await c.create(
+        `${root}/${name}`,
+        encodeJson({
+          from: DIR,
+          exchange: '',
+          routingkey: `rk-${i}`,
+          reason: 'r',
+          attempts: 1,
+          firstFailedAt: parkedAt,
+          parkedAt,
+          result: i,
+        }),
+        { acl: await worldAcl(c, WORLD) },
+      );
+    expect((await listParked(c, WORLD)).map((p) => p.name)).toEqual(names);
+  });
+
   it('retry puts it back into its reply directory as a new result, in one multi; drop removes it', async () => {
     const c = await world();
     const a = await parkedOne(c, 1);
