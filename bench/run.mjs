@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { amqpSoakPhase } from './amqp-soak.mjs';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { jobPhases } from './jobs.mjs';
@@ -535,6 +536,11 @@ async function main() {
     console.log(JSON.stringify(await recoveryPhase({ log })));
     return;
   }
+  // BENCH_ONLY=amqp: the AMQP bridge soak (bench/amqp-soak.mjs), on a server and broker of its own.
+  if (process.env.BENCH_ONLY === 'amqp') {
+    console.log(JSON.stringify(await amqpSoakPhase({ quick, log })));
+    return;
+  }
   if (only) {
     const res = await onFreshServer(async (c2, fleet2) => ({
       ...(await only(c2, fleet2)),
@@ -619,6 +625,7 @@ async function main() {
     log(
       `tls: raw ${tls.ratios.tls_raw_vs_plain} and drain ${tls.ratios.tls_drain_vs_plain} of plain text`,
     );
+    const amqpSoak = await amqpSoakPhase({ quick, log });
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -638,6 +645,7 @@ async function main() {
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
       ...recovery.results,
       ...tls.results,
+      ...amqpSoak.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -690,6 +698,7 @@ async function main() {
         ...jobs.ratios,
         ...recovery.ratios,
         ...tls.ratios,
+        ...amqpSoak.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -728,6 +737,7 @@ async function main() {
         ...jobs.details,
         ...recovery.details,
         ...tls.details,
+        ...amqpSoak.details,
       },
       setup: {
         workers: WORKERS,
@@ -766,6 +776,7 @@ async function main() {
         ...recovery.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
         ...tlsRows(tls),
+        ...amqpSoak.rows,
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);

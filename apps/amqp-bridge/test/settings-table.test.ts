@@ -30,6 +30,10 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   deadLetterExchange: 'dlx-x',
   prefetch: '3',
   declareQueues: 'false',
+  createWorld: 'true',
+  replyExchanges: 'results,res.*',
+  maxDeliveries: '9',
+  parkAfterMs: '5000',
   logLevel: 'warn',
   zkTls: 'true',
   zkTlsCa: '/etc/zoott/zk-ca.pem',
@@ -54,6 +58,10 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   zkTlsSkipHostnameCheck: true,
   zkTlsKeyPassphrase: '****',
   zkSasl: '****',
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
   trace: true,
 };
 
@@ -65,6 +73,10 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   declareQueues: false,
   zkTls: true,
   zkTlsSkipHostnameCheck: true,
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
   trace: true,
 };
 

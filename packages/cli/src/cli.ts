@@ -14,6 +14,7 @@ import { limitVerb } from './commands/limit.js';
 import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
+import { parkedVerb } from './commands/parked.js';
 import { pauseVerb, resumeVerb } from './commands/pause.js';
 import { queueVerb } from './commands/queue.js';
 import { retentionVerb } from './commands/retention.js';
@@ -51,6 +52,7 @@ const VERBS: readonly Verb[] = [
   queueVerb,
   submitVerb,
   waitVerb,
+  parkedVerb,
   // Looking at a world.
   statusVerb,
   treeVerb,

@@ -188,6 +188,32 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(details.recovery_metrics_max_ms).toBeGreaterThan(0);
   });
 
+  it('amqp: the bridge soak beside a plain consume-and-ack loop on the same broker, as ratios', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('amqp');
+    const results = res.results as Record<string, number>;
+    const ratios = res.ratios as Record<string, number>;
+    const details = res.details as Record<string, number>;
+    // --quick: 400 mixed messages; every one got its verdict, and every answerable one its
+    // result (one in ten is dead-lettered: not JSON, or a forbidden exchange).
+    expect(details.amqp_verdicts).toBe(400);
+    expect(details.amqp_results).toBe(360);
+    expect(details.amqp_dead_letters).toBe(40);
+    for (const key of [
+      'amqp_plain_consume_ack_per_s',
+      'amqp_bridge_messages_per_s',
+      'amqp_bridge_results_per_s',
+      'amqp_bridge_drain_s',
+    ])
+      expect(results[key], key).toBeGreaterThan(0);
+    expect(ratios.amqp_messages_vs_plain).toBeCloseTo(
+      results.amqp_bridge_messages_per_s! / results.amqp_plain_consume_ack_per_s!,
+      1,
+    );
+    expect(details.amqp_bridge_rss_mb).toBeGreaterThan(0);
+  });
+
   it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {
     timeout: 300_000,
   }, async () => {
