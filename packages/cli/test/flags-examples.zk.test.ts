@@ -36,6 +36,8 @@ const ELSEWHERE: Record<string, string> = {
   'zoott watch --progress': 'job-control.zk.test.ts (watch --progress)',
   "zoott wait --task 'requestFile_a|downloadFile_a' --timeout 600":
     'task-end.zk.test.ts (wait --task, the task run by a worker)',
+  "zoott --zk-tls-cert ops.pem --zk-tls-key ops.key --acl 'x509:CN=ops,O=example:cdrwa' lock-down files":
+    "secured-zookeeper.zk.test.ts (an x509 world: lock-down --acl x509:<the test certificate's DN>, over TLS with that certificate)",
   'zoott demo                      # embedded, no ZooKeeper needed':
     'demo.test.ts (the embedded demo); pack-install.test.ts (npx zoott demo, installed)',
   'zoott demo --dashboard          # then open the URL it prints (with ?token=)':

@@ -139,6 +139,8 @@ describe("the README's Secured ZooKeeper examples, as written", { timeout: 180_0
     writeFileSync(
       join(cwd, 'zoott.config.yaml'),
       local(example(`${name} zoott.config.yaml`), ports),
+      // As the README keeps it: private (a config file that sets `acl` must be).
+      { mode: 0o600 },
     );
     return (args: string[], env: Record<string, string> = {}) => zoott(args, { cwd, env });
   }
