@@ -5,8 +5,8 @@ import { forwarderPaths } from '@zoott/amqp-bridge';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { assertBuilt, kill, resultInbox } from './harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assertBuilt, kill, type Program, resultInbox } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
 
 /**
@@ -14,7 +14,7 @@ import { type TestWorld, testWorld } from './world.js';
  * there; its `test pause` log line says it arrived). A second bridge then takes over.
  */
 describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice', {
-  timeout: 180_000,
+  timeout: 120_000,
 }, () => {
   let w: TestWorld;
   let zk: Coordinator;
@@ -26,6 +26,21 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     zk = await connectZk(w.connect);
     scratch = mkdtempSync(join(tmpdir(), 'zoott-amqp-crash-'));
     await w.client.ch.assertExchange('results', 'direct', { durable: false });
+    // Every bridge a test starts is known, so none outlives its test: a bridge left running
+    // by a failed test would take the next test's messages and fail it too.
+    const start = w.bridge;
+    w.bridge = async (...args) => {
+      const p = await start(...args);
+      started.push(p);
+      return p;
+    };
+  });
+  const started: Program[] = [];
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail')
+      for (const p of [...started, ...w.workers])
+        console.error(`--- ${p.child.spawnargs.join(' ')}\n${p.output().slice(-4000)}`);
+    await Promise.all(started.splice(0).map((p) => kill(p)));
   });
   afterAll(async () => {
     await zk?.close();
