@@ -12,6 +12,7 @@ export default defineConfig({
       '@zoott/core/internal': src('./packages/core/src/internal.ts'),
       '@zoott/core/recipes': src('./packages/core/src/recipes.ts'),
       '@zoott/core/jobs': src('./packages/core/src/jobs.ts'),
+      '@zoott/core/admin': src('./packages/core/src/admin.ts'),
       '@zoott/core': src('./packages/core/src/index.ts'),
       '@zoott/memory-adapter': src('./packages/memory-adapter/src/index.ts'),
       '@zoott/zk-adapter/recipes': src('./packages/zk-adapter/src/recipes.ts'),

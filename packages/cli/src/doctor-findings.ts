@@ -4,7 +4,7 @@ import {
   diagnoseWorld,
   diagnoseWorldMeta,
   type Finding,
-} from '@zoott/core/internal';
+} from '@zoott/core/admin';
 import { worldExtent } from './world-acl.js';
 
 const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);

@@ -1,5 +1,6 @@
 import { type Acl, type Coordinator, digestAcl, isZoottError, Perms } from '@zoott/core';
-import { describeAcl, worldRoot } from '@zoott/core/internal';
+import { describeAcl } from '@zoott/core/admin';
+import { worldRoot } from '@zoott/core/internal';
 import { raceWorld } from '@zoott/jobs';
 import type { Settings } from './connection.js';
 

@@ -3,35 +3,8 @@
 // names, registry), and the tests. A superset of the package root, with no stability
 // promise: names here may change in any release. Applications import `@zoott/core`.
 
-export {
-  type DiagnoseOptions,
-  type DiagnosisProgress,
-  diagnoseWorld,
-  diagnoseWorldMeta,
-  type Finding,
-  type FindingKind,
-  type NotMoved,
-  QUARANTINE_ROOT,
-  type Quarantined,
-  type RepairOutcome,
-  repairWorld,
-} from './admin/doctor.js';
-export {
-  PART_BYTES,
-  type QuarantineRecord,
-  readQuarantined,
-} from './admin/quarantine.js';
-export {
-  type AclMismatch,
-  describeAcl,
-  type LockDownOptions,
-  type LockDownReport,
-  lockDownWorld,
-  sameAcl,
-  worldAclMismatches,
-  worldTops,
-} from './admin/world-acl.js';
-export { listWorlds } from './admin/worlds.js';
+// The admin face is part of internal too: the tests and the packages reach everything here.
+export * from './admin.js';
 export { Claimer, type ClaimerOptions } from './claim/claimer.js';
 export * from './contract/index.js';
 export * from './engine/index.js';

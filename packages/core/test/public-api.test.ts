@@ -25,7 +25,7 @@ let program: ts.Program | undefined;
 /** One program over every entry point checked here: type-checking once is the slow part. */
 function sharedProgram(): ts.Program {
   program ??= ts.createProgram(
-    [...['index.ts', 'recipes.ts', 'jobs.ts'].map(src), ...packageRoots.map(rootEntry)],
+    [...['index.ts', 'recipes.ts', 'jobs.ts', 'admin.ts'].map(src), ...packageRoots.map(rootEntry)],
     {
       module: ts.ModuleKind.NodeNext,
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -58,7 +58,7 @@ function exportsOf(entry: string): { name: string; documented: boolean; where: s
 }
 
 describe('the public API of @zoott/core', () => {
-  for (const entry of ['index.ts', 'recipes.ts', 'jobs.ts']) {
+  for (const entry of ['index.ts', 'recipes.ts', 'jobs.ts', 'admin.ts']) {
     it(`documents every export of ${entry} with JSDoc`, () => {
       const all = exportsOf(src(entry));
       expect(all.length).toBeGreaterThan(10);

@@ -1,4 +1,4 @@
-import type { DiagnosisProgress, Finding, NotMoved, RepairOutcome } from '@zoott/core/internal';
+import type { DiagnosisProgress, Finding, NotMoved, RepairOutcome } from '@zoott/core/admin';
 import type { LegacyMove } from '@zoott/jobs/internal';
 import type { Command } from 'commander';
 import { worldFindings } from '../doctor-findings.js';
@@ -36,7 +36,7 @@ const RESOLVED = new Set<string>(['gone', 'no longer damaged']);
 const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
-  const { repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/internal');
+  const { repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/admin');
   const c = await ctx.session().coordinator();
   // The human form on a terminal shows it; piped or --json, only when asked (stderr still).
   const silent = !(opts.progress || (process.stderr.isTTY === true && !ctx.json));

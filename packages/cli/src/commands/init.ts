@@ -49,7 +49,7 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
   // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
   const acl = await requestedAcl(ctx.settings, () => ctx.session().coordinator());
   if (acl) {
-    const { worldAclMismatches } = await import('@zoott/core/internal');
+    const { worldAclMismatches } = await import('@zoott/core/admin');
     const wrong = await worldAclMismatches(c, world, acl);
     if (wrong.length > 0)
       throw new CliError(

@@ -1,4 +1,4 @@
-import { lockDownWorld } from '@zoott/core/internal';
+import { lockDownWorld } from '@zoott/core/admin';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';

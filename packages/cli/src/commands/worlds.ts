@@ -1,5 +1,5 @@
 import { type AreaCounts, createEngine, isZoottError } from '@zoott/core';
-import { listWorlds } from '@zoott/core/internal';
+import { listWorlds } from '@zoott/core/admin';
 import { DEFAULT_CONNECT } from '../connection.js';
 import type { CommandContext } from '../context.js';
 import { explain } from '../errors.js';

@@ -35,6 +35,7 @@ export interface NotMoved {
   why: 'gone' | 'no longer damaged' | 'changed while moving' | 'not rechecked' | 'failed';
 }
 
+/** What `repairWorld` did: the nodes it moved into the quarantine, and those it left, with why. */
 export interface RepairOutcome {
   moved: Quarantined[];
   notMoved: NotMoved[];

@@ -37,6 +37,7 @@ export {
 } from './doctor-repair.js';
 export { diagnoseWorldMeta } from './doctor-settings.js';
 
+/** What `diagnoseWorld` holds a world against, and how it reports its progress. */
 export interface DiagnoseOptions {
   /**
    * The ACL the world should have (its credentials'): nodes with another are reported

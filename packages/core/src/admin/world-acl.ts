@@ -73,6 +73,7 @@ export interface LockDownReport {
   changed: { path: string; before: Acl[] }[];
 }
 
+/** More for `lockDownWorld` to lock, and where it reports its progress. */
 export interface LockDownOptions {
   /** More subtrees to lock with the world (a world's reply paths, say), before its tops. */
   extraRoots?: readonly string[];

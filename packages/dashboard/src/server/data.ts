@@ -10,11 +10,11 @@ import {
   type TaskRecord,
   type TreeNode,
 } from '@zoott/core';
+import { listWorlds } from '@zoott/core/admin';
 import {
   decodeJson,
   type FailedRecord,
   KEY_SEPARATOR,
-  listWorlds,
   parseEntryName,
   readTaskError,
   UNCODED_ERROR,
