@@ -9,6 +9,12 @@
 const ADAPTERS = '(memory-adapter|zk-adapter)';
 /** Support for tests only; never part of a shipped program. */
 const TEST_SUPPORT = '(testing|zk-testkit|rabbitmq-testkit|conformance)';
+/**
+ * core's wings, bottom to top: contract <- tree <- engine <- claim <- front <- schedules,
+ * rate-limits, retention <- worker <- admin (recipes on the contract alone; jobs on contract
+ * and tree). Each imports only what stands below it; the faces at src/ root re-export them.
+ */
+const WING = (names) => `^packages/core/src/(${names})/`;
 /** Source that ships: everything under a src/ folder except the test-support packages. */
 const SHIPPED_SRC = `^(packages/(core|${ADAPTERS.slice(1, -1)}|cli|jobs|dashboard|amqp-bridge|otel)|apps/[^/]+)/src/`;
 
@@ -31,6 +37,96 @@ module.exports = {
       to: {
         path: '^(node-zookeeper-client|zookeeper|(node:)?(child_process|net|tls|dgram|fs|fs/promises|http|https|http2))$',
       },
+    },
+    {
+      name: 'core-contract-imports-nothing-of-core',
+      comment:
+        'The Coordinator contract is the ground floor of core: it imports no other part of core.',
+      severity: 'error',
+      from: { path: WING('contract') },
+      to: { path: '^packages/core/src/', pathNot: WING('contract') },
+    },
+    {
+      name: 'core-tree-imports-contract-only',
+      comment:
+        'The task model (keys, names, patterns, claim order of hints) knows the contract and nothing of how tasks are stored or claimed.',
+      severity: 'error',
+      from: { path: WING('tree') },
+      to: { path: '^packages/core/src/', pathNot: WING('contract|tree') },
+    },
+    {
+      name: 'core-recipes-import-contract-only',
+      comment:
+        "A recipe (zkutil's helpers) stands on the Coordinator contract alone, so any program can use one without the engine.",
+      severity: 'error',
+      from: { path: WING('recipes') },
+      to: { path: '^packages/core/src/', pathNot: WING('contract|recipes') },
+    },
+    {
+      name: 'core-jobs-import-contract-and-tree',
+      comment:
+        'The Yothalot job shapes (@zoott/core/jobs) are data: validation and results, on the contract and the task model only.',
+      severity: 'error',
+      from: { path: WING('jobs') },
+      to: { path: '^packages/core/src/', pathNot: WING('contract|tree|jobs') },
+    },
+    {
+      name: 'core-engine-imports-no-wing-above',
+      comment:
+        'engine/ (layout, queue, settle, events, inspection, the shared context) is what the wings stand on: it imports the contract and the task model, never a wing above it, a recipe or the job shapes.',
+      severity: 'error',
+      from: { path: WING('engine') },
+      to: {
+        path: WING('claim|front|schedules|rate-limits|retention|worker|admin|recipes|jobs'),
+      },
+    },
+    {
+      name: 'core-claim-imports-engine-and-below',
+      comment:
+        'The claim path (listings, bucket state, candidates, claims, hand-off) stands on the engine; the Engine class, the background jobs, the worker and admin stand on it.',
+      severity: 'error',
+      from: { path: WING('claim') },
+      to: { path: WING('front|schedules|rate-limits|retention|worker|admin|recipes|jobs') },
+    },
+    {
+      name: 'core-front-imports-claim-and-below',
+      comment:
+        'front/ holds the Engine class, the engine and the claim path behind one API; what runs beside a worker (schedules, limits, retention) uses it, never the other way.',
+      severity: 'error',
+      from: { path: WING('front') },
+      to: { path: WING('schedules|rate-limits|retention|worker|admin|recipes|jobs') },
+    },
+    {
+      name: 'core-background-jobs-import-no-worker-or-admin',
+      comment:
+        'Schedules, rate limits and retention are the background jobs every worker runs: they stand below the worker and admin.',
+      severity: 'error',
+      from: { path: WING('schedules|rate-limits|retention') },
+      to: { path: WING('worker|admin|jobs') },
+    },
+    {
+      name: 'core-background-jobs-import-no-sibling',
+      comment:
+        'Schedules, rate limits and retention are independent of each other; what two of them share lives in the engine.',
+      severity: 'error',
+      from: { path: WING('schedules|rate-limits|retention') },
+      to: { path: WING('schedules|rate-limits|retention'), pathNot: '^packages/core/src/$1/' },
+    },
+    {
+      name: 'core-worker-imports-no-admin',
+      comment:
+        'The worker runs tasks; the doctor, world ACLs and the list of worlds stand above it, not the other way.',
+      severity: 'error',
+      from: { path: WING('worker') },
+      to: { path: WING('admin|jobs') },
+    },
+    {
+      name: 'core-wings-import-no-face',
+      comment:
+        'The files at src/ root (index, internal, admin, recipes, jobs) are faces: they re-export the wings, and no wing imports a face (version.ts is a value, not a face).',
+      severity: 'error',
+      from: { path: '^packages/core/src/[^/]+/' },
+      to: { path: '^packages/core/src/[^/]+\\.ts$', pathNot: '^packages/core/src/version\\.ts$' },
     },
     {
       name: 'adapters-import-core-only',
