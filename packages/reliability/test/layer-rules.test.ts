@@ -3,7 +3,8 @@
  * holds the order of core's wings fails a deliberate violation, and the imports the order
  * allows pass. A small tree shaped like packages/core/src is written for it, and the real
  * config is run on it with the real dependency-cruiser, once: every violation in the tree
- * must come back under its rule's name, and nothing else may.
+ * must come back under its rule's name, and nothing else may. And the drawing of core in
+ * docs/architecture.md is the one its imports make (scripts/draw-core.mjs --check).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -108,5 +109,13 @@ describe('the layer rules inside core', () => {
       .map((c) => `${c.rule}: ${CORE}/${c.from} -> ${CORE}/${c.to}`)
       .sort();
     expect(found).toEqual(expected);
+  }, 60_000);
+
+  it('docs/architecture.md draws core as its imports are today', async () => {
+    // The drawing is made from dependency-cruiser's graph; a stale one fails here.
+    const run = await exec('node', [path.join(ROOT, 'scripts/draw-core.mjs'), '--check'], {
+      cwd: ROOT,
+    });
+    expect(run.stdout).toContain('draws core as its imports are');
   }, 60_000);
 });
