@@ -121,6 +121,17 @@ module.exports = {
       to: { path: WING('admin|jobs') },
     },
     {
+      name: 'core-claim-enters-by-the-claimer',
+      comment:
+        "The claim path's state (the listings, each bucket's state, candidates, guards, recovery) is written by the claim path alone: outside claim/, a file may import only the Claimer (claimer.ts: the claimer, its options and gate) and the completion's bookkeeping (late-children.ts).",
+      severity: 'error',
+      from: { path: '^packages/core/src/', pathNot: WING('claim') },
+      to: {
+        path: WING('claim'),
+        pathNot: '^packages/core/src/claim/(claimer|late-children)\\.ts$',
+      },
+    },
+    {
       name: 'core-wings-import-no-face',
       comment:
         'The files at src/ root (index, internal, admin, recipes, jobs) are faces: they re-export the wings, and no wing imports a face (version.ts is a value, not a face).',

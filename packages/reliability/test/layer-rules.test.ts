@@ -30,7 +30,7 @@ const violations: Case[] = [
   { from: 'tree/a.ts', to: 'engine/b.ts', rule: 'core-tree-imports-contract-only' },
   { from: 'recipes/lock/a.ts', to: 'engine/b.ts', rule: 'core-recipes-import-contract-only' },
   { from: 'jobs/a.ts', to: 'engine/b.ts', rule: 'core-jobs-import-contract-and-tree' },
-  { from: 'engine/a.ts', to: 'claim/b.ts', rule: 'core-engine-imports-no-wing-above' },
+  { from: 'engine/a.ts', to: 'claim/claimer.ts', rule: 'core-engine-imports-no-wing-above' },
   // The engine imports no recipe: the same rule, its own case.
   { from: 'engine/c.ts', to: 'recipes/election/b.ts', rule: 'core-engine-imports-no-wing-above' },
   { from: 'claim/a.ts', to: 'front/b.ts', rule: 'core-claim-imports-engine-and-below' },
@@ -47,6 +47,7 @@ const violations: Case[] = [
   },
   { from: 'worker/a.ts', to: 'admin/b.ts', rule: 'core-worker-imports-no-admin' },
   { from: 'claim/c.ts', to: 'index.ts', rule: 'core-wings-import-no-face' },
+  { from: 'worker/e.ts', to: 'claim/bucket-state.ts', rule: 'core-claim-enters-by-the-claimer' },
 ];
 
 /** Imports the order allows, one per floor: none may be reported. */
@@ -54,7 +55,8 @@ const allowed: Case[] = [
   { from: 'tree/c.ts', to: 'contract/b.ts' },
   { from: 'engine/d.ts', to: 'tree/b.ts' },
   { from: 'claim/d.ts', to: 'engine/b.ts' },
-  { from: 'front/c.ts', to: 'claim/b.ts' },
+  { from: 'front/c.ts', to: 'claim/claimer.ts' },
+  { from: 'front/d.ts', to: 'claim/late-children.ts' },
   { from: 'schedules/c.ts', to: 'front/b.ts' },
   { from: 'schedules/d.ts', to: 'recipes/election/b.ts' },
   { from: 'retention/a.ts', to: 'engine/b.ts' },
