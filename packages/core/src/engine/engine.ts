@@ -1,4 +1,4 @@
-import type { Coordinator } from '../contract/coordinator.js';
+import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { childNamesFor, type NameFunctor } from '../tree/functors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
@@ -47,6 +47,9 @@ import type {
 } from './types.js';
 import { type TaskEnd, type WaitForOptions, waitForTask } from './wait-for-task.js';
 import { walkTree } from './walk.js';
+
+/** No ops: shared by the completions that carry none. */
+const NO_OPS: readonly Op[] = [];
 
 export type { EngineOptions, SettleDetail, SettleListener } from './engine-options.js';
 export type { QueueManyRequest, QueueParent, QueueRequest } from './queue-request.js';
@@ -272,8 +275,11 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = claim as Claim;
     // Every completion passes here: no await (a promise and a turn each) for hooks not set.
     const hook = this.options.completionOps;
-    const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
-    const extraOps = [...(options?.extraOps ?? []), ...hookOps];
+    const hookOps = hook ? ((await hook(c, result)) ?? []) : NO_OPS;
+    const given = options?.extraOps ?? NO_OPS;
+    // Most completions have neither: no arrays made for them.
+    const extraOps =
+      hookOps.length === 0 ? given : given.length === 0 ? hookOps : [...given, ...hookOps];
     // Every completion may join a group commit, extra ops and all. Without extra ops it may
     // carry a hand-off (a promise only while the child's read-ahead is out): an extra op
     // could fail its multi, and with it the child's claim.
