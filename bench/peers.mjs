@@ -21,7 +21,12 @@ const PEER_FILES = ['bench.mjs', 'worker.mjs', 'package.json', 'package-lock.jso
 
 /** The peer's directory: BENCH_BULLMQ_DIR, else `shared/peers/bullmq` in a parent directory. */
 function peerDir() {
-  if (process.env.BENCH_BULLMQ_DIR) return process.env.BENCH_BULLMQ_DIR;
+  const given = process.env.BENCH_BULLMQ_DIR;
+  if (given) {
+    if (!existsSync(path.join(given, 'bench.mjs')))
+      throw new Error(`BENCH_BULLMQ_DIR=${given}: no bench.mjs there (the BullMQ yardstick)`);
+    return given;
+  }
   for (let dir = path.resolve(here, '..'); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'shared', 'peers', 'bullmq');
     if (existsSync(path.join(candidate, 'bench.mjs'))) return candidate;

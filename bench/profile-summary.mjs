@@ -34,6 +34,8 @@ function cpuSummary() {
     for (let i = 0; i < p.samples.length; i++) {
       const n = byId.get(p.samples[i]);
       const dt = dts[i] ?? 0;
+      // Waiting is not work: shares are of the time the process was busy.
+      if (n.callFrame.functionName === '(idle)') continue;
       const k = frameName(n.callFrame);
       self.set(k, (self.get(k) ?? 0) + dt);
       total += dt;
@@ -75,7 +77,9 @@ function heapSummary() {
 const out = [];
 const { self, total } = cpuSummary();
 if (total > 0) {
-  out.push(`CPU: ${(total / 1e6).toFixed(2)} s sampled over the profiles; top ${top} by self time`);
+  out.push(
+    `CPU: ${(total / 1e6).toFixed(2)} s busy over the profiles (whole processes: start-up and warm-up included); top ${top} by self time`,
+  );
   const rows = [...self].sort((a, b) => b[1] - a[1]).slice(0, top);
   for (const [k, us] of rows)
     out.push(
