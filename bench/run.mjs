@@ -16,6 +16,7 @@ import { controlPhases } from './control.mjs';
 import { jobPhases } from './jobs.mjs';
 import { recoveryPhase } from './recovery.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
+import { costKeys, costReading, costSections, opsOf } from './task-cost.mjs';
 import { tlsCost, tlsRows } from './tls.mjs';
 import {
   confirm,
@@ -284,6 +285,7 @@ function drainTasks(c, fleet, world, total, run) {
 
 async function drain(c, fleet, world, total, queueAll, run) {
   const engine = await newWorld(c, world);
+  const cost0 = await costReading(fleet, fleet.connectString, opsOf(c));
   const q0 = performance.now();
   await queueAll(engine);
   const queueMs = performance.now() - q0;
@@ -291,12 +293,14 @@ async function drain(c, fleet, world, total, queueAll, run) {
   const zkPid = await serverPid(fleet.connectString);
   const cpu0 = await windowCpu(fleet, zkPid);
   const t0 = performance.now();
-  await fleet.run(world, run);
+  // No lone-write timing in a drain (see bench/worker.mjs): it would count as worker CPU.
+  await fleet.run(world, { lone: false, ...run });
   await waitCompleted(fleet, total, world);
   const seconds = (performance.now() - t0) / 1000;
   // CPU time per task: what the workers (all 4 together) and the server spent per drained
   // task. Unlike the rate it hardly moves with the machine's other load.
   const cpu = (await windowCpu(fleet, zkPid)).since(cpu0, total);
+  const cost = costKeys(cost0, await costReading(fleet, fleet.connectString, opsOf(c)), total);
   await fleet.stop();
   await confirm(engine, total, world);
   return {
@@ -305,6 +309,7 @@ async function drain(c, fleet, world, total, queueAll, run) {
     queuePerSecond: total / (queueMs / 1000),
     workerCpuUsPerTask: cpu.workersUsPerTask,
     zkCpuUsPerTask: cpu.serverUsPerTask,
+    cost,
   };
 }
 
@@ -627,6 +632,7 @@ async function main() {
     );
     const amqpSoak = await amqpSoakPhase({ quick, log });
 
+    const drainCost = costSections(drainRes);
     const results = {
       raw_creates_per_s: Math.round(raw),
       drain_tasks_per_s: Math.round(drainRes.perSecond),
@@ -643,6 +649,7 @@ async function main() {
       ...control.results,
       ...jobs.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
+      ...drainCost.results,
       ...recovery.results,
       ...tls.results,
       ...amqpSoak.results,
@@ -709,6 +716,7 @@ async function main() {
         drain_warmup_worker_cpu_us_per_task: Math.round(warmup.workerCpuUsPerTask),
         drain_zk_cpu_us_per_task:
           drainRes.zkCpuUsPerTask === null ? null : Math.round(drainRes.zkCpuUsPerTask),
+        ...drainCost.details,
         queue_many_tasks: QUEUE_MANY_TASKS,
         queue_many_per_call: QUEUE_MANY_CALL,
         queue_many_calls_in_flight: QUEUE_MANY_WIDTH,
@@ -759,6 +767,7 @@ async function main() {
       const rows = [
         ['raw creates/s (1 client, pipelined)', results.raw_creates_per_s],
         [`drain tasks/s (${DRAIN_TASKS} no-op, ${WORKERS} workers)`, results.drain_tasks_per_s],
+        ...drainCost.rows,
         [`queueMany tasks/s (${QUEUE_MANY_CALL} per call)`, results.queue_many_tasks_per_s],
         [`tree tasks/s (${TREE.join('x')}, ${treeRes.tasks} tasks)`, results.tree_tasks_per_s],
         [`queue->start p50 ms (${LATENCY_RATE}/s)`, results.latency_p50_ms],
@@ -798,20 +807,40 @@ async function main() {
   }
 }
 
-// --scale: the million-task run with retention on (bench/scale.mjs), instead of the phases.
-const entry = args.has('--scale')
-  ? () =>
-      import('./scale.mjs').then((m) =>
-        m.runScale({
-          Fleet,
-          log,
-          quick,
-          asJson,
-          workers: WORKERS,
-          concurrency: CONCURRENCY,
+/** --peers: zoott's drain (after its warm-up) on a server of its own, as `BENCH_ONLY=drain`. */
+const peers = () =>
+  import('./peers.mjs').then((m) =>
+    m.runPeers({
+      zoottDrain: () =>
+        onFreshServer(async (c2, fleet2) => {
+          await drainTasks(c2, fleet2, 'drain-warmup', DRAIN_WARMUP);
+          return drainTasks(c2, fleet2, 'drain', DRAIN_TASKS);
         }),
-      )
-  : main;
+      tasks: DRAIN_TASKS,
+      workers: WORKERS,
+      concurrency: CONCURRENCY,
+      quick,
+      asJson,
+      log,
+    }),
+  );
+
+// --scale: the million-task run with retention on (bench/scale.mjs), instead of the phases.
+const entry = args.has('--peers')
+  ? peers
+  : args.has('--scale')
+    ? () =>
+        import('./scale.mjs').then((m) =>
+          m.runScale({
+            Fleet,
+            log,
+            quick,
+            asJson,
+            workers: WORKERS,
+            concurrency: CONCURRENCY,
+          }),
+        )
+    : main;
 entry().then(
   () => process.exit(0),
   (err) => {

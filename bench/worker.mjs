@@ -8,6 +8,7 @@ import { createEngine, runWorker } from '../packages/core/dist/index.js';
 import { applyHeapRoom, DEFAULT_HEAP_ROOM } from '../packages/jobs/dist/config.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { serveBarePath } from './bare-path.mjs';
+import { opsOf, serveCost } from './task-cost.mjs';
 import { flushSpans, workerTelemetry } from './tracing.mjs';
 
 const [connectString, index] = process.argv.slice(2);
@@ -33,6 +34,11 @@ const client = await connectZk(connectString, {
  */
 let outstanding = 0;
 let loneWrites = [];
+/**
+ * Off for the drains (`run` with `lone: false`): the bookkeeping costs a promise per request,
+ * which the drain's CPU per task would count as the worker's.
+ */
+let timeLoneWrites = true;
 /** The Coordinator methods the engine sends requests through. */
 const METHODS = [
   'get',
@@ -47,6 +53,7 @@ const METHODS = [
 for (const m of METHODS) {
   const orig = client[m].bind(client);
   client[m] = (...args) => {
+    if (!timeLoneWrites) return orig(...args);
     const alone = m === 'multi' && outstanding === 0;
     const t0 = alone ? performance.now() : 0;
     outstanding++;
@@ -77,6 +84,8 @@ if (calls) {
     };
   }
 }
+// The ops this worker sends and the bytes it allocates, for the drain's cost per task.
+serveCost(opsOf(client));
 let handle = null;
 /** The bare path's tree watch while it serves (the `bare` command), and its completions. */
 let bare = null;
@@ -143,6 +152,7 @@ process.on('message', async (msg) => {
     });
     latencies = [];
     loneWrites = [];
+    timeLoneWrites = msg.lone !== false;
     parents = [];
     children = [];
     maxRss = 0;

@@ -92,6 +92,40 @@ describe('bench: the profiling and scale knobs', () => {
     for (const h of heaps) expect(h.head).toMatchObject({ callFrame: expect.any(Object) });
   });
 
+  it("--peers: zoott and the BullMQ yardstick in turns, drain_vs_bullmq with each side's CPU per task", {
+    timeout: 600_000,
+  }, async () => {
+    const results = tempDir('peers');
+    const { doc, stderr } = await bench(['--peers', '--quick', '--json'], {
+      BENCH_RESULTS_DIR: results,
+    });
+    expect(doc.drain_tasks_per_s).toBeGreaterThan(0);
+    expect(doc.drain_worker_cpu_us_per_task).toBeGreaterThan(0);
+    expect(doc.drain_zk_cpu_us_per_task).toBeGreaterThan(0);
+    const details = doc.details as { bullmq_skipped: string | null; rounds: unknown[] };
+    expect(details.rounds).toHaveLength(1);
+    const ratio = (doc.ratios as { drain_vs_bullmq: number | null }).drain_vs_bullmq;
+    // The yardstick runs wherever redis-server and the peers directory are there; else the
+    // run says why it did not, on stderr and in the document, and has no ratio.
+    if (details.bullmq_skipped === null) {
+      expect(ratio).toBeGreaterThan(0);
+      expect(doc.bullmq_drain_jobs_per_s).toBeGreaterThan(0);
+      expect(doc.bullmq_worker_cpu_us_per_job).toBeGreaterThan(0);
+      expect(doc.bullmq_redis_cpu_us_per_job).toBeGreaterThan(0);
+    } else {
+      expect(ratio).toBeNull();
+      expect(stderr).toContain(`peers: BullMQ skipped: ${details.bullmq_skipped}`);
+    }
+    expect(JSON.parse(readFileSync(path.join(results, 'peers.json'), 'utf8'))).toEqual(doc);
+  });
+
+  it('--peers refuses a BENCH_BULLMQ_DIR without the yardstick, saying so', async () => {
+    const empty = tempDir('no-peer');
+    await expect(bench(['--peers', '--quick'], { BENCH_BULLMQ_DIR: empty })).rejects.toThrow(
+      /BENCH_BULLMQ_DIR=.*no bench\.mjs there/,
+    );
+  });
+
   it('--scale with BENCH_SCALE_TASKS, BENCH_REAPER_LOG, BENCH_HEAP_SNAPSHOTS and BENCH_RESULTS_DIR', {
     timeout: 300_000,
   }, async () => {

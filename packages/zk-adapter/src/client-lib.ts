@@ -10,18 +10,19 @@ export interface LibException {
   name: string;
 }
 
+/** A Stat as decoded: the library's has a Buffer per 64-bit field, the adapter's numbers. */
 export interface LibStat {
-  czxid: Buffer;
-  mzxid: Buffer;
-  ctime: Buffer;
-  mtime: Buffer;
+  czxid: Buffer | number;
+  mzxid: Buffer | number;
+  ctime: Buffer | number;
+  mtime: Buffer | number;
   version: number;
   cversion: number;
   aversion: number;
   ephemeralOwner: Buffer;
   dataLength: number;
   numChildren: number;
-  pzxid: Buffer;
+  pzxid: Buffer | number;
 }
 
 export interface LibId {

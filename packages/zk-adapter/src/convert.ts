@@ -7,7 +7,9 @@ import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.
  * times 2^32 is exact and the one addition rounds once, so this is the very number
  * `Number(buf.readBigInt64BE(0))` gives, without a BigInt per field (five per Stat).
  */
-export function longOf(buf: Buffer): number {
+export function longOf(buf: Buffer | number): number {
+  // The adapter's Stat decoder makes these numbers already (see jute-speed.ts).
+  if (typeof buf === 'number') return buf;
   return buf.readInt32BE(0) * 0x1_0000_0000 + buf.readUInt32BE(4);
 }
 

@@ -307,10 +307,30 @@ function fastSerialize(this: JuteRecord, buffer: Buffer, offset: number): number
  */
 const bytesRead = [0];
 
+/**
+ * A Stat's 64-bit fields but its owner, decoded straight to numbers (what `longOf` makes of
+ * them: exact below 2^53, which zxids and times stay under) instead of a Buffer each: every
+ * read and every `set` in a multi brings a Stat back, five Buffers a piece. `ephemeralOwner`
+ * (a session id, which needs all 64 bits) stays bytes, one shared zero for the many nodes
+ * that are not ephemeral (nothing writes into a decoded Stat).
+ */
+const STAT_NUMBER_LONGS = new Set(['czxid', 'mzxid', 'ctime', 'mtime', 'pzxid']);
+const NOT_EPHEMERAL = Buffer.alloc(8);
+let statProto: object | null = null;
+
+function readStatLong(name: string, buf: Buffer, offset: number): unknown {
+  if (STAT_NUMBER_LONGS.has(name))
+    return buf.readInt32BE(offset) * 0x1_0000_0000 + buf.readUInt32BE(offset + 4);
+  if (buf.readUInt32BE(offset) === 0 && buf.readUInt32BE(offset + 4) === 0) return NOT_EPHEMERAL;
+  return copyOut(buf, offset, 8);
+}
+
 function fastDeserialize(this: JuteRecord, buffer: Buffer, offset: number): number {
   if (!Buffer.isBuffer(buffer)) throw new Error('buffer must an instance of Node.js Buffer class.');
   if (offset < 0 || offset >= buffer.length)
     throw new Error(`offset: ${offset} is out of buffer range.`);
+  if (statProto !== null && Object.getPrototypeOf(this) === statProto)
+    return deserializeStat(this, buffer, offset);
   const read = bytesRead;
   let n = 0;
   const chroot = this.chrootPath;
@@ -323,6 +343,22 @@ function fastDeserialize(this: JuteRecord, buffer: Buffer, offset: number): numb
     if (chroot && a.name === 'path') {
       const p = this.path as string;
       this.path = p === chroot ? '/' : p.substring(chroot.length);
+    }
+  }
+  return n;
+}
+
+function deserializeStat(rec: JuteRecord, buffer: Buffer, offset: number): number {
+  const spec = rec.specification;
+  let n = 0;
+  for (let i = 0; i < spec.length; i++) {
+    const a = spec[i]!;
+    if (kindOf(a.type).tag === LONG) {
+      rec[a.name] = readStatLong(a.name, buffer, offset + n);
+      n += 8;
+    } else {
+      rec[a.name] = buffer.readInt32BE(offset + n);
+      n += 4;
     }
   }
   return n;
@@ -441,6 +477,7 @@ export function useFastJute(on: boolean): void {
   jute.TransactionResponse.prototype.deserialize = on ? fastTxDeserialize : o.txDeserialize;
   // The library looks its classes up in these maps at every use, so this reaches all of it.
   for (const c of recordClasses) jute[c.group][c.name] = on ? c.fast : c.orig;
+  statProto = jute.data.Stat?.prototype ?? null;
 }
 
 /** Replaces the library's jute encode/decode with the faster equivalents (process-wide). */

@@ -87,7 +87,7 @@ export class Claimer {
       usable: (cached, now) => !this.waiting(cached, now),
       score: this.score,
       spare: () => opts.spareSlots?.() ?? 0,
-      won: (a, version) => this.won(a, version),
+      won: (a, version) => Promise.resolve(this.won(a, version)),
     };
     const mode = opts.entryEvents;
     this.events = mode
@@ -408,7 +408,8 @@ export class Claimer {
         }),
       );
     }
-    return Promise.all(attempts.map((a) => this.won(a, a.cand.cached.version + 1)));
+    const out = attempts.map((a) => this.won(a, a.cand.cached.version + 1));
+    return out.some((c) => c instanceof Promise) ? Promise.all(out) : (out as (Claim | null)[]);
   }
 
   /** After a failed claim multi: the entry's version when its lost reply hid a success. */
@@ -417,8 +418,8 @@ export class Claimer {
     return adoptLostClaim(this.ctx, this.opts.worker, a);
   }
 
-  /** A claim multi applied: the bookkeeping, and the claim (or `null` when dead-lettered). */
-  private async won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null> {
+  /** A claim multi applied: the bookkeeping, and the claim (no promise: most claims need none). */
+  private won(a: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
     const { ctx } = this;
     const { cand, st, key, entryPath, workingPath, claimed } = a;
     const d = cand.cached.data;
@@ -460,11 +461,14 @@ export class Claimer {
         code: 'WORKER_LOST',
       };
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
-      await failClaim(ctx, claim, error).finally(() => {
+      const done = () => {
         this.held.delete(cand.entry.encodedKey);
         claimsHeldThrough(ctx.coordinator).delete(workingPath);
-      });
-      return null;
+      };
+      // Dead-lettered: a promise of `null` once the failure is written.
+      return failClaim(ctx, claim, error)
+        .finally(done)
+        .then(() => null);
     }
     return claim;
   }

@@ -324,9 +324,12 @@ async function requeue(
   // The new entry before the deletes: a tree watch reports the ops one by one, and the task
   // must read as what it was until it reads as queued (never as gone in between; see
   // task-transitions.ts).
+  // The entry says which tree node version this re-queue leaves (see `EntryData.treeVersion`).
+  const written = decodeJson<EntryData>(entryBytes, prefix);
+  written.treeVersion = tree.stat.version + 1;
   const ops: Op[] = [
     { op: 'set', path: treePath, data: treeData, version: tree.stat.version },
-    { op: 'create', path: prefix, data: entryBytes, sequential: true },
+    { op: 'create', path: prefix, data: encodeJson(written), sequential: true },
   ];
   let previous: QueuedTask['previous'] = null;
   if (entry && entryStat) {

@@ -248,6 +248,7 @@ export function completedRecordBytes(
     queuedAt: claim.entry.queuedAt,
     startedAt: claim.startedAt,
     completedAt: at,
+    treeVersion: claim.entry.treeVersion ?? 0,
   };
   // JSON leaves a function or symbol out without a word: the result would be lost unsaid.
   if (typeof result === 'function' || typeof result === 'symbol')

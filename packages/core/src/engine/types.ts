@@ -73,6 +73,12 @@ export interface EntryData {
   qn?: number;
   /** The producer's trace context (with `EngineOptions.telemetry`): the worker's spans continue it. */
   trace?: TraceCarrier;
+  /**
+   * The version of the task's tree node this queueing left: a re-queue's `set` made it. Absent
+   * for a new task, whose node was created with this entry (version 0). The completion copies
+   * it into the record, so the reaper can guard its removal without reading the tree node.
+   */
+  treeVersion?: number;
 }
 
 /** Data of a completed record. */
@@ -89,6 +95,12 @@ export interface CompletedRecord {
   report?: TaskProgress;
   /** The trace context of the run (with `EngineOptions.telemetry`), for children without one. */
   trace?: TraceCarrier;
+  /**
+   * The version of the task's tree node when the task was queued (its entry's `treeVersion`,
+   * 0 for a new task). The reaper removes the record guarded by it, with no read of the tree
+   * node; a record written before it was kept has none, and the reaper reads the node then.
+   */
+  treeVersion?: number;
 }
 
 /** Data of a failed record (dead letter). */

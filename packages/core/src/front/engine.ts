@@ -1,6 +1,6 @@
 import { Claimer, type ClaimerOptions } from '../claim/claimer.js';
 import { completeHere, lookForChildren } from '../claim/late-children.js';
-import type { Coordinator } from '../contract/coordinator.js';
+import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { systemEngineClock } from '../engine/clock.js';
 import { type EngineContext, makeContext } from '../engine/context.js';
@@ -52,6 +52,9 @@ import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import { validateEngineWorldName, validateTaskInfo } from '../tree/names.js';
 import { compileParentPattern } from '../tree/patterns.js';
 import type { AnyTasks, TaskInfo, TaskMap, TaskResult, TaskType } from '../tree/task-map.js';
+
+/** No ops: shared by the completions that carry none. */
+const NO_OPS: readonly Op[] = [];
 
 export type { EngineOptions, SettleDetail, SettleListener } from '../engine/engine-options.js';
 export type { QueueManyRequest, QueueParent, QueueRequest } from '../engine/queue-request.js';
@@ -277,8 +280,11 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const c = claim as Claim;
     // Every completion passes here: no await (a promise and a turn each) for hooks not set.
     const hook = this.options.completionOps;
-    const hookOps = hook ? ((await hook(c, result)) ?? []) : [];
-    const extraOps = [...(options?.extraOps ?? []), ...hookOps];
+    const hookOps = hook ? ((await hook(c, result)) ?? []) : NO_OPS;
+    const given = options?.extraOps ?? NO_OPS;
+    // Most completions have neither: no arrays made for them.
+    const extraOps =
+      hookOps.length === 0 ? given : given.length === 0 ? hookOps : [...given, ...hookOps];
     // Every completion may join a group commit, extra ops and all. Without extra ops it may
     // carry a hand-off (a promise only while the child's read-ahead is out): an extra op
     // could fail its multi, and with it the child's claim.

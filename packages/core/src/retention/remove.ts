@@ -1,6 +1,6 @@
 import type { Op, Stat } from '../contract/coordinator.js';
 import type { EngineContext } from '../engine/context.js';
-import { codeOf } from '../engine/errors.js';
+import { codeOf, multiFailure } from '../engine/errors.js';
 import { AREA } from '../engine/layout.js';
 import { findEntry } from '../engine/task-ops.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
@@ -26,6 +26,10 @@ interface Planned {
   key: TaskKey;
   ops: Op[];
   leaf: boolean;
+  /** Planned from the record's own `treeVersion`, without a read of the tree node. */
+  fromRecord: boolean;
+  /** The version the tree node is guarded with (-1: the record alone, no tree node). */
+  treeVersion: number;
 }
 
 /**
@@ -44,7 +48,6 @@ function plan(
 ): Planned | null {
   const key = victim.name.split(KEY_SEPARATOR);
   const recordPath = `${victim.dir}/${victim.name}`;
-  const treePath = ctx.layout.treePath(key);
   if (tree === null) {
     // No tree node (an import, a hand-made record): the record alone, if it is the one seen.
     if (record === null || record.czxid > victim.zxid) return null;
@@ -53,27 +56,56 @@ function plan(
       key,
       ops: [{ op: 'delete', path: recordPath, version: record.version }],
       leaf: false,
+      fromRecord: false,
+      treeVersion: -1,
     };
   }
   if (tree.mzxid > victim.zxid) return null;
-  const leaf = tree.numChildren === 0;
+  return guarded(ctx, victim, key, tree.version, tree.numChildren === 0, false);
+}
+
+/**
+ * A leaf goes with its record (`delete record` + `delete tree node @version`); a task with
+ * children keeps its node (`check tree node @version` + `delete record`).
+ */
+function guarded(
+  ctx: EngineContext,
+  victim: Indexed,
+  key: TaskKey,
+  treeVersion: number,
+  leaf: boolean,
+  fromRecord: boolean,
+): Planned {
+  const recordPath = `${victim.dir}/${victim.name}`;
+  const treePath = ctx.layout.treePath(key);
   const ops: Op[] = leaf
     ? [
         { op: 'delete', path: recordPath },
-        { op: 'delete', path: treePath, version: tree.version },
+        { op: 'delete', path: treePath, version: treeVersion },
       ]
     : [
-        { op: 'check', path: treePath, version: tree.version },
+        { op: 'check', path: treePath, version: treeVersion },
         { op: 'delete', path: recordPath },
       ];
-  return { victim, key, ops, leaf };
+  return { victim, key, ops, leaf, fromRecord, treeVersion };
+}
+
+/** A record's `treeVersion` (see `CompletedRecord`), or null for a record without one. */
+function recordTreeVersion(data: Uint8Array): number | null {
+  try {
+    const v = (JSON.parse(Buffer.from(data).toString('utf8')) as { treeVersion?: unknown })
+      .treeVersion;
+    return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
  * Removes completed records (and the tree nodes of completed leaves) in multis of
- * {@link REMOVE_BATCH}; a multi that fails (one record changed meanwhile) is redone one task
- * at a time, so one changed task does not keep its neighbours. `forget` is told about every
- * victim handled (removed or skipped; `relist` when it changed and must be seen again).
+ * {@link REMOVE_BATCH}; a multi that fails (one record changed meanwhile) is redone without
+ * the task it names, so one changed task does not keep its neighbours. `forget` is told about
+ * every victim handled (removed or skipped; `relist` when it changed and must be seen again).
  */
 export async function removeCompleted(
   ctx: EngineContext,
@@ -85,7 +117,7 @@ export async function removeCompleted(
   const parents = new Map<string, TaskKey>();
   let next = 0;
   let done = 0;
-  // A few batches in flight: each is two round trips (stats, multi), and one at a time
+  // A few batches in flight: each is two round trips (reads, multi), and one at a time
   // cannot keep up with a busy world on a loaded server.
   const lane = async () => {
     while (next < victims.length) {
@@ -104,6 +136,68 @@ export async function removeCompleted(
 /** Batches of {@link removeCompleted} in flight at once. */
 const LANES = 8;
 
+/**
+ * Plans a batch's removals. The records are read first (plain reads, which the ZooKeeper
+ * adapter sends 32 to a request): one that carries its tree node's version is removed
+ * guarded by that version, and its own creation (`czxid`) tells whether it is the record the
+ * index saw; its tree node is not read. Only records without the version (written before it
+ * was kept) and those whose guess failed cost an `exists` of their tree node.
+ */
+async function planBatch(
+  ctx: EngineContext,
+  batch: readonly Indexed[],
+  skip: (v: Indexed) => void,
+): Promise<Planned[]> {
+  const c = ctx.coordinator;
+  const records = await Promise.all(
+    batch.map((v) => c.get(`${v.dir}/${v.name}`).catch(noNodeAsNull)),
+  );
+  const planned: Planned[] = [];
+  const unread: Indexed[] = [];
+  for (let j = 0; j < batch.length; j++) {
+    const v = batch[j]!;
+    const rec = records[j]!;
+    // Gone (re-queued, cancelled, removed by hand), or a newer record under the same name.
+    if (rec === null || rec.stat.czxid > v.zxid) {
+      skip(v);
+      continue;
+    }
+    const version = recordTreeVersion(rec.data);
+    if (version === null) unread.push(v);
+    // Most completed tasks are leaves; a parent's guess fails and is redone (applyPlanned).
+    else planned.push(guarded(ctx, v, v.name.split(KEY_SEPARATOR), version, true, true));
+  }
+  return planned.concat(await planByTree(ctx, unread, skip));
+}
+
+/** Plans removals by reading each task's tree node (and its record where the node is gone). */
+async function planByTree(
+  ctx: EngineContext,
+  victims: readonly Indexed[],
+  skip: (v: Indexed) => void,
+): Promise<Planned[]> {
+  if (victims.length === 0) return [];
+  const c = ctx.coordinator;
+  const trees = await Promise.all(
+    victims.map((v) => c.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
+  );
+  const records = await Promise.all(
+    victims.map((v, j) => (trees[j] === null ? c.exists(`${v.dir}/${v.name}`) : null)),
+  );
+  const planned: Planned[] = [];
+  victims.forEach((v, j) => {
+    const p = plan(ctx, v, trees[j]!, records[j]!);
+    if (p) planned.push(p);
+    else skip(v);
+  });
+  return planned;
+}
+
+function noNodeAsNull(err: unknown): null {
+  if (codeOf(err) === 'NO_NODE') return null;
+  throw err;
+}
+
 async function removeBatch(
   ctx: EngineContext,
   batch: readonly Indexed[],
@@ -111,30 +205,23 @@ async function removeBatch(
   report: RemoveReport,
   parents: Map<string, TaskKey>,
 ): Promise<void> {
-  const c = ctx.coordinator;
-  const trees = await Promise.all(
-    batch.map((v) => c.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
+  const skip = (v: Indexed) => {
+    report.skipped++;
+    forget(v, true);
+  };
+  const planned = await planBatch(ctx, batch, skip);
+  const { applied, failed } = await applyPlanned(ctx, planned);
+  // A version taken from the record that did not hold (the tree node changed otherwise, or
+  // is gone): planned again from the tree node as it is now.
+  const again = await planByTree(
+    ctx,
+    failed.filter((p) => p.fromRecord).map((p) => p.victim),
+    skip,
   );
-  const records = await Promise.all(
-    batch.map((v, j) => (trees[j] === null ? c.exists(`${v.dir}/${v.name}`) : null)),
-  );
-  const planned: Planned[] = [];
-  batch.forEach((v, j) => {
-    const p = plan(ctx, v, trees[j]!, records[j]!);
-    if (p) planned.push(p);
-    else {
-      report.skipped++;
-      forget(v, true);
-    }
-  });
-  const applied = await applyPlanned(ctx, planned);
-  for (const p of planned) {
-    const ok = applied.has(p);
-    forget(p.victim, !ok);
-    if (!ok) {
-      report.skipped++;
-      continue;
-    }
+  const second = await applyPlanned(ctx, again);
+  for (const p of [...failed, ...second.failed]) if (!p.fromRecord) skip(p.victim);
+  for (const p of [...applied, ...second.applied]) {
+    forget(p.victim, false);
     report.records++;
     if (p.leaf) {
       report.treeNodes++;
@@ -146,30 +233,81 @@ async function removeBatch(
   }
 }
 
-/** One multi for all; when it fails, one multi per task. The ones that applied. */
-async function applyPlanned(ctx: EngineContext, planned: Planned[]): Promise<Set<Planned>> {
-  if (planned.length === 0) return new Set();
-  try {
-    await ctx.coordinator.multi(planned.flatMap((p) => p.ops));
-    return new Set(planned);
-  } catch (err) {
-    if (!codeOf(err) || planned.length === 1) {
-      if (planned.length === 1 && isRace(err)) return new Set();
-      throw err;
+/** Rounds of one multi for a batch before the rest goes one task at a time. */
+const BATCH_ROUNDS = 8;
+
+/**
+ * One multi for all. When it fails on one task's op, that task is taken out (a leaf guessed
+ * from the record that has children is planned again as one, with a `check`) and the rest
+ * sent again; after a few rounds, or a failure that names no op, one multi per task. What
+ * applied, and what failed on a race.
+ */
+async function applyPlanned(
+  ctx: EngineContext,
+  planned: Planned[],
+): Promise<{ applied: Planned[]; failed: Planned[] }> {
+  const applied: Planned[] = [];
+  const failed: Planned[] = [];
+  let left = planned;
+  for (let round = 0; left.length > 0 && round < BATCH_ROUNDS; round++) {
+    let err: unknown;
+    try {
+      await ctx.coordinator.multi(left.flatMap((p) => p.ops));
+      applied.push(...left);
+      return { applied, failed };
+    } catch (e) {
+      err = e;
     }
+    const at = failedPlan(left, err);
+    if (!at) break;
+    left = left.filter((p) => p !== at.plan);
+    if (at.code === 'NOT_EMPTY' && at.plan.leaf)
+      left.push(
+        guarded(ctx, at.plan.victim, at.plan.key, at.plan.treeVersion, false, at.plan.fromRecord),
+      );
+    else failed.push(at.plan);
   }
-  const ok = new Set<Planned>();
   await Promise.all(
-    planned.map(async (p) => {
+    left.map(async (p) => {
       try {
         await ctx.coordinator.multi(p.ops);
-        ok.add(p);
+        applied.push(p);
       } catch (err) {
         if (!isRace(err)) throw err;
+        if (codeOf(err) === 'NOT_EMPTY' && p.leaf) {
+          const parent = guarded(ctx, p.victim, p.key, p.treeVersion, false, p.fromRecord);
+          try {
+            await ctx.coordinator.multi(parent.ops);
+            applied.push(parent);
+            return;
+          } catch (err2) {
+            if (!isRace(err2)) throw err2;
+          }
+        }
+        failed.push(p);
       }
     }),
   );
-  return ok;
+  return { applied, failed };
+}
+
+/**
+ * The plan whose op failed the multi, and the server's verdict on it; null when the failure
+ * names no op (connection trouble: thrown again) or is no race.
+ */
+function failedPlan(left: Planned[], err: unknown): { plan: Planned; code: string } | null {
+  const failure = multiFailure(err);
+  if (!failure || !isRace(err)) {
+    if (!codeOf(err)) throw err;
+    return null;
+  }
+  if (failure.index < 0) return null;
+  let first = 0;
+  for (const p of left) {
+    if (failure.index < first + p.ops.length) return { plan: p, code: failure.code };
+    first += p.ops.length;
+  }
+  return null;
 }
 
 function isRace(err: unknown): boolean {

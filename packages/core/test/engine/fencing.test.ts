@@ -26,9 +26,13 @@ describeOnBackends('engine: fencing', (backend) => {
     const out = await e1.complete(claim!, 'stale');
     expect(out.status).toBe('dropped');
     expect(log1.lines).toContain('result dropped: fenced');
-    // Even on a new session it is refused locally.
+    // Even on a new session it is refused locally: nothing is sent for a claim of another
+    // session (the server would refuse it too, but only once asked).
     await w1.renewSession();
-    expect((await e1.complete(claim!, 'stale')).status).toBe('dropped');
+    expect(await e1.complete(claim!, 'stale')).toMatchObject({
+      status: 'dropped',
+      reason: expect.stringContaining('claim belongs to session'),
+    });
     expect(await e2.complete(second!, 'fresh')).toEqual({ status: 'completed' });
     expect(await engine.task(['task'])).toMatchObject({ state: 'completed', result: 'fresh' });
     await Promise.all([producer, w1, w2].map((x) => x.close()));

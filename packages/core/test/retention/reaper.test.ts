@@ -11,7 +11,7 @@ import {
 import { Reaper, type ReaperOptions } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, TestClock, worldName } from '../engine/helpers.js';
+import { counting, eventually, memoryLogger, TestClock, worldName } from '../engine/helpers.js';
 
 const HOUR = 3_600_000;
 
@@ -216,6 +216,54 @@ describeOnBackends('retention: the reaper', (backend) => {
       await w.c.close();
     },
   );
+
+  it('guards each removal with the tree version its record carries: no read of the tree node', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+    // Leaves, a task queued twice (its tree node at version 1) and a parent with a child.
+    for (const t of ['a', 'b', 'c']) await w.run(t);
+    await w.run('b');
+    await w.run('p');
+    await w.run('k', ['p']);
+    const ctx = await w.engine.context();
+    const path = await w.c.create(`${ctx.layout.registry}/worker-`, new Uint8Array(), {
+      ephemeral: true,
+      sequential: true,
+    });
+    const { c: counted, counts } = counting(w.c);
+    const reaper = new Reaper({ ...ctx, coordinator: counted }, () => path);
+    await reaper.pass();
+    w.clock.advance(HOUR + 1);
+    const before = counts.byMethod.exists ?? 0;
+    expect(await reaper.pass()).toMatchObject({ records: 5, treeNodes: 5, skipped: 0 });
+    expect(await treeKeys(w.engine)).toEqual([]);
+    // The records' reads replace the tree nodes' stats; only the bare-parent check of `p`
+    // (its child gone, does anything of its own remain?) still stats nodes.
+    const exists = (counts.byMethod.exists ?? 0) - before;
+    expect(exists).toBeLessThanOrEqual(4);
+    await w.c.close();
+  });
+
+  it('reads the tree node for a record that carries no tree version (written before it was kept)', async () => {
+    const w = await world(() => backend().connect());
+    await updateRetention(w.c, w.engine.world, { completed: { maxAgeMs: HOUR, maxCount: null } });
+    await w.run('old');
+    const ctx = await w.engine.context();
+    // The record as an earlier version wrote it: no treeVersion.
+    const recordPath = ctx.layout.recordPath('c', ['old']);
+    const rec = JSON.parse(new TextDecoder().decode((await w.c.get(recordPath)).data)) as Record<
+      string,
+      unknown
+    >;
+    delete rec.treeVersion;
+    await w.c.set(recordPath, new TextEncoder().encode(JSON.stringify(rec)));
+    const reaper = await w.reaper();
+    await reaper.pass();
+    w.clock.advance(HOUR + 1);
+    expect(await reaper.pass()).toMatchObject({ records: 1, treeNodes: 1, skipped: 0 });
+    expect(await treeKeys(w.engine)).toEqual([]);
+    await w.c.close();
+  });
 
   it('acts only in the elected reaper: the oldest live registration', async () => {
     const w = await world(() => backend().connect());
