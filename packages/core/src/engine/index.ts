@@ -102,6 +102,7 @@ export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export * from './retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
+export { WorkerMembership } from './worker-membership.js';
 export type * from './types.js';
 export {
   type Handlers,

@@ -157,21 +157,27 @@ export class WorkerMembership {
    */
   async rebalance(onOwned: (owned: number[]) => void): Promise<number[] | null> {
     const ctx = await this.engine.context();
-    if (!this.registry || !this.registryPath) return null;
+    const registry = this.registry;
+    const path = this.registryPath;
+    if (!registry || !path) return null;
     this.dirty = false;
-    const names = await this.registry.refresh(() => {
+    const names = await registry.refresh(() => {
       this.dirty = true;
       this.onChange();
     });
     this.peerCache = null;
-    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+    // The session may have been lost while the listing was out (and a new one registered):
+    // that listing no longer says what this registration owns. The next round reads again.
+    if (this.registryPath !== path || this.registry !== registry) {
+      this.dirty = true;
+      return null;
+    }
+    const me = path.slice(path.lastIndexOf('/') + 1);
     const owned = ownedBuckets(me, names, ctx.layout.buckets);
     if (owned.join() === this.owned.join()) return null;
     this.owned = owned;
     onOwned(owned);
-    await this.coordinator
-      .set(this.registryPath, encodeJson(this.workerInfo(owned)))
-      .catch(() => undefined);
+    await this.coordinator.set(path, encodeJson(this.workerInfo(owned))).catch(() => undefined);
     return owned;
   }
 
