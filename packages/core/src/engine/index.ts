@@ -102,7 +102,6 @@ export { resolveQueueOptions } from './queue.js';
 export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
 export * from './retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
-export { WorkerMembership } from './worker-membership.js';
 export type * from './types.js';
 export {
   type Handlers,
@@ -121,6 +120,7 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './worker-events.js';
+export { WorkerMembership } from './worker-membership.js';
 export {
   type AclMismatch,
   describeAcl,

@@ -2,8 +2,10 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import type { PeerPlace } from '../tree/ordering.js';
+import type { EngineContext } from './context.js';
 import type { Engine } from './engine.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from './registry.js';
+import { Reaper, type ReaperOptions } from './retention/reaper.js';
 
 /** What a worker says about itself in its registry node. */
 export interface WorkerIdentity {
@@ -57,6 +59,8 @@ export class WorkerMembership {
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
+  /** The registration the registry view was last read for. */
+  private listedFor: string | null = null;
   /** {@link peers} as of the last registry read. */
   private peerCache: readonly PeerPlace[] | null = null;
 
@@ -130,6 +134,29 @@ export class WorkerMembership {
     return listed + (meListed || !this.identity.types.includes(type) ? 0 : 1);
   }
 
+  /**
+   * The live registry names as the last rebalance read them, `null` until one read them for
+   * the current registration: the world's reaper elects itself from this view instead of
+   * reading the registry again.
+   */
+  liveNames(): readonly string[] | null {
+    if (!this.registry || !this.registryPath || this.listedFor !== this.registryPath) return null;
+    return this.registry.names;
+  }
+
+  /**
+   * The world's reaper for this worker: it elects itself from this membership's view of the
+   * registry ({@link liveNames}), so the registry is read by one component only.
+   */
+  reaper(ctx: EngineContext, options: ReaperOptions = {}): Reaper {
+    return new Reaper(
+      ctx,
+      () => this.registryPath,
+      options,
+      () => this.liveNames(),
+    );
+  }
+
   /** Creates this session's registry node (owning no bucket until the first rebalance). */
   async register(): Promise<void> {
     const ctx = await this.engine.context();
@@ -172,6 +199,7 @@ export class WorkerMembership {
       this.dirty = true;
       return null;
     }
+    this.listedFor = path;
     const me = path.slice(path.lastIndexOf('/') + 1);
     const owned = ownedBuckets(me, names, ctx.layout.buckets);
     if (owned.join() === this.owned.join()) return null;

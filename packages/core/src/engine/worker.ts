@@ -13,7 +13,7 @@ import { IdleStealer } from './idle-steal.js';
 import { entryPriority } from './layout.js';
 import { PauseWatch, typePaused } from './pause.js';
 import { PriorityCounts } from './priority-counts.js';
-import { Reaper } from './retention/reaper.js';
+import type { Reaper } from './retention/reaper.js';
 import { countOutcome, runAttempt, writeOutcome } from './run-outcome.js';
 import { renewUntilOpen } from './session.js';
 import { type HandlerEnd, LazyAbort, type RunPlace, type RunState } from './task-context.js';
@@ -331,7 +331,7 @@ class WorkerLoop {
             ...(this.logger ? { logger: this.logger } : {}),
           });
     if (this.opts.retention !== false) {
-      this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
+      this.reaper = this.membership.reaper(ctx, this.opts.retention);
       this.reaper.start();
     }
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);

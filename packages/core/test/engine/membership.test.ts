@@ -1,13 +1,33 @@
-import { type Coordinator, createEngine } from '@zoott/core';
+import { type Coordinator, createEngine, runWorker } from '@zoott/core';
 import { WorkerMembership } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { memoryLogger, worldName } from './helpers.js';
+import { eventually, memoryLogger, worldName } from './helpers.js';
 
 /**
  * `c`, with a hook that runs after each registry listing's reply arrived and before its
  * caller goes on: what a session loss handled while the listing was out looks like.
  */
+/** `c`, counting the reads of each path under `under` (listings and node reads). */
+function readsUnder(c: Coordinator, under: string): { c: Coordinator; reads: Map<string, number> } {
+  const reads = new Map<string, number>();
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (path: unknown, ...rest: unknown[]) => {
+        const read = ['get', 'children', 'childrenWithStat', 'exists'].includes(String(prop));
+        if (read && typeof path === 'string' && path.startsWith(under)) {
+          const k = `${String(prop)} ${path}`;
+          reads.set(k, (reads.get(k) ?? 0) + 1);
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, [path, ...rest]);
+      };
+    },
+  });
+  return { c: proxy, reads };
+}
+
 function afterListing(c: Coordinator, registry: string, hook: () => void): Coordinator {
   return new Proxy(c, {
     get(target, prop, receiver) {
@@ -56,5 +76,53 @@ describeOnBackends('engine: worker membership', (backend) => {
     expect(owned).toEqual([]);
     expect(member.registryPath).toBeNull();
     expect(member.dirty).toBe(true);
+  });
+
+  it('reads each registration once, and lists the registry once per change, reaper included', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const setup = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await setup.init();
+    const registry = (await setup.context()).layout.registry;
+    const counted = readsUnder(c, registry);
+    let passes = 0;
+    const worker = runWorker(
+      counted.c,
+      { t: () => {} },
+      {
+        world,
+        logger: memoryLogger(),
+        scheduler: false,
+        pollMs: 20,
+        retention: { intervalMs: 20, busyIntervalMs: 20, onPass: () => passes++ },
+      },
+    );
+    try {
+      await eventually(() => worker.buckets.length === 8);
+      // Three more workers join, one at a time: each a change the worker sees.
+      const others = await Promise.all([1, 2, 3].map(() => backend().connect()));
+      for (const [i, o] of others.entries()) {
+        await o.create(`${registry}/worker-`, new Uint8Array(), {
+          ephemeral: true,
+          sequential: true,
+        });
+        await eventually(
+          () =>
+            worker.buckets.length === Math.ceil(8 / (i + 2)) ||
+            worker.buckets.length === Math.floor(8 / (i + 2)),
+        );
+        const seen = passes;
+        await eventually(() => passes >= seen + 2);
+      }
+      const gets = [...counted.reads].filter(([k]) => k.startsWith('get '));
+      expect(gets).toHaveLength(4);
+      for (const [k, n] of gets) expect([k, n]).toEqual([k, 1]);
+      const listings = counted.reads.get(`children ${registry}`) ?? 0;
+      // One listing per change (the worker's own registration and three joins): the reaper's
+      // election reads none of its own.
+      expect(listings).toBeLessThanOrEqual(4);
+    } finally {
+      await worker.stop();
+    }
   });
 });
