@@ -13,6 +13,7 @@ export {
   zkCliAcl,
 } from './acl-principal.js';
 export { Alarm } from './alarm.js';
+export { type Candidate, spreadStart } from './candidate.js';
 // Tests stand in for another process's queue with it (no hint left here).
 export { takeChildHint } from './child-hints.js';
 export { Claimer, type ClaimerOptions } from './claimer.js';
@@ -120,7 +121,7 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './worker-events.js';
-export { WorkerMembership } from './worker-membership.js';
+export { REGISTRY_PACE_MS, WorkerMembership } from './worker-membership.js';
 export {
   type AclMismatch,
   describeAcl,

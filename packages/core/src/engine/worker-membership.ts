@@ -25,6 +25,14 @@ export interface WorkerIdentity {
   startedAt: number;
 }
 
+/**
+ * Least time between two listings of the registry by one worker in one registration. When N
+ * workers join at once every registration fires every worker's watch: unpaced, each worker
+ * listed the registry about once per registration (N² listings, each a reply of N names)
+ * and rewrote its node each time its share moved.
+ */
+export const REGISTRY_PACE_MS = 200;
+
 /** Most datasets one worker advertises: its registry node is read by every other worker. */
 export const MAX_DATASETS = 256;
 /** A dataset name: what fits in a registry node and reads plainly in `zoott workers`. */
@@ -59,6 +67,10 @@ export class WorkerMembership {
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
+  /** When the registry was last listed (wall clock: pacing, not engine time). */
+  private listedAt = Number.NEGATIVE_INFINITY;
+  /** Wakes the worker when a paced re-read is due. */
+  private paceTimer: ReturnType<typeof setTimeout> | null = null;
   /** The registration the registry view was last read for. */
   private listedFor: string | null = null;
   /** {@link peers} as of the last registry read. */
@@ -187,6 +199,21 @@ export class WorkerMembership {
     const registry = this.registry;
     const path = this.registryPath;
     if (!registry || !path) return null;
+    // Paced: a change soon after the last read waits out the rest of REGISTRY_PACE_MS (the
+    // worker goes on claiming meanwhile), so a fleet joining at once costs each worker a few
+    // listings, not one per registration. A lone leave or join is read at once.
+    const wait = this.listedAt + REGISTRY_PACE_MS - Date.now();
+    if (this.listedFor === path && wait > 0) {
+      if (this.paceTimer === null) {
+        this.paceTimer = setTimeout(() => {
+          this.paceTimer = null;
+          this.onChange();
+        }, wait);
+        this.paceTimer.unref?.();
+      }
+      return null;
+    }
+    this.listedAt = Date.now();
     this.dirty = false;
     const names = await registry.refresh(() => {
       this.dirty = true;
@@ -211,6 +238,8 @@ export class WorkerMembership {
 
   /** Removes the registry node (on stop). */
   async unregister(): Promise<void> {
+    if (this.paceTimer !== null) clearTimeout(this.paceTimer);
+    this.paceTimer = null;
     if (!this.registryPath) return;
     await this.coordinator.delete(this.registryPath).catch(() => undefined);
     this.registryPath = null;
