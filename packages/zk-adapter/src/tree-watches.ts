@@ -235,7 +235,10 @@ export class TreeWatches {
       waiting.push(() => this.remove(c, root, done));
       return;
     }
-    if (!this.serverWatchDroppable(c, root)) return done(null);
+    if (!this.serverWatchDroppable(c, root)) {
+      done(null);
+      return;
+    }
     const probe = !this.typed.has(c);
     if (probe) this.probing.set(c, []);
     sendRemoveWatch(c, root, (err) => {

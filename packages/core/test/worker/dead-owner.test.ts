@@ -2,7 +2,7 @@ import { createEngine, runWorker } from '@zoott/core';
 import { fnv1a32, ownedBuckets } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, worldName } from './helpers.js';
+import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
 
 const BUCKETS = 8;
 

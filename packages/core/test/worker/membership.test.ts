@@ -2,7 +2,7 @@ import { type Coordinator, createEngine, runWorker } from '@zoott/core';
 import { REGISTRY_PACE_MS, WorkerMembership } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
-import { eventually, memoryLogger, worldName } from './helpers.js';
+import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
 
 /**
  * `c`, with a hook that runs after each registry listing's reply arrived and before its
