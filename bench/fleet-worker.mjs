@@ -79,8 +79,10 @@ process.on('message', async (msg) => {
       }
       process.send?.({ type: 'connected' });
     } else if (msg.cmd === 'run') {
+      // Starts the members not started yet (a restart adds new ones to a running process).
       for (let i = 0; i < members.length; i++) {
         const m = members[i];
+        if (m.handle || m.stopped) continue;
         m.handle = runWorker(
           m.client,
           { noop: () => {} },

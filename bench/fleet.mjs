@@ -95,6 +95,35 @@ class FleetProcs {
     await got;
   }
 
+  /**
+   * Restarts a quarter of each process's live workers: they stop cleanly (unregistering) and
+   * as many new workers, each with a new session, start in their place. How many restarted.
+   */
+  async restartQuarter() {
+    let restarted = 0;
+    await Promise.all(
+      this.procs.map(async (proc) => {
+        const live = (proc.stats?.owners ?? []).filter((o) => o.owned !== null).map((o) => o.i);
+        const which = live.slice(0, Math.max(1, Math.floor(live.length / 4)));
+        restarted += which.length;
+        let got = this.next(proc, 'stopped');
+        proc.child.send({ cmd: 'stop', which });
+        await got;
+        got = this.next(proc, 'connected');
+        proc.child.send({
+          cmd: 'connect',
+          count: which.length,
+          sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        });
+        await got;
+        got = this.next(proc, 'running');
+        proc.child.send({ cmd: 'run', world: this.world, concurrency: CONCURRENCY });
+        await got;
+      }),
+    );
+    return restarted;
+  }
+
   /** Process and index of a live worker that owns buckets now. */
   anOwner() {
     for (const [p, proc] of this.procs.entries())
@@ -298,6 +327,21 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
       ? Math.round(Math.max(0, fleet.ownership(buckets).lastChange - r0))
       : null;
     log(`fleet ${n}: a stopped worker's buckets re-owned in ${out.reown_ms} ms`);
+
+    // A rolling restart of a quarter of the fleet: stopped cleanly, replaced by new workers.
+    fleet.world = world;
+    const q0 = await packets(cs);
+    const restartStart = wallNow();
+    const restarted = await fleet.restartQuarter();
+    const restartSettled = await stableOwnership(fleet, buckets, deadlineMs);
+    const restartPackets =
+      (await packets(cs)) - q0 - 1 - pingRate * ((wallNow() - restartStart) / 1000);
+    out.restarted = restarted;
+    out.restart_ms = restartSettled === null ? null : Math.round(restartSettled - restartStart);
+    out.restart_packets_per_worker = Number((restartPackets / restarted).toFixed(1));
+    log(
+      `fleet ${n}: ${restarted} workers restarted, ownership stable after ${out.restart_ms} ms, ${out.restart_packets_per_worker} packets per restarted worker`,
+    );
     return out;
   } finally {
     await fleet.exit().catch(() => undefined);
@@ -343,6 +387,8 @@ export async function runFleet({ log, quick, asJson }) {
       fleet_claim_conflicts_per_task: key('claim_conflicts_per_task'),
       fleet_reown_ms: key('reown_ms'),
       fleet_idle_task_packets: key('idle_task_packets'),
+      fleet_restart_ms: key('restart_ms'),
+      fleet_restart_packets_per_worker: key('restart_packets_per_worker'),
     },
     ratios: {
       fleet_drain_256_vs_64: ratio(byN[256]?.drain_tasks_per_s, byN[64]?.drain_tasks_per_s),
@@ -372,10 +418,10 @@ export async function runFleet({ log, quick, asJson }) {
   else {
     const rows = sizes.map((n) => {
       const d = byN[n];
-      return `${String(n).padStart(5)} | ${String(d.join_ms).padStart(7)} | ${String(d.join_packets_per_worker).padStart(8)} | ${String(d.idle_task_packets).padStart(6)} | ${String(d.drain_tasks_per_s).padStart(7)} | ${String(d.claim_conflicts_per_task).padStart(8)} | ${String(d.reown_ms).padStart(6)}`;
+      return `${String(n).padStart(5)} | ${String(d.join_ms).padStart(7)} | ${String(d.join_packets_per_worker).padStart(8)} | ${String(d.idle_task_packets).padStart(6)} | ${String(d.drain_tasks_per_s).padStart(7)} | ${String(d.claim_conflicts_per_task).padStart(8)} | ${String(d.reown_ms).padStart(6)} | ${String(d.restart_ms).padStart(7)} | ${String(d.restart_packets_per_worker).padStart(8)}`;
     });
     process.stdout.write(
-      `    N | join ms | pkts/wkr | idle/t | drain/s | refused/t | reown\n${rows.join('\n')}\n` +
+      `    N | join ms | pkts/wkr | idle/t | drain/s | refused/t | reown | restart | pkts/rst\n${rows.join('\n')}\n` +
         `drain 256/64 ${doc.ratios.fleet_drain_256_vs_64}, join packets per worker 256/16 ${doc.ratios.fleet_join_packets_per_worker_256_vs_16}\n`,
     );
   }

@@ -152,6 +152,8 @@ describe('bench: the profiling and scale knobs', () => {
       'fleet_claim_conflicts_per_task',
       'fleet_reown_ms',
       'fleet_idle_task_packets',
+      'fleet_restart_ms',
+      'fleet_restart_packets_per_worker',
     ])
       expect(Object.keys(keys[key] ?? {})).toEqual(['3', '6']);
     for (const n of ['3', '6']) {
