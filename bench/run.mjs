@@ -825,22 +825,26 @@ const peers = () =>
     }),
   );
 
+// --fleet: fleets of 16, 64 and 256 workers (bench/fleet.mjs), instead of the phases.
+const fleetEntry = () => import('./fleet.mjs').then((m) => m.runFleet({ log, quick, asJson }));
 // --scale: the million-task run with retention on (bench/scale.mjs), instead of the phases.
-const entry = args.has('--peers')
-  ? peers
-  : args.has('--scale')
-    ? () =>
-        import('./scale.mjs').then((m) =>
-          m.runScale({
-            Fleet,
-            log,
-            quick,
-            asJson,
-            workers: WORKERS,
-            concurrency: CONCURRENCY,
-          }),
-        )
-    : main;
+const entry = args.has('--fleet')
+  ? fleetEntry
+  : args.has('--peers')
+    ? peers
+    : args.has('--scale')
+      ? () =>
+          import('./scale.mjs').then((m) =>
+            m.runScale({
+              Fleet,
+              log,
+              quick,
+              asJson,
+              workers: WORKERS,
+              concurrency: CONCURRENCY,
+            }),
+          )
+      : main;
 entry().then(
   () => process.exit(0),
   (err) => {

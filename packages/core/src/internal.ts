@@ -5,6 +5,7 @@
 
 // The admin face is part of internal too: the tests and the packages reach everything here.
 export * from './admin.js';
+export { type Candidate, spreadStart } from './claim/candidate.js';
 export { Claimer, type ClaimerOptions } from './claim/claimer.js';
 export * from './contract/index.js';
 export * from './engine/index.js';
@@ -35,3 +36,4 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './worker/worker-events.js';
+export { REGISTRY_PACE_MS, WorkerMembership } from './worker/worker-membership.js';

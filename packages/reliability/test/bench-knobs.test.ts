@@ -166,4 +166,48 @@ describe('bench: the profiling and scale knobs', () => {
     for (const n of names)
       expect(readFileSync(path.join(snaps, n), 'utf8').slice(0, 12)).toBe('{"snapshot":');
   });
+
+  it('--fleet with BENCH_FLEET_SIZES, BENCH_FLEET_TASKS, BENCH_FLEET_PROCS, BENCH_FLEET_DEADLINE_S and BENCH_RESULTS_DIR', {
+    timeout: 300_000,
+  }, async () => {
+    const results = tempDir('fleet');
+    const { doc, stderr } = await bench(['--fleet', '--json'], {
+      BENCH_FLEET_SIZES: '3,6',
+      BENCH_FLEET_TASKS: '300',
+      BENCH_FLEET_PROCS: '2',
+      BENCH_FLEET_DEADLINE_S: '60',
+      BENCH_RESULTS_DIR: results,
+    });
+    const keys = doc.keys as Record<string, Record<string, number | null>>;
+    for (const key of [
+      'fleet_join_ms',
+      'fleet_join_packets_per_worker',
+      'fleet_drain_tasks_per_s',
+      'fleet_claim_conflicts_per_task',
+      'fleet_reown_ms',
+      'fleet_idle_task_packets',
+      'fleet_restart_ms',
+      'fleet_restart_packets_per_worker',
+    ])
+      expect(Object.keys(keys[key] ?? {})).toEqual(['3', '6']);
+    for (const n of ['3', '6']) {
+      expect(keys.fleet_drain_tasks_per_s?.[n]).toBeGreaterThan(0);
+      expect(keys.fleet_join_ms?.[n]).toBeGreaterThanOrEqual(0);
+      // Every task drained, within the deadline.
+      expect((doc.details as Record<string, object>)[n]).toMatchObject({
+        drain_completed: 300,
+        drain_timed_out: false,
+        join_timed_out: false,
+      });
+    }
+    // The ratios the issue names need 16, 64 and 256; the first and last sizes always count.
+    expect(doc.ratios).toMatchObject({
+      fleet_drain_256_vs_64: null,
+      fleet_join_packets_per_worker_256_vs_16: null,
+    });
+    expect((doc.ratios as Record<string, number>).fleet_drain_last_vs_first).toBeGreaterThan(0);
+    expect(doc.setup).toMatchObject({ sizes: [3, 6], tasks: 300, processes: 2 });
+    expect(JSON.parse(readFileSync(path.join(results, 'fleet.json'), 'utf8'))).toEqual(doc);
+    expect(stderr).toMatch(/fleet 6: drained 300 in/);
+  });
 });

@@ -28,6 +28,8 @@ import type { RequestPipeline } from './request-pipeline.js';
 
 const ADD_WATCH = 106;
 const MARSHALLING_ERROR = -5;
+/** The server had no such watch: it read the typed removal. */
+const NO_WATCHER = -121;
 const REMOVE_WATCHES = 18;
 /** AddWatchMode.PERSISTENT_RECURSIVE. */
 const PERSISTENT_RECURSIVE = 1;
@@ -137,6 +139,10 @@ export class TreeWatches {
   private readonly hooked = new WeakSet<LibClient>();
   /** Clients whose server refused the typed removal of a recursive watch (before 3.9). */
   private readonly legacy = new WeakSet<LibClient>();
+  /** Clients whose server took a typed removal (3.9+): no probe before the next ones. */
+  private readonly typed = new WeakSet<LibClient>();
+  /** Clients with a first typed removal unanswered, and the removals waiting for its answer. */
+  private readonly probing = new WeakMap<LibClient, (() => void)[]>();
   /** Per client and path: watched reads on their way that rely on the tree watch there. */
   private readonly relying = new WeakMap<LibClient, Map<string, number>>();
 
@@ -210,18 +216,42 @@ export class TreeWatches {
     // watchTree call of this coordinator still needs it.
     for (const w of this.watches) if (w.root === watch.root) return;
     this.pipeline
-      .send<void>('watchTree', watch.root, (c, done) => {
-        if (!this.serverWatchDroppable(c, watch.root)) return done(null);
-        sendRemoveWatch(c, watch.root, (err) => {
-          // 3.6 to 3.8 know no removal of a recursive watch alone (they fail to read the
-          // type): their watches stay until the connection ends, ignored here.
-          if ((err as { code?: number } | null)?.code === MARSHALLING_ERROR) this.legacy.add(c);
-          done(err);
-        });
-      })
+      .send<void>('watchTree', watch.root, (c, done) => this.remove(c, watch.root, done))
       .catch(() => {
         // Best effort: a lost connection or session has dropped the server's watch anyway.
       });
+  }
+
+  /**
+   * Sends the typed removal of the server's watch on `root`, unless that is not safe. The first
+   * one on a connection is a probe: until the server has answered it, later removals wait, so
+   * a server that cannot read the typed removal (3.6 to 3.8) refuses one, not every removal
+   * sent before its first answer came back (each refusal is an ERROR with a stack trace in
+   * its log; a worker dropping many bucket watches at once sent dozens).
+   */
+  private remove(c: LibClient, root: string, done: (err: unknown) => void): void {
+    const waiting = this.probing.get(c);
+    if (waiting) {
+      waiting.push(() => this.remove(c, root, done));
+      return;
+    }
+    if (!this.serverWatchDroppable(c, root)) {
+      done(null);
+      return;
+    }
+    const probe = !this.typed.has(c);
+    if (probe) this.probing.set(c, []);
+    sendRemoveWatch(c, root, (err) => {
+      const code = (err as { code?: number } | null)?.code;
+      // 3.6 to 3.8 know no removal of a recursive watch alone (they fail to read the type):
+      // their watches stay until the connection ends, ignored here.
+      if (code === MARSHALLING_ERROR) this.legacy.add(c);
+      else if (err === null || err === undefined || code === NO_WATCHER) this.typed.add(c);
+      const queued = probe ? this.probing.get(c) : undefined;
+      if (probe) this.probing.delete(c);
+      done(err);
+      for (const next of queued ?? []) next();
+    });
   }
 
   /**

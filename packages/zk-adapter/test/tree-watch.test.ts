@@ -203,6 +203,33 @@ describe('watchTree on a real ZooKeeper', () => {
     expect(rec.events).toEqual([{ type: 'created', path: '/in' }]);
   });
 
+  it('sends one typed removal to a server that cannot read it, however many watches stop at once', async () => {
+    const ns = await freshNamespace();
+    const probe = await open(ns);
+    await probe.exists('/');
+    // What this server answers to the typed removal (3.9+ reads it, 3.6 to 3.8 do not).
+    const legacy = (await removeWatchAnswer(probe, '/none')) === MARSHALLING_ERROR;
+    const zk = await open(ns);
+    const stops: (() => void)[] = [];
+    for (let i = 0; i < 6; i++) stops.push(await zk.watchTree(`/p${i}`, () => {}));
+    const cm = libClient(zk).connectionManager as unknown as {
+      queue(request: { header?: { type?: number } }, done: unknown): void;
+    };
+    const queue = cm.queue.bind(cm);
+    let removals = 0;
+    cm.queue = (request, done) => {
+      if (request?.header?.type === 18) removals++;
+      queue(request, done);
+    };
+    for (const stop of stops) stop();
+    // A read sent after the stops is answered after the first removal: every removal that
+    // waited for that answer has been sent (or dropped) by then.
+    await zk.exists('/');
+    await zk.exists('/');
+    // Each refused removal is an ERROR with a stack trace in a 3.8 server's log.
+    expect(removals).toBe(legacy ? 1 : 6);
+  });
+
   it('stops at once when stopped, even for events already sent, and a second stop is a no-op', async () => {
     const ns = await freshNamespace();
     const zk = await open(ns);

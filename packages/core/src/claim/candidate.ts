@@ -54,3 +54,29 @@ export function belowNoneGone(
   });
   return top === Number.NEGATIVE_INFINITY ? known : known.filter((c) => c.priority >= top);
 }
+
+/**
+ * Where a steal call starts in its ordered candidates (`random` in [0, 1)). Workers that own
+ * no bucket (past one worker per bucket) and idle owners all steal from the same few
+ * listings: started at the head, every one of them asks for the same entries and all but
+ * one claim multi is refused (about one refused multi per task at 256 workers on 64
+ * buckets). So when the best priority class holds more than SPREAD_MIN_WINDOWS times what
+ * the call wants, a steal starts at a random place inside that class. Priority still goes
+ * first; queue order inside the class is given up for stolen tasks only, which is already
+ * loose across workers (each runs several tasks at once). Short classes start at the head.
+ */
+export function spreadStart(
+  candidates: readonly Candidate[],
+  wanted: number,
+  random: number,
+): number {
+  const top = candidates[0]?.priority;
+  if (top === undefined || wanted <= 0) return 0;
+  let inClass = 0;
+  while (inClass < candidates.length && candidates[inClass]!.priority === top) inClass++;
+  if (inClass <= SPREAD_MIN_WINDOWS * wanted) return 0;
+  return Math.floor(random * (inClass - wanted + 1));
+}
+
+/** A steal spreads only over a class this many times longer than what it wants. */
+const SPREAD_MIN_WINDOWS = 4;

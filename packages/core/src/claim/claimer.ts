@@ -10,7 +10,7 @@ import { hintLocality, type LocalityScore, orderForWorker } from '../tree/orderi
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
 import { openEntry } from './bucket-state.js';
-import { aheadOf, belowNoneGone, type Candidate, candidateOf } from './candidate.js';
+import { aheadOf, belowNoneGone, type Candidate, candidateOf, spreadStart } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim, claimRefused, entryMoved, refusedTop } from './claim-recovery.js';
 import { eligibleAt } from './claim-wait.js';
@@ -167,7 +167,7 @@ export class Claimer {
    * several candidates go out together (pipelined), so a worker with free slots fills them
    * in one round trip instead of one per task.
    */
-  async claimBatch(buckets: readonly number[], max: number): Promise<Claim[]> {
+  async claimBatch(buckets: readonly number[], max: number, spread = false): Promise<Claim[]> {
     this.wakeAt = Number.POSITIVE_INFINITY;
     // Watches belong to a session: after a new one, every cached listing is unwatched and
     // may lack entries whose claims died with the old session.
@@ -189,7 +189,7 @@ export class Claimer {
         if (round > 0) break;
         continue;
       }
-      let offset = 0;
+      let offset = spread ? spreadStart(candidates, max - won.length, this.ctx.clock.random()) : 0;
       for (
         let tries = 0;
         tries < TRIES_PER_ROUND && won.length < max && offset < candidates.length;

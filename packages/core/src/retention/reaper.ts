@@ -73,6 +73,8 @@ export class Reaper {
   private registryDirty = true;
   private settings: RetentionSettings | null = null;
   private leader = false;
+  /** The registration this reaper leads as (its listings' watches belong to its session). */
+  private leaderAs: string | null = null;
   private warnedFailed = false;
   private readonly stopper = new AbortController();
   /** The sleep between passes; only `stop` cuts it short, and a stop is remembered. */
@@ -84,6 +86,14 @@ export class Reaper {
     /** This worker's registry node path (`null` while unregistered). */
     private readonly me: () => string | null,
     private readonly options: ReaperOptions = {},
+    /**
+     * The live registry names as the worker's bucket ownership last read them (`null` before
+     * its first read in this registration). A worker passes its own view, so the registry is
+     * listed and each node read once per change, not once more by the reaper: without it,
+     * every worker read every registration twice (2 x N² reads for a fleet of N joining).
+     * Without it (a reaper on its own) the reaper keeps a view of its own.
+     */
+    private readonly sharedRegistry?: () => readonly string[] | null,
   ) {
     const now = () => ctx.clock.now();
     this.alarm = new Alarm(ctx.clock);
@@ -144,16 +154,23 @@ export class Reaper {
   async isLeader(): Promise<boolean> {
     const path = this.me();
     if (path === null) return false;
+    const names = this.sharedRegistry ? this.sharedRegistry() : await this.ownRegistry();
+    if (names === null) return false;
+    const mine = path.slice(path.lastIndexOf('/') + 1);
+    let first: string | undefined;
+    for (const n of names) if (first === undefined || seq(n) < seq(first)) first = n;
+    return first === mine;
+  }
+
+  /** The reaper's own registry view, re-read when its watch fired. */
+  private async ownRegistry(): Promise<readonly string[]> {
     if (this.registryDirty) {
       this.registryDirty = false;
       await this.registry.refresh(() => {
         this.registryDirty = true;
       });
     }
-    const mine = path.slice(path.lastIndexOf('/') + 1);
-    let first: string | undefined;
-    for (const n of this.registry.names) if (first === undefined || seq(n) < seq(first)) first = n;
-    return first === mine;
+    return this.registry.names;
   }
 
   /** One pass: removes what is due (at most the budget) and counts the failed records. */
@@ -167,17 +184,22 @@ export class Reaper {
       backlog: false,
     };
     const leader = await this.isLeader();
-    // Losing leadership forgets the listings. That also covers a lost session, which takes
-    // every watch along: the worker registers again under a new name, so the old one stops
-    // being this reaper's (no registry node while unregistered, then a name the stale view
-    // does not hold), and the next pass lists everything afresh in the new session.
-    if (!leader) {
+    // Losing leadership forgets the listings. So does leading under another registration: a
+    // lost session takes every watch along, and the worker registers again under a new name
+    // (a renewal can fall between two passes, which then never see it unregistered); the
+    // next pass lists everything afresh in the new session.
+    const as = this.me();
+    if (!leader || as !== this.leaderAs) {
       if (this.leader) this.resetIndexes();
       this.leader = false;
+      this.leaderAs = null;
+    }
+    if (!leader) {
       this.options.onPass?.(report);
       return report;
     }
     this.leader = true;
+    this.leaderAs = as;
     report.leader = true;
     if (this.settings === null) {
       const read = await readRetention(this.ctx.coordinator, this.ctx.layout.world, () => {

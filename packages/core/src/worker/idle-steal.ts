@@ -43,7 +43,11 @@ export class IdleStealer {
     private readonly claimer: Claimer,
     private readonly clock: EngineClock,
     private readonly stealAfterMs: number,
-  ) {}
+  ) {
+    // Each stealer starts its round of the other buckets at a place of its own, so idle
+    // workers do not all list (and claim in) the same buckets first.
+    this.cursor = Math.floor(clock.random() * 0x7fffffff);
+  }
 
   /** The buckets of `all` not in `owned`, recomputed only when ownership changed. */
   othersThan(all: readonly number[], owned: readonly number[]): readonly number[] {
@@ -111,7 +115,7 @@ export class IdleStealer {
         this.recheckAt.delete(b);
         this.claimedIn.delete(b);
       }
-      claims = await this.claimer.claimBatch(group, free);
+      claims = await this.claimer.claimBatch(group, free, true);
       // A claim changes no listing, so no watch would bring a pass back to what is left
       // there: look there again next pass. Entries waiting for a time: look again then.
       // Every bucket of the group: what the free slots could not take may be in any of them.

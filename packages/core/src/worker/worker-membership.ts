@@ -1,8 +1,10 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
+import type { EngineContext } from '../engine/context.js';
 import { ownedBuckets, RegistryView, type WorkerInfo } from '../engine/registry.js';
 import type { Engine } from '../front/engine.js';
+import { Reaper, type ReaperOptions } from '../retention/reaper.js';
 import type { PeerPlace } from '../tree/ordering.js';
 
 /** What a worker says about itself in its registry node. */
@@ -22,6 +24,14 @@ export interface WorkerIdentity {
    */
   startedAt: number;
 }
+
+/**
+ * Least time between two listings of the registry by one worker in one registration. When N
+ * workers join at once every registration fires every worker's watch: unpaced, each worker
+ * listed the registry about once per registration (N² listings, each a reply of N names)
+ * and rewrote its node each time its share moved.
+ */
+export const REGISTRY_PACE_MS = 200;
 
 /** Most datasets one worker advertises: its registry node is read by every other worker. */
 export const MAX_DATASETS = 256;
@@ -57,6 +67,12 @@ export class WorkerMembership {
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
+  /** When the registry was last listed (wall clock: pacing, not engine time). */
+  private listedAt = Number.NEGATIVE_INFINITY;
+  /** Wakes the worker when a paced re-read is due. */
+  private paceTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The registration the registry view was last read for. */
+  private listedFor: string | null = null;
   /** {@link peers} as of the last registry read. */
   private peerCache: readonly PeerPlace[] | null = null;
 
@@ -130,6 +146,29 @@ export class WorkerMembership {
     return listed + (meListed || !this.identity.types.includes(type) ? 0 : 1);
   }
 
+  /**
+   * The live registry names as the last rebalance read them, `null` until one read them for
+   * the current registration: the world's reaper elects itself from this view instead of
+   * reading the registry again.
+   */
+  liveNames(): readonly string[] | null {
+    if (!this.registry || !this.registryPath || this.listedFor !== this.registryPath) return null;
+    return this.registry.names;
+  }
+
+  /**
+   * The world's reaper for this worker: it elects itself from this membership's view of the
+   * registry ({@link liveNames}), so the registry is read by one component only.
+   */
+  reaper(ctx: EngineContext, options: ReaperOptions = {}): Reaper {
+    return new Reaper(
+      ctx,
+      () => this.registryPath,
+      options,
+      () => this.liveNames(),
+    );
+  }
+
   /** Creates this session's registry node (owning no bucket until the first rebalance). */
   async register(): Promise<void> {
     const ctx = await this.engine.context();
@@ -157,26 +196,50 @@ export class WorkerMembership {
    */
   async rebalance(onOwned: (owned: number[]) => void): Promise<number[] | null> {
     const ctx = await this.engine.context();
-    if (!this.registry || !this.registryPath) return null;
+    const registry = this.registry;
+    const path = this.registryPath;
+    if (!registry || !path) return null;
+    // Paced: a change soon after the last read waits out the rest of REGISTRY_PACE_MS (the
+    // worker goes on claiming meanwhile), so a fleet joining at once costs each worker a few
+    // listings, not one per registration. A lone leave or join is read at once.
+    const wait = this.listedAt + REGISTRY_PACE_MS - Date.now();
+    if (this.listedFor === path && wait > 0) {
+      if (this.paceTimer === null) {
+        this.paceTimer = setTimeout(() => {
+          this.paceTimer = null;
+          this.onChange();
+        }, wait);
+        this.paceTimer.unref?.();
+      }
+      return null;
+    }
+    this.listedAt = Date.now();
     this.dirty = false;
-    const names = await this.registry.refresh(() => {
+    const names = await registry.refresh(() => {
       this.dirty = true;
       this.onChange();
     });
     this.peerCache = null;
-    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+    // The session may have been lost while the listing was out (and a new one registered):
+    // that listing no longer says what this registration owns. The next round reads again.
+    if (this.registryPath !== path || this.registry !== registry) {
+      this.dirty = true;
+      return null;
+    }
+    this.listedFor = path;
+    const me = path.slice(path.lastIndexOf('/') + 1);
     const owned = ownedBuckets(me, names, ctx.layout.buckets);
     if (owned.join() === this.owned.join()) return null;
     this.owned = owned;
     onOwned(owned);
-    await this.coordinator
-      .set(this.registryPath, encodeJson(this.workerInfo(owned)))
-      .catch(() => undefined);
+    await this.coordinator.set(path, encodeJson(this.workerInfo(owned))).catch(() => undefined);
     return owned;
   }
 
   /** Removes the registry node (on stop). */
   async unregister(): Promise<void> {
+    if (this.paceTimer !== null) clearTimeout(this.paceTimer);
+    this.paceTimer = null;
     if (!this.registryPath) return;
     await this.coordinator.delete(this.registryPath).catch(() => undefined);
     this.registryPath = null;

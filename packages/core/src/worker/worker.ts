@@ -9,7 +9,7 @@ import { renewUntilOpen } from '../engine/session.js';
 import type { Claim, EngineClock, EngineLogger } from '../engine/types.js';
 import { createEngine, type Engine } from '../front/engine.js';
 import { RateLimits } from '../rate-limits/rate-gate.js';
-import { Reaper } from '../retention/reaper.js';
+import type { Reaper } from '../retention/reaper.js';
 import { runScheduler } from '../schedules/scheduler.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import type { AnyTasks, TaskMap } from '../tree/task-map.js';
@@ -331,7 +331,7 @@ class WorkerLoop {
             ...(this.logger ? { logger: this.logger } : {}),
           });
     if (this.opts.retention !== false) {
-      this.reaper = new Reaper(ctx, () => this.membership.registryPath, this.opts.retention);
+      this.reaper = this.membership.reaper(ctx, this.opts.retention);
       this.reaper.start();
     }
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);

@@ -1,0 +1,127 @@
+// One process of the fleet phase (bench/fleet.mjs): many zoott workers, each with its own
+// ZooKeeper session and worker loop (no-op handler), driven by the coordinator over IPC.
+// Reports each worker's owned buckets (stamped when they changed) and its claim multis.
+import { performance } from 'node:perf_hooks';
+import { runWorker } from '../packages/core/dist/index.js';
+import { connectZk } from '../packages/zk-adapter/dist/index.js';
+
+const [connectString, proc] = process.argv.slice(2);
+const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
+const wallNow = () => performance.timeOrigin + performance.now();
+const AREA_W = '/zoott_w/';
+
+/** @type {{ client: any, handle: any, claims: number, refused: number, owned: string, changedAt: number, stopped: boolean, errors: number }[]} */
+const members = [];
+const errors = [];
+
+/** Counts the claim multis (a create of a working node) of `m` and the refused ones. */
+function countClaims(m) {
+  const orig = m.client.multi.bind(m.client);
+  m.client.multi = (ops, ...rest) => {
+    const claim = ops.some((o) => o.op === 'create' && o.path.includes(AREA_W));
+    if (!claim) return orig(ops, ...rest);
+    m.claims++;
+    return orig(ops, ...rest).catch((err) => {
+      m.refused++;
+      throw err;
+    });
+  };
+}
+
+function snapshot() {
+  let completed = 0;
+  let claims = 0;
+  let refused = 0;
+  const owners = [];
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i];
+    completed += m.handle?.stats.completed ?? 0;
+    claims += m.claims;
+    refused += m.refused;
+    if (m.handle && !m.stopped) {
+      const owned = m.handle.buckets.join(',');
+      if (owned !== m.owned) {
+        m.owned = owned;
+        m.changedAt = wallNow();
+      }
+    }
+    owners.push({ i, owned: m.stopped ? null : m.owned, changedAt: m.changedAt });
+  }
+  return { completed, claims, refused, owners };
+}
+
+// Ownership is sampled often: a change is stamped within this many ms of when it happened.
+const ticker = setInterval(() => {
+  const s = snapshot();
+  process.send?.({ type: 'stats', ...s, errors: errors.length > 0 ? errors.splice(0) : undefined });
+}, 25);
+
+process.on('message', async (msg) => {
+  try {
+    if (msg.cmd === 'connect') {
+      const made = await Promise.all(
+        Array.from({ length: msg.count }, () =>
+          connectZk(connectString, { sessionTimeoutMs: msg.sessionTimeoutMs }),
+        ),
+      );
+      for (const client of made) {
+        const m = {
+          client,
+          handle: null,
+          claims: 0,
+          refused: 0,
+          owned: '',
+          changedAt: 0,
+          stopped: false,
+        };
+        countClaims(m);
+        members.push(m);
+      }
+      process.send?.({ type: 'connected' });
+    } else if (msg.cmd === 'run') {
+      // Starts the members not started yet (a restart adds new ones to a running process).
+      for (let i = 0; i < members.length; i++) {
+        const m = members[i];
+        if (m.handle || m.stopped) continue;
+        m.handle = runWorker(
+          m.client,
+          { noop: () => {} },
+          {
+            world: msg.world,
+            id: `fleet-${proc}-${i}`,
+            concurrency: msg.concurrency,
+            logger: quiet,
+            scheduler: false,
+          },
+        );
+        m.handle.on('error', (e) => errors.push(String(e?.error ?? e)));
+        m.handle.done.catch((err) => errors.push(String(err)));
+      }
+      process.send?.({ type: 'running' });
+    } else if (msg.cmd === 'stop') {
+      // Stops the listed workers cleanly (each unregisters) and closes their sessions.
+      await Promise.all(
+        msg.which.map(async (i) => {
+          const m = members[i];
+          m.stopped = true;
+          await m.handle?.stop();
+          await m.client.close();
+        }),
+      );
+      process.send?.({ type: 'stopped' });
+    } else if (msg.cmd === 'exit') {
+      clearInterval(ticker);
+      await Promise.all(
+        members.map(async (m) => {
+          if (!m.stopped) await m.handle?.stop();
+          await m.client.close().catch(() => undefined);
+        }),
+      );
+      process.disconnect?.();
+      process.exit(0);
+    }
+  } catch (err) {
+    process.send?.({ type: 'failed', error: String(err?.stack ?? err) });
+  }
+});
+process.send?.({ type: 'ready' });

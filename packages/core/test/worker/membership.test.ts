@@ -1,0 +1,128 @@
+import { type Coordinator, createEngine, runWorker } from '@zoott/core';
+import { REGISTRY_PACE_MS, WorkerMembership } from '@zoott/core/internal';
+import { describeOnBackends } from '@zoott/testing';
+import { expect, it } from 'vitest';
+import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
+
+/**
+ * `c`, with a hook that runs after each registry listing's reply arrived and before its
+ * caller goes on: what a session loss handled while the listing was out looks like.
+ */
+/** `c`, counting the reads of each path under `under` (listings and node reads). */
+function readsUnder(c: Coordinator, under: string): { c: Coordinator; reads: Map<string, number> } {
+  const reads = new Map<string, number>();
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (path: unknown, ...rest: unknown[]) => {
+        const read = ['get', 'children', 'childrenWithStat', 'exists'].includes(String(prop));
+        if (read && typeof path === 'string' && path.startsWith(under)) {
+          const k = `${String(prop)} ${path}`;
+          reads.set(k, (reads.get(k) ?? 0) + 1);
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, [path, ...rest]);
+      };
+    },
+  });
+  return { c: proxy, reads };
+}
+
+function afterListing(c: Coordinator, registry: string, hook: () => void): Coordinator {
+  return new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'children') return typeof value === 'function' ? value.bind(target) : value;
+      return async (path: string, ...rest: unknown[]) => {
+        const out = await (value as (...a: unknown[]) => Promise<string[]>).apply(target, [
+          path,
+          ...rest,
+        ]);
+        if (path === registry) hook();
+        return out;
+      };
+    },
+  });
+}
+
+describeOnBackends('engine: worker membership', (backend) => {
+  it('a session lost while the registry listing is out ends the rebalance quietly', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    let membership: WorkerMembership | null = null;
+    let lose = false;
+    const wrapped = afterListing(c, registry, () => {
+      if (lose) membership?.sessionLost();
+    });
+    const member = new WorkerMembership(
+      wrapped,
+      createEngine(wrapped, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    membership = member;
+    await member.register();
+    expect(await member.rebalance(() => {})).toHaveLength(8);
+    member.dirty = true;
+    await c.create(`${registry}/worker-`, new Uint8Array(), { ephemeral: true, sequential: true });
+    lose = true;
+    // A re-read this soon after the last is paced: let the pause pass, so this one lists.
+    await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
+    // The listing's reply comes back after the session was lost: nothing to recompute for.
+    const owned: number[][] = [];
+    await expect(member.rebalance((o) => owned.push(o))).resolves.toBeNull();
+    expect(owned).toEqual([]);
+    expect(member.registryPath).toBeNull();
+    expect(member.dirty).toBe(true);
+  });
+
+  it('reads each registration once, and lists the registry once per change, reaper included', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const setup = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await setup.init();
+    const registry = (await setup.context()).layout.registry;
+    const counted = readsUnder(c, registry);
+    let passes = 0;
+    const worker = runWorker(
+      counted.c,
+      { t: () => {} },
+      {
+        world,
+        logger: memoryLogger(),
+        scheduler: false,
+        pollMs: 20,
+        retention: { intervalMs: 20, busyIntervalMs: 20, onPass: () => passes++ },
+      },
+    );
+    try {
+      await eventually(() => worker.buckets.length === 8);
+      // Three more workers join, one at a time: each a change the worker sees.
+      const others = await Promise.all([1, 2, 3].map(() => backend().connect()));
+      const gets = () => [...counted.reads].filter(([k]) => k.startsWith('get '));
+      for (const [i, o] of others.entries()) {
+        await o.create(`${registry}/worker-`, new Uint8Array(), {
+          ephemeral: true,
+          sequential: true,
+        });
+        // The worker has read the new registration (its own and i + 1 others before it)...
+        await eventually(() => gets().length === i + 2);
+        // ... and its reaper has passed since, electing itself from that view.
+        const seen = passes;
+        await eventually(() => passes >= seen + 2);
+      }
+      expect(gets()).toHaveLength(4);
+      for (const [k, n] of gets()) expect([k, n]).toEqual([k, 1]);
+      const listings = counted.reads.get(`children ${registry}`) ?? 0;
+      // One listing per change (the worker's own registration and three joins): the reaper's
+      // election reads none of its own.
+      expect(listings).toBeLessThanOrEqual(4);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
