@@ -5,7 +5,6 @@
 
 // The admin face is part of internal too: the tests and the packages reach everything here.
 export * from './admin.js';
-export { type Candidate, spreadStart } from './claim/candidate.js';
 export { Claimer, type ClaimerOptions } from './claim/claimer.js';
 export * from './contract/index.js';
 export * from './engine/index.js';

@@ -1,4 +1,4 @@
-import { type Candidate, spreadStart } from '@zoott/core/internal';
+import { type Candidate, spreadStart } from '../../src/claim/candidate.js';
 import { describe, expect, it } from 'vitest';
 
 /** Candidates in claim order: `counts[i]` of priority `counts.length - i`. */
