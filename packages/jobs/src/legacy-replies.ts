@@ -1,6 +1,12 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, ensureWorldPath, type Finding } from '@zoott/core/internal';
-import { DEFAULT_EXCHANGE, LEGACY_RACES_ROOT, LEGACY_REPLY_ROOT, raceWorld } from './constants.js';
+import {
+  DEFAULT_EXCHANGE,
+  LEGACY_RACES_ROOT,
+  LEGACY_REPLY_ROOT,
+  racesRoot,
+  raceWorld,
+} from './constants.js';
 import {
   aclText,
   ensureReplyDir,
@@ -201,7 +207,7 @@ export async function legacyFindings(c: Coordinator, world: string): Promise<Fin
     findings.push({
       kind: 'legacy',
       path,
-      detail: `race state of zoott 0.1.0 for a race of world ${world}; this release keeps it under /zoott_~races/${world}: once no 0.1.0 worker runs the race, remove it with the world's credentials (zkCli.sh: deleteall ${path})`,
+      detail: `race state of zoott 0.1.0 for a race of world ${world}; this release keeps it under ${racesRoot(world)}: once no 0.1.0 worker runs the race, remove it with the world's credentials (zkCli.sh: deleteall ${path})`,
       repair: 'none',
     });
   return findings;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
+import { AREA } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ChildExitCode, ExitCode, signalExitCode } from '../exit-codes.js';
@@ -58,7 +59,7 @@ export async function waitForTask(
   const stop = withDeadline(signal, deadline - Date.now());
   try {
     const { layout } = await engine.context();
-    const ends = [layout.recordPath('c', key), layout.recordPath('f', key)];
+    const ends = [layout.recordPath(AREA.completed, key), layout.recordPath(AREA.failed, key)];
     for (;;) {
       let wake!: () => void;
       const changed = new Promise<void>((resolve) => {

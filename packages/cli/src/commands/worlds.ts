@@ -1,5 +1,5 @@
 import { type AreaCounts, createEngine, isZoottError } from '@zoott/core';
-import { listWorlds } from '@zoott/core/internal';
+import { listWorlds, topNodePath } from '@zoott/core/internal';
 import { DEFAULT_CONNECT } from '../connection.js';
 import type { CommandContext } from '../context.js';
 import { explain } from '../errors.js';
@@ -35,7 +35,7 @@ const WORLD_STATE_CODES = ['NO_AUTH', 'WORLD_NOT_INITIALISED', 'NO_NODE'];
  */
 function problemOf(ctx: CommandContext, world: string, err: unknown): WorldProblem | null {
   if (!isZoottError(err)) return null;
-  const root = `/zoott_${world}`;
+  const root = topNodePath(world);
   const corruptMeta =
     (err.code === 'BAD_ARGUMENTS' || err.code === 'INVALID_CONFIG') && err.path === root;
   const notAWorld = err.code === 'INVALID_CONFIG' && err.field === 'world';

@@ -7,6 +7,7 @@ import {
   type TreeNode,
   type WorkerHandle,
 } from '@zoott/core';
+import { topNodePath } from '@zoott/core/internal';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { type DashboardFlags, serveDashboard, untilInterrupted } from '../commands/dashboard.js';
 import { cliLogger, ensureChroot, openZk } from '../connection.js';
@@ -67,7 +68,7 @@ async function countRetries(
 async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
   let roots: string[] = [];
   try {
-    roots = await c.children(`/zoott_${world}`);
+    roots = await c.children(topNodePath(world));
   } catch {
     return; // no such world yet
   }

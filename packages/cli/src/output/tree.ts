@@ -1,4 +1,5 @@
 import type { TreeNode } from '@zoott/core';
+import { topNodePath } from '@zoott/core/internal';
 import { type Colors, paintState } from './colors.js';
 
 /**
@@ -11,7 +12,7 @@ export function renderTree(
   c: Colors,
   annotate?: (node: TreeNode) => string,
 ): string {
-  const lines = [c.bold(`/zoott_${world}`)];
+  const lines = [c.bold(topNodePath(world))];
   const walk = (list: readonly TreeNode[], prefix: string) => {
     list.forEach((n, i) => {
       const last = i === list.length - 1;

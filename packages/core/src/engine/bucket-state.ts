@@ -1,6 +1,6 @@
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AncestorStat } from './ancestor-guards.js';
-import { ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
+import { byClaimOrder, ENTRY_KIND, type EntryName, parseEntryName } from './layout.js';
 import type { EntryData } from './types.js';
 
 /** One pending entry's data as last read. */
@@ -98,10 +98,6 @@ export function emptyBucket(): BucketState {
     eventBorn: new Set(),
   };
 }
-
-/** Claim order: higher priority first, then FIFO (the entry's sequence number). */
-export const byClaimOrder = (a: EntryName, b: EntryName): number =>
-  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
 
 /** Adds every proper ancestor of `key` (encoded) to `into`. */
 export function addAncestors(key: string, into: Set<string>): void {

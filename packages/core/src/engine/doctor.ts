@@ -25,7 +25,15 @@ import {
   diagnoseSchedules,
 } from './doctor-settings.js';
 import { codeOf } from './errors.js';
-import { AREA, AREAS, type Area, parseEntryName } from './layout.js';
+import {
+  AREA,
+  AREAS,
+  type Area,
+  areaParent,
+  parseEntryName,
+  REGISTRY_AREA,
+  topNodeName,
+} from './layout.js';
 
 export type { DiagnosisProgress, Finding, FindingKind } from './doctor-findings.js';
 export {
@@ -240,16 +248,19 @@ async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
   const top = await c
     .children('/')
     .catch((err) => (codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err)));
-  for (const name of top) {
+  for (const child of top) {
     // An internal world is `<world><mark><purpose>` (see internalWorldName).
-    const at = name.startsWith('zoott_') ? name.lastIndexOf(INTERNAL_WORLD_MARK) : -1;
-    const owner = at > 'zoott_'.length ? name.slice('zoott_'.length, at) : null;
-    if (owner !== null && (await c.exists(worldRoot(owner))) === null)
+    const name = topNodeName(child);
+    const at = name === null ? -1 : name.lastIndexOf(INTERNAL_WORLD_MARK);
+    const owner = name !== null && at > 0 ? name.slice(0, at) : null;
+    if (name !== null && owner !== null && (await c.exists(worldRoot(owner))) === null) {
+      const areas = [...AREAS, REGISTRY_AREA].map((area) => `${areaParent(area)}/${name}`);
       d.add(
         'leftover-world',
-        `/${name}`,
-        `internal world of ${owner}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${name.slice('zoott_'.length)}) once nothing runs there`,
+        `/${child}`,
+        `internal world of ${owner}, which no longer exists; remove it (and ${areas.join(', ')}) once nothing runs there`,
         'none',
       );
+    }
   }
 }

@@ -1,7 +1,7 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { isInternalWorld, RESERVED_WORLD_NAMES } from '../tree/names.js';
 import { codeOf } from './errors.js';
-import { AREA } from './layout.js';
+import { AREA, areaParent } from './layout.js';
 
 /**
  * The user worlds initialised in this namespace (each has a pending area), sorted; zoott's
@@ -10,7 +10,7 @@ import { AREA } from './layout.js';
  */
 export async function listWorlds(c: Coordinator): Promise<string[]> {
   try {
-    const names = await c.children(`/zoott_${AREA.pending}`);
+    const names = await c.children(areaParent(AREA.pending));
     return names.filter((n) => !RESERVED_WORLD_NAMES.includes(n) && !isInternalWorld(n)).sort();
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return [];

@@ -1,0 +1,86 @@
+/**
+ * The one-place-per-fact check (scripts/check-facts.mjs): each rule on a small text written
+ * for it, what it leaves alone (comments, paths shown with a placeholder, the layout's own
+ * modules), and the repository itself, which must hold no finding.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkFacts, LAYOUT_MODULES, layoutFindings } from '../../../scripts/check-facts.mjs';
+import { ROOT } from '../../../scripts/check-sizes.mjs';
+
+const exec = promisify(execFile);
+const roots: string[] = [];
+
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+/** Source text with `#{` for a template's `${` (a test's string must not look like a template). */
+const source = (text: string) => text.replaceAll('#{', '$' + '{');
+
+const lineNumbers = (file: string, text: string) =>
+  layoutFindings(file, text).map((finding) => finding.line);
+
+describe('check-facts: the layout', () => {
+  it('finds a zoott path built by hand, in a string or a template', () => {
+    const text = [
+      "const a = '/zoott_p';",
+      source('const b = `/zoott_#{world}`;'),
+      source('const c = `#{x}/zoott_w/#{world}`;'),
+      "const d = 'zoott_';",
+    ].join('\n');
+    expect(lineNumbers('packages/cli/src/a.ts', text)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("finds an area's letter handed to the layout, and entry names parsed outside core", () => {
+    const text = [
+      "const dir = layout.bucketPath('w', 3);",
+      "const rec = layout.recordPath('c', key);",
+      "const top = areaParent('workers');",
+      'const entry = parseEntryName(name);',
+      'const prefix = entryPrefix(kind, 0, key);',
+    ].join('\n');
+    expect(lineNumbers('packages/dashboard/src/a.ts', text)).toEqual([1, 2, 3, 4, 5]);
+    // Core's engine writes and reads entry names; letters stay the layout's even there.
+    expect(lineNumbers('packages/core/src/engine/queue.ts', text)).toEqual([1, 2, 3]);
+  });
+
+  it('leaves comments, placeholder paths, roles and the layout modules alone', () => {
+    const text = [
+      '// the claims live at /zoott_w/<world>/<bucket>',
+      source('/* `/zoott_#{world}` */'),
+      "const help = 'the world to serve (/zoott_<world>)';",
+      'const dir = layout.bucketPath(AREA.working, 3);',
+      "const metric = 'zoott_worker_tasks_total';",
+      "const probe = '/zoott-self-check';",
+    ].join('\n');
+    expect(layoutFindings('packages/cli/src/a.ts', text)).toEqual([]);
+    for (const file of LAYOUT_MODULES)
+      expect(layoutFindings(file, "const a = '/zoott_p'; const b = bucketPath('p', 1);")).toEqual(
+        [],
+      );
+  });
+
+  it('finds nothing in the repository', () => {
+    expect(checkFacts(ROOT)).toEqual([]);
+  });
+
+  it('the command exits 1 and names the line of a finding; 0 on a clean tree', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'zoott-check-facts-'));
+    roots.push(root);
+    const file = path.join(root, 'packages/a/src/bad.ts');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, "export const x = 1;\nexport const top = '/zoott_p';\n");
+    const script = path.join(ROOT, 'scripts/check-facts.mjs');
+    const failed = await exec(process.execPath, [script, root]).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stdout: string }).stdout).toContain('packages/a/src/bad.ts:2: layout:');
+    writeFileSync(file, 'export const x = 1;\n');
+    const ok = await exec(process.execPath, [script, root, '--json']);
+    expect(JSON.parse(ok.stdout)).toEqual({ findings: [] });
+  });
+});
