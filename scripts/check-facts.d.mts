@@ -9,3 +9,5 @@ export interface FactFinding {
 export const LAYOUT_MODULES: string[];
 export function layoutFindings(file: string, text: string): FactFinding[];
 export function checkFacts(root?: string): FactFinding[];
+export const EXIT_CODE_MODULE: string;
+export function exitCodeFindings(file: string, text: string): FactFinding[];

@@ -7,6 +7,10 @@
 //   packages/core/src/tree/areas.ts (the names, stored on ZooKeeper) and
 //   packages/core/src/engine/layout.ts (the paths) alone. Everyone else asks them.
 //
+// - exit codes: the exit codes of zoott's programs are rows of one table,
+//   packages/jobs/src/exit-codes.ts. A number handed to `process.exit` or set as
+//   `process.exitCode`, or an `EXIT_*` constant, anywhere else is a code defined beside it.
+//
 // Only code counts: comments and docs may show paths. `node scripts/check-facts.mjs [--json]`
 // exits 1 on a finding.
 import { readFileSync } from 'node:fs';
@@ -40,17 +44,39 @@ function builtPath(value) {
   return false;
 }
 
-/** Each string or template piece of `text`, with its line (1-based). */
-function literals(text) {
+/** Tokens after which a `/` divides; after any other it starts a regular expression. */
+const ENDS_OPERAND = new Set([
+  ts.SyntaxKind.Identifier,
+  ts.SyntaxKind.CloseParenToken,
+  ts.SyntaxKind.CloseBracketToken,
+  ts.SyntaxKind.NumericLiteral,
+  ts.SyntaxKind.StringLiteral,
+  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
+  ts.SyntaxKind.TemplateTail,
+  ts.SyntaxKind.ThisKeyword,
+  ts.SyntaxKind.PlusPlusToken,
+  ts.SyntaxKind.MinusMinusToken,
+]);
+
+const TRIVIA = new Set([
+  ts.SyntaxKind.WhitespaceTrivia,
+  ts.SyntaxKind.NewLineTrivia,
+  ts.SyntaxKind.SingleLineCommentTrivia,
+  ts.SyntaxKind.MultiLineCommentTrivia,
+  ts.SyntaxKind.ShebangTrivia,
+]);
+
+/** The tokens of `text`, trivia included, with templates and regular expressions told apart. */
+function tokens(text) {
   const scanner = ts.createScanner(
     ts.ScriptTarget.Latest,
     false,
     ts.LanguageVariant.Standard,
     text,
   );
-  const found = [];
-  const lineOf = (pos) => text.slice(0, pos).split('\n').length;
+  const out = [];
   let braces = 0;
+  let previous = ts.SyntaxKind.Unknown;
   const templateDepths = [];
   for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
     if (kind === ts.SyntaxKind.OpenBraceToken) braces++;
@@ -59,45 +85,54 @@ function literals(text) {
         kind = scanner.reScanTemplateToken(false);
         if (kind === ts.SyntaxKind.TemplateTail) templateDepths.pop();
       } else braces--;
-    } else if (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) {
-      kind = scanner.reScanSlashToken();
-    }
-    if (kind === ts.SyntaxKind.TemplateHead) templateDepths.push(braces);
-    if (
-      kind === ts.SyntaxKind.StringLiteral ||
-      kind === ts.SyntaxKind.NoSubstitutionTemplateLiteral ||
-      kind === ts.SyntaxKind.TemplateHead ||
-      kind === ts.SyntaxKind.TemplateMiddle ||
-      kind === ts.SyntaxKind.TemplateTail
+    } else if (
+      (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) &&
+      !ENDS_OPERAND.has(previous)
     )
-      found.push({ line: lineOf(scanner.getTokenPos()), text: scanner.getTokenValue() });
+      kind = scanner.reScanSlashToken();
+    if (kind === ts.SyntaxKind.TemplateHead) templateDepths.push(braces);
+    out.push({
+      kind,
+      start: scanner.getTokenPos(),
+      text: scanner.getTokenText(),
+      value: scanner.getTokenValue(),
+    });
+    if (!TRIVIA.has(kind)) previous = kind;
   }
-  return found;
+  return out;
 }
 
-/** Code lines of `text` (comments blanked), for the call patterns. */
+const LITERAL = new Set([
+  ts.SyntaxKind.StringLiteral,
+  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
+  ts.SyntaxKind.TemplateHead,
+  ts.SyntaxKind.TemplateMiddle,
+  ts.SyntaxKind.TemplateTail,
+]);
+
+/** Each string or template piece of `text`, with its line (1-based). */
+function literals(text) {
+  const lineOf = (pos) => text.slice(0, pos).split('\n').length;
+  return tokens(text)
+    .filter((token) => LITERAL.has(token.kind))
+    .map((token) => ({ line: lineOf(token.start), text: token.value }));
+}
+
+/** Code lines of `text` (comments and the text of literals blanked), for the call patterns. */
 function codeLines(text) {
   const out = text.split('\n').map(() => '');
-  const scanner = ts.createScanner(
-    ts.ScriptTarget.Latest,
-    false,
-    ts.LanguageVariant.Standard,
-    text,
-  );
   let line = 0;
-  let at = 0;
-  for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
-    const start = scanner.getTokenPos();
-    const token = scanner.getTokenText();
-    line += (text.slice(at, start).match(/\n/g) ?? []).length;
-    at = start;
-    if (
-      kind === ts.SyntaxKind.SingleLineCommentTrivia ||
-      kind === ts.SyntaxKind.MultiLineCommentTrivia
-    )
-      continue;
-    const parts = token.split('\n');
-    out[line] += parts[0];
+  for (const token of tokens(text)) {
+    const comment =
+      token.kind === ts.SyntaxKind.SingleLineCommentTrivia ||
+      token.kind === ts.SyntaxKind.MultiLineCommentTrivia;
+    const parts = token.text.split('\n');
+    // A literal's text is data, not code (a child's script, say): only its quote is kept.
+    const literal = LITERAL.has(token.kind);
+    parts.forEach((part, index) => {
+      if (!comment) out[line + index] += literal ? (index === 0 ? part.slice(0, 1) : '') : part;
+    });
+    line += parts.length - 1;
   }
   return out;
 }
@@ -134,13 +169,38 @@ export function layoutFindings(file, text) {
   return findings;
 }
 
+/** The one table of exit codes. */
+export const EXIT_CODE_MODULE = 'packages/jobs/src/exit-codes.ts';
+
+const EXIT_CODE_DEFINED = [
+  /\bprocess\.exit\(\s*[-+(]*\s*\d/,
+  /\bexitCode\s*=\s*[-+(]*\s*\d/,
+  /\bEXIT_[A-Z0-9_]+\s*=\s*\d/,
+];
+
+/** Findings of the exit-code rule in one file's text. */
+export function exitCodeFindings(file, text) {
+  if (file === EXIT_CODE_MODULE) return [];
+  const findings = [];
+  codeLines(text).forEach((code, index) => {
+    if (EXIT_CODE_DEFINED.some((pattern) => pattern.test(code)))
+      findings.push({
+        rule: 'exit-codes',
+        file,
+        line: index + 1,
+        what: `an exit code outside ${EXIT_CODE_MODULE}: ${code.trim()}`,
+      });
+  });
+  return findings;
+}
+
 /** Every finding over the shipped source below `root`. */
 export function checkFacts(root = ROOT) {
   const findings = [];
   for (const file of sourceFiles(root)) {
     if (!/\.[cm]?tsx?$/.test(file) || file.endsWith('.d.ts')) continue;
     const text = readFileSync(path.join(root, file), 'utf8');
-    findings.push(...layoutFindings(file, text));
+    findings.push(...layoutFindings(file, text), ...exitCodeFindings(file, text));
   }
   return findings;
 }

@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkFacts, LAYOUT_MODULES, layoutFindings } from '../../../scripts/check-facts.mjs';
+import {
+  checkFacts,
+  EXIT_CODE_MODULE,
+  exitCodeFindings,
+  LAYOUT_MODULES,
+  layoutFindings,
+} from '../../../scripts/check-facts.mjs';
 import { ROOT } from '../../../scripts/check-sizes.mjs';
 
 const exec = promisify(execFile);
@@ -25,7 +31,7 @@ const source = (text: string) => text.replaceAll('#{', '$' + '{');
 const lineNumbers = (file: string, text: string) =>
   layoutFindings(file, text).map((finding) => finding.line);
 
-describe('check-facts: the layout', () => {
+describe('check-facts', () => {
   it('finds a zoott path built by hand, in a string or a template', () => {
     const text = [
       "const a = '/zoott_p';",
@@ -63,6 +69,21 @@ describe('check-facts: the layout', () => {
       expect(layoutFindings(file, "const a = '/zoott_p'; const b = bucketPath('p', 1);")).toEqual(
         [],
       );
+  });
+
+  it('finds an exit code defined beside the one table, and leaves names of its rows alone', () => {
+    const text = [
+      'process.exit(4);',
+      'process.exitCode = 0;',
+      'const EXIT_AMQP_TLS = 4;',
+      'process.exit(ExitCode.AUTH);',
+      'process.exitCode = ExitCode.OK;',
+      '// process.exit(1) on a second signal',
+      "spawn('node', ['-e', 'process.exit(3)']);",
+      'const result = { exit: 127 };',
+    ].join('\n');
+    expect(exitCodeFindings('apps/worker/src/bin.ts', text).map((f) => f.line)).toEqual([1, 2, 3]);
+    expect(exitCodeFindings(EXIT_CODE_MODULE, text)).toEqual([]);
   });
 
   it('finds nothing in the repository', () => {
