@@ -11,3 +11,5 @@ export function layoutFindings(file: string, text: string): FactFinding[];
 export function checkFacts(root?: string): FactFinding[];
 export const EXIT_CODE_MODULE: string;
 export function exitCodeFindings(file: string, text: string): FactFinding[];
+export const PROTOCOL_MODULE: string;
+export function protocolFindings(file: string, text: string): FactFinding[];

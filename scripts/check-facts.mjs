@@ -11,6 +11,11 @@
 //   packages/jobs/src/exit-codes.ts. A number handed to `process.exit` or set as
 //   `process.exitCode`, or an `EXIT_*` constant, anywhere else is a code defined beside it.
 //
+// - zk-wire: the ZooKeeper protocol's numbers the adapter uses (op codes, error codes, xids,
+//   event types, connection states) are one table, packages/zk-adapter/src/zk-wire/protocol.ts.
+//   Elsewhere in the adapter, a negative number other than -1 (the "none" of indexOf), or a
+//   named integer constant that is no size, count or time, restates one.
+//
 // Only code counts: comments and docs may show paths. `node scripts/check-facts.mjs [--json]`
 // exits 1 on a finding.
 import { readFileSync } from 'node:fs';
@@ -194,13 +199,48 @@ export function exitCodeFindings(file, text) {
   return findings;
 }
 
+/** The one table of the ZooKeeper protocol's numbers. */
+export const PROTOCOL_MODULE = 'packages/zk-adapter/src/zk-wire/protocol.ts';
+
+/** Named integers that are sizes, counts or times, not protocol numbers. */
+const NOT_PROTOCOL = /(_MS|_BYTES|_LENGTH|_HEADER|_MARKERS|_READS|_PER_SESSION)$/;
+/**
+ * The jute codec's own kinds of record fields (jute-speed.ts): how it walks a record's spec,
+ * never sent.
+ */
+const CODEC_KINDS = new Set(['INT', 'LONG', 'BUFFER', 'USTRING', 'BOOLEAN', 'VECTOR', 'DATA']);
+
+/** Findings of the zk-wire rule in one file's text. */
+export function protocolFindings(file, text) {
+  if (!file.startsWith('packages/zk-adapter/src/') || file === PROTOCOL_MODULE) return [];
+  const findings = [];
+  codeLines(text).forEach((code, index) => {
+    const named = /\bconst ([A-Z][A-Z0-9_]*) = (-?\d+);/.exec(code);
+    const restated =
+      (named && !NOT_PROTOCOL.test(named[1]) && !CODEC_KINDS.has(named[1])) ||
+      /(^|[^\w)\].\s]\s*|[=(,:[!<>?]\s*)-(?!1\b)\d+\b/.test(code);
+    if (restated)
+      findings.push({
+        rule: 'zk-wire',
+        file,
+        line: index + 1,
+        what: `a protocol number outside ${PROTOCOL_MODULE}: ${code.trim()}`,
+      });
+  });
+  return findings;
+}
+
 /** Every finding over the shipped source below `root`. */
 export function checkFacts(root = ROOT) {
   const findings = [];
   for (const file of sourceFiles(root)) {
     if (!/\.[cm]?tsx?$/.test(file) || file.endsWith('.d.ts')) continue;
     const text = readFileSync(path.join(root, file), 'utf8');
-    findings.push(...layoutFindings(file, text), ...exitCodeFindings(file, text));
+    findings.push(
+      ...layoutFindings(file, text),
+      ...exitCodeFindings(file, text),
+      ...protocolFindings(file, text),
+    );
   }
   return findings;
 }

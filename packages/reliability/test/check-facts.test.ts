@@ -15,6 +15,8 @@ import {
   exitCodeFindings,
   LAYOUT_MODULES,
   layoutFindings,
+  PROTOCOL_MODULE,
+  protocolFindings,
 } from '../../../scripts/check-facts.mjs';
 import { ROOT } from '../../../scripts/check-sizes.mjs';
 
@@ -84,6 +86,22 @@ describe('check-facts', () => {
     ].join('\n');
     expect(exitCodeFindings('apps/worker/src/bin.ts', text).map((f) => f.line)).toEqual([1, 2, 3]);
     expect(exitCodeFindings(EXIT_CODE_MODULE, text)).toEqual([]);
+  });
+
+  it("finds a ZooKeeper protocol number in the adapter outside zk-wire's table", () => {
+    const text = [
+      'const NO_NODE = -101;',
+      'if (reply.err === -112) lost();',
+      'const OP_PING = 11;',
+      'const at = name.indexOf(mark) === -1;',
+      'const CLOSE_WAIT_MS = 3000;',
+      'const INT = 0;',
+      'const left = total - 2;',
+    ].join('\n');
+    const file = 'packages/zk-adapter/src/session.ts';
+    expect(protocolFindings(file, text).map((f) => f.line)).toEqual([1, 2, 3]);
+    expect(protocolFindings(PROTOCOL_MODULE, text)).toEqual([]);
+    expect(protocolFindings('packages/core/src/contract/errors.ts', text)).toEqual([]);
   });
 
   it('finds nothing in the repository', () => {
