@@ -189,9 +189,9 @@ export class DashboardData {
   /** The worker registry of a world with each worker's working claims. */
   async workers(world: string): Promise<WorkerView[]> {
     const layout = await this.layout(world);
-    const c = this.coordinator;
+    const coordinator = this.coordinator;
     const [nodes, claims] = await Promise.all([
-      c
+      coordinator
         .children(layout.registry)
         .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err))),
       this.workingClaims(layout),
@@ -200,7 +200,7 @@ export class DashboardData {
       nodes.sort().map(async (node): Promise<WorkerView | null> => {
         const path = `${layout.registry}/${node}`;
         try {
-          const got = await c.get(path);
+          const got = await coordinator.get(path);
           // A persistent node is no worker (registrations are ephemeral): not shown alive.
           if (got.stat.ephemeralOwner === null) return null;
           let info: Partial<WorkerInfo> = {};
