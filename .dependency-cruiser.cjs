@@ -148,6 +148,14 @@ module.exports = {
       to: { path: '^(packages|apps)/', pathNot: '^packages/($1|core)/' },
     },
     {
+      name: 'zk-adapter-reaches-the-library-through-zk-wire',
+      comment:
+        'What the ZooKeeper adapter changes in node-zookeeper-client at run time lives in src/zk-wire/, beside the patch it extends: the rest of the adapter drives the client through it and imports no part of the library itself.',
+      severity: 'error',
+      from: { path: '^packages/zk-adapter/src/', pathNot: '^packages/zk-adapter/src/zk-wire/' },
+      to: { path: 'node-zookeeper-client' },
+    },
+    {
       name: 'otel-imports-core-only',
       comment:
         "The tracing hook's OpenTelemetry side stands on core (and the OpenTelemetry packages) alone: any program or library that traces can take it without the job layer or an adapter.",

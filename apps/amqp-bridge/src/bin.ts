@@ -1,6 +1,12 @@
 import { AmqpAccessError, AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
-import { credentialsOf, zkSecurityHint, zkSecurityOptions } from '@zoott/jobs/config';
+import {
+  credentialsOf,
+  ExitCode,
+  exitCodesHelp,
+  zkSecurityHint,
+  zkSecurityOptions,
+} from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
 import { Command, Option } from 'commander';
 import { pino } from 'pino';
@@ -15,13 +21,32 @@ import {
 } from './settings.js';
 import { tlsSocketOptions } from './tls-files.js';
 
-/** Exit codes, as the help and the README list them. */
-const EXIT_BAD_CONFIG = 2;
-const EXIT_NO_ZOOKEEPER = 3;
-const EXIT_AMQP_TLS = 4;
-const EXIT_AMQP_ACCESS = 5;
-/** A world that was never initialised: what the bridge was pointed at is not there, as 5 above. */
-const EXIT_NO_WORLD = 5;
+/**
+ * The exit code of an error that ended the bridge, from the table the three programs share:
+ * ZooKeeper's refusals and a missing world mean what they mean for `zoott` and
+ * `zoott-worker`; RabbitMQ's own have codes of their own.
+ */
+function exitCodeOf(err: unknown): number {
+  if (err instanceof AmqpTlsError) return ExitCode.AMQP_TLS;
+  if (err instanceof AmqpAccessError) return ExitCode.AMQP_ACCESS;
+  if (!isZoottError(err)) return ExitCode.FAILURE;
+  switch (err.code) {
+    case 'INVALID_CONFIG':
+      return ExitCode.USAGE;
+    case 'CONNECTION_LOSS':
+    case 'OPERATION_TIMEOUT':
+    case 'NO_ZOOKEEPER':
+    case 'SESSION_EXPIRED':
+      return ExitCode.UNREACHABLE;
+    case 'AUTH_FAILED':
+    case 'NO_AUTH':
+      return ExitCode.AUTH;
+    case 'WORLD_NOT_INITIALISED':
+      return ExitCode.NOT_FOUND;
+    default:
+      return ExitCode.FAILURE;
+  }
+}
 
 /** What to change, by which side refused the TLS handshake. */
 const TLS_HINTS: Record<AmqpTlsError['kind'], string> = {
@@ -70,11 +95,10 @@ for (const s of BRIDGE_SETTINGS) {
 program.addHelpText(
   'after',
   `
-Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable,
-4 TLS with RabbitMQ failed at start (broker certificate not trusted, client certificate
-missing or refused), 5 the world does not exist (without --create-world), or RabbitMQ
-refused access at start (user or password, a vhost that does not exist or is not
-permitted, no permission on the queues); stderr says which.
+${exitCodesHelp('zoott-amqp-bridge')}
+stderr says which setting to change. (Earlier releases exited 4 when TLS with RabbitMQ
+failed and 5 when RabbitMQ refused access; 4 and 5 now mean what they mean for zoott and
+zoott-worker.)
 
 Example:
   ZOOTT_AMQP_URL=amqps://bridge:secret@mq1:5671/prod zoott-amqp-bridge \\
@@ -162,9 +186,9 @@ async function main(): Promise<void> {
         await coordinator.close();
         // Spans still buffered are sent before the process ends.
         await tracing?.shutdown();
-        process.exit(0);
+        process.exit(ExitCode.OK);
       },
-      () => process.exit(1),
+      () => process.exit(ExitCode.FAILURE),
     );
   };
   process.once('SIGTERM', stop);
@@ -186,16 +210,5 @@ main().catch((err: unknown) => {
   if (err instanceof AmqpAccessError) process.stderr.write(`  ${accessHint(err)}\n`);
   const zkHint = isZoottError(err) ? zkSecurityHint(err) : null;
   if (zkHint) process.stderr.write(`  ${zkHint}\n`);
-  const code = isZoottError(err, 'INVALID_CONFIG')
-    ? EXIT_BAD_CONFIG
-    : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')
-      ? EXIT_NO_ZOOKEEPER
-      : isZoottError(err, 'WORLD_NOT_INITIALISED')
-        ? EXIT_NO_WORLD
-        : err instanceof AmqpTlsError
-          ? EXIT_AMQP_TLS
-          : err instanceof AmqpAccessError
-            ? EXIT_AMQP_ACCESS
-            : 1;
-  process.exit(code);
+  process.exit(exitCodeOf(err));
 });

@@ -1,3 +1,4 @@
+import { ExitCode } from '@zoott/jobs/config';
 import { until } from '@zoott/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, exitsAtStart, producer, resultInbox } from './harness.js';
@@ -44,7 +45,7 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
 
   /**
    * A job waits in `<name>-jobs` (on `client`'s vhost); a bridge started with `amqpUrl` must
-   * exit 5 before consuming it: the job is still in its queue, unconsumed, and not in the
+   * exit 11 (AMQP_ACCESS) before consuming it: the job is still in its queue, unconsumed, and not in the
    * world. The URL goes in through the environment, as the README advises for a password.
    * Resolves to what the bridge wrote, which must not hold a password.
    */
@@ -57,7 +58,7 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
     const body = JSON.stringify({ executable: '/usr/bin/true', routingkey: `rk-${name}` });
     await client.post(`${name}-jobs`, body, { messageId: `${name}-1` });
     const env = { ZOOTT_CONNECT: w.connect, ZOOTT_WORLD: w.world, ZOOTT_AMQP_URL: amqpUrl };
-    const out = await exitsAtStart(queues(name), env, 5);
+    const out = await exitsAtStart(queues(name), env, ExitCode.AMQP_ACCESS);
     // A job a consumer held goes back when the broker has seen its connection close, which
     // may be just after the bridge exited: waited for, not assumed.
     await until('the job back in its queue, and no consumer', async () => {
@@ -69,7 +70,7 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
     return out;
   }
 
-  it('a wrong password: exit 5 naming the user (never the password) with a hint; nothing consumed', async () => {
+  it('a wrong password: exit 11 naming the user (never the password) with a hint; nothing consumed', async () => {
     const out = await refused('badpass', url('bridge', WRONG));
     expect(out).toMatch(
       /RabbitMQ at amqp:\/\/bridge:\*\*\*\*@127\.0\.0\.1:\d+ refused the login of user "bridge": ACCESS_REFUSED - Login was refused/,
@@ -79,12 +80,12 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
     expect(out).toMatch(/rabbitmqctl authenticate_user 'bridge' <password>/);
   });
 
-  it('a user the broker does not know: the same exit 5, naming that user', async () => {
+  it('a user the broker does not know: the same exit 11, naming that user', async () => {
     const out = await refused('nouser', url('nobody', WRONG));
     expect(out).toMatch(/refused the login of user "nobody"/);
   });
 
-  it('a vhost that does not exist: exit 5 naming the vhost and the user, with the way to fix it', async () => {
+  it('a vhost that does not exist: exit 11 naming the vhost and the user, with the way to fix it', async () => {
     const out = await refused('novhost', url('bridge', PASSWORD, 'nosuch'));
     expect(out).toMatch(
       /RabbitMQ at amqp:\/\/bridge:\*\*\*\*@127\.0\.0\.1:\d+\/nosuch refused to open virtual host "nosuch" for user "bridge": the vhost does not exist, or the user has no permissions on it/,
@@ -93,13 +94,13 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
     expect(out).toMatch(/rabbitmqctl set_permissions -p 'nosuch' 'bridge'/);
   });
 
-  it('a vhost the user has no permissions on: exit 5, and the job waiting there stays', async () => {
+  it('a vhost the user has no permissions on: exit 11, and the job waiting there stays', async () => {
     const out = await refused('notpermitted', url('bridge', PASSWORD, 'other'), other);
     expect(out).toMatch(/refused to open virtual host "other" for user "bridge"/);
     expect(out).toMatch(/set_permissions -p 'other' 'bridge'/);
   });
 
-  it('no right to read the race queue: exit 5 naming it; the job the job queue handed out is not queued into the world', async () => {
+  it('no right to read the race queue: exit 11 naming it; the job the job queue handed out is not queued into the world', async () => {
     await ctl('add_user', 'reader', PASSWORD);
     // Configure and write anything, read only the job queue: the race queue's consume fails
     // after the job queue's consumer got the waiting job.

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ExitCode } from '@zoott/jobs/config';
 import { makeTestCertificates, type RabbitMqTls } from '@zoott/rabbitmq-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -69,14 +70,14 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
 
   /**
    * Starts a bridge that must fail: a job waits in its queue first; the bridge exits with
-   * 4 before consuming it, and the job is still in the queue and not in the world.
+   * 10 (AMQP_TLS) before consuming it, and the job is still in the queue and not in the world.
    */
   async function refused(name: string, args: string[]): Promise<string> {
     await w.client.ch.assertQueue(`${name}-jobs`, { durable: true });
     const body = JSON.stringify({ executable: '/usr/bin/true', routingkey: `rk-${name}` });
     await w.client.post(`${name}-jobs`, body, { messageId: `${name}-1` });
     const env = { ZOOTT_CONNECT: w.connect, ZOOTT_WORLD: w.world };
-    const out = await exitsAtStart([...args, ...queues(name)], env, 4);
+    const out = await exitsAtStart([...args, ...queues(name)], env, ExitCode.AMQP_TLS);
     const q = await w.client.ch.checkQueue(`${name}-jobs`);
     expect(q).toMatchObject({ messageCount: 1, consumerCount: 0 });
     expect(await w.hasBridgedTask(body, `${name}-1`)).toBe(false);
@@ -132,14 +133,14 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
     }
   });
 
-  it('without a client certificate the broker refuses the bridge: exit 4, the TLS failure named, nothing consumed', async () => {
+  it('without a client certificate the broker refuses the bridge: exit 10, the TLS failure named, nothing consumed', async () => {
     const out = await refused('nocert', tlsFlags({ noCert: true }));
     expect(out).toMatch(/TLS with RabbitMQ at amqps:\/\/guest:\*\*\*\*@127\.0\.0\.1:\d+ failed/);
     expect(out).toMatch(/certificate required/);
     expect(out).toMatch(/--amqp-cert and --amqp-key/);
   });
 
-  it('a CA that did not sign the broker certificate: refused, exit 4, named; the job waits for a bridge that trusts it', async () => {
+  it('a CA that did not sign the broker certificate: refused, exit 10, named; the job waits for a bridge that trusts it', async () => {
     const stranger = makeTestCertificates(join(dir, 'stranger'));
     const out = await refused('stranger', tlsFlags({ ca: stranger.ca }));
     expect(out).toMatch(

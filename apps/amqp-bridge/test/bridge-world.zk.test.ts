@@ -1,6 +1,8 @@
 import { ENVELOPE } from '@zoott/amqp-bridge';
-import { createEngine } from '@zoott/core';
+import { createEngine, digestAcl } from '@zoott/core';
+import { AREA, WorldLayout, worldRoot } from '@zoott/core/internal';
 import { dropParked, listParked, publishResult } from '@zoott/jobs';
+import { ExitCode } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -34,14 +36,14 @@ describe('zoott-amqp-bridge: the world it serves and the exchanges it publishes 
     await w?.close();
   });
 
-  it('a world that does not exist is refused: exit 5, naming the worlds that do; nothing consumed', async () => {
+  it('a world that does not exist is refused: exit 5 (NOT_FOUND), naming the worlds that do; nothing consumed', async () => {
     const queues = ['--job-queue', 'typo-jobs', '--race-queue', 'typo-races'];
     await w.client.ch.assertQueue('typo-jobs', { durable: true });
     await w.client.post('typo-jobs', { executable: '/usr/bin/true' });
     const out = await exitsAtStart(
       queues,
       { ZOOTT_CONNECT: w.connect, ZOOTT_WORLD: 'jbos', ZOOTT_AMQP_URL: w.broker.url },
-      5,
+      ExitCode.NOT_FOUND,
     );
     expect(out).toMatch(/world jbos was never initialised; the worlds here are: jobs/);
     expect(out).toMatch(/--create-world/);
@@ -52,6 +54,34 @@ describe('zoott-amqp-bridge: the world it serves and the exchanges it publishes 
     } finally {
       await zk.close();
     }
+  });
+
+  it('a world its credentials may not touch is refused: exit 4 (AUTH), as zoott and zoott-worker; nothing consumed', async () => {
+    const keeper = await connectZk(w.connect, {
+      auth: [{ scheme: 'digest', auth: 'keeper:pa:ss' }],
+    });
+    try {
+      // A world only `keeper` may touch: its tree root and its pending area.
+      await createEngine(keeper, { world: 'vault' }).init();
+      for (const path of [worldRoot('vault'), new WorldLayout('vault', 1).areaRoot(AREA.pending)])
+        await keeper.setAcl(path, [digestAcl('keeper', 'pa:ss', 'cdrwa')]);
+    } finally {
+      await keeper.close();
+    }
+    await w.client.ch.assertQueue('vault-jobs', { durable: true });
+    await w.client.post('vault-jobs', { executable: '/usr/bin/true' });
+    const out = await exitsAtStart(
+      ['--job-queue', 'vault-jobs', '--race-queue', 'vault-races'],
+      {
+        ZOOTT_CONNECT: w.connect,
+        ZOOTT_WORLD: 'vault',
+        ZOOTT_AUTH: 'keeper:nope',
+        ZOOTT_AMQP_URL: w.broker.url,
+      },
+      ExitCode.AUTH,
+    );
+    expect(out).not.toContain('nope');
+    expect((await w.client.ch.checkQueue('vault-jobs')).messageCount).toBe(1);
   });
 
   it('--create-world creates a missing world and serves it', async () => {

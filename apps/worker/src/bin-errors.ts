@@ -1,21 +1,16 @@
 import { isZoottError } from '@zoott/core';
-import { zkSecurityHint } from '@zoott/jobs/config';
+import { ExitCode, zkSecurityHint } from '@zoott/jobs/config';
 
 /**
- * Exit codes of `zoott-worker` when it cannot start. They match the CLI's for the same
- * causes, so one script (or a service manager's restart policy) can branch on either tool.
+ * Exit codes of `zoott-worker` when it cannot start, from the table the three programs share
+ * (a bad handlers module is bad configuration: USAGE).
  */
 export const WorkerExit = {
-  /** The session closed under a running worker. */
-  FAILURE: 1,
-  /** Bad configuration: flags, environment, config file, handlers module. */
-  CONFIG: 2,
-  /** ZooKeeper could not be reached (refused, no answer, or the session was lost). */
-  UNREACHABLE: 3,
-  /** The server refused the credentials, or they may not touch the world. */
-  AUTH: 4,
-  /** The world was never initialised (and --create-world was not given). */
-  NOT_FOUND: 5,
+  FAILURE: ExitCode.FAILURE,
+  CONFIG: ExitCode.USAGE,
+  UNREACHABLE: ExitCode.UNREACHABLE,
+  AUTH: ExitCode.AUTH,
+  NOT_FOUND: ExitCode.NOT_FOUND,
 } as const;
 
 /** The exit code of a start-up error, and what to do about it. */

@@ -1,14 +1,18 @@
+import { constants } from 'node:os';
 import { ZOOTT_VERSION as VERSION } from '@zoott/core';
 import {
   applyHeapRoom,
   CONFIG_ENVS,
   DEFAULT_HEAP_ROOM,
   describeSettings,
+  ExitCode,
+  exitCodesHelp,
   type FileSettings,
   type PrintedSetting,
   readWorkerConfig,
   resolveSettingsWithSources,
   SETTINGS,
+  signalExitCode,
   zkSecurityOptions,
 } from '@zoott/jobs/config';
 import { Command, Option } from 'commander';
@@ -50,8 +54,7 @@ program.addHelpText(
   `
 Signals: SIGTERM/SIGINT stop claiming, let running tasks finish within --grace, abort the
 rest and exit 0; a second signal kills the job processes and exits at once.
-Exit codes: 0 stopped by a signal, 1 the session closed under it, 2 bad configuration,
-3 ZooKeeper unreachable, 4 authentication failed, 5 world not initialised.
+${exitCodesHelp('zoott-worker')}
 
 Example:
   zoott-worker --connect zk1:2181,zk2:2181/myapp --world jobs --concurrency 4 \\
@@ -88,7 +91,7 @@ function printConfig(
 async function main(): Promise<void> {
   // A reader that stops early (`| head`) is not an error of ours.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
+    if (err.code === 'EPIPE') process.exit(ExitCode.OK);
     throw err;
   });
   program.parse();
@@ -147,17 +150,17 @@ async function main(): Promise<void> {
       // At once: kill every job process group (synchronously, inside kill) and leave. The
       // claims die with the session, so their tasks run again elsewhere; nothing is recorded.
       void daemon.kill();
-      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+      process.exit(signalExitCode(constants.signals[signal]));
     }
     void daemon.stop().then(
-      () => exit(0),
-      () => exit(1),
+      () => exit(ExitCode.OK),
+      () => exit(ExitCode.FAILURE),
     );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   await daemon.done;
-  if (signals === 0) exit(1);
+  if (signals === 0) exit(ExitCode.FAILURE);
 }
 
 /** Starts OpenTelemetry's SDK from the OTEL_* variables; says where spans go. */

@@ -120,20 +120,20 @@ export class Forwarder {
 
   /** One pass over the reply directory, oldest result first, a few at once. */
   private async scan(watch: () => void): Promise<void> {
-    const c = this.options.coordinator();
+    const coordinator = this.options.coordinator();
     const { dir, claims } = forwarderPaths(this.options.world);
-    const acl = (await c.getAcl(worldRoot(this.options.world))).acl;
-    await ensure(c, claims, acl);
+    const acl = (await coordinator.getAcl(worldRoot(this.options.world))).acl;
+    await ensure(coordinator, claims, acl);
     let names: string[];
     try {
-      names = await c.children(dir, { watch });
+      names = await coordinator.children(dir, { watch });
     } catch (err) {
       if (!isZoottError(err, 'NO_NODE')) throw err;
-      if ((await c.exists(dir, { watch })) === null) return;
-      names = await c.children(dir, { watch });
+      if ((await coordinator.exists(dir, { watch })) === null) return;
+      names = await coordinator.children(dir, { watch });
     }
     // Results are trusted only under the world's ACL: nobody else can have planted them.
-    const dirAcl = (await c.getAcl(dir)).acl;
+    const dirAcl = (await coordinator.getAcl(dir)).acl;
     if (aclText(dirAcl) !== aclText(acl))
       throw new Error(`${dir} is not under the world's ACL; nothing there is forwarded`);
     const present = new Set(names.map((n) => `${dir}/${n}`));
@@ -146,7 +146,7 @@ export class Forwarder {
     const lane = async () => {
       while (next < due.length && !this.options.stopped()) {
         const name = due[next++]!;
-        await this.forwardOne(c, `${dir}/${name}`, `${claims}/${name}`, acl, watch);
+        await this.forwardOne(coordinator, `${dir}/${name}`, `${claims}/${name}`, acl, watch);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, lane));
@@ -154,7 +154,7 @@ export class Forwarder {
 
   /** Claims and reads one result; `null` when it is not this bridge's to publish now. */
   private async take(
-    c: Coordinator,
+    coordinator: Coordinator,
     path: string,
     claim: string,
     acl: readonly Acl[],
@@ -162,31 +162,31 @@ export class Forwarder {
   ): Promise<Taken | null> {
     const log = this.options.logger;
     try {
-      await c.create(claim, undefined, { ephemeral: true, acl });
+      await coordinator.create(claim, undefined, { ephemeral: true, acl });
     } catch (err) {
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
       // Ours (a refused result held while it waits) or another bridge's: if that bridge
       // dies its claim goes and we look again.
-      const held = await c.exists(claim, { watch });
-      if (held === null || held.ephemeralOwner !== c.sessionId) {
+      const held = await coordinator.exists(claim, { watch });
+      if (held === null || held.ephemeralOwner !== coordinator.sessionId) {
         log.debug({ path }, 'result claimed by another bridge');
         return null;
       }
     }
     let got: Awaited<ReturnType<Coordinator['get']>>;
     try {
-      got = await c.get(path);
+      got = await coordinator.get(path);
     } catch (err) {
-      await c.delete(claim).catch(() => {});
+      await coordinator.delete(claim).catch(() => {});
       if (isZoottError(err, 'NO_NODE')) return null; // forwarded by another bridge meanwhile
       throw err;
     }
-    const nodeAcl = (await c.getAcl(path)).acl;
+    const nodeAcl = (await coordinator.getAcl(path)).acl;
     const recorded = decodeJson<unknown>(got.data, path);
     const out = aclText(nodeAcl) === aclText(acl) ? amqpResult(recorded) : null;
     if (out === null) {
       log.error({ path }, 'not a result of the bridge (or not under the world ACL); removed');
-      await c.multi([
+      await coordinator.multi([
         { op: 'delete', path, version: got.stat.version },
         { op: 'delete', path: claim },
       ]);
@@ -196,20 +196,20 @@ export class Forwarder {
   }
 
   private async forwardOne(
-    c: Coordinator,
+    coordinator: Coordinator,
     path: string,
     claim: string,
     acl: readonly Acl[],
     watch: () => void,
   ): Promise<void> {
     const log = this.options.logger;
-    const taken = await this.take(c, path, claim, acl, watch);
+    const taken = await this.take(coordinator, path, claim, acl, watch);
     if (taken === null) return;
     const { out } = taken;
     const exchange = out.address.exchange ?? '';
     const routingkey = out.address.routingkey;
     const problem = addressProblem(out.address, this.options.allowed);
-    if (problem !== null) return this.park(c, taken, acl, problem, 0);
+    if (problem !== null) return this.park(coordinator, taken, acl, problem, 0);
     await this.options.beforePublish?.(path);
     try {
       await this.options.link.publish(exchange, routingkey, Buffer.from(JSON.stringify(out.body)), {
@@ -219,13 +219,13 @@ export class Forwarder {
         mandatory: true,
       });
     } catch (err) {
-      if (err instanceof PublishRefused) return this.refused(c, taken, acl, err);
+      if (err instanceof PublishRefused) return this.refused(coordinator, taken, acl, err);
       // Not this result's doing (the connection went): another bridge may do better.
-      await c.delete(claim).catch(() => {});
+      await coordinator.delete(claim).catch(() => {});
       throw err;
     }
     await this.options.afterPublished?.(path);
-    await c.multi([
+    await coordinator.multi([
       { op: 'delete', path, version: taken.version },
       { op: 'delete', path: claim },
     ]);
@@ -235,7 +235,7 @@ export class Forwarder {
 
   /** A result the broker refused: tried again later (holding its claim), or parked. */
   private async refused(
-    c: Coordinator,
+    coordinator: Coordinator,
     taken: Taken,
     acl: readonly Acl[],
     err: PublishRefused,
@@ -245,7 +245,7 @@ export class Forwarder {
     f.attempts += 1;
     const parkAt = f.first + this.options.parkAfterMs;
     if (err.kind === 'invalid' || now >= parkAt)
-      return this.park(c, taken, acl, err.message, f.attempts, f.first);
+      return this.park(coordinator, taken, acl, err.message, f.attempts, f.first);
     const backoff = Math.min(RETRY_BASE_MS * 2 ** (f.attempts - 1), RETRY_MAX_MS);
     f.next = Math.min(now + backoff, parkAt);
     this.failing.set(taken.path, f);
@@ -264,7 +264,7 @@ export class Forwarder {
 
   /** Moves a result to the parked area (with its claim gone), in one multi. */
   private async park(
-    c: Coordinator,
+    coordinator: Coordinator,
     taken: Taken,
     acl: readonly Acl[],
     reason: string,
@@ -275,7 +275,7 @@ export class Forwarder {
     const exchange = taken.out.address.exchange ?? '';
     const routingkey = taken.out.address.routingkey;
     const ops = await parkOps(
-      c,
+      coordinator,
       this.options.world,
       acl,
       taken.path,
@@ -290,7 +290,7 @@ export class Forwarder {
         firstFailedAt: new Date(first).toISOString(),
       },
     );
-    await c.multi([...ops, { op: 'delete', path: taken.claim }]);
+    await coordinator.multi([...ops, { op: 'delete', path: taken.claim }]);
     this.failing.delete(taken.path);
     this.options.logger.error(
       { path: taken.path, parked: ops[0]?.path, exchange, routingkey, reason, attempts },
@@ -304,9 +304,9 @@ export class Forwarder {
  * the world's node in the area, which is made as `init` makes it: nothing shared is created
  * with the world's ACL.
  */
-async function ensure(c: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
-  if ((await c.exists(path)) !== null) return;
-  await ensureWorldPath(c, path, acl);
+async function ensure(coordinator: Coordinator, path: string, acl: readonly Acl[]): Promise<void> {
+  if ((await coordinator.exists(path)) !== null) return;
+  await ensureWorldPath(coordinator, path, acl);
 }
 
 export { ensure as ensureBridgePath };

@@ -73,9 +73,9 @@ export class IntakeRecords {
    * its own, and the caller must queue one of its own.
    */
   async close(record: IntakeRecord): Promise<boolean> {
-    const c = this.c();
+    const coordinator = this.c();
     try {
-      await c.multi([
+      await coordinator.multi([
         { op: 'delete', path: record.path, version: record.version },
         { op: 'delete', path: record.path + HELD },
       ]);
@@ -86,7 +86,7 @@ export class IntakeRecords {
     // The hold went with a lost session; the record is still this delivery's if its version
     // did not move.
     try {
-      await c.delete(record.path, record.version);
+      await coordinator.delete(record.path, record.version);
       return true;
     } catch (err) {
       if (isZoottError(err, 'NO_NODE') || isZoottError(err, 'BAD_VERSION')) return false;
@@ -115,7 +115,7 @@ export class IntakeRecords {
    * they are waited for, up to a deadline, until they are removed or let go.
    */
   async adopt(fingerprint: string, stillWanted: () => boolean): Promise<IntakeRecord | null> {
-    const c = this.c();
+    const coordinator = this.c();
     const deadline = Date.now() + ADOPT_WAIT_MS;
     const prefix = `${fingerprint}.`;
     for (;;) {
@@ -123,15 +123,15 @@ export class IntakeRecords {
       const changed = new Promise<void>((r) => {
         wake = r;
       });
-      const names = await c.children(this.dir);
+      const names = await coordinator.children(this.dir);
       const records = names.filter((n) => n.startsWith(prefix) && !n.endsWith(HELD));
       let waiting = false;
       for (const name of records) {
         const path = `${this.dir}/${name}`;
-        const taken = await this.tryHold(c, path);
+        const taken = await this.tryHold(coordinator, path);
         if (taken) return taken;
         // Held by a live delivery: wait for it to finish or let go.
-        if ((await c.exists(path + HELD, { watch: wake })) !== null) waiting = true;
+        if ((await coordinator.exists(path + HELD, { watch: wake })) !== null) waiting = true;
       }
       if (!waiting || Date.now() >= deadline || !stillWanted()) return null;
       await Promise.race([
@@ -142,10 +142,10 @@ export class IntakeRecords {
   }
 
   /** Holds the record at `path` when nobody does: one multi, so of two adopters one wins. */
-  private async tryHold(c: Coordinator, path: string): Promise<IntakeRecord | null> {
+  private async tryHold(coordinator: Coordinator, path: string): Promise<IntakeRecord | null> {
     let got: Awaited<ReturnType<Coordinator['get']>>;
     try {
-      got = await c.get(path);
+      got = await coordinator.get(path);
     } catch (err) {
       if (isZoottError(err, 'NO_NODE')) return null;
       throw err;
@@ -154,7 +154,7 @@ export class IntakeRecords {
     if (typeof data?.task !== 'string') return null;
     const acl = this.acl();
     try {
-      const [, set] = await c.multi([
+      const [, set] = await coordinator.multi([
         { op: 'create', path: path + HELD, ephemeral: true, acl },
         { op: 'set', path, data: got.data, version: got.stat.version },
       ]);
@@ -174,23 +174,29 @@ export class IntakeRecords {
    * and forgotten an hour after its last delivery.
    */
   async countDelivery(fingerprint: string): Promise<number> {
-    const c = this.c();
+    const coordinator = this.c();
     const path = `${this.dir}/${fingerprint}${COUNT}`;
     for (;;) {
       try {
-        const got = await c.get(path);
+        const got = await coordinator.get(path);
         const data = decodeJson<{ deliveries?: unknown; at?: unknown }>(got.data, path);
         const fresh = typeof data?.at === 'number' && Date.now() - data.at < COUNT_TTL_MS;
         const before = fresh && typeof data?.deliveries === 'number' ? data.deliveries : 1;
         const n = before + 1;
-        await c.set(path, encodeJson({ deliveries: n, at: Date.now() }), got.stat.version);
+        await coordinator.set(
+          path,
+          encodeJson({ deliveries: n, at: Date.now() }),
+          got.stat.version,
+        );
         return n;
       } catch (err) {
         if (isZoottError(err, 'BAD_VERSION')) continue;
         if (!isZoottError(err, 'NO_NODE')) throw err;
       }
       try {
-        await c.create(path, encodeJson({ deliveries: 2, at: Date.now() }), { acl: this.acl() });
+        await coordinator.create(path, encodeJson({ deliveries: 2, at: Date.now() }), {
+          acl: this.acl(),
+        });
         return 2;
       } catch (err) {
         if (!isZoottError(err, 'NODE_EXISTS')) throw err;

@@ -283,15 +283,15 @@ async function submit(
   name: string,
   producer: TraceCarrier | undefined,
 ): Promise<void> {
-  const c = o.coordinator();
+  const coordinator = o.coordinator();
   const data = job.address
     ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: o.world }
     : job.job;
   const queue = async () => {
     if (job.kind === 'race')
-      await submitRace(c, data, { world: o.world, name, engine: o.engines.race });
+      await submitRace(coordinator, data, { world: o.world, name, engine: o.engines.race });
     else
-      await submitJob(c, data, {
+      await submitJob(coordinator, data, {
         world: o.world,
         name,
         engine: o.engines.regular,

@@ -25,19 +25,19 @@ export interface BridgeEngines {
  * @throws ZoottError WORLD_NOT_INITIALISED naming the worlds that do exist.
  */
 export async function openBridgeWorld(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   /** `createWorld`: initialise a missing world; `telemetry`: traces the jobs queued. */
   options: { createWorld?: boolean; telemetry?: Telemetry },
 ): Promise<BridgeEngines> {
   const traced = options.telemetry ? { telemetry: options.telemetry } : {};
-  const regular = createEngine(c, { world, ...traced });
+  const regular = createEngine(coordinator, { world, ...traced });
   try {
     await regular.context();
   } catch (err) {
     if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
     if (options.createWorld !== true) {
-      const worlds = await listWorlds(c);
+      const worlds = await listWorlds(coordinator);
       throw new ZoottError(
         'WORLD_NOT_INITIALISED',
         `world ${world} was never initialised; ${
@@ -50,10 +50,10 @@ export async function openBridgeWorld(
     }
     await regular.init();
   }
-  const race = createEngine(c, {
+  const race = createEngine(coordinator, {
     world: raceWorld(world),
     buckets: RACE_WORLD_BUCKETS,
     ...traced,
   });
-  return { regular, race, acl: async () => (await c.getAcl(worldRoot(world))).acl };
+  return { regular, race, acl: async () => (await coordinator.getAcl(worldRoot(world))).acl };
 }

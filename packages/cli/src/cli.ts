@@ -28,7 +28,7 @@ import { waitVerb } from './commands/wait.js';
 import { watchVerb } from './commands/watch.js';
 import { workersVerb } from './commands/workers.js';
 import { worldsVerb } from './commands/worlds.js';
-import { ExitCode } from './exit-codes.js';
+import { ExitCode, exitCodesHelp } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 import { addVerb, type Verb } from './verb.js';
 import { addZkSecurityOptions } from './zk-security.js';
@@ -85,10 +85,8 @@ Connection: --connect, else ZOOTT_CONNECT, else the config file (--config, ZOOTT
 ./zoott.config.yaml, ~/.config/zoott/config.yaml), else 127.0.0.1:2181. A chroot is allowed:
 --connect h1:2181,h2:2181/myapp. \`zoott demo\` without any of them runs embedded (no ZooKeeper).
 Tasks are named by key a|b|c or by tree path a/b/c.
-Exit codes: 0 ok, 1 unexpected error, 2 bad usage or input, 3 ZooKeeper unreachable,
-4 auth failure, 5 not found, 6 timeout, 7 wrong task state, 8 tasks failed,
-9 the task asked about is corrupt, 130 interrupted;
-\`lock\` and \`submit --wait\` exit with the command's / job's own code.`;
+\`lock\` and \`submit --wait\` exit with the command's / job's own code when it ran.
+${exitCodesHelp('zoott')}`;
 
 /** Builds the `zoott` program; actions record their exit code in `state`. */
 export function buildProgram(state: RunState): Command {

@@ -1,6 +1,7 @@
 // A reader that goes away (`zoott status | head`) is not an error of zoott's: it ends quietly
 // with exit 0, as Unix tools do. Node ignores SIGPIPE, so a write to a closed pipe fails with
 // EPIPE instead, which unhandled crashed the CLI (exit 1, a stack trace on stderr).
+import { ExitCode } from './exit-codes.js';
 
 /** How long a verb may take to wind down after its output closed before the process ends. */
 const WIND_DOWN_MS = 2000;
@@ -16,8 +17,8 @@ export function onClosedOutput(closed: () => void): () => void {
     if (err.code !== 'EPIPE') throw err;
     if (timer) return;
     // Unreferenced: it ends a verb that does not wind down, and holds up no process that does.
-    timer = setTimeout(() => process.exit(0), WIND_DOWN_MS).unref();
-    process.exitCode = 0;
+    timer = setTimeout(() => process.exit(ExitCode.OK), WIND_DOWN_MS).unref();
+    process.exitCode = ExitCode.OK;
     closed();
   };
   // Later writes to the closed stream fail too: they are as quiet.

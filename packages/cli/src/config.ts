@@ -33,7 +33,9 @@ export interface ConfigFile extends ZkSecuritySettings {
   lockDir?: string;
   /** Seconds to wait for the first connection (default 10). */
   connectTimeout?: number;
-  /** Requested session timeout in seconds (default 10). */
+  /** Requested session timeout in ms (default 10000), as `zoott-worker` takes it. */
+  sessionTimeoutMs?: number;
+  /** Deprecated: the session timeout in seconds; read as `sessionTimeoutMs`, with a warning. */
   sessionTimeout?: number;
   /** ACL entries of what the CLI creates (see --acl). */
   acl?: string | string[];
@@ -47,6 +49,7 @@ const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings' | 'settin
   world: 'string',
   lockDir: 'string',
   connectTimeout: 'number',
+  sessionTimeoutMs: 'number',
   sessionTimeout: 'number',
   acl: 'strings',
   ...(Object.fromEntries(ZK_SECURITY_SETTINGS.map((s) => [s.key, 'setting'])) as Record<

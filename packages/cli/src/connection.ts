@@ -48,6 +48,8 @@ export interface Settings {
   lockDir: string | null;
   connectTimeoutMs: number;
   sessionTimeoutMs: number;
+  /** What the settings say to the user once (a deprecated key), printed on stderr. */
+  notices: string[];
   configPath: string | null;
   /** TLS and a SASL login to a secured ZooKeeper. */
   zkSecurity: CliZkSecurity;
@@ -70,6 +72,7 @@ export function resolveSettings(
   cwd: string = process.cwd(),
 ): Settings {
   const { path, config } = loadConfig(opts.config, env, cwd);
+  const notices: string[] = [];
   const pick = <T>(flag: string | undefined, envName: string, file: T | undefined) =>
     flag !== undefined && flag !== ''
       ? { v: flag as string | T, from: 'flag' as const }
@@ -118,8 +121,9 @@ export function resolveSettings(
     world: worldName,
     lockDir: config.lockDir ?? null,
     connectTimeoutMs: seconds(opts.connectTimeout, '--connect-timeout', config, 'connectTimeout'),
-    sessionTimeoutMs: (config.sessionTimeout ?? 10) * 1000,
+    sessionTimeoutMs: sessionTimeoutOf(config, path, notices),
     configPath: path,
+    notices,
     zkSecurity: resolveZkSecurity(
       opts as Record<string, unknown>,
       env,
@@ -128,6 +132,37 @@ export function resolveSettings(
     ),
     acl: resolveAcl(opts.acl, env, config.acl),
   };
+}
+
+/** The session timeout when nothing sets it, in ms. */
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
+/**
+ * The session timeout from the config file, in ms: `sessionTimeoutMs`, the key every zoott
+ * program reads. The file's old `sessionTimeout` (seconds) is still read, converted, with a
+ * notice saying what to write instead; both keys at once must agree.
+ */
+function sessionTimeoutOf(config: ConfigFile, path: string | null, notices: string[]): number {
+  const file = `config file ${path ?? '(none)'}`;
+  const { sessionTimeoutMs: ms, sessionTimeout: seconds } = config;
+  for (const [key, value, unit] of [
+    ['sessionTimeoutMs', ms, 'ms'],
+    ['sessionTimeout', seconds, 'seconds'],
+  ] as const)
+    if (value !== undefined && (!Number.isFinite(value) || value <= 0))
+      throw new CliError(`${file}: ${key} ${value}: must be a positive number of ${unit}`);
+  if (seconds === undefined) return ms === undefined ? DEFAULT_SESSION_TIMEOUT_MS : Math.round(ms);
+  const converted = Math.round(seconds * 1000);
+  if (ms !== undefined && Math.round(ms) !== converted)
+    throw new CliError(
+      `${file}: sessionTimeout: ${seconds} (seconds) and sessionTimeoutMs: ${ms} disagree`,
+      ExitCode.USAGE,
+      `keep only sessionTimeoutMs (sessionTimeout, in seconds, is deprecated)`,
+    );
+  notices.push(
+    `warning: ${file}: sessionTimeout: ${seconds} (seconds) is deprecated; write sessionTimeoutMs: ${converted}`,
+  );
+  return converted;
 }
 
 function seconds(

@@ -33,7 +33,10 @@ export class CommandContext {
   }
 
   get settings(): Settings {
-    if (!this.cached) this.cached = resolveSettings(this.globals, this.env);
+    if (!this.cached) {
+      this.cached = resolveSettings(this.globals, this.env);
+      for (const notice of this.cached.notices) this.note(notice);
+    }
     return this.cached;
   }
 

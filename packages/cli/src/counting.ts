@@ -5,12 +5,12 @@ import type { Coordinator } from '@zoott/core';
  * hierarchy recipes take a Coordinator and report nothing, so progress is counted here.
  */
 export function countingCoordinator(
-  c: Coordinator,
+  coordinator: Coordinator,
   methods: ReadonlyArray<keyof Coordinator>,
   onCall: (method: string) => void,
 ): Coordinator {
   const watched = new Set<PropertyKey>(methods);
-  return new Proxy(c, {
+  return new Proxy(coordinator, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;

@@ -17,7 +17,7 @@ const byPath = (a: Finding, b: Finding) => (a.path < b.path ? -1 : a.path > b.pa
  * the diagnosis of each of them (by world name) is.
  */
 export async function worldFindings(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   acl: readonly Acl[] | null,
   onProgress?: (world: string, progress: DiagnosisProgress) => void,
@@ -25,19 +25,19 @@ export async function worldFindings(
   chroot = '',
 ): Promise<Finding[]> {
   // Without a readable meta no engine opens the world: that is the one finding then.
-  const meta = await diagnoseWorldMeta(c, world);
+  const meta = await diagnoseWorldMeta(coordinator, world);
   if (meta) return [meta];
-  const ctx = await createEngine(c, { world }).context();
-  const extent = await worldExtent(c, world);
+  const ctx = await createEngine(coordinator, { world }).context();
+  const extent = await worldExtent(coordinator, world);
   const findings = await diagnoseWorld(ctx, {
     acl,
     chroot,
     ...(onProgress ? { onProgress: (p: DiagnosisProgress) => onProgress(world, p) } : {}),
   });
-  const raceMeta = extent.raceWorld ? await diagnoseWorldMeta(c, extent.raceWorld) : null;
+  const raceMeta = extent.raceWorld ? await diagnoseWorldMeta(coordinator, extent.raceWorld) : null;
   if (raceMeta) findings.push(raceMeta);
   else if (extent.raceWorld) {
-    const races = await createEngine(c, { world: extent.raceWorld }).context();
+    const races = await createEngine(coordinator, { world: extent.raceWorld }).context();
     const raceWorld = extent.raceWorld;
     findings.push(
       ...(await diagnoseWorld(races, {
@@ -50,6 +50,6 @@ export async function worldFindings(
   }
   // What zoott 0.1.0 kept of the world's replies and races where every world shared them.
   const { legacyFindings } = await import('@zoott/jobs/internal');
-  findings.push(...(await legacyFindings(c, world)));
+  findings.push(...(await legacyFindings(coordinator, world)));
   return findings.sort(byPath);
 }

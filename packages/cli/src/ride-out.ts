@@ -26,7 +26,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * and when it is back. Returns the function that stops it.
  */
 export function keepSession(
-  c: Coordinator,
+  coordinator: Coordinator,
   signal: AbortSignal,
   note: (text: string) => void,
 ): () => void {
@@ -37,9 +37,9 @@ export function keepSession(
     renewing = true;
     try {
       let pause = 250;
-      while (c.state === 'lost' && !signal.aborted) {
+      while (coordinator.state === 'lost' && !signal.aborted) {
         try {
-          await c.renewSession();
+          await coordinator.renewSession();
         } catch {
           await sleep(pause, signal);
           pause = Math.min(pause * 2, 2000);
@@ -49,7 +49,7 @@ export function keepSession(
       renewing = false;
     }
   };
-  const off = c.onSession((e) => {
+  const off = coordinator.onSession((e) => {
     if (e.type === 'suspended' || e.type === 'lost') {
       if (!away) note('lost the connection to ZooKeeper; waiting for it to come back...');
       away = true;
@@ -71,10 +71,10 @@ export function keepSession(
  * Resolves `true` once requests flow again (state `connected`), `false` when `signal`
  * aborts or the session was closed.
  */
-export function untilConnected(c: Coordinator, signal: AbortSignal): Promise<boolean> {
+export function untilConnected(coordinator: Coordinator, signal: AbortSignal): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const check = () => {
-      const s = c.state;
+      const s = coordinator.state;
       if (s === 'connected') return finish(true);
       if (s === 'closed' || signal.aborted) return finish(false);
     };
@@ -83,7 +83,7 @@ export function untilConnected(c: Coordinator, signal: AbortSignal): Promise<boo
       signal.removeEventListener('abort', check);
       resolve(value);
     };
-    const off = c.onSession(check);
+    const off = coordinator.onSession(check);
     signal.addEventListener('abort', check, { once: true });
     // The state may have changed before the listener was in place.
     queueMicrotask(check);
@@ -96,7 +96,7 @@ export function untilConnected(c: Coordinator, signal: AbortSignal): Promise<boo
  * failure once `signal` aborted, is thrown.
  */
 export async function throughOutages<T>(
-  c: Coordinator,
+  coordinator: Coordinator,
   signal: AbortSignal,
   fn: () => Promise<T>,
 ): Promise<T> {
@@ -105,7 +105,7 @@ export async function throughOutages<T>(
       return await fn();
     } catch (err) {
       if (!isPassing(err) || signal.aborted) throw err;
-      if (!(await untilConnected(c, signal))) throw err;
+      if (!(await untilConnected(coordinator, signal))) throw err;
       // Connected may be stale news for a request that just timed out: do not spin.
       await sleep(100, signal);
     }

@@ -47,12 +47,12 @@ export function runner(state: RunState) {
 function warnCorrupt(ctx: CommandContext): void {
   const bad = ctx.corrupt.list();
   if (bad.length === 0) return;
-  const c = ctx.errColors;
+  const colours = ctx.errColors;
   for (const n of bad)
-    process.stderr.write(`${c.yellow('corrupt:')} ${n.path}: ${n.reason}
+    process.stderr.write(`${colours.yellow('corrupt:')} ${n.path}: ${n.reason}
 `);
   process.stderr.write(
-    `${c.dim('hint:')} ${bad.length === 1 ? 'this node was' : `these ${bad.length} nodes were`} skipped; repair or delete ${bad.length === 1 ? 'it' : 'them'} (\`zoott cancel <task>\` removes a task with all its nodes)
+    `${colours.dim('hint:')} ${bad.length === 1 ? 'this node was' : `these ${bad.length} nodes were`} skipped; repair or delete ${bad.length === 1 ? 'it' : 'them'} (\`zoott cancel <task>\` removes a task with all its nodes)
 `,
   );
 }
@@ -70,9 +70,9 @@ export function report(err: unknown, ctx: CommandContext): number {
     // The settings themselves were the problem; the error says so.
   }
   const e = explain(err, where);
-  const c = ctx.errColors;
-  process.stderr.write(`${c.red('error:')} ${e.message}\n`);
-  if (e.hint) process.stderr.write(`${c.dim('hint:')} ${e.hint}\n`);
+  const colours = ctx.errColors;
+  process.stderr.write(`${colours.red('error:')} ${e.message}\n`);
+  if (e.hint) process.stderr.write(`${colours.dim('hint:')} ${e.hint}\n`);
   if (ctx.globals.debug && err instanceof Error && err.stack)
     process.stderr.write(`${err.stack}\n`);
   return e.exitCode;

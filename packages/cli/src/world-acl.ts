@@ -39,15 +39,16 @@ export async function requestedAcl(
  * coordinator that cannot say, the SASL login is taken as it was given.
  */
 async function transportIdentities(
-  c: Coordinator | undefined,
+  coordinator: Coordinator | undefined,
   sasl: string | undefined,
 ): Promise<Acl[]> {
   const fallback = sasl !== undefined ? [{ scheme: 'sasl', id: sasl, perms: Perms.ALL }] : [];
-  const who = (c as { whoAmI?: () => Promise<Array<{ scheme: string; id: string }>> } | undefined)
-    ?.whoAmI;
+  const who = (
+    coordinator as { whoAmI?: () => Promise<Array<{ scheme: string; id: string }>> } | undefined
+  )?.whoAmI;
   if (typeof who !== 'function') return fallback;
   try {
-    const ids = await who.call(c);
+    const ids = await who.call(coordinator);
     // ip is no credential (the auth scheme skips it); digest ids carry their hash above.
     return ids
       .filter((i) => i.scheme !== 'ip' && i.scheme !== 'digest')
@@ -76,7 +77,7 @@ export interface WorldExtent {
  * state live under its own nodes of the reply and race areas, which `lock-down` and
  * `doctor` read with the rest of the world.)
  */
-export async function worldExtent(c: Coordinator, world: string): Promise<WorldExtent> {
+export async function worldExtent(coordinator: Coordinator, world: string): Promise<WorldExtent> {
   const races = raceWorld(world);
-  return { raceWorld: (await c.exists(worldRoot(races))) !== null ? races : null };
+  return { raceWorld: (await coordinator.exists(worldRoot(races))) !== null ? races : null };
 }

@@ -6,13 +6,17 @@ import {
   type TaskStateName,
 } from '@zoott/core';
 import {
+  bucketNumbers,
   type CorruptSink,
   decodeKey,
   type EntryData,
+  entryState,
+  type ListedRecord,
+  listBucket,
   nodeShapes,
-  parseEntryName,
   readNode,
   type WorkerInfo,
+  waitingEntries,
 } from '@zoott/core/internal';
 
 /** A live worker as the registry shows it, with the tasks it holds right now. */
@@ -21,17 +25,6 @@ export interface WorkerView extends Omit<WorkerInfo, 'version'> {
   node: string;
   /** Keys (`a|b|c`) of the tasks this worker holds a claim on. */
   running: string[];
-}
-
-const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-
-async function absentIsEmpty<T>(p: Promise<T[]>): Promise<T[]> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isZoottError(err, 'NO_NODE')) return [];
-    throw err;
-  }
 }
 
 /** A node's data and stat, or `null` when it is gone (it left while we looked). */
@@ -45,23 +38,24 @@ async function getOrNull(engine: Engine, path: string) {
 }
 
 /**
- * The live claims among a working bucket's children (`names`): a claim's node is ephemeral,
- * so a persistent one (by hand, or recreated by an import) is no claim and its task is not
- * working, as the engine counts it. One stat per working node (few: one per running task).
+ * The encoded keys of the live claims among a working bucket's records: a claim's node is
+ * ephemeral, so a persistent one (by hand, or recreated by an import) is no claim and its
+ * task is not working, as the engine counts it. One stat per working node (few: one per
+ * running task).
  */
-async function liveClaims(engine: Engine, dir: string, names: string[]): Promise<Set<string>> {
+async function liveClaims(engine: Engine, records: ListedRecord[]): Promise<Set<string>> {
   const live = await Promise.all(
-    names.map(async (n) => {
+    records.map(async (record) => {
       try {
-        const stat = await engine.coordinator.exists(`${dir}/${n}`);
-        return stat?.ephemeralOwner ? n : null;
+        const stat = await engine.coordinator.exists(record.path);
+        return stat?.ephemeralOwner ? record.encodedKey : null;
       } catch (err) {
         if (isZoottError(err, 'NO_NODE')) return null;
         throw err;
       }
     }),
   );
-  return new Set(live.filter((n): n is string => n !== null));
+  return new Set(live.filter((key): key is string => key !== null));
 }
 
 /**
@@ -72,21 +66,20 @@ export async function claimsByKey(
   engine: Engine,
   sink: CorruptSink,
 ): Promise<Map<string, ClaimIdentity>> {
-  const ctx = await engine.context();
-  const c = engine.coordinator;
+  const { layout } = await engine.context();
   const out = new Map<string, ClaimIdentity>();
   await Promise.all(
-    range(ctx.layout.buckets).map(async (b) => {
-      const dir = ctx.layout.bucketPath('w', b);
-      const keys = await absentIsEmpty(c.children(dir));
+    bucketNumbers(layout).map(async (bucket) => {
+      const { working } = await listBucket(engine.coordinator, layout, bucket, ['working'], {
+        absent: 'empty',
+      });
       await Promise.all(
-        keys.map(async (k) => {
-          const path = `${dir}/${k}`;
+        working.map(async ({ encodedKey, path }) => {
           const got = await getOrNull(engine, path);
           // Only an ephemeral node is a claim; a persistent one is reported by `doctor`.
           if (!got || got.stat.ephemeralOwner === null) return;
           const claim = readNode<ClaimIdentity>(got.data, path, nodeShapes.claim, sink);
-          if (claim) out.set(k, claim);
+          if (claim) out.set(encodedKey, claim);
         }),
       );
     }),
@@ -101,10 +94,11 @@ export async function claimsByKey(
  */
 export async function listWorkers(engine: Engine, sink: CorruptSink): Promise<WorkerView[]> {
   const ctx = await engine.context();
-  const c = engine.coordinator;
   const dir = ctx.layout.registry;
   const [names, claims] = await Promise.all([
-    absentIsEmpty(c.children(dir)),
+    engine.coordinator
+      .children(dir)
+      .catch((err: unknown) => (isZoottError(err, 'NO_NODE') ? [] : Promise.reject(err))),
     claimsByKey(engine, sink),
   ]);
   const views = await Promise.all(
@@ -156,25 +150,17 @@ export interface PendingSummary {
  * an age (its node's creation time).
  */
 export async function pendingSummary(engine: Engine, sink: CorruptSink): Promise<PendingSummary> {
-  const ctx = await engine.context();
-  const c = engine.coordinator;
+  const { layout } = await engine.context();
   const byType: Record<string, number> = {};
   let oldest: number | null = null;
   await Promise.all(
-    range(ctx.layout.buckets).map(async (b) => {
-      const dir = ctx.layout.bucketPath('p', b);
-      const wDir = ctx.layout.bucketPath('w', b);
-      const [p, w] = await Promise.all([
-        absentIsEmpty(c.children(dir)),
-        absentIsEmpty(c.children(wDir)),
-      ]);
-      const working = await liveClaims(engine, wDir, w);
-      const waiting = p
-        .flatMap((n) => parseEntryName(n) ?? [])
-        .filter((e) => e.kind !== 'x' && !working.has(e.encodedKey));
+    bucketNumbers(layout).map(async (bucket) => {
+      const listing = await listBucket(engine.coordinator, layout, bucket, ['pending', 'working'], {
+        absent: 'empty',
+      });
+      const working = await liveClaims(engine, listing.working);
       await Promise.all(
-        waiting.map(async (e) => {
-          const path = `${dir}/${e.name}`;
+        waitingEntries(listing.pending, working).map(async ({ path }) => {
           const got = await getOrNull(engine, path);
           if (!got) return;
           const entry = readNode<EntryData>(got.data, path, nodeShapes.entry, sink);
@@ -214,41 +200,35 @@ export async function checkedList(
 ): Promise<CheckedTask[]> {
   const ctx = await engine.context();
   const { layout } = ctx;
-  const c = engine.coordinator;
+  const coordinator = engine.coordinator;
   const perBucket = await Promise.all(
-    range(layout.buckets).map(async (b): Promise<CheckedTask[]> => {
-      const pDir = layout.bucketPath('p', b);
-      const wDir = layout.bucketPath('w', b);
-      const cDir = layout.bucketPath('c', b);
-      const [p, w, done] = await Promise.all([
-        absentIsEmpty(c.children(pDir)),
-        absentIsEmpty(c.children(wDir)),
-        absentIsEmpty(c.children(cDir)),
-      ]);
+    bucketNumbers(layout).map(async (b): Promise<CheckedTask[]> => {
+      const listing = await listBucket(
+        coordinator,
+        layout,
+        b,
+        ['pending', 'working', 'completed'],
+        { absent: 'empty' },
+      );
       // Only a live claim makes its task working (a persistent working node is no claim).
-      const working = await liveClaims(engine, wDir, w);
+      const working = await liveClaims(engine, listing.working);
       // A completed record wins over an entry of the same key, as in `show`.
-      const completed = new Set(done);
-      const found: (CheckedTask & { encoded: string; seq: number; entry?: boolean })[] = [];
+      const completed = new Set(listing.completed.map((record) => record.encodedKey));
+      const found: (CheckedTask & { encoded: string; entry?: boolean })[] = [];
       if (state === 'completed')
-        for (const k of done)
-          found.push({ key: [], encoded: k, state, path: `${cDir}/${k}`, seq: 0 });
+        for (const record of listing.completed)
+          found.push({ key: [], encoded: record.encodedKey, state, path: record.path });
       else {
-        const entries = p.flatMap((n) => parseEntryName(n) ?? []);
-        entries.sort((x, y) =>
-          x.priority !== y.priority ? y.priority - x.priority : x.seq - y.seq,
-        );
-        for (const e of entries) {
-          const s: TaskStateName =
-            e.kind === 'x' ? 'failed' : working.has(e.encodedKey) ? 'working' : 'pending';
-          if (s !== state || completed.has(e.encodedKey)) continue;
+        // The pending listing comes in claim order.
+        for (const entry of listing.pending) {
+          const shown: TaskStateName = entryState(entry, working);
+          if (shown !== state || completed.has(entry.encodedKey)) continue;
           found.push({
             key: [],
-            encoded: e.encodedKey,
-            state: s,
-            priority: e.priority,
-            path: `${pDir}/${e.name}`,
-            seq: e.seq,
+            encoded: entry.encodedKey,
+            state: shown,
+            priority: entry.priority,
+            path: entry.path,
             entry: true,
           });
         }
@@ -275,7 +255,7 @@ export async function checkedList(
           }
           const treePath = layout.treePath(key);
           const [node, got] = await Promise.all([
-            c.exists(treePath),
+            coordinator.exists(treePath),
             t.entry && state !== 'working' ? getOrNull(engine, t.path) : Promise.resolve(null),
           ]);
           if (!node) {

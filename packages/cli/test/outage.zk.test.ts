@@ -49,7 +49,7 @@ async function world(connect?: string): Promise<{ chroot: string; cfg: string; c
   const cfg = join(tmp, `${chroot.slice(1)}.yaml`);
   writeFileSync(
     cfg,
-    `connect: ${connect ?? server.connectString}${chroot}\nworld: tw\nsessionTimeout: 1\n`,
+    `connect: ${connect ?? server.connectString}${chroot}\nworld: tw\nsessionTimeoutMs: 1000\n`,
   );
   return { chroot, cfg, connect: connectString };
 }

@@ -489,7 +489,7 @@ describe('lock', { timeout: SLOW }, () => {
   it('loses the lock with the session when the holder dies', async () => {
     const connect = await freshConnect();
     const cfg = join(tmp, 'short-session.yaml');
-    writeFileSync(cfg, `connect: ${connect}\nsessionTimeout: 4\n`);
+    writeFileSync(cfg, `connect: ${connect}\nsessionTimeoutMs: 4000\n`);
     const holder = start([
       '--config',
       cfg,

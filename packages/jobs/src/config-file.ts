@@ -29,6 +29,10 @@ export const CLI_FILE_KEYS: readonly string[] = [
   'world',
   'lockDir',
   'connectTimeout',
+  // The session timeout in ms, as every zoott program takes it (the worker's key too).
+  'sessionTimeoutMs',
+  // Deprecated: the session timeout in seconds, read (converted, with a warning) for one
+  // release so that existing files keep working.
   'sessionTimeout',
   // The ACL of what it creates, as the worker's `acl` (shared at the top level).
   'acl',

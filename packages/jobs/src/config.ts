@@ -25,6 +25,7 @@ export * from './acl-entries.js';
 export * from './config-file.js';
 export * from './credentials.js';
 export * from './entry-events.js';
+export * from './exit-codes.js';
 export * from './file-trust.js';
 export * from './heap-room.js';
 export * from './setting-values.js';

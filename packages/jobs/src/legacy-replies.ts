@@ -1,6 +1,12 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, ensureWorldPath, type Finding } from '@zoott/core/internal';
-import { DEFAULT_EXCHANGE, LEGACY_RACES_ROOT, LEGACY_REPLY_ROOT, raceWorld } from './constants.js';
+import {
+  DEFAULT_EXCHANGE,
+  LEGACY_RACES_ROOT,
+  LEGACY_REPLY_ROOT,
+  racesRoot,
+  raceWorld,
+} from './constants.js';
 import {
   aclText,
   ensureReplyDir,
@@ -52,16 +58,24 @@ const addressOf = (dir: LegacyReplyDir): ReplyAddress => ({
 });
 
 /** The reply directories zoott 0.1.0 made for `world` (their data names it), and its bridge outbox. */
-export async function legacyReplyDirs(c: Coordinator, world: string): Promise<LegacyReplyDir[]> {
+export async function legacyReplyDirs(
+  coordinator: Coordinator,
+  world: string,
+): Promise<LegacyReplyDir[]> {
   const out: LegacyReplyDir[] = [];
-  for (const exchange of (await c.children(LEGACY_REPLY_ROOT).catch(missingIsEmpty)).sort()) {
+  for (const exchange of (
+    await coordinator.children(LEGACY_REPLY_ROOT).catch(missingIsEmpty)
+  ).sort()) {
     const at = `${LEGACY_REPLY_ROOT}/${exchange}`;
     if (at === LEGACY_RACES_ROOT) continue;
-    for (const routingkey of (await c.children(at).catch(missingIsEmpty)).sort()) {
+    for (const routingkey of (await coordinator.children(at).catch(missingIsEmpty)).sort()) {
       const path = `${at}/${routingkey}`;
       let owner: unknown = null;
       try {
-        owner = decodeJson<{ world?: unknown } | null>((await c.get(path)).data, path)?.world;
+        owner = decodeJson<{ world?: unknown } | null>(
+          (await coordinator.get(path)).data,
+          path,
+        )?.world;
       } catch {
         // Gone, unreadable, empty or not JSON: no world's.
       }
@@ -74,12 +88,12 @@ export async function legacyReplyDirs(c: Coordinator, world: string): Promise<Le
 }
 
 /** The race state zoott 0.1.0 kept for `world`'s races (their meta names it, or its race world). */
-export async function legacyRaceState(c: Coordinator, world: string): Promise<string[]> {
+export async function legacyRaceState(coordinator: Coordinator, world: string): Promise<string[]> {
   const out: string[] = [];
-  for (const race of (await c.children(LEGACY_RACES_ROOT).catch(missingIsEmpty)).sort()) {
+  for (const race of (await coordinator.children(LEGACY_RACES_ROOT).catch(missingIsEmpty)).sort()) {
     const path = `${LEGACY_RACES_ROOT}/${race}`;
     try {
-      const meta = decodeJson<{ world?: unknown } | null>((await c.get(path)).data, path);
+      const meta = decodeJson<{ world?: unknown } | null>((await coordinator.get(path)).data, path);
       if (meta?.world === world || meta?.world === raceWorld(world)) out.push(path);
     } catch {
       // Gone or unreadable: not this world's to report.
@@ -103,32 +117,35 @@ export interface LegacyMove {
  * area (see the top of this file), and removes the directories it emptied. Safe beside
  * consumers and other movers: a result taken meanwhile is simply not moved.
  */
-export async function moveLegacyReplies(c: Coordinator, world: string): Promise<LegacyMove> {
+export async function moveLegacyReplies(
+  coordinator: Coordinator,
+  world: string,
+): Promise<LegacyMove> {
   const report: LegacyMove = { moved: [], removed: [], left: [] };
-  const dirs = await legacyReplyDirs(c, world);
+  const dirs = await legacyReplyDirs(coordinator, world);
   if (dirs.length === 0) return report;
-  const acl = await worldAcl(c, world);
+  const acl = await worldAcl(coordinator, world);
   for (const dir of dirs) {
-    const names = (await c.children(dir.path).catch(missingIsEmpty)).sort(
+    const names = (await coordinator.children(dir.path).catch(missingIsEmpty)).sort(
       (a, b) => sequenceOf(a) - sequenceOf(b),
     );
     if (names.length > 0) {
       // The bridge's outbox names no owner: no reaper removes what waits to be published.
       const to = dir.claims
-        ? await ensureWorldPath(c, replyDir(addressOf(dir), world), acl).then(() =>
+        ? await ensureWorldPath(coordinator, replyDir(addressOf(dir), world), acl).then(() =>
             replyDir(addressOf(dir), world),
           )
-        : await ensureReplyDir(c, addressOf(dir), world, acl);
+        : await ensureReplyDir(coordinator, addressOf(dir), world, acl);
       for (const name of names)
-        if (dir.claims && (await c.exists(`${dir.claims}/${name}`)) !== null)
+        if (dir.claims && (await coordinator.exists(`${dir.claims}/${name}`)) !== null)
           report.left.push({
             path: `${dir.path}/${name}`,
             why: 'a zoott 0.1.0 bridge is publishing it (its claim exists); it removes it once published',
           });
-        else await moveOne(c, `${dir.path}/${name}`, to, acl, report);
+        else await moveOne(coordinator, `${dir.path}/${name}`, to, acl, report);
     }
     try {
-      await c.delete(dir.path);
+      await coordinator.delete(dir.path);
       report.removed.push(dir.path);
     } catch (err) {
       if (isZoottError(err, 'NOT_EMPTY')) continue; // a 0.1.0 worker published meanwhile
@@ -138,14 +155,15 @@ export async function moveLegacyReplies(c: Coordinator, world: string): Promise<
   }
   // A bridge's claims folder and an exchange node left empty go too, when these credentials
   // may delete them (a live claim, or another world's directory, keeps them).
-  for (const dir of dirs) if (dir.claims) await c.delete(dir.claims).catch(() => undefined);
+  for (const dir of dirs)
+    if (dir.claims) await coordinator.delete(dir.claims).catch(() => undefined);
   for (const exchange of new Set(dirs.map((d) => `${LEGACY_REPLY_ROOT}/${d.exchange}`)))
-    await c.delete(exchange).catch(() => undefined);
+    await coordinator.delete(exchange).catch(() => undefined);
   return report;
 }
 
 async function moveOne(
-  c: Coordinator,
+  coordinator: Coordinator,
   from: string,
   dir: string,
   acl: readonly Acl[],
@@ -154,7 +172,10 @@ async function moveOne(
   let got: Awaited<ReturnType<Coordinator['get']>>;
   let own: Acl[];
   try {
-    [got, own] = await Promise.all([c.get(from), c.getAcl(from).then((a) => a.acl)]);
+    [got, own] = await Promise.all([
+      coordinator.get(from),
+      coordinator.getAcl(from).then((a) => a.acl),
+    ]);
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) return; // consumed meanwhile
     if (!isZoottError(err, 'NO_AUTH')) throw err;
@@ -169,7 +190,7 @@ async function moveOne(
     return;
   }
   try {
-    const [made] = await c.multi([
+    const [made] = await coordinator.multi([
       { ...replyOp(dir, null, acl), data: got.data },
       { op: 'delete', path: from, version: got.stat.version },
     ]);
@@ -186,10 +207,10 @@ async function moveOne(
  * holding its results (`--repair`, or `init`, moves them), and race state of its races (a
  * race a 0.1.0 worker runs uses it; removed by hand once none does).
  */
-export async function legacyFindings(c: Coordinator, world: string): Promise<Finding[]> {
+export async function legacyFindings(coordinator: Coordinator, world: string): Promise<Finding[]> {
   const findings: Finding[] = [];
-  for (const dir of await legacyReplyDirs(c, world)) {
-    const n = (await c.children(dir.path).catch(missingIsEmpty)).length;
+  for (const dir of await legacyReplyDirs(coordinator, world)) {
+    const n = (await coordinator.children(dir.path).catch(missingIsEmpty)).length;
     findings.push({
       kind: 'legacy',
       path: dir.path,
@@ -197,11 +218,11 @@ export async function legacyFindings(c: Coordinator, world: string): Promise<Fin
       repair: 'migrate',
     });
   }
-  for (const path of await legacyRaceState(c, world))
+  for (const path of await legacyRaceState(coordinator, world))
     findings.push({
       kind: 'legacy',
       path,
-      detail: `race state of zoott 0.1.0 for a race of world ${world}; this release keeps it under /zoott_~races/${world}: once no 0.1.0 worker runs the race, remove it with the world's credentials (zkCli.sh: deleteall ${path})`,
+      detail: `race state of zoott 0.1.0 for a race of world ${world}; this release keeps it under ${racesRoot(world)}: once no 0.1.0 worker runs the race, remove it with the world's credentials (zkCli.sh: deleteall ${path})`,
       repair: 'none',
     });
   return findings;

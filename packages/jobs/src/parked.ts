@@ -45,10 +45,14 @@ export type Parking = Omit<ParkedData, 'parkedAt' | 'result'> & { parkedAt?: str
  * before the area existed): the shared `/zoott_~parked` world:anyone cr, the world's node
  * with `acl`.
  */
-async function ensureParkedRoot(c: Coordinator, world: string, acl: readonly Acl[]): Promise<void> {
+async function ensureParkedRoot(
+  coordinator: Coordinator,
+  world: string,
+  acl: readonly Acl[],
+): Promise<void> {
   const root = parkedRoot(world);
-  if ((await c.exists(root)) !== null) return;
-  await ensureWorldPath(c, root, acl);
+  if ((await coordinator.exists(root)) !== null) return;
+  await ensureWorldPath(coordinator, root, acl);
 }
 
 /**
@@ -58,7 +62,7 @@ async function ensureParkedRoot(c: Coordinator, world: string, acl: readonly Acl
  * when missing.
  */
 export async function parkOps(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   acl: readonly Acl[],
   resultPath: string,
@@ -66,7 +70,7 @@ export async function parkOps(
   result: unknown,
   parking: Parking,
 ): Promise<Op[]> {
-  await ensureParkedRoot(c, world, acl);
+  await ensureParkedRoot(coordinator, world, acl);
   const name = resultPath.slice(resultPath.lastIndexOf('/') + 1);
   const data: ParkedData = {
     ...parking,
@@ -96,22 +100,22 @@ function isParked(value: unknown): value is ParkedData {
  * The world's parked results, oldest parked first. Only nodes under the world's ACL that hold
  * a parked result are listed; anything else there is left to `zoott doctor`.
  */
-export async function listParked(c: Coordinator, world: string): Promise<ParkedResult[]> {
+export async function listParked(coordinator: Coordinator, world: string): Promise<ParkedResult[]> {
   const root = parkedRoot(world);
   let names: string[];
   try {
-    names = await c.children(root);
+    names = await coordinator.children(root);
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) return [];
     throw err;
   }
-  const acl = aclText(await worldAcl(c, world));
+  const acl = aclText(await worldAcl(coordinator, world));
   const out: ParkedResult[] = [];
   await Promise.all(
     names.map(async (name) => {
       const path = `${root}/${name}`;
       try {
-        const [got, nodeAcl] = await Promise.all([c.get(path), c.getAcl(path)]);
+        const [got, nodeAcl] = await Promise.all([coordinator.get(path), coordinator.getAcl(path)]);
         if (aclText(nodeAcl.acl) !== acl) return;
         const data = decodeJson<unknown>(got.data, path);
         if (isParked(data)) out.push({ ...data, name, path, version: got.stat.version });
@@ -134,8 +138,12 @@ export async function listParked(c: Coordinator, world: string): Promise<ParkedR
 }
 
 /** One parked result by name. @throws ZoottError NO_NODE naming it when there is none. */
-async function parkedOne(c: Coordinator, world: string, name: string): Promise<ParkedResult> {
-  const found = (await listParked(c, world)).find((p) => p.name === name);
+async function parkedOne(
+  coordinator: Coordinator,
+  world: string,
+  name: string,
+): Promise<ParkedResult> {
+  const found = (await listParked(coordinator, world)).find((p) => p.name === name);
   if (!found)
     throw new ZoottError('NO_NODE', `no parked result ${name} in world ${world}`, {
       path: `${parkedRoot(world)}/${name}`,
@@ -151,17 +159,21 @@ async function parkedOne(c: Coordinator, world: string, name: string): Promise<P
  * @throws ZoottError NO_NODE when there is no such parked result, NO_AUTH when its reply
  * directory is not under the world's ACL.
  */
-export async function retryParked(c: Coordinator, world: string, name: string): Promise<string> {
-  const p = await parkedOne(c, world, name);
+export async function retryParked(
+  coordinator: Coordinator,
+  world: string,
+  name: string,
+): Promise<string> {
+  const p = await parkedOne(coordinator, world, name);
   if (!p.from.startsWith(`${replyRoot(world)}/`))
     throw new ZoottError(
       'NO_AUTH',
       `parked result ${name} names ${p.from}, not a reply path of world ${world}`,
       { path: p.path },
     );
-  const acl = await worldAcl(c, world);
-  await checkReplyPath(c, p.from, acl);
-  const results = await c.multi([
+  const acl = await worldAcl(coordinator, world);
+  await checkReplyPath(coordinator, p.from, acl);
+  const results = await coordinator.multi([
     { op: 'create', path: `${p.from}/result-`, data: encodeJson(p.result), sequential: true, acl },
     { op: 'delete', path: p.path, version: p.version },
   ]);
@@ -170,7 +182,11 @@ export async function retryParked(c: Coordinator, world: string, name: string): 
 }
 
 /** Removes a parked result for good. @throws ZoottError NO_NODE when there is none. */
-export async function dropParked(c: Coordinator, world: string, name: string): Promise<void> {
-  const p = await parkedOne(c, world, name);
-  await c.delete(p.path, p.version);
+export async function dropParked(
+  coordinator: Coordinator,
+  world: string,
+  name: string,
+): Promise<void> {
+  const p = await parkedOne(coordinator, world, name);
+  await coordinator.delete(p.path, p.version);
 }

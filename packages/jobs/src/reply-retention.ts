@@ -17,14 +17,14 @@ const BATCH = 100;
  * outbox and its claims, whose results wait to be published) are left alone.
  */
 async function ownedDirs(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   owners: Map<string, string | null>,
   watch?: () => void,
 ): Promise<string[]> {
   const list = async (path: string) => {
     try {
-      return await c.children(path, watch ? { watch } : undefined);
+      return await coordinator.children(path, watch ? { watch } : undefined);
     } catch (err) {
       if (isZoottError(err, 'NO_NODE')) return [];
       throw err;
@@ -39,7 +39,7 @@ async function ownedDirs(
       if (!owners.has(dir)) {
         let owner: string | null = null;
         try {
-          const got = await c.get(dir);
+          const got = await coordinator.get(dir);
           const data = decodeJson<unknown>(got.data, dir) as { world?: unknown } | null;
           if (data && typeof data.world === 'string') owner = data.world;
         } catch {
@@ -54,12 +54,17 @@ async function ownedDirs(
 }
 
 /** Deletes result nodes in multis; a multi that fails (one was consumed meanwhile) goes node by node. */
-async function deleteResults(c: Coordinator, victims: readonly Indexed[]): Promise<number> {
+async function deleteResults(
+  coordinator: Coordinator,
+  victims: readonly Indexed[],
+): Promise<number> {
   let removed = 0;
   for (let i = 0; i < victims.length; i += BATCH) {
     const batch = victims.slice(i, i + BATCH);
     try {
-      await c.multi(batch.map((v) => ({ op: 'delete' as const, path: `${v.dir}/${v.name}` })));
+      await coordinator.multi(
+        batch.map((v) => ({ op: 'delete' as const, path: `${v.dir}/${v.name}` })),
+      );
       removed += batch.length;
       continue;
     } catch (err) {
@@ -67,7 +72,7 @@ async function deleteResults(c: Coordinator, victims: readonly Indexed[]): Promi
     }
     for (const v of batch) {
       try {
-        await c.delete(`${v.dir}/${v.name}`);
+        await coordinator.delete(`${v.dir}/${v.name}`);
         removed++;
       } catch (err) {
         if (!isZoottError(err, 'NO_NODE')) throw err;
@@ -89,25 +94,25 @@ export class ReplyResultsRetention implements RetentionTask {
   private dirsDirty = true;
 
   constructor(
-    private readonly c: Coordinator,
+    private readonly coordinator: Coordinator,
     private readonly world: string,
     now: () => number,
   ) {
-    this.index = new DirIndex(c, now);
+    this.index = new DirIndex(coordinator, now);
   }
 
   async pass(settings: RetentionSettings, now: number, budget: number): Promise<number> {
     if (this.dirsDirty) {
       this.dirsDirty = false;
       this.index.setDirs(
-        await ownedDirs(this.c, this.world, this.owners, () => {
+        await ownedDirs(this.coordinator, this.world, this.owners, () => {
           this.dirsDirty = true;
         }),
       );
     }
     await this.index.refresh();
     const victims = this.index.victims(now, settings.results, budget);
-    const removed = await deleteResults(this.c, victims);
+    const removed = await deleteResults(this.coordinator, victims);
     for (const v of victims) this.index.forget(v);
     return removed;
   }
@@ -136,12 +141,12 @@ export interface CleanResultsOptions {
  * `olderThanMs`: `zoott clean <world> --results`.
  */
 export async function cleanResults(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   options: CleanResultsOptions = {},
 ): Promise<{ matched: number; removed: number }> {
-  const dirs = await ownedDirs(c, world, new Map());
-  const found = await recordsOf(c, dirs, undefined, options.onScan);
+  const dirs = await ownedDirs(coordinator, world, new Map());
+  const found = await recordsOf(coordinator, dirs, undefined, options.onScan);
   const cutoff = (options.now ?? Date.now()) - (options.olderThanMs ?? 0);
   const victims = found
     .filter((r) => options.olderThanMs === undefined || r.seenAt <= cutoff)
@@ -150,7 +155,7 @@ export async function cleanResults(
   if (options.dryRun) return { matched: victims.length, removed: 0 };
   let removed = 0;
   for (let i = 0; i < victims.length; i += BATCH * 10) {
-    removed += await deleteResults(c, victims.slice(i, i + BATCH * 10));
+    removed += await deleteResults(coordinator, victims.slice(i, i + BATCH * 10));
     options.onProgress?.(Math.min(victims.length, i + BATCH * 10), victims.length);
   }
   return { matched: victims.length, removed };

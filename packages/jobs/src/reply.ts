@@ -108,10 +108,10 @@ export function replyDir(address: ReplyAddress, world: string): string {
  *
  * @throws ZoottError NO_SUCH_TASK when the world does not exist.
  */
-export async function worldAcl(c: Coordinator, world: string): Promise<Acl[]> {
+export async function worldAcl(coordinator: Coordinator, world: string): Promise<Acl[]> {
   const root = worldRoot(world);
   try {
-    return (await c.getAcl(root)).acl;
+    return (await coordinator.getAcl(root)).acl;
   } catch (err) {
     if (isZoottError(err, 'NO_NODE'))
       throw new ZoottError(
@@ -135,9 +135,9 @@ export function aclText(acl: readonly Acl[]): string {
 type ReadAcl = Acl[] | 'unreadable';
 
 /** The ACL of `path` as this session may read it (NO_NODE when there is no such node). */
-async function readableAcl(c: Coordinator, path: string): Promise<ReadAcl> {
+async function readableAcl(coordinator: Coordinator, path: string): Promise<ReadAcl> {
   try {
-    return (await c.getAcl(path)).acl;
+    return (await coordinator.getAcl(path)).acl;
   } catch (err) {
     if (isZoottError(err, 'NO_AUTH')) return 'unreadable';
     throw err;
@@ -145,9 +145,9 @@ async function readableAcl(c: Coordinator, path: string): Promise<ReadAcl> {
 }
 
 /** {@link readableAcl}, `null` when there is no such node. */
-async function readAcl(c: Coordinator, path: string): Promise<ReadAcl | null> {
+async function readAcl(coordinator: Coordinator, path: string): Promise<ReadAcl | null> {
   try {
-    return await readableAcl(c, path);
+    return await readableAcl(coordinator, path);
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) return null;
     throw err;
@@ -167,11 +167,11 @@ function aclMismatch(path: string, actual: ReadAcl, acl: readonly Acl[]): string
 
 /** Why the node at `path` does not carry exactly `acl` (`null` when it does); NO_NODE if absent. */
 async function aclProblem(
-  c: Coordinator,
+  coordinator: Coordinator,
   path: string,
   acl: readonly Acl[],
 ): Promise<string | null> {
-  return aclMismatch(path, await readableAcl(c, path), acl);
+  return aclMismatch(path, await readableAcl(coordinator, path), acl);
 }
 
 /** The `op` of the error {@link checkReplyPath} throws, so callers can tell it from a server's NO_AUTH. */
@@ -197,11 +197,11 @@ function replyPathRefused(dir: string, problem: string): ZoottError {
  * @throws ZoottError NO_AUTH saying which ACL the directory has.
  */
 export async function checkReplyPath(
-  c: Coordinator,
+  coordinator: Coordinator,
   dir: string,
   acl: readonly Acl[],
 ): Promise<void> {
-  const problem = await aclProblem(c, dir, acl);
+  const problem = await aclProblem(coordinator, dir, acl);
   if (problem) throw replyPathRefused(dir, problem);
 }
 
@@ -212,7 +212,7 @@ export async function checkReplyPath(
  * as `init` makes it (for a world made by zoott 0.1.0).
  */
 async function ensurePath(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   dir: string,
   acl: readonly Acl[],
@@ -221,18 +221,18 @@ async function ensurePath(
   const exchange = dir.slice(0, dir.lastIndexOf('/'));
   const create = async (path: string, data?: Uint8Array): Promise<'made' | 'missing parent'> => {
     try {
-      await c.create(path, data, { acl });
+      await coordinator.create(path, data, { acl });
     } catch (err) {
       if (isZoottError(err, 'NO_NODE')) return 'missing parent';
       // A node of the world that someone else holds: say which, and what only they can do.
-      if (isZoottError(err, 'NO_AUTH')) throw await refusedBy(c, path, acl);
+      if (isZoottError(err, 'NO_AUTH')) throw await refusedBy(coordinator, path, acl);
       if (!isZoottError(err, 'NODE_EXISTS')) throw err;
     }
     return 'made';
   };
   if ((await create(dir, leafData)) === 'made') return;
   if ((await create(exchange)) === 'missing parent') {
-    await ensureWorldPath(c, replyRoot(world), acl);
+    await ensureWorldPath(coordinator, replyRoot(world), acl);
     await create(exchange);
   }
   await create(dir, leafData);
@@ -254,7 +254,7 @@ export function replyDirOwnerData(world: string): Uint8Array {
  * NO_AUTH when the directory is not under the world's ACL.
  */
 export async function ensureReplyDir(
-  c: Coordinator,
+  coordinator: Coordinator,
   address: ReplyAddress,
   world: string,
   acl: readonly Acl[],
@@ -263,9 +263,9 @@ export async function ensureReplyDir(
   // The directory's data names the world that made it: that world's reaper removes the
   // results nobody consumed there (a directory made by someone else's code, the AMQP
   // bridge's, say, names none and is left alone).
-  if ((await c.exists(dir)) === null)
-    await ensurePath(c, world, dir, acl, replyDirOwnerData(world));
-  await checkReplyPath(c, dir, acl);
+  if ((await coordinator.exists(dir)) === null)
+    await ensurePath(coordinator, world, dir, acl, replyDirOwnerData(world));
+  await checkReplyPath(coordinator, dir, acl);
   return dir;
 }
 
@@ -281,13 +281,16 @@ export async function ensureReplyDir(
  * ACL.
  */
 export async function prepareReply(
-  c: Coordinator,
+  coordinator: Coordinator,
   address: ReplyAddress,
   world: string,
 ): Promise<{ dir: string; acl: Acl[] }> {
   const dir = replyDir(address, world);
-  const [acl, dirAcl] = await Promise.all([worldAcl(c, world), readAcl(c, dir)]);
-  if (dirAcl === null) return { dir: await ensureReplyDir(c, address, world, acl), acl };
+  const [acl, dirAcl] = await Promise.all([
+    worldAcl(coordinator, world),
+    readAcl(coordinator, dir),
+  ]);
+  if (dirAcl === null) return { dir: await ensureReplyDir(coordinator, address, world, acl), acl };
   const problem = aclMismatch(dir, dirAcl, acl);
   if (problem) throw replyPathRefused(dir, problem);
   return { dir, acl };
@@ -315,14 +318,14 @@ export function replyOp(dir: string, result: unknown, acl: readonly Acl[]): Op &
  * @throws ZoottError NO_AUTH when the reply path exists with another ACL than the world's.
  */
 export async function publishResult(
-  c: Coordinator,
+  coordinator: Coordinator,
   address: ReplyAddress,
   result: unknown,
   options: { world: string },
 ): Promise<string> {
-  const { dir, acl } = await prepareReply(c, address, options.world);
+  const { dir, acl } = await prepareReply(coordinator, address, options.world);
   const { path, data, sequential } = replyOp(dir, result, acl);
-  return c.create(path, data, { sequential, acl });
+  return coordinator.create(path, data, { sequential, acl });
 }
 
 /** The server's sequence number at the end of a `result-…NNNNNNNNNN` name. */
@@ -371,11 +374,11 @@ export interface ReceivedResult<T = unknown> {
  * when the reply path is not under the world's ACL, NO_SUCH_TASK when the world is missing.
  */
 export async function waitForResult<T = unknown>(
-  c: Coordinator,
+  coordinator: Coordinator,
   options: WaitForResultOptions,
 ): Promise<ReceivedResult<T>> {
   const dir = replyDir(options, options.world);
-  const acl = await worldAcl(c, options.world);
+  const acl = await worldAcl(coordinator, options.world);
   const consume = options.consume !== false;
   const deadline =
     options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
@@ -388,21 +391,21 @@ export async function waitForResult<T = unknown>(
     const changed = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    const names = await listOrWatch(c, dir, () => wake());
-    if (names !== null) await checkReplyPath(c, dir, acl);
+    const names = await listOrWatch(coordinator, dir, () => wake());
+    if (names !== null) await checkReplyPath(coordinator, dir, acl);
     for (const name of (names ?? []).sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
       if (options.skip?.(name)) continue;
       const path = `${dir}/${name}`;
       let data: Uint8Array;
       let stat: Stat;
       try {
-        ({ data, stat } = await c.get(path));
-        const problem = await aclProblem(c, path, acl);
+        ({ data, stat } = await coordinator.get(path));
+        const problem = await aclProblem(coordinator, path, acl);
         if (problem) {
           options.onUntrusted?.(path, problem);
           continue;
         }
-        if (consume) await c.delete(path, stat.version);
+        if (consume) await coordinator.delete(path, stat.version);
       } catch (err) {
         // Another consumer took it first: try the next one.
         if (isZoottError(err, 'NO_NODE') || isZoottError(err, 'BAD_VERSION')) continue;
@@ -419,7 +422,7 @@ export async function waitForResult<T = unknown>(
           path: dir,
         },
       );
-    await waitFor(changed, left, options.signal, c);
+    await waitFor(changed, left, options.signal, coordinator);
   }
 }
 
@@ -428,17 +431,17 @@ export async function waitForResult<T = unknown>(
  * there yet.
  */
 async function listOrWatch(
-  c: Coordinator,
+  coordinator: Coordinator,
   dir: string,
   watch: () => void,
 ): Promise<string[] | null> {
   for (;;) {
     try {
-      return await c.children(dir, { watch });
+      return await coordinator.children(dir, { watch });
     } catch (err) {
       if (!isZoottError(err, 'NO_NODE')) throw err;
     }
-    if ((await c.exists(dir, { watch })) === null) return null;
+    if ((await coordinator.exists(dir, { watch })) === null) return null;
   }
 }
 
@@ -447,7 +450,7 @@ function waitFor(
   changed: Promise<void>,
   ms: number,
   signal: AbortSignal | undefined,
-  c: Coordinator,
+  coordinator: Coordinator,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     const finish = () => {
@@ -458,7 +461,7 @@ function waitFor(
     };
     const timer = setTimeout(finish, Math.min(ms, 2 ** 31 - 1));
     // A lost session drops its watches: look again instead of waiting forever.
-    const off = c.onSession((e) => {
+    const off = coordinator.onSession((e) => {
       if (e.type === 'reconnected' || e.type === 'connected' || e.type === 'lost') finish();
     });
     signal?.addEventListener('abort', finish, { once: true });

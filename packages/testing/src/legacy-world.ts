@@ -1,7 +1,14 @@
 // What zoott 0.1.0 left on ZooKeeper, written the way it wrote it, for the tests of the
 // upgrade path (a newer init, worker or doctor meeting a world an older release made).
 import { type Coordinator, isZoottError } from '@zoott/core';
-import { encodeJson } from '@zoott/core/internal';
+import {
+  AREA_NAMES,
+  areaParent,
+  bucketName,
+  encodeJson,
+  topNodePath,
+  WorldLayout,
+} from '@zoott/core/internal';
 
 async function ensure(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
   try {
@@ -18,13 +25,14 @@ async function ensure(c: Coordinator, path: string, data?: Uint8Array): Promise<
  * elections, replies or races nodes: 0.1.0 made those lazily, when first needed.
  */
 export async function legacyInit(c: Coordinator, world: string, buckets = 4): Promise<void> {
-  const tops = ['p', 'w', 'c', 'f', 'workers', 'g'];
-  await Promise.all(tops.map((a) => ensure(c, `/zoott_${a}`)));
-  await Promise.all(tops.map((a) => ensure(c, `/zoott_${a}/${world}`)));
-  await ensure(c, `/zoott_${world}`, encodeJson({ zoott: 1, buckets }));
-  for (const a of ['p', 'w', 'c', 'f'])
-    for (let b = 0; b < buckets; b++)
-      await ensure(c, `/zoott_${a}/${world}/${String(b).padStart(4, '0')}`);
+  const { pending, working, completed, failed, registry, progress } = AREA_NAMES;
+  const tops = [pending, working, completed, failed, registry, progress];
+  const layout = new WorldLayout(world, buckets);
+  await Promise.all(tops.map((area) => ensure(c, areaParent(area))));
+  await Promise.all(tops.map((area) => ensure(c, layout.areaRoot(area))));
+  await ensure(c, topNodePath(world), encodeJson({ zoott: 1, buckets }));
+  for (const area of [pending, working, completed, failed])
+    for (let b = 0; b < buckets; b++) await ensure(c, `${layout.areaRoot(area)}/${bucketName(b)}`);
 }
 
 /**
@@ -40,9 +48,10 @@ export async function legacyReplies(
   routingkey: string,
   results: readonly unknown[],
 ): Promise<string[]> {
-  await ensure(c, '/zoott_r');
-  await ensure(c, `/zoott_r/${exchange}`);
-  const dir = `/zoott_r/${exchange}/${routingkey}`;
+  const legacyRoot = areaParent(AREA_NAMES.legacyReplies);
+  await ensure(c, legacyRoot);
+  await ensure(c, `${legacyRoot}/${exchange}`);
+  const dir = `${legacyRoot}/${exchange}/${routingkey}`;
   await ensure(c, dir, encodeJson({ world }));
   const out: string[] = [];
   for (const r of results)

@@ -1,6 +1,7 @@
 import { type Acl, type Stat, ZoottError, type ZoottErrorDetails } from '@zoott/core';
 import { codeFromZk } from '@zoott/core/internal';
-import { type LibAcl, type LibException, type LibStat, lib } from './client-lib.js';
+import { type LibAcl, type LibException, type LibStat, lib } from './zk-wire/client-lib.js';
+import { ERR } from './zk-wire/protocol.js';
 
 /**
  * A jute `long` (8 bytes, big endian, signed) as a number; exact below 2^53. The high word
@@ -95,7 +96,7 @@ function stackless<T>(make: () => T): T {
  * (unknown ones become UNKNOWN_SERVER_ERROR), the library's argument assertions as
  * BAD_ARGUMENTS. The original error is kept as `cause`, never exposed as a type.
  */
-const SESSION_CLOSED_REQUIRE_SASL = -124;
+const SESSION_CLOSED_REQUIRE_SASL = ERR.SESSION_CLOSED_REQUIRE_SASL;
 
 export function toZoottError(err: unknown, details: ZoottErrorDetails): ZoottError {
   if (err instanceof ZoottError) return err;

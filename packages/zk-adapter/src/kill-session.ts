@@ -3,8 +3,9 @@ import { parseConnectString } from './connect-string.js';
 import type { ResolvedTls } from './security-options.js';
 import { dial, readyEvent } from './transport.js';
 import { sessionCredentials, sessionTls, type ZkCoordinator } from './zk-coordinator.js';
+import { OP, XID } from './zk-wire/protocol.js';
 
-const CLOSE_XID = 1;
+const CLOSE_XID = XID.CLOSE;
 
 /**
  * Test aid: expires `client`'s session from the server side, the way ZooKeeper's own tests
@@ -159,7 +160,7 @@ export function closeSessionAs(
   password.copy(connect, o);
   const close = Buffer.alloc(8);
   close.writeInt32BE(CLOSE_XID, 0);
-  close.writeInt32BE(-11, 4); // closeSession
+  close.writeInt32BE(OP.CLOSE_SESSION, 4); // closeSession
   return new Promise((resolve) => {
     let gone = false;
     let frames = 0;

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ErrorCode, isZoottError, ZoottError } from '@zoott/core';
-import type { LibClient } from './client-lib.js';
 import { toZoottError } from './convert.js';
 import type { ResolvedOptions } from './options.js';
 import type { ZkSession } from './session.js';
+import type { LibClient } from './zk-wire/client-lib.js';
 
 /** A request waiting for its reply; lost sessions and close() reject what is left. */
 interface InFlight {

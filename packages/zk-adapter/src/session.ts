@@ -7,19 +7,19 @@ import {
   type SessionState,
   ZoottError,
 } from '@zoott/core';
-import { assertClientFixes } from './client-fixes.js';
-import { CM_STATE, type LibClient, lib } from './client-lib.js';
 import { parseConnectString } from './connect-string.js';
 import { ConnectVerdicts, verdictsError } from './connect-verdicts.js';
 import { sessionHex } from './convert.js';
-import { boundHandshake } from './handshake.js';
-import { installFastJute } from './jute-speed.js';
-import { installKeepAlive } from './keep-alive.js';
 import type { ResolvedOptions } from './options.js';
 import { describeRefusals, everyHostRefuses, type Refusal } from './refusal-probe.js';
-import { installSaslHandshake } from './sasl-handshake.js';
 import { installTransport } from './transport.js';
-import { installFastWire } from './wire.js';
+import { assertClientFixes } from './zk-wire/client-fixes.js';
+import { CM_STATE, type LibClient, lib } from './zk-wire/client-lib.js';
+import { boundHandshake } from './zk-wire/handshake.js';
+import { installFastJute } from './zk-wire/jute-speed.js';
+import { installKeepAlive } from './zk-wire/keep-alive.js';
+import { installSaslHandshake } from './zk-wire/sasl-handshake.js';
+import { installFastWire } from './zk-wire/wire.js';
 
 /** Delay between rounds over all servers while reconnecting. */
 const SPIN_DELAY_MS = 200;

@@ -1,8 +1,9 @@
 import net, { isIP } from 'node:net';
 import tls from 'node:tls';
-import type { LibClient } from './client-lib.js';
 import { type ConnectVerdict, tlsErrorVerdict } from './connect-verdicts.js';
 import type { ResolvedTls } from './security-options.js';
+import type { LibClient } from './zk-wire/client-lib.js';
+import { CM_STATE, OP, XID } from './zk-wire/protocol.js';
 
 /**
  * The socket under one node-zookeeper-client connection: plain TCP as the library dials it,
@@ -40,7 +41,7 @@ interface Manager {
   onSocketConnectTimeout(): void;
 }
 
-const CONNECTING = 1;
+const CONNECTING = CM_STATE.CONNECTING;
 /** How long a probe waits for the server to show what it speaks. */
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -183,8 +184,8 @@ function speaksPlainZooKeeper(server: Server): Promise<boolean> {
   connect.writeInt32BE(16, o); // password length, then 16 zero bytes
   const close = Buffer.alloc(12);
   close.writeInt32BE(8, 0);
-  close.writeInt32BE(1, 4); // xid
-  close.writeInt32BE(-11, 8); // closeSession
+  close.writeInt32BE(XID.CLOSE, 4);
+  close.writeInt32BE(OP.CLOSE_SESSION, 8);
   return new Promise((resolve) => {
     const socket = net.connect({ host: server.host, port: server.port });
     let got = Buffer.alloc(0);

@@ -26,18 +26,18 @@ import {
   type RequestLimits,
   validateAcl,
 } from '@zoott/core/internal';
-import { EVENT_TYPE, type LibWatcher } from './client-lib.js';
 import { parseConnectString } from './connect-string.js';
 import { aclFromLib, aclToLib, bufferOf, dataOf, statOf } from './convert.js';
-import { exists, getData } from './direct-reads.js';
-import { commitMulti, createMode, decodeMultiReply, type MultiReply } from './multi.js';
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
 import { RequestPipeline } from './request-pipeline.js';
 import type { ResolvedTls } from './security-options.js';
 import { ZkSession } from './session.js';
-import { TreeWatches } from './tree-watches.js';
-import { type ConnectionIdentity, sendWhoAmI } from './who-am-i.js';
+import { EVENT_TYPE, type LibWatcher } from './zk-wire/client-lib.js';
+import { exists, getData } from './zk-wire/direct-reads.js';
+import { commitMulti, createMode, decodeMultiReply, type MultiReply } from './zk-wire/multi.js';
+import { TreeWatches } from './zk-wire/tree-watches.js';
+import { type ConnectionIdentity, sendWhoAmI } from './zk-wire/who-am-i.js';
 
 /** Raw session credentials, for {@link killSession} only. */
 export interface SessionCredentials {

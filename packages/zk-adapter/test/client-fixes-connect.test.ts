@@ -5,8 +5,8 @@ import { removeCopies } from './library-copies.js';
 
 // The adapter, built on a node-zookeeper-client WITHOUT zoott's fixes, as an unbundled build
 // or a bundler picking up the registry's copy would give it.
-vi.mock('../src/client-lib.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/client-lib.js')>();
+vi.mock('../src/zk-wire/client-lib.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/zk-wire/client-lib.js')>();
   const { unpatchedLibrary } = await import('./library-copies.js');
   return { ...original, lib: unpatchedLibrary() };
 });

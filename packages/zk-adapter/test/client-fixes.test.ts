@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertClientFixes, missingClientFixes } from '../src/client-fixes.js';
-import { lib } from '../src/client-lib.js';
+import { assertClientFixes, missingClientFixes } from '../src/zk-wire/client-fixes.js';
+import { lib } from '../src/zk-wire/client-lib.js';
 import { PATCHED_FILES, patchedLibrary, removeCopies, unpatchedLibrary } from './library-copies.js';
 
 afterAll(removeCopies);

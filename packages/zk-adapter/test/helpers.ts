@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, inject } from 'vitest';
 import { connectZk, type ZkCoordinator, type ZkOptions } from '../src/index.js';
-import { jute } from '../src/jute-speed.js';
+import { jute } from '../src/zk-wire/jute-speed.js';
 
 /** Address of the run's shared ZooKeeper (zk-testkit global setup). */
 export function zkServer(): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll } from 'vitest';
-import { useFastJute } from '../src/jute-speed.js';
+import { useFastJute } from '../src/zk-wire/jute-speed.js';
 
 /**
  * What the tests that hold the adapter's jute against the library's share: the switch to the

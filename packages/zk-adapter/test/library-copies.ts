@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LibModule } from '../src/client-lib.js';
+import type { LibModule } from '../src/zk-wire/client-lib.js';
 
 /**
  * Copies of node-zookeeper-client as a user could end up with them: the registry's pristine

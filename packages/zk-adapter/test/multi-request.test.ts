@@ -1,7 +1,7 @@
 import type { Acl, Op } from '@zoott/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMode, MultiPayload, multiRequest } from '../src/multi-request.js';
+import { createMode, MultiPayload, multiRequest } from '../src/zk-wire/multi-request.js';
 import { libJute } from './helpers.js';
 import { chrootOf, fastJuteAround, original, pathOf, text } from './jute-arbitraries.js';
 

@@ -2,12 +2,12 @@ import { digestAcl, Perms } from '@zoott/core';
 import { fourLetter } from '@zoott/zk-testkit';
 import { describe, expect, it } from 'vitest';
 import type { ZkCoordinator } from '../src/index.js';
-import { MAX_BATCHED_READS } from '../src/read-batch.js';
+import { MAX_BATCHED_READS } from '../src/zk-wire/read-batch.js';
 import { EMPTY_MULTI_REPLY, fakeServer } from './fake-server.js';
 import { bytes, freshNamespace, open, text, zkServer } from './helpers.js';
 
 /**
- * Reads without a watch issued in one turn travel as one multiRead (src/read-batch.ts). What
+ * Reads without a watch issued in one turn travel as one multiRead (src/zk-wire/read-batch.ts). What
  * must hold: fewer requests, and answers, errors and order exactly as if each read went alone.
  */
 

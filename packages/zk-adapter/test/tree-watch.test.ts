@@ -1,9 +1,9 @@
 import type { TreeEvent, WatchEvent } from '@zoott/core';
 import { startProxy } from '@zoott/zk-testkit';
 import { describe, expect, it } from 'vitest';
-import type { LibClient } from '../src/client-lib.js';
 import { killSession, type ZkCoordinator } from '../src/index.js';
-import { sendRemoveWatch } from '../src/tree-watches.js';
+import type { LibClient } from '../src/zk-wire/client-lib.js';
+import { sendRemoveWatch } from '../src/zk-wire/tree-watches.js';
 import { fakeServer } from './fake-server.js';
 import { bytes, freshNamespace, nextSessionEvent, open, zkServer } from './helpers.js';
 

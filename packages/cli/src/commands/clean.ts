@@ -41,8 +41,8 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
     if (olderThanMs === undefined)
       throw new CliError('--older-than forever matches nothing: give a duration such as 1h');
   }
-  const c = await ctx.session().coordinator();
-  const engine = core.createEngine(c, { world });
+  const coordinator = await ctx.session().coordinator();
+  const engine = core.createEngine(coordinator, { world });
   const ectx = await engine.context();
   const dryRun = f.dryRun === true;
   const verb = dryRun ? 'would remove' : 'removed';
@@ -86,7 +86,7 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   if (f.failed) await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
   if (f.results) {
     const { cleanResults } = await import('@zoott/jobs');
-    await run('results', (hooks) => cleanResults(c, world, { ...options, ...hooks }));
+    await run('results', (hooks) => cleanResults(coordinator, world, { ...options, ...hooks }));
   }
   if (ctx.json) ctx.printJson({ world, dryRun, olderThanMs: olderThanMs ?? null, ...out });
 };

@@ -37,7 +37,7 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
   const opts = cmd.opts<DoctorOptions>();
   const { repairWorld, QUARANTINE_ROOT } = await import('@zoott/core/admin');
-  const c = await ctx.session().coordinator();
+  const coordinator = await ctx.session().coordinator();
   // The human form on a terminal shows it; piped or --json, only when asked (stderr still).
   const silent = !(opts.progress || (process.stderr.isTTY === true && !ctx.json));
   // One bar per world read (the world, then its race world), each finished before the next.
@@ -56,9 +56,9 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   };
   const chroot = chrootOf(ctx.settings.connect ?? undefined);
   const findings = await worldFindings(
-    c,
+    coordinator,
     world,
-    await requestedAcl(ctx.settings, async () => c),
+    await requestedAcl(ctx.settings, async () => coordinator),
     onProgress,
     chroot,
   );
@@ -76,14 +76,16 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   let repair: RepairOutcome = { moved: [], notMoved: [] };
   if (opts.repair && movable.length > 0) {
     const moving = createProgress({ label: 'moving', total: movable.length, silent });
-    repair = await repairWorld(c, world, movable, { onProgress: (d, t) => moving.update(d, t) });
+    repair = await repairWorld(coordinator, world, movable, {
+      onProgress: (d, t) => moving.update(d, t),
+    });
     moving.finish();
   }
   // zoott 0.1.0's reply directories of this world: their results into its reply area.
   let migrated: LegacyMove | null = null;
   if (opts.repair && migrating.length > 0) {
     const { moveLegacyReplies } = await import('@zoott/jobs/internal');
-    migrated = await moveLegacyReplies(c, world);
+    migrated = await moveLegacyReplies(coordinator, world);
   }
   const { moved, notMoved } = repair;
   const movedFrom = new Set([...moved.map((m) => m.from), ...(migrated?.removed ?? [])]);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { validatePath } from '@zoott/core/internal';
+import { EPHEMERAL_LEVELS, validatePath } from '@zoott/core/internal';
 import {
   childrenOf,
   type Hierarchy,
@@ -27,12 +27,6 @@ function countNodes(h: Hierarchy): number {
 }
 
 /**
- * Where zoott only ever has ephemeral nodes: claims `zoott_w/<world>/<bucket>/<key>` and
- * registrations `zoott_workers/<world>/<worker>`, as levels below a node of that name.
- */
-const EPHEMERAL_DEPTH: Readonly<Record<string, number>> = { zoott_w: 3, zoott_workers: 2 };
-
-/**
  * The hierarchy without nodes at zoott's ephemeral places (an export taken by an older
  * zoott, or by hand, while tasks ran): imported, they would become claims and workers that
  * no session owns. Returns the paths (relative to the file's root) that were left out.
@@ -40,7 +34,7 @@ const EPHEMERAL_DEPTH: Readonly<Record<string, number>> = { zoott_w: 3, zoott_wo
 function dropEphemeralPlaces(h: Hierarchy, at = ''): string[] {
   const skipped: string[] = [];
   for (const [name, child] of childrenOf(h)) {
-    const depth = EPHEMERAL_DEPTH[name];
+    const depth = EPHEMERAL_LEVELS[name];
     if (depth !== undefined) skipped.push(...dropBelow(child, depth, `${at}/${name}`));
     else skipped.push(...dropEphemeralPlaces(child, `${at}/${name}`));
   }

@@ -35,22 +35,22 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
   // A chroot made here is shared by the worlds of everyone who may write it: nobody may lock
   // it, the credentials that made it included.
   await ensureChroot(ctx.settings, SHARED_ACL);
-  const c = await ctx.session().coordinator();
+  const coordinator = await ctx.session().coordinator();
   const { createEngine } = await import('@zoott/core');
-  const engine = createEngine(c, {
+  const engine = createEngine(coordinator, {
     world,
     ...(buckets !== undefined ? { buckets } : {}),
   });
   // The area nodes every world shares: made, or given the shared ACL when these credentials
   // may (zoott 0.1.0 made them with whoever came first's); said before the world is made.
-  const namespace = await ensureNamespace(c);
+  const namespace = await ensureNamespace(coordinator);
   await engine.init();
   // With credentials the world must be theirs. An existing world someone made open (or with
   // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
   const acl = await requestedAcl(ctx.settings, () => ctx.session().coordinator());
   if (acl) {
     const { worldAclMismatches } = await import('@zoott/core/admin');
-    const wrong = await worldAclMismatches(c, world, acl);
+    const wrong = await worldAclMismatches(coordinator, world, acl);
     if (wrong.length > 0)
       throw new CliError(
         `world ${world} exists but is not locked to these credentials: ${wrong.length} of its nodes have another ACL than ${showAcl(acl)} (${wrong
@@ -64,10 +64,10 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
   // Results zoott 0.1.0 workers published where every world shared them: into the world's
   // own reply area, where this release reads them.
   const { moveLegacyReplies, replyRoot } = await import('@zoott/jobs/internal');
-  const legacy = await moveLegacyReplies(c, world);
+  const legacy = await moveLegacyReplies(coordinator, world);
   const { readRetention, updateRetention } = await import('@zoott/core');
-  if (retention) await updateRetention(c, world, retention);
-  const kept = (await readRetention(c, world)).settings;
+  if (retention) await updateRetention(coordinator, world, retention);
+  const kept = (await readRetention(coordinator, world)).settings;
   const meta = await engine.context();
   if (ctx.json)
     ctx.printJson({

@@ -93,7 +93,7 @@ export const limitCommand: CommandBody = async (ctx, cmd: Command) => {
     );
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   ctx.out(
     renderTable(
       views.map((l) => [
@@ -102,7 +102,7 @@ export const limitCommand: CommandBody = async (ctx, cmd: Command) => {
         String(l.workers),
         l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
       ]),
-      ['TYPE', 'LIMIT', 'WORKERS', 'EACH'].map((h) => c.dim(h)),
+      ['TYPE', 'LIMIT', 'WORKERS', 'EACH'].map((h) => colours.dim(h)),
     ),
   );
 };

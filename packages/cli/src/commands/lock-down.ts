@@ -23,12 +23,12 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
       ExitCode.USAGE,
       'pass --auth user:password (or ZOOTT_AUTH), a SASL login (--zk-sasl-file, ZOOTT_ZK_SASL), or --acl (x509:<certificate subject>:cdrwa, sasl:<user>:cdrwa)',
     );
-  const c = await ctx.session().coordinator();
+  const coordinator = await ctx.session().coordinator();
   const { createEngine } = await import('@zoott/core');
   const { worldRoot } = await import('@zoott/core/internal');
   // A clear "not initialised" for a missing world, before anything is written.
-  await createEngine(c, { world }).context();
-  const extent = await worldExtent(c, world);
+  await createEngine(coordinator, { world }).context();
+  const extent = await worldExtent(coordinator, world);
   const progress = createProgress({ label: 'locking', silent: ctx.json });
   let checked = 0;
   let changed = 0;
@@ -37,12 +37,12 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
   const reports = [];
   // The race world first: the world's own tops, the last thing written, say "locked".
   if (extent.raceWorld) {
-    const r = await lockDownWorld(c, extent.raceWorld, acl, { onProgress });
+    const r = await lockDownWorld(coordinator, extent.raceWorld, acl, { onProgress });
     checked += r.checked;
     changed += r.changed.length;
     reports.push(r);
   }
-  const main = await lockDownWorld(c, world, acl, { onProgress });
+  const main = await lockDownWorld(coordinator, world, acl, { onProgress });
   checked += main.checked;
   changed += main.changed.length;
   reports.push(main);

@@ -61,7 +61,7 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
     ctx.note(`no ${state} tasks in world ${engine.world}`);
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   // Completed records keep no priority; only working tasks have a worker.
   const withPriority = state !== 'completed';
   const withWorker = state === 'working';
@@ -81,7 +81,7 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
         ...(withWorker ? [r.worker ?? '?'] : []),
         ...(withWhen ? [runnable(r.notBefore, now)] : []),
       ]),
-      header.map((h) => c.dim(h)),
+      header.map((h) => colours.dim(h)),
     ),
   );
 };

@@ -39,8 +39,8 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
     );
   if (acting && names.length > 0 && f.all) throw new CliError('names or --all, not both');
   const { dropParked, listParked, retryParked } = await import('@zoott/jobs');
-  const c = await ctx.session().coordinator();
-  const parked = await listParked(c, world);
+  const coordinator = await ctx.session().coordinator();
+  const parked = await listParked(coordinator, world);
   if (!acting) {
     if (ctx.json) {
       ctx.printJson({
@@ -104,8 +104,8 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
   const chosen = f.all ? parked.map((p) => p.name) : names;
   const done: string[] = [];
   for (const name of chosen) {
-    if (f.retry) await retryParked(c, world, name);
-    else await dropParked(c, world, name);
+    if (f.retry) await retryParked(coordinator, world, name);
+    else await dropParked(coordinator, world, name);
     done.push(name);
   }
   const key = f.retry ? 'retried' : 'dropped';

@@ -16,9 +16,9 @@ const retentionCommand: CommandBody = async (ctx, cmd: Command) => {
   const world = await userWorldArgument(cmd);
   const patch = await retentionPatch(cmd.opts<RetentionFlags>());
   const { readRetention, updateRetention } = await import('@zoott/core');
-  const c = await ctx.session().coordinator();
-  if (patch) await updateRetention(c, world, patch);
-  const { settings, stored } = await readRetention(c, world);
+  const coordinator = await ctx.session().coordinator();
+  if (patch) await updateRetention(coordinator, world, patch);
+  const { settings, stored } = await readRetention(coordinator, world);
   if (ctx.json) {
     ctx.printJson({ world, changed: patch !== null, retention: retentionJson(settings, stored) });
     return;

@@ -52,7 +52,7 @@ export const scheduleListCommand: CommandBody = async (ctx) => {
     ctx.note(`no schedules in world ${engine.world} (add one with \`zoott schedule add\`)`);
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   ctx.out(
     renderTable(
       schedules.map((s) => [
@@ -63,7 +63,7 @@ export const scheduleListCommand: CommandBody = async (ctx) => {
         s.nextTick === null ? '-' : formatTime(s.nextTick),
         formatTime(s.lastTick),
       ]),
-      ['NAME', 'CRON', 'TZ', 'TYPE', 'NEXT TICK', 'LAST TICK'].map((h) => c.dim(h)),
+      ['NAME', 'CRON', 'TZ', 'TYPE', 'NEXT TICK', 'LAST TICK'].map((h) => colours.dim(h)),
     ),
   );
   ctx.note(

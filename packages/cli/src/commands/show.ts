@@ -35,12 +35,12 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
     });
     return code;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   const lines: [string, string][] = [
     ['key', showKey(rec.key)],
     ['name', rec.name],
     ['type', rec.type || '?'],
-    ['state', paintState(c, rec.state)],
+    ['state', paintState(colours, rec.state)],
     ['attempts', `${rec.attempts}${rec.maxAttempts ? ` of ${rec.maxAttempts}` : ''}`],
   ];
   if (rec.priority !== undefined) lines.push(['priority', String(rec.priority)]);
@@ -54,20 +54,21 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
   if (rec.failedAt !== undefined) lines.push(['failed', formatTime(rec.failedAt)]);
   if (rec.data !== undefined) lines.push(['data', JSON.stringify(rec.data)]);
   if (rec.result !== undefined) lines.push(['result', JSON.stringify(rec.result)]);
-  if (rec.error) lines.push(['error', c.red(formatTaskError(rec.error))]);
+  if (rec.error) lines.push(['error', colours.red(formatTaskError(rec.error))]);
   if (rec.lastError && !rec.error) lines.push(['last error', formatTaskError(rec.lastError)]);
   if (report?.progress !== undefined)
     lines.push(['progress', `${formatProgressValue(report.progress)} (attempt ${report.attempt})`]);
   if (report && report.log.length > 0) {
     const logLines = [
-      ...(report.dropped > 0 ? [c.dim(`(${report.dropped} earlier lines not kept)`)] : []),
-      ...report.log.map((l) => `${c.dim(formatTime(l.at))} ${l.line}`),
+      ...(report.dropped > 0 ? [colours.dim(`(${report.dropped} earlier lines not kept)`)] : []),
+      ...report.log.map((l) => `${colours.dim(formatTime(l.at))} ${l.line}`),
     ];
     for (const [i, l] of logLines.entries()) lines.push([i === 0 ? 'log' : '', l]);
   }
-  for (const bad of rec.corrupt ?? []) lines.push(['corrupt', c.red(`${bad.path}: ${bad.reason}`)]);
+  for (const bad of rec.corrupt ?? [])
+    lines.push(['corrupt', colours.red(`${bad.path}: ${bad.reason}`)]);
   const w = Math.max(...lines.map(([k]) => k.length));
-  ctx.out(lines.map(([k, v]) => `${c.dim(k.padEnd(w))}  ${v}`).join('\n'));
+  ctx.out(lines.map(([k, v]) => `${colours.dim(k.padEnd(w))}  ${v}`).join('\n'));
   return code;
 };
 

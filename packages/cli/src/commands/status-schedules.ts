@@ -27,7 +27,7 @@ export async function scheduleStatus(
 
 /** The human form: a schedules table and a limits table, each only when there are any. */
 export function printScheduleStatus(ctx: CommandContext, s: ScheduleStatus): void {
-  const c = ctx.colors;
+  const colours = ctx.colors;
   if (s.schedules.length > 0) {
     printTable(
       ctx,
@@ -40,7 +40,7 @@ export function printScheduleStatus(ctx: CommandContext, s: ScheduleStatus): voi
       ]),
       ['SCHEDULE', 'CRON', 'TZ', 'TYPE', 'NEXT TICK'],
     );
-    ctx.out(`scheduler: ${s.scheduler ?? c.red('none (no worker runs: no tick is queued)')}`);
+    ctx.out(`scheduler: ${s.scheduler ?? colours.red('none (no worker runs: no tick is queued)')}`);
   }
   if (s.limits.length > 0) {
     printTable(

@@ -51,26 +51,26 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     });
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   const rows: string[][] = [
-    ['world', c.bold(engine.world)],
+    ['world', colours.bold(engine.world)],
     ['pending', String(counts.pending)],
-    ['working', c.yellow(String(counts.working))],
-    ['completed', c.green(String(counts.completed))],
-    ['failed', counts.failed > 0 ? c.red(String(counts.failed)) : '0'],
+    ['working', colours.yellow(String(counts.working))],
+    ['completed', colours.green(String(counts.completed))],
+    ['failed', counts.failed > 0 ? colours.red(String(counts.failed)) : '0'],
     ['oldest pending', ageMs === null ? '-' : formatDuration(ageMs)],
     ['workers', String(workers.length)],
   ];
   if (paused.world || paused.types.length > 0)
-    rows.push(['paused', c.yellow(describePause(paused))]);
+    rows.push(['paused', colours.yellow(describePause(paused))]);
   if (unserved.length > 0)
     rows.push([
       'unserved',
-      c.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
+      colours.red(unserved.map((t) => `${t} (${pending.byType[t]} pending)`).join(', ')),
     ]);
   const keeps = await describeRetention(retention);
   rows.push(['keeps completed', keeps.completed!], ['keeps results', keeps.results!]);
-  rows.push(['keeps failed', failedOverCap ? c.red(keeps.failed!) : keeps.failed!]);
+  rows.push(['keeps failed', failedOverCap ? colours.red(keeps.failed!) : keeps.failed!]);
   ctx.out(renderTable(rows));
   if (failedOverCap)
     ctx.note(
@@ -91,7 +91,7 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
           w.types.join(','),
           String(w.running.length),
         ]),
-        ['WORKER', 'HOST', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => c.dim(h)),
+        ['WORKER', 'HOST', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => colours.dim(h)),
       ),
     );
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
+import { AREA } from '@zoott/core/internal';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { ChildExitCode, ExitCode, signalExitCode } from '../exit-codes.js';
@@ -49,16 +50,16 @@ export function jobExitCode(result: unknown): number {
  */
 export async function waitForTask(
   world: string,
-  c: Coordinator,
+  coordinator: Coordinator,
   key: TaskKey,
   deadline: number,
   signal: AbortSignal,
 ): Promise<TaskRecord | null> {
-  const engine = createEngine(c, { world });
+  const engine = createEngine(coordinator, { world });
   const stop = withDeadline(signal, deadline - Date.now());
   try {
     const { layout } = await engine.context();
-    const ends = [layout.recordPath('c', key), layout.recordPath('f', key)];
+    const ends = [layout.recordPath(AREA.completed, key), layout.recordPath(AREA.failed, key)];
     for (;;) {
       let wake!: () => void;
       const changed = new Promise<void>((resolve) => {
@@ -66,9 +67,9 @@ export async function waitForTask(
       });
       // An outage is waited out (keepSession renews a lost session); the watches are armed
       // again on the next round.
-      const rec = await throughOutages(c, stop.signal, async () => {
+      const rec = await throughOutages(coordinator, stop.signal, async () => {
         const stats = await Promise.all(
-          ends.map((path) => c.exists(path, { watch: () => wake() })),
+          ends.map((path) => coordinator.exists(path, { watch: () => wake() })),
         );
         if (!stats.some((stat) => stat !== null)) return null;
         return engine.task(key);
@@ -78,7 +79,7 @@ export async function waitForTask(
       });
       if (rec && (rec.state === 'completed' || rec.state === 'failed')) return rec;
       if (stop.signal.aborted || Date.now() >= deadline) return null;
-      await sleepUntilChange(changed, deadline, stop.signal, c);
+      await sleepUntilChange(changed, deadline, stop.signal, coordinator);
     }
   } finally {
     stop.dispose();
@@ -90,7 +91,7 @@ function sleepUntilChange(
   changed: Promise<void>,
   deadline: number,
   signal: AbortSignal,
-  c: Coordinator,
+  coordinator: Coordinator,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     const finish = () => {
@@ -106,7 +107,7 @@ function sleepUntilChange(
       : undefined;
     // A lost session took its watches and a closed one fails the next look: look again.
     // Not on `suspended`: requests would fail although the session may still recover.
-    const off = c.onSession((e) => {
+    const off = coordinator.onSession((e) => {
       if (e.type !== 'suspended') finish();
     });
     signal.addEventListener('abort', finish, { once: true });
@@ -120,7 +121,7 @@ function sleepUntilChange(
  * a result another waiter took meanwhile is simply not there.
  */
 async function consumeReply(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   result: unknown,
 ): Promise<string | null> {
@@ -134,10 +135,10 @@ async function consumeReply(
     world,
   );
   const want = JSON.stringify(result);
-  const names = await c.children(dir).catch(() => [] as string[]);
+  const names = await coordinator.children(dir).catch(() => [] as string[]);
   for (const name of names) {
     const path = `${dir}/${name}`;
-    const got = await c.get(path).catch(() => null);
+    const got = await coordinator.get(path).catch(() => null);
     if (!got) continue;
     let same = false;
     try {
@@ -146,7 +147,7 @@ async function consumeReply(
       same = false;
     }
     if (!same) continue;
-    await c.delete(path, got.stat.version).catch(() => undefined);
+    await coordinator.delete(path, got.stat.version).catch(() => undefined);
     return path;
   }
   return null;
@@ -180,12 +181,12 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const { submitJob, submitRace } = await import('@zoott/jobs');
   const race = isRaceJob(job);
   const submit = race ? submitRace : submitJob;
-  const c = await ctx.session().coordinator();
+  const coordinator = await ctx.session().coordinator();
   const options: SubmitOptions = { world: ctx.world };
   if (f.name) options.name = f.name;
   const priority = intOption(f.priority, '--priority', -999_999, 999_999);
   if (priority !== undefined) options.priority = priority;
-  const sub = await submit(c, job, options);
+  const sub = await submit(coordinator, job, options);
   const ref = { world: sub.world, key: showKey(sub.key), kind: race ? 'race' : 'job' };
   if (!f.wait) {
     if (ctx.json) ctx.printJson(ref);
@@ -195,8 +196,10 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   if (!ctx.json)
     ctx.note(`submitted ${ref.kind} ${ref.key} to world ${sub.world}; waiting for the result...`);
   const deadline = timeoutS === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutS * 1000;
-  const offSession = keepSession(c, ctx.signal, (t) => ctx.note(t));
-  const rec = await waitForTask(sub.world, c, sub.key, deadline, ctx.signal).finally(offSession);
+  const offSession = keepSession(coordinator, ctx.signal, (t) => ctx.note(t));
+  const rec = await waitForTask(sub.world, coordinator, sub.key, deadline, ctx.signal).finally(
+    offSession,
+  );
   if (!rec) {
     if (ctx.signal.aborted) return ExitCode.INTERRUPTED;
     throw new CliError(
@@ -215,7 +218,7 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   }
   // The result is printed here, so its copy on the reply path is taken too.
   // Replies are published under the job world's reply area (a race's too).
-  await consumeReply(c, ctx.world, rec.result).catch(() => null);
+  await consumeReply(coordinator, ctx.world, rec.result).catch(() => null);
   if (ctx.json) ctx.printJson({ ...ref, state: 'completed', result: rec.result });
   else {
     type Run = { stdout?: unknown; stderr?: unknown; error?: unknown };

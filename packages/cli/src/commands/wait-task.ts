@@ -22,9 +22,9 @@ export async function waitForTaskCommand(
   const key = parseTaskRef(ref);
   const shown = showKey(key);
   const engine = await ctx.session().engine();
-  const c = engine.coordinator;
+  const coordinator = engine.coordinator;
   const stop = withDeadline(ctx.signal, timeoutMs);
-  const offSession = keepSession(c, stop.signal, (t) => ctx.note(t));
+  const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   let last = '';
   // Where the task stands, on stderr as it changes: a long wait shows it is alive.
   const onState = (s: WaitingState) => {

@@ -60,16 +60,16 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
   const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
   const dir = replyDir(address, ctx.world);
-  const c = await ctx.session().coordinator();
+  const coordinator = await ctx.session().coordinator();
   const deadline = Date.now() + timeoutMs;
   const stop = withDeadline(ctx.signal, timeoutMs);
-  const offSession = keepSession(c, stop.signal, (t) => ctx.note(t));
+  const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   try {
     // What is already there was published before this wait: not ours, unless --any.
     const before = f.any
       ? new Set<string>()
       : new Set(
-          await c.children(dir).catch((err: unknown) => {
+          await coordinator.children(dir).catch((err: unknown) => {
             if (isZoottError(err, 'NO_NODE')) return [];
             throw err;
           }),
@@ -78,7 +78,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
     ctx.note(
       `waiting for a result under ${dir}${Number.isFinite(timeoutMs) ? ` (up to ${f.timeout} s)` : ''}`,
     );
-    const got = await throughOutages(c, stop.signal, () => {
+    const got = await throughOutages(coordinator, stop.signal, () => {
       const options: WaitOptions = {
         ...address,
         // Only results written under this world's ACL are accepted.
@@ -89,7 +89,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
         onUntrusted: (path: string, why: string) => ctx.note(`skipped ${path}: ${why}`),
       };
       if (Number.isFinite(timeoutMs)) options.timeoutMs = Math.max(1, deadline - Date.now());
-      return waitForResult(c, options);
+      return waitForResult(coordinator, options);
     });
     ctx.printJson(ctx.json ? { path: got.path, result: got.result } : got.result);
     return ExitCode.OK;

@@ -42,15 +42,15 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   // An outage does not end the watch: the session is renewed when lost, and the stream
   // lists every bucket again once connected, so changes made meanwhile still come out.
   const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
-  const c = ctx.colors;
+  const colours = ctx.colors;
   const paint: Record<string, (s: string) => string> = {
-    queued: c.dim,
-    started: c.yellow,
-    completed: c.green,
-    failed: c.red,
-    retried: c.magenta,
-    cancelled: c.dim,
-    removed: c.dim,
+    queued: colours.dim,
+    started: colours.yellow,
+    completed: colours.green,
+    failed: colours.red,
+    retried: colours.magenta,
+    cancelled: colours.dim,
+    removed: colours.dim,
   };
   let seen = 0;
   const cursor = new LogCursor();
@@ -78,11 +78,14 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
         } else {
           if (valueChanged)
             ctx.out(
-              `${c.dim(at)} ${c.cyan('progress'.padEnd(9))} ${key} ${formatProgressValue(e.progress.progress)}`,
+              `${colours.dim(at)} ${colours.cyan('progress'.padEnd(9))} ${key} ${formatProgressValue(e.progress.progress)}`,
             );
           if (missed > 0)
-            ctx.out(`${c.dim(at)} ${c.dim('log'.padEnd(9))} ${key} (${missed} lines not shown)`);
-          for (const l of lines) ctx.out(`${c.dim(at)} ${c.dim('log'.padEnd(9))} ${key} ${l.line}`);
+            ctx.out(
+              `${colours.dim(at)} ${colours.dim('log'.padEnd(9))} ${key} (${missed} lines not shown)`,
+            );
+          for (const l of lines)
+            ctx.out(`${colours.dim(at)} ${colours.dim('log'.padEnd(9))} ${key} ${l.line}`);
         }
         if (++seen >= count) break;
         continue;
@@ -94,8 +97,8 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
           `${JSON.stringify({ at, type: e.type, key, world: e.world, ...error })}\n`,
         );
       else {
-        const why = e.error ? ` ${c.dim(formatTaskError(e.error))}` : '';
-        ctx.out(`${c.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}${why}`);
+        const why = e.error ? ` ${colours.dim(formatTaskError(e.error))}` : '';
+        ctx.out(`${colours.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}${why}`);
       }
       if (++seen >= count) break;
     }

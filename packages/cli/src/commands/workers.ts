@@ -26,19 +26,19 @@ const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
     ctx.note(`no live workers in world ${engine.world} (start some with \`zoott-worker\`)`);
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   ctx.out(
     renderTable(
       workers.map((w) => [
         w.id,
         w.host ? `${w.host}${w.pid ? `:${w.pid}` : ''}` : '-',
-        c.green('alive'),
+        colours.green('alive'),
         formatDuration(now - w.started),
         String(w.buckets.length),
         w.types.join(','),
-        w.running.length ? w.running.join(' ') : c.dim('idle'),
+        w.running.length ? w.running.join(' ') : colours.dim('idle'),
       ]),
-      ['WORKER', 'HOST', 'HEALTH', 'UP', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => c.dim(h)),
+      ['WORKER', 'HOST', 'HEALTH', 'UP', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => colours.dim(h)),
     ),
   );
 };

@@ -1,5 +1,6 @@
 import { type AreaCounts, createEngine, isZoottError } from '@zoott/core';
 import { listWorlds } from '@zoott/core/admin';
+import { topNodePath } from '@zoott/core/internal';
 import { DEFAULT_CONNECT } from '../connection.js';
 import type { CommandContext } from '../context.js';
 import { explain } from '../errors.js';
@@ -35,7 +36,7 @@ const WORLD_STATE_CODES = ['NO_AUTH', 'WORLD_NOT_INITIALISED', 'NO_NODE'];
  */
 function problemOf(ctx: CommandContext, world: string, err: unknown): WorldProblem | null {
   if (!isZoottError(err)) return null;
-  const root = `/zoott_${world}`;
+  const root = topNodePath(world);
   const corruptMeta =
     (err.code === 'BAD_ARGUMENTS' || err.code === 'INVALID_CONFIG') && err.path === root;
   const notAWorld = err.code === 'INVALID_CONFIG' && err.field === 'world';
@@ -103,19 +104,27 @@ const worldsCommand: CommandBody = async (ctx) => {
     ctx.note(`no worlds at ${connect} (\`zoott init <world>\` creates one)`);
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   const withProblem = rows.some((r) => 'problem' in r);
   const header = ['WORLD', 'BUCKETS', 'PENDING', 'WORKING', 'COMPLETED', 'FAILED', 'WORKERS'];
   ctx.out(
     renderTable(
       rows.map((r) => {
         if ('problem' in r)
-          return [r.world, '-', '-', '-', '-', '-', '-', c.red(r.problem.message)];
-        const cells = [r.world, String(r.buckets), String(r.pending), c.yellow(String(r.working))];
-        cells.push(c.green(String(r.completed)), r.failed > 0 ? c.red(String(r.failed)) : '0');
+          return [r.world, '-', '-', '-', '-', '-', '-', colours.red(r.problem.message)];
+        const cells = [
+          r.world,
+          String(r.buckets),
+          String(r.pending),
+          colours.yellow(String(r.working)),
+        ];
+        cells.push(
+          colours.green(String(r.completed)),
+          r.failed > 0 ? colours.red(String(r.failed)) : '0',
+        );
         return [...cells, String(r.workers), ...(withProblem ? [''] : [])];
       }),
-      [...header, ...(withProblem ? ['PROBLEM'] : [])].map((h) => c.dim(h)),
+      [...header, ...(withProblem ? ['PROBLEM'] : [])].map((h) => colours.dim(h)),
     ),
   );
 };

@@ -7,6 +7,7 @@ import {
   type TreeNode,
   type WorkerHandle,
 } from '@zoott/core';
+import { topNodePath } from '@zoott/core/internal';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { type DashboardFlags, serveDashboard, untilInterrupted } from '../commands/dashboard.js';
 import { cliLogger, ensureChroot, openZk } from '../connection.js';
@@ -64,10 +65,10 @@ async function countRetries(
 }
 
 /** Refuses to wipe a world that holds anything but an earlier demo run. */
-async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
+async function clearDemoWorld(coordinator: Coordinator, world: string): Promise<void> {
   let roots: string[] = [];
   try {
-    roots = await c.children(`/zoott_${world}`);
+    roots = await coordinator.children(topNodePath(world));
   } catch {
     return; // no such world yet
   }
@@ -78,7 +79,7 @@ async function clearDemoWorld(c: Coordinator, world: string): Promise<void> {
       ExitCode.CONFLICT,
       'run the demo in another world, e.g. --world demo',
     );
-  await wipeWorld(c, world);
+  await wipeWorld(coordinator, world);
 }
 
 /** What a demo run started; `close` stops it all, whatever the run ended with. */
@@ -134,11 +135,14 @@ async function startDemoWorkers(
   if (!embedded && !o.inProcess) res.procs = await startWorkerProcesses(s, o.world, o.workers);
   const inProcess = res.procs ? 0 : o.workers;
   for (let i = 0; i < inProcess; i++) {
-    const c = await setup.connect();
-    res.sessions.push(c);
-    const handlers: Handlers = { ...sampleHandlers(), ...(await demoJobHandlers(c, o.world)) };
+    const coordinator = await setup.connect();
+    res.sessions.push(coordinator);
+    const handlers: Handlers = {
+      ...sampleHandlers(),
+      ...(await demoJobHandlers(coordinator, o.world)),
+    };
     res.workers.push(
-      runWorker(c, handlers, {
+      runWorker(coordinator, handlers, {
         world: o.world,
         id: `demo-w${i + 1}`,
         concurrency: 2,
@@ -258,29 +262,29 @@ function printOutcome(
     });
     return;
   }
-  const c = ctx.colors;
+  const colours = ctx.colors;
   ctx.out(
-    renderTree(o.world, tree, c, (n) => {
+    renderTree(o.world, tree, colours, (n) => {
       const a = attempts.get(n.key.join('|')) ?? 1;
-      return a > 1 ? c.magenta(` (${a} attempts)`) : '';
+      return a > 1 ? colours.magenta(` (${a} attempts)`) : '';
     }),
   );
   ctx.out('');
   ctx.out(
-    `${c.bold('summary')}  ${c.green(`${summary.completed} completed`)}, ` +
-      `${summary.failed ? c.red(`${summary.failed} failed`) : '0 failed'}, ` +
+    `${colours.bold('summary')}  ${colours.green(`${summary.completed} completed`)}, ` +
+      `${summary.failed ? colours.red(`${summary.failed} failed`) : '0 failed'}, ` +
       `${summary.retried} retried, wall time ${formatDuration(summary.wallMs)}, ${summary.tasksPerSecond} tasks/s`,
   );
   if (embedded) {
     const zoott = zoottCommand(process.env);
     ctx.note(
-      c.dim(
+      colours.dim(
         `next: \`${zoott} --help\`; against a real ZooKeeper: \`${zoott} demo --connect 127.0.0.1:2181\``,
       ),
     );
   } else
     ctx.note(
-      c.dim(
+      colours.dim(
         `the world is still there: \`zoott --connect ${ctx.settings.connect} --world ${o.world} tree\``,
       ),
     );

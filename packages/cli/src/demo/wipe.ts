@@ -3,12 +3,12 @@ import { encodeJson, parseMeta, worldAreaNodes, worldRoot } from '@zoott/core/in
 import { deleteTree } from '@zoott/core/recipes';
 
 /** Deletes everything below `path`, keeping `path` itself. */
-async function clearBelow(c: Coordinator, path: string): Promise<void> {
-  const names = await c.children(path).catch((err: unknown) => {
+async function clearBelow(coordinator: Coordinator, path: string): Promise<void> {
+  const names = await coordinator.children(path).catch((err: unknown) => {
     if (isZoottError(err, 'NO_NODE')) return [] as string[];
     throw err;
   });
-  await Promise.all(names.map((n) => deleteTree(c, `${path}/${n}`)));
+  await Promise.all(names.map((n) => deleteTree(coordinator, `${path}/${n}`)));
 }
 
 /**
@@ -17,15 +17,15 @@ async function clearBelow(c: Coordinator, path: string): Promise<void> {
  * delete in an area node, which every world shares), and so does its tree root when the
  * namespace root keeps it (a chroot `zoott init` made): its meta is written afresh then.
  */
-export async function wipeWorld(c: Coordinator, world: string): Promise<void> {
-  await Promise.all(worldAreaNodes(world).map((top) => clearBelow(c, top)));
+export async function wipeWorld(coordinator: Coordinator, world: string): Promise<void> {
+  await Promise.all(worldAreaNodes(world).map((top) => clearBelow(coordinator, top)));
   const root = worldRoot(world);
   try {
-    await deleteTree(c, root);
+    await deleteTree(coordinator, root);
   } catch (err) {
     if (!isZoottError(err, 'NO_AUTH')) throw err;
-    const got = await c.get(root);
+    const got = await coordinator.get(root);
     const { buckets } = parseMeta(got.data, root);
-    await c.set(root, encodeJson({ zoott: 1, buckets }), got.stat.version);
+    await coordinator.set(root, encodeJson({ zoott: 1, buckets }), got.stat.version);
   }
 }

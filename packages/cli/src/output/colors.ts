@@ -19,17 +19,17 @@ export function colorsFor(
 }
 
 /** Paints a task state: green done, yellow working, red failed, dim pending. */
-export function paintState(c: Colors, state: TaskStateName | null): string {
+export function paintState(colours: Colors, state: TaskStateName | null): string {
   switch (state) {
     case 'completed':
-      return c.green(state);
+      return colours.green(state);
     case 'working':
-      return c.yellow(state);
+      return colours.yellow(state);
     case 'failed':
-      return c.red(state);
+      return colours.red(state);
     case 'pending':
-      return c.dim(state);
+      return colours.dim(state);
     default:
-      return c.dim('cancelled');
+      return colours.dim('cancelled');
   }
 }

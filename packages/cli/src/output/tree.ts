@@ -1,4 +1,5 @@
 import type { TreeNode } from '@zoott/core';
+import { topNodePath } from '@zoott/core/internal';
 import { type Colors, paintState } from './colors.js';
 
 /**
@@ -8,21 +9,21 @@ import { type Colors, paintState } from './colors.js';
 export function renderTree(
   world: string,
   nodes: readonly TreeNode[],
-  c: Colors,
+  colours: Colors,
   annotate?: (node: TreeNode) => string,
 ): string {
-  const lines = [c.bold(`/zoott_${world}`)];
+  const lines = [colours.bold(topNodePath(world))];
   const walk = (list: readonly TreeNode[], prefix: string) => {
     list.forEach((n, i) => {
       const last = i === list.length - 1;
       lines.push(
-        `${prefix}${last ? '└── ' : '├── '}${n.name} ${c.dim(`(${n.type || '?'})`)} ${paintState(c, n.state)}${n.corrupt !== undefined ? ` ${c.red('corrupt')}` : ''}${annotate ? annotate(n) : ''}`,
+        `${prefix}${last ? '└── ' : '├── '}${n.name} ${colours.dim(`(${n.type || '?'})`)} ${paintState(colours, n.state)}${n.corrupt !== undefined ? ` ${colours.red('corrupt')}` : ''}${annotate ? annotate(n) : ''}`,
       );
       walk(n.children, prefix + (last ? '    ' : '│   '));
     });
   };
   walk(nodes, '');
-  if (nodes.length === 0) lines.push(c.dim('(no tasks)'));
+  if (nodes.length === 0) lines.push(colours.dim('(no tasks)'));
   return lines.join('\n');
 }
 

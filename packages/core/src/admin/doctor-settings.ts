@@ -2,7 +2,7 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { isZoottError } from '../contract/errors.js';
 import { decodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
-import { AREA } from '../engine/layout.js';
+import { AREA, WorldLayout } from '../engine/layout.js';
 import { parseMeta } from '../engine/meta.js';
 import { pauseProblem } from '../engine/pause.js';
 import { limitNodeName, limitsPath, readRateLimit } from '../rate-limits/rate-store.js';
@@ -44,11 +44,12 @@ export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<
   } catch (err) {
     if (!isZoottError(err)) throw err;
   }
-  const buckets = (await missingIsNull(c.children(`/zoott_${AREA.pending}/${world}`)))?.length;
+  const pendingRoot = new WorldLayout(world, 1).areaRoot(AREA.pending);
+  const buckets = (await missingIsNull(c.children(pendingRoot)))?.length;
   return {
     kind: 'corrupt',
     path: root,
-    detail: `world meta: not {"zoott":1,"buckets":N}, so no engine, worker or verb can open world ${world} (nothing else was checked); write it again by hand${buckets ? ` ({"zoott":1,"buckets":${buckets}}: ${buckets} buckets under /zoott_${AREA.pending}/${world})` : ''} (not repaired: the bucket count is the world's layout)`,
+    detail: `world meta: not {"zoott":1,"buckets":N}, so no engine, worker or verb can open world ${world} (nothing else was checked); write it again by hand${buckets ? ` ({"zoott":1,"buckets":${buckets}}: ${buckets} buckets under ${pendingRoot})` : ''} (not repaired: the bucket count is the world's layout)`,
     repair: 'none',
   };
 }

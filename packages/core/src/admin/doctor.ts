@@ -2,7 +2,15 @@ import type { Acl } from '../contract/acl.js';
 import { principalOf } from '../engine/acl-principal.js';
 import type { EngineContext } from '../engine/context.js';
 import { codeOf } from '../engine/errors.js';
-import { AREA, AREAS, type Area, parseEntryName } from '../engine/layout.js';
+import {
+  AREA,
+  AREAS,
+  type Area,
+  areaParent,
+  parseEntryName,
+  REGISTRY_AREA,
+  topNodeName,
+} from '../engine/layout.js';
 import { AREA_NAMES } from '../tree/areas.js';
 import { KEY_SEPARATOR, worldRoot } from '../tree/keys.js';
 import { INTERNAL_WORLD_MARK } from '../tree/names.js';
@@ -241,16 +249,19 @@ async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
   const top = await c
     .children('/')
     .catch((err) => (codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err)));
-  for (const name of top) {
+  for (const child of top) {
     // An internal world is `<world><mark><purpose>` (see internalWorldName).
-    const at = name.startsWith('zoott_') ? name.lastIndexOf(INTERNAL_WORLD_MARK) : -1;
-    const owner = at > 'zoott_'.length ? name.slice('zoott_'.length, at) : null;
-    if (owner !== null && (await c.exists(worldRoot(owner))) === null)
+    const name = topNodeName(child);
+    const at = name === null ? -1 : name.lastIndexOf(INTERNAL_WORLD_MARK);
+    const owner = name !== null && at > 0 ? name.slice(0, at) : null;
+    if (name !== null && owner !== null && (await c.exists(worldRoot(owner))) === null) {
+      const areas = [...AREAS, REGISTRY_AREA].map((area) => `${areaParent(area)}/${name}`);
       d.add(
         'leftover-world',
-        `/${name}`,
-        `internal world of ${owner}, which no longer exists; remove it (and /zoott_{p,w,c,f,workers}/${name.slice('zoott_'.length)}) once nothing runs there`,
+        `/${child}`,
+        `internal world of ${owner}, which no longer exists; remove it (and ${areas.join(', ')}) once nothing runs there`,
         'none',
       );
+    }
   }
 }

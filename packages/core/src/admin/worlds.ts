@@ -1,6 +1,6 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import { codeOf } from '../engine/errors.js';
-import { AREA } from '../engine/layout.js';
+import { AREA, areaParent } from '../engine/layout.js';
 import { isInternalWorld, RESERVED_WORLD_NAMES } from '../tree/names.js';
 
 /**
@@ -10,7 +10,7 @@ import { isInternalWorld, RESERVED_WORLD_NAMES } from '../tree/names.js';
  */
 export async function listWorlds(c: Coordinator): Promise<string[]> {
   try {
-    const names = await c.children(`/zoott_${AREA.pending}`);
+    const names = await c.children(areaParent(AREA.pending));
     return names.filter((n) => !RESERVED_WORLD_NAMES.includes(n) && !isInternalWorld(n)).sort();
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return [];

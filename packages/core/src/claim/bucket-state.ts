@@ -1,4 +1,4 @@
-import { ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
+import { byClaimOrder, ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
 import type { EntryData } from '../engine/types.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AncestorStat } from './ancestor-guards.js';
@@ -98,10 +98,6 @@ export function emptyBucket(): BucketState {
     eventBorn: new Set(),
   };
 }
-
-/** Claim order: higher priority first, then FIFO (the entry's sequence number). */
-export const byClaimOrder = (a: EntryName, b: EntryName): number =>
-  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
 
 /** Adds every proper ancestor of `key` (encoded) to `into`. */
 export function addAncestors(key: string, into: Set<string>): void {

@@ -15,6 +15,18 @@ export {
 } from './acl-principal.js';
 // Tests drive the engine's cancellable wait through both of its clocks.
 export { Alarm } from './alarm.js';
+export {
+  type BucketArea,
+  type BucketContents,
+  bucketNumbers,
+  entryState,
+  isDeadEntry,
+  type ListBucketOptions,
+  type ListedEntry,
+  type ListedRecord,
+  listBucket,
+  waitingEntries,
+} from './area-listing.js';
 // Tests stand in for another process's queue with it (no hint left here).
 export { takeChildHint } from './child-hints.js';
 export { backoffDelay, systemEngineClock } from './clock.js';
@@ -28,17 +40,22 @@ export {
 // Readers of stored failures (the dashboard's failed list) get the one error shape.
 export { readTaskError, toTaskError, UNCODED_ERROR } from './errors.js';
 export {
+  AREA,
   areaParent,
   bucketName,
+  byClaimOrder,
   DEFAULT_BUCKETS,
   type EntryKind,
   type EntryName,
+  EPHEMERAL_LEVELS,
   entryPrefix,
   fnv1a32,
   MAX_PRIORITY,
   PARKED_AREA,
   parkedRoot,
   parseEntryName,
+  topNodeName,
+  topNodePath,
   WorldLayout,
 } from './layout.js';
 export { META_VERSION, parseMeta, type WorldMeta } from './meta.js';

@@ -1,5 +1,5 @@
 import { ZoottError } from '../contract/errors.js';
-import { AREA_NAMES, type AreaName } from '../tree/areas.js';
+import { AREA_NAMES, type AreaName, WORLD_PREFIX } from '../tree/areas.js';
 import { KEY_SEPARATOR, type TaskKey, worldRoot } from '../tree/keys.js';
 
 /** Default number of buckets per area (fixed per world by `init`). */
@@ -44,8 +44,35 @@ export const REGISTRY_AREA = AREA_NAMES.registry;
 
 /** An area's node, shared by every world of the namespace: `/zoott_<area>`. */
 export function areaParent(area: AreaName): string {
-  return `/zoott_${area}`;
+  return topNodePath(area);
 }
+
+/**
+ * The namespace's top node for `name` (a world's tree root, or an area's node), without
+ * checking the name: for names read from the server, which need not be zoott's.
+ */
+export function topNodePath(name: string): string {
+  return `${WORLD_PREFIX}${name}`;
+}
+
+/** The `<name>` of a child `zoott_<name>` of the namespace root; `null` for a node not zoott's. */
+export function topNodeName(child: string): string | null {
+  const prefix = WORLD_PREFIX.slice(1);
+  return child.startsWith(prefix) && child.length > prefix.length
+    ? child.slice(prefix.length)
+    : null;
+}
+
+/**
+ * Where zoott keeps only ephemeral nodes, by the name of the namespace's child that holds
+ * them and how many levels below it they sit: claims `zoott_w/<world>/<bucket>/<key>` and
+ * registrations `zoott_workers/<world>/<worker>`. `zoott import` leaves them out: imported,
+ * they would be claims and workers that no session owns.
+ */
+export const EPHEMERAL_LEVELS: Readonly<Record<string, number>> = Object.freeze({
+  [areaParent(AREA_NAMES.working).slice(1)]: 3,
+  [areaParent(AREA_NAMES.registry).slice(1)]: 2,
+});
 
 /**
  * Results the AMQP bridge could not publish (an exchange refused or missing, no queue bound),
@@ -93,7 +120,7 @@ export class WorldLayout {
     readonly buckets: number,
   ) {
     this.root = worldRoot(world);
-    this.registry = `/zoott_${REGISTRY_AREA}/${world}`;
+    this.registry = this.areaRoot(REGISTRY_AREA);
     this.parked = parkedRoot(world);
   }
 
@@ -159,6 +186,13 @@ const ENTRY_RE = /^([qrx])(\d{7})-(.+)-(\d{10})$/;
 export function entryPriority(entryPath: string): number {
   return parseEntryName(entryPath.slice(entryPath.lastIndexOf('/') + 1))?.priority ?? 0;
 }
+
+/**
+ * Claim order of one bucket's entries: higher priority first, then FIFO (the entry's
+ * sequence number, which the server hands out in creation order within the bucket).
+ */
+export const byClaimOrder = (a: EntryName, b: EntryName): number =>
+  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
 
 /** Parses an entry name; `null` for anything that is not one (foreign nodes are ignored). */
 export function parseEntryName(name: string): EntryName | null {

@@ -3,13 +3,14 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
-import { AREA, ENTRY_KIND, entryPrefix } from '../engine/layout.js';
+import { AREA } from '../engine/layout.js';
+import { prepareQueue, resolveQueueOptions } from '../engine/queue.js';
 import { connectionBack } from '../engine/session.js';
-import type { EngineLogger, EntryData } from '../engine/types.js';
+import type { EngineLogger } from '../engine/types.js';
 import { ensureWorldPath } from '../engine/world-nodes.js';
 import type { Engine } from '../front/engine.js';
 import { LeaderElection } from '../recipes/election/leader-election.js';
-import { KEY_SEPARATOR } from '../tree/keys.js';
+import type { TaskInfo } from '../tree/task-map.js';
 import { nextTick, type StoredSchedule, tickTaskName } from './schedule-spec.js';
 import { readStoredSchedule, schedulerElectionPath, schedulesPath } from './schedule-store.js';
 
@@ -246,29 +247,11 @@ class Scheduler {
     const name = tickTaskName(k.stored.name, tick);
     const key = [name];
     const advanced: StoredSchedule = { ...k.stored, lastTick: tick };
-    const entry: EntryData = {
-      name,
-      type: k.stored.type,
-      attempts: 0,
-      maxAttempts: ctx.defaults.maxAttempts,
-      backoff: ctx.defaults.backoff,
-      queuedAt: ctx.clock.now(),
-    };
-    if (k.stored.data !== undefined) entry.data = k.stored.data;
-    const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
-    const tickOps: Op[] = [
-      {
-        op: 'create',
-        path: layout.treePath(key),
-        data: encodeJson({ name, type: k.stored.type, data: k.stored.data ?? null }),
-      },
-      {
-        op: 'create',
-        path: `${bucket}/${entryPrefix(ENTRY_KIND.queued, 0, key.join(KEY_SEPARATOR))}`,
-        data: encodeJson(entry),
-        sequential: true,
-      },
-    ];
+    // The tick's task is written as `queue` writes a new root task (its tree node and its
+    // pending entry, with the engine's default options), beside the schedule's advance.
+    const info: TaskInfo = { name, type: k.stored.type };
+    if (k.stored.data !== undefined) info.data = k.stored.data;
+    const tickOps = prepareQueue(ctx, key, info, resolveQueueOptions(ctx, {})).ops;
     const advance: Op = { op: 'set', path, data: encodeJson(advanced), version: k.version };
     for (let round = 0; round < 8; round++) {
       let queued = true;
@@ -301,7 +284,7 @@ class Scheduler {
           throw new ZoottError(
             'WORLD_NOT_INITIALISED',
             `world ${layout.world} has no pending area; call init`,
-            { path: bucket },
+            { path: layout.bucketPath(AREA.pending, layout.bucketOf(key)) },
           );
         } else throw err;
       }

@@ -1,4 +1,10 @@
 /**
+ * Prefix of every node zoott makes at the top of a namespace: each area is `/zoott_<area>`,
+ * each world's tree root `/zoott_<world>`. Stored, so fixed.
+ */
+export const WORLD_PREFIX = '/zoott_';
+
+/**
  * The areas of a namespace, by role: each is `/zoott_<name>`, beside the worlds' tree roots
  * `/zoott_<world>`, and holds one node per world (`/zoott_<name>/<world>`). This one list is
  * what the world-name check refuses (a world named like an area would have its tree root on

@@ -1,4 +1,5 @@
 import { ZoottError } from '../contract/errors.js';
+import { WORLD_PREFIX } from './areas.js';
 import { resolveLimits, type TaskLimits } from './limits.js';
 import { validateTaskName, validateWorldName } from './names.js';
 import { show } from './show.js';
@@ -12,9 +13,6 @@ export type TaskKey = readonly string[];
 
 /** Joins a key's names into one pending-area node name. Task names can never contain it. */
 export const KEY_SEPARATOR = '|';
-
-/** Prefix of every world root: `/zoott_<world>`. */
-export const WORLD_PREFIX = '/zoott_';
 
 /**
  * Checks every name of `key` (field `key[i]`) and its depth against `maxDepth`.

@@ -1,6 +1,6 @@
 import { ZoottError } from '../contract/errors.js';
 import { utf8 } from '../contract/paths.js';
-import { RESERVED_WORLD_NAMES } from './areas.js';
+import { RESERVED_WORLD_NAMES, WORLD_PREFIX } from './areas.js';
 import { resolveLimits, type TaskLimits } from './limits.js';
 import { show, typeOf } from './show.js';
 import type { TaskInfo } from './task-map.js';
@@ -59,7 +59,7 @@ export function validateWorldName(world: unknown): string {
   if (problem !== null) throw bad(problem);
   if (RESERVED_WORLD_NAMES.includes(world as string))
     throw bad(
-      `is reserved (/zoott_${world as string} is one of zoott's own areas: ${RESERVED_WORLD_NAMES.join(', ')})`,
+      `is reserved (${WORLD_PREFIX}${world as string} is one of zoott's own areas: ${RESERVED_WORLD_NAMES.join(', ')})`,
     );
   return world as string;
 }

@@ -12,6 +12,7 @@ import {
   type TickEvent,
   tickTaskName,
 } from '@zoott/core';
+import { decodeJson, listBucket } from '@zoott/core/internal';
 import { describeOnBackends, losingReplies } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, TestClock, worldName } from '../engine/helpers.js';
@@ -86,6 +87,42 @@ describeOnBackends('schedules', (backend) => {
     expect(task).toMatchObject({ type: 'tick', data: { a: 1 }, state: 'pending' });
     expect((await listSchedules(engine))[0]?.lastTick).toBe(START + 3 * MINUTE);
     await s.stop();
+  });
+
+  it("writes a tick's task as queue writes a root task: same tree node, same entry", async () => {
+    const { engine, clock, zk } = await world();
+    await addSchedule(engine, { name: 'm', cron: '* * * * *', type: 'tick', data: { a: 1 } });
+    const ticks: TickEvent[] = [];
+    const scheduler = runScheduler(engine, { onTick: (t) => ticks.push(t) });
+    await eventually(() => scheduler.isLeader);
+    clock.advance(MINUTE);
+    await eventually(() => ticks.length === 1);
+    await scheduler.stop();
+    await engine.queue({ name: 'byHand', type: 'tick', data: { a: 1 } });
+    const { layout } = await engine.context();
+    const written = async (name: string) => {
+      const { pending } = await listBucket(zk, layout, layout.bucketOf([name]), ['pending']);
+      const entry = pending.find((listed) => listed.encodedKey === name);
+      if (!entry) throw new Error(`no pending entry for ${name}`);
+      const data = decodeJson<Record<string, unknown>>((await zk.get(entry.path)).data, entry.path);
+      const treePath = layout.treePath([name]);
+      const tree = decodeJson<Record<string, unknown>>((await zk.get(treePath)).data, treePath);
+      return { entry, data, tree };
+    };
+    const tick = await written(ticks[0]!.task);
+    const byHand = await written('byHand');
+    expect(tick.tree).toEqual({ ...byHand.tree, name: ticks[0]!.task });
+    expect(Object.keys(tick.data).sort()).toEqual(Object.keys(byHand.data).sort());
+    const { qid: tickQid, queuedAt: tickAt, name: tickName, ...tickRest } = tick.data;
+    const { qid: handQid, queuedAt: handAt, name: _handName, ...handRest } = byHand.data;
+    expect(tickRest).toEqual(handRest);
+    expect(tickName).toBe(ticks[0]!.task);
+    expect([typeof tickQid, typeof tickAt]).toEqual([typeof handQid, typeof handAt]);
+    expect(tickQid).not.toBe(handQid);
+    expect([tick.entry.kind, tick.entry.priority]).toEqual([
+      byHand.entry.kind,
+      byHand.entry.priority,
+    ]);
   });
 
   it('one scheduler among several; the next one takes over where the first stopped', async () => {

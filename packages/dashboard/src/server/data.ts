@@ -12,15 +12,17 @@ import {
 } from '@zoott/core';
 import { listWorlds } from '@zoott/core/admin';
 import {
+  bucketNumbers,
   decodeJson,
   type FailedRecord,
   KEY_SEPARATOR,
-  parseEntryName,
+  listBucket,
   readTaskError,
   UNCODED_ERROR,
   validateWorldName,
   type WorkerInfo,
   type WorldLayout,
+  waitingEntries,
 } from '@zoott/core/internal';
 
 /** Oldest task waiting in the pending area (working and failed tasks excluded). */
@@ -135,22 +137,17 @@ export class DashboardData {
    */
   async oldestPending(world: string): Promise<OldestPending | null> {
     const layout = await this.layout(world);
-    const c = this.coordinator;
+    const coordinator = this.coordinator;
     const firsts = await Promise.all(
-      range(layout.buckets).map(async (b) => {
-        const [p, w] = await Promise.all([
-          c.children(layout.bucketPath('p', b)),
-          c.children(layout.bucketPath('w', b)),
-        ]);
-        const working = new Set(w);
-        let best: { name: string; key: string; seq: number } | null = null;
-        for (const n of p) {
-          const e = parseEntryName(n);
-          if (!e || e.kind === 'x' || working.has(e.encodedKey)) continue;
-          if (!best || e.seq < best.seq) best = { name: n, key: e.encodedKey, seq: e.seq };
-        }
+      bucketNumbers(layout).map(async (bucket) => {
+        const listing = await listBucket(coordinator, layout, bucket, ['pending', 'working']);
+        const claimed = new Set(listing.working.map((record) => record.encodedKey));
+        let best: { path: string; key: string; seq: number } | null = null;
+        for (const entry of waitingEntries(listing.pending, claimed))
+          if (!best || entry.seq < best.seq)
+            best = { path: entry.path, key: entry.encodedKey, seq: entry.seq };
         if (!best) return null;
-        const stat = await c.exists(`${layout.bucketPath('p', b)}/${best.name}`);
+        const stat = await coordinator.exists(best.path);
         return stat ? { key: best.key.split(KEY_SEPARATOR), since: stat.ctime } : null;
       }),
     );
@@ -162,17 +159,18 @@ export class DashboardData {
   /** The dead-letter list from the failed records, newest failure first, at most `limit`. */
   async failed(world: string, limit = FAILED_LIMIT): Promise<FailedList> {
     const layout = await this.layout(world);
-    const c = this.coordinator;
+    const coordinator = this.coordinator;
     const listed = await Promise.all(
-      range(layout.buckets).map(async (b) => {
-        const dir = layout.bucketPath('f', b);
-        return (await c.children(dir)).map((n) => `${dir}/${n}`);
-      }),
+      bucketNumbers(layout).map(async (bucket) =>
+        (await listBucket(coordinator, layout, bucket, ['failed'])).failed.map(
+          (record) => record.path,
+        ),
+      ),
     );
     const paths = listed.flat();
     const records = await pooled(paths, 64, async (path) => {
       try {
-        const got = await c.get(path);
+        const got = await coordinator.get(path);
         const rec = decodeJson<FailedRecord>(got.data, path);
         const encoded = path.slice(path.lastIndexOf('/') + 1);
         // Every failure as { code, message }, whoever wrote the record and when.
@@ -191,9 +189,9 @@ export class DashboardData {
   /** The worker registry of a world with each worker's working claims. */
   async workers(world: string): Promise<WorkerView[]> {
     const layout = await this.layout(world);
-    const c = this.coordinator;
+    const coordinator = this.coordinator;
     const [nodes, claims] = await Promise.all([
-      c
+      coordinator
         .children(layout.registry)
         .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err))),
       this.workingClaims(layout),
@@ -202,7 +200,7 @@ export class DashboardData {
       nodes.sort().map(async (node): Promise<WorkerView | null> => {
         const path = `${layout.registry}/${node}`;
         try {
-          const got = await c.get(path);
+          const got = await coordinator.get(path);
           // A persistent node is no worker (registrations are ephemeral): not shown alive.
           if (got.stat.ephemeralOwner === null) return null;
           let info: Partial<WorkerInfo> = {};
@@ -237,18 +235,20 @@ export class DashboardData {
   }
 
   private async workingClaims(layout: WorldLayout) {
-    const c = this.coordinator;
+    const coordinator = this.coordinator;
     const listed = await Promise.all(
-      range(layout.buckets).map(async (b) => {
-        const dir = layout.bucketPath('w', b);
-        return (await c.children(dir)).map((n) => ({ dir, n }));
-      }),
+      bucketNumbers(layout).map(
+        async (bucket) => (await listBucket(coordinator, layout, bucket, ['working'])).working,
+      ),
     );
-    const out = await pooled(listed.flat(), 64, async ({ dir, n }) => {
+    const out = await pooled(listed.flat(), 64, async ({ encodedKey, path }) => {
       try {
-        const got = await c.get(`${dir}/${n}`);
+        const got = await coordinator.get(path);
         if (got.stat.ephemeralOwner === null) return null; // not a claim: no session holds it
-        return { key: n.split(KEY_SEPARATOR), claim: decodeJson<ClaimIdentity>(got.data, dir) };
+        return {
+          key: encodedKey.split(KEY_SEPARATOR),
+          claim: decodeJson<ClaimIdentity>(got.data, path),
+        };
       } catch {
         return null;
       }

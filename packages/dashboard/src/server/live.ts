@@ -156,10 +156,10 @@ export class WorldHub {
   private async watchRegistry(): Promise<void> {
     if (this.registryArmed || this.closed) return;
     this.registryArmed = true;
-    const c: Coordinator = this.data.coordinator;
+    const coordinator: Coordinator = this.data.coordinator;
     try {
       const layout = (await this.data.engine(this.world).context()).layout;
-      await c.children(layout.registry, {
+      await coordinator.children(layout.registry, {
         watch: () => {
           this.registryArmed = false;
           if (this.closed) return;

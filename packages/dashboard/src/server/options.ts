@@ -75,8 +75,12 @@ const bad = (field: string, why: string) =>
 /** Checks the options and fills in defaults; throws INVALID_CONFIG naming the field. */
 export function resolveOptions(o: DashboardOptions): ResolvedOptions {
   if (!o || typeof o !== 'object') throw bad('options', 'give an object with a coordinator');
-  const c = o.coordinator;
-  if (!c || typeof c.children !== 'function' || typeof c.onSession !== 'function')
+  const coordinator = o.coordinator;
+  if (
+    !coordinator ||
+    typeof coordinator.children !== 'function' ||
+    typeof coordinator.onSession !== 'function'
+  )
     throw bad('coordinator', 'must be an open Coordinator (connectZk or the memory adapter)');
   const port = o.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -103,7 +107,7 @@ export function resolveOptions(o: DashboardOptions): ResolvedOptions {
     );
   const world = o.world === undefined ? null : validateWorldName(o.world);
   return {
-    coordinator: c,
+    coordinator: coordinator,
     world,
     port,
     host,

@@ -57,9 +57,9 @@ export interface RacerData {
   nonZeroExitWins?: boolean;
 }
 
-export async function readJson<T>(c: Coordinator, path: string): Promise<T | null> {
+export async function readJson<T>(coordinator: Coordinator, path: string): Promise<T | null> {
   try {
-    const got = await c.get(path);
+    const got = await coordinator.get(path);
     return decodeJson<T>(got.data, path);
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) return null;
@@ -68,9 +68,13 @@ export async function readJson<T>(c: Coordinator, path: string): Promise<T | nul
 }
 
 /** Creates a node; `false` when it already exists (someone else created it first). */
-export async function createOnce(c: Coordinator, path: string, data: unknown): Promise<boolean> {
+export async function createOnce(
+  coordinator: Coordinator,
+  path: string,
+  data: unknown,
+): Promise<boolean> {
   try {
-    await c.create(path, encodeJson(data));
+    await coordinator.create(path, encodeJson(data));
     return true;
   } catch (err) {
     if (isZoottError(err, 'NODE_EXISTS')) return false;
@@ -102,7 +106,7 @@ export function recordToRun(record: ProcessRecord): ProcessRun & { stdin: string
  * signal aborts or the session changes (a new session has none of the old watches).
  */
 export function changeOrTimeout(
-  c: Coordinator,
+  coordinator: Coordinator,
   ms: number,
   signal: AbortSignal,
 ): { wake: () => void; wait: Promise<void> } {
@@ -115,7 +119,7 @@ export function changeOrTimeout(
       resolve();
     };
     const timer = setTimeout(finish, Math.max(1, Math.min(ms, 2 ** 31 - 1)));
-    const off = c.onSession((e) => {
+    const off = coordinator.onSession((e) => {
       if (e.type !== 'suspended') finish();
     });
     signal.addEventListener('abort', finish, { once: true });

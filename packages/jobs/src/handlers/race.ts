@@ -169,7 +169,7 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
   const inputs = Array.isArray(job.input)
     ? job.input
     : await readRaceInputDir(h.dataDir, job.input);
-  const c = h.c;
+  const coordinator = h.c;
   const paths = new RacePaths(h.world, task.name);
   const meta = await openRace(h, paths, inputs.length).catch((err: unknown) => {
     // Race state locked to someone else: no retry will get past that either.
@@ -184,7 +184,7 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
 
   // Queue the racers, skipping any a previous attempt already queued, until someone wins.
   for (let i = 0; i < inputs.length; i += BATCH) {
-    if ((await c.exists(paths.winner)) !== null) break;
+    if ((await coordinator.exists(paths.winner)) !== null) break;
     await Promise.all(
       inputs.slice(i, i + BATCH).map(async (input, k) => {
         const index = i + k;
@@ -215,7 +215,7 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
   const winner = await awaitOutcome(h, paths, inputs.length, deadline, task.signal);
   // Count after the started racers have ended: one that registered late is counted too.
   await racersEnded(h, paths, task.signal);
-  const processes = (await c.children(paths.started)).length;
+  const processes = (await coordinator.children(paths.started)).length;
   let result: RaceJobResult;
   try {
     result = buildRaceResult(
@@ -244,29 +244,29 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
  * after the children exist, since a node with children cannot be deleted and re-made.
  */
 async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Promise<RaceMeta> {
-  const c = h.c;
-  const acl = await worldAcl(c, h.world);
+  const coordinator = h.c;
+  const acl = await worldAcl(coordinator, h.world);
   const fresh: RaceMeta = { started: new Date().toISOString(), racers, world: h.world };
   try {
-    await c.create(paths.base, encodeJson(fresh), { acl });
+    await coordinator.create(paths.base, encodeJson(fresh), { acl });
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) {
       // `init` made the world's node of the race area; a world made by zoott 0.1.0 gets it
       // here, as `init` would make it.
-      await ensureWorldPath(c, racesRoot(h.world), acl);
+      await ensureWorldPath(coordinator, racesRoot(h.world), acl);
       return openRace(h, paths, racers);
     }
     if (!isZoottError(err, 'NODE_EXISTS')) throw err;
   }
-  await createOnce(c, paths.started, null);
-  await createOnce(c, paths.ended, null);
-  const actual = (await c.getAcl(paths.base)).acl;
+  await createOnce(coordinator, paths.started, null);
+  await createOnce(coordinator, paths.ended, null);
+  const actual = (await coordinator.getAcl(paths.base)).acl;
   if (aclText(actual) !== aclText(acl))
     throw new PermanentError(
       `race state ${paths.base} has ACL [${aclText(actual)}], not the world's [${aclText(acl)}]: its verdict could be forged, so the race is not run. Remove the node with the world's credentials and retry`,
       'NO_AUTH',
     );
-  return (await readJson<RaceMeta>(c, paths.base)) ?? fresh;
+  return (await readJson<RaceMeta>(coordinator, paths.base)) ?? fresh;
 }
 
 /**
@@ -282,24 +282,28 @@ async function awaitOutcome(
   deadline: number,
   signal: AbortSignal,
 ): Promise<WinnerData> {
-  const c = h.c;
+  const coordinator = h.c;
   for (;;) {
     if (signal.aborted) throw new ZoottError('ABORTED', 'race coordinator aborted');
-    const { wake, wait } = changeOrTimeout(c, Math.min(deadline - Date.now(), 5000), signal);
+    const { wake, wait } = changeOrTimeout(
+      coordinator,
+      Math.min(deadline - Date.now(), 5000),
+      signal,
+    );
     let winner: WinnerData | null = null;
     try {
-      const got = await c.get(paths.winner, { watch: wake });
+      const got = await coordinator.get(paths.winner, { watch: wake });
       winner = decodeJson<WinnerData>(got.data, paths.winner);
     } catch (err) {
       if (!isZoottError(err, 'NO_NODE')) throw err;
-      await c.exists(paths.winner, { watch: wake });
+      await coordinator.exists(paths.winner, { watch: wake });
     }
     if (winner && (winner.record || winner.none)) return winner;
     if (!winner) {
-      const ended = await c.children(paths.ended, { watch: wake });
+      const ended = await coordinator.children(paths.ended, { watch: wake });
       const none = ended.length >= racers ? 'silent' : Date.now() >= deadline ? 'timeout' : null;
       if (none) {
-        await createOnce(c, paths.winner, {
+        await createOnce(coordinator, paths.winner, {
           at: new Date().toISOString(),
           none,
         } satisfies WinnerData);
@@ -316,12 +320,12 @@ async function racersEnded(
   paths: RacePaths,
   signal: AbortSignal,
 ): Promise<void> {
-  const c = h.c;
+  const coordinator = h.c;
   const until = Date.now() + h.killGraceMs + 5000;
   while (Date.now() < until && !signal.aborted) {
-    const { wake, wait } = changeOrTimeout(c, until - Date.now(), signal);
-    const ended = await c.children(paths.ended, { watch: wake });
-    const started = await c.children(paths.started, { watch: wake });
+    const { wake, wait } = changeOrTimeout(coordinator, until - Date.now(), signal);
+    const ended = await coordinator.children(paths.ended, { watch: wake });
+    const started = await coordinator.children(paths.started, { watch: wake });
     if (ended.length >= started.length) break;
     await wait;
   }

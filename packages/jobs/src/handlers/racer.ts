@@ -65,7 +65,7 @@ export async function runRacerTask(
 ): Promise<RacerOutcomeRecord> {
   const d = racerData(task.data);
   const paths = new RacePaths(h.world, d.race);
-  const c = h.c;
+  const coordinator = h.c;
   const done = (outcome: RacerOutcomeRecord['outcome'], pid?: number): RacerOutcomeRecord => ({
     race: d.race,
     index: d.index,
@@ -73,7 +73,7 @@ export async function runRacerTask(
     ...(pid !== undefined ? { pid } : {}),
   });
 
-  const current = await readJson<WinnerData>(c, paths.winner);
+  const current = await readJson<WinnerData>(coordinator, paths.winner);
   // A winner whose worker died before recording its run is run again by whoever claims it.
   const rerunOfWinner = current !== null && current.index === d.index && !current.record;
   if (current !== null && !rerunOfWinner) return done('skipped');
@@ -95,7 +95,7 @@ export async function runRacerTask(
   };
   // Kill when someone else wins (or the coordinator ends the race).
   const check = () => {
-    readJson<WinnerData>(c, paths.winner).then(
+    readJson<WinnerData>(coordinator, paths.winner).then(
       (w) => {
         if (w === null) {
           void arm(); // deleted: the race was cleaned up; look again (it stops us if gone)
@@ -108,9 +108,9 @@ export async function runRacerTask(
   };
   const arm = async () => {
     try {
-      const stat = await c.exists(paths.winner, { watch: check });
+      const stat = await coordinator.exists(paths.winner, { watch: check });
       if (stat !== null) check();
-      else if ((await c.exists(paths.base)) === null) stop();
+      else if ((await coordinator.exists(paths.base)) === null) stop();
     } catch {
       // Session trouble: the abort signal stops the racer if the session is lost.
     }
@@ -132,7 +132,7 @@ export async function runRacerTask(
     // Counted once it really runs: `processes` of the race is the number of these nodes.
     if (pid > 0) {
       try {
-        await c.create(`${paths.started}/p-`, undefined, { sequential: true });
+        await coordinator.create(`${paths.started}/p-`, undefined, { sequential: true });
       } catch (err) {
         racer.kill({ immediate: true });
         await racer.done;
@@ -150,7 +150,7 @@ export async function runRacerTask(
         pid,
         at: new Date().toISOString(),
       };
-      won = await createOnce(c, paths.winner, claim).catch((err) => {
+      won = await createOnce(coordinator, paths.winner, claim).catch((err) => {
         racer.kill();
         throw err;
       });
@@ -161,9 +161,11 @@ export async function runRacerTask(
       throw new ZoottError('ABORTED', 'racer aborted; its process group was stopped');
     if (won) await recordWin(h, paths, d, run);
     const result = won ? 'won' : outcome.result === 'lost' && !stoppedByRace ? 'lost' : 'stopped';
-    await createOnce(c, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch((err) => {
-      if (!isZoottError(err, 'NO_NODE')) throw err;
-    });
+    await createOnce(coordinator, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch(
+      (err) => {
+        if (!isZoottError(err, 'NO_NODE')) throw err;
+      },
+    );
     return done(result, pid);
   } finally {
     if (timer) clearTimeout(timer);

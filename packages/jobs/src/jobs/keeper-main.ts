@@ -14,6 +14,7 @@
 
 import type * as Fs from 'node:fs';
 import type * as Net from 'node:net';
+import { ExitCode } from '../exit-codes.js';
 
 /** One process in the keeper's view: parent, process group, start time (to tell a reused pid). */
 export interface ProcEntry {
@@ -254,7 +255,7 @@ export function keeperMain(d: KeeperDeps): void {
     ending = true;
     for (const job of jobs.values()) d.killKept(fs, job, d.followTree, d.procTable);
     const cgroups = [...jobs.values()].flatMap((j) => (j.cgroup === null ? [] : [j.cgroup]));
-    d.removeCgroups(fs, cgroups, root, () => process.exit(0));
+    d.removeCgroups(fs, cgroups, root, () => process.exit(ExitCode.OK));
   };
 
   let rest = '';

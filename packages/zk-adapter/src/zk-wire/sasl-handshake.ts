@@ -1,12 +1,13 @@
-import type { LibClient } from './client-lib.js';
-import type { ConnectVerdict } from './connect-verdicts.js';
+import type { ConnectVerdict } from '../connect-verdicts.js';
 import {
   answerChallenge,
   checkRspauth,
   DigestChallengeError,
   readChallenge,
-} from './sasl-digest-md5.js';
-import type { ResolvedSasl } from './security-options.js';
+} from '../sasl-digest-md5.js';
+import type { ResolvedSasl } from '../security-options.js';
+import type { LibClient } from './client-lib.js';
+import { CM_STATE, ERR, OP } from './protocol.js';
 
 /**
  * SASL on every connection of one node-zookeeper-client, as ZooKeeper's Java client does it:
@@ -22,14 +23,14 @@ import type { ResolvedSasl } from './security-options.js';
  * connection loss: the library reconnects, and the exchange starts over on the new one.
  */
 
-const SASL_OPCODE = 102;
-const CONNECTING = 1;
-const CONNECTED = 2;
-const DISCONNECTED = 0;
-const AUTHENTICATION_FAILED = -4;
-const AUTH_FAILED_CODE = -115;
+const SASL_OPCODE = OP.SASL;
+const CONNECTING = CM_STATE.CONNECTING;
+const CONNECTED = CM_STATE.CONNECTED;
+const DISCONNECTED = CM_STATE.DISCONNECTED;
+const AUTHENTICATION_FAILED = CM_STATE.AUTHENTICATION_FAILED;
+const AUTH_FAILED_CODE = ERR.AUTH_FAILED;
 /** CONNECTION_LOSS, SESSION_EXPIRED: what the library fails a request with when its socket goes. */
-const LOST = new Set([-4, -112]);
+const LOST = new Set<number>([ERR.CONNECTION_LOSS, ERR.SESSION_EXPIRED]);
 
 interface Packet {
   request: unknown;

@@ -116,25 +116,5 @@ export interface LibModule {
 
 export const lib = nzcModule as unknown as LibModule;
 
-/** ConnectionManager states (lib/ConnectionManager.js STATES). */
-export const CM_STATE = {
-  DISCONNECTED: 0,
-  CONNECTING: 1,
-  CONNECTED: 2,
-  CONNECTED_READ_ONLY: 3,
-  CLOSING: -1,
-  CLOSED: -2,
-  SESSION_EXPIRED: -3,
-  AUTHENTICATION_FAILED: -4,
-} as const;
-
-/** Watch event type numbers (lib/Event.js). */
-export const EVENT_TYPE = {
-  1: 'created',
-  2: 'deleted',
-  3: 'dataChanged',
-  4: 'childrenChanged',
-} as const;
-
-/** Multi op type numbers (jute OP_CODES). */
-export const OP_CODE = { CREATE: 1, DELETE: 2, SET_DATA: 5, CHECK: 13, ERROR: -1 } as const;
+// The protocol's numbers (connection states, event types, op codes) are in zk-wire/protocol.ts.
+export { CM_STATE, EVENT_NAME as EVENT_TYPE, OP as OP_CODE } from './protocol.js';

@@ -1,8 +1,9 @@
 import { type Acl, type Op, type OpResult, ZoottError } from '@zoott/core';
 import { codeFromZk } from '@zoott/core/internal';
+import { statOf, toZoottError } from '../convert.js';
 import { type LibClient, type LibStat, OP_CODE } from './client-lib.js';
-import { statOf, toZoottError } from './convert.js';
 import { multiRequest } from './multi-request.js';
+import { ERR } from './protocol.js';
 
 export { createMode } from './multi-request.js';
 
@@ -41,11 +42,13 @@ export function decodeMultiReply(
   ops: readonly Op[],
   explain: (err: ZoottError) => ZoottError,
 ): OpResult[] {
-  const failed = raw.findIndex((r) => r.type === OP_CODE.ERROR && r.err !== 0 && r.err !== -2);
+  const failed = raw.findIndex(
+    (r) => r.type === OP_CODE.ERROR && r.err !== ERR.OK && r.err !== ERR.RUNTIME_INCONSISTENCY,
+  );
   if (failed !== -1 || raw.some((r) => r.type === OP_CODE.ERROR)) {
     const index = failed === -1 ? 0 : failed;
     const plain = toZoottError(
-      { code: raw[index]?.err ?? -2, name: 'multi' },
+      { code: raw[index]?.err ?? ERR.RUNTIME_INCONSISTENCY, name: 'multi' },
       { op: 'multi', path: ops[index]?.path },
     );
     const failure = explain(plain);

@@ -1,5 +1,6 @@
 import type { LibClient, LibStat, LibWatcher } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { ERR, OP } from './protocol.js';
 import { batchedRead } from './read-batch.js';
 
 /**
@@ -33,10 +34,10 @@ interface Requests {
   protocol: Record<string, new () => Record<string, unknown>>;
 }
 
-const OK = 0;
-const NO_NODE = -101;
-const GET_DATA = 4;
-const EXISTS = 3;
+const OK = ERR.OK;
+const NO_NODE = ERR.NO_NODE;
+const GET_DATA = OP.GET_DATA;
+const EXISTS = OP.EXISTS;
 
 function request(type: number, cls: string, path: string, watch: boolean): unknown {
   const r = jute as unknown as Requests;

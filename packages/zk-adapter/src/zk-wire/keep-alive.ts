@@ -1,5 +1,6 @@
 import type { LibClient } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { CM_STATE, OP, XID } from './protocol.js';
 
 /**
  * The keep-alive of one node-zookeeper-client connection, driven by what the client SENDS.
@@ -35,10 +36,10 @@ interface Protocol {
 }
 
 // lib/ConnectionManager.js STATES, lib/jute XID_PING and OP_CODES.PING.
-const CONNECTED = 2;
-const CONNECTED_READ_ONLY = 3;
-const XID_PING = -2;
-const OP_PING = 11;
+const CONNECTED = CM_STATE.CONNECTED;
+const CONNECTED_READ_ONLY = CM_STATE.CONNECTED_READ_ONLY;
+const XID_PING = XID.PING;
+const OP_PING = OP.PING;
 
 export function installKeepAlive(client: LibClient): void {
   const cm = client.connectionManager as unknown as Manager;

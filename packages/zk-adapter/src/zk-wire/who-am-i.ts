@@ -1,5 +1,6 @@
 import type { LibClient } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { OP } from './protocol.js';
 
 /**
  * `whoAmI` (ZooKeeper 3.7+, opcode 107): the identities the server holds for this connection,
@@ -10,7 +11,7 @@ import { jute } from './jute-speed.js';
  * the library's own queue, in order with the rest.
  */
 
-const WHO_AM_I = 107;
+const WHO_AM_I = OP.WHO_AM_I;
 
 /** One identity of the connection. */
 export interface ConnectionIdentity {

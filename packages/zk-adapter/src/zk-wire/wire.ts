@@ -1,4 +1,5 @@
 import type { LibClient } from './client-lib.js';
+import { CM_STATE, OP } from './protocol.js';
 
 /**
  * Faster socket I/O for one node-zookeeper-client connection, installed per client before it
@@ -40,13 +41,13 @@ interface Manager {
 }
 
 // lib/ConnectionManager.js STATES and jute OP_CODES the flush needs.
-const CONNECTING = 1;
-const CONNECTED = 2;
-const CONNECTED_READ_ONLY = 3;
-const CLOSING = -1;
-const OP_PING = 11;
-const OP_AUTH = 100;
-const OP_CLOSE_SESSION = -11;
+const CONNECTING = CM_STATE.CONNECTING;
+const CONNECTED = CM_STATE.CONNECTED;
+const CONNECTED_READ_ONLY = CM_STATE.CONNECTED_READ_ONLY;
+const CLOSING = CM_STATE.CLOSING;
+const OP_PING = OP.PING;
+const OP_AUTH = OP.AUTH;
+const OP_CLOSE_SESSION = OP.CLOSE_SESSION;
 
 export function installFastWire(client: LibClient): void {
   const cm = client.connectionManager as unknown as Manager;

@@ -1,9 +1,10 @@
 import type { TreeEvent, TreeListener } from '@zoott/core';
 import { isAtOrUnder, parentPath } from '@zoott/core/internal';
+import type { RequestPipeline } from '../request-pipeline.js';
 import type { LibClient } from './client-lib.js';
 import { setServerWatchFilter } from './direct-reads.js';
 import { jute } from './jute-speed.js';
-import type { RequestPipeline } from './request-pipeline.js';
+import { ERR, EVENT, EVENT_NAME, OP, WATCH } from './protocol.js';
 
 /**
  * Persistent recursive watches (ZooKeeper 3.6+ `addWatch`, mode PERSISTENT_RECURSIVE), which
@@ -26,23 +27,25 @@ import type { RequestPipeline } from './request-pipeline.js';
  * every tree watch is added again and its listener gets `reset` once the server has it.
  */
 
-const ADD_WATCH = 106;
-const MARSHALLING_ERROR = -5;
+const ADD_WATCH = OP.ADD_WATCH;
+const MARSHALLING_ERROR = ERR.MARSHALLING_ERROR;
 /** The server had no such watch: it read the typed removal. */
-const NO_WATCHER = -121;
-const REMOVE_WATCHES = 18;
-/** AddWatchMode.PERSISTENT_RECURSIVE. */
-const PERSISTENT_RECURSIVE = 1;
-/** Watcher.WatcherType.PersistentRecursive (removeWatches). */
-const PERSISTENT_RECURSIVE_TYPE = 5;
+const NO_WATCHER = ERR.NO_WATCHER;
+const REMOVE_WATCHES = OP.REMOVE_WATCHES;
+const PERSISTENT_RECURSIVE = WATCH.MODE_PERSISTENT_RECURSIVE;
+const PERSISTENT_RECURSIVE_TYPE = WATCH.TYPE_PERSISTENT_RECURSIVE;
 
 /** Notification types a recursive watch brings (lib/Event.js numbers). */
-const TREE_EVENT = { 1: 'created', 2: 'deleted', 3: 'dataChanged' } as const;
-const NODE_CREATED = 1;
-const NODE_DELETED = 2;
-const NODE_CHILDREN_CHANGED = 4;
+const TREE_EVENT = {
+  [EVENT.NODE_CREATED]: EVENT_NAME[EVENT.NODE_CREATED],
+  [EVENT.NODE_DELETED]: EVENT_NAME[EVENT.NODE_DELETED],
+  [EVENT.NODE_DATA_CHANGED]: EVENT_NAME[EVENT.NODE_DATA_CHANGED],
+} as const;
+const NODE_CREATED = EVENT.NODE_CREATED;
+const NODE_DELETED = EVENT.NODE_DELETED;
+const NODE_CHILDREN_CHANGED = EVENT.NODE_CHILDREN_CHANGED;
 /** Types the library's WatcherManager.emit knows; anything else would throw in the socket handler. */
-const LIBRARY_EVENT_TYPES = new Set([1, 2, 3, 4]);
+const LIBRARY_EVENT_TYPES = new Set<number>(Object.values(EVENT));
 
 interface Emitter {
   listenerCount(event: string): number;

@@ -1,6 +1,7 @@
 import type { LibClient, LibStat } from './client-lib.js';
 import { lib } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { ERR, OP } from './protocol.js';
 
 /**
  * Plain reads (getData without a watch) issued in one turn of the event loop, sent to the
@@ -28,12 +29,12 @@ export type ReadDone = (error: unknown, data?: Buffer, stat?: LibStat) => void;
 /** Most reads in one multiRead: bounds the reply when entries carry large data. */
 export const MAX_BATCHED_READS = 32;
 
-const MULTI_READ = 22;
-const GET_DATA = 4;
-const ERROR = -1;
-const UNIMPLEMENTED = -6;
-const CONNECTION_LOSS = -4;
-const RUNTIME_INCONSISTENCY = -2;
+const MULTI_READ = OP.MULTI_READ;
+const GET_DATA = OP.GET_DATA;
+const ERROR = OP.ERROR;
+const UNIMPLEMENTED = ERR.UNIMPLEMENTED;
+const CONNECTION_LOSS = ERR.CONNECTION_LOSS;
+const RUNTIME_INCONSISTENCY = ERR.RUNTIME_INCONSISTENCY;
 
 interface Manager {
   queue(request: unknown, callback?: (error: unknown, reply: unknown) => void): void;

@@ -1,5 +1,6 @@
 import { ZoottError } from '@zoott/core';
 import { type LibClient, type LibModule, lib } from './client-lib.js';
+import { ERR } from './protocol.js';
 
 /**
  * A self-check, run before the first connection, that the client library in use carries
@@ -51,8 +52,8 @@ export function missingClientFixes(mod: LibModule): string[] {
 
   // A server error code the library does not list must not throw inside the socket handler.
   try {
-    const e = m.Exception?.create?.(-125, '/zoott-self-check');
-    if (e?.name !== 'UNKNOWN' || e.code !== -125)
+    const e = m.Exception?.create?.(ERR.QUOTA_EXCEEDED, '/zoott-self-check');
+    if (e?.name !== 'UNKNOWN' || e.code !== ERR.QUOTA_EXCEEDED)
       missing.push('unknown error codes (Exception.js)');
   } catch {
     missing.push('unknown error codes (Exception.js)');

@@ -1,4 +1,5 @@
 import type { LibClient } from './client-lib.js';
+import { CM_STATE } from './protocol.js';
 
 /** The ConnectionManager fields this module touches (lib/ConnectionManager.js). */
 interface Manager {
@@ -13,9 +14,9 @@ interface Manager {
 }
 
 // lib/ConnectionManager.js STATES.
-const CONNECTING = 1;
-const CONNECTED = 2;
-const CONNECTED_READ_ONLY = 3;
+const CONNECTING = CM_STATE.CONNECTING;
+const CONNECTED = CM_STATE.CONNECTED;
+const CONNECTED_READ_ONLY = CM_STATE.CONNECTED_READ_ONLY;
 
 /** At least this many handshakes fit in one session timeout... */
 const HANDSHAKES_PER_SESSION = 3;

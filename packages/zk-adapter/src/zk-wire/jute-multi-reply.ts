@@ -1,4 +1,5 @@
 import juteModule from 'node-zookeeper-client/lib/jute/index.js';
+import { OP } from './protocol.js';
 
 /** A multi's reply (lib/jute TransactionResponse): one result per op. */
 export interface TransactionReply {
@@ -12,11 +13,11 @@ interface StatRecord {
 const Stat = (juteModule as unknown as { data: { Stat: new () => StatRecord } }).data.Stat;
 
 // ZooKeeper's op codes a multi's reply holds (lib/jute OP_CODES).
-const OP_CREATE = 1;
-const OP_DELETE = 2;
-const OP_SET_DATA = 5;
-const OP_CHECK = 13;
-const OP_ERROR = -1;
+const OP_CREATE = OP.CREATE;
+const OP_DELETE = OP.DELETE;
+const OP_SET_DATA = OP.SET_DATA;
+const OP_CHECK = OP.CHECK;
+const OP_ERROR = OP.ERROR;
 
 /**
  * A multi's reply, decoded as the library's TransactionResponse does (the same `results`),

@@ -1,6 +1,7 @@
 import type { Acl, Op } from '@zoott/core';
 import { lib } from './client-lib.js';
 import { jute } from './jute-speed.js';
+import { OP } from './protocol.js';
 
 /** The library's create mode: persistent or ephemeral, plus 2 for sequential. */
 export function createMode(
@@ -95,7 +96,7 @@ export class MultiPayload {
 }
 
 const MULTI_HEADER = 9;
-const MULTI = 14;
+const MULTI = OP.MULTI;
 /** ZooKeeper's op codes of the four multi ops. */
 const OP_TYPE = { create: 1, delete: 2, set: 5, check: 13 } as const;
 
