@@ -1,5 +1,5 @@
-import { type Candidate, spreadStart } from '../../src/claim/candidate.js';
 import { describe, expect, it } from 'vitest';
+import { type Candidate, spreadStart } from '../../src/claim/candidate.js';
 
 /** Candidates in claim order: `counts[i]` of priority `counts.length - i`. */
 function ordered(...counts: number[]): Candidate[] {
