@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { LibStat } from '../src/zk-wire/client-lib.js';
 import { statOf } from '../src/convert.js';
+import type { LibStat } from '../src/zk-wire/client-lib.js';
 import { type JuteRec, libJute } from './helpers.js';
 import { chrootOf, fastJuteAround, original, pathOf, text } from './jute-arbitraries.js';
 
