@@ -132,7 +132,7 @@ function liveCredentials(client: ZkCoordinator) {
   if (client.state === 'lost') return 'lost' as const;
   throw new ZoottError(
     'BAD_ARGUMENTS',
-    `killSession needs a connected client (state is ${client.state})`,
+    `killSession needs a client with a session, connected or between connections (state is ${client.state})`,
     { op: 'killSession' },
   );
 }

@@ -100,7 +100,9 @@ export class ZkCoordinator implements Coordinator {
     tlsOf.set(this, this.opts.tls);
     credentialsOf.set(this, () => {
       const client = this.session.client;
-      return client && this.session.state === 'connected'
+      // Suspended, the session lives on at the server under the same id and password.
+      const state = this.session.state;
+      return client && (state === 'connected' || state === 'suspended')
         ? { id: client.getSessionId(), password: client.getSessionPassword() }
         : null;
     });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { startProxy } from '@zoott/zk-testkit';
 import { describe, expect, it } from 'vitest';
 import { parseConnectString } from '../src/connect-string.js';
-import { closeSessionAs } from '../src/kill-session.js';
+import { closeSessionAs, killSession } from '../src/kill-session.js';
 import { sessionCredentials } from '../src/zk-coordinator.js';
 import { fakeServer } from './fake-server.js';
 import { freshNamespace, nextSessionEvent, open, zkServer } from './helpers.js';
@@ -41,6 +42,29 @@ describe('killSession: the verdict of one close', () => {
       expect(fake.seen.get(CLOSE_SESSION)).toBe(2);
     } finally {
       await fake.close();
+    }
+  });
+});
+
+describe('killSession: a client between connections', () => {
+  it('kills the session of a suspended client, which learns it once it is back', async () => {
+    const chroot = (await freshNamespace()).slice(zkServer().length);
+    const proxy = await startProxy(zkServer());
+    try {
+      // On a loaded machine a client can be between connections when a test ends its session:
+      // its session lives on at the server, and its id and password are what close it.
+      const zk = await open(`${proxy.hostPort}${chroot}`, { sessionTimeoutMs: 9_000 });
+      const suspended = nextSessionEvent(zk, 'suspended');
+      proxy.setPartitioned(true);
+      await suspended;
+      const lost = nextSessionEvent(zk, 'lost');
+      const killing = killSession(zk, { via: zkServer() });
+      proxy.setPartitioned(false);
+      await killing;
+      await lost;
+      expect(zk.state).toBe('lost');
+    } finally {
+      await proxy.close();
     }
   });
 });
