@@ -49,6 +49,24 @@ export function killAllJobs(): void {
   for (const holder of open) holder.signal('SIGKILL');
 }
 
+/** Jobs killed by {@link killJobsUnheard}: how long ZooKeeper had been silent then. */
+const unheard = new WeakMap<Containment, number>();
+
+/**
+ * SIGKILLs every job of this process because ZooKeeper has been silent for `silentMs`: the
+ * server may expire the session soon, and another worker then run the jobs again. Each run
+ * so ended rejects (its signal is the worker's, not the job's): see `Containment.unheardFor`.
+ */
+export function killJobsUnheard(silentMs: number): number {
+  let killed = 0;
+  for (const holder of open) {
+    if (!unheard.has(holder)) killed++;
+    unheard.set(holder, silentMs);
+    holder.signal('SIGKILL');
+  }
+  return killed;
+}
+
 /** Options of {@link openContainment}. */
 export interface ContainmentOptions {
   mode?: JobCgroupMode;
@@ -71,6 +89,8 @@ export interface Containment {
   signal(signal: 'SIGTERM' | 'SIGKILL'): void;
   /** How long the worker was silent when the keeper killed the job, or null if it did not. */
   silencedFor(): Promise<number | null>;
+  /** How long ZooKeeper was silent when the worker killed the job for it, or null if it did not. */
+  unheardFor(): number | null;
   /** After the leader ended: kills what is left, removes the cgroup, forgets the job. */
   release(): void;
 }
@@ -120,6 +140,7 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
       for (const pid of known.keys()) kill(pid, signal);
     },
     silencedFor: () => keeper.silencedFor(id),
+    unheardFor: () => unheard.get(holder) ?? null,
     release() {
       if (released) return;
       released = true;

@@ -53,6 +53,11 @@ export interface StartedProcess {
    * the job (the worker stopped or hung past `silenceMs`), or null when it did not.
    */
   readonly silencedMs: number | null;
+  /**
+   * Once `done` has settled: how long ZooKeeper had been silent when this worker killed the
+   * job before its session could expire (`killJobsUnheard`), or null when it did not.
+   */
+  readonly unheardMs: number | null;
 }
 
 /** Signal number for a Node signal name (`SIGKILL` → 9). */
@@ -144,6 +149,7 @@ export function startProcess(
   let exited = false;
   let timedOut = false;
   let silencedMs: number | null = null;
+  let unheardMs: number | null = null;
   let killTimer: NodeJS.Timeout | undefined;
 
   const done = new Promise<ProcessRun>((resolveDone) => {
@@ -188,6 +194,7 @@ export function startProcess(
       // A killed job may have been killed by the keeper while this process was stopped.
       void (signal !== null ? holder.silencedFor() : Promise.resolve(null)).then((silent) => {
         silencedMs = silent;
+        unheardMs = holder.unheardFor();
         holder.release();
         settle(
           signal !== null
@@ -204,6 +211,9 @@ export function startProcess(
     done,
     get silencedMs() {
       return silencedMs;
+    },
+    get unheardMs() {
+      return unheardMs;
     },
     stop({ immediate = false, timedOut: isTimeout = false } = {}) {
       if (exited || child.pid === undefined) return;
@@ -296,6 +306,7 @@ function failedStart(e: Error, started: Date, serverName: string): StartedProces
     firstOutput: new Promise<void>(() => {}),
     done: Promise.resolve(run),
     silencedMs: null,
+    unheardMs: null,
     stop() {},
   };
 }

@@ -1,7 +1,7 @@
 import type { ProcessRun } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
 import { neverRan, type StartOptions, startProcess } from './process.js';
-import { DEFAULT_KILL_GRACE_MS, silencedError } from './regular.js';
+import { DEFAULT_KILL_GRACE_MS, silencedError, unheardError } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 /** How a racer is started: the server name it reports, directory, environment. */
@@ -99,6 +99,7 @@ export function runRacer(
   const done = started.then(async ({ proc, run }) => {
     const ran = run ?? (await proc!.done);
     if (proc && proc.silencedMs !== null) throw silencedError(proc.silencedMs);
+    if (proc && proc.unheardMs !== null) throw unheardError(proc.unheardMs);
     return { ...ran, stdin: data };
   });
 

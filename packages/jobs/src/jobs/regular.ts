@@ -130,6 +130,7 @@ export async function supervise(
     const run = await proc.done;
     if (aborted) throw abortError(signal);
     if (proc.silencedMs !== null) throw silencedError(proc.silencedMs);
+    if (proc.unheardMs !== null) throw unheardError(proc.unheardMs);
     return run;
   } finally {
     if (timer) clearTimeout(timer);
@@ -145,6 +146,19 @@ export function silencedError(silentMs: number): ZoottError {
   return new ZoottError(
     'ABORTED',
     `the job keeper killed the job: this worker was not heard of for ${silentMs} ms (stopped or stuck), longer than half its session timeout, so its claim could have passed to another worker`,
+    { op: 'runRegularJob' },
+  );
+}
+
+/**
+ * The error of a job this worker killed because ZooKeeper had been silent too long: the server
+ * could expire the session any moment and hand the claim on, so the job ended first. A failed
+ * attempt, never a result: the signal is the worker's, not the job's.
+ */
+export function unheardError(silentMs: number): ZoottError {
+  return new ZoottError(
+    'ABORTED',
+    `this worker killed the job: ZooKeeper was not heard from for ${silentMs} ms, so the server could soon expire the session and its claim pass to another worker`,
     { op: 'runRegularJob' },
   );
 }
