@@ -107,23 +107,9 @@ export function startProcess(
   opts: StartOptions,
 ): StartedProcess {
   const started = new Date();
-  let child: ChildProcess;
-  let holder: Containment;
-  try {
-    holder = openContainment({
-      ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
-      ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
-    });
-  } catch (err) {
-    return failedStart(err as Error, started, opts.serverName);
-  }
-  try {
-    child = spawnJob(path, args, opts, holder);
-  } catch (err) {
-    holder.release();
-    return failedStart(err as Error, started, opts.serverName);
-  }
-  if (child.pid !== undefined) holder.started(child.pid);
+  const opened = openAndSpawn(path, args, opts);
+  if (opened instanceof Error) return failedStart(opened, started, opts.serverName);
+  const { child, holder } = opened;
 
   const out = new Capture(opts.maxOutputBytes);
   const err = new Capture(opts.maxOutputBytes);
@@ -229,6 +215,31 @@ export function startProcess(
       }
     },
   };
+}
+
+/** The job's holder and its spawned leader, or the error that kept it from starting. */
+function openAndSpawn(
+  path: string,
+  args: readonly string[],
+  opts: StartOptions,
+): { child: ChildProcess; holder: Containment } | Error {
+  let holder: Containment;
+  try {
+    holder = openContainment({
+      ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
+      ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
+    });
+  } catch (err) {
+    return err as Error;
+  }
+  try {
+    const child = spawnJob(path, args, opts, holder);
+    if (child.pid !== undefined) holder.started(child.pid);
+    return { child, holder };
+  } catch (err) {
+    holder.release();
+    return err as Error;
+  }
 }
 
 /**
