@@ -85,9 +85,10 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
 
   // A job's processes end before the server could expire the session and hand its claim on.
   const expiryKill = new ExpiryKill(coordinator, {
-    kill(silentMs, first) {
+    kill(silentMs) {
+      // Logged for the jobs it kills (a silence kills again every 100 ms: only new ones count).
       const killed = killJobsUnheard(silentMs);
-      if (first || killed > 0)
+      if (killed > 0)
         log.warn(
           { silentMs, killed, sessionTimeoutMs: coordinator.sessionTimeoutMs },
           'ZooKeeper silent too long: jobs killed before the session could expire',
