@@ -10,11 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { amqpSoakPhase } from './amqp-soak.mjs';
 import { bareQueueOps, prepareBarePath } from './bare-path.mjs';
 import { controlPhases } from './control.mjs';
 import { jobPhases } from './jobs.mjs';
 import { recoveryPhase } from './recovery.mjs';
 import { idleRequests, schedulingKeys, unblockLatency } from './scheduling.mjs';
+import { tlsCost, tlsRows } from './tls.mjs';
 import {
   confirm,
   floorWindow,
@@ -67,6 +69,8 @@ const QUEUE_MANY_TASKS = scale(40_000);
 /** Tasks per `queueMany` call, and calls in flight, in the queue-many phase. */
 const QUEUE_MANY_CALL = 1_000;
 const QUEUE_MANY_WIDTH = 4;
+/** The TLS phase (bench/tls.mjs): raw creates and drained tasks per transport and turn. */
+const TLS = { rawCount: scale(20_000), drainCount: scale(10_000), width: QUEUE_WIDTH };
 
 // The flags a memory-conscious deployment runs workers with (see apps/worker/README.md): a
 // smaller young generation keeps a busy worker's RSS ~20 MB lower.
@@ -507,6 +511,8 @@ async function main() {
     },
     // The highest pending level (100,000): its throughput and the workers' RSS.
     pending: (c2, fleet2) => pendingLevel(c2, fleet2, PENDING_LEVELS[PENDING_LEVELS.length - 1]),
+    // TLS against plain text, on a server of its own with both ports.
+    tls: () => tlsCost({ Fleet, drainTasks, workers: WORKERS, log, ...TLS }),
     // The drain target's two terms in one run, as the full bench measures them.
     ratio: async (c2, fleet2) => {
       const raw = await rawCreates(c2);
@@ -528,6 +534,11 @@ async function main() {
   // The recovery phase stops and starts a server of its own: it needs no fleet.
   if (process.env.BENCH_ONLY === 'recovery') {
     console.log(JSON.stringify(await recoveryPhase({ log })));
+    return;
+  }
+  // BENCH_ONLY=amqp: the AMQP bridge soak (bench/amqp-soak.mjs), on a server and broker of its own.
+  if (process.env.BENCH_ONLY === 'amqp') {
+    console.log(JSON.stringify(await amqpSoakPhase({ quick, log })));
     return;
   }
   if (only) {
@@ -609,6 +620,12 @@ async function main() {
     log(`unblock: p50 ${unblock.p50.toFixed(2)} ms, p99 ${unblock.p99.toFixed(2)} ms`);
     log('recovery: an outage longer than the worker session, on a server of its own');
     const recovery = await recoveryPhase({ log });
+    log('tls: raw creates and drain over TLS and in plain text, one server with both ports');
+    const tls = await tlsCost({ Fleet, drainTasks, workers: WORKERS, log, ...TLS });
+    log(
+      `tls: raw ${tls.ratios.tls_raw_vs_plain} and drain ${tls.ratios.tls_drain_vs_plain} of plain text`,
+    );
+    const amqpSoak = await amqpSoakPhase({ quick, log });
 
     const results = {
       raw_creates_per_s: Math.round(raw),
@@ -627,6 +644,8 @@ async function main() {
       ...jobs.results,
       zk_bytes_per_retained_task: Math.round(bytesPerRetained),
       ...recovery.results,
+      ...tls.results,
+      ...amqpSoak.results,
     };
     const ratios = {
       drain_vs_raw: results.drain_tasks_per_s / results.raw_creates_per_s,
@@ -678,6 +697,8 @@ async function main() {
         latency_p99_vs_floor: Number(ratios.latency_p99_vs_floor.toFixed(3)),
         ...jobs.ratios,
         ...recovery.ratios,
+        ...tls.ratios,
+        ...amqpSoak.ratios,
       },
       pass: Object.fromEntries(checks.map(([name, , , ok]) => [name, ok])),
       details: {
@@ -715,6 +736,8 @@ async function main() {
         ...control.details,
         ...jobs.details,
         ...recovery.details,
+        ...tls.details,
+        ...amqpSoak.details,
       },
       setup: {
         workers: WORKERS,
@@ -752,6 +775,8 @@ async function main() {
         ...jobs.rows,
         ...recovery.rows,
         ['ZooKeeper bytes per retained task', results.zk_bytes_per_retained_task],
+        ...tlsRows(tls),
+        ...amqpSoak.rows,
       ];
       const out = ['', 'measure                                         value', '-'.repeat(60)];
       for (const [k, v] of rows) out.push(`${k.padEnd(46)} ${String(v).padStart(10)}`);

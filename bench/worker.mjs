@@ -1,6 +1,6 @@
 // One benchmark worker process: a zoott worker loop with a no-op handler, driven by the
 // coordinator (bench/run.mjs) over the IPC channel. Uses the built packages only.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -19,7 +19,12 @@ const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {}
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
 const wallNow = () => performance.timeOrigin + performance.now();
 
-const client = await connectZk(connectString, { sessionTimeoutMs: 30_000 });
+// Over TLS when the coordinator says so (bench/tls.mjs): the CA to check the server with.
+const tlsCa = process.env.BENCH_ZK_TLS_CA;
+const client = await connectZk(connectString, {
+  sessionTimeoutMs: 30_000,
+  ...(tlsCa ? { tls: { ca: readFileSync(tlsCa) } } : {}),
+});
 /**
  * What one write costs the server at the phase's load, as this worker sees it: the round trip
  * of each multi (claim or completion) sent while none of this client's own requests was

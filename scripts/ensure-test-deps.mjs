@@ -2,14 +2,16 @@
 // Makes sure the tests can run for real before they start: a ZooKeeper server (the adapter,
 // engine, worker and CLI tests use a real one), a RabbitMQ broker (the AMQP bridge's tests,
 // through @zoott/rabbitmq-testkit), the openssl binary (that kit makes the certificates of a
-// broker with TLS with it), a Chromium (the dashboard's browser tests), and the `ip` command
-// of iproute2 with root (the partition tests cut hosts apart with network namespaces).
+// broker with TLS with it, and zk-testkit those of a ZooKeeper with TLS, with keytool for its
+// trust store), a Chromium (the dashboard's browser tests), and the `ip` command of iproute2
+// with root (the partition tests cut hosts apart with network namespaces).
 // ZooKeeper, in @zoott/zk-testkit's order: ZOOTT_ZK_CONNECT, a local install (ZOOKEEPER_HOME
 // or Debian's `zookeeper` package), then a Docker engine for testcontainers.
 // On Debian/Ubuntu as root the missing packages are installed here; elsewhere this says what
 // to install and fails: a test suite that silently skips its real parts proves nothing.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
 const CHROMIUM = process.env.ZOOTT_CHROMIUM ?? '/usr/bin/chromium';
@@ -32,6 +34,16 @@ const haveOpenssl = () =>
   existsSync(DEBIAN_OPENSSL) || spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 const haveDocker = () => spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
 const haveIp = () => spawnSync('ip', ['-V'], { stdio: 'ignore' }).status === 0;
+// The ensemble and secured-ZooKeeper tests start servers of their own (a secureClientPort, a
+// JAAS file), from a local install only; their trust stores are made with the JDK's keytool,
+// which the Java runtime ZooKeeper runs on brings (Debian: default-jre-headless).
+const haveLocalZooKeeper = () =>
+  Boolean(process.env.ZOOKEEPER_HOME && existsSync(process.env.ZOOKEEPER_HOME)) ||
+  existsSync(DEBIAN_JAR);
+const haveKeytool = () =>
+  [process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'keytool') : null, 'keytool']
+    .filter(Boolean)
+    .some((k) => spawnSync(k, ['-help'], { stdio: 'ignore' }).status === 0);
 
 const missing = [];
 if (!haveZooKeeper()) missing.push('zookeeper');
@@ -39,6 +51,8 @@ if (!haveChromium()) missing.push('chromium');
 if (!haveDebianRabbitMq()) missing.push('rabbitmq-server');
 if (!haveOpenssl()) missing.push('openssl');
 if (!haveIp()) missing.push('iproute2');
+if (!haveLocalZooKeeper() && !missing.includes('zookeeper')) missing.push('zookeeper');
+if (!haveKeytool()) missing.push('default-jre-headless');
 
 if (
   missing.length > 0 &&
@@ -75,6 +89,15 @@ if (!haveRabbitMq() && !haveDocker()) {
 if (!haveOpenssl()) {
   problems.push(`The AMQP bridge's TLS tests make a throwaway CA and certificates with the openssl binary, and there is none:
   sudo apt-get install openssl   (Debian/Ubuntu), or put openssl on PATH`);
+}
+if (!haveLocalZooKeeper()) {
+  problems.push(`The ensemble and secured-ZooKeeper tests (TLS, SASL) start servers of their own and need a local install:
+  sudo apt-get install zookeeper   (Debian/Ubuntu; brings Java and the Netty jars TLS needs)
+  or unpack Apache ZooKeeper 3.8+ and export ZOOKEEPER_HOME=/path/to/it`);
+}
+if (!haveKeytool()) {
+  problems.push(`The secured-ZooKeeper tests make their servers' trust stores with the JDK's keytool, and none runs:
+  sudo apt-get install default-jre-headless   (Debian/Ubuntu), or set JAVA_HOME to a JDK or JRE`);
 }
 if (!haveChromium()) {
   problems.push(`The dashboard's browser tests need Chromium at ${CHROMIUM}:

@@ -1,6 +1,6 @@
 import { AmqpAccessError, AmqpTlsError, startAmqpBridge } from '@zoott/amqp-bridge';
 import { isZoottError } from '@zoott/core';
-import { credentialsOf } from '@zoott/jobs/config';
+import { credentialsOf, zkSecurityHint, zkSecurityOptions } from '@zoott/jobs/config';
 import { connectZk } from '@zoott/zk-adapter';
 import { Command, Option } from 'commander';
 import { pino } from 'pino';
@@ -20,6 +20,8 @@ const EXIT_BAD_CONFIG = 2;
 const EXIT_NO_ZOOKEEPER = 3;
 const EXIT_AMQP_TLS = 4;
 const EXIT_AMQP_ACCESS = 5;
+/** A world that was never initialised: what the bridge was pointed at is not there, as 5 above. */
+const EXIT_NO_WORLD = 5;
 
 /** What to change, by which side refused the TLS handshake. */
 const TLS_HINTS: Record<AmqpTlsError['kind'], string> = {
@@ -70,8 +72,9 @@ program.addHelpText(
   `
 Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration, 3 ZooKeeper unreachable,
 4 TLS with RabbitMQ failed at start (broker certificate not trusted, client certificate
-missing or refused), 5 RabbitMQ refused access at start (user or password, a vhost that
-does not exist or is not permitted, no permission on the queues).
+missing or refused), 5 the world does not exist (without --create-world), or RabbitMQ
+refused access at start (user or password, a vhost that does not exist or is not
+permitted, no permission on the queues); stderr says which.
 
 Example:
   ZOOTT_AMQP_URL=amqps://bridge:secret@mq1:5671/prod zoott-amqp-bridge \\
@@ -129,6 +132,7 @@ async function main(): Promise<void> {
   const coordinator = await connectZk(settings.connect, {
     sessionTimeoutMs: settings.sessionTimeoutMs,
     auth,
+    ...zkSecurityOptions(settings, sources, configPath),
   });
   // The SDK is loaded only when asked for.
   const tracing = settings.trace ? await startTracingFor('zoott-amqp-bridge') : null;
@@ -141,6 +145,12 @@ async function main(): Promise<void> {
     raceQueue: settings.raceQueue,
     prefetch: settings.prefetch,
     declareQueues: settings.declareQueues,
+    createWorld: settings.createWorld,
+    maxDeliveries: settings.maxDeliveries,
+    parkAfterMs: settings.parkAfterMs,
+    ...(settings.replyExchanges && settings.replyExchanges.length > 0
+      ? { replyExchanges: settings.replyExchanges }
+      : {}),
     ...(settings.deadLetterExchange ? { deadLetterExchange: settings.deadLetterExchange } : {}),
     logger,
     ...(tracing ? { telemetry: tracing.telemetry } : {}),
@@ -174,14 +184,18 @@ main().catch((err: unknown) => {
   process.stderr.write(`zoott-amqp-bridge: ${err instanceof Error ? err.message : String(err)}\n`);
   if (err instanceof AmqpTlsError) process.stderr.write(`  ${TLS_HINTS[err.kind]}\n`);
   if (err instanceof AmqpAccessError) process.stderr.write(`  ${accessHint(err)}\n`);
+  const zkHint = isZoottError(err) ? zkSecurityHint(err) : null;
+  if (zkHint) process.stderr.write(`  ${zkHint}\n`);
   const code = isZoottError(err, 'INVALID_CONFIG')
     ? EXIT_BAD_CONFIG
     : isZoottError(err, 'CONNECTION_LOSS') || isZoottError(err, 'NO_ZOOKEEPER')
       ? EXIT_NO_ZOOKEEPER
-      : err instanceof AmqpTlsError
-        ? EXIT_AMQP_TLS
-        : err instanceof AmqpAccessError
-          ? EXIT_AMQP_ACCESS
-          : 1;
+      : isZoottError(err, 'WORLD_NOT_INITIALISED')
+        ? EXIT_NO_WORLD
+        : err instanceof AmqpTlsError
+          ? EXIT_AMQP_TLS
+          : err instanceof AmqpAccessError
+            ? EXIT_AMQP_ACCESS
+            : 1;
   process.exit(code);
 });

@@ -15,6 +15,8 @@ import {
   TRACE_SETTING,
   type TrustRule,
   type ValueRules,
+  ZK_SECURITY_SETTINGS,
+  type ZkSecuritySettings,
 } from '@zoott/jobs/config';
 import { parse as parseYaml } from 'yaml';
 
@@ -26,7 +28,7 @@ export interface BridgeSettingSpec extends SettingSpecBase<keyof BridgeSettings>
 }
 
 /** The bridge's settings as flags, environment and config file give them. */
-export interface BridgeSettings {
+export interface BridgeSettings extends ZkSecuritySettings {
   connect?: string;
   auth?: string[];
   authFile?: string;
@@ -41,6 +43,10 @@ export interface BridgeSettings {
   deadLetterExchange?: string;
   prefetch?: number;
   declareQueues?: boolean;
+  createWorld?: boolean;
+  replyExchanges?: string[];
+  maxDeliveries?: number;
+  parkAfterMs?: number;
   logLevel?: string;
   trace?: boolean;
 }
@@ -80,6 +86,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     ...SESSION_TIMEOUT_SETTING,
     fallback: 10_000,
   },
+  // TLS and SASL to a secured ZooKeeper, shared with zoott-worker and the CLI.
+  ...ZK_SECURITY_SETTINGS.map(({ masked, example: _example, ...row }) =>
+    masked ? { ...row, secret: true } : row,
+  ),
   {
     key: 'world',
     flag: '--world',
@@ -88,6 +98,15 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: 'name',
     help: 'the world jobs are queued into (its workers run them)',
     fallback: 'default',
+  },
+  {
+    key: 'createWorld',
+    flag: '--create-world',
+    env: 'ZOOTT_CREATE_WORLD',
+    kind: 'bool',
+    arg: '',
+    help: 'create the world when it does not exist (without it a world that was never initialised is refused, exit 5)',
+    fallback: false,
   },
   {
     key: 'amqpUrl',
@@ -168,6 +187,32 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     fallback: true,
   },
   {
+    key: 'replyExchanges',
+    flag: '--reply-exchanges',
+    env: 'ZOOTT_AMQP_REPLY_EXCHANGES',
+    kind: 'list',
+    arg: 'patterns',
+    help: 'exchanges results may be published to, comma-separated patterns (* any characters, ? one, "" the default exchange); a job naming another is refused. Unset: any exchange the bridge\'s RabbitMQ user may write to',
+  },
+  {
+    key: 'maxDeliveries',
+    flag: '--max-deliveries',
+    env: 'ZOOTT_AMQP_MAX_DELIVERIES',
+    kind: 'int',
+    arg: 'n',
+    help: 'deliveries of one message (x-delivery-count on a quorum queue, else counted by the bridge) after which it is refused rather than tried again',
+    fallback: 5,
+  },
+  {
+    key: 'parkAfterMs',
+    flag: '--park-after',
+    env: 'ZOOTT_AMQP_PARK_AFTER_MS',
+    kind: 'int',
+    arg: 'ms',
+    help: 'how long a result the broker refuses (no such exchange, not allowed, no queue bound) is retried, with backoff, before it is parked (zoott parked lists, retries and drops parked results)',
+    fallback: 60_000,
+  },
+  {
     ...LOG_LEVEL_SETTING,
     fallback: 'info',
   },
@@ -237,6 +282,9 @@ export interface ResolvedBridgeSettings {
       | 'raceQueue'
       | 'prefetch'
       | 'declareQueues'
+      | 'createWorld'
+      | 'maxDeliveries'
+      | 'parkAfterMs'
       | 'logLevel'
       | 'sessionTimeoutMs'
     >

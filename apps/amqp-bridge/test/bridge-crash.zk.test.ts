@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { forwarderPaths, taskNameOf } from '@zoott/amqp-bridge';
+import { forwarderPaths } from '@zoott/amqp-bridge';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { assertBuilt, kill, resultInbox } from './harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assertBuilt, kill, type Program, resultInbox } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
 
 /**
@@ -14,7 +14,7 @@ import { type TestWorld, testWorld } from './world.js';
  * there; its `test pause` log line says it arrived). A second bridge then takes over.
  */
 describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice', {
-  timeout: 180_000,
+  timeout: 120_000,
 }, () => {
   let w: TestWorld;
   let zk: Coordinator;
@@ -26,6 +26,21 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     zk = await connectZk(w.connect);
     scratch = mkdtempSync(join(tmpdir(), 'zoott-amqp-crash-'));
     await w.client.ch.assertExchange('results', 'direct', { durable: false });
+    // Every bridge a test starts is known, so none outlives its test: a bridge left running
+    // by a failed test would take the next test's messages and fail it too.
+    const start = w.bridge;
+    w.bridge = async (...args) => {
+      const p = await start(...args);
+      started.push(p);
+      return p;
+    };
+  });
+  const started: Program[] = [];
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail')
+      for (const p of [...started, ...w.workers])
+        console.error(`--- ${p.child.spawnargs.join(' ')}\n${p.output().slice(-4000)}`);
+    await Promise.all(started.splice(0).map((p) => kill(p)));
   });
   afterAll(async () => {
     await zk?.close();
@@ -46,11 +61,10 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     const inbox = await resultInbox(w.client.ch, 'results', 'rk-received');
     const file = join(scratch, 'received');
     const job = countingJob(file, 'rk-received');
-    const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
     const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'received' });
     await w.client.post('jobs', job);
     const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause before queueing');
-    expect(paused.what).toBe(name);
+    const name = String(paused.what);
     await kill(first);
     // Not queued, and not acknowledged either: an ack sent before the job was durably queued
     // would have lost it here.
@@ -77,7 +91,7 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause after queueing');
     await kill(first);
     const second = await w.bridge();
-    // The message comes back (it was never acknowledged) and is recognised.
+    // The message comes back (it was never acknowledged) and finds its intake record.
     const seen = await second.logLine(
       (l) => l.msg === 'job from AMQP queued' && l.task === paused.what,
       'the redelivered message',
@@ -86,11 +100,69 @@ describe('zoott-amqp-bridge killed mid-way loses nothing and runs nothing twice'
     const result = JSON.parse((await inbox.next()).content.toString()) as { stdout: string };
     expect(result.stdout.trim()).toBe('1');
     expect(runs(file)).toBe(1);
-    const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
-    expect(paused.what).toBe(name);
+    const name = String(paused.what);
     const record = await createEngine(zk, { world: w.world }).task([name]);
     expect(record?.attempts).toBe(1);
     // The redelivered message was acknowledged: the queue is empty.
+    expect((await w.client.ch.checkQueue('jobs')).messageCount).toBe(0);
+    await kill(second);
+  });
+
+  it('two identical posts across a crash between queueing and the ack: the redelivery takes the record its first delivery left, the other post gets a job of its own', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-twins');
+    const file = join(scratch, 'twins');
+    const job = countingJob(file, 'rk-twins');
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'queued' });
+    await w.client.post('jobs', job);
+    const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause after queueing');
+    await kill(first);
+    // The same body again, before any bridge saw the redelivery: its intake record (not held
+    // by anyone now) matches this post's body too, and must not swallow it.
+    await w.client.post('jobs', job);
+    const second = await w.bridge();
+    // Told apart by task, not by the redelivered flag: the second post can reach the killed
+    // bridge's consumer before the broker sees its connection gone, and then comes back
+    // redelivered too.
+    const adopted = await second.logLine(
+      (l) => l.msg === 'job from AMQP queued' && l.task === paused.what,
+      'the redelivery',
+    );
+    expect(adopted).toMatchObject({ redelivered: true, outcome: 'duplicate' });
+    const fresh = await second.logLine(
+      (l) => l.msg === 'job from AMQP queued' && l.task !== paused.what,
+      'the second post',
+    );
+    expect(fresh.outcome).toBe('queued');
+    expect(fresh.task).not.toBe(paused.what);
+    const outs = [await inbox.next(), await inbox.next()].map((m) =>
+      (JSON.parse(m.content.toString()) as { stdout: string }).stdout.trim(),
+    );
+    expect(outs.sort()).toEqual(['1', '2']);
+    expect(runs(file)).toBe(2);
+    expect((await w.client.ch.checkQueue('jobs')).messageCount).toBe(0);
+    await kill(second);
+  });
+
+  it('killed after removing the intake record and before the ack: the redelivery is queued again (a duplicate, never a loss)', async () => {
+    const inbox = await resultInbox(w.client.ch, 'results', 'rk-settled');
+    const file = join(scratch, 'settled');
+    const first = await w.bridge({ ZOOTT_AMQP_BRIDGE_TEST_PAUSE: 'settled' });
+    await w.client.post('jobs', countingJob(file, 'rk-settled'));
+    const paused = await first.logLine((l) => l.msg === 'test pause', 'the pause before the ack');
+    await kill(first);
+    const second = await w.bridge();
+    const again = await second.logLine(
+      (l) => l.msg === 'job from AMQP queued' && l.redelivered === true,
+      'the redelivery',
+    );
+    // Nothing recorded the first queueing any more: a new task, so the job runs twice. A
+    // record kept until after the ack could instead have swallowed a later post of this body.
+    expect(again.outcome).toBe('queued');
+    expect(again.task).not.toBe(paused.what);
+    const outs = [await inbox.next(), await inbox.next()].map((m) =>
+      (JSON.parse(m.content.toString()) as { stdout: string }).stdout.trim(),
+    );
+    expect(outs.sort()).toEqual(['1', '2']);
     expect((await w.client.ch.checkQueue('jobs')).messageCount).toBe(0);
     await kill(second);
   });

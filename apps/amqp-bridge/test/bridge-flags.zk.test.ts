@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { taskNameOf } from '@zoott/amqp-bridge';
 import { createEngine, digestAcl } from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
 import { fourLetter } from '@zoott/zk-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { assertBuilt } from './harness.js';
+import { assertBuilt, until } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
 
 /**
@@ -54,12 +53,12 @@ describe('zoott-amqp-bridge flags, seen by the servers', {
       '2',
     ]);
     // The first two of each queue reach the bridge and are held there, unacknowledged.
-    const held = [
-      ...jobs.slice(0, 2).map((j) => taskNameOf('regular', Buffer.from(JSON.stringify(j)))),
-      ...races.slice(0, 2).map((r) => taskNameOf('race', Buffer.from(JSON.stringify(r)))),
-    ];
-    for (const name of held)
-      await bridge.logLine((l) => l.msg === 'test pause' && l.what === name, `${name} held`);
+    const held = (kind: string) =>
+      bridge
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"test pause"') && l.includes(`"amqp-${kind}-`)).length;
+    await until(async () => (held('job') >= 2 && held('race') >= 2 ? true : undefined));
 
     expect(await rows('list_consumers', ['queue_name', 'prefetch_count'])).toEqual([
       { queue_name: 'jobs', prefetch_count: 2 },
@@ -96,18 +95,16 @@ describe('zoott-amqp-bridge flags, seen by the servers', {
         ...['--auth-file', file, '--job-queue', 'vault-jobs', '--race-queue', 'vault-races'],
       ]);
       const job = { executable: '/usr/bin/true', vault: true };
-      await w.client.post('vault-jobs', job);
-      const name = taskNameOf('regular', Buffer.from(JSON.stringify(job)));
+      await w.client.post('vault-jobs', job, { messageId: 'vault-1' });
       // Queued, or refused for want of the credentials (the bridge retries that for ever).
       const line = await bridge.logLine(
         (l) =>
-          l.task === name &&
-          (l.msg === 'job from AMQP queued' ||
-            (l.msg === 'cannot queue the job yet' && /NO_AUTH/.test(String(l.err)))),
+          (l.msg === 'job from AMQP queued' && l.messageId === 'vault-1') ||
+          (l.msg === 'cannot queue the job yet' && /NO_AUTH/.test(String(l.err))),
         'the job queued',
       );
       expect(line).toMatchObject({ msg: 'job from AMQP queued', outcome: 'queued' });
-      expect(await locked.exists(`${worldRoot('vault')}/${name}`)).not.toBeNull();
+      expect(await locked.exists(`${worldRoot('vault')}/${String(line.task)}`)).not.toBeNull();
     } finally {
       await locked.close();
     }

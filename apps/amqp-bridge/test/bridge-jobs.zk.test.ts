@@ -1,20 +1,21 @@
-import { ENVELOPE, forwarderPaths, taskNameOf } from '@zoott/amqp-bridge';
+import { ENVELOPE, forwarderPaths } from '@zoott/amqp-bridge';
 import { createEngine } from '@zoott/core';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { assertBuilt, resultInbox, YOTHALOT_TIME } from './harness.js';
+import { assertBuilt, type Program, resultInbox, YOTHALOT_TIME } from './harness.js';
 import { type TestWorld, testWorld } from './world.js';
 
 describe('zoott-amqp-bridge: jobs in and results out over a real RabbitMQ', {
   timeout: 180_000,
 }, () => {
   let w: TestWorld;
+  let bridge: Program;
 
   beforeAll(async () => {
     assertBuilt();
     w = await testWorld(inject('zkConnect'));
     await w.client.ch.assertExchange('results', 'direct', { durable: false });
-    await w.bridge();
+    bridge = await w.bridge();
   });
   afterAll(async () => {
     await w?.close();
@@ -124,7 +125,11 @@ describe('zoott-amqp-bridge: jobs in and results out over a real RabbitMQ', {
     try {
       const body = JSON.stringify({ executable: '/usr/bin/true', quiet: 'yes' });
       await w.client.post('jobs', body, { messageId: 'quiet-1' });
-      const name = taskNameOf('regular', Buffer.from(body), 'quiet-1');
+      const queued = await bridge.logLine(
+        (l) => l.msg === 'job from AMQP queued' && l.messageId === 'quiet-1',
+        'the quiet job queued',
+      );
+      const name = String(queued.task);
       const engine = createEngine(zk, { world: w.world });
       const record = await until(async () => {
         const t = await engine.task([name]);

@@ -1,4 +1,3 @@
-import { taskNameOf } from '@zoott/amqp-bridge';
 import { until } from '@zoott/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, exitsAtStart, producer, resultInbox } from './harness.js';
@@ -65,7 +64,7 @@ describe('zoott-amqp-bridge refused by RabbitMQ (login, vhost, permissions)', {
       const q = await client.ch.checkQueue(`${name}-jobs`);
       return q.messageCount === 1 && q.consumerCount === 0 ? q : undefined;
     });
-    expect(await w.hasTask(taskNameOf('regular', Buffer.from(body), `${name}-1`))).toBe(false);
+    expect(await w.hasBridgedTask(body, `${name}-1`)).toBe(false);
     for (const secret of [PASSWORD, WRONG, ROTATED]) expect(out).not.toContain(secret);
     return out;
   }

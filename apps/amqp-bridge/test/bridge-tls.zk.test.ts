@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { taskNameOf } from '@zoott/amqp-bridge';
 import { makeTestCertificates, type RabbitMqTls } from '@zoott/rabbitmq-testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -80,7 +79,7 @@ describe('zoott-amqp-bridge over TLS (amqps) against a real RabbitMQ', { timeout
     const out = await exitsAtStart([...args, ...queues(name)], env, 4);
     const q = await w.client.ch.checkQueue(`${name}-jobs`);
     expect(q).toMatchObject({ messageCount: 1, consumerCount: 0 });
-    expect(await w.hasTask(taskNameOf('regular', Buffer.from(body), `${name}-1`))).toBe(false);
+    expect(await w.hasBridgedTask(body, `${name}-1`)).toBe(false);
     return out;
   }
 

@@ -186,3 +186,37 @@ export async function producer(
 
 /** Yothalot's time format. */
 export const YOTHALOT_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+/** Polls until `probe` returns a value (a condition with a deadline, never a fixed sleep). */
+export async function until<T>(probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A result message's JSON. */
+export const bodyOf = (m: ConsumeMessage) =>
+  JSON.parse(m.content.toString()) as Record<string, unknown>;
+
+/** Ready and unacknowledged messages of a queue, as `rabbitmqctl list_queues` reads them. */
+export async function queueCounts(
+  rabbitmqctl: (args: string[]) => Promise<string>,
+  queue: string,
+): Promise<{ ready: number; unacked: number }> {
+  const out = await rabbitmqctl([
+    'list_queues',
+    'name',
+    'messages_ready',
+    'messages_unacknowledged',
+    '--formatter',
+    'json',
+    '-q',
+  ]);
+  const row = (JSON.parse(out) as Record<string, unknown>[]).find((r) => r.name === queue);
+  if (!row) throw new Error(`no queue ${queue}`);
+  return { ready: Number(row.messages_ready), unacked: Number(row.messages_unacknowledged) };
+}

@@ -1,7 +1,9 @@
 // @zoott/amqp-bridge as the crash tests hand it to the bridge binary: the same library, whose
 // startAmqpBridge pauses for good at ZOOTT_AMQP_BRIDGE_TEST_PAUSE, through the library's
-// public `hooks` option. `received` stops after a message was read as a job and before it is
-// queued; `queued` after the job was queued and before the message is acknowledged; `claimed`
+// public `hooks` option. `received` stops after a message was read as a job (and its intake
+// record opened) and before it is queued; `queued` after the job was queued and before the
+// intake record is removed and the message acknowledged; `settled` after the record was
+// removed and before the acknowledgement; `claimed`
 // after a result was taken from ZooKeeper and before it is published; `published` after the
 // broker confirmed a result and before the result is removed. It logs `test pause` (with
 // `point` and the task or path) so the test knows it got there, then waits to be killed.
@@ -9,7 +11,7 @@ import { startAmqpBridge as startReal } from '@zoott/amqp-bridge';
 
 export * from '@zoott/amqp-bridge';
 
-const POINTS = ['received', 'queued', 'claimed', 'published'];
+const POINTS = ['received', 'queued', 'settled', 'claimed', 'published'];
 
 function pauseHooks(point, logger) {
   if (!POINTS.includes(point))
@@ -20,6 +22,7 @@ function pauseHooks(point, logger) {
   };
   if (point === 'received') return { beforeQueued: pause };
   if (point === 'queued') return { afterQueued: pause };
+  if (point === 'settled') return { beforeAck: pause };
   return point === 'claimed' ? { beforePublish: pause } : { afterPublished: pause };
 }
 

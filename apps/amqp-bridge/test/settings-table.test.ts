@@ -30,7 +30,20 @@ const EXAMPLES: Record<keyof BridgeSettings, string> = {
   deadLetterExchange: 'dlx-x',
   prefetch: '3',
   declareQueues: 'false',
+  createWorld: 'true',
+  replyExchanges: 'results,res.*',
+  maxDeliveries: '9',
+  parkAfterMs: '5000',
   logLevel: 'warn',
+  zkTls: 'true',
+  zkTlsCa: '/etc/zoott/zk-ca.pem',
+  zkTlsCert: '/etc/zoott/zk-client.pem',
+  zkTlsKey: '/etc/zoott/zk-client.key',
+  zkTlsKeyPassphrase: 'key-pass',
+  zkTlsKeyPassphraseFile: '/etc/zoott/zk-key-pass',
+  zkTlsSkipHostnameCheck: 'true',
+  zkSasl: 'bridge:sasl-secret',
+  zkSaslFile: '/etc/zoott/zk-sasl',
   trace: 'true',
 };
 
@@ -41,6 +54,14 @@ const SHOWN: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
+  zkTlsKeyPassphrase: '****',
+  zkSasl: '****',
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
   trace: true,
 };
 
@@ -50,6 +71,12 @@ const FILE_VALUE: Partial<Record<keyof BridgeSettings, unknown>> = {
   sessionTimeoutMs: 4000,
   prefetch: 3,
   declareQueues: false,
+  zkTls: true,
+  zkTlsSkipHostnameCheck: true,
+  createWorld: true,
+  replyExchanges: ['results', 'res.*'],
+  maxDeliveries: 9,
+  parkAfterMs: 5000,
   trace: true,
 };
 

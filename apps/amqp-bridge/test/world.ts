@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fingerprintOf, TASK_PREFIX } from '@zoott/amqp-bridge';
 import { createEngine } from '@zoott/core';
+import { worldRoot } from '@zoott/core/internal';
 import {
   type RabbitMqBroker,
   type StartRabbitMqOptions,
@@ -27,8 +29,12 @@ export interface TestWorld {
   dataDir: string;
   client: Awaited<ReturnType<typeof producer>>;
   worker: Program;
+  /** Every worker of the world (`worker` is the first). */
+  workers: Program[];
   /** Whether the world holds a task of this name (queued, running or completed). */
   hasTask: (name: string) => Promise<boolean>;
+  /** Whether the world holds a task the bridge queued for a message of this body (and id). */
+  hasBridgedTask: (body: string, messageId?: string) => Promise<boolean>;
   /** Starts a bridge on this world (extra env, e.g. a test pause). */
   bridge: (env?: Record<string, string>, args?: string[]) => Promise<Program>;
   close: () => Promise<void>;
@@ -41,7 +47,7 @@ export interface TestWorld {
  */
 export async function testWorld(
   zkServer: string,
-  options: { own?: boolean; tls?: StartRabbitMqOptions['tls'] } = {},
+  options: { own?: boolean; tls?: StartRabbitMqOptions['tls']; workers?: number } = {},
 ): Promise<TestWorld> {
   const broker = await startRabbitMq({
     own: options.own ?? false,
@@ -51,29 +57,37 @@ export async function testWorld(
   const world = 'jobs';
   const dataDir = mkdtempSync(join(tmpdir(), 'zoott-amqp-data-'));
   const programs: Program[] = [];
-  const worker = startProgram(
-    WORKER_BIN,
-    [
-      '--world',
-      world,
-      '--create-world',
-      '--allow-exec',
-      '/usr/bin/*',
-      '--run-as',
-      SELF,
-      '--concurrency',
-      '4',
-      '--max-output',
-      '4096',
-      '--data-dir',
-      dataDir,
-      '--locality-wait',
-      '100',
-    ],
-    { ZOOTT_CONNECT: connect },
-  );
-  programs.push(worker);
-  await worker.logLine((l) => l.msg === 'worker started', 'worker started');
+  const startWorker = () =>
+    startProgram(
+      WORKER_BIN,
+      [
+        '--world',
+        world,
+        '--create-world',
+        '--allow-exec',
+        '/usr/bin/*',
+        '--run-as',
+        SELF,
+        '--concurrency',
+        '4',
+        '--max-output',
+        '4096',
+        '--data-dir',
+        dataDir,
+        '--locality-wait',
+        '100',
+      ],
+      { ZOOTT_CONNECT: connect },
+    );
+  const workers: Program[] = [];
+  for (let i = 0; i < (options.workers ?? 1); i++) {
+    const worker = startWorker();
+    programs.push(worker);
+    workers.push(worker);
+    // One at a time: the first creates the world the others find.
+    await worker.logLine((l) => l.msg === 'worker started', 'worker started');
+  }
+  const worker = workers[0]!;
   const tls = broker.tls;
   const client = tls
     ? await producer(tls.url, {
@@ -101,13 +115,24 @@ export async function testWorld(
       await zk.close();
     }
   };
+  const hasBridgedTask = async (body: string, messageId?: string) => {
+    const prefix = `${TASK_PREFIX}job-${fingerprintOf('regular', Buffer.from(body), messageId).slice(0, 12)}-`;
+    const zk = await connectZk(connect);
+    try {
+      return (await zk.children(worldRoot(world))).some((n) => n.startsWith(prefix));
+    } finally {
+      await zk.close();
+    }
+  };
   return {
     broker,
+    hasBridgedTask,
     connect,
     world,
     dataDir,
     client,
     worker,
+    workers,
     hasTask,
     bridge,
     close: async () => {

@@ -1,4 +1,5 @@
 import { isZoottError } from '@zoott/core';
+import { zkSecurityHint } from '@zoott/jobs/config';
 
 /**
  * Exit codes of `zoott-worker` when it cannot start. They match the CLI's for the same
@@ -32,20 +33,28 @@ export function exitCodeOf(err: unknown): { code: number; hint?: string } {
     case 'NO_ZOOKEEPER':
       return {
         code: WorkerExit.UNREACHABLE,
-        hint: 'is ZooKeeper running there? Check --connect / ZOOTT_CONNECT / the config file',
+        // A TLS connect that cannot work names the setting to change.
+        hint:
+          zkSecurityHint(err) ??
+          'is ZooKeeper running there? Check --connect / ZOOTT_CONNECT / the config file',
       };
     case 'AUTH_FAILED':
     case 'NO_AUTH':
       return {
         code: WorkerExit.AUTH,
-        hint: 'check --auth-file / ZOOTT_AUTH (user:password or digest:user:password)',
+        hint:
+          zkSecurityHint(err) ??
+          'check --auth-file / ZOOTT_AUTH (user:password or digest:user:password)',
       };
     case 'WORLD_NOT_INITIALISED':
       return {
         code: WorkerExit.NOT_FOUND,
         hint: 'run `zoott init <world>` first, or start the worker with --create-world',
       };
-    default:
-      return { code: WorkerExit.CONFIG };
+    default: {
+      // A certificate or key connectZk could not use names its option: say which setting.
+      const hint = zkSecurityHint(err);
+      return hint ? { code: WorkerExit.CONFIG, hint } : { code: WorkerExit.CONFIG };
+    }
   }
 }

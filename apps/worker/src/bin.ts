@@ -9,6 +9,7 @@ import {
   readWorkerConfig,
   resolveSettingsWithSources,
   SETTINGS,
+  zkSecurityOptions,
 } from '@zoott/jobs/config';
 import { Command, Option } from 'commander';
 import { exitCodeOf } from './bin-errors.js';
@@ -123,6 +124,9 @@ async function main(): Promise<void> {
     );
     return;
   }
+  // The TLS and SASL files are read now, so a missing one is refused naming its flag,
+  // variable or file key (the daemon reads them again to connect).
+  zkSecurityOptions(resolved.settings, resolved.sources, found?.path);
   // Before the daemon allocates anything: the heap's room for garbage is a property of the
   // process, which this program owns (a library running the daemon leaves it to its host).
   applyHeapRoom(resolved.settings.heapRoom ?? DEFAULT_HEAP_ROOM);

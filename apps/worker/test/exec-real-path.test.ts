@@ -107,7 +107,8 @@ describe('the job runners run only what the policy allowed, by its real path', (
       validateRegularJob({ executable: `${jobs}${up()}/usr/bin/touch`, arguments: [marker] }),
       opts(),
     );
-    expect(r).toMatchObject({ pid: 0, exit: 126 });
+    expect(r.pid).toBe(0);
+    expect(r).not.toHaveProperty('exit');
     expect(r.error).toMatch(/\/usr\/bin\/touch is not allowed/);
     expect(existsSync(marker)).toBe(false);
   });
@@ -118,7 +119,8 @@ describe('the job runners run only what the policy allowed, by its real path', (
       validateRegularJob({ executable: join(jobs, 'touch'), arguments: [marker] }),
       opts(),
     );
-    expect(r).toMatchObject({ pid: 0, exit: 126 });
+    expect(r.pid).toBe(0);
+    expect(r).not.toHaveProperty('exit');
     expect(existsSync(marker)).toBe(false);
     const racer = runRacer(join(jobs, 'touch'), [marker], '', opts());
     expect((await racer.done).error).toMatch(/\/usr\/bin\/touch is not allowed/);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SETTINGS, type SettingSpec } from '@zoott/jobs/internal';
+import { maskZkSecurity, SETTINGS, type SettingSpec } from '@zoott/jobs/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { BIN, requireBin } from './worker-bin.js';
@@ -64,7 +64,8 @@ function expected(spec: SettingSpec): unknown {
       return items;
     }
     default:
-      return spec.example;
+      // The SASL login and the key's passphrase are shown masked.
+      return maskZkSecurity(spec.key, spec.example);
   }
 }
 

@@ -31,6 +31,31 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A publication the broker refused for reasons of its own address, which trying again
+ * right away will not change: `unroutable` (mandatory, and no queue is bound: the broker
+ * returned it), `refused` (the broker closed the channel over it: no such exchange, no write
+ * permission, an internal exchange), `invalid` (a name AMQP cannot carry). A connection that
+ * went down is not one of these: that publication is simply not known to be published.
+ */
+export class PublishRefused extends Error {
+  constructor(
+    readonly kind: 'unroutable' | 'refused' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PublishRefused';
+  }
+}
+
+/** A mandatory publication waiting for its confirm: a return before it marks it unroutable. */
+interface PendingReturn {
+  exchange: string;
+  routingKey: string;
+  messageId: unknown;
+  returned: string | null;
+}
+
 /** One consumer: a queue and what to do with each of its messages. */
 export interface QueueConsumer {
   queue: string;
@@ -82,8 +107,47 @@ export class AmqpLink {
   /** Why the link gave up before it was ever up; `ready()` rejects with it. */
   private failure: AmqpStartFailure | null = null;
   private loop: Promise<void> | null = null;
+  /** Mandatory publications not yet confirmed, oldest first. */
+  private readonly pendingReturns: PendingReturn[] = [];
+  /** Consumer channels that closed: their unacknowledged messages go back to the queue. */
+  private readonly closedChannels = new WeakSet<Channel>();
 
   constructor(private readonly options: AmqpLinkOptions) {}
+
+  /**
+   * Whether a consumer channel is still open: once it closed, its messages are redelivered
+   * (to this bridge or another), and whoever held one must leave it to that delivery.
+   */
+  isOpen(channel: Channel): boolean {
+    return !this.closedChannels.has(channel);
+  }
+
+  /** A message the broker returned (mandatory, unroutable): marks its publication. */
+  private onReturn(msg: {
+    fields: { exchange: string; routingKey: string; replyText?: string };
+    properties: { messageId?: unknown };
+  }): void {
+    const hit = this.pendingReturns.find(
+      (p) =>
+        p.returned === null &&
+        p.exchange === msg.fields.exchange &&
+        p.routingKey === msg.fields.routingKey &&
+        p.messageId === msg.properties.messageId,
+    );
+    if (hit) hit.returned = msg.fields.replyText ?? 'NO_ROUTE';
+  }
+
+  /** A new publisher channel, wired: refusals logged nowhere (publish reports them), returns noted. */
+  private async openPublisher(model: ChannelModel): Promise<ConfirmChannel> {
+    const publisher = await model.createConfirmChannel();
+    // A refused publish (no such exchange) closes this channel: open a new one.
+    publisher.on('error', () => {});
+    publisher.on('return', (msg: Parameters<AmqpLink['onReturn']>[0]) => this.onReturn(msg));
+    publisher.on('close', () => {
+      if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
+    });
+    return publisher;
+  }
 
   /** Connects (retrying until it works or {@link close}) and keeps the link up. */
   start(): void {
@@ -111,8 +175,10 @@ export class AmqpLink {
   }
 
   /**
-   * Publishes one message and resolves when the broker confirmed it; rejects when the
-   * channel closed first or the broker refused it (then nothing is known to be published).
+   * Publishes one message and resolves when the broker confirmed it. Rejects with
+   * {@link PublishRefused} when the broker refused it for its address (with `mandatory`: also
+   * when no queue took it), or with another error when the channel or connection went down
+   * first; either way nothing is known to be published.
    */
   async publish(exchange: string, routingKey: string, body: Buffer, props: Options.Publish) {
     let channel = this.publisher;
@@ -121,20 +187,19 @@ export class AmqpLink {
       channel = this.publisher;
     }
     if (!channel) throw new Error('not connected to RabbitMQ');
-    await new Promise<void>((resolve, reject) => {
-      const onClose = () => reject(new Error('the channel closed before the broker confirmed'));
-      channel.once('close', onClose);
-      try {
-        channel.publish(exchange, routingKey, body, props, (err) => {
-          channel.off('close', onClose);
-          if (err) reject(err instanceof Error ? err : new Error(String(err)));
-          else resolve();
-        });
-      } catch (err) {
-        channel.off('close', onClose);
-        reject(err);
-      }
-    });
+    const pending: PendingReturn = {
+      exchange,
+      routingKey,
+      messageId: props.messageId,
+      returned: null,
+    };
+    if (props.mandatory) this.pendingReturns.push(pending);
+    try {
+      await confirmed(channel, exchange, routingKey, body, props, pending);
+    } finally {
+      const i = this.pendingReturns.indexOf(pending);
+      if (i >= 0) this.pendingReturns.splice(i, 1);
+    }
   }
 
   /** Closes the connection and stops reconnecting. */
@@ -223,16 +288,14 @@ export class AmqpLink {
       setUp = resolve;
     });
     try {
-      const publisher = await step('opening the publish channel', model.createConfirmChannel());
-      // A refused publish (no such exchange) closes this channel: open a new one.
-      publisher.on('error', () => {});
-      publisher.on('close', () => {
-        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
-      });
+      const publisher = await step('opening the publish channel', this.openPublisher(model));
       for (const c of consumers) {
         const channel = await step(`opening the channel of ${c.queue}`, model.createChannel());
         channel.on('error', (err: Error) => end(err));
-        channel.on('close', () => end(new Error(`consumer channel of ${c.queue} closed`)));
+        channel.on('close', () => {
+          this.closedChannels.add(channel);
+          end(new Error(`consumer channel of ${c.queue} closed`));
+        });
         await step(`setting the prefetch of ${c.queue}`, channel.prefetch(prefetch));
         await step(
           `declaring ${c.queue}`,
@@ -245,7 +308,16 @@ export class AmqpLink {
             end(new Error(`the broker cancelled the consumer of ${c.queue}`));
             return;
           }
-          void whenSetUp.then((ok) => (ok ? c.onMessage(msg, channel) : undefined));
+          void whenSetUp
+            .then((ok) => (ok ? c.onMessage(msg, channel) : undefined))
+            .catch((err: unknown) =>
+              // A handler settles its message itself; one that failed leaves it to the
+              // channel's end (redelivered then), never to an unhandled rejection.
+              this.options.logger.error(
+                { queue: c.queue, err: String(err) },
+                'message handler failed',
+              ),
+            );
         });
         await step(`consuming ${c.queue}`, consuming);
       }
@@ -270,11 +342,7 @@ export class AmqpLink {
   private async reopenPublisher(model: ChannelModel): Promise<void> {
     this.publisher = null;
     try {
-      const publisher = await model.createConfirmChannel();
-      publisher.on('error', () => {});
-      publisher.on('close', () => {
-        if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
-      });
+      const publisher = await this.openPublisher(model);
       if (this.model !== model) return;
       this.publisher = publisher;
       this.wakeWaiters();
@@ -282,4 +350,59 @@ export class AmqpLink {
       // The connection is going down too: run() reconnects.
     }
   }
+}
+
+/**
+ * One publication on a confirm channel, settled by its confirm. The broker's reason for
+ * closing the channel arrives (as an `error` event) before the pending confirms fail; when it
+ * names this publication's exchange, the publication is the one refused.
+ */
+function confirmed(
+  channel: ConfirmChannel,
+  exchange: string,
+  routingKey: string,
+  body: Buffer,
+  props: Options.Publish,
+  pending: PendingReturn,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let closedBy: Error | null = null;
+    const onError = (err: Error) => {
+      closedBy = err;
+    };
+    const failure = (err: unknown): Error => {
+      const text = String(closedBy?.message ?? '');
+      if (closedBy && text.includes(`'${exchange}'`)) return new PublishRefused('refused', text);
+      if (closedBy) return new Error(`the publish channel closed: ${text}`);
+      return err instanceof Error ? err : new Error(String(err));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(failure(new Error('the channel closed before the broker confirmed')));
+    };
+    const cleanup = () => {
+      channel.off('error', onError);
+      channel.off('close', onClose);
+    };
+    channel.on('error', onError);
+    channel.once('close', onClose);
+    try {
+      channel.publish(exchange, routingKey, body, props, (err) => {
+        cleanup();
+        if (err) reject(failure(err));
+        else if (pending.returned !== null)
+          reject(
+            new PublishRefused(
+              'unroutable',
+              `unroutable: no queue is bound to routing key ${JSON.stringify(routingKey)} of ${exchange === '' ? 'the default exchange' : `exchange ${JSON.stringify(exchange)}`} (${pending.returned})`,
+            ),
+          );
+        else resolve();
+      });
+    } catch (err) {
+      cleanup();
+      // amqplib checks names before anything is sent: a routing key over 255 bytes, say.
+      reject(err instanceof TypeError ? new PublishRefused('invalid', err.message) : err);
+    }
+  });
 }

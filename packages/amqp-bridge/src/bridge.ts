@@ -1,11 +1,15 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Coordinator, Telemetry } from '@zoott/core';
 import type { SocketOptions } from 'amqplib';
 import { AmqpLink } from './amqp-link.js';
 import { DEFAULT_JOB_QUEUE, DEFAULT_RACE_QUEUE } from './constants.js';
-import { Forwarder } from './forwarder.js';
+import { ensureBridgePath, Forwarder, forwarderPaths } from './forwarder.js';
 import { intakeHandler } from './intake.js';
+import { IntakeRecords } from './intake-records.js';
 import { type BridgeLogger, silentLogger } from './logger.js';
+import { replyExchangePolicy } from './reply-exchanges.js';
+import { openBridgeWorld } from './world.js';
 
 /** First and longest wait between two attempts to renew a lost ZooKeeper session. */
 const RENEW_BASE_MS = 100;
@@ -31,6 +35,19 @@ export interface AmqpBridgeOptions {
   prefetch?: number;
   /** Declare missing queues as durable (default true); false: they must exist. */
   declareQueues?: boolean;
+  /**
+   * Exchanges results may be published to, as patterns (`*` any characters, `?` one, `""`
+   * the default exchange). Default: any, as Yothalot. A job naming another is refused.
+   */
+  replyExchanges?: readonly string[];
+  /** Deliveries of one message before it is refused instead of tried again (default 5). */
+  maxDeliveries?: number;
+  /** How long a result the broker refuses is retried before it is parked (default 60 s). */
+  parkAfterMs?: number;
+  /** Create the world when it does not exist (default false: the bridge refuses to start). */
+  createWorld?: boolean;
+  /** The `server` of the error results the bridge publishes (default: the host name). */
+  serverName?: string;
   logger?: BridgeLogger;
   /**
    * Traces every job it queues (`otelTelemetry()` of `@zoott/otel`), under the publisher's
@@ -45,8 +62,10 @@ export interface AmqpBridgeOptions {
 export interface BridgeHooks {
   /** After a message is read as a job, before the job is queued (nothing acknowledged yet). */
   beforeQueued?: (task: string) => Promise<void>;
-  /** After a job is queued, before its message is acknowledged. */
+  /** After a job is queued, before its intake record is removed and its message acknowledged. */
   afterQueued?: (task: string) => Promise<void>;
+  /** After a job's intake record is removed, before its message is acknowledged. */
+  beforeAck?: (task: string) => Promise<void>;
   /** After a result is claimed, before it is published. */
   beforePublish?: (path: string) => Promise<void>;
   /** After the broker confirmed a result, before it is removed from ZooKeeper. */
@@ -65,6 +84,8 @@ export interface AmqpBridge {
  * first AMQP connection is up; from then on it reconnects to RabbitMQ and renews the
  * ZooKeeper session by itself. Several bridges may serve one world and one set of queues.
  *
+ * @throws ZoottError WORLD_NOT_INITIALISED naming the worlds that exist, when the world does
+ *   not and `createWorld` is not set (nothing is consumed).
  * @throws AmqpTlsError when the first connection fails its TLS handshake (an untrusted
  *   broker certificate, a client certificate the broker refuses or requires), and
  *   AmqpAccessError when the broker refuses its login (user or password), its vhost, or
@@ -77,6 +98,25 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
   let stopped = false;
   const isStopped = () => stopped;
   const get = () => coordinator;
+  const world = options.world;
+  // Before anything is consumed: a typo in the world must not queue jobs nobody serves.
+  const engines = await openBridgeWorld(coordinator, world, options);
+  const paths = forwarderPaths(world);
+  let acl = await engines.acl();
+  await ensureBridgePath(coordinator, paths.intake, acl);
+  const records = new IntakeRecords(get, paths.intake, () => acl);
+  const allowed = replyExchangePolicy(options.replyExchanges);
+  const refusal = {
+    get link() {
+      return link;
+    },
+    logger,
+    allowed,
+    serverName: options.serverName ?? hostname(),
+    ...(options.deadLetterExchange !== undefined
+      ? { deadLetterExchange: options.deadLetterExchange }
+      : {}),
+  };
   // Filled in below: the consumers need the link and the link its consumers.
   const link: AmqpLink = new AmqpLink({
     url: options.url,
@@ -89,27 +129,32 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
         kind === 'race'
           ? (options.raceQueue ?? DEFAULT_RACE_QUEUE)
           : (options.jobQueue ?? DEFAULT_JOB_QUEUE),
-      onMessage: (msg, channel) =>
-        intakeHandler(kind, {
-          coordinator: get,
-          world: options.world,
-          link,
-          logger,
-          stopped: isStopped,
-          ...(options.deadLetterExchange !== undefined
-            ? { deadLetterExchange: options.deadLetterExchange }
-            : {}),
-          ...(options.telemetry ? { telemetry: options.telemetry } : {}),
-          ...(options.hooks?.beforeQueued ? { beforeQueued: options.hooks.beforeQueued } : {}),
-          ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
-        })(msg, channel),
+      onMessage: intakeHandler(kind, {
+        coordinator: get,
+        world,
+        get link() {
+          return link;
+        },
+        records,
+        engines,
+        refusal,
+        maxDeliveries: options.maxDeliveries ?? 5,
+        logger,
+        stopped: isStopped,
+        ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+        ...(options.hooks?.beforeQueued ? { beforeQueued: options.hooks.beforeQueued } : {}),
+        ...(options.hooks?.afterQueued ? { afterQueued: options.hooks.afterQueued } : {}),
+        ...(options.hooks?.beforeAck ? { beforeAck: options.hooks.beforeAck } : {}),
+      }),
     })),
   });
   const forwarder = new Forwarder({
     coordinator: get,
-    world: options.world,
+    world,
     link,
     logger,
+    allowed,
+    parkAfterMs: options.parkAfterMs ?? 60_000,
     stopped: isStopped,
     ...(options.hooks?.beforePublish ? { beforePublish: options.hooks.beforePublish } : {}),
     ...(options.hooks?.afterPublished ? { afterPublished: options.hooks.afterPublished } : {}),
@@ -132,7 +177,16 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
     if (e.type === 'lost') {
       logger.warn({}, 'ZooKeeper session lost; renewing it');
       void renew();
-    } else if (e.type === 'connected' || e.type === 'reconnected') forwarder.poke();
+    } else if (e.type === 'connected' || e.type === 'reconnected') {
+      // A renewed session may come with another ACL on the world (credentials changed).
+      void engines.acl().then(
+        (a) => {
+          acl = a;
+        },
+        () => undefined,
+      );
+      forwarder.poke();
+    }
   });
 
   link.start();

@@ -1,13 +1,19 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, ensureWorldPath, permsToShort, worldRoot } from '@zoott/core/internal';
-import { replyDir } from '@zoott/jobs';
-import type { AmqpLink } from './amqp-link.js';
+import { parkOps, replyDir } from '@zoott/jobs';
+import { type AmqpLink, PublishRefused } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';
 import type { BridgeLogger } from './logger.js';
-import { amqpResult } from './result.js';
+import { addressProblem } from './message.js';
+import { amqpResult, type OutgoingResult } from './result.js';
 
 /** Longest wait between two scans when no watch fires (a safety net, not the mechanism). */
 const RESCAN_MS = 30_000;
+/** Results published at once (each waits for its own confirm). */
+const CONCURRENCY = 8;
+/** First and longest wait before a refused result is tried again. */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
 
 /** What the forwarder needs. */
 export interface ForwarderOptions {
@@ -15,6 +21,10 @@ export interface ForwarderOptions {
   world: string;
   link: AmqpLink;
   logger: BridgeLogger;
+  /** Which exchanges results may go to (`--reply-exchanges`). */
+  allowed: (exchange: string) => boolean;
+  /** How long a refused result is retried before it is parked. */
+  parkAfterMs: number;
   /** Test hook: runs after a result is claimed and read, before it is published. */
   beforePublish?: (path: string) => Promise<void>;
   /** Test hook: runs after the broker confirmed a result and before it is removed. */
@@ -22,10 +32,10 @@ export interface ForwarderOptions {
   stopped: () => boolean;
 }
 
-/** Where the world's results for the bridge land, and where bridges claim them. */
-export function forwarderPaths(world: string): { dir: string; claims: string } {
+/** Where the world's results for the bridge land, where bridges claim them, and its intake records. */
+export function forwarderPaths(world: string): { dir: string; claims: string; intake: string } {
   const dir = replyDir({ exchange: BRIDGE_EXCHANGE, routingkey: world }, world);
-  return { dir, claims: `${dir}~claims` };
+  return { dir, claims: `${dir}~claims`, intake: `${dir}~intake` };
 }
 
 const aclText = (acl: readonly Acl[]) =>
@@ -37,19 +47,41 @@ const aclText = (acl: readonly Acl[]) =>
 /** Sequence number at the end of a sequential node's name. */
 const sequenceOf = (name: string) => Number(/(\d{10})$/.exec(name)?.[1] ?? Infinity);
 
+/** A result the broker refused, being retried: it holds its claim meanwhile. */
+interface Failing {
+  attempts: number;
+  first: number;
+  /** Not tried again before this time. */
+  next: number;
+}
+
+/** One result, as read for publishing. */
+interface Taken {
+  path: string;
+  claim: string;
+  version: number;
+  recorded: unknown;
+  out: OutgoingResult;
+}
+
 /**
  * Forwards the world's results to RabbitMQ. Workers publish each result of a bridged job
  * into one reply directory in ZooKeeper, atomically with its completion. A bridge takes a
  * result by creating an ephemeral claim node (so of several bridges one publishes it; a
- * bridge that dies drops its claims with its session), publishes it with publisher
- * confirms, and only after the broker's confirm deletes the result and its claim in one
- * multi. A bridge killed between the confirm and the delete leaves the result to be
- * published again: at least once, never zero times. Each message carries the result
- * node's path as its `message-id`, the same on a re-publication, for consumers that
- * deduplicate.
+ * bridge that dies drops its claims with its session), publishes it (mandatory, with
+ * publisher confirms), and only after the broker's confirm deletes the result and its claim
+ * in one multi: at least once, never zero times. Each message carries the result node's
+ * path as its `message-id`, the same on a re-publication, for consumers that deduplicate.
+ *
+ * A result the broker refuses (no such exchange, no right to publish there, no queue bound
+ * to the routing key) is tried again on its own with backoff, holding its claim, while the
+ * results behind it go on; after `parkAfterMs` it is parked (`/zoott_~parked/<world>`), where
+ * `zoott parked` lists, retries and drops it. One no publication can carry (an exchange
+ * outside `--reply-exchanges`, a name over 255 bytes) is parked at once.
  */
 export class Forwarder {
   private wake: () => void = () => {};
+  private readonly failing = new Map<string, Failing>();
 
   constructor(private readonly options: ForwarderOptions) {}
 
@@ -71,11 +103,22 @@ export class Forwarder {
       } catch (err) {
         log.warn({ err: String(err) }, 'forwarding results paused; retrying');
       }
-      await Promise.race([changed, new Promise((r) => setTimeout(r, RESCAN_MS).unref())]);
+      // The next retry of a refused result is a time to look again too.
+      const nexts = [...this.failing.values()].map((f) => f.next);
+      const wait = Math.max(0, Math.min(RESCAN_MS, ...nexts.map((n) => n - Date.now())));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        changed,
+        new Promise((r) => {
+          timer = setTimeout(r, wait);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
     }
   }
 
-  /** One pass over the reply directory, oldest result first. */
+  /** One pass over the reply directory, oldest result first, a few at once. */
   private async scan(watch: () => void): Promise<void> {
     const c = this.options.coordinator();
     const { dir, claims } = forwarderPaths(this.options.world);
@@ -93,10 +136,63 @@ export class Forwarder {
     const dirAcl = (await c.getAcl(dir)).acl;
     if (aclText(dirAcl) !== aclText(acl))
       throw new Error(`${dir} is not under the world's ACL; nothing there is forwarded`);
-    for (const name of names.sort((a, b) => sequenceOf(a) - sequenceOf(b))) {
-      if (this.options.stopped()) return;
-      await this.forwardOne(c, `${dir}/${name}`, `${claims}/${name}`, acl, watch);
+    const present = new Set(names.map((n) => `${dir}/${n}`));
+    for (const path of this.failing.keys()) if (!present.has(path)) this.failing.delete(path);
+    const now = Date.now();
+    const due = names
+      .filter((n) => (this.failing.get(`${dir}/${n}`)?.next ?? 0) <= now)
+      .sort((a, b) => sequenceOf(a) - sequenceOf(b));
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length && !this.options.stopped()) {
+        const name = due[next++]!;
+        await this.forwardOne(c, `${dir}/${name}`, `${claims}/${name}`, acl, watch);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  }
+
+  /** Claims and reads one result; `null` when it is not this bridge's to publish now. */
+  private async take(
+    c: Coordinator,
+    path: string,
+    claim: string,
+    acl: readonly Acl[],
+    watch: () => void,
+  ): Promise<Taken | null> {
+    const log = this.options.logger;
+    try {
+      await c.create(claim, undefined, { ephemeral: true, acl });
+    } catch (err) {
+      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
+      // Ours (a refused result held while it waits) or another bridge's: if that bridge
+      // dies its claim goes and we look again.
+      const held = await c.exists(claim, { watch });
+      if (held === null || held.ephemeralOwner !== c.sessionId) {
+        log.debug({ path }, 'result claimed by another bridge');
+        return null;
+      }
     }
+    let got: Awaited<ReturnType<Coordinator['get']>>;
+    try {
+      got = await c.get(path);
+    } catch (err) {
+      await c.delete(claim).catch(() => {});
+      if (isZoottError(err, 'NO_NODE')) return null; // forwarded by another bridge meanwhile
+      throw err;
+    }
+    const nodeAcl = (await c.getAcl(path)).acl;
+    const recorded = decodeJson<unknown>(got.data, path);
+    const out = aclText(nodeAcl) === aclText(acl) ? amqpResult(recorded) : null;
+    if (out === null) {
+      log.error({ path }, 'not a result of the bridge (or not under the world ACL); removed');
+      await c.multi([
+        { op: 'delete', path, version: got.stat.version },
+        { op: 'delete', path: claim },
+      ]);
+      return null;
+    }
+    return { path, claim, version: got.stat.version, recorded, out };
   }
 
   private async forwardOne(
@@ -107,63 +203,99 @@ export class Forwarder {
     watch: () => void,
   ): Promise<void> {
     const log = this.options.logger;
-    try {
-      await c.create(claim, undefined, { ephemeral: true, acl });
-    } catch (err) {
-      if (!isZoottError(err, 'NODE_EXISTS')) throw err;
-      // Another bridge has it; if that bridge dies its claim goes and we look again.
-      await c.exists(claim, { watch });
-      log.debug({ path }, 'result claimed by another bridge');
-      return;
-    }
-    let got: Awaited<ReturnType<Coordinator['get']>>;
-    try {
-      got = await c.get(path);
-    } catch (err) {
-      await c.delete(claim).catch(() => {});
-      if (isZoottError(err, 'NO_NODE')) return; // forwarded by another bridge meanwhile
-      throw err;
-    }
-    const nodeAcl = (await c.getAcl(path)).acl;
-    const out =
-      aclText(nodeAcl) === aclText(acl) ? amqpResult(decodeJson<unknown>(got.data, path)) : null;
-    if (out === null) {
-      log.error({ path }, 'not a result of the bridge (or not under the world ACL); removed');
-      await c.multi([
-        { op: 'delete', path, version: got.stat.version },
-        { op: 'delete', path: claim },
-      ]);
-      return;
-    }
+    const taken = await this.take(c, path, claim, acl, watch);
+    if (taken === null) return;
+    const { out } = taken;
     const exchange = out.address.exchange ?? '';
+    const routingkey = out.address.routingkey;
+    const problem = addressProblem(out.address, this.options.allowed);
+    if (problem !== null) return this.park(c, taken, acl, problem, 0);
     await this.options.beforePublish?.(path);
     try {
-      await this.options.link.publish(
-        exchange,
-        out.address.routingkey,
-        Buffer.from(JSON.stringify(out.body)),
-        { persistent: true, contentType: 'application/json', messageId: path },
-      );
+      await this.options.link.publish(exchange, routingkey, Buffer.from(JSON.stringify(out.body)), {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: path,
+        mandatory: true,
+      });
     } catch (err) {
+      if (err instanceof PublishRefused) return this.refused(c, taken, acl, err);
+      // Not this result's doing (the connection went): another bridge may do better.
       await c.delete(claim).catch(() => {});
-      if (/NOT_FOUND/.test(String(err))) {
-        // The producer named an exchange that does not exist: no retry can deliver it. The
-        // result stays in the task's completed record; the reply node goes.
-        log.error(
-          { path, exchange, routingkey: out.address.routingkey, err: String(err) },
-          'result not published: the exchange does not exist (the completed record keeps it)',
-        );
-        await c.delete(path, got.stat.version).catch(() => {});
-        return;
-      }
       throw err;
     }
     await this.options.afterPublished?.(path);
     await c.multi([
-      { op: 'delete', path, version: got.stat.version },
+      { op: 'delete', path, version: taken.version },
       { op: 'delete', path: claim },
     ]);
-    log.info({ path, exchange, routingkey: out.address.routingkey }, 'result published to AMQP');
+    this.failing.delete(path);
+    log.info({ path, exchange, routingkey }, 'result published to AMQP');
+  }
+
+  /** A result the broker refused: tried again later (holding its claim), or parked. */
+  private async refused(
+    c: Coordinator,
+    taken: Taken,
+    acl: readonly Acl[],
+    err: PublishRefused,
+  ): Promise<void> {
+    const now = Date.now();
+    const f = this.failing.get(taken.path) ?? { attempts: 0, first: now, next: now };
+    f.attempts += 1;
+    const parkAt = f.first + this.options.parkAfterMs;
+    if (err.kind === 'invalid' || now >= parkAt)
+      return this.park(c, taken, acl, err.message, f.attempts, f.first);
+    const backoff = Math.min(RETRY_BASE_MS * 2 ** (f.attempts - 1), RETRY_MAX_MS);
+    f.next = Math.min(now + backoff, parkAt);
+    this.failing.set(taken.path, f);
+    this.options.logger.warn(
+      {
+        path: taken.path,
+        exchange: taken.out.address.exchange ?? '',
+        routingkey: taken.out.address.routingkey,
+        reason: err.message,
+        attempt: f.attempts,
+        retryInMs: f.next - now,
+      },
+      'result not published; retrying',
+    );
+  }
+
+  /** Moves a result to the parked area (with its claim gone), in one multi. */
+  private async park(
+    c: Coordinator,
+    taken: Taken,
+    acl: readonly Acl[],
+    reason: string,
+    attempts: number,
+    first = Date.now(),
+  ): Promise<void> {
+    const { dir } = forwarderPaths(this.options.world);
+    const exchange = taken.out.address.exchange ?? '';
+    const routingkey = taken.out.address.routingkey;
+    const ops = await parkOps(
+      c,
+      this.options.world,
+      acl,
+      taken.path,
+      taken.version,
+      taken.recorded,
+      {
+        from: dir,
+        exchange,
+        routingkey,
+        reason,
+        attempts,
+        firstFailedAt: new Date(first).toISOString(),
+      },
+    );
+    await c.multi([...ops, { op: 'delete', path: taken.claim }]);
+    this.failing.delete(taken.path);
+    this.options.logger.error(
+      { path: taken.path, parked: ops[0]?.path, exchange, routingkey, reason, attempts },
+      'result parked: it could not be published (zoott parked lists, retries and drops it)',
+    );
   }
 }
 
@@ -176,3 +308,5 @@ async function ensure(c: Coordinator, path: string, acl: readonly Acl[]): Promis
   if ((await c.exists(path)) !== null) return;
   await ensureWorldPath(c, path, acl);
 }
+
+export { ensure as ensureBridgePath };

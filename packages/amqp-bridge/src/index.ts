@@ -6,7 +6,12 @@ export {
   accessFailure,
   loginOf,
 } from './access-failure.js';
-export { type AmqpLinkOptions, type AmqpStartFailure, maskUrl } from './amqp-link.js';
+export {
+  type AmqpLinkOptions,
+  type AmqpStartFailure,
+  maskUrl,
+  PublishRefused,
+} from './amqp-link.js';
 export {
   type AmqpBridge,
   type AmqpBridgeOptions,
@@ -23,12 +28,17 @@ export {
 export { forwarderPaths } from './forwarder.js';
 export type { BridgeLogger } from './logger.js';
 export {
+  AMQP_NAME_MAX_BYTES,
   type AmqpAddress,
+  addressProblem,
   type BridgedJob,
   bridgedJob,
+  fingerprintOf,
+  freshTaskName,
   type JobKind,
-  taskNameOf,
+  readableAddress,
 } from './message.js';
-export { amqpResult, type OutgoingResult } from './result.js';
+export { DEFAULT_EXCHANGE_PATTERN, replyExchangePolicy } from './reply-exchanges.js';
+export { amqpResult, type OutgoingResult, withYothalotTimes } from './result.js';
 export { yothalotTime } from './time.js';
 export { AmqpTlsError, type TlsFailureKind, tlsFailure } from './tls-failure.js';

@@ -1,39 +1,86 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Coordinator, Telemetry, TraceCarrier } from '@zoott/core';
+import {
+  type Coordinator,
+  type Engine,
+  isZoottError,
+  type Telemetry,
+  type TraceCarrier,
+} from '@zoott/core';
 import { worldRoot } from '@zoott/core/internal';
 import { raceWorld, submitJob, submitRace } from '@zoott/jobs';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpLink } from './amqp-link.js';
 import { BRIDGE_EXCHANGE } from './constants.js';
+import type { IntakeRecord, IntakeRecords } from './intake-records.js';
 import type { BridgeLogger } from './logger.js';
-import { type BridgedJob, bridgedJob, type JobKind, malformedReason } from './message.js';
+import {
+  addressProblem,
+  type BridgedJob,
+  bridgedJob,
+  freshTaskName,
+  type JobKind,
+  malformedReason,
+} from './message.js';
+import { type RefusalOptions, refuse } from './refusal.js';
 
-/** First and longest wait between two attempts to queue a job while ZooKeeper is away. */
+/** First and longest wait between two attempts while ZooKeeper is away. */
 const RETRY_BASE_MS = 100;
 const RETRY_MAX_MS = 5000;
+/** Tries of a step that fails for a reason the bridge does not know, before it gives up. */
+const UNEXPECTED_TRIES = 5;
+
+/**
+ * Refusals by the engine that no retry changes: the job is invalid, its task data too large
+ * (stdin over 512 KiB), a placement hint empty. The message is answered or dead-lettered.
+ */
+const PERMANENT = ['INVALID_JOB', 'INVALID_TASK', 'DATA_TOO_LARGE', 'INVALID_PATH'] as const;
+/**
+ * ZooKeeper away or refusing for now (its session lost, credentials not yet granted, the
+ * world gone): not the message's fault. The bridge keeps the message and tries again with
+ * backoff, for as long as it takes; it never hands it back for this, so an outage never
+ * counts as a delivery.
+ */
+const TRANSIENT = [
+  'CONNECTION_LOSS',
+  'OPERATION_TIMEOUT',
+  'SESSION_EXPIRED',
+  'SESSION_MOVED',
+  'CLOSED',
+  'NO_ZOOKEEPER',
+  'NOT_READ_ONLY',
+  'NO_AUTH',
+  'AUTH_FAILED',
+  'WORLD_NOT_INITIALISED',
+] as const;
 
 /** What the intake needs. */
 export interface IntakeOptions {
   coordinator: () => Coordinator;
   world: string;
   link: AmqpLink;
-  /** Exchange malformed messages are published to (then acknowledged); none: rejected. */
-  deadLetterExchange?: string;
+  records: IntakeRecords;
+  /** Engines of the world and of its race world, kept for every message. */
+  engines: { regular: Engine; race: Engine };
+  refusal: RefusalOptions;
+  /** Deliveries of one message after which it is refused instead of tried again. */
+  maxDeliveries: number;
   logger: BridgeLogger;
-  /** Test hook: runs after a message is read as a job and before the job is queued. */
+  /** Test hook: after the intake record is opened, before the job is queued. */
   beforeQueued?: (name: string) => Promise<void>;
-  /** Test hook: runs after a job is queued and before its message is acknowledged. */
+  /** Test hook: after the job is queued, before the intake record is removed. */
   afterQueued?: (name: string) => Promise<void>;
+  /** Test hook: after the intake record is removed, before the message is acknowledged. */
+  beforeAck?: (name: string) => Promise<void>;
   stopped: () => boolean;
   /** Traces the queueing, continuing a trace the message's `traceparent` header names. */
   telemetry?: Telemetry;
 }
 
-/** Whether the task of a bridged job is already in its world (queued by an earlier delivery). */
-async function alreadyQueued(c: Coordinator, world: string, job: BridgedJob): Promise<boolean> {
-  const w = job.kind === 'race' ? raceWorld(world) : world;
-  return (await c.exists(`${worldRoot(w)}/${job.name}`)) !== null;
-}
+/** This delivery is no longer the one to settle its message (its channel closed, or the bridge stops). */
+class Abandoned extends Error {}
+
+/** The engine refused the job for good: `reason` says why. */
+class Refused extends Error {}
 
 /** The W3C trace context headers of a message (as an instrumented publisher sets them). */
 function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
@@ -46,113 +93,212 @@ function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
   return tracestate === null ? { traceparent } : { traceparent, tracestate };
 }
 
-/** Queues the job unless an earlier delivery of the same message did. */
-async function queueOnce(
-  c: Coordinator,
-  world: string,
-  job: BridgedJob,
-  telemetry?: Telemetry,
-  producer?: TraceCarrier,
-): Promise<'queued' | 'duplicate'> {
-  if (await alreadyQueued(c, world, job)) return 'duplicate';
-  const data = job.address ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: world } : job.job;
-  const submit = job.kind === 'race' ? submitRace : submitJob;
-  const options = { world, name: job.name, ...(telemetry ? { engineOptions: { telemetry } } : {}) };
-  // The task's queue span goes under the publisher's span, when the message names one.
-  const from = telemetry && producer ? telemetry.contextManager.extract(producer) : undefined;
-  const queue = () => submit(c, data, options);
-  await (from !== undefined ? telemetry!.contextManager.with(from, queue) : queue());
-  return 'queued';
-}
-
 /**
- * Takes one message from a job queue: a malformed one is dead-lettered (or rejected), a
- * valid one is queued into the world under a name derived from the message and only then
- * acknowledged. A redelivery (the bridge died before its ack) finds the task by that name
- * and is acknowledged without queueing it again. While ZooKeeper is away the message stays
- * unacknowledged and the bridge keeps trying.
+ * Takes one message from a job queue and ends it in exactly one way: queued (then
+ * acknowledged), or refused (answered with an error result, dead-lettered, or rejected; see
+ * `refuse`). A message delivered more than `maxDeliveries` times is refused whatever the
+ * engine would say: x-delivery-count counts them on a quorum queue, the bridge's own
+ * intake records on a classic one. Queueing is exactly once across a bridge that dies between
+ * queueing and acknowledging (see {@link IntakeRecords}), and two posts of one body are two
+ * jobs. While ZooKeeper is away the message stays with the bridge, which keeps trying.
  */
-export function intakeHandler(kind: JobKind, options: IntakeOptions) {
-  const log = options.logger;
+export function intakeHandler(kind: JobKind, o: IntakeOptions) {
   return async (msg: ConsumeMessage, channel: Channel): Promise<void> => {
+    const log = o.logger;
     const queue = msg.fields.routingKey;
+    const messageId = msg.properties.messageId as string | undefined;
     let job: BridgedJob;
     try {
-      job = bridgedJob(kind, msg.content, msg.properties.messageId as string | undefined);
+      job = bridgedJob(kind, msg.content, messageId);
     } catch (err) {
       const reason = malformedReason(err) ?? String(err);
-      await deadLetter(msg, channel, queue, reason, options);
+      log.error(
+        { queue, messageId, reason, deadLetterExchange: o.refusal.deadLetterExchange ?? null },
+        'malformed job message',
+      );
+      await refuse(o.refusal, kind, msg, channel, reason);
       return;
     }
-    await options.beforeQueued?.(job.name);
-    for (let delay = RETRY_BASE_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
-      if (options.stopped()) return; // left unacknowledged: redelivered to another bridge
-      try {
-        const outcome = await queueOnce(
-          options.coordinator(),
-          options.world,
-          job,
-          options.telemetry,
-          traceHeaders(msg),
-        );
-        log.info({ task: job.name, kind, queue, outcome }, 'job from AMQP queued');
-        break;
-      } catch (err) {
-        if (malformedReason(err) !== null) {
-          await deadLetter(msg, channel, queue, malformedReason(err)!, options);
-          return;
-        }
-        log.warn(
-          { task: job.name, err: String(err), retryInMs: delay },
-          'cannot queue the job yet',
-        );
-        await sleep(delay);
-      }
+    const problem = job.address ? addressProblem(job.address, o.refusal.allowed) : null;
+    if (problem !== null) {
+      await refuse(o.refusal, kind, msg, channel, problem);
+      return;
     }
-    await options.afterQueued?.(job.name);
+    const step = stepper(o, msg, channel);
     try {
-      channel.ack(msg);
-    } catch (err) {
-      // The channel closed: the message comes back and finds its task already queued.
-      log.warn(
-        { task: job.name, err: String(err) },
-        'could not acknowledge; it will be redelivered',
+      const counted = await countDelivery(o, msg, job, step);
+      if (counted !== null && counted > o.maxDeliveries) {
+        const reason = `delivered ${counted} times without being queued (--max-deliveries is ${o.maxDeliveries})`;
+        await refuse(o.refusal, kind, msg, channel, reason);
+        void o.records.clearCount(job.fingerprint);
+        return;
+      }
+      const { task, outcome } = await queueOnce(o, msg, job, step);
+      if (counted !== null) void o.records.clearCount(job.fingerprint);
+      await o.beforeAck?.(task);
+      try {
+        channel.ack(msg);
+      } catch (err) {
+        // The channel closed: the message comes back and is queued again (a duplicate in this
+        // instant, never a loss: the record is gone, so nothing swallows it).
+        log.warn({ task, err: String(err) }, 'could not acknowledge; it will be redelivered');
+        return;
+      }
+      log.info(
+        { task, kind, queue, outcome, redelivered: msg.fields.redelivered, messageId },
+        'job from AMQP queued',
       );
+    } catch (err) {
+      if (err instanceof Refused) await refuse(o.refusal, kind, msg, channel, err.message);
+      else if (err instanceof Abandoned)
+        log.info({ queue, messageId }, 'message left to its redelivery');
+      else {
+        // Not the message's doing, nor ZooKeeper being away (a hook, say): hand it back; its
+        // deliveries are counted, so this cannot go on for ever.
+        log.error(
+          { queue, messageId, err: String(err) },
+          'cannot queue the job; the message goes back to its queue',
+        );
+        try {
+          channel.nack(msg, false, true);
+        } catch {
+          // Closed: it went back already.
+        }
+      }
     }
   };
 }
 
-/** Publishes a malformed message to the dead-letter exchange (confirmed), or rejects it. */
-async function deadLetter(
-  msg: ConsumeMessage,
-  channel: Channel,
-  queue: string,
-  reason: string,
-  options: IntakeOptions,
-): Promise<void> {
-  const log = options.logger;
-  const dlx = options.deadLetterExchange;
-  log.error(
-    { queue, messageId: msg.properties.messageId, reason, deadLetterExchange: dlx ?? null },
-    'malformed job message',
-  );
-  try {
-    if (dlx !== undefined) {
-      await options.link.publish(dlx, queue, msg.content, {
-        ...msg.properties,
-        headers: {
-          ...(msg.properties.headers ?? {}),
-          'x-zoott-error': reason,
-          'x-zoott-queue': queue,
-        },
-        persistent: true,
-      });
-      channel.ack(msg);
-    } else {
-      // The queue's own dead-letter exchange (x-dead-letter-exchange), if it has one, gets it.
-      channel.reject(msg, false);
+/** Runs ZooKeeper steps of one delivery: transient failures retried, others classified. */
+type Step = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+
+function stepper(o: IntakeOptions, msg: ConsumeMessage, channel: Channel): Step {
+  const log = o.logger;
+  return async (what, fn) => {
+    let unexpected = 0;
+    for (let delay = RETRY_BASE_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+      if (o.stopped() || !o.link.isOpen(channel)) throw new Abandoned();
+      try {
+        return await fn();
+      } catch (err) {
+        if (PERMANENT.some((code) => isZoottError(err, code)))
+          throw new Refused((err as Error).message);
+        const transient = TRANSIENT.some((code) => isZoottError(err, code));
+        if (!transient && ++unexpected >= UNEXPECTED_TRIES) {
+          // Not ZooKeeper being away and not the job: hand the message back; its deliveries
+          // are counted, so this cannot go on for ever.
+          log.error(
+            { what, err: String(err) },
+            'cannot queue the job; the message goes back to its queue',
+          );
+          try {
+            channel.nack(msg, false, true);
+          } catch {
+            // Closed: it went back already.
+          }
+          throw new Abandoned();
+        }
+        log.warn({ what, err: String(err), retryInMs: delay }, 'cannot queue the job yet');
+        await sleep(delay);
+      }
     }
-  } catch (err) {
-    log.warn({ queue, err: String(err) }, 'could not dead-letter the message; it will come back');
+  };
+}
+
+/**
+ * Which delivery of its message this is, for a redelivery (`null` for a first delivery: it
+ * is the first). A quorum queue says so itself (`x-delivery-count`: earlier deliveries
+ * returned); on a classic queue the bridge counts in its intake records.
+ */
+async function countDelivery(
+  o: IntakeOptions,
+  msg: ConsumeMessage,
+  job: BridgedJob,
+  step: Step,
+): Promise<number | null> {
+  if (!msg.fields.redelivered) return null;
+  const header = msg.properties.headers?.['x-delivery-count'] as unknown;
+  if (typeof header === 'number' && Number.isInteger(header) && header >= 0) return header + 1;
+  return step('counting deliveries', () => o.records.countDelivery(job.fingerprint));
+}
+
+/** Whether task `name` is in its world already (queued by an earlier delivery). */
+async function exists(o: IntakeOptions, job: BridgedJob, name: string): Promise<boolean> {
+  const w = job.kind === 'race' ? raceWorld(o.world) : o.world;
+  return (await o.coordinator().exists(`${worldRoot(w)}/${name}`)) !== null;
+}
+
+/**
+ * Queues the job exactly once for this message: under the intake record an earlier delivery
+ * left (a redelivery adopts it, and queues its task only when it is not queued yet), or under
+ * a record of its own with a new task. The record goes before the message is acknowledged;
+ * if another delivery took it over meanwhile (this session was lost), that one counts the
+ * task as its own, and this message gets a new one.
+ */
+async function queueOnce(
+  o: IntakeOptions,
+  msg: ConsumeMessage,
+  job: BridgedJob,
+  step: Step,
+): Promise<{ task: string; outcome: 'queued' | 'duplicate' }> {
+  const fp = job.fingerprint;
+  let adopted: IntakeRecord | null = msg.fields.redelivered
+    ? await step('looking for an earlier delivery', () => o.records.adopt(fp, () => !o.stopped()))
+    : null;
+  for (;;) {
+    const record =
+      adopted ??
+      (await step('opening the intake record', () =>
+        o.records.open(fp, freshTaskName(job.kind, fp)),
+      ));
+    let outcome: 'queued' | 'duplicate' = 'queued';
+    try {
+      await o.beforeQueued?.(record.task);
+      if (adopted && (await step('finding the task', () => exists(o, job, record.task))))
+        outcome = 'duplicate';
+      else await step('queueing the job', () => submit(o, job, record.task, traceHeaders(msg)));
+      await o.afterQueued?.(record.task);
+    } catch (err) {
+      if (err instanceof Refused) await o.records.close(record).catch(() => false);
+      else if (err instanceof Abandoned) await o.records.release(record);
+      throw err;
+    }
+    if (await step('removing the intake record', () => o.records.close(record)))
+      return { task: record.task, outcome };
+    o.logger.warn(
+      { task: record.task, queue: msg.fields.routingKey },
+      'intake record taken over by a redelivery; queueing a new task for this message',
+    );
+    adopted = null;
   }
+}
+
+/**
+ * Submits the job as task `name`: its result address is the bridge's, its world must exist.
+ * Its queue span goes under the publisher's span, when the message names one.
+ */
+async function submit(
+  o: IntakeOptions,
+  job: BridgedJob,
+  name: string,
+  producer: TraceCarrier | undefined,
+): Promise<void> {
+  const c = o.coordinator();
+  const data = job.address
+    ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: o.world }
+    : job.job;
+  const queue = async () => {
+    if (job.kind === 'race')
+      await submitRace(c, data, { world: o.world, name, engine: o.engines.race });
+    else
+      await submitJob(c, data, {
+        world: o.world,
+        name,
+        engine: o.engines.regular,
+        createWorld: false,
+      });
+  };
+  const telemetry = o.telemetry;
+  const from = telemetry && producer ? telemetry.contextManager.extract(producer) : undefined;
+  await (telemetry && from !== undefined ? telemetry.contextManager.with(from, queue) : queue());
 }

@@ -20,6 +20,13 @@ function withTimes(record: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/** A result with its times (`started`/`finished`, and a race winner's) in Yothalot's form. */
+export function withYothalotTimes(result: Record<string, unknown>): Record<string, unknown> {
+  const body = withTimes(result);
+  if (isRecord(body.winner)) body.winner = withTimes(body.winner);
+  return body;
+}
+
 /**
  * Turns a result as the worker recorded it into the message Yothalot's consumers read:
  * the producer's `exchange`/`routingkey` put back from the envelope (which is removed),
@@ -36,7 +43,5 @@ export function amqpResult(result: unknown): OutgoingResult | null {
     routingkey: envelope.routingkey,
     ...(typeof envelope.exchange === 'string' ? { exchange: envelope.exchange } : {}),
   };
-  const body = withTimes({ ...rest, ...address });
-  if (isRecord(body.winner)) body.winner = withTimes(body.winner);
-  return { address, body };
+  return { address, body: withYothalotTimes({ ...rest, ...address }) };
 }

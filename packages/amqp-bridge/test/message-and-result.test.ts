@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { amqpResult, bridgedJob, ENVELOPE, taskNameOf, yothalotTime } from '../src/index.js';
+import {
+  addressProblem,
+  amqpResult,
+  bridgedJob,
+  ENVELOPE,
+  fingerprintOf,
+  freshTaskName,
+  readableAddress,
+  replyExchangePolicy,
+  yothalotTime,
+} from '../src/index.js';
 
 const bytes = (value: unknown) =>
   Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -16,7 +26,7 @@ describe('messages into jobs', () => {
       ticket: 7,
       [ENVELOPE]: { exchange: 'ex', routingkey: 'rk' },
     });
-    expect(b.name).toMatch(/^amqp-job-[0-9a-f]{40}$/);
+    expect(b.fingerprint).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('a job without a routing key has no address, and keeps an exchange as it was', () => {
@@ -25,18 +35,68 @@ describe('messages into jobs', () => {
     expect(b.job).toEqual({ executable: 'wc', exchange: 'ex' });
   });
 
-  it('derives the task name from the message id, else from the body; the kind is part of it', () => {
+  it('fingerprints a message by its kind, message id and body; every first delivery gets a task of its own', () => {
     const body = bytes({ executable: 'wc' });
-    expect(taskNameOf('regular', body)).toBe(taskNameOf('regular', bytes({ executable: 'wc' })));
-    expect(taskNameOf('regular', body)).not.toBe(
-      taskNameOf('regular', bytes({ executable: 'ls' })),
+    const fp = fingerprintOf('regular', body);
+    expect(fp).toBe(fingerprintOf('regular', bytes({ executable: 'wc' })));
+    expect(fp).not.toBe(fingerprintOf('regular', bytes({ executable: 'ls' })));
+    expect(fingerprintOf('regular', body, 'm-1')).not.toBe(fingerprintOf('regular', body, 'm-2'));
+    expect(fingerprintOf('regular', body, 'm-1')).not.toBe(fp);
+    expect(fingerprintOf('race', body)).not.toBe(fp);
+    // Identical posts share the fingerprint, never the task.
+    const a = freshTaskName('regular', fp);
+    const b = freshTaskName('regular', fp);
+    expect(a).not.toBe(b);
+    expect(a).toMatch(new RegExp(`^amqp-job-${fp.slice(0, 12)}-[0-9a-f]{16}$`));
+    expect(freshTaskName('race', fp)).toMatch(/^amqp-race-/);
+  });
+
+  it('reads the address of a message it refuses, when there is one to answer', () => {
+    expect(readableAddress(bytes({ executable: 5, routingkey: 'rk', exchange: 'ex' }))).toEqual({
+      raw: { executable: 5, routingkey: 'rk', exchange: 'ex' },
+      address: { routingkey: 'rk', exchange: 'ex' },
+    });
+    expect(readableAddress(bytes({ routingkey: 'rk' }))?.address).toEqual({ routingkey: 'rk' });
+    expect(readableAddress(bytes('not json'))).toBeNull();
+    expect(readableAddress(bytes([{ routingkey: 'rk' }]))).toBeNull();
+    expect(readableAddress(bytes({ routingkey: 7 }))).toBeNull();
+    expect(readableAddress(bytes({ routingkey: 'rk', exchange: 1 }))).toBeNull();
+  });
+
+  it('--reply-exchanges patterns: globs, "" for the default exchange, none for any', () => {
+    const any = replyExchangePolicy(undefined);
+    expect(any('amq.rabbitmq.trace') && any('')).toBe(true);
+    const some = replyExchangePolicy(['results', 'res.*', 'r?', '""']);
+    expect(['results', 'res.a', 'res.', 'rx', ''].map(some)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['results2', 'resa', 'r', 'rxy', 'other'].map(some)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(replyExchangePolicy(['*'])('')).toBe(true);
+    expect(replyExchangePolicy(['results'])('')).toBe(false);
+    // Pattern text is literal apart from * and ?.
+    expect(replyExchangePolicy(['a.b'])('axb')).toBe(false);
+  });
+
+  it('says why a result cannot go to an address: not allowed, or a name over 255 bytes', () => {
+    const only = replyExchangePolicy(['results']);
+    expect(addressProblem({ exchange: 'results', routingkey: 'rk' }, only)).toBeNull();
+    expect(addressProblem({ exchange: 'other', routingkey: 'rk' }, only)).toMatch(
+      /exchange "other" is not one of --reply-exchanges/,
     );
-    expect(taskNameOf('regular', body, 'm-1')).toBe(taskNameOf('regular', bytes('other'), 'm-1'));
-    expect(taskNameOf('regular', body, 'm-1')).not.toBe(taskNameOf('regular', body, 'm-2'));
-    expect(taskNameOf('race', body)).toMatch(/^amqp-race-/);
-    expect(taskNameOf('race', body)).not.toBe(
-      taskNameOf('regular', body).replace('-job-', '-race-'),
-    );
+    expect(addressProblem({ routingkey: 'rk' }, only)).toMatch(/the default exchange/);
+    const any = replyExchangePolicy(undefined);
+    expect(addressProblem({ routingkey: 'é'.repeat(128) }, any)).toMatch(/256 bytes/);
+    expect(addressProblem({ routingkey: 'k'.repeat(255) }, any)).toBeNull();
   });
 
   it('refuses what is malformed, naming it', () => {

@@ -14,6 +14,7 @@ import { limitVerb } from './commands/limit.js';
 import { lockVerb } from './commands/lock.js';
 import { lockDownVerb } from './commands/lock-down.js';
 import { lsVerb } from './commands/ls.js';
+import { parkedVerb } from './commands/parked.js';
 import { pauseVerb, resumeVerb } from './commands/pause.js';
 import { queueVerb } from './commands/queue.js';
 import { retentionVerb } from './commands/retention.js';
@@ -30,6 +31,7 @@ import { worldsVerb } from './commands/worlds.js';
 import { ExitCode } from './exit-codes.js';
 import { type RunState, runner } from './runner.js';
 import { addVerb, type Verb } from './verb.js';
+import { addZkSecurityOptions } from './zk-security.js';
 
 /** The version `zoott --version` reports: zoott's one version, from core. */
 export const VERSION = ZOOTT_VERSION;
@@ -50,6 +52,7 @@ const VERBS: readonly Verb[] = [
   queueVerb,
   submitVerb,
   waitVerb,
+  parkedVerb,
   // Looking at a world.
   statusVerb,
   treeVerb,
@@ -108,6 +111,8 @@ export function buildProgram(state: RunState): Command {
     .option('--debug', 'print stack traces and engine warnings')
     .showSuggestionAfterError()
     .addHelpText('after', EPILOG);
+  // TLS and SASL to a secured ZooKeeper, and --acl: shared with zoott-worker.
+  addZkSecurityOptions(program);
   const action = runner(state);
   for (const verb of VERBS) addVerb(program, verb, action);
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();

@@ -7,6 +7,8 @@ import {
   parseConfigText,
   readConfigDocument,
   settingsFor,
+  ZK_SECURITY_SETTINGS,
+  type ZkSecuritySettings,
 } from '@zoott/jobs/config';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -18,7 +20,7 @@ export { defaultConfigPaths };
  * keys serve both tools, a `cli:` section only this one (see the README). Every field is
  * optional; flags and environment win over it.
  */
-export interface ConfigFile {
+export interface ConfigFile extends ZkSecuritySettings {
   /** ZooKeeper connect string, chroot allowed: `h1:2181,h2:2181/myapp`. */
   connect?: string;
   /** Digest credentials `user:password` or `digest:user:password`, one or a list. */
@@ -33,9 +35,12 @@ export interface ConfigFile {
   connectTimeout?: number;
   /** Requested session timeout in seconds (default 10). */
   sessionTimeout?: number;
+  /** ACL entries of what the CLI creates (see --acl). */
+  acl?: string | string[];
 }
 
-const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings'> = {
+/** `setting`: checked where it is read, by the table every zoott program shares. */
+const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings' | 'setting'> = {
   connect: 'string',
   auth: 'strings',
   authFile: 'string',
@@ -43,6 +48,11 @@ const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings'> = {
   lockDir: 'string',
   connectTimeout: 'number',
   sessionTimeout: 'number',
+  acl: 'strings',
+  ...(Object.fromEntries(ZK_SECURITY_SETTINGS.map((s) => [s.key, 'setting'])) as Record<
+    keyof ZkSecuritySettings,
+    'setting'
+  >),
 };
 
 /** The shared module's errors as the CLI reports them. */
@@ -84,6 +94,7 @@ function checkFields(doc: Record<string, unknown>, source: string): ConfigFile {
   const mine = settingsFor(doc, 'cli', FILE_KEYS, source);
   for (const [key, v] of Object.entries(mine)) {
     const kind = FIELDS[key as keyof ConfigFile];
+    if (kind === 'setting') continue;
     const ok =
       kind === 'strings'
         ? typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))

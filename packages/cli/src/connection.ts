@@ -6,17 +6,24 @@ import {
   type Engine,
   type EngineLogger,
   isZoottError,
+  OPEN_ACL,
 } from '@zoott/core';
 import { type CorruptSink, validateUserWorldName } from '@zoott/core/internal';
 import { ZkConf } from '@zoott/core/recipes';
-import { parseCredential, readAuthFile } from '@zoott/jobs/config';
+import {
+  parseCredential,
+  readAuthFile,
+  type ZkSecuritySettings,
+  zkSecurityHint,
+} from '@zoott/jobs/config';
 import { connectZk, ensureChroot as ensureZkChroot, type ZkOptions } from '@zoott/zk-adapter';
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
+import { type CliZkSecurity, resolveAcl, resolveZkSecurity } from './zk-security.js';
 
-/** Global options every verb accepts. */
-export interface GlobalOptions {
+/** Global options every verb accepts (and the shared TLS/SASL flags, zk-security.ts). */
+export interface GlobalOptions extends Partial<Record<keyof ZkSecuritySettings, string | boolean>> {
   connect?: string;
   auth?: string;
   authFile?: string;
@@ -26,6 +33,7 @@ export interface GlobalOptions {
   debug?: boolean;
   embedded?: boolean;
   connectTimeout?: string;
+  acl?: string[];
 }
 
 /** Where and how to connect, after flags, environment and config file are merged. */
@@ -41,6 +49,10 @@ export interface Settings {
   connectTimeoutMs: number;
   sessionTimeoutMs: number;
   configPath: string | null;
+  /** TLS and a SASL login to a secured ZooKeeper. */
+  zkSecurity: CliZkSecurity;
+  /** The `--acl` entries; null: the default (the credentials' identities, else open). */
+  acl: Acl[] | 'open' | null;
 }
 
 /** The ZooKeeper address used when no flag, environment or config gives one. */
@@ -108,6 +120,13 @@ export function resolveSettings(
     connectTimeoutMs: seconds(opts.connectTimeout, '--connect-timeout', config, 'connectTimeout'),
     sessionTimeoutMs: (config.sessionTimeout ?? 10) * 1000,
     configPath: path,
+    zkSecurity: resolveZkSecurity(
+      opts as Record<string, unknown>,
+      env,
+      config as Record<string, unknown>,
+      path,
+    ),
+    acl: resolveAcl(opts.acl, env, config.acl),
   };
 }
 
@@ -124,14 +143,25 @@ function seconds(
 }
 
 function zkOptions(s: Settings): ZkOptions {
+  // A SASL login and a client certificate (which ZooKeeper maps to an x509 id) are
+  // credentials too.
+  const login =
+    s.zkSecurity.options.sasl !== undefined || s.zkSecurity.options.tls?.cert !== undefined;
   return {
     connectTimeoutMs: s.connectTimeoutMs,
     sessionTimeoutMs: s.sessionTimeoutMs,
+    ...s.zkSecurity.options,
     // With credentials, what zoott creates belongs to them (ZooKeeper's `auth` scheme), as
-    // in zoott-worker: `--auth` on `init` locks a world down, and it stays locked.
-    ...(s.auth.length > 0
-      ? { auth: s.auth.map((auth) => ({ scheme: 'digest', auth })), defaultAcl: CREATOR_ALL_ACL }
-      : {}),
+    // in zoott-worker: `--auth` on `init` locks a world down, and it stays locked; `--acl`
+    // names the ACL outright.
+    ...(s.auth.length > 0 ? { auth: s.auth.map((auth) => ({ scheme: 'digest', auth })) } : {}),
+    ...(s.acl === 'open'
+      ? { defaultAcl: OPEN_ACL }
+      : s.acl !== null
+        ? { defaultAcl: s.acl }
+        : s.auth.length > 0 || login
+          ? { defaultAcl: CREATOR_ALL_ACL }
+          : {}),
   };
 }
 
@@ -173,6 +203,18 @@ function connectFailure(err: unknown, s: Settings, connect: string): unknown {
       'e.g. --connect 127.0.0.1:2181 or h1:2181,h2:2181/myapp',
     );
   const e = explain(err, { connect });
+  // A TLS connect that cannot work says why, and which setting to change.
+  const security = isZoottError(err) ? zkSecurityHint(err) : null;
+  if (e.exitCode === ExitCode.UNREACHABLE && security) {
+    const why = (err as Error).message
+      .replace(/^CONNECTION_LOSS: could not connect to \S+?: /, '')
+      .replace(/ \(connect\)$/, '');
+    return new CliError(
+      `cannot connect to ZooKeeper at ${connect}: ${why}`,
+      ExitCode.UNREACHABLE,
+      security,
+    );
+  }
   if (e.exitCode === ExitCode.UNREACHABLE)
     return new CliError(
       /refused/.test(e.message)

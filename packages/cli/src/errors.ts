@@ -1,5 +1,6 @@
 import { isZoottError, type ZoottError } from '@zoott/core';
 import { adminCommand, NamespaceError } from '@zoott/core/internal';
+import { zkSecurityHint } from '@zoott/jobs/config';
 import { ExitCode } from './exit-codes.js';
 
 /** An error the CLI reports as one line plus a hint, with a chosen exit code. */
@@ -25,6 +26,8 @@ export interface Explained {
 export interface ErrorContext {
   connect?: string;
   world?: string;
+  /** Who the session is to ZooKeeper (`digest:alice`, `x509:CN=...`, `sasl:bob`), for NO_AUTH. */
+  identities?: readonly string[];
 }
 
 /**
@@ -63,13 +66,15 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
     case 'NO_ZOOKEEPER':
       return {
         message: `cannot reach ZooKeeper${where}: ${err.message}`,
-        hint: 'is the server running and reachable? Check --connect (or ZOOTT_CONNECT / the config file); `zoott demo` runs without any server',
+        hint:
+          zkSecurityHint(err) ??
+          'is the server running and reachable? Check --connect (or ZOOTT_CONNECT / the config file); `zoott demo` runs without any server',
         exitCode: ExitCode.UNREACHABLE,
       };
     case 'AUTH_FAILED':
       return {
         message: `authentication failed${where}: ${err.message}`,
-        hint: 'check --auth user:password (or ZOOTT_AUTH)',
+        hint: zkSecurityHint(err) ?? 'check --auth user:password (or ZOOTT_AUTH)',
         exitCode: ExitCode.AUTH,
       };
     case 'NO_AUTH':
@@ -81,8 +86,8 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
           exitCode: ExitCode.AUTH,
         };
       return {
-        message: `not authorised${err.path ? ` for ${err.path}` : ''}${where}`,
-        hint: 'the node has an ACL these credentials do not satisfy; pass --auth user:password',
+        message: `not authorised${err.path ? ` for ${err.path}` : ''}${where}${identities(ctx)}`,
+        hint: 'the node has an ACL these identities do not satisfy: pass --auth user:password (digest), log in with --zk-sasl-file (sasl), or connect with the client certificate its x509 entry names (--zk-tls-cert and --zk-tls-key)',
         exitCode: ExitCode.AUTH,
       };
     case 'WORLD_NOT_INITIALISED':
@@ -129,4 +134,12 @@ function explainZoott(err: ZoottError, ctx: ErrorContext): Explained {
         exitCode: ExitCode.FAILURE,
       };
   }
+}
+
+/** `; this session is digest:alice, x509:CN=...`: who the refused session was, by scheme. */
+function identities(ctx: ErrorContext): string {
+  if (ctx.identities === undefined) return '';
+  if (ctx.identities.length === 0)
+    return '; this session has no identity (no --auth, no SASL login, no client certificate)';
+  return `; this session is ${ctx.identities.join(', ')}`;
 }

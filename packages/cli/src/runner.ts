@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CommandContext } from './context.js';
-import { explain } from './errors.js';
+import { type ErrorContext, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
+import { describeIdentities } from './zk-security.js';
 
 /** A command body: resolves to its exit code (anything but a number means 0). */
 export type CommandBody = (ctx: CommandContext, cmd: Command) => Promise<unknown>;
@@ -58,9 +59,13 @@ function warnCorrupt(ctx: CommandContext): void {
 
 /** Prints an error the friendly way (stack only with --debug) and returns its exit code. */
 export function report(err: unknown, ctx: CommandContext): number {
-  let where: { connect?: string; world?: string } = {};
+  let where: ErrorContext = {};
   try {
-    where = { connect: ctx.settings.connect ?? undefined, world: ctx.settings.world };
+    where = {
+      connect: ctx.settings.connect ?? undefined,
+      world: ctx.settings.world,
+      identities: describeIdentities(ctx.settings.auth, ctx.settings.zkSecurity),
+    };
   } catch {
     // The settings themselves were the problem; the error says so.
   }

@@ -94,6 +94,7 @@ describe('a closed output ends every verb quietly', { timeout: 300_000 }, () => 
     workers: () => [...at(), 'workers'],
     schedule: () => [...at(), 'schedule', 'list'],
     limit: () => [...at(), 'limit', world],
+    parked: () => [...at(), 'parked', world],
     export: () => [...at(), 'export', `/zoott_${world}`],
     import: () => [...at(), 'import', join(tmp, 'tree.json'), '--root', '/copy'],
     lock: () => [...at(), 'lock', 'l1', '--', '/bin/true'],

@@ -2,12 +2,15 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type Coordinator,
   createEngine,
   type Engine,
   listRateLimits,
   listSchedules,
   readRetention,
 } from '@zoott/core';
+import { parkOps, publishResult, replyDir } from '@zoott/jobs';
+import { worldAcl } from '@zoott/jobs/internal';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type ExampleStep, helpExamples, runExamples, settleTask } from './help-examples.js';
 import { assertBuilt, freshConnect, json, session } from './helpers.js';
@@ -33,6 +36,8 @@ const ELSEWHERE: Record<string, string> = {
   'zoott watch --progress': 'job-control.zk.test.ts (watch --progress)',
   "zoott wait --task 'requestFile_a|downloadFile_a' --timeout 600":
     'task-end.zk.test.ts (wait --task, the task run by a worker)',
+  "zoott --zk-tls-cert ops.pem --zk-tls-key ops.key --acl 'x509:CN=ops,O=example:cdrwa' lock-down files":
+    "secured-zookeeper.zk.test.ts (an x509 world: lock-down --acl x509:<the test certificate's DN>, over TLS with that certificate)",
   'zoott demo                      # embedded, no ZooKeeper needed':
     'demo.test.ts (the embedded demo); pack-install.test.ts (npx zoott demo, installed)',
   'zoott demo --dashboard          # then open the URL it prints (with ?token=)':
@@ -40,6 +45,30 @@ const ELSEWHERE: Record<string, string> = {
 };
 
 const state = async (engine: Engine, key: string[]) => (await engine.task(key))?.state ?? 'gone';
+
+/**
+ * Parks a result of world `world` as the AMQP bridge does (from its reply directory), or
+ * under `name` when given (the name an example uses).
+ */
+async function parkAs(c: Coordinator, world: string, name?: string): Promise<void> {
+  const result = { stdout: 'x\n', 'zoott~amqp': { exchange: 'results', routingkey: 'rk-nobody' } };
+  const address = { exchange: 'zoott~amqp', routingkey: world };
+  const path = await publishResult(c, address, result, { world });
+  const { stat } = await c.get(path);
+  const acl = await worldAcl(c, world);
+  const ops = await parkOps(c, world, acl, path, stat.version, result, {
+    from: replyDir(address, world),
+    exchange: 'results',
+    routingkey: 'rk-nobody',
+    reason: 'unroutable: no queue is bound to routing key "rk-nobody"',
+    attempts: 3,
+    firstFailedAt: new Date().toISOString(),
+  });
+  const [park, ...rest] = ops;
+  if (name !== undefined && park?.op === 'create')
+    park.path = `${park.path.slice(0, park.path.lastIndexOf('/'))}/${name}`;
+  await c.multi([park!, ...rest]);
+}
 const CHILD = ['requestFile_a', 'downloadFile_a'];
 
 /** The examples in the order they run, each with what it must leave in ZooKeeper. */
@@ -253,6 +282,32 @@ const STEPS: Record<string, ExampleStep> = {
     },
     check: (_r, { cwd }) =>
       expect(readFileSync(join(cwd, 'backup.out'), 'utf8')).toBe('ran with --full\n'),
+  },
+  'zoott parked files': {
+    // A result the AMQP bridge could not publish, parked as the bridge parks it.
+    before: async ({ c }) => {
+      await parkAs(c, 'files');
+    },
+    check: (r) => {
+      expect(r.stdout).toMatch(/^result-\S+ .* results\s+rk-nobody\s+3\s+unroutable/m);
+      expect(r.stdout).toMatch(/world files: 1 parked result\(s\)/);
+    },
+  },
+  'zoott parked files result-0000000042 --retry': {
+    before: async ({ c }) => {
+      await parkAs(c, 'files', 'result-0000000042');
+    },
+    check: async (r, { c }) => {
+      expect(r.stdout).toBe('retrying result-0000000042\n');
+      expect(await c.exists('/zoott_~parked/files/result-0000000042')).toBeNull();
+      expect(await c.children('/zoott_~replies/files/zoott~amqp/files')).toHaveLength(1);
+    },
+  },
+  'zoott parked files --all --drop --json': {
+    check: async (r, { c }) => {
+      expect(json<{ dropped: string[] }>(r).dropped).toHaveLength(1);
+      expect(await c.children('/zoott_~parked/files')).toEqual([]);
+    },
   },
   'zoott --auth alice:s3cret lock-down files': {
     check: async (r, { c }) => {

@@ -82,6 +82,10 @@ describe('errors and exit codes', () => {
     expect(jobExitCode({ signal: 9 })).toBe(137);
     expect(jobExitCode({ winner: { exit: 0 } })).toBe(0);
     expect(jobExitCode({ winner: null })).toBe(1);
+    // Never started: no exit in the result, only why.
+    expect(jobExitCode({ pid: 0, error: 'spawn nope ENOENT' })).toBe(127);
+    expect(jobExitCode({ winner: { pid: 0, error: 'not allowed' } })).toBe(127);
+    expect(jobExitCode({ winner: null, error: 'refused' })).toBe(1);
   });
 });
 

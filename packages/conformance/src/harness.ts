@@ -56,6 +56,12 @@ export interface CoordinatorHarness {
   skip?: Partial<Record<SuiteGroup, string>>;
   /** How long to wait for an event that must come (watch, session state). Default 10000 ms. */
   eventTimeoutMs?: number;
+  /**
+   * The identities a session of this harness has before any `addAuth`, when its transport
+   * authenticates it (a SASL login, a client certificate): e.g. `[{ scheme: 'sasl', id:
+   * 'conf-user-3' }]`. Each session must have its own, or none. Default: none.
+   */
+  sessionIdentities?(client: Coordinator): ReadonlyArray<{ scheme: string; id: string }>;
 }
 
 /** A harness, or a function that makes one when the suite starts. */

@@ -3,7 +3,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ZoottError } from '@zoott/core';
 import { parse as parseYaml } from 'yaml';
+import { maskAclSpec } from './acl-entries.js';
 import { checkPrivate, readTrusted, type TrustRule } from './file-trust.js';
+import { ZK_SECURITY_SETTINGS } from './zk-security.js';
 
 /**
  * The configuration file shared by `zoott` and `zoott-worker` (the credential syntax both
@@ -28,6 +30,10 @@ export const CLI_FILE_KEYS: readonly string[] = [
   'lockDir',
   'connectTimeout',
   'sessionTimeout',
+  // The ACL of what it creates, as the worker's `acl` (shared at the top level).
+  'acl',
+  // TLS and SASL to a secured ZooKeeper: the same keys as the worker's (zk-security.ts).
+  ...ZK_SECURITY_SETTINGS.map((s) => s.key),
 ];
 
 /** Environment variable naming the config file of either tool. */
@@ -173,9 +179,7 @@ export function settingsFor(
   return out;
 }
 
-/** An ACL entry `user:password:perms` for display: `alice:****:cdrwa`. */
+/** An ACL entry for display: a digest password hidden (`alice:****:cdrwa`), x509 and sasl ids shown. */
 export function maskAclEntry(entry: string): string {
-  const parts = entry.split(':');
-  if (parts.length < 3) return entry;
-  return `${parts[0]}:****:${parts[parts.length - 1]}`;
+  return maskAclSpec(entry);
 }

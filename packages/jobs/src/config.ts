@@ -19,7 +19,9 @@ import {
   settingError,
 } from './setting-values.js';
 import { type FileSettings, SETTINGS } from './settings.js';
+import { maskZkSecurity } from './zk-security.js';
 
+export * from './acl-entries.js';
 export * from './config-file.js';
 export * from './credentials.js';
 export * from './entry-events.js';
@@ -28,6 +30,7 @@ export * from './heap-room.js';
 export * from './setting-values.js';
 export * from './settings.js';
 export * from './shared-settings.js';
+export * from './zk-security.js';
 
 /**
  * Variables naming the worker's config file, in the order they are read: a worker-only one,
@@ -128,7 +131,7 @@ export interface PrintedSetting {
 function shown(key: keyof FileSettings, value: unknown): unknown {
   if (key === 'auth' && Array.isArray(value)) return value.map((v) => maskCredential(String(v)));
   if (key === 'acl' && Array.isArray(value)) return value.map((v) => maskAclEntry(String(v)));
-  return value;
+  return maskZkSecurity(key, value);
 }
 
 /** The effective settings, defaults filled in, with their sources: what --print-config shows. */

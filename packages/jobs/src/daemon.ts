@@ -10,6 +10,7 @@ import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { entryEventsOption } from './entry-events.js';
 import { containmentFor } from './jobs/containment.js';
 import { jobUser } from './jobs/run-as.js';
+import { zkSecurityOptions } from './zk-security.js';
 
 export type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 
@@ -104,10 +105,17 @@ export async function startWorkerDaemon(config: WorkerDaemonConfig): Promise<Wor
 
   const owned = config.coordinator === undefined;
   const connect = config.connect ?? settingDefault('connect');
+  // TLS and a SASL login, from the files the settings name.
+  const security = zkSecurityOptions(config);
   const zkOptions = {
     ...(config.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: config.sessionTimeoutMs } : {}),
+    ...security,
     auth: credentials,
-    defaultAcl: aclFromSettings(config.acl, credentials.length > 0),
+    // A SASL login and a client certificate (ZooKeeper maps it to an x509 id) are credentials.
+    defaultAcl: aclFromSettings(
+      config.acl,
+      credentials.length > 0 || security.sasl !== undefined || security.tls?.cert !== undefined,
+    ),
   };
   if (owned) log.info({ connect, world }, 'connecting');
   // ZooKeeper does not create a chroot; a worker told to create its world creates it too,

@@ -9,6 +9,7 @@ export {
   LEGACY_RACES_ROOT,
   LEGACY_REPLY_ROOT,
   RACE_TYPE,
+  RACE_WORLD_BUCKETS,
   RACER_TYPE,
   RACES_ROOT,
   REPLY_ROOT,
@@ -20,6 +21,16 @@ export { startWorkerDaemon, type WorkerDaemon, type WorkerDaemonConfig } from '.
 // Serving: the built-in job handlers for runWorker, or the whole daemon.
 export { jobHandlers } from './handlers/index.js';
 export type { JobHandlerOptions } from './handlers/options.js';
+// Results the AMQP bridge could not publish: parked, then listed, retried or dropped.
+export {
+  dropParked,
+  listParked,
+  type ParkedData,
+  type ParkedResult,
+  type Parking,
+  parkOps,
+  retryParked,
+} from './parked.js';
 export {
   publishResult,
   REPLY_PATH_CHECK,

@@ -12,6 +12,7 @@ export * from './jobs/index.js';
 export * from './legacy-replies.js';
 export * from './limits.js';
 export * from './metrics.js';
+export * from './parked.js';
 export * from './policy.js';
 export * from './reply.js';
 export * from './submit.js';

@@ -5,6 +5,7 @@ import {
   Engine,
   type EngineOptions,
 } from '@zoott/core';
+import { raceErrorResult, regularErrorResult } from '@zoott/core/jobs';
 import { JOB_TYPE, RACE_TYPE } from './constants.js';
 import { prepareReply, publishResult, type ReplyAddress, replyOp } from './reply.js';
 
@@ -25,10 +26,20 @@ function replyAddressOf(result: unknown): ReplyAddress | null {
   return { routingkey, ...(typeof exchange === 'string' ? { exchange } : {}) };
 }
 
+/** The message of a failure, for the `error` of an error result. */
+function failureText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null && 'message' in error)
+    return String((error as { message: unknown }).message);
+  return String(error);
+}
+
 /**
  * The engine as the job layer uses it: the core engine whose completions of a job (or race)
- * also publish its result to the reply channel named by its `exchange`/`routingkey`
- * (permanent failures are the core engine's own).
+ * also publish its result to the reply channel named by its `exchange`/`routingkey`. A job
+ * that fails for good (an executable outside the allow-list, an invalid job, its attempts
+ * spent) publishes an error result there instead (`error` says why, no `exit`): a consumer
+ * waiting on the reply channel is answered either way.
  *
  * The reply node is created in the SAME multi as the completed record (the reply
  * directory is made first), so a reply exists exactly when the completion does, once,
@@ -71,15 +82,32 @@ export function createJobEngine(coordinator: Coordinator, options: JobEngineOpti
           log?.debug?.({ key, path }, 'result published with the completion');
         } else await publishAfter(key, address, detail.result);
       }
+      // Failed for good: answered with an error result, published after the failed record
+      // (best effort, as the fallback above: a crash in between loses only the answer).
+      const named = isJob(claim) ? replyAddressOf(claim.data) : null;
+      if (named && outcome.status === 'failed') {
+        const refusal = { error: failureText(detail.error), server: claim.worker };
+        const answer =
+          claim.type === RACE_TYPE
+            ? raceErrorResult(claim.data, refusal)
+            : regularErrorResult(claim.data, refusal);
+        await publishAfter(claim.key.join('|'), named, answer, 'error result published');
+      }
       await onSettled?.(claim, outcome, detail);
     },
   });
 
   /** The fallback: publishes the reply after the completion, logging what went wrong. */
-  async function publishAfter(key: string, address: ReplyAddress, result: unknown): Promise<void> {
+  async function publishAfter(
+    key: string,
+    address: ReplyAddress,
+    result: unknown,
+    done?: string,
+  ): Promise<void> {
     try {
       const path = await publishResult(coordinator, address, result, { world: replyWorld });
-      log?.warn({ key, path }, 'result published after the completion, not atomically');
+      if (done) log?.info?.({ key, path }, done);
+      else log?.warn({ key, path }, 'result published after the completion, not atomically');
     } catch (err) {
       log?.warn({ key, err: String(err) }, 'could not publish the result to the reply channel');
     }

@@ -1,7 +1,14 @@
 import { type Acl, type Coordinator, isZoottError } from '@zoott/core';
 import { decodeJson, ensureWorldPath, type Finding } from '@zoott/core/internal';
-import { LEGACY_RACES_ROOT, LEGACY_REPLY_ROOT, raceWorld } from './constants.js';
-import { aclText, ensureReplyDir, replyDir, replyOp, worldAcl } from './reply.js';
+import { DEFAULT_EXCHANGE, LEGACY_RACES_ROOT, LEGACY_REPLY_ROOT, raceWorld } from './constants.js';
+import {
+  aclText,
+  ensureReplyDir,
+  type ReplyAddress,
+  replyDir,
+  replyOp,
+  worldAcl,
+} from './reply.js';
 
 /*
  * zoott 0.1.0 published every world's results under one shared node,
@@ -34,6 +41,15 @@ export interface LegacyReplyDir {
   /** For the AMQP bridge's outbox: where its bridges claim the results they publish. */
   claims?: string;
 }
+
+/**
+ * The address of an old directory: its `_default` exchange node is the default exchange's
+ * (a job may not name `_default` itself, as it would share that path).
+ */
+const addressOf = (dir: LegacyReplyDir): ReplyAddress => ({
+  exchange: dir.exchange === DEFAULT_EXCHANGE ? '' : dir.exchange,
+  routingkey: dir.routingkey,
+});
 
 /** The reply directories zoott 0.1.0 made for `world` (their data names it), and its bridge outbox. */
 export async function legacyReplyDirs(c: Coordinator, world: string): Promise<LegacyReplyDir[]> {
@@ -99,8 +115,10 @@ export async function moveLegacyReplies(c: Coordinator, world: string): Promise<
     if (names.length > 0) {
       // The bridge's outbox names no owner: no reaper removes what waits to be published.
       const to = dir.claims
-        ? await ensureWorldPath(c, replyDir(dir, world), acl).then(() => replyDir(dir, world))
-        : await ensureReplyDir(c, dir, world, acl);
+        ? await ensureWorldPath(c, replyDir(addressOf(dir), world), acl).then(() =>
+            replyDir(addressOf(dir), world),
+          )
+        : await ensureReplyDir(c, addressOf(dir), world, acl);
       for (const name of names)
         if (dir.claims && (await c.exists(`${dir.claims}/${name}`)) !== null)
           report.left.push({
@@ -175,7 +193,7 @@ export async function legacyFindings(c: Coordinator, world: string): Promise<Fin
     findings.push({
       kind: 'legacy',
       path: dir.path,
-      detail: `reply directory of zoott 0.1.0 (shared by every world) holding ${n} result(s) of world ${world}; this release reads ${replyDir(dir, world)}: \`zoott doctor --repair\` or \`zoott init ${world}\` moves them there`,
+      detail: `reply directory of zoott 0.1.0 (shared by every world) holding ${n} result(s) of world ${world}; this release reads ${replyDir(addressOf(dir), world)}: \`zoott doctor --repair\` or \`zoott init ${world}\` moves them there`,
       repair: 'migrate',
     });
   }

@@ -53,16 +53,37 @@ function segment(value: unknown, field: string): string {
 }
 
 /**
+ * An exchange name whose reply path is another's: `_default` is where the default exchange's
+ * (`""`) results go. A job naming it would share that path (its results read by the default
+ * exchange's consumer), so it is refused. (Race state has an area of its own, so an exchange
+ * named `races` has a reply path like any other.)
+ */
+const RESERVED_EXCHANGES: ReadonlyMap<string, string> = new Map([
+  [
+    DEFAULT_EXCHANGE,
+    `it is the reply path of the default exchange (""): leave exchange out or give ""`,
+  ],
+]);
+
+/**
  * The exchange and routing key of an address, checked as node names (a missing or empty
  * exchange is the default exchange, stored as `_default`).
  *
- * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name.
+ * @throws ZoottError INVALID_JOB when exchange or routing key cannot be a node name, or the
+ * exchange is one whose reply path is another's (`_default`).
  */
 export function replySegments(address: ReplyAddress): { exchange: string; routingkey: string } {
   const exchange =
     address.exchange === undefined || address.exchange === ''
       ? DEFAULT_EXCHANGE
       : segment(address.exchange, 'exchange');
+  const taken = address.exchange ? RESERVED_EXCHANGES.get(address.exchange) : undefined;
+  if (taken !== undefined)
+    throw new ZoottError(
+      'INVALID_JOB',
+      `exchange ${JSON.stringify(address.exchange)}: is reserved (${taken})`,
+      { field: 'exchange' },
+    );
   return { exchange, routingkey: segment(address.routingkey, 'routingkey') };
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_HEAP_ROOM } from './heap-room.js';
 import { JOB_CGROUP_MODES, type JobCgroupMode } from './jobs/cgroup-mode.js';
 import type { SettingSpecBase } from './setting-values.js';
 import { LOG_LEVEL_SETTING, SESSION_TIMEOUT_SETTING, TRACE_SETTING } from './shared-settings.js';
+import { ZK_SECURITY_SETTINGS, type ZkSecuritySettings } from './zk-security.js';
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
 export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
@@ -62,7 +63,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_ACL',
     kind: 'list',
     arg: 'user:password:perms',
-    help: 'ACL of every node the worker creates: digest entries user:password:cdrwa, or "open"; default: the identity of the credentials (ZooKeeper\'s auth scheme) when any are given, else open',
+    help: 'ACL of every node the worker creates: entries user:password:cdrwa (digest), x509:<certificate subject>:cdrwa, sasl:<user>:cdrwa, or "open"; default: the identities of the credentials, the SASL login and the client certificate (ZooKeeper\'s auth scheme) when any are given, else open',
     example: 'alice:secret:cdrwa',
   },
   {
@@ -71,6 +72,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     example: '15000',
     fallback: () => 10000,
   },
+  // TLS and SASL to a secured ZooKeeper, shared with the CLI and zoott-amqp-bridge.
+  ...ZK_SECURITY_SETTINGS,
   {
     key: 'world',
     flag: '--world',
@@ -326,7 +329,7 @@ export const SETTINGS: readonly SettingSpec[] = [
 ];
 
 /** The settings as read from flags, environment and a config file. */
-export interface FileSettings {
+export interface FileSettings extends ZkSecuritySettings {
   connect?: string;
   auth?: string[];
   authFile?: string;

@@ -29,6 +29,16 @@ export interface SubmitOptions {
   maxAttempts?: number;
   /** Options for the engine that is created for the world (logger, clock, ...). */
   engineOptions?: Omit<EngineOptions, 'world'>;
+  /**
+   * Initialise the world when it does not exist (default true). False: a missing world is
+   * WORLD_NOT_INITIALISED, for callers that must not create a world a typo named.
+   */
+  createWorld?: boolean;
+  /**
+   * The engine to queue through (of `world`, or for a race of its race world), kept by a
+   * caller that queues many jobs; default: one made for the call.
+   */
+  engine?: Engine;
 }
 
 /** What was queued. */
@@ -42,17 +52,18 @@ function defaultName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
-/** Queues a task, initialising the world first when it does not exist yet. */
+/** Queues a task, initialising the world first when it does not exist yet (and `create`). */
 async function queueInto(
   engine: Engine,
   task: { name: string; type: string; data: unknown },
   options: QueueOptions,
+  create = true,
 ): Promise<TaskKey> {
   try {
     const [queued] = await engine.queue(task, null, null, options);
     return queued!.key;
   } catch (err) {
-    if (!isZoottError(err, 'WORLD_NOT_INITIALISED')) throw err;
+    if (!isZoottError(err, 'WORLD_NOT_INITIALISED') || !create) throw err;
     await engine.init();
     const [queued] = await engine.queue(task, null, null, options);
     return queued!.key;
@@ -88,11 +99,13 @@ export async function submitJob(
   if (valid.filename !== undefined) hints.filename = valid.filename;
   if (valid.dataset !== undefined) hints.dataset = valid.dataset;
   const name = options.name ?? defaultName('job');
-  const engine = createEngine(coordinator, { ...options.engineOptions, world: options.world });
+  const engine =
+    options.engine ?? createEngine(coordinator, { ...options.engineOptions, world: options.world });
   const key = await queueInto(
     engine,
     { name, type: JOB_TYPE, data: valid },
     queueOptions(options, hints),
+    options.createWorld,
   );
   return { world: options.world, key, name };
 }
@@ -114,11 +127,13 @@ export async function submitRace(
     replySegments({ exchange: valid.exchange, routingkey: valid.routingkey });
   const name = options.name ?? defaultName('race');
   const world = raceWorld(options.world);
-  const engine = createEngine(coordinator, {
-    ...options.engineOptions,
-    world,
-    buckets: RACE_WORLD_BUCKETS,
-  });
+  const engine =
+    options.engine ??
+    createEngine(coordinator, {
+      ...options.engineOptions,
+      world,
+      buckets: RACE_WORLD_BUCKETS,
+    });
   const key = await queueInto(
     engine,
     { name, type: RACE_TYPE, data: valid },

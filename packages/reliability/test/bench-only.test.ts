@@ -97,6 +97,25 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(res.drainVsRaw).toBeCloseTo((res.perSecond as number) / raw, 9);
   });
 
+  it('tls: raw creates and a drain over TLS and in plain text, in turns, and their ratios', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('tls');
+    const results = res.results as { tls_raw_creates_per_s: number; tls_drain_tasks_per_s: number };
+    const ratios = res.ratios as { tls_raw_vs_plain: number; tls_drain_vs_plain: number };
+    const details = res.details as Record<string, unknown>;
+    expect(results.tls_raw_creates_per_s).toBeGreaterThan(0);
+    expect(results.tls_drain_tasks_per_s).toBeGreaterThan(0);
+    const plainRaw = details.tls_plain_raw_creates_per_s as number;
+    const plainDrain = details.tls_plain_drain_tasks_per_s as number;
+    // Ratios of the same run's figures (each rounded to the unit before the key is printed).
+    expect(ratios.tls_raw_vs_plain).toBeCloseTo(results.tls_raw_creates_per_s / plainRaw, 1);
+    expect(ratios.tls_drain_vs_plain).toBeCloseTo(results.tls_drain_tasks_per_s / plainDrain, 1);
+    // Two turns per transport, and CPU per drained task on each.
+    expect((details.tls_drain_rounds_per_s as { tls: number[] }).tls).toHaveLength(2);
+    expect((details.tls_drain_worker_cpu_us_per_task as { tls: number }).tls).toBeGreaterThan(0);
+  });
+
   it('tracing: the drain untraced, then traced with its spans exported, and their ratio', {
     timeout: 300_000,
   }, async () => {
@@ -167,6 +186,32 @@ describe('bench: BENCH_ONLY runs one phase alone', () => {
     expect(states[0]).toBe('503 suspended');
     expect(states.at(-1)).toBe('200 serving');
     expect(details.recovery_metrics_max_ms).toBeGreaterThan(0);
+  });
+
+  it('amqp: the bridge soak beside a plain consume-and-ack loop on the same broker, as ratios', {
+    timeout: 300_000,
+  }, async () => {
+    const res = await onlyPhase('amqp');
+    const results = res.results as Record<string, number>;
+    const ratios = res.ratios as Record<string, number>;
+    const details = res.details as Record<string, number>;
+    // --quick: 400 mixed messages; every one got its verdict, and every answerable one its
+    // result (one in ten is dead-lettered: not JSON, or a forbidden exchange).
+    expect(details.amqp_verdicts).toBe(400);
+    expect(details.amqp_results).toBe(360);
+    expect(details.amqp_dead_letters).toBe(40);
+    for (const key of [
+      'amqp_plain_consume_ack_per_s',
+      'amqp_bridge_messages_per_s',
+      'amqp_bridge_results_per_s',
+      'amqp_bridge_drain_s',
+    ])
+      expect(results[key], key).toBeGreaterThan(0);
+    expect(ratios.amqp_messages_vs_plain).toBeCloseTo(
+      results.amqp_bridge_messages_per_s! / results.amqp_plain_consume_ack_per_s!,
+      1,
+    );
+    expect(details.amqp_bridge_rss_mb).toBeGreaterThan(0);
   });
 
   it('pending: holds the highest level pending while it drains, and reports the workers’ RSS', {

@@ -50,12 +50,19 @@ describe('bench: the whole run', () => {
       expect(named.length).toBeGreaterThanOrEqual(10);
       for (const key of named) expect(details, `details.${key}`).toHaveProperty(key);
       expect(Object.keys(doc.ratios as object).sort()).toEqual([
+        'amqp_drain_vs_plain',
+        'amqp_messages_vs_plain',
+        'amqp_results_vs_plain',
         'drain_vs_raw',
+        'job_group_vs_spawn',
+        'job_vs_spawn',
         'latency_p99_vs_floor',
         'pending_100k_vs_1k',
         'queue_many_vs_raw',
         'recovery_claim_vs_floor',
         'recovery_vs_floor',
+        'tls_drain_vs_plain',
+        'tls_raw_vs_plain',
       ]);
       for (const ok of Object.values(doc.pass as object)) expect(typeof ok).toBe('boolean');
       expect(doc.setup).toMatchObject({ workers: 4, quick: true });

@@ -93,9 +93,22 @@ function stackless<T>(make: () => T): T {
  * (unknown ones become UNKNOWN_SERVER_ERROR), the library's argument assertions as
  * BAD_ARGUMENTS. The original error is kept as `cause`, never exposed as a type.
  */
+const SESSION_CLOSED_REQUIRE_SASL = -124;
+
 export function toZoottError(err: unknown, details: ZoottErrorDetails): ZoottError {
   if (err instanceof ZoottError) return err;
   if (isLibException(err)) {
+    // SESSIONCLOSEDREQUIRESASLAUTH (3.6+): the server takes no request of a session that has
+    // not logged in with SASL, and has closed this one.
+    if (err.code === SESSION_CLOSED_REQUIRE_SASL)
+      return stackless(
+        () =>
+          new ZoottError(
+            'AUTH_FAILED',
+            'the server takes requests only from sessions that logged in with SASL (enforce.auth.enabled) and closed this one; give a SASL login (the sasl option)',
+            { ...details, cause: err, field: 'sasl' },
+          ),
+      );
     const code = codeFromZk(err.code);
     const text =
       code === 'UNKNOWN_SERVER_ERROR' ? `server answered with error code ${err.code}` : undefined;

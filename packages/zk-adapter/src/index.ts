@@ -6,6 +6,8 @@ import { ZkCoordinator } from './zk-coordinator.js';
 export { type KillSessionOptions, killSession } from './kill-session.js';
 export { ZK_MAX_DATA_BYTES, type ZkOptions, type ZkRetryOptions } from './options.js';
 export { unprotectedName } from './protected-names.js';
+export type { ZkSaslOptions, ZkTlsOptions } from './security-options.js';
+export type { ConnectionIdentity } from './who-am-i.js';
 export { ZkCoordinator } from './zk-coordinator.js';
 
 /**

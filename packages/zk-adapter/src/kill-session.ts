@@ -1,7 +1,8 @@
-import net from 'node:net';
 import { ZoottError } from '@zoott/core';
 import { parseConnectString } from './connect-string.js';
-import { sessionCredentials, type ZkCoordinator } from './zk-coordinator.js';
+import type { ResolvedTls } from './security-options.js';
+import { dial, readyEvent } from './transport.js';
+import { sessionCredentials, sessionTls, type ZkCoordinator } from './zk-coordinator.js';
 
 const CLOSE_XID = 1;
 
@@ -31,7 +32,14 @@ export async function killSession(
       const creds = liveCredentials(client);
       if (creds === 'lost') return;
       const host = hosts[attempt % hosts.length]!;
-      if (await closeSessionAs(host, creds.id, creds.password, client.sessionTimeoutMs)) {
+      const closed = await closeSessionAs(
+        host,
+        creds.id,
+        creds.password,
+        client.sessionTimeoutMs,
+        sessionTls(client),
+      );
+      if (closed) {
         // Gone on the server: the client learns it on its next contact.
         if (await lost.within(client.sessionTimeoutMs * 2)) return;
         break;
@@ -95,7 +103,13 @@ async function killSilenced(
   try {
     silence(true);
     try {
-      await closeSessionAs(hosts[0]!, creds.id, creds.password, client.sessionTimeoutMs);
+      await closeSessionAs(
+        hosts[0]!,
+        creds.id,
+        creds.password,
+        client.sessionTimeoutMs,
+        sessionTls(client),
+      );
     } finally {
       silence(false);
     }
@@ -134,6 +148,7 @@ export function closeSessionAs(
   id: Buffer,
   password: Buffer,
   timeoutMs: number,
+  tls: ResolvedTls | null = null,
 ): Promise<boolean> {
   const connect = Buffer.alloc(4 + 8 + 4 + 8 + 4 + password.length);
   let o = connect.writeInt32BE(0, 0); // protocol version
@@ -149,9 +164,10 @@ export function closeSessionAs(
     let gone = false;
     let frames = 0;
     let pending = Buffer.alloc(0);
-    const socket = net.connect(host);
+    // Over TLS when the client uses it: a secure port takes nothing else.
+    const socket = dial(host, tls);
     socket.setTimeout(5000, () => socket.destroy());
-    socket.on('connect', () => socket.write(Buffer.concat([frame(connect), frame(close)])));
+    socket.on(readyEvent(tls), () => socket.write(Buffer.concat([frame(connect), frame(close)])));
     socket.on('data', (chunk) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 4 && pending.length >= 4 + pending.readInt32BE(0)) {

@@ -1,5 +1,13 @@
 import { type Acl, OPEN_ACL, ZoottError } from '@zoott/core';
 import { DEFAULT_MAX_DATA_BYTES, validateAcl } from '@zoott/core/internal';
+import {
+  type ResolvedSasl,
+  type ResolvedTls,
+  resolveSasl,
+  resolveTls,
+  type ZkSaslOptions,
+  type ZkTlsOptions,
+} from './security-options.js';
 
 /** Retry of reads and idempotent writes after a connection loss. */
 export interface ZkRetryOptions {
@@ -32,6 +40,10 @@ export interface ZkOptions {
   protectSequential?: boolean;
   /** Largest node data accepted (default 1047552, leaving room in ZooKeeper's 1 MB packet). */
   maxDataBytes?: number;
+  /** TLS to the servers' `secureClientPort`: `true` for the defaults, or CA, client certificate, ... */
+  tls?: ZkTlsOptions | boolean;
+  /** SASL DIGEST-MD5 user and password, authenticated on every connection before any request. */
+  sasl?: ZkSaslOptions;
 }
 
 export interface ResolvedOptions {
@@ -43,6 +55,8 @@ export interface ResolvedOptions {
   retry: Required<ZkRetryOptions>;
   protectSequential: boolean;
   maxDataBytes: number;
+  tls: ResolvedTls | null;
+  sasl: ResolvedSasl | null;
 }
 
 /**
@@ -111,5 +125,7 @@ export function resolveOptions(options: ZkOptions = {}): ResolvedOptions {
     },
     protectSequential: options.protectSequential ?? true,
     maxDataBytes: positiveInt(options.maxDataBytes, ZK_MAX_DATA_BYTES, 'maxDataBytes'),
+    tls: resolveTls(options.tls),
+    sasl: resolveSasl(options.sasl),
   };
 }

@@ -4,6 +4,7 @@
 // `initHierarchy(hosts, ...)`, `CachedReader.open(hosts, path)` and a `Lock` given only its
 // `conf` connect by themselves, as zkutil's do. Everything else is `@zoott/core/recipes`.
 
+import { ZoottError } from '@zoott/core';
 import {
   type CachedReaderOptions,
   type CasLoopOptions,
@@ -24,6 +25,7 @@ import {
   type ZkConfInit,
 } from '@zoott/core/recipes';
 import { connectZk } from './index.js';
+import type { ZkOptions } from './options.js';
 
 export * from '@zoott/core/recipes';
 
@@ -35,11 +37,35 @@ export * from '@zoott/core/recipes';
 export const connectConf: ConnectFn = (conf) => connectZk(conf.hosts());
 
 /**
+ * A `connect` for the recipes that opens each session with these options: TLS to a
+ * `secureClientPort`, a SASL login, timeouts. A config (hosts string, dict, `ZkConf`) names
+ * where and as whom in ACL terms (`auth`), never how to reach a secured server, so a recipe
+ * reaching one is given this as its `connect` (or a Coordinator opened with the options).
+ *
+ * ```ts
+ * const connect = connectWith({ tls: { ca }, sasl: { username, password } });
+ * for await (const [n, set] of casLoop<number>(hosts, '/counter', { connect })) set(n + 1);
+ * ```
+ */
+export function connectWith(options: ZkOptions): ConnectFn {
+  return (conf) => connectZk(conf.hosts(), options);
+}
+
+/**
  * A hosts string or a dict as zkutil reads it: what it leaves out comes from the environment
  * (`ZOOTT_ZK_HOSTS`, `ZOOTT_ZK_AUTH`, ...: zkutil's `config.zk_*`), then the defaults. A
  * `ZkConf` is used as it was built, a Coordinator as it is.
  */
 export function zkConfOf(source: ZkConf | ZkConfInit | string): ZkConf {
+  // A dict names no connection options: say where they go rather than "unknown field".
+  if (typeof source === 'object' && source !== null && !(source instanceof ZkConf))
+    for (const key of ['tls', 'sasl'])
+      if (key in source)
+        throw new ZoottError(
+          'INVALID_CONFIG',
+          `zkconf: ${JSON.stringify(key)} is a connection option, not a config field: give the recipe connectWith({ ${key} }) as its connect, or a Coordinator opened with it`,
+          { field: key },
+        );
   return ZkConf.from(source, { env: process.env });
 }
 

@@ -10,12 +10,15 @@ import {
 import { assertClientFixes } from './client-fixes.js';
 import { CM_STATE, type LibClient, lib } from './client-lib.js';
 import { parseConnectString } from './connect-string.js';
+import { ConnectVerdicts, verdictsError } from './connect-verdicts.js';
 import { sessionHex } from './convert.js';
 import { boundHandshake } from './handshake.js';
 import { installFastJute } from './jute-speed.js';
 import { installKeepAlive } from './keep-alive.js';
 import type { ResolvedOptions } from './options.js';
 import { describeRefusals, everyHostRefuses, type Refusal } from './refusal-probe.js';
+import { installSaslHandshake } from './sasl-handshake.js';
+import { installTransport } from './transport.js';
 import { installFastWire } from './wire.js';
 
 /** Delay between rounds over all servers while reconnecting. */
@@ -56,6 +59,8 @@ export class ZkSession {
   private stale: { id: Buffer; password: Buffer } | null = null;
   /** lastReplyAt as far as clients before the live one heard it. */
   private heardBefore = 0;
+  /** Why the server refused the SASL credentials, for the session's end. */
+  private saslRefusal: string | null = null;
 
   constructor(
     private readonly connectString: string,
@@ -105,6 +110,21 @@ export class ZkSession {
     installFastWire(client);
     installKeepAlive(client);
     boundHandshake(client);
+    // Failures no retry mends (a certificate refused, the wrong kind of port, a refused SASL
+    // login) end the connect at once, while it lasts; later ones are connection losses.
+    const hosts = parseConnectString(this.connectString).hosts;
+    let diagnosing = true;
+    const verdicts = new ConnectVerdicts(hosts, () => this.wakeWaiters());
+    const current = installTransport(client, this.opts.tls, () =>
+      diagnosing ? (server, v) => verdicts.record(server, v) : null,
+    );
+    this.saslRefusal = null;
+    if (this.opts.sasl)
+      installSaslHandshake(client, this.opts.sasl, (v) => {
+        this.saslRefusal = v.text;
+        const server = current();
+        if (diagnosing && server) verdicts.record(server, v);
+      });
     this.client = client;
     client.connect();
     // Every host refusing is known within about a second; only silence needs the timeout.
@@ -119,14 +139,19 @@ export class ZkSession {
         },
       );
     const ok = await this.waitState(
-      (s) => s !== 'connecting' || verdict.refused !== null,
+      (s) => s !== 'connecting' || verdict.refused !== null || verdicts.conclusive() !== null,
       Date.now() + this.opts.connectTimeoutMs,
-    ).finally(() => probe.abort());
+    ).finally(() => {
+      probe.abort();
+      diagnosing = false;
+    });
     if (!ok || this.state !== 'connected') {
       if (this.client === client) this.client = null;
       this.keepHeard(client);
       abandon(client);
       if (this.current === 'connecting') this.current = 'lost';
+      const hopeless = verdicts.conclusive();
+      if (hopeless) throw verdictsError(this.connectString, hopeless);
       const why =
         verdict.refused !== null
           ? `could not connect to ${this.connectString}: every server refused the connection: ${describeRefusals(verdict.refused)}`
@@ -227,7 +252,10 @@ export class ZkSession {
         this.markLost('SESSION_EXPIRED', 'the server expired the session');
         break;
       case 'AUTH_FAILED':
-        this.markLost('AUTH_FAILED', 'the server refused the credentials and ended the session');
+        this.markLost(
+          'AUTH_FAILED',
+          this.saslRefusal ?? 'the server refused the credentials and ended the session',
+        );
         break;
     }
   }

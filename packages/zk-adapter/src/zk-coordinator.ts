@@ -34,8 +34,10 @@ import { commitMulti, createMode, decodeMultiReply, type MultiReply } from './mu
 import { type ResolvedOptions, resolveOptions, type ZkOptions } from './options.js';
 import { MARKER_LENGTH, newMarker } from './protected-names.js';
 import { RequestPipeline } from './request-pipeline.js';
+import type { ResolvedTls } from './security-options.js';
 import { ZkSession } from './session.js';
 import { TreeWatches } from './tree-watches.js';
+import { type ConnectionIdentity, sendWhoAmI } from './who-am-i.js';
 
 /** Raw session credentials, for {@link killSession} only. */
 export interface SessionCredentials {
@@ -48,6 +50,13 @@ const credentialsOf = new WeakMap<ZkCoordinator, () => SessionCredentials | null
 /** @internal Used by killSession: the live session's id and password. */
 export function sessionCredentials(client: ZkCoordinator): SessionCredentials | null {
   return credentialsOf.get(client)?.() ?? null;
+}
+
+const tlsOf = new WeakMap<ZkCoordinator, ResolvedTls | null>();
+
+/** @internal Used by killSession: the client's TLS, so its raw connection reaches the same port. */
+export function sessionTls(client: ZkCoordinator): ResolvedTls | null {
+  return tlsOf.get(client) ?? null;
 }
 
 /**
@@ -88,6 +97,7 @@ export class ZkCoordinator implements Coordinator {
       else if (type === 'reconnected' || type === 'connected') this.trees.connected();
       else if (type === 'closed') this.trees.clear();
     });
+    tlsOf.set(this, this.opts.tls);
     credentialsOf.set(this, () => {
       const client = this.session.client;
       return client && this.session.state === 'connected'
@@ -196,6 +206,22 @@ export class ZkCoordinator implements Coordinator {
       }
       return await this.trees.add(path, listener);
     });
+  }
+
+  /**
+   * The identities the server holds for this session's connection (ZooKeeper 3.7+ `whoAmI`):
+   * `{ scheme: 'x509', id: 'CN=...' }` for a client certificate the server maps, `sasl` for a
+   * SASL login, `digest` for addAuth users (the user name), `ip` for the address. What an ACL
+   * must name to admit this session. A server before 3.7 fails it with UNIMPLEMENTED.
+   */
+  whoAmI(): Promise<ConnectionIdentity[]> {
+    return this.pipeline.ordered(() =>
+      this.pipeline.withRetry('retry', () =>
+        this.pipeline.send<ConnectionIdentity[]>('whoAmI', undefined, (c, done) =>
+          sendWhoAmI(c, done),
+        ),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------- what each call sends

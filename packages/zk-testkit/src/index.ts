@@ -1,3 +1,11 @@
+export {
+  keytoolBinary,
+  makeZkTestCertificates,
+  opensslBinary,
+  type TestClientCertificate,
+  type TestServerCertificate,
+  type ZkTestCertificates,
+} from './certs.js';
 export { ZooKeeperStartError, ZooKeeperUnavailableError } from './errors.js';
 export { type FourLetterCommand, fourLetter, serverMode } from './four-letter.js';
 export {
@@ -12,7 +20,14 @@ export {
   type NetHost,
   namespacesUnavailable,
 } from './netns.js';
+export { freePort } from './ports.js';
 export { startProxy, type ZkProxy } from './proxy.js';
+export {
+  serverTls,
+  type ZooKeeperSasl,
+  type ZooKeeperSecurity,
+  type ZooKeeperTls,
+} from './security.js';
 export { startEnsemble, startZooKeeper } from './start.js';
 export type {
   StartEnsembleOptions,

@@ -15,6 +15,13 @@ const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
 // Debian's zookeeper.jar names its other dependencies in its manifest; the slf4j binding is
 // not among them, so without these two jars the server would log nowhere at all.
 const DEBIAN_LOGGING = ['/usr/share/java/slf4j-log4j12.jar', '/usr/share/java/log4j-1.2.jar'];
+// Nor are these, which Netty's TLS handler needs: without them a server with a
+// secureClientPort starts, then closes every TLS connection (NoClassDefFoundError).
+const DEBIAN_NETTY_TLS = [
+  '/usr/share/java/netty-codec.jar',
+  '/usr/share/java/netty-resolver.jar',
+  '/usr/share/java/netty-transport-native-unix-common.jar',
+];
 
 function findJava(): string | null {
   const home = process.env.JAVA_HOME;
@@ -45,6 +52,6 @@ export function findLocalInstall(): LocalInstall | { missing: string } {
     return { missing: `no local install (ZOOKEEPER_HOME unset, ${DEBIAN_JAR} absent)` };
   }
   if (!java) return { missing: `${DEBIAN_JAR} is present but no java runs` };
-  const classpath = [DEBIAN_JAR, ...DEBIAN_LOGGING.filter((j) => existsSync(j))];
+  const classpath = [DEBIAN_JAR, ...[...DEBIAN_LOGGING, ...DEBIAN_NETTY_TLS].filter(existsSync)];
   return { java, classpath: classpath.join(path.delimiter), source: 'Debian package zookeeper' };
 }

@@ -7,6 +7,7 @@ import { fourLetter, serverMode } from './four-letter.js';
 import { READY_TIMEOUT_MS, STOP_GRACE_MS, sessionTimeoutRange } from './limits.js';
 import type { LocalInstall } from './local-install.js';
 import { exited, guard } from './processes.js';
+import { securityConfigLines, securityJvmFlags, type ZooKeeperSecurity } from './security.js';
 import type { StopOptions, ZooKeeperServer } from './types.js';
 
 /** One member of an ensemble as it appears in every member's zoo.cfg. */
@@ -35,6 +36,13 @@ export interface LocalServerLayout {
   address?: string;
   /** Command line prefix the JVM is started with (a namespace's `ip netns exec <ns>`). */
   launcher?: readonly string[];
+  /** TLS and SASL of a secured server (TLS needs `secureClientPort`). */
+  security?: ZooKeeperSecurity;
+  secureClientPort?: number;
+  /** zoo.cfg lines appended after the testkit's own. */
+  config?: readonly string[];
+  /** More JVM flags. */
+  jvmFlags?: readonly string[];
 }
 
 /** Standalone default; ensemble members get less (three JVMs share the machine). */
@@ -44,6 +52,8 @@ export const DEFAULT_HEAP_MB = 512;
 export class LocalZooKeeper implements ZooKeeperServer {
   readonly kind = 'local' as const;
   readonly connectString: string;
+  /** `127.0.0.1:port` of the TLS client port, for a server with TLS. */
+  readonly secureConnectString: string | undefined;
   private child: ChildProcess | null = null;
   private retireWatchdog: () => void = () => {};
 
@@ -51,7 +61,12 @@ export class LocalZooKeeper implements ZooKeeperServer {
     private readonly install: LocalInstall,
     readonly layout: LocalServerLayout,
   ) {
-    this.connectString = `${layout.address ?? '127.0.0.1'}:${layout.clientPort}`;
+    const address = layout.address ?? '127.0.0.1';
+    this.connectString = `${address}:${layout.clientPort}`;
+    this.secureConnectString =
+      layout.security?.tls && layout.secureClientPort !== undefined
+        ? `${address}:${layout.secureClientPort}`
+        : undefined;
     writeConfig(layout);
   }
 
@@ -80,6 +95,8 @@ export class LocalZooKeeper implements ZooKeeperServer {
         `-Dlog4j.configuration=file:${path.join(dir, 'log4j.properties')}`,
         `-Dlogback.configurationFile=${path.join(dir, 'logback.xml')}`,
         '-Dzookeeper.jmx.log4j.disable=true',
+        ...securityJvmFlags(this.layout.security, dir),
+        ...(this.layout.jvmFlags ?? []),
         '-cp',
         this.install.classpath,
         'org.apache.zookeeper.server.quorum.QuorumPeerMain',
@@ -158,6 +175,8 @@ function writeConfig(layout: LocalServerLayout): void {
     'admin.enableServer=false',
     '4lw.commands.whitelist=*',
     'autopurge.purgeInterval=0',
+    ...(layout.security ? securityConfigLines(layout.security, layout.secureClientPort) : []),
+    ...(layout.config ?? []),
   ];
   if (ensemble) {
     lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');

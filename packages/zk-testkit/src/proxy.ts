@@ -28,7 +28,8 @@ export interface ZkProxy {
    * Arms the proxy to lose the next reply from the server whose xid matches (by default any
    * reply to a request: xid >= 0, not pings or watch events): that frame is not delivered and
    * the connection is cut, as if the network failed after the server applied the request.
-   * Resolves once a reply has been lost.
+   * Resolves once a reply has been lost. TLS connections pass through sealed: their replies
+   * cannot be told apart, and none of them is ever lost.
    */
   loseNextReply(match?: (xid: number) => boolean): Promise<void>;
   /** Number of client connections open right now. */
@@ -36,12 +37,36 @@ export interface ZkProxy {
   close(): Promise<void>;
 }
 
+/** The first byte of a TLS handshake record (a ClientHello). */
+const TLS_HANDSHAKE = 0x16;
+
 interface Pair {
   client: net.Socket;
   server: net.Socket;
 }
 
-/** Starts a proxy on a free port of 127.0.0.1 forwarding to `target` (`host:port`). */
+/** Keeps `client` open and unanswered; `report` gets how long it was held once it closes. */
+function holdConnection(
+  client: net.Socket,
+  held: Set<net.Socket>,
+  report: (heldMs: number) => void,
+): void {
+  const since = Date.now();
+  held.add(client);
+  // Read and drop what comes: a socket nobody reads never sees the client hang up.
+  client.resume();
+  client.on('error', () => client.destroy());
+  client.on('close', () => {
+    held.delete(client);
+    report(Date.now() - since);
+  });
+}
+
+/**
+ * Starts a proxy on a free port of 127.0.0.1 forwarding to `target` (`host:port`): a plain
+ * client port, or a TLS one (a client checking the server's certificate must accept it for
+ * 127.0.0.1, the proxy's address).
+ */
 export async function startProxy(target: string): Promise<ZkProxy> {
   const { host, port } = parseHostPort(target);
   const pairs = new Set<Pair>();
@@ -54,17 +79,8 @@ export async function startProxy(target: string): Promise<ZkProxy> {
 
   const listener = net.createServer((client) => {
     if (toHold > 0 && heldReport) {
-      const report = heldReport;
-      const since = Date.now();
       toHold--;
-      held.add(client);
-      // Read and drop what comes: a socket nobody reads never sees the client hang up.
-      client.resume();
-      client.on('error', () => client.destroy());
-      client.on('close', () => {
-        held.delete(client);
-        report(Date.now() - since);
-      });
+      holdConnection(client, held, heldReport);
       return;
     }
     const server = net.connect({ host, port });
@@ -79,7 +95,11 @@ export async function startProxy(target: string): Promise<ZkProxy> {
     server.on('error', end);
     client.on('close', end);
     server.on('close', end);
+    // A TLS connection (its first byte opens a TLS handshake record; a ZooKeeper frame opens
+    // with a length under 16 MiB, a zero byte) passes through as it is: its frames are sealed.
+    let tls: boolean | null = null;
     client.on('data', (chunk) => {
+      if (tls === null) tls = chunk[0] === TLS_HANDSHAKE;
       if (!partitioned) server.write(chunk);
     });
     // Server-to-client bytes are split into ZooKeeper frames (4-byte length + body) so that a
@@ -88,6 +108,10 @@ export async function startProxy(target: string): Promise<ZkProxy> {
     let first = true;
     server.on('data', (chunk) => {
       if (partitioned) return;
+      if (tls) {
+        client.write(chunk);
+        return;
+      }
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 4) {
         const size = pending.readInt32BE(0);

@@ -10,6 +10,7 @@ import { LocalZooKeeper, type Peer } from './local-server.js';
 import type { NetHost } from './netns.js';
 import { freePort } from './ports.js';
 import { removeOnExit } from './processes.js';
+import type { ZooKeeperSecurity } from './security.js';
 import type {
   StartEnsembleOptions,
   StartZooKeeperOptions,
@@ -56,6 +57,16 @@ export async function startZooKeeper(
   options: StartZooKeeperOptions = {},
 ): Promise<ZooKeeperServer> {
   const tick = checkTick(options.tickTimeMs ?? DEFAULT_TICK_MS);
+  if (options.security || options.config || options.jvmFlags) {
+    // Secured or configured: ours, from a local install (the Docker path starts no TLS port,
+    // no JAAS file, no configuration of the test's).
+    const install = findLocalInstall();
+    if ('missing' in install)
+      throw new ZooKeeperUnavailableError([
+        `a secured or configured server needs a local install: ${install.missing}`,
+      ]);
+    return startLocal(install, options.dataDir, tick, options.heapMb, options);
+  }
   const fromEnv = process.env.ZOOTT_ZK_CONNECT;
   if (fromEnv && !options.own && !options.host) return external(fromEnv);
 
@@ -65,7 +76,7 @@ export async function startZooKeeper(
 
   const install = findLocalInstall();
   if ('missing' in install) reasons.push(install.missing);
-  else return startLocal(install, options.dataDir, tick, options.heapMb, options.host);
+  else return startLocal(install, options.dataDir, tick, options.heapMb, options);
   if (options.host) throw new ZooKeeperUnavailableError(reasons);
 
   const docker = await dockerAvailable();
@@ -79,8 +90,9 @@ async function startLocal(
   dataDir: string | undefined,
   tickTimeMs: number,
   heapMb: number | undefined,
-  host: NetHost | undefined,
+  extra: Pick<StartZooKeeperOptions, 'security' | 'config' | 'jvmFlags' | 'host'> = {},
 ): Promise<LocalZooKeeper> {
+  const { security, host } = extra;
   const dir = dataDir ?? tempDir('zoott-zk-');
   mkdirSync(dir, { recursive: true });
   let lastError: unknown;
@@ -92,6 +104,10 @@ async function startLocal(
       tickTimeMs,
       ...(heapMb !== undefined ? { heapMb } : {}),
       ...(host ? { address: host.address, launcher: host.exec } : {}),
+      ...(security ? { security } : {}),
+      ...(security?.tls ? { secureClientPort: await freePort() } : {}),
+      ...(extra.config ? { config: extra.config } : {}),
+      ...(extra.jvmFlags ? { jvmFlags: extra.jvmFlags } : {}),
     });
     try {
       await server.start();
@@ -126,7 +142,14 @@ export async function startEnsemble(
   let lastError: unknown;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     try {
-      return await startEnsembleOnce(install, size, tick, options.heapMb ?? 256, hosts);
+      return await startEnsembleOnce(
+        install,
+        size,
+        tick,
+        options.heapMb ?? 256,
+        hosts,
+        options.security,
+      );
     } catch (err) {
       if (!isBindFailure(err)) throw err;
       lastError = err;
@@ -146,10 +169,12 @@ async function startEnsembleOnce(
   tick: number,
   heapMb: number,
   hosts: readonly NetHost[] | undefined,
+  security: ZooKeeperSecurity | undefined,
 ): Promise<ZooKeeperEnsemble> {
   const root = tempDir('zoott-ensemble-');
   const peers: Peer[] = [];
   const clientPorts: number[] = [];
+  const securePorts: number[] = [];
   for (let i = 0; i < size; i++) {
     const host = hosts?.[i];
     // A host of its own has every port free: ZooKeeper's usual ones.
@@ -160,6 +185,7 @@ async function startEnsembleOnce(
     }
     peers.push({ id: i + 1, quorumPort: await freePort(), electionPort: await freePort() });
     clientPorts.push(await freePort());
+    if (security?.tls) securePorts.push(await freePort());
   }
   const members = peers.map(
     (peer, i) =>
@@ -170,6 +196,8 @@ async function startEnsembleOnce(
         heapMb,
         ensemble: { peers, myId: peer.id },
         ...(hosts?.[i] ? { address: hosts[i]!.address, launcher: hosts[i]!.exec } : {}),
+        ...(security ? { security } : {}),
+        ...(security?.tls ? { secureClientPort: securePorts[i]! } : {}),
       }),
   );
   const ensemble = new LocalEnsemble(members);
@@ -187,9 +215,13 @@ const SERVING_TIMEOUT_MS = 60_000;
 
 class LocalEnsemble implements ZooKeeperEnsemble {
   readonly connectString: string;
+  readonly secureConnectString: string | undefined;
 
   constructor(readonly members: LocalZooKeeper[]) {
     this.connectString = members.map((m) => m.connectString).join(',');
+    this.secureConnectString = members.every((m) => m.secureConnectString)
+      ? members.map((m) => m.secureConnectString).join(',')
+      : undefined;
   }
 
   async waitServing(): Promise<void> {

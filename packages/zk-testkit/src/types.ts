@@ -1,9 +1,12 @@
 import type { NetHost } from './netns.js';
+import type { ZooKeeperSecurity } from './security.js';
 
 /** A running ZooKeeper server that a test can use (and, unless external, stop and restart). */
 export interface ZooKeeperServer {
   /** `127.0.0.1:port` of the client port. */
   readonly connectString: string;
+  /** `127.0.0.1:port` of the TLS client port (`secureClientPort`) of a server started with TLS. */
+  readonly secureConnectString?: string | undefined;
   /**
    * Where it runs: `external` (ZOOTT_ZK_CONNECT; stop/start do nothing, it is not ours),
    * `local` (a JVM from the local install), `docker` (a testcontainers container).
@@ -44,12 +47,26 @@ export interface StartZooKeeperOptions {
    * a test can cut it off with `setCut`. A local install only; implies `own`.
    */
   host?: NetHost;
+  /**
+   * TLS (a `secureClientPort`, client certificates, `x509` ids) and SASL DIGEST-MD5 users.
+   * A secured server is always a local one of the test's own (`own` is implied).
+   */
+  security?: ZooKeeperSecurity;
+  /**
+   * More zoo.cfg lines, appended after the testkit's own (in a Java properties file the last
+   * of two equal keys wins): a test of a configuration as documented. Implies `own`.
+   */
+  config?: readonly string[];
+  /** More JVM flags for a local server (`-Dname=value`). Implies `own`. */
+  jvmFlags?: readonly string[];
 }
 
 /** Three (or `size`) servers on 127.0.0.1 forming one quorum. */
 export interface ZooKeeperEnsemble {
   /** Every member's client address, comma separated. */
   readonly connectString: string;
+  /** Every member's TLS client address, comma separated, for an ensemble started with TLS. */
+  readonly secureConnectString?: string | undefined;
   readonly members: ZooKeeperServer[];
   /** Index of the current leader (asks each member's `srvr`); waits through an election. */
   leader(): Promise<number>;
@@ -76,4 +93,6 @@ export interface StartEnsembleOptions {
   tickTimeMs?: number;
   /** Java heap of each member in MiB (default 256). */
   heapMb?: number;
+  /** TLS and SASL of every member (see {@link StartZooKeeperOptions.security}). */
+  security?: ZooKeeperSecurity;
 }

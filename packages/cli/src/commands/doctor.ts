@@ -55,7 +55,13 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
     );
   };
   const chroot = chrootOf(ctx.settings.connect ?? undefined);
-  const findings = await worldFindings(c, world, requestedAcl(ctx.settings), onProgress, chroot);
+  const findings = await worldFindings(
+    c,
+    world,
+    await requestedAcl(ctx.settings, async () => c),
+    onProgress,
+    chroot,
+  );
   bar.progress?.finish();
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const migrating = findings.filter((f) => f.repair === 'migrate');

@@ -47,7 +47,7 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
   await engine.init();
   // With credentials the world must be theirs. An existing world someone made open (or with
   // another ACL) stays readable and writable by others, so "ready" would be a lie: say so.
-  const acl = requestedAcl(ctx.settings);
+  const acl = await requestedAcl(ctx.settings, () => ctx.session().coordinator());
   if (acl) {
     const { worldAclMismatches } = await import('@zoott/core/internal');
     const wrong = await worldAclMismatches(c, world, acl);

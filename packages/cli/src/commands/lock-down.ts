@@ -16,12 +16,12 @@ import { requestedAcl, showAcl, worldExtent } from '../world-acl.js';
  */
 const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world] = cmd.processedArgs as [string];
-  const acl = requestedAcl(ctx.settings);
+  const acl = await requestedAcl(ctx.settings, () => ctx.session().coordinator());
   if (!acl)
     throw new CliError(
-      'lock-down needs credentials: the world is locked to them',
+      'lock-down needs credentials or an ACL: the world is locked to them',
       ExitCode.USAGE,
-      'pass --auth user:password (or ZOOTT_AUTH)',
+      'pass --auth user:password (or ZOOTT_AUTH), a SASL login (--zk-sasl-file, ZOOTT_ZK_SASL), or --acl (x509:<certificate subject>:cdrwa, sasl:<user>:cdrwa)',
     );
   const c = await ctx.session().coordinator();
   const { createEngine } = await import('@zoott/core');
@@ -76,7 +76,12 @@ export const lockDownVerb: Verb = {
     program
       .command('lock-down')
       .argument('<world>', 'world name')
-      .description("give every node of a world (and its reply paths) the --auth credentials' ACL"),
-  examples: ['zoott --auth alice:s3cret lock-down files'],
+      .description(
+        'give every node of a world (and its reply paths) the ACL of --acl, else of the credentials (--auth, a SASL login)',
+      ),
+  examples: [
+    'zoott --auth alice:s3cret lock-down files',
+    "zoott --zk-tls-cert ops.pem --zk-tls-key ops.key --acl 'x509:CN=ops,O=example:cdrwa' lock-down files",
+  ],
   run: lockDownCommand,
 };

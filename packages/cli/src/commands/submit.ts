@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Coordinator, createEngine, type TaskKey, type TaskRecord } from '@zoott/core';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
-import { ExitCode, signalExitCode } from '../exit-codes.js';
+import { ChildExitCode, ExitCode, signalExitCode } from '../exit-codes.js';
 import { intOption } from '../input.js';
 import { formatTaskError } from '../output/format.js';
 import { keepSession, throughOutages, withDeadline } from '../ride-out.js';
@@ -26,14 +26,17 @@ export function isRaceJob(job: unknown): boolean {
 
 /**
  * The exit code a job's result stands for: the process's own exit code, 128+signal when a
- * signal ended it; for a race, the winner's; 1 when no racer won.
+ * signal ended it, 127 (the shell's "command not found") when it never started (its result
+ * has no exit, only an `error`: not found, not allowed, not executable); for a race, the
+ * winner's; 1 when no racer won.
  */
 export function jobExitCode(result: unknown): number {
   if (typeof result !== 'object' || result === null) return ExitCode.FAILURE;
-  const r = result as { exit?: unknown; signal?: unknown; winner?: unknown };
+  const r = result as { exit?: unknown; signal?: unknown; winner?: unknown; error?: unknown };
   if ('winner' in r) return r.winner ? jobExitCode(r.winner) : ExitCode.FAILURE;
   if (typeof r.exit === 'number') return r.exit;
   if (typeof r.signal === 'number') return signalExitCode(r.signal);
+  if (typeof r.error === 'string') return ChildExitCode.NOT_FOUND;
   return ExitCode.FAILURE;
 }
 
@@ -220,8 +223,8 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
     const out = race ? r.winner : r;
     if (typeof out?.stdout === 'string') process.stdout.write(out.stdout);
     if (typeof out?.stderr === 'string') process.stderr.write(out.stderr);
-    // A process that could not start (no such executable: exit 127) has no output, only an
-    // error saying why: show it.
+    // A process that never started (no such executable, say) has no output and no exit, only
+    // an error saying why: show it.
     if (typeof out?.error === 'string' && out.error !== '')
       ctx.note(`job ${ref.key}: ${out.error}`);
   }

@@ -4,6 +4,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../connection.js';
+import { zkSecurityEnv } from '../zk-security.js';
 
 /** A demo worker process that ended before the demo stopped it. */
 export interface WorkerFailure {
@@ -78,6 +79,8 @@ export async function startWorkerProcesses(
   const config = path.join(configDir, 'worker.json');
   writeFileSync(config, '{}\n');
   const env = workerEnv(s.auth);
+  // TLS and the SASL login go the same way, however the demo was given them.
+  Object.assign(env, zkSecurityEnv(s.zkSecurity.values));
   const children: ChildProcess[] = [];
   let stopping = false;
   let fail: (f: WorkerFailure) => void = () => {};

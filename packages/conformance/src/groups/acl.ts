@@ -1,4 +1,4 @@
-import type { Acl } from '@zoott/core';
+import type { Acl, Coordinator } from '@zoott/core';
 import { expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, expectCode, str, text } from '../context.js';
 import { DIGEST_IDS, digestEntry, OPEN_ACL, PERMS } from '../expected.js';
@@ -9,7 +9,11 @@ const CREDENTIALS = `${ADMIN_USER}:${ADMIN_PASSWORD}` as const;
 const ADMIN = digestEntry(CREDENTIALS, PERMS.ALL);
 const world = (perms: number): Acl => ({ scheme: 'world', id: 'anyone', perms });
 
-export const aclTests: GroupTests = (ctx) => {
+export const aclTests: GroupTests = (ctx, harness) => {
+  /** What the `auth` scheme adds for a session besides its addAuth credentials. */
+  const transport = (client: Coordinator): Acl[] =>
+    (ctx().harness.sessionIdentities?.(client) ?? []).map((i) => ({ ...i, perms: PERMS.ALL }));
+
   /** A node only the admin user may touch, with one child, made by an authenticated session. */
   async function lockedNode() {
     const { client, connect, path } = ctx();
@@ -148,21 +152,43 @@ export const aclTests: GroupTests = (ctx) => {
     await client.create(path('mine'), text('m'), {
       acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }],
     });
-    expect((await client.getAcl(path('mine'))).acl).toEqual([
+    const expected = [
+      ...transport(client),
       { scheme: 'digest', id: DIGEST_IDS[CREDENTIALS], perms: PERMS.ALL },
-    ]);
+    ];
+    const { acl } = await client.getAcl(path('mine'));
+    expect(acl).toHaveLength(expected.length);
+    expect(acl).toEqual(expect.arrayContaining(expected));
     const other = await connect();
     await expectCode(other.get(path('mine')), 'NO_AUTH');
   });
 
-  it("the 'auth' scheme on a session without credentials fails INVALID_ACL", async () => {
-    const { client, path } = ctx();
-    await expectCode(
-      client.create(path('n'), undefined, { acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }] }),
-      'INVALID_ACL',
-    );
-    expect(await client.exists(path('n'))).toBeNull();
-  });
+  if (harness.sessionIdentities === undefined)
+    it("the 'auth' scheme on a session without credentials fails INVALID_ACL", async () => {
+      const { client, path } = ctx();
+      await expectCode(
+        client.create(path('n'), undefined, {
+          acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }],
+        }),
+        'INVALID_ACL',
+      );
+      expect(await client.exists(path('n'))).toBeNull();
+    });
+  else
+    it("the 'auth' scheme on a session with only its transport identity grants that identity", async () => {
+      const { client, connect, path } = ctx();
+      // The admin entry beside it only lets the teardown remove the node.
+      await client.create(path('n'), text('t'), {
+        acl: [{ scheme: 'auth', id: '', perms: PERMS.ALL }, ADMIN],
+      });
+      const expected = [...transport(client), ADMIN];
+      expect(expected.length).toBeGreaterThan(1);
+      const { acl } = await client.getAcl(path('n'));
+      expect(acl).toHaveLength(expected.length);
+      expect(acl).toEqual(expect.arrayContaining(expected));
+      const other = await connect();
+      await expectCode(other.get(path('n')), 'NO_AUTH');
+    });
 
   it('malformed ACLs fail INVALID_ACL on create and setAcl', async () => {
     const { client, path } = ctx();

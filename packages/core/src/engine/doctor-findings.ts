@@ -55,7 +55,12 @@ export type FindingKind =
   /** The world's reply results where zoott 0.1.0 kept them: `--repair` (or `init`) moves them. */
   | 'legacy'
   /** An internal world (a race world) whose world is gone. */
-  | 'leftover-world';
+  | 'leftover-world'
+  /**
+   * A result the AMQP bridge parked (`/zoott_~parked/<world>`): it could not be published,
+   * and its consumer still waits. `zoott parked` retries or drops it; never moved.
+   */
+  | 'parked-result';
 
 /** One problem `diagnoseWorld` found. */
 export interface Finding {

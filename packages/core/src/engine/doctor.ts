@@ -15,6 +15,7 @@ import {
   type Verdict,
 } from './doctor-findings.js';
 import { diagnoseNamespace, diagnoseSubtree } from './doctor-namespace.js';
+import { diagnoseParked } from './doctor-parked.js';
 import { diagnoseProgress, progressRecheck, progressRelation } from './doctor-progress.js';
 import { recheckBy } from './doctor-recheck.js';
 import {
@@ -63,7 +64,8 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
  * completed tasks, leaf tree nodes in no state, ACLs other than `options.acl` (every node
  * `lockDownWorld` locks), reply paths and race state not under it, nodes that deny the
  * world's principal what its ACL gives it (squatted: someone else made or changed them),
- * shared area nodes that someone may change, nodes the world needs that are missing, and
+ * shared area nodes that someone may change, nodes the world needs that are missing, results
+ * the AMQP bridge parked, and
  * race worlds whose world is gone. Reads only; `repairWorld` acts on the findings.
  *
  * A task's other nodes are written with or after its tree node and deleted with or before
@@ -100,6 +102,7 @@ export async function diagnoseWorld(
     ['elections', () => diagnoseElections(d)],
     ['reply paths', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.replies))],
     ['races', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.races))],
+    ['parked results', () => diagnoseParked(d)],
   ];
   if (options.leftoverWorlds ?? true) parts.push(['race worlds', () => diagnoseLeftoverWorlds(d)]);
   for (const [i, [name, run]] of parts.entries()) {

@@ -56,6 +56,8 @@ export {
   entryPrefix,
   fnv1a32,
   MAX_PRIORITY,
+  PARKED_AREA,
+  parkedRoot,
   parseEntryName,
   WorldLayout,
 } from './layout.js';

@@ -48,6 +48,18 @@ export function areaParent(area: AreaName): string {
 }
 
 /**
+ * Results the AMQP bridge could not publish (an exchange refused or missing, no queue bound),
+ * `/zoott_~parked/<world>/<result>`, sit in an area of their own: an operator lists, retries
+ * or drops them (`zoott parked`), and `zoott doctor` reports them.
+ */
+export const PARKED_AREA = AREA_NAMES.parked;
+
+/** `/zoott_~parked/<world>`: where a world's parked results are. */
+export function parkedRoot(world: string): string {
+  return `${areaParent(PARKED_AREA)}/${world}`;
+}
+
+/**
  * Kinds of pending entries, the first letter of an entry's name (stored, so fixed): a dead
  * entry is a task that failed for good and still blocks its descendants.
  */
@@ -73,6 +85,8 @@ export function bucketName(index: number): string {
 export class WorldLayout {
   readonly root: string;
   readonly registry: string;
+  /** Results the AMQP bridge parked (see {@link PARKED_AREA}). */
+  readonly parked: string;
 
   constructor(
     readonly world: string,
@@ -80,6 +94,7 @@ export class WorldLayout {
   ) {
     this.root = worldRoot(world);
     this.registry = `/zoott_${REGISTRY_AREA}/${world}`;
+    this.parked = parkedRoot(world);
   }
 
   /** `/zoott_<area>/<world>`: the world's node in an area (any area of {@link AREA_NAMES}). */

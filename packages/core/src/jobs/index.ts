@@ -1,3 +1,4 @@
+export * from './error-result.js';
 export * from './output.js';
 export * from './results.js';
 export * from './types.js';

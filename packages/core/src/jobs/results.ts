@@ -22,7 +22,10 @@ export interface ProcessRun {
   server: string;
   /** 0 when the process never started. */
   pid: number;
-  /** Exit code of a process that ended normally. */
+  /**
+   * Exit code of a process that ended normally. A runner may keep a shell's code (127, 126)
+   * for one that never started (`pid` 0, `error` set): results leave it out.
+   */
   exit?: number | null;
   /** Number of the signal that killed the process; wins over `exit` when both are set. */
   signal?: number | null;
@@ -31,7 +34,7 @@ export interface ProcessRun {
   /** The runner already dropped output beyond its capture cap. */
   truncated?: boolean;
   timedOut?: boolean;
-  /** Why the process could not be started. */
+  /** Why the process never started (then there is no exit code and no signal). */
   error?: string;
 }
 
@@ -57,12 +60,17 @@ const TRUNCATED_FLAG_BYTES = ',"truncated":true'.length;
 
 const jsonBytes = (value: unknown): number => utf8.encode(JSON.stringify(value)).length;
 
-function termination(run: ProcessRun): { exit: number } | { signal: number } {
+function termination(run: ProcessRun): { exit: number } | { signal: number } | object {
+  // Never started (no pid): no process ended, so neither an exit code nor a signal, whatever
+  // code a runner keeps for itself (a shell's 127/126); the error says why.
+  if (run.error !== undefined && run.pid === 0) return {};
   if (typeof run.signal === 'number') return { signal: run.signal };
   if (typeof run.exit === 'number') return { exit: run.exit };
-  throw new ZoottError('BAD_ARGUMENTS', 'a process run needs an exit code or a signal', {
-    field: 'exit',
-  });
+  throw new ZoottError(
+    'BAD_ARGUMENTS',
+    'a process run needs an exit code, a signal, or the error that kept it from starting',
+    { field: 'exit' },
+  );
 }
 
 /**

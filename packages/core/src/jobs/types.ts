@@ -65,10 +65,14 @@ export interface RaceJobFields {
 /** A race job: its fields plus any custom properties, returned untouched. */
 export type RaceJob = RaceJobFields & { [custom: string]: unknown };
 
-/** How a process ended: a normal exit code, or the number of the signal that killed it. */
+/**
+ * How a process ended: a normal exit code, or the number of the signal that killed it. A
+ * process that never started has neither; its `error` says why.
+ */
 export type Termination =
   | { exit: number; signal?: undefined }
-  | { signal: number; exit?: undefined };
+  | { signal: number; exit?: undefined }
+  | { exit?: undefined; signal?: undefined; error: string };
 
 /** What one process run produced, as published in a result. Times are ISO 8601 (UTC). */
 export type ProcessRecord = {
@@ -85,7 +89,10 @@ export type ProcessRecord = {
   truncated?: true;
   /** zoott extension: present (true) when the process was killed for exceeding `timeoutMs`. */
   timedOut?: true;
-  /** zoott extension: why the process could not be started (exit is then 127 or 126). */
+  /**
+   * zoott extension: why the process never started (not found, not allowed, could not be
+   * executed); it then has no `exit` and no `signal`, and `pid` is 0.
+   */
   error?: string;
 } & Termination;
 

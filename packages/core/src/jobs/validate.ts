@@ -33,7 +33,15 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** Input properties that would clash with what a result adds. */
 const RESULT_ONLY = ['stdout', 'stderr', 'pid', 'exit', 'signal', 'started', 'finished'];
 const REGULAR_RESERVED = new Set([...RESULT_ONLY, 'truncated', 'timedOut', 'error']);
-const RACE_RESERVED = new Set([...RESULT_ONLY, 'winner', 'processes', 'truncated', 'timedOut']);
+// `error` is the error result's field (a race that never ran), as it is a regular result's.
+const RACE_RESERVED = new Set([
+  ...RESULT_ONLY,
+  'winner',
+  'processes',
+  'truncated',
+  'timedOut',
+  'error',
+]);
 
 const REGULAR_KNOWN = new Set([
   'executable',

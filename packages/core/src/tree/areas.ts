@@ -35,6 +35,11 @@ export const AREA_NAMES = Object.freeze({
   /** Shared state of running races. */
   races: '~races',
   /**
+   * Results the AMQP bridge could not publish (an exchange refused or missing, no queue
+   * bound): `<world>/<result>`, until an operator retries or drops them (`zoott parked`).
+   */
+  parked: '~parked',
+  /**
    * Reply paths and race state as zoott 0.1.0 kept them, shared by every world
    * (`/zoott_r/<exchange>/<routingkey>`, `/zoott_r/races/<race>`): read only to move a
    * world's results into `replies` (`zoott init`), never written.

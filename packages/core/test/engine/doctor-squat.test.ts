@@ -125,11 +125,13 @@ describeOnBackends('engine: doctor finds squatted nodes', (backend) => {
         `/zoott_limits/${world}`,
         `/zoott_q/${world}`,
         `/zoott_schedules/${world}`,
+        `/zoott_~parked/${world}`,
         `/zoott_~races/${world}`,
         `/zoott_~replies/${world}`,
         '/zoott_leaders',
         '/zoott_limits',
         '/zoott_q',
+        '/zoott_~parked',
         '/zoott_~replies',
       ].sort(),
     );

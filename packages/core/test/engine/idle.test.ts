@@ -233,9 +233,23 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       await eventually(async () => (await engine.counts()).completed === queued);
     };
     // b is idle for one period: its first pass lists a's buckets, a first look (free).
-    const listed = pending();
     clock.advance(stealAfterMs);
-    await eventually(() => pending() >= listed + others);
+    // That pass is over once b has listed each of a's buckets and (with tree watches) watches
+    // each of its own: its requests go out in the background, and any counted after `first`
+    // would be charged to the next pass.
+    const sent = (op: string, bucket: number) =>
+      calls(0)
+        .split('\n')
+        .some(
+          (line) =>
+            line.startsWith(`${op} /zoott_p/`) &&
+            line.endsWith(`/${String(bucket).padStart(4, '0')}`),
+        );
+    await eventually(
+      () =>
+        a.buckets.every((n) => sent('childrenWithStat', n)) &&
+        (cbRaw.watchTree === undefined || b.buckets.every((n) => sent('watchTree', n))),
+    );
     await idlePeriods([clock], 50);
     const first = pending();
     // Past the owner's head start, b lists the buckets that changed (each once) and finds

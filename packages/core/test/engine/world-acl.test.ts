@@ -1,5 +1,5 @@
 import { type Acl, type Coordinator, createEngine, digestAcl, OPEN_ACL } from '@zoott/core';
-import { lockDownWorld, worldAclMismatches, worldTops } from '@zoott/core/internal';
+import { lockDownWorld, parkedRoot, worldAclMismatches, worldTops } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { memoryLogger, worldName } from './helpers.js';
@@ -35,6 +35,8 @@ describeOnBackends('engine: lock-down of an open world', (backend) => {
     await engine.queue({ name: 'c', type: 't' });
     const claim = await engine.claim({ types: ['t'] });
     expect(claim).not.toBeNull();
+    // A result the AMQP bridge parked: anyone could read it, or plant one to be retried.
+    await stranger.create(`${parkedRoot(world)}/result-0000000001`, new Uint8Array([123, 125]));
     const owner = await backend().connect();
     await owner.addAuth('digest', 'alice:pw');
     return { world, stranger, owner, engine };

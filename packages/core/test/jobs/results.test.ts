@@ -143,8 +143,14 @@ describe('buildRegularResult', () => {
       '',
     ]);
     expect(buildRegularResult(job, run({ truncated: true })).truncated).toBe(true);
+    // Never started: whatever code the runner kept (a shell's 127), no exit and no signal.
     const failed = buildRegularResult(job, run({ pid: 0, exit: 127, error: 'spawn nope ENOENT' }));
     expect(failed.error).toBe('spawn nope ENOENT');
+    expect(failed).not.toHaveProperty('exit');
+    expect(failed).not.toHaveProperty('signal');
+    expect(failed.pid).toBe(0);
+    const noCode = buildRegularResult(job, run({ pid: 0, exit: undefined, error: 'refused' }));
+    expect(noCode).not.toHaveProperty('exit');
     expect(() => buildRegularResult(job, run({ exit: undefined }))).toThrow(ZoottError);
   });
 

@@ -136,7 +136,7 @@ export function holding(h: HandlerContext): { cgroup: JobCgroupMode; silenceMs: 
 /**
  * Refuses an executable the policy does not allow, as a permanent INVALID_JOB error (the
  * task is dead-lettered at once). One that cannot be found is left to the runner, whose
- * result says so (exit 127).
+ * result says so (an `error`, no `exit`).
  */
 export async function checkExecutable(h: HandlerContext, executable: string): Promise<void> {
   const found = await resolveExecutable(executable, h.workDir, h.env.PATH);

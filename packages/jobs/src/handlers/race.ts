@@ -5,6 +5,7 @@ import { isZoottError, PermanentError, type TaskContext, ZoottError } from '@zoo
 import { decodeJson, encodeJson, ensureWorldPath } from '@zoott/core/internal';
 import {
   buildRaceResult,
+  DEFAULT_JOB_LIMITS,
   type RaceInput,
   type RaceJob,
   type RaceJobResult,
@@ -48,9 +49,14 @@ const BATCH = 16;
  * and the real path of what was opened (read back from the open descriptor, so a link
  * swapped after the check cannot redirect the read) must be the data directory's real
  * path or lie under it. Files are then read through that descriptor, without following
- * links, so a symlink in the directory is skipped rather than read.
+ * links, so a symlink in the directory is skipped rather than read. More records than
+ * `maxRacers` (the cap of a listed input) are refused, INVALID_JOB, as soon as they are read.
  */
-export async function readRaceInputDir(dataDir: string, dir: string): Promise<RaceInput[]> {
+export async function readRaceInputDir(
+  dataDir: string,
+  dir: string,
+  maxRacers = DEFAULT_JOB_LIMITS.maxRacers,
+): Promise<RaceInput[]> {
   const leaves = (where: string) =>
     new ZoottError(
       'INVALID_JOB',
@@ -99,6 +105,14 @@ export async function readRaceInputDir(dataDir: string, dir: string): Promise<Ra
       if (lines[lines.length - 1] === '') lines.pop();
       const filename = relative(root, join(real, name));
       for (const line of lines) inputs.push({ data: `${line}\n`, filename });
+      // The cap a listed input has: a directory of 12,000 records must not start 12,000
+      // racers. Checked as the files are read, so a huge directory is not read to the end.
+      if (inputs.length > maxRacers)
+        throw new ZoottError(
+          'INVALID_JOB',
+          `input: directory ${JSON.stringify(dir)} holds more than the limit of ${maxRacers} records (one racer each)`,
+          { field: 'input' },
+        );
     }
   } finally {
     await handle.close();

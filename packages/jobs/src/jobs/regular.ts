@@ -58,7 +58,7 @@ export const DEFAULT_KILL_GRACE_MS = 5000;
 /**
  * Runs a validated regular job to completion and returns its result JSON. Never uses a
  * shell. An executable that cannot be found or is refused yields a result with `error`,
- * `pid` 0 and exit 127/126 rather than a rejection, so the producer learns why. Rejects
+ * `pid` 0 and no `exit` rather than a rejection, so the producer learns why. Rejects
  * only with `ABORTED` (after the process group has been killed).
  */
 export async function runRegularJob(

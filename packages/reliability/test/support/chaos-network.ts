@@ -16,6 +16,7 @@ import {
   startProxy,
   type ZkProxy,
   type ZooKeeperEnsemble,
+  type ZooKeeperTls,
 } from '@zoott/zk-testkit';
 
 export type ChaosNetworkKind = 'proxy' | 'netns';
@@ -23,6 +24,8 @@ export type ChaosNetworkKind = 'proxy' | 'netns';
 export interface ChaosNetwork {
   readonly kind: ChaosNetworkKind;
   readonly ensemble: ZooKeeperEnsemble;
+  /** The hosts every other client connects to (the TLS ports of a TLS run). */
+  readonly connect: string;
   /** The hosts the cut-off worker connects to (without a chroot). */
   readonly cutOffConnect: string;
   /** Command line prefix of the cut-off worker's process (empty: this namespace). */
@@ -34,15 +37,23 @@ export interface ChaosNetwork {
   close(): Promise<void>;
 }
 
-export async function startChaosNetwork(kind: ChaosNetworkKind): Promise<ChaosNetwork> {
-  return kind === 'netns' ? namespaceNetwork() : proxyNetwork();
+/** With `tls`, every client talks TLS to the members' secureClientPort (`proxy` only). */
+export async function startChaosNetwork(
+  kind: ChaosNetworkKind,
+  tls?: ZooKeeperTls,
+): Promise<ChaosNetwork> {
+  if (kind === 'netns' && tls) throw new Error('a chaos run over TLS uses the proxy network');
+  return kind === 'netns' ? namespaceNetwork() : proxyNetwork(tls);
 }
 
-async function proxyNetwork(): Promise<ChaosNetwork> {
-  const ensemble = await startEnsemble();
+async function proxyNetwork(tls: ZooKeeperTls | undefined): Promise<ChaosNetwork> {
+  const ensemble = await startEnsemble(tls ? { security: { tls } } : {});
+  /** Where clients connect: the TLS ports of a TLS run (the proxies pass TLS through sealed). */
+  const address = (m: { connectString: string; secureConnectString?: string | undefined }) =>
+    tls ? m.secureConnectString! : m.connectString;
   const proxies: ZkProxy[] = [];
   try {
-    for (const m of ensemble.members) proxies.push(await startProxy(m.connectString));
+    for (const m of ensemble.members) proxies.push(await startProxy(address(m)));
   } catch (err) {
     await Promise.all(proxies.map((p) => p.close()));
     await ensemble.stop();
@@ -51,6 +62,7 @@ async function proxyNetwork(): Promise<ChaosNetwork> {
   return {
     kind: 'proxy',
     ensemble,
+    connect: address(ensemble),
     cutOffConnect: proxies.map((p) => p.hostPort).join(','),
     cutOffLauncher: [],
     async cutOff(on) {
@@ -76,6 +88,7 @@ async function namespaceNetwork(): Promise<ChaosNetwork> {
     return {
       kind: 'netns',
       ensemble: started,
+      connect: started.connectString,
       cutOffConnect: started.connectString,
       cutOffLauncher: worker.exec,
       cutOff: (on) => worker.setCut(on),

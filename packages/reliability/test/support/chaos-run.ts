@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { type Coordinator, createEngine } from '@zoott/core';
 import { decodeJson, KEY_SEPARATOR } from '@zoott/core/internal';
 import { connectZk } from '@zoott/zk-adapter';
+import { makeZkTestCertificates, serverTls } from '@zoott/zk-testkit';
 import type { ChaosHistory, CompletedEntry, ExecEvent, Fault } from './chaos-check.js';
 import { type Heal, healsOf, readinessOf } from './chaos-heals.js';
 import { type ChaosNetwork, type ChaosNetworkKind, startChaosNetwork } from './chaos-network.js';
@@ -38,6 +39,11 @@ export interface ChaosOptions {
    */
   network?: ChaosNetworkKind;
   progress?: (line: string) => void;
+  /**
+   * Every client over TLS to the members' secureClientPort (the producer, and the workers by
+   * their ZOOTT_ZK_TLS_CA), the partitioned worker's proxies passing TLS through sealed.
+   */
+  tls?: boolean;
 }
 
 export interface ChaosRun {
@@ -120,8 +126,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       `${WORKER_BIN} is missing: run \`pnpm build\` first (the chaos run uses the real daemon)`,
     );
 
-  const network: ChaosNetwork = await startChaosNetwork(o.network ?? 'proxy');
+  const certs = o.tls ? makeZkTestCertificates(join(dir, 'certs')) : null;
+  const network: ChaosNetwork = await startChaosNetwork(
+    o.network ?? 'proxy',
+    certs ? serverTls(certs) : undefined,
+  );
   const { ensemble } = network;
+  const clientTls = certs ? { tls: { ca: readFileSync(certs.ca) } } : {};
+  const workerEnv: Record<string, string> = certs ? { ZOOTT_ZK_TLS_CA: certs.ca } : {};
   const pids: number[] = [];
   const slots: Slot[] = [];
   const faults: Fault[] = [];
@@ -131,10 +143,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
   let producer: Coordinator | null = null;
   let done = false;
   try {
-    const admin = await connectZk(ensemble.connectString);
+    const admin = await connectZk(network.connect, clientTls);
     await admin.create(CHROOT).catch(() => undefined);
     await admin.close();
-    producer = await connectZk(`${ensemble.connectString}${CHROOT}`, { sessionTimeoutMs: 20_000 });
+    producer = await connectZk(`${network.connect}${CHROOT}`, {
+      sessionTimeoutMs: 20_000,
+      ...clientTls,
+    });
     const engine = createEngine(producer, { world: WORLD, buckets: BUCKETS, logger: quiet });
     await engine.init();
 
@@ -160,7 +175,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
           ...['--node-id', `chaos-${slot.index}-${slot.generation}`, '--log-level', 'info'],
         ],
         {
-          env: { ...process.env, ZOOTT_CHAOS_LOG: eventLog, ZOOTT_CHAOS_TASK_MS: String(o.taskMs) },
+          env: {
+            ...process.env,
+            ...workerEnv,
+            ZOOTT_CHAOS_LOG: eventLog,
+            ZOOTT_CHAOS_TASK_MS: String(o.taskMs),
+          },
           stdio: ['ignore', out, out],
         },
       );
@@ -195,7 +215,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     };
     for (let i = 0; i < o.workers; i++) {
       const connect =
-        i === proxied ? `${network.cutOffConnect}${CHROOT}` : `${ensemble.connectString}${CHROOT}`;
+        i === proxied ? `${network.cutOffConnect}${CHROOT}` : `${network.connect}${CHROOT}`;
       const slot: Slot = {
         index: i,
         proc: null,

@@ -1,0 +1,176 @@
+import { type Acl, type Coordinator, isZoottError, type Op, ZoottError } from '@zoott/core';
+import { decodeJson, encodeJson, ensureWorldPath, parkedRoot } from '@zoott/core/internal';
+import { replyRoot } from './constants.js';
+import { aclText, checkReplyPath, worldAcl } from './reply.js';
+
+/*
+ * Parked results: results the AMQP bridge could not publish (the broker refused the
+ * exchange, the exchange does not exist, no queue was bound to the routing key) after
+ * retrying each for a while. They leave the reply directory, so they never hold up the
+ * results behind them, and wait in `/zoott_~parked/<world>/<name>` for an operator: `zoott
+ * parked` lists them, puts them back for another try, or drops them; `zoott doctor` reports
+ * them. Each node holds the result as it was recorded and where it came from.
+ */
+
+/** What a parked node holds. */
+export interface ParkedData {
+  /** The reply directory the result was taken from (where a retry puts it back). */
+  from: string;
+  /** Where it was to be published. */
+  exchange: string;
+  routingkey: string;
+  /** The last refusal, as the broker or the bridge said it. */
+  reason: string;
+  /** Publications tried. */
+  attempts: number;
+  /** ISO 8601 times of the first failure and of the parking. */
+  firstFailedAt: string;
+  parkedAt: string;
+  /** The result as the worker recorded it. */
+  result: unknown;
+}
+
+/** A parked result, as listed. */
+export interface ParkedResult extends ParkedData {
+  name: string;
+  path: string;
+  version: number;
+}
+
+/** Why a result is parked, and how hard it was tried: what {@link parkOps} records. */
+export type Parking = Omit<ParkedData, 'parkedAt' | 'result'> & { parkedAt?: string };
+
+/**
+ * The world's node in the parked area, made as `init` makes it when missing (a world made
+ * before the area existed): the shared `/zoott_~parked` world:anyone cr, the world's node
+ * with `acl`.
+ */
+async function ensureParkedRoot(c: Coordinator, world: string, acl: readonly Acl[]): Promise<void> {
+  const root = parkedRoot(world);
+  if ((await c.exists(root)) !== null) return;
+  await ensureWorldPath(c, root, acl);
+}
+
+/**
+ * The ops that park the result at `resultPath` (read at `version`, holding `result`): create
+ * its parked node (same name, the world's ACL) and delete it from its reply directory, with
+ * `extra` (the bridge's claim) deleted too, for one multi. The parked area is created first
+ * when missing.
+ */
+export async function parkOps(
+  c: Coordinator,
+  world: string,
+  acl: readonly Acl[],
+  resultPath: string,
+  version: number,
+  result: unknown,
+  parking: Parking,
+): Promise<Op[]> {
+  await ensureParkedRoot(c, world, acl);
+  const name = resultPath.slice(resultPath.lastIndexOf('/') + 1);
+  const data: ParkedData = {
+    ...parking,
+    parkedAt: parking.parkedAt ?? new Date().toISOString(),
+    result,
+  };
+  return [
+    { op: 'create', path: `${parkedRoot(world)}/${name}`, data: encodeJson(data), acl },
+    { op: 'delete', path: resultPath, version },
+  ];
+}
+
+/** Whether `value` is a parked node's data. */
+function isParked(value: unknown): value is ParkedData {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.from === 'string' &&
+    typeof v.routingkey === 'string' &&
+    typeof v.exchange === 'string' &&
+    typeof v.reason === 'string' &&
+    'result' in v
+  );
+}
+
+/**
+ * The world's parked results, oldest parked first. Only nodes under the world's ACL that hold
+ * a parked result are listed; anything else there is left to `zoott doctor`.
+ */
+export async function listParked(c: Coordinator, world: string): Promise<ParkedResult[]> {
+  const root = parkedRoot(world);
+  let names: string[];
+  try {
+    names = await c.children(root);
+  } catch (err) {
+    if (isZoottError(err, 'NO_NODE')) return [];
+    throw err;
+  }
+  const acl = aclText(await worldAcl(c, world));
+  const out: ParkedResult[] = [];
+  await Promise.all(
+    names.map(async (name) => {
+      const path = `${root}/${name}`;
+      try {
+        const [got, nodeAcl] = await Promise.all([c.get(path), c.getAcl(path)]);
+        if (aclText(nodeAcl.acl) !== acl) return;
+        const data = decodeJson<unknown>(got.data, path);
+        if (isParked(data)) out.push({ ...data, name, path, version: got.stat.version });
+      } catch (err) {
+        // Gone since the listing (dropped or retried by someone else), or not JSON.
+        if (isZoottError(err, 'NO_NODE') || isZoottError(err, 'BAD_ARGUMENTS')) return;
+        throw err;
+      }
+    }),
+  );
+  // Parked in the same millisecond: the server's sequence at the end of the name orders them
+  // (a protected create's random marker comes before it, so the whole name does not).
+  const seq = (name: string) => /\d{10}$/.exec(name)?.[0] ?? '';
+  return out.sort(
+    (a, b) =>
+      a.parkedAt.localeCompare(b.parkedAt) ||
+      seq(a.name).localeCompare(seq(b.name)) ||
+      a.name.localeCompare(b.name),
+  );
+}
+
+/** One parked result by name. @throws ZoottError NO_NODE naming it when there is none. */
+async function parkedOne(c: Coordinator, world: string, name: string): Promise<ParkedResult> {
+  const found = (await listParked(c, world)).find((p) => p.name === name);
+  if (!found)
+    throw new ZoottError('NO_NODE', `no parked result ${name} in world ${world}`, {
+      path: `${parkedRoot(world)}/${name}`,
+    });
+  return found;
+}
+
+/**
+ * Puts a parked result back into the reply directory it came from, as a new result (the
+ * bridges then try to publish it again), and removes it from the parked area, in one multi.
+ * Returns the new result's path.
+ *
+ * @throws ZoottError NO_NODE when there is no such parked result, NO_AUTH when its reply
+ * directory is not under the world's ACL.
+ */
+export async function retryParked(c: Coordinator, world: string, name: string): Promise<string> {
+  const p = await parkedOne(c, world, name);
+  if (!p.from.startsWith(`${replyRoot(world)}/`))
+    throw new ZoottError(
+      'NO_AUTH',
+      `parked result ${name} names ${p.from}, not a reply path of world ${world}`,
+      { path: p.path },
+    );
+  const acl = await worldAcl(c, world);
+  await checkReplyPath(c, p.from, acl);
+  const results = await c.multi([
+    { op: 'create', path: `${p.from}/result-`, data: encodeJson(p.result), sequential: true, acl },
+    { op: 'delete', path: p.path, version: p.version },
+  ]);
+  const created = results[0];
+  return created?.op === 'create' ? created.path : p.from;
+}
+
+/** Removes a parked result for good. @throws ZoottError NO_NODE when there is none. */
+export async function dropParked(c: Coordinator, world: string, name: string): Promise<void> {
+  const p = await parkedOne(c, world, name);
+  await c.delete(p.path, p.version);
+}
