@@ -1,5 +1,6 @@
 import type { Coordinator } from '@zoott/core';
 import { lastReplyAt } from './health.js';
+import { type KillDeadline, monotonicMs } from './jobs/keeper-link.js';
 
 // Kills a worker's jobs before its server could expire a session it stopped hearing from.
 //
@@ -19,6 +20,16 @@ import { lastReplyAt } from './health.js';
 // at R + 2T/3 and the session lost a whole T after that, so this comes before both: it is
 // driven by R, not by the `suspended` event. Silence shorter than that (a blip, a slow reply)
 // kills nothing; a reply that arrives moves R and the deadline with it.
+//
+// Two clocks count to that moment, so that a worker whose own timers run late still kills in
+// time: this process's ExpiryKill, and each job's keeper (a process of its own, keeper-main.ts),
+// which receives the deadline R + limit with every heartbeat (every 250 ms at most), converted
+// to CLOCK_MONOTONIC, and kills the job when it passes on its own timer. A loaded host holds up
+// the worker's event loop (its heartbeat, its timer, its kill) far more than the keeper's,
+// which has nothing else to do; a stopped or frozen worker sends nothing, and the keeper kills
+// at the last deadline it was given. R itself is stamped by the worker's event loop when it
+// reads the bytes: a reply read late makes the deadline later by as much, which the T/10
+// margin covers.
 
 /** How long the server may be silent before a worker kills its jobs, at session timeout `timeoutMs`. */
 export function unheardLimitMs(timeoutMs: number): number {
@@ -105,4 +116,21 @@ export class ExpiryKill {
     this.timer = setTimeout(() => this.check(), Math.ceil(wait));
     this.timer.unref();
   }
+}
+
+/**
+ * The deadline a job keeper kills a job of `coordinator`'s worker at, on its own clock: the
+ * moment {@link ExpiryKill} counts to (the last reply plus {@link unheardLimitMs}), on
+ * CLOCK_MONOTONIC. None without a last reply (the memory adapter: the worker's own kill counts
+ * from its suspension), nor while the session is not open (a lost one kills at once).
+ */
+export function unheardDeadline(coordinator: Coordinator): KillDeadline {
+  return () => {
+    const state = coordinator.state;
+    if (state !== 'connected' && state !== 'suspended') return null;
+    const heard = lastReplyAt(coordinator);
+    if (heard === null) return null;
+    const heardAt = monotonicMs() - (monotonicNow() - heard);
+    return { at: heardAt + unheardLimitMs(coordinator.sessionTimeoutMs), heardAt };
+  };
 }

@@ -5,7 +5,8 @@
 import type { Coordinator, SessionListener, SessionState } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ExpiryKill, unheardLimitMs } from '../src/expiry-kill.js';
+import { ExpiryKill, monotonicNow, unheardDeadline, unheardLimitMs } from '../src/expiry-kill.js';
+import { monotonicMs } from '../src/jobs/index.js';
 
 /** The parts of a ZooKeeper coordinator ExpiryKill reads: state, timeout, events, last reply. */
 class HeardCoordinator {
@@ -127,5 +128,35 @@ describe('ExpiryKill', () => {
     } finally {
       await c.close();
     }
+  });
+});
+
+describe('unheardDeadline (what the job keeper kills at)', () => {
+  it('is the last reply plus the limit, on CLOCK_MONOTONIC, and moves with the replies', () => {
+    const heard = monotonicNow() - 1000;
+    const c = new HeardCoordinator(4000, heard);
+    const deadline = unheardDeadline(c as unknown as Coordinator);
+    const d = deadline()!;
+    // The reply, 1000 ms ago on this process's clock, is 1000 ms ago on the keeper's.
+    expect(Math.abs(monotonicMs() - d.heardAt - 1000)).toBeLessThan(20);
+    expect(d.at - d.heardAt).toBeCloseTo(unheardLimitMs(4000), 3);
+    c.lastReplyAt = heard + 500;
+    expect(deadline()!.at - d.at).toBeCloseTo(500, 0);
+    // A renewed session's timeout is read each time.
+    c.sessionTimeoutMs = 10_000;
+    expect(deadline()!.at - deadline()!.heardAt).toBeCloseTo(unheardLimitMs(10_000), 3);
+  });
+
+  it('is none while the session is not open, or without a reply clock', async () => {
+    const c = new HeardCoordinator(4000, monotonicNow());
+    c.state = 'suspended';
+    expect(unheardDeadline(c as unknown as Coordinator)()).not.toBeNull();
+    for (const state of ['lost', 'closed', 'connecting'] as const) {
+      c.state = state;
+      expect(unheardDeadline(c as unknown as Coordinator)()).toBeNull();
+    }
+    const memory = await new MemoryServer().connect();
+    expect(unheardDeadline(memory)()).toBeNull();
+    await memory.close();
   });
 });

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { ProcessRun } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
 import { type Containment, openContainment } from './containment.js';
+import type { KillDeadline } from './keeper-link.js';
 import { REPORT_FD, readLines } from './report-channel.js';
 
 /** How a job process is started: directory, environment and output caps. */
@@ -33,6 +34,8 @@ export interface StartOptions {
    * stopped or hangs): in a worker, within its session timeout. Unset: only when it dies.
    */
   silenceMs?: number;
+  /** The keeper kills the job at this deadline on its own clock (see containment.ts). */
+  deadline?: KillDeadline;
 }
 
 /** A started process (or one that failed to start) and the means to stop it. */
@@ -228,6 +231,7 @@ function openAndSpawn(
     holder = openContainment({
       ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
       ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
+      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
     });
   } catch (err) {
     return err as Error;

@@ -1,5 +1,6 @@
 import type { ProcessRun } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
+import type { KillDeadline } from './keeper-link.js';
 import { neverRan, type StartOptions, startProcess } from './process.js';
 import { DEFAULT_KILL_GRACE_MS, silencedError, unheardError } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
@@ -25,6 +26,8 @@ export interface RacerOptions {
   cgroup?: JobCgroupMode;
   /** See `runRegularJob`'s `silenceMs`: a racer the keeper killed rejects `done` and `outcome`. */
   silenceMs?: number;
+  /** See `runRegularJob`'s `deadline`: a racer the keeper killed at it rejects too. */
+  deadline?: KillDeadline;
 }
 
 /** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
@@ -90,6 +93,7 @@ export function runRacer(
       ...(options.runAs ? { runAs: options.runAs } : {}),
       ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
       ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
+      ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     });
     stopProcess = (o) => proc.stop(o);
     return { proc, run: null };

@@ -7,6 +7,7 @@ import {
   type RegularJobResult,
 } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
+import type { KillDeadline } from './keeper-link.js';
 import { neverRan, type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -50,6 +51,12 @@ export interface RunJobOptions {
    * session timeout. Unset: the job is only killed when this process dies.
    */
   silenceMs?: number;
+  /**
+   * The job keeper kills the job at this deadline on its own clock, whatever this process's
+   * event loop does; the run then rejects. A worker gives the moment its ZooKeeper session
+   * could start to expire (see expiry-kill.ts). Unset: no deadline.
+   */
+  deadline?: KillDeadline;
 }
 
 /** Time between SIGTERM and SIGKILL when a job is stopped (5 s). */
@@ -91,6 +98,7 @@ export async function runRegularJob(
     ...(options.onReportLine ? { onReportLine: options.onReportLine } : {}),
     ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
     ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);
