@@ -4,14 +4,16 @@
  * though the worker itself learns of the loss only seconds later: a second worker, on the
  * server's side, runs the job again once the session has expired, and the job's own start,
  * tick and end marks show the first copy had ended before the second started. A short cut
- * kills nothing. The built daemon, a real ZooKeeper on a host of its own; needs root.
+ * kills nothing. A worker whose event loop stops after the cut (SIGSTOP: no kill of its own,
+ * no heartbeat) still has its job killed at the deadline, by the job keeper on its own clock.
+ * The built daemon, a real ZooKeeper on a host of its own; needs root.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Coordinator } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
-import { submitJob } from '@zoott/jobs/internal';
+import { submitJob, unheardLimitMs } from '@zoott/jobs/internal';
 import { killMarked, processesWith, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import {
@@ -32,7 +34,9 @@ import {
 } from './worker-bin.js';
 
 const SESSION_MS = 4000;
-const KILL_LOG = /ZooKeeper silent too long: jobs killed before the session could expire/;
+// The worker's own kill, or the keeper's at the same deadline, whichever came first.
+const KILL_LOG =
+  /ZooKeeper silent too long: (jobs killed before the session could expire|the job keeper killed a job at its deadline)/;
 
 describe('a worker cut off from ZooKeeper ends its jobs before its session can expire', {
   timeout: 180_000,
@@ -124,6 +128,37 @@ describe('a worker cut off from ZooKeeper ends its jobs before its session can e
     expect(runs[1]!.ended).toBe(true);
     expect((rec.result as RegularJobResult).pid).toBe(runs[1]!.pid);
     expect(a.output()).toMatch(KILL_LOG);
+  });
+
+  it('a worker stopped after the cut: the keeper kills at the deadline', async () => {
+    // 12 s: a ping every 4 s, so the last reply R came at most 4 s before the cut, and the
+    // deadline R + 6.8 s is at most 6.8 s after it. The worker is stopped 2 s after the cut,
+    // before its own kill could run (not before R + 6.8 s >= cut + 2.8 s). The keeper's other
+    // guard, silence, would kill only half a timeout after the last heartbeat: 7.75 s or more
+    // after the cut, past the deadline, and past the server's earliest expiry (R + 8 s).
+    const sessionMs = 12_000;
+    const world = 'stopped';
+    const marks = join(dir, `${world}.marks`);
+    const a = start(world, 'A', sessionMs, cutOff);
+    await registered(world, 1);
+    const { key } = await submitJob(client, stubbornJob(marks, 100), { world });
+    await ticking(marks);
+    await cutOff.setCut(true);
+    const cutAt = BigInt(Date.now()) * 1_000_000n;
+    await new Promise((r) => setTimeout(r, 2000));
+    a.child.kill('SIGSTOP');
+    start(world, 'B', sessionMs);
+    const rec = await settled(client, world, key, 120_000);
+    expect(rec.state).toBe('completed');
+    const runs = runsOf(marks);
+    expect(runs).toHaveLength(2);
+    expectNoOverlap(runs);
+    expect(runs[0]!.ended).toBe(false);
+    // Killed by the deadline (the slack: the keeper's timer and the kill on a loaded host).
+    const lastAfterCut = Number(runs[0]!.last - cutAt) / 1e6;
+    expect(lastAfterCut).toBeLessThan(unheardLimitMs(sessionMs) + 500);
+    expect(runs[1]!.ended).toBe(true);
+    expect(a.output()).not.toMatch(KILL_LOG);
   });
 
   it('a cut far shorter than the session kills nothing', async () => {

@@ -19,6 +19,7 @@ import { withRaceInputCleanup } from './handlers/race-input.js';
 import { HealthWatch } from './health.js';
 import { createJobEngine } from './job-engine.js';
 import { killAllJobs, killJobsUnheard } from './jobs/containment.js';
+import { keeperLink } from './jobs/keeper-link.js';
 import { type MetricsServer, serveMetrics } from './metrics.js';
 import { ReplyResultsRetention } from './reply-retention.js';
 import { WorldCounts } from './world-counts.js';
@@ -95,6 +96,13 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
         );
     },
   });
+  // The keeper kills at the same deadline on its own clock, often first: said too.
+  const offUnheard = keeperLink().onUnheard((silentMs) =>
+    log.warn(
+      { silentMs, sessionTimeoutMs: coordinator.sessionTimeoutMs },
+      'ZooKeeper silent too long: the job keeper killed a job at its deadline, before the session could expire',
+    ),
+  );
   const health = new HealthWatch(coordinator, () => loops[0]!.registryPath !== null);
   const counts = new WorldCounts(engine, metrics, world, () => coordinator.state === 'connected');
   const metricsServer =
@@ -125,6 +133,7 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
 
   const finish = async () => {
     offSession();
+    offUnheard();
     expiryKill.close();
     health.close();
     await metricsServer?.close();

@@ -41,6 +41,7 @@ class KeeperLink {
   /** Jobs the keeper killed at their deadline, with how long ZooKeeper had been silent. */
   private readonly unheard = new Map<number, number>();
   private readonly deadlines = new Map<number, KillDeadline>();
+  private readonly unheardListeners = new Set<(silentMs: number) => void>();
   private readonly syncs = new Map<number, () => void>();
   private beat: NodeJS.Timeout | null = null;
   private nextId = 0;
@@ -131,6 +132,12 @@ class KeeperLink {
     return this.unheard.get(id) ?? null;
   }
 
+  /** Calls `listener` with each job the keeper kills at its deadline (for the worker's log). */
+  onUnheard(listener: (silentMs: number) => void): () => void {
+    this.unheardListeners.add(listener);
+    return () => this.unheardListeners.delete(listener);
+  }
+
   private send(msg: object): void {
     this.ensure();
     this.control?.write(`${JSON.stringify(msg)}\n`);
@@ -217,7 +224,10 @@ class KeeperLink {
         if (m.t === 'silenced')
           for (const id of m.ids ?? []) this.silenced.set(id, m.silentMs ?? 0);
         else if (m.t === 'unheard')
-          for (const id of m.ids ?? []) this.unheard.set(id, m.silentMs ?? 0);
+          for (const id of m.ids ?? []) {
+            this.unheard.set(id, m.silentMs ?? 0);
+            for (const listener of this.unheardListeners) listener(m.silentMs ?? 0);
+          }
         else if (m.t === 'synced') {
           this.syncs.get(m.n ?? -1)?.();
           this.syncs.delete(m.n ?? -1);
