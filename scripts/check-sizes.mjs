@@ -2,6 +2,12 @@
 // Keeps every room small enough to read: fails (exit 1) when a shipped source file
 // (packages/*/src, apps/*/src; tests excluded) is over MAX_FILE_LINES lines, or when the body
 // of a function, method, accessor, constructor or arrow is over MAX_FUNCTION_LINES lines.
+// The file limit is sized for one concept, not as a target: a file holds one concept (the
+// claimer, the worker loop, the settle path) and is split where the concept splits. At a
+// tight wall (it was 500) files were cut by line count, and a concept ended up spread over
+// rooms named for the overflow; 700 leaves a whole concept room to grow while a file that
+// reaches it still says "two concepts live here". The function cap stays tight: a body
+// longer than a screenful is a sequence of phases that each deserve a name.
 // Each violation names the file, the function and its length. Part of `pnpm test`;
 // `pnpm check:sizes` runs it alone, `--json` prints the same findings as JSON.
 //
@@ -16,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const MAX_FILE_LINES = 500;
+export const MAX_FILE_LINES = 700;
 export const MAX_FUNCTION_LINES = 120;
 
 const CONFORMANCE_GROUP =

@@ -4,6 +4,7 @@
 // `@zoott/core/recipes`, Yothalot job shapes in `@zoott/core/jobs`; the building blocks the
 // other zoott packages share are in `@zoott/core/internal` (no stability promise).
 
+export type { Claimer, ClaimerOptions } from './claim/claimer.js';
 export {
   type Acl,
   CREATOR_ALL_ACL,
@@ -39,38 +40,12 @@ export {
   type ZoottErrorDetails,
 } from './contract/errors.js';
 export { utf8 } from './contract/paths.js';
-export type { Claimer, ClaimerOptions } from './engine/claimer.js';
 export { systemEngineClock } from './engine/clock.js';
-// The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
-export {
-  createEngine,
-  Engine,
-  type EngineOptions,
-  type QueueManyRequest,
-  type QueueParent,
-  type QueueRequest,
-  type SettleDetail,
-  type SettleListener,
-} from './engine/engine.js';
 export type { AncestorResult, ResultReaders } from './engine/parent-results.js';
 export type { PauseState } from './engine/pause.js';
 export { isPermanent, PermanentError } from './engine/permanent.js';
 export type { TaskLogLine, TaskProgress } from './engine/progress.js';
 export { QueueManyError } from './engine/queue-many.js';
-// What a world keeps: retention settings (stored in the world) and the reaper's reports.
-export {
-  DEFAULT_RETENTION,
-  type KeepLimits,
-  parseCount,
-  parseDuration,
-  type ReaperOptions,
-  type ReapReport,
-  type RetentionPatch,
-  type RetentionSettings,
-  type RetentionTask,
-  readRetention,
-  updateRetention,
-} from './engine/retention/index.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './engine/settle.js';
 // The tracing hook: an implementation (`@zoott/otel` for OpenTelemetry) in `EngineOptions.telemetry`.
 export { SPAN_ATTRIBUTES } from './engine/task-spans.js';
@@ -107,28 +82,33 @@ export type {
 } from './engine/types.js';
 // Waiting for one task's end (`engine.waitFor`).
 export type { TaskEnd, WaitForOptions, WaitingState } from './engine/wait-for-task.js';
-// Workers: handlers by task type, run with concurrency, observed through typed events.
+// The engine of one world: init, queue, claim, complete, fail, retry, cancel, inspect, events.
 export {
-  type Handlers,
-  runWorker,
-  type TaskContext,
-  type TaskHandler,
-  type WorkerHandle,
-  type WorkerOptions,
-  type WorkerStats,
-} from './engine/worker.js';
-export type {
-  WorkerCancelledEvent,
-  WorkerCompletedEvent,
-  WorkerDrainedEvent,
-  WorkerErrorEvent,
-  WorkerEventMap,
-  WorkerFailedEvent,
-} from './engine/worker-events.js';
-export { checkDatasets } from './engine/worker-membership.js';
-export type { TaskResultReaders } from './engine/worker-types.js';
+  createEngine,
+  Engine,
+  type EngineOptions,
+  type QueueManyRequest,
+  type QueueParent,
+  type QueueRequest,
+  type SettleDetail,
+  type SettleListener,
+} from './front/engine.js';
 // Rate limits: task starts per type across a world's workers, shares from the registry.
 export * from './rate-limits/index.js';
+// What a world keeps: retention settings (stored in the world) and the reaper's reports.
+export {
+  DEFAULT_RETENTION,
+  type KeepLimits,
+  parseCount,
+  parseDuration,
+  type ReaperOptions,
+  type ReapReport,
+  type RetentionPatch,
+  type RetentionSettings,
+  type RetentionTask,
+  readRetention,
+  updateRetention,
+} from './retention/index.js';
 // Schedules: cron ticks queued by the one scheduler the workers of a world elect.
 export * from './schedules/index.js';
 export type { NameFunctor } from './tree/functors.js';
@@ -149,3 +129,23 @@ export type {
 } from './tree/task-map.js';
 /** The version of zoott's packages (they are released together). */
 export { ZOOTT_VERSION } from './version.js';
+// Workers: handlers by task type, run with concurrency, observed through typed events.
+export {
+  type Handlers,
+  runWorker,
+  type TaskContext,
+  type TaskHandler,
+  type WorkerHandle,
+  type WorkerOptions,
+  type WorkerStats,
+} from './worker/worker.js';
+export type {
+  WorkerCancelledEvent,
+  WorkerCompletedEvent,
+  WorkerDrainedEvent,
+  WorkerErrorEvent,
+  WorkerEventMap,
+  WorkerFailedEvent,
+} from './worker/worker-events.js';
+export { checkDatasets } from './worker/worker-membership.js';
+export type { TaskResultReaders } from './worker/worker-types.js';

@@ -2,6 +2,63 @@
 // mapping), the CLI, the worker daemon and the dashboard (world layout, key codec, entry
 // names, registry), and the tests. A superset of the package root, with no stability
 // promise: names here may change in any release. Applications import `@zoott/core`.
+
+export {
+  type DiagnoseOptions,
+  type DiagnosisProgress,
+  diagnoseWorld,
+  diagnoseWorldMeta,
+  type Finding,
+  type FindingKind,
+  type NotMoved,
+  QUARANTINE_ROOT,
+  type Quarantined,
+  type RepairOutcome,
+  repairWorld,
+} from './admin/doctor.js';
+export {
+  PART_BYTES,
+  type QuarantineRecord,
+  readQuarantined,
+} from './admin/quarantine.js';
+export {
+  type AclMismatch,
+  describeAcl,
+  type LockDownOptions,
+  type LockDownReport,
+  lockDownWorld,
+  sameAcl,
+  worldAclMismatches,
+  worldTops,
+} from './admin/world-acl.js';
+export { listWorlds } from './admin/worlds.js';
+export { Claimer, type ClaimerOptions } from './claim/claimer.js';
 export * from './contract/index.js';
 export * from './engine/index.js';
+export {
+  createEngine,
+  Engine,
+  type EngineOptions,
+  type QueueManyRequest,
+  type QueueParent,
+  type QueueRequest,
+} from './front/engine.js';
+export * from './retention/index.js';
 export * from './tree/index.js';
+export {
+  type Handlers,
+  runWorker,
+  type TaskContext,
+  type TaskHandler,
+  type WorkerHandle,
+  type WorkerOptions,
+  type WorkerStats,
+} from './worker/worker.js';
+export type {
+  WorkerCancelledEvent,
+  WorkerCompletedEvent,
+  WorkerDrainedEvent,
+  WorkerErrorEvent,
+  WorkerEventMap,
+  WorkerFailedEvent,
+} from './worker/worker-events.js';

@@ -218,9 +218,14 @@ export class TreeFeed {
     const first = this.installed.size < this.ctx.layout.buckets;
     this.resyncing = this.resync()
       .catch((err: unknown) => {
-        // Connection trouble: the next reset resyncs again. Anything else ends the stream
-        // (the first listing's trouble too: it is `start`'s to throw).
-        if (isConnectionTrouble(err) && !first) return;
+        // Connection trouble: the next reset resyncs again, or, when every watch still counts
+        // as live (a request timed out on a connection that stayed up: no reset will come),
+        // this one is run again. Anything else ends the stream (the first listing's trouble
+        // too: it is `start`'s to throw).
+        if (isConnectionTrouble(err) && !first) {
+          if (this.live.size === this.prefixes.length) this.resyncAgain = true;
+          return;
+        }
         this.failure = err;
         if (!first) this.fail(err);
       })
@@ -234,29 +239,26 @@ export class TreeFeed {
   }
 
   /**
-   * Lists every bucket again and takes each listing in (see the class comment). Changes
-   * already buffered for a bucket (a listing that failed) stay buffered: undone and applied
-   * again with the next listing.
+   * Lists every bucket again and takes each listing in (see the class comment).
+   *
+   * A resync runs after a gap (every watch said `reset`), and its listing is the one anchor
+   * for the changes reported from then on. Changes still buffered from an earlier resync
+   * whose listing failed are dropped: a gap lies between them and this listing, so undoing
+   * them from it would guess; the bucket's last known state against this listing gives the
+   * steps they stood for (see `impliedSteps`). A bucket whose listing fails keeps buffering
+   * until the next resync: applied to its state from before the gap, its changes would tell
+   * a task's last step without the steps of the gap (a task queued and started while the
+   * stream was away would come out as `completed` alone).
    */
   private async resync(): Promise<void> {
     const n = this.ctx.layout.buckets;
-    for (let b = 0; b < n; b++) if (!this.buffered.has(b)) this.buffered.set(b, []);
-    try {
-      await Promise.all(
-        Array.from({ length: n }, async (_, b) => {
-          const listed = await listBucket(this.ctx, b);
-          if (!this.closed) this.install(b, listed);
-        }),
-      );
-    } finally {
-      // A bucket whose listing failed goes on live on what is known of it, until the next
-      // resync; one never listed keeps its changes for its first listing.
-      for (const [b, changes] of this.buffered) {
-        if (!this.installed.has(b)) continue;
-        this.buffered.delete(b);
-        for (const c of changes) this.apply(c, true);
-      }
-    }
+    for (let b = 0; b < n; b++) this.buffered.set(b, []);
+    await Promise.all(
+      Array.from({ length: n }, async (_, b) => {
+        const listed = await listBucket(this.ctx, b);
+        if (!this.closed) this.install(b, listed);
+      }),
+    );
   }
 
   /** Takes bucket `b`'s listing in: its first is where the stream starts, not changes. */

@@ -1,8 +1,8 @@
+import type { HandOff } from '../claim/hand-off.js';
 import type { Op } from '../contract/coordinator.js';
 import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import type { EngineContext } from './context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from './errors.js';
-import type { HandOff } from './hand-off.js';
 import { multiFrameBytes } from './multi-frame.js';
 import { sessionBack } from './session.js';
 import {

@@ -1,10 +1,10 @@
 import type { Stat } from '../contract/coordinator.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
-import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
 import { type CorruptNode, type NodeShape, readNode, shapes } from './corrupt.js';
 import { codeOf, readTaskError } from './errors.js';
 import { AREA, ENTRY_KIND, parseEntryName } from './layout.js';
+import { findEntry } from './task-ops.js';
 import type {
   AreaCounts,
   ClaimIdentity,

@@ -2,12 +2,12 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { AnyTasks, TaskResult, TaskType } from '../tree/task-map.js';
-import { findEntry } from './admin.js';
 import type { EngineContext } from './context.js';
 import { shapes as nodeShapes, readNode } from './corrupt.js';
 import { codeOf, readTaskError, UNCODED_ERROR } from './errors.js';
 import { isConnectionTrouble } from './event-tree-feed.js';
 import { AREA, ENTRY_KIND } from './layout.js';
+import { findEntry } from './task-ops.js';
 import type { CompletedRecord, EntryData, FailedRecord, TaskError } from './types.js';
 
 /**

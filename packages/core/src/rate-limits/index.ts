@@ -1,4 +1,4 @@
-export type { ClaimGate } from '../engine/claimer.js';
+export type { ClaimGate } from '../claim/claimer.js';
 export { BURST_MS, RateLimits } from './rate-gate.js';
 export { formatRate, MAX_RATE_PER_SECOND, parseRate, type Rate } from './rate-spec.js';
 export {

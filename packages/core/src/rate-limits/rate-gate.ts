@@ -1,5 +1,5 @@
+import type { ClaimGate } from '../claim/claimer.js';
 import type { Coordinator } from '../contract/coordinator.js';
-import type { ClaimGate } from '../engine/claimer.js';
 import { codeOf } from '../engine/errors.js';
 import { perMs, type Rate } from './rate-spec.js';
 import { limitsPath, readRateLimit } from './rate-store.js';

@@ -1,9 +1,9 @@
 import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
-import type { Engine } from '../engine/engine.js';
 import { codeOf } from '../engine/errors.js';
 import { areaParent } from '../engine/layout.js';
 import { ensureWorldPath, schedulerElectionPath } from '../engine/world-nodes.js';
+import type { Engine } from '../front/engine.js';
 import { electionContenders } from '../recipes/election/leader-election.js';
 import { AREA_NAMES } from '../tree/areas.js';
 import { validateTaskName } from '../tree/names.js';

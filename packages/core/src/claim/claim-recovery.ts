@@ -1,0 +1,145 @@
+import { decodeJson } from '../contract/paths.js';
+import type { EngineContext } from '../engine/context.js';
+import { codeOf, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
+import { claimsHeldThrough, sessionBack } from '../engine/session.js';
+import type { Claim, ClaimIdentity, EntryData } from '../engine/types.js';
+import type { BucketListings } from './bucket-listings.js';
+import type { Candidate } from './candidate.js';
+import type { ClaimAttempt } from './claim-attempt.js';
+
+/** The parts of a claim attempt that show whether its multi applied. */
+export interface ClaimWritten {
+  entryPath: string;
+  workingPath: string;
+  identity: ClaimIdentity;
+}
+
+/**
+ * After a claim multi's reply was lost: whether it applied, by the working node being this
+ * session's own and the entry carrying this very claim (session, time and worker). Returns
+ * the entry's version then (the claim is adopted), else `null`. Without this, a claim that
+ * applied but whose reply was lost would hold the task for as long as the session lives, run
+ * by no one.
+ */
+export async function adoptLostClaim(
+  ctx: EngineContext,
+  worker: string,
+  a: ClaimWritten,
+): Promise<number | null> {
+  const { coordinator: c } = ctx;
+  const { entryPath, workingPath } = a;
+  const { session, at } = a.identity;
+  try {
+    if (!(await sessionBack(c, session))) return null;
+    const stat = await c.exists(workingPath);
+    if (stat?.ephemeralOwner !== session) return null;
+    const entry = await c.get(entryPath);
+    const claim = decodeJson<EntryData>(entry.data, entryPath).claim;
+    if (claim?.session !== session || claim.at !== at || claim.worker !== worker) return null;
+    ctx.logger.warn({ path: entryPath }, 'claim reply lost; the claim had applied: adopted');
+    return entry.stat.version;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A claim refused because the task's working node exists: whether that node was no live
+ * claim and is now removed (the task can be claimed again), or `false` when someone works
+ * on the task.
+ */
+export async function removeFalseClaim(
+  ctx: EngineContext,
+  workingPath: string,
+  session: string,
+): Promise<boolean> {
+  const { coordinator: c } = ctx;
+  const stat = await c.exists(workingPath).catch(() => null);
+  // This session's own working node that no engine of this process holds: a lost claim reply
+  // nobody adopted, or a settle that gave up. It would block the task for the session's
+  // lifetime: remove it. (Held by another engine on this session: it is busy.)
+  if (stat?.ephemeralOwner === session && !claimsHeldThrough(c).has(workingPath)) {
+    await c.delete(workingPath).catch(() => undefined);
+    return true;
+  }
+  // A persistent node is no claim: a claim's working node is ephemeral and goes with its
+  // session. This one (written by hand, or recreated by an import of an export taken while
+  // the task ran) would hold the task and its subtree forever. It is only a copy of a
+  // claimer's identity, so it is removed (at the version seen) and the task claimed.
+  if (stat && stat.ephemeralOwner === null) {
+    ctx.logger.warn(
+      { path: workingPath },
+      'removing a persistent node in the working area: not a live claim',
+    );
+    await c.delete(workingPath, stat.version).catch(() => undefined);
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A refused claim multi: remembers why, and says `null` (try another candidate). `failure`
+ * is the failed op of this claim's own ops (0: the entry's set, 1: the working node's
+ * create, 2 and on: its ancestors' checks). `markBusy` is told of a task someone else works on.
+ */
+export async function claimRefused(
+  ctx: EngineContext,
+  err: unknown,
+  failure: { index: number; code: string } | null,
+  a: ClaimAttempt,
+  markBusy: (encodedKey: string, workingPath: string, bucket: number) => void,
+): Promise<null> {
+  const { cand, st, workingPath } = a;
+  const session = a.identity.session;
+  if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
+    if (await removeFalseClaim(ctx, workingPath, session)) {
+      if (st) st.stale = true;
+    } else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+    return null;
+  }
+  if (entryMoved(failure)) {
+    st?.cache.delete(cand.entry.name);
+    if (st) st.stale = true;
+    return null;
+  }
+  // A guard: an ancestor was queued again (or removed) after it was read. The next listing
+  // shows it; the child waits for it.
+  if (failure !== null && failure.index >= 2) {
+    st?.guardStats.clear();
+    if (st) st.stale = true;
+    return null;
+  }
+  // A lost reply that did not apply: nothing was written; the next round tries again.
+  if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
+    if (st) st.stale = true;
+    return null;
+  }
+  throw err;
+}
+
+/**
+ * Whether a claim was refused for its entry itself: changed or gone (claimed elsewhere,
+ * cancelled, or renamed by a re-queue, which puts the task under a name the listing lacks).
+ */
+export function entryMoved(failure: { index: number; code: string } | null): boolean {
+  return failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE');
+}
+
+/**
+ * The highest priority among `tried` candidates whose claim did not happen and whose listing
+ * that made stale (a refusal for a moved entry, say), or -Infinity. Such a task may be pending
+ * under a name those listings lack, so no candidate of a lower priority from them may pass it
+ * before they are read again: priority holds for a task queued again while it was listed.
+ */
+export function refusedTop(
+  got: readonly (Claim | null)[],
+  tried: readonly Candidate[],
+  listings: BucketListings,
+): number {
+  let top = Number.NEGATIVE_INFINITY;
+  got.forEach((claim, i) => {
+    const cand = tried[i]!;
+    if (claim === null && listings.get(cand.bucket)?.stale) top = Math.max(top, cand.priority);
+  });
+  return top;
+}

@@ -1,0 +1,267 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { codeOf } from '../engine/errors.js';
+
+/** One record the index knows: where, since when, and a zxid its node was created by. */
+export interface Indexed {
+  dir: string;
+  name: string;
+  /** When the record was first seen (bootstrap: its creation time), ms. */
+  seenAt: number;
+  /**
+   * A zxid no earlier than the record's creation: its `czxid` when it was stat'ed, else the
+   * `pzxid` of the listing that first showed it. A later change of the task (a re-queue) has
+   * a higher zxid, which is how a deleter tells a record it indexed from a newer one.
+   */
+  zxid: number;
+}
+
+/**
+ * When a record was first seen and a zxid no earlier than its creation. The records one
+ * listing found share one stamp: an index of 100,000 kept records is then 100,000 map
+ * entries pointing at a few hundred stamps, not 100,000 objects of their own.
+ */
+interface Stamp {
+  readonly seenAt: number;
+  readonly zxid: number;
+}
+
+interface Dir {
+  /** The directory's records, in the order they were indexed. */
+  names: Map<string, Stamp>;
+  /** The stamp indexed last; `sorted` stays true while every new one sorts after it. */
+  last: Stamp | null;
+  /** The map's order is oldest first (false only after the clock went back). */
+  sorted: boolean;
+  dirty: boolean;
+  listed: boolean;
+}
+
+/** Oldest first: first seen, then zxid. */
+const byAge = (a: Stamp, b: Stamp): number => a.seenAt - b.seenAt || a.zxid - b.zxid;
+
+/** Stats read at once while bootstrapping a directory (pipelined, one page at a time). */
+const STAT_PAGE = 500;
+/** Directories listed at once. */
+const LIST_LANES = 8;
+
+/**
+ * The children of a set of directories, kept with children watches and re-listed only when
+ * a watch fired: a quiet world costs no request. The first listing of a directory stats its
+ * children in pages (their real creation times); later ones stamp new names with the time
+ * they were first seen, so a record costs no read of its own in steady state and its age is
+ * known to within one pass.
+ *
+ * The elected reaper holds this for every kept record of a world (100,000 by default) and
+ * re-lists busy directories every pass, so it keeps per record only its name and a shared
+ * stamp, keeps each directory oldest first (choosing victims merges the directories instead
+ * of copying and sorting every record), and re-lists without building a set of the listing
+ * unless a record vanished from it.
+ */
+export class DirIndex {
+  private readonly dirs = new Map<string, Dir>();
+  private count = 0;
+
+  constructor(
+    private readonly c: Coordinator,
+    private readonly now: () => number,
+    /** Whether the first listing stats its children (ages); a plain count does not need it. */
+    private readonly statOnBootstrap = true,
+  ) {}
+
+  /** The directories to follow; others are forgotten. */
+  setDirs(paths: readonly string[]): void {
+    const want = new Set(paths);
+    for (const [p, d] of this.dirs)
+      if (!want.has(p)) {
+        this.count -= d.names.size;
+        this.dirs.delete(p);
+      }
+    for (const p of want)
+      if (!this.dirs.has(p))
+        this.dirs.set(p, {
+          names: new Map(),
+          last: null,
+          sorted: true,
+          dirty: true,
+          listed: false,
+        });
+  }
+
+  /** Forgets everything (leadership lost): the next refresh bootstraps again. */
+  reset(): void {
+    for (const d of this.dirs.values()) {
+      this.clear(d);
+      d.dirty = true;
+      d.listed = false;
+    }
+    this.count = 0;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Re-lists the directories whose watch fired; returns how many were listed. */
+  async refresh(): Promise<number> {
+    const due = [...this.dirs].filter(([, d]) => d.dirty);
+    // A few directories at a time: a first listing stats its children a page at a time, and
+    // 64 buckets bootstrapping at once would put tens of thousands of reads in flight.
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length) {
+        const [p, d] = due[next++]!;
+        await this.list(p, d);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIST_LANES, due.length) }, lane));
+    return due.length;
+  }
+
+  private clear(d: Dir): void {
+    d.names.clear();
+    d.last = null;
+    d.sorted = true;
+  }
+
+  private async list(path: string, d: Dir): Promise<void> {
+    d.dirty = false;
+    let listed: { children: string[]; stat: { pzxid: number } };
+    try {
+      listed = await this.c.childrenWithStat(path, {
+        watch: () => {
+          d.dirty = true;
+        },
+      });
+    } catch (err) {
+      d.dirty = true;
+      if (codeOf(err) === 'NO_NODE') {
+        this.count -= d.names.size;
+        this.clear(d);
+        return;
+      }
+      throw err;
+    }
+    const fresh: string[] = [];
+    let known = 0;
+    for (const n of listed.children) {
+      if (d.names.has(n)) known++;
+      else fresh.push(n);
+    }
+    // Listed names are distinct: when every indexed name was listed, none vanished, and
+    // the busy case needs no set of the listing.
+    if (known < d.names.size) {
+      const present = new Set(listed.children);
+      for (const n of d.names.keys())
+        if (!present.has(n)) {
+          d.names.delete(n);
+          this.count--;
+        }
+    }
+    const now = this.now();
+    if (!d.listed && this.statOnBootstrap) {
+      const found: { name: string; stamp: Stamp }[] = [];
+      for (let i = 0; i < fresh.length; i += STAT_PAGE) {
+        const page = fresh.slice(i, i + STAT_PAGE);
+        const stats = await Promise.all(
+          page.map((n) => this.c.exists(`${path}/${n}`).catch(() => null)),
+        );
+        page.forEach((name, j) => {
+          const st = stats[j];
+          if (st) found.push({ name, stamp: { seenAt: Math.min(now, st.ctime), zxid: st.czxid } });
+        });
+      }
+      found.sort((a, b) => byAge(a.stamp, b.stamp));
+      for (const f of found) this.add(d, f.name, f.stamp);
+    } else if (fresh.length > 0) {
+      const stamp: Stamp = { seenAt: now, zxid: listed.stat.pzxid };
+      for (const name of fresh) this.add(d, name, stamp);
+    }
+    d.listed = true;
+  }
+
+  private add(d: Dir, name: string, stamp: Stamp): void {
+    if (d.names.has(name)) return;
+    this.count++;
+    if (d.last !== null && byAge(stamp, d.last) < 0) d.sorted = false;
+    d.last = stamp;
+    d.names.set(name, stamp);
+  }
+
+  /** Every indexed record (a copy: tests and small indexes). */
+  entries(): Indexed[] {
+    const out: Indexed[] = [];
+    for (const [dir, d] of this.dirs)
+      for (const [name, s] of d.names) out.push({ dir, name, seenAt: s.seenAt, zxid: s.zxid });
+    return out;
+  }
+
+  /**
+   * What {@link chooseVictims} picks from {@link entries}, in the same order, without
+   * copying the index: the directories are each oldest first, so it merges their heads and
+   * touches only the records it returns (plus one head per directory).
+   */
+  victims(
+    now: number,
+    limits: { maxAgeMs: number | null; maxCount: number | null },
+    budget: number,
+  ): Indexed[] {
+    const overflow = limits.maxCount === null ? 0 : Math.max(0, this.count - limits.maxCount);
+    const cutoff = limits.maxAgeMs === null ? null : now - limits.maxAgeMs;
+    const heads: { dir: string; it: Iterator<[string, Stamp]>; head: [string, Stamp] }[] = [];
+    for (const [dir, d] of this.dirs) {
+      const it = d.sorted
+        ? d.names.entries()
+        : [...d.names].sort((a, b) => byAge(a[1], b[1]))[Symbol.iterator]();
+      const first = it.next();
+      if (!first.done) heads.push({ dir, it, head: first.value });
+    }
+    const out: Indexed[] = [];
+    while (out.length < budget && heads.length > 0) {
+      let best = 0;
+      for (let i = 1; i < heads.length; i++)
+        if (byAge(heads[i]!.head[1], heads[best]!.head[1]) < 0) best = i;
+      const h = heads[best]!;
+      const [name, stamp] = h.head;
+      if (out.length >= overflow && (cutoff === null || stamp.seenAt > cutoff)) break;
+      out.push({ dir: h.dir, name, seenAt: stamp.seenAt, zxid: stamp.zxid });
+      const next = h.it.next();
+      if (next.done) heads.splice(best, 1);
+      else h.head = next.value;
+    }
+    return out;
+  }
+
+  /** The record is gone (deleted) or must be seen again: drops it, and re-lists its directory when `relist`. */
+  forget(e: Indexed, relist = false): void {
+    const d = this.dirs.get(e.dir);
+    if (!d) return;
+    if (d.names.delete(e.name)) this.count--;
+    if (relist) d.dirty = true;
+  }
+}
+
+/**
+ * The records a limit lets go, oldest first: every record older than `maxAgeMs`, and the
+ * oldest ones beyond `maxCount`; at most `budget`. Order: first seen, then creation zxid.
+ */
+export function chooseVictims(
+  entries: readonly Indexed[],
+  now: number,
+  limits: { maxAgeMs: number | null; maxCount: number | null },
+  budget: number,
+): Indexed[] {
+  const overflow = limits.maxCount === null ? 0 : Math.max(0, entries.length - limits.maxCount);
+  // Most passes of a busy world find nothing due: see that without sorting everything.
+  if (overflow === 0) {
+    if (limits.maxAgeMs === null) return [];
+    const cutoff = now - limits.maxAgeMs;
+    if (!entries.some((e) => e.seenAt <= cutoff)) return [];
+  }
+  const sorted = [...entries].sort((a, b) => a.seenAt - b.seenAt || a.zxid - b.zxid);
+  let expired = 0;
+  if (limits.maxAgeMs !== null) {
+    const cutoff = now - limits.maxAgeMs;
+    while (expired < sorted.length && sorted[expired]!.seenAt <= cutoff) expired++;
+  }
+  return sorted.slice(0, Math.min(budget, Math.max(overflow, expired)));
+}

@@ -1,0 +1,184 @@
+import type { Coordinator } from '../contract/coordinator.js';
+import { ZoottError } from '../contract/errors.js';
+import { encodeJson } from '../contract/paths.js';
+import { ownedBuckets, RegistryView, type WorkerInfo } from '../engine/registry.js';
+import type { Engine } from '../front/engine.js';
+import type { PeerPlace } from '../tree/ordering.js';
+
+/** What a worker says about itself in its registry node. */
+export interface WorkerIdentity {
+  id: string;
+  types: string[];
+  host?: string;
+  pid?: number;
+  server?: string;
+  /** It serves `filename` hints from a local data directory. */
+  files?: boolean;
+  /** Datasets it caches. */
+  datasets?: string[];
+  /**
+   * When the worker started: its registry node says so on every write (a rebalance rewrites
+   * the node, a renewed session re-creates it), so `zoott workers` shows its uptime.
+   */
+  startedAt: number;
+}
+
+/** Most datasets one worker advertises: its registry node is read by every other worker. */
+export const MAX_DATASETS = 256;
+/** A dataset name: what fits in a registry node and reads plainly in `zoott workers`. */
+const DATASET_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+
+/** Checks the datasets a worker advertises; INVALID_CONFIG naming the bad one. */
+export function checkDatasets(datasets: unknown): string[] {
+  const bad = (why: string) =>
+    new ZoottError('INVALID_CONFIG', `datasets: ${why}`, { field: 'datasets' });
+  if (!Array.isArray(datasets)) throw bad('must be a list of dataset names');
+  if (datasets.length > MAX_DATASETS)
+    throw bad(`${datasets.length} given, at most ${MAX_DATASETS} (each is listed in the registry)`);
+  for (const d of datasets)
+    if (typeof d !== 'string' || !DATASET_NAME.test(d))
+      throw bad(
+        `${JSON.stringify(d)} is not a dataset name (1-128 of letters, digits and . _ : @ / -, starting with a letter or digit)`,
+      );
+  return [...new Set(datasets as string[])];
+}
+
+/**
+ * A worker's place in the world's registry: its ephemeral registry node (one per session)
+ * and the buckets it owns by rendezvous hashing over the live registry nodes.
+ */
+export class WorkerMembership {
+  /** Registry node of the current session, `null` while unregistered. */
+  registryPath: string | null = null;
+  /** The session the registry node belongs to. */
+  private registeredSession: string | null = null;
+  /** Buckets this worker owns now. */
+  owned: number[] = [];
+  private registry: RegistryView | null = null;
+  /** The registry changed (or was never read): the owned buckets must be recomputed. */
+  dirty = true;
+  /** {@link peers} as of the last registry read. */
+  private peerCache: readonly PeerPlace[] | null = null;
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly engine: Engine,
+    private readonly identity: WorkerIdentity,
+    /** Told when the registry changes (an idle worker wakes up to rebalance). */
+    private readonly onChange: () => void,
+    private readonly warn: (fields: object, msg: string) => void,
+  ) {}
+
+  /** The registry node's data, owning `buckets`. */
+  workerInfo(buckets: number[]): WorkerInfo {
+    const me = this.identity;
+    const info: WorkerInfo = {
+      id: me.id,
+      types: me.types,
+      buckets,
+      started: me.startedAt,
+      version: 1,
+    };
+    if (me.host !== undefined) info.host = me.host;
+    if (me.pid !== undefined) info.pid = me.pid;
+    if (me.server !== undefined) info.server = me.server;
+    if (me.files === true) info.files = true;
+    if (me.datasets !== undefined && me.datasets.length > 0) info.datasets = me.datasets;
+    return info;
+  }
+
+  /** Whether the current session has no registry node yet. */
+  needsRegistration(): boolean {
+    return this.registeredSession !== this.coordinator.sessionId;
+  }
+
+  /** The session is gone, and its ephemeral registry node with it. */
+  sessionLost(): void {
+    this.registryPath = null;
+    this.registeredSession = null;
+  }
+
+  /** Whether `session` is another session than the registered one. */
+  isNewSession(session: string | null): boolean {
+    return session !== this.registeredSession;
+  }
+
+  /**
+   * What the other live workers advertise (for the locality wait), `undefined` before the
+   * first read of the registry. Cached until the registry changes: claims ask per candidate.
+   */
+  peers(): readonly PeerPlace[] | undefined {
+    if (!this.registry || !this.registryPath || this.registry.names.length === 0) return undefined;
+    if (this.peerCache === null) {
+      const self = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+      this.peerCache = this.registry.peers(self);
+    }
+    return this.peerCache;
+  }
+
+  /**
+   * Live workers that serve `type`, this one included (counted even before the registry
+   * shows it, so a new worker never takes the whole of a rate limit).
+   */
+  serving(type: string): number {
+    const listed = this.registry?.serving(type) ?? 0;
+    const meListed =
+      this.registryPath !== null &&
+      this.registry?.names.includes(
+        this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1),
+      );
+    return listed + (meListed || !this.identity.types.includes(type) ? 0 : 1);
+  }
+
+  /** Creates this session's registry node (owning no bucket until the first rebalance). */
+  async register(): Promise<void> {
+    const ctx = await this.engine.context();
+    const session = this.coordinator.sessionId;
+    if (session === null) return;
+    this.registryPath = await this.coordinator.create(
+      `${ctx.layout.registry}/worker-`,
+      encodeJson(this.workerInfo([])),
+      { ephemeral: true, sequential: true },
+    );
+    this.registeredSession = session;
+    this.registry = new RegistryView(this.coordinator, ctx.layout.registry, (path) =>
+      this.warn(
+        { path },
+        'ignoring a persistent node in the worker registry: not a live worker (zoott doctor --repair moves it away)',
+      ),
+    );
+    this.dirty = true;
+  }
+
+  /**
+   * Re-reads the registry and recomputes the owned buckets; when they changed, tells
+   * `onOwned` (before the registry node is rewritten, so claiming follows at once) and
+   * returns the new set, else `null`.
+   */
+  async rebalance(onOwned: (owned: number[]) => void): Promise<number[] | null> {
+    const ctx = await this.engine.context();
+    if (!this.registry || !this.registryPath) return null;
+    this.dirty = false;
+    const names = await this.registry.refresh(() => {
+      this.dirty = true;
+      this.onChange();
+    });
+    this.peerCache = null;
+    const me = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
+    const owned = ownedBuckets(me, names, ctx.layout.buckets);
+    if (owned.join() === this.owned.join()) return null;
+    this.owned = owned;
+    onOwned(owned);
+    await this.coordinator
+      .set(this.registryPath, encodeJson(this.workerInfo(owned)))
+      .catch(() => undefined);
+    return owned;
+  }
+
+  /** Removes the registry node (on stop). */
+  async unregister(): Promise<void> {
+    if (!this.registryPath) return;
+    await this.coordinator.delete(this.registryPath).catch(() => undefined);
+    this.registryPath = null;
+  }
+}
