@@ -38,6 +38,11 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Its working directory, where it looks for `./zoott.config.yaml` (default: the test's). */
   cwd?: string;
+  /**
+   * A command that runs it (`ip netns exec <ns>`: a host of a namespace network); it must exec
+   * node in its place, so the child's pid is the worker's.
+   */
+  launcher?: readonly string[];
 }
 
 /**
@@ -49,7 +54,8 @@ export function startWorker(args: readonly string[], opts: StartOptions = {}): W
   const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: NO_CONFIG_HOME };
   for (const [k, v] of Object.entries(process.env))
     if (!k.startsWith('ZOOTT_') && k !== 'XDG_CONFIG_HOME') env[k] = v;
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const [command, ...prefix] = [...(opts.launcher ?? []), process.execPath];
+  const child = spawn(command!, [...prefix, BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...env, ...opts.env },
     ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),

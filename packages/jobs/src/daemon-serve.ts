@@ -14,10 +14,12 @@ import { type ServedHandlers, servedHandlers } from './daemon-handlers.js';
 import { DaemonInstruments } from './daemon-instruments.js';
 import type { WorkerDaemon, WorkerDaemonConfig } from './daemon-types.js';
 import { fileHere, openWorld } from './daemon-world.js';
+import { ExpiryKill } from './expiry-kill.js';
 import { withRaceInputCleanup } from './handlers/race-input.js';
 import { HealthWatch } from './health.js';
 import { createJobEngine } from './job-engine.js';
-import { killAllJobs } from './jobs/containment.js';
+import { killAllJobs, killJobsUnheard } from './jobs/containment.js';
+import { keeperLink } from './jobs/keeper-link.js';
 import { type MetricsServer, serveMetrics } from './metrics.js';
 import { ReplyResultsRetention } from './reply-retention.js';
 import { WorldCounts } from './world-counts.js';
@@ -82,6 +84,25 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
   });
 
+  // A job's processes end before the server could expire the session and hand its claim on.
+  const expiryKill = new ExpiryKill(coordinator, {
+    kill(silentMs) {
+      // Logged for the jobs it kills (a silence kills again every 100 ms: only new ones count).
+      const killed = killJobsUnheard(silentMs);
+      if (killed > 0)
+        log.warn(
+          { silentMs, killed, sessionTimeoutMs: coordinator.sessionTimeoutMs },
+          'ZooKeeper silent too long: jobs killed before the session could expire',
+        );
+    },
+  });
+  // The keeper kills at the same deadline on its own clock, often first: said too.
+  const offUnheard = keeperLink().onUnheard((silentMs) =>
+    log.warn(
+      { silentMs, sessionTimeoutMs: coordinator.sessionTimeoutMs },
+      'ZooKeeper silent too long: the job keeper killed a job at its deadline, before the session could expire',
+    ),
+  );
   const health = new HealthWatch(coordinator, () => loops[0]!.registryPath !== null);
   const counts = new WorldCounts(engine, metrics, world, () => coordinator.state === 'connected');
   const metricsServer =
@@ -112,6 +133,8 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
 
   const finish = async () => {
     offSession();
+    offUnheard();
+    expiryKill.close();
     health.close();
     await metricsServer?.close();
     engine.close();

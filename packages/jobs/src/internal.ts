@@ -5,6 +5,7 @@ export * from './config.js';
 export * from './constants.js';
 export * from './daemon.js';
 export * from './daemon-access.js';
+export { unheardDeadline, unheardLimitMs } from './expiry-kill.js';
 export * from './handlers/index.js';
 export * from './handlers-module.js';
 export * from './job-engine.js';

@@ -8,11 +8,13 @@ import {
   ZoottError,
 } from '@zoott/core';
 import { DEFAULT_MAX_RESULT_BYTES, type ProcessRun } from '@zoott/core/jobs';
+import { unheardDeadline } from '../expiry-kill.js';
 import {
   DEFAULT_KILL_GRACE_MS,
   type JobCgroupMode,
   type JobUser,
   jobUser,
+  type KillDeadline,
   resolveExecutable,
 } from '../jobs/index.js';
 import { checkOutputCap } from '../limits.js';
@@ -124,13 +126,22 @@ export function resolveHandlerOptions(
 }
 
 /**
- * How a job process of this worker is held: its cgroup mode, and the silence after which the
+ * How a job process of this worker is held: its cgroup mode, the silence after which the
  * job keeper kills it (half the session timeout: the server expires a session one timeout
  * after it last heard from it, and the worker pings every third of it, so a job killed then
- * is gone before its claim can be taken over).
+ * is gone before its claim can be taken over), and the deadline the keeper kills it at on its
+ * own clock (ZooKeeper unheard for too long: see expiry-kill.ts).
  */
-export function holding(h: HandlerContext): { cgroup: JobCgroupMode; silenceMs: number } {
-  return { cgroup: h.jobCgroup, silenceMs: Math.floor(h.c.sessionTimeoutMs / 2) };
+export function holding(h: HandlerContext): {
+  cgroup: JobCgroupMode;
+  silenceMs: number;
+  deadline: KillDeadline;
+} {
+  return {
+    cgroup: h.jobCgroup,
+    silenceMs: Math.floor(h.c.sessionTimeoutMs / 2),
+    deadline: unheardDeadline(h.c),
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   takeJobCgroup,
 } from './cgroup.js';
 import type { JobCgroupMode } from './cgroup-mode.js';
-import { keeperLink } from './keeper-link.js';
+import { type KillDeadline, keeperLink } from './keeper-link.js';
 import { followTree, procTable } from './keeper-main.js';
 import { type Launch, launch } from './launcher.js';
 
@@ -19,8 +19,8 @@ import { type Launch, launch } from './launcher.js';
 //   every descendant is in it, whatever it does, and one write kills them all;
 // - else its process group, and the descendants found by following parent links (a
 //   descendant that leaves the group and whose parent exits before anyone looks escapes).
-// In both, the job keeper (keeper-main.ts) knows the job, and kills it when the worker dies or
-// stops answering for the job's silence limit.
+// In both, the job keeper (keeper-main.ts) knows the job, and kills it when the worker dies,
+// stops answering for the job's silence limit, or lets the job's kill deadline pass.
 
 export { JOB_CGROUP_MODES, type JobCgroupMode } from './cgroup-mode.js';
 
@@ -49,6 +49,24 @@ export function killAllJobs(): void {
   for (const holder of open) holder.signal('SIGKILL');
 }
 
+/** Jobs killed by {@link killJobsUnheard}: how long ZooKeeper had been silent then. */
+const unheard = new WeakMap<Containment, number>();
+
+/**
+ * SIGKILLs every job of this process because ZooKeeper has been silent for `silentMs`: the
+ * server may expire the session soon, and another worker then run the jobs again. Each run
+ * so ended rejects (its signal is the worker's, not the job's): see `Containment.unheardFor`.
+ */
+export function killJobsUnheard(silentMs: number): number {
+  let killed = 0;
+  for (const holder of open) {
+    if (!unheard.has(holder)) killed++;
+    unheard.set(holder, silentMs);
+    holder.signal('SIGKILL');
+  }
+  return killed;
+}
+
 /** Options of {@link openContainment}. */
 export interface ContainmentOptions {
   mode?: JobCgroupMode;
@@ -57,6 +75,11 @@ export interface ContainmentOptions {
    * unset: only when the worker dies.
    */
   silenceMs?: number;
+  /**
+   * When the keeper kills the job on its own clock, whatever this process does (in a worker:
+   * before its ZooKeeper session could expire; see expiry-kill.ts). Unset: no deadline.
+   */
+  deadline?: KillDeadline;
 }
 
 /** One job's holder: how to start it in it, signal all of it, and clean up after it. */
@@ -71,6 +94,11 @@ export interface Containment {
   signal(signal: 'SIGTERM' | 'SIGKILL'): void;
   /** How long the worker was silent when the keeper killed the job, or null if it did not. */
   silencedFor(): Promise<number | null>;
+  /**
+   * How long ZooKeeper was silent when the worker or the keeper (at the job's deadline) killed
+   * the job for it, or null if neither did. After {@link silencedFor}, which syncs the keeper.
+   */
+  unheardFor(): number | null;
   /** After the leader ended: kills what is left, removes the cgroup, forgets the job. */
   release(): void;
 }
@@ -86,7 +114,10 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
     throw new Error(`job cgroup required but not available: ${support.reason}`);
   const keeper = keeperLink();
   const cgroup = support.ok ? takeJobCgroup(support.root) : null;
-  const id = keeper.add({ cgroup, pgid: null, silenceMs: options.silenceMs ?? null });
+  const id = keeper.add(
+    { cgroup, pgid: null, silenceMs: options.silenceMs ?? null },
+    options.deadline,
+  );
   let pgid: number | null = null;
   let released = false;
 
@@ -120,6 +151,7 @@ export function openContainment(options: ContainmentOptions = {}): Containment {
       for (const pid of known.keys()) kill(pid, signal);
     },
     silencedFor: () => keeper.silencedFor(id),
+    unheardFor: () => unheard.get(holder) ?? keeper.unheardFor(id),
     release() {
       if (released) return;
       released = true;

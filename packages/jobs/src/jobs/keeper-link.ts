@@ -1,16 +1,29 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { keeperSource } from './keeper-main.js';
+import { type GivenDeadlines, keeperSource } from './keeper-main.js';
 
 // The worker's side of the job keeper (keeper-main.ts): starts it with the first job, tells it
-// of each job, beats while jobs run, and hears which jobs it killed for silence. One keeper
-// per process, whatever number of daemons or runners the process holds.
+// of each job, beats while jobs run (each beat carrying the jobs' kill deadlines), and hears
+// which jobs it killed for silence or at their deadline. One keeper per process, whatever
+// number of daemons or runners the process holds.
 
 /** How one job is registered with the keeper. */
 export interface KeeperJob {
   cgroup: string | null;
   pgid: number | null;
   silenceMs: number | null;
+}
+
+/**
+ * When a job must be dead, as its worker sees it now: `at`, and `heardAt` (when ZooKeeper was
+ * last heard from), in ms on CLOCK_MONOTONIC ({@link monotonicMs}), the clock the keeper reads
+ * too; null while there is no deadline (no session being counted).
+ */
+export type KillDeadline = () => { at: number; heardAt: number } | null;
+
+/** Now on CLOCK_MONOTONIC in ms: `process.hrtime`, the same in every process of the host. */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
 /** Longest time between two heartbeats; shorter when a job's silence limit asks for it. */
@@ -25,6 +38,10 @@ class KeeperLink {
   private readonly jobs = new Map<number, KeeperJob>();
   /** Jobs the keeper killed because the worker was silent, with how long it was. */
   private readonly silenced = new Map<number, number>();
+  /** Jobs the keeper killed at their deadline, with how long ZooKeeper had been silent. */
+  private readonly unheard = new Map<number, number>();
+  private readonly deadlines = new Map<number, KillDeadline>();
+  private readonly unheardListeners = new Set<(silentMs: number) => void>();
   private readonly syncs = new Map<number, () => void>();
   private beat: NodeJS.Timeout | null = null;
   private nextId = 0;
@@ -41,11 +58,15 @@ class KeeperLink {
     this.send({ t: 'root', path });
   }
 
-  /** Registers a job; returns its id. */
-  add(job: KeeperJob): number {
+  /** Registers a job, killed by the keeper at `deadline` if one is given; returns its id. */
+  add(job: KeeperJob, deadline?: KillDeadline): number {
     const id = ++this.nextId;
     this.jobs.set(id, job);
     this.send({ t: 'add', id, ...job });
+    if (deadline) {
+      this.deadlines.set(id, deadline);
+      this.sendBeat();
+    }
     this.beatEvery();
     return id;
   }
@@ -74,6 +95,8 @@ class KeeperLink {
   forget(id: number): void {
     this.jobs.delete(id);
     this.silenced.delete(id);
+    this.unheard.delete(id);
+    this.deadlines.delete(id);
     this.send({ t: 'forget', id });
     this.beatEvery();
   }
@@ -101,22 +124,53 @@ class KeeperLink {
     return this.silenced.get(id) ?? null;
   }
 
+  /**
+   * Whether the keeper killed job `id` at its deadline, with how long ZooKeeper had been
+   * silent then, or null: read after {@link silencedFor}, whose sync brings every notice in.
+   */
+  unheardFor(id: number): number | null {
+    return this.unheard.get(id) ?? null;
+  }
+
+  /** Calls `listener` with each job the keeper kills at its deadline (for the worker's log). */
+  onUnheard(listener: (silentMs: number) => void): () => void {
+    this.unheardListeners.add(listener);
+    return () => this.unheardListeners.delete(listener);
+  }
+
   private send(msg: object): void {
     this.ensure();
     this.control?.write(`${JSON.stringify(msg)}\n`);
   }
 
-  /** Heartbeats while a job with a silence limit is registered: often enough for the shortest. */
+  /**
+   * Heartbeats while a job with a silence limit or a deadline is registered: often enough for
+   * the shortest limit, and at most {@link BEAT_MS} apart, so a deadline moves with the replies.
+   */
   private beatEvery(): void {
     if (this.beat) clearInterval(this.beat);
     this.beat = null;
     const limits = [...this.jobs.values()].flatMap((j) =>
       j.silenceMs === null ? [] : [j.silenceMs],
     );
-    if (limits.length === 0) return;
+    if (limits.length === 0 && this.deadlines.size === 0) return;
     const every = Math.max(20, Math.min(BEAT_MS, Math.floor(Math.min(...limits) / 10)));
-    this.beat = setInterval(() => this.send({ t: 'beat' }), every);
+    this.beat = setInterval(() => this.sendBeat(), every);
     this.beat.unref();
+  }
+
+  /** A heartbeat, with each job's deadline as the worker sees it now. */
+  private sendBeat(): void {
+    if (this.deadlines.size === 0) {
+      this.send({ t: 'beat' });
+      return;
+    }
+    const until: GivenDeadlines = [];
+    for (const [id, deadline] of this.deadlines) {
+      const d = deadline();
+      until.push(d === null ? [id] : [id, d.at, d.heardAt]);
+    }
+    this.send({ t: 'beat', until });
   }
 
   /** Starts the keeper when none runs (first use, or it died): it is told everything again. */
@@ -169,6 +223,11 @@ class KeeperLink {
         }
         if (m.t === 'silenced')
           for (const id of m.ids ?? []) this.silenced.set(id, m.silentMs ?? 0);
+        else if (m.t === 'unheard')
+          for (const id of m.ids ?? []) {
+            this.unheard.set(id, m.silentMs ?? 0);
+            for (const listener of this.unheardListeners) listener(m.silentMs ?? 0);
+          }
         else if (m.t === 'synced') {
           this.syncs.get(m.n ?? -1)?.();
           this.syncs.delete(m.n ?? -1);

@@ -6,7 +6,13 @@
 // - the worker stopped answering (SIGSTOP, a frozen event loop): no heartbeat came for a job's
 //   `silenceMs` (half the session timeout in the daemon), so the server may soon expire the
 //   session and another worker run the job again: the keeper kills that job first and tells
-//   the worker, should it come back, that it did.
+//   the worker, should it come back, that it did;
+// - a job's kill deadline passed: each heartbeat carries, per job, the moment its worker's
+//   ZooKeeper session could start to expire (its last reply plus a margin, see expiry-kill.ts)
+//   on CLOCK_MONOTONIC, the host's clock both processes read (`process.hrtime`). The keeper
+//   kills the job at that moment on its own timer, whatever the worker's event loop does then
+//   (held up on a loaded host, stopped, or cut off and not yet aware): a late heartbeat only
+//   moves a deadline the worker computed when it sent it, never later than its last reply.
 //
 // Its source is the functions of this file, sent to `node -` (so it runs the same from the
 // sources and from the build). Each is therefore self-contained: no imports, no module-level
@@ -74,6 +80,8 @@ export interface KeptJob {
   cgroup: string | null;
   pgid: number | null;
   silenceMs: number | null;
+  /** When to kill the job (CLOCK_MONOTONIC ms) and when its worker last heard ZooKeeper. */
+  until: { at: number; heardAt: number } | null;
   known: Map<number, string>;
   killed: boolean;
 }
@@ -158,6 +166,57 @@ export function removeCgroups(
   sweep();
 }
 
+/** What {@link deadlineWatch} is given with each heartbeat: [job id, deadline, last reply]. */
+export type GivenDeadlines = [number, number?, number?][];
+
+/**
+ * Kills each job of `jobs` when its kill deadline passes, and says so (`unheard`). The
+ * deadlines are read on CLOCK_MONOTONIC (`process.hrtime`), the clock the worker computed them
+ * on: the keeper's own clock, whatever the worker does. One timer for the earliest, set again
+ * with every heartbeat; `check` (every 50 ms) catches one that fired late.
+ */
+export function deadlineWatch(
+  jobs: Map<number, KeptJob>,
+  kill: (job: KeptJob) => void,
+  say: (msg: object) => void,
+): { given(until: GivenDeadlines): void; check(): void } {
+  const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
+  let timer: NodeJS.Timeout | null = null;
+  const check = () => {
+    const now = monotonicMs();
+    for (const [id, job] of jobs)
+      if (!job.killed && job.until !== null && now >= job.until.at) {
+        kill(job);
+        say({ t: 'unheard', ids: [id], silentMs: Math.round(now - job.until.heardAt) });
+      }
+  };
+  const arm = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    let next = Number.POSITIVE_INFINITY;
+    for (const job of jobs.values())
+      if (!job.killed && job.until !== null) next = Math.min(next, job.until.at);
+    if (next === Number.POSITIVE_INFINITY) return;
+    timer = setTimeout(
+      () => {
+        check();
+        arm();
+      },
+      Math.max(0, Math.ceil(next - monotonicMs())),
+    );
+  };
+  return {
+    given(until) {
+      for (const [id, at, heardAt] of until) {
+        const job = jobs.get(id);
+        if (job) job.until = at !== undefined && heardAt !== undefined ? { at, heardAt } : null;
+      }
+      arm();
+    },
+    check,
+  };
+}
+
 /** What the keeper's source passes to {@link keeperMain}. */
 export interface KeeperDeps {
   fs: typeof Fs;
@@ -166,12 +225,15 @@ export interface KeeperDeps {
   followTree: typeof followTree;
   killKept: typeof killKept;
   removeCgroups: typeof removeCgroups;
+  deadlineWatch: typeof deadlineWatch;
 }
 
 /** A control line from the worker (see keeper-link.ts for the sending side). */
 interface ControlLine {
   t: 'beat' | 'root' | 'add' | 'pgid' | 'kill' | 'reap' | 'forget' | 'sync';
   id?: number;
+  /** With `beat`: [job id, kill deadline, last reply] (CLOCK_MONOTONIC ms), or [id] for none. */
+  until?: GivenDeadlines;
   path?: string;
   cgroup?: string | null;
   pgid?: number;
@@ -181,7 +243,8 @@ interface ControlLine {
 
 /**
  * The keeper's body. Reads control lines on fd 3, writes its notices as JSON lines on stdout.
- * Timing is monotonic (`performance.now()`), so a clock step cannot kill a job.
+ * Timing is monotonic (`performance.now()`, and CLOCK_MONOTONIC for the deadlines the worker
+ * sends), so a clock step cannot kill a job.
  */
 export function keeperMain(d: KeeperDeps): void {
   const { fs } = d;
@@ -218,6 +281,7 @@ export function keeperMain(d: KeeperDeps): void {
         cgroup: m.cgroup ?? null,
         pgid: m.pgid ?? null,
         silenceMs: m.silenceMs ?? null,
+        until: null,
         known: new Map(),
         killed: false,
       });
@@ -226,7 +290,13 @@ export function keeperMain(d: KeeperDeps): void {
     else if (m.t === 'reap' && job) reap(job);
     else if (m.t === 'forget') jobs.delete(id);
     else if (m.t === 'sync') say({ t: 'synced', n: m.n });
+    else if (m.t === 'beat' && m.until) deadlines.given(m.until);
   };
+  const deadlines = d.deadlineWatch(
+    jobs,
+    (job) => d.killKept(fs, job, d.followTree, d.procTable),
+    say,
+  );
 
   // Silence: a job whose worker has not been heard of for its silenceMs is killed, and the
   // worker told (it reads it when it runs again). Checked often: the margin is the session's.
@@ -239,6 +309,7 @@ export function keeperMain(d: KeeperDeps): void {
         ids.push(id);
       }
     if (ids.length > 0) say({ t: 'silenced', ids, silentMs: Math.round(silent) });
+    deadlines.check();
   }, 50);
 
   // A job without a cgroup is known by its process group; a descendant that leaves the group
@@ -287,6 +358,7 @@ export function keeperSource(): string {
     `const followTree = ${followTree.toString()};`,
     `const killKept = ${killKept.toString()};`,
     `const removeCgroups = ${removeCgroups.toString()};`,
-    `(${keeperMain.toString()})({ fs: require('node:fs'), net: require('node:net'), procTable, followTree, killKept, removeCgroups });`,
+    `const deadlineWatch = ${deadlineWatch.toString()};`,
+    `(${keeperMain.toString()})({ fs: require('node:fs'), net: require('node:net'), procTable, followTree, killKept, removeCgroups, deadlineWatch });`,
   ].join('\n');
 }

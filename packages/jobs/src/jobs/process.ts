@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { ProcessRun } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
 import { type Containment, openContainment } from './containment.js';
+import type { KillDeadline } from './keeper-link.js';
 import { REPORT_FD, readLines } from './report-channel.js';
 
 /** How a job process is started: directory, environment and output caps. */
@@ -33,6 +34,8 @@ export interface StartOptions {
    * stopped or hangs): in a worker, within its session timeout. Unset: only when it dies.
    */
   silenceMs?: number;
+  /** The keeper kills the job at this deadline on its own clock (see containment.ts). */
+  deadline?: KillDeadline;
 }
 
 /** A started process (or one that failed to start) and the means to stop it. */
@@ -53,6 +56,11 @@ export interface StartedProcess {
    * the job (the worker stopped or hung past `silenceMs`), or null when it did not.
    */
   readonly silencedMs: number | null;
+  /**
+   * Once `done` has settled: how long ZooKeeper had been silent when this worker killed the
+   * job before its session could expire (`killJobsUnheard`), or null when it did not.
+   */
+  readonly unheardMs: number | null;
 }
 
 /** Signal number for a Node signal name (`SIGKILL` → 9). */
@@ -102,23 +110,9 @@ export function startProcess(
   opts: StartOptions,
 ): StartedProcess {
   const started = new Date();
-  let child: ChildProcess;
-  let holder: Containment;
-  try {
-    holder = openContainment({
-      ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
-      ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
-    });
-  } catch (err) {
-    return failedStart(err as Error, started, opts.serverName);
-  }
-  try {
-    child = spawnJob(path, args, opts, holder);
-  } catch (err) {
-    holder.release();
-    return failedStart(err as Error, started, opts.serverName);
-  }
-  if (child.pid !== undefined) holder.started(child.pid);
+  const opened = openAndSpawn(path, args, opts);
+  if (opened instanceof Error) return failedStart(opened, started, opts.serverName);
+  const { child, holder } = opened;
 
   const out = new Capture(opts.maxOutputBytes);
   const err = new Capture(opts.maxOutputBytes);
@@ -144,6 +138,7 @@ export function startProcess(
   let exited = false;
   let timedOut = false;
   let silencedMs: number | null = null;
+  let unheardMs: number | null = null;
   let killTimer: NodeJS.Timeout | undefined;
 
   const done = new Promise<ProcessRun>((resolveDone) => {
@@ -188,6 +183,7 @@ export function startProcess(
       // A killed job may have been killed by the keeper while this process was stopped.
       void (signal !== null ? holder.silencedFor() : Promise.resolve(null)).then((silent) => {
         silencedMs = silent;
+        unheardMs = holder.unheardFor();
         holder.release();
         settle(
           signal !== null
@@ -205,6 +201,9 @@ export function startProcess(
     get silencedMs() {
       return silencedMs;
     },
+    get unheardMs() {
+      return unheardMs;
+    },
     stop({ immediate = false, timedOut: isTimeout = false } = {}) {
       if (exited || child.pid === undefined) return;
       if (isTimeout) timedOut = true;
@@ -219,6 +218,32 @@ export function startProcess(
       }
     },
   };
+}
+
+/** The job's holder and its spawned leader, or the error that kept it from starting. */
+function openAndSpawn(
+  path: string,
+  args: readonly string[],
+  opts: StartOptions,
+): { child: ChildProcess; holder: Containment } | Error {
+  let holder: Containment;
+  try {
+    holder = openContainment({
+      ...(opts.cgroup !== undefined ? { mode: opts.cgroup } : {}),
+      ...(opts.silenceMs !== undefined ? { silenceMs: opts.silenceMs } : {}),
+      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+    });
+  } catch (err) {
+    return err as Error;
+  }
+  try {
+    const child = spawnJob(path, args, opts, holder);
+    if (child.pid !== undefined) holder.started(child.pid);
+    return { child, holder };
+  } catch (err) {
+    holder.release();
+    return err as Error;
+  }
 }
 
 /**
@@ -296,6 +321,7 @@ function failedStart(e: Error, started: Date, serverName: string): StartedProces
     firstOutput: new Promise<void>(() => {}),
     done: Promise.resolve(run),
     silencedMs: null,
+    unheardMs: null,
     stop() {},
   };
 }

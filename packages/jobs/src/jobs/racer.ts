@@ -1,7 +1,8 @@
 import type { ProcessRun } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
+import type { KillDeadline } from './keeper-link.js';
 import { neverRan, type StartOptions, startProcess } from './process.js';
-import { DEFAULT_KILL_GRACE_MS, silencedError } from './regular.js';
+import { DEFAULT_KILL_GRACE_MS, silencedError, unheardError } from './regular.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
 /** How a racer is started: the server name it reports, directory, environment. */
@@ -25,6 +26,8 @@ export interface RacerOptions {
   cgroup?: JobCgroupMode;
   /** See `runRegularJob`'s `silenceMs`: a racer the keeper killed rejects `done` and `outcome`. */
   silenceMs?: number;
+  /** See `runRegularJob`'s `deadline`: a racer the keeper killed at it rejects too. */
+  deadline?: KillDeadline;
 }
 
 /** How a racer did: `won` by writing output or by ending abnormally, or `lost`. */
@@ -90,6 +93,7 @@ export function runRacer(
       ...(options.runAs ? { runAs: options.runAs } : {}),
       ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
       ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
+      ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     });
     stopProcess = (o) => proc.stop(o);
     return { proc, run: null };
@@ -99,6 +103,7 @@ export function runRacer(
   const done = started.then(async ({ proc, run }) => {
     const ran = run ?? (await proc!.done);
     if (proc && proc.silencedMs !== null) throw silencedError(proc.silencedMs);
+    if (proc && proc.unheardMs !== null) throw unheardError(proc.unheardMs);
     return { ...ran, stdin: data };
   });
 

@@ -7,6 +7,7 @@ import {
   type RegularJobResult,
 } from '@zoott/core/jobs';
 import type { JobCgroupMode } from './cgroup-mode.js';
+import type { KillDeadline } from './keeper-link.js';
 import { neverRan, type StartedProcess, type StartOptions, startProcess } from './process.js';
 import { minimalEnv, resolveExecutable } from './resolve.js';
 
@@ -50,6 +51,12 @@ export interface RunJobOptions {
    * session timeout. Unset: the job is only killed when this process dies.
    */
   silenceMs?: number;
+  /**
+   * The job keeper kills the job at this deadline on its own clock, whatever this process's
+   * event loop does; the run then rejects. A worker gives the moment its ZooKeeper session
+   * could start to expire (see expiry-kill.ts). Unset: no deadline.
+   */
+  deadline?: KillDeadline;
 }
 
 /** Time between SIGTERM and SIGKILL when a job is stopped (5 s). */
@@ -91,6 +98,7 @@ export async function runRegularJob(
     ...(options.onReportLine ? { onReportLine: options.onReportLine } : {}),
     ...(options.cgroup !== undefined ? { cgroup: options.cgroup } : {}),
     ...(options.silenceMs !== undefined ? { silenceMs: options.silenceMs } : {}),
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
   });
   if (proc.pid > 0) options.onSpawn?.(proc.pid);
   const run = await supervise(proc, effectiveTimeout(job.timeoutMs, options.timeoutMs), signal);
@@ -130,6 +138,7 @@ export async function supervise(
     const run = await proc.done;
     if (aborted) throw abortError(signal);
     if (proc.silencedMs !== null) throw silencedError(proc.silencedMs);
+    if (proc.unheardMs !== null) throw unheardError(proc.unheardMs);
     return run;
   } finally {
     if (timer) clearTimeout(timer);
@@ -145,6 +154,19 @@ export function silencedError(silentMs: number): ZoottError {
   return new ZoottError(
     'ABORTED',
     `the job keeper killed the job: this worker was not heard of for ${silentMs} ms (stopped or stuck), longer than half its session timeout, so its claim could have passed to another worker`,
+    { op: 'runRegularJob' },
+  );
+}
+
+/**
+ * The error of a job this worker killed because ZooKeeper had been silent too long: the server
+ * could expire the session any moment and hand the claim on, so the job ended first. A failed
+ * attempt, never a result: the signal is the worker's, not the job's.
+ */
+export function unheardError(silentMs: number): ZoottError {
+  return new ZoottError(
+    'ABORTED',
+    `this worker killed the job: ZooKeeper was not heard from for ${silentMs} ms, so the server could soon expire the session and its claim pass to another worker`,
     { op: 'runRegularJob' },
   );
 }
