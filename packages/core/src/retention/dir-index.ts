@@ -42,9 +42,11 @@ const byAge = (a: Stamp, b: Stamp): number => a.seenAt - b.seenAt || a.zxid - b.
 /**
  * Records read at once while bootstrapping a directory (one page at a time per listing lane).
  * The reads are plain reads, which the ZooKeeper adapter sends 32 to a request, so a page is
- * two requests; small, because a read brings the record's data too (a result of up to 256 KB).
+ * one request; small, because a read brings the record's data too (up to the world's record
+ * limit, 900 KB by default: 8 lanes of 32 hold at most about 230 MB for a moment, and records
+ * of that size are rare).
  */
-const STAT_PAGE = 64;
+const STAT_PAGE = 32;
 /** Directories listed at once. */
 const LIST_LANES = 8;
 
