@@ -90,6 +90,16 @@ async function idlePeriods(clocks: readonly { sleeps: number }[], n: number): Pr
   await eventually(() => clocks.every((c, i) => c.sleeps >= from[i]! + n), 30_000);
 }
 
+/** Whether the counted requests hold an `op` on pending bucket `bucket`. */
+function sentFor(calls: (from: number) => string, op: string, bucket: number): boolean {
+  return calls(0)
+    .split('\n')
+    .some(
+      (line) =>
+        line.startsWith(`${op} /zoott_p/`) && line.endsWith(`/${String(bucket).padStart(4, '0')}`),
+    );
+}
+
 /** A task name whose bucket `worker` owns. */
 function nameIn(worker: WorkerHandle, prefix: string): string {
   for (let i = 0; ; i++)
@@ -237,18 +247,10 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     // That pass is over once b has listed each of a's buckets and (with tree watches) watches
     // each of its own: its requests go out in the background, and any counted after `first`
     // would be charged to the next pass.
-    const sent = (op: string, bucket: number) =>
-      calls(0)
-        .split('\n')
-        .some(
-          (line) =>
-            line.startsWith(`${op} /zoott_p/`) &&
-            line.endsWith(`/${String(bucket).padStart(4, '0')}`),
-        );
     await eventually(
       () =>
-        a.buckets.every((n) => sent('childrenWithStat', n)) &&
-        (cbRaw.watchTree === undefined || b.buckets.every((n) => sent('watchTree', n))),
+        a.buckets.every((n) => sentFor(calls, 'childrenWithStat', n)) &&
+        (cbRaw.watchTree === undefined || b.buckets.every((n) => sentFor(calls, 'watchTree', n))),
     );
     await idlePeriods([clock], 50);
     const first = pending();
@@ -298,7 +300,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
       { world, concurrency: 1, logger: memoryLogger(), stealAfterMs: 60_000 },
     );
     const stealAfterMs = 1000;
-    const { b, clock, pending } = await startWatcher(
+    const { b, clock, pending, calls } = await startWatcher(
       cbRaw,
       world,
       { t: () => 'b' },
@@ -308,10 +310,16 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     const gated = nameIn(a, 'g');
     await engine.queue({ name: gated, type: 't' });
     await eventually(async () => (await engine.task([gated]))?.state === 'working');
-    // b's first look at a's buckets (free), then past its wait after that look.
-    const listed = pending();
+    // b's first look at a's buckets (free), then past its wait after that look. That pass is
+    // over once b has listed each of a's buckets and (with tree watches) watches each of its
+    // own: counting its requests instead, its own watches could stand in for a listing still
+    // to go out, which then lands in the window below.
     clock.advance(stealAfterMs);
-    await eventually(() => pending() >= listed + a.buckets.length);
+    await eventually(
+      () =>
+        a.buckets.every((n) => sentFor(calls, 'childrenWithStat', n)) &&
+        (cbRaw.watchTree === undefined || b.buckets.every((n) => sentFor(calls, 'watchTree', n))),
+    );
     await idlePeriods([clock], 50);
     clock.advance(2 * stealAfterMs);
     await idlePeriods([clock], 50);
@@ -322,7 +330,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     await idlePeriods([clock], 200);
     clock.advance(stealAfterMs - 1);
     await idlePeriods([clock], 100);
-    expect(pending()).toBe(before);
+    expect(pending(), `b sent:\n${calls(before)}`).toBe(before);
     expect(b.stats.claimed).toBe(0);
     // The head start is over: b takes the task the owner could not.
     clock.advance(1);
