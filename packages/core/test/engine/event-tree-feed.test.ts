@@ -72,13 +72,19 @@ function scripted() {
   };
 }
 
+/** A scripted feed whose first listing (an empty bucket) is in. */
+async function startedOnEmpty() {
+  const s = scripted();
+  const started = s.feed.start();
+  await s.flush();
+  s.answer({});
+  expect(await started).toBe(true);
+  return s;
+}
+
 describe('event tree feed: connection losses', () => {
   it('a task whose steps arrive between two losses still tells every step once, in order', async () => {
-    const s = scripted();
-    const started = s.feed.start();
-    await s.flush();
-    s.answer({});
-    expect(await started).toBe(true);
+    const s = await startedOnEmpty();
     // The first loss: `t` is queued and claimed while the stream hears nothing.
     s.feed.connectionTrouble();
     s.resetAll();
@@ -109,11 +115,7 @@ describe('event tree feed: connection losses', () => {
   });
 
   it('a listing that times out on a connection that stayed up is taken again', async () => {
-    const s = scripted();
-    const started = s.feed.start();
-    await s.flush();
-    s.answer({});
-    expect(await started).toBe(true);
+    const s = await startedOnEmpty();
     s.feed.connectionTrouble();
     s.resetAll();
     await s.flush();

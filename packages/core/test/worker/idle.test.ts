@@ -100,6 +100,24 @@ function sentFor(calls: (from: number) => string, op: string, bucket: number): b
     );
 }
 
+/**
+ * Waits until watcher b's first look at a's buckets is over: b has listed each of them and
+ * (with tree watches) watches each of its own. Its requests go out in the background, so
+ * counting them would let its own watches stand in for a listing still to go out.
+ */
+async function firstLookOver(
+  a: WorkerHandle,
+  b: WorkerHandle,
+  calls: (from: number) => string,
+  raw: Coordinator,
+): Promise<void> {
+  await eventually(
+    () =>
+      a.buckets.every((n) => sentFor(calls, 'childrenWithStat', n)) &&
+      (raw.watchTree === undefined || b.buckets.every((n) => sentFor(calls, 'watchTree', n))),
+  );
+}
+
 /** A task name whose bucket `worker` owns. */
 function nameIn(worker: WorkerHandle, prefix: string): string {
   for (let i = 0; ; i++)
@@ -247,11 +265,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     // That pass is over once b has listed each of a's buckets and (with tree watches) watches
     // each of its own: its requests go out in the background, and any counted after `first`
     // would be charged to the next pass.
-    await eventually(
-      () =>
-        a.buckets.every((n) => sentFor(calls, 'childrenWithStat', n)) &&
-        (cbRaw.watchTree === undefined || b.buckets.every((n) => sentFor(calls, 'watchTree', n))),
-    );
+    await firstLookOver(a, b, calls, cbRaw);
     await idlePeriods([clock], 50);
     const first = pending();
     // Past the owner's head start, b lists the buckets that changed (each once) and finds
@@ -315,11 +329,7 @@ describeOnBackends('engine: idle workers stay quiet', (backend) => {
     // own: counting its requests instead, its own watches could stand in for a listing still
     // to go out, which then lands in the window below.
     clock.advance(stealAfterMs);
-    await eventually(
-      () =>
-        a.buckets.every((n) => sentFor(calls, 'childrenWithStat', n)) &&
-        (cbRaw.watchTree === undefined || b.buckets.every((n) => sentFor(calls, 'watchTree', n))),
-    );
+    await firstLookOver(a, b, calls, cbRaw);
     await idlePeriods([clock], 50);
     clock.advance(2 * stealAfterMs);
     await idlePeriods([clock], 50);
