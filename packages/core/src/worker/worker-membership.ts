@@ -125,6 +125,9 @@ export class WorkerMembership {
    */
   peers(): readonly PeerPlace[] | undefined {
     if (!this.registry || !this.registryPath || this.registry.names.length === 0) return undefined;
+    // A change seen and not read yet (a paced re-read waits): a worker named by a hint may have
+    // just joined, so the view does not say who is alive; unknown presumes the named one is.
+    if (this.dirty) return undefined;
     if (this.peerCache === null) {
       const self = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
       this.peerCache = this.registry.peers(self);

@@ -125,4 +125,37 @@ describeOnBackends('engine: worker membership', (backend) => {
       await worker.stop();
     }
   });
+
+  it('says who is alive only once a seen registry change is read: a paced re-read leaves it unknown', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const member = new WorkerMembership(
+      c,
+      createEngine(c, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    await member.register();
+    await member.rebalance(() => {});
+    expect(member.peers()).toEqual([]);
+    // Another worker joins right after that read: its watch fires, and the re-read is paced.
+    const peer = new WorkerMembership(
+      c,
+      createEngine(c, { world, logger: memoryLogger() }),
+      { id: 'w2', types: ['t'], startedAt: 2, server: 'node-2' },
+      () => {},
+      () => {},
+    );
+    await peer.register();
+    await eventually(() => member.dirty);
+    await expect(member.rebalance(() => {})).resolves.toBeNull();
+    // Until it is read, a hint naming the new worker must not be taken as naming a dead one.
+    expect(member.peers()).toBeUndefined();
+    await eventually(async () => (await member.rebalance(() => {})) !== null || !member.dirty);
+    expect(member.peers()?.length).toBe(1);
+    await Promise.all([member.unregister(), peer.unregister()]);
+  });
 });
