@@ -125,12 +125,19 @@ export interface TaskFacts {
 export type Rechecked = { got: Got; guard: Op[] } | { left: 'gone' | 'no longer damaged' };
 export type Recheck = () => Promise<Rechecked>;
 
-// Kept beside the findings, not in them: a finding is plain data (printed as JSON), and a
-// finding that did not come from a diagnosis has no recheck, so repair never moves it.
-const rechecks = new WeakMap<Finding, Recheck>();
+/**
+ * Where a finding of a diagnosis carries its recheck: a property no one else can name, and
+ * not enumerable, so a finding stays plain data where it is shown (printed as JSON, compared
+ * in tests) and the recheck goes wherever the finding value goes (merged with another
+ * world's findings, filtered). A finding that did not come from a diagnosis (parsed from
+ * JSON, copied, made by hand) has none, so repair never moves it.
+ */
+const RECHECK: unique symbol = Symbol('recheck');
+type Rechecking = Finding & { readonly [RECHECK]?: Recheck };
 
 /** How `repairWorld` makes `finding` again before it moves the node; none if not a diagnosis'. */
-export const recheckOf = (finding: Finding): Recheck | undefined => rechecks.get(finding);
+export const recheckOf = (finding: Finding): Recheck | undefined =>
+  (finding as Rechecking)[RECHECK];
 
 /** How far a diagnosis is: nodes read, and the part of the world it reads now. */
 export interface DiagnosisProgress {
@@ -214,7 +221,8 @@ export class Diagnosis implements TaskFacts {
     // Two parts may look at one node (an area's node, and the namespace's list of them).
     if (this.found.some((f) => f.kind === kind && f.path === path && f.detail === detail)) return;
     const finding: Finding = { kind, path, detail, repair, ...(admin ? { admin } : {}) };
-    if (recheck && repair === 'quarantine') rechecks.set(finding, recheck);
+    if (recheck && repair === 'quarantine')
+      Object.defineProperty(finding, RECHECK, { value: recheck, enumerable: false });
     this.found.push(finding);
   }
 

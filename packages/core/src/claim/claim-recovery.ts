@@ -1,7 +1,8 @@
 import { decodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
-import { claimsHeldThrough, sessionBack } from '../engine/session.js';
+import { claimsHeldThrough } from '../engine/held-claims.js';
+import { sessionBack } from '../engine/session.js';
 import type { Claim, ClaimIdentity, EntryData } from '../engine/types.js';
 import type { BucketListings } from './bucket-listings.js';
 import type { Candidate } from './candidate.js';

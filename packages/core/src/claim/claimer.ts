@@ -1,7 +1,7 @@
 import type { EngineContext } from '../engine/context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
+import { claimsHeldThrough } from '../engine/held-claims.js';
 import type { EntryName } from '../engine/layout.js';
-import { claimsHeldThrough } from '../engine/session.js';
 import { failClaim } from '../engine/settle.js';
 import type { Claim } from '../engine/types.js';
 import { blockingAncestor } from '../tree/blocking.js';

@@ -1,4 +1,4 @@
-import { noteTypeHasChildren, takeChildHint, typeHasChildren } from '../engine/child-hints.js';
+import type { ChildHints } from '../engine/child-hints.js';
 import type { EngineContext } from '../engine/context.js';
 import type { Claim } from '../engine/types.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
@@ -26,7 +26,7 @@ export async function completeHere<T extends { status: string }>(
   try {
     const out = await write();
     applied = out.status === 'completed';
-    if (applied) completedHere(ctx.layout.world, claimers, bucket, claim, name);
+    if (applied) completedHere(ctx.hints, claimers, bucket, claim, name);
     return out;
   } finally {
     for (const end of ends) end(applied);
@@ -34,7 +34,7 @@ export async function completeHere<T extends { status: string }>(
 }
 
 function completedHere(
-  world: string,
+  hints: ChildHints,
   claimers: Iterable<Claimer>,
   bucket: number,
   claim: Claim,
@@ -43,7 +43,7 @@ function completedHere(
   const key = claim.key.join(KEY_SEPARATOR);
   let listedChild = false;
   for (const c of claimers) if (c.listings.completed(bucket, key, name)) listedChild = true;
-  if (listedChild) noteTypeHasChildren(world, claim.type);
+  if (listedChild) hints.noteTypeHasChildren(claim.type);
 }
 
 /**
@@ -58,10 +58,10 @@ export function lookForChildren(
   claimers: Iterable<Claimer>,
   claim: Claim,
 ): Promise<void> | undefined {
-  // No child of it queued here since: nothing to look for (see `noteChildQueued`), and no
+  // No child of it queued here since: nothing to look for (see `ChildHints`), and no
   // promise made for it either: this runs for every completion.
-  const hinted = takeChildHint(ctx.layout.world, claim.key);
-  if (!hinted && !typeHasChildren(ctx.layout.world, claim.type)) return undefined;
+  const hinted = ctx.hints.take(claim.key);
+  if (!hinted && !ctx.hints.typeHasChildren(claim.type)) return undefined;
   return readForChildren(ctx, claimers, claim);
 }
 
@@ -77,6 +77,6 @@ async function readForChildren(
   // A failed read cannot say "no children": read the bucket again, to be safe.
   const stat = await ctx.coordinator.exists(ctx.layout.treePath(claim.key)).catch(() => undefined);
   if (stat !== undefined && (stat === null || stat.numChildren === 0)) return;
-  if (stat) noteTypeHasChildren(ctx.layout.world, claim.type);
+  if (stat) ctx.hints.noteTypeHasChildren(claim.type);
   for (const c of blind) c.listings.expectChild(bucket);
 }

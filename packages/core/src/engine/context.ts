@@ -1,10 +1,12 @@
 import type { Coordinator } from '../contract/coordinator.js';
 import type { TaskLimits } from '../tree/limits.js';
+import type { ChildHints } from './child-hints.js';
 import { systemEngineClock } from './clock.js';
 import type { CorruptSink } from './corrupt.js';
 import type { EngineOptions } from './engine-options.js';
 import { WorldLayout } from './layout.js';
 import { consoleLogger } from './logger.js';
+import type { QueueIds } from './queue-ids.js';
 import type { Telemetry } from './telemetry.js';
 import type { BackoffOptions, EngineClock, EngineLogger } from './types.js';
 
@@ -23,6 +25,16 @@ export interface EngineContext {
   readonly onCorrupt: CorruptSink;
   /** Where the spans of tasks go; `undefined`: no tracing at all. */
   readonly telemetry: Telemetry | undefined;
+  /** Children this engine queued under running parents: their completions look for them. */
+  readonly hints: ChildHints;
+  /** The marks this engine's queue calls leave on their entries. */
+  readonly queueIds: QueueIds;
+}
+
+/** What an engine keeps across its contexts (a context is made again by `init`). */
+export interface EngineOwned {
+  readonly hints: ChildHints;
+  readonly queueIds: QueueIds;
 }
 
 /** The context of `world` (of `buckets` buckets) for an engine made with `o`. */
@@ -31,6 +43,7 @@ export function makeContext(
   world: string,
   buckets: number,
   o: EngineOptions,
+  owned: EngineOwned,
 ): EngineContext {
   const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
   const logger = o.logger ?? consoleLogger;
@@ -46,5 +59,7 @@ export function makeContext(
       o.onCorrupt ??
       ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
     telemetry: o.telemetry,
+    hints: owned.hints,
+    queueIds: owned.queueIds,
   };
 }

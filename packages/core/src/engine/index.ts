@@ -27,8 +27,7 @@ export {
   listBucket,
   waitingEntries,
 } from './area-listing.js';
-// Tests stand in for another process's queue with it (no hint left here).
-export { takeChildHint } from './child-hints.js';
+export { ChildHints } from './child-hints.js';
 export { backoffDelay, systemEngineClock } from './clock.js';
 export {
   type CorruptNode,

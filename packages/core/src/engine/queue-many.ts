@@ -3,7 +3,6 @@ import { JUTE_MAX_BUFFER } from '../contract/request-size.js';
 import { childNamesFor } from '../tree/functors.js';
 import { KEY_SEPARATOR, validateKey } from '../tree/keys.js';
 import { validateTaskInfo } from '../tree/names.js';
-import { noteChildQueued } from './child-hints.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, parseEntryName } from './layout.js';
@@ -105,7 +104,7 @@ function prepare(ctx: EngineContext, request: unknown, index: number, spans: Que
     );
     key = [...parentKey, child!];
     // Before the write: the parent's completion here must know to look for this child.
-    noteChildQueued(ctx.layout.world, key);
+    ctx.hints.noteChildQueued(key);
   } else if (split.nameFunctor)
     throw new ZoottError('INVALID_TASK', 'childName: only applies with a parent', {
       field: 'childName',

@@ -3,14 +3,13 @@ import { ZoottError } from '../contract/errors.js';
 import { decodeJson, encodeJson } from '../contract/paths.js';
 import { KEY_SEPARATOR, type TaskKey, validateKey } from '../tree/keys.js';
 import type { TaskInfo } from '../tree/task-map.js';
-import { noteChildQueued } from './child-hints.js';
 import type { EngineContext } from './context.js';
 import { codeOf, multiFailure, taskStateError, UNKNOWN_OUTCOME_CODES } from './errors.js';
 import { AREA, ENTRY_KIND, entryPrefix, parseEntryName, validatePriority } from './layout.js';
 import { connectionBack } from './session.js';
 import { queueTrace } from './task-spans.js';
 import type { TraceCarrier } from './telemetry.js';
-import type { BackoffOptions, EngineClock, EntryData, QueuedTask, QueueOptions } from './types.js';
+import type { BackoffOptions, EntryData, QueuedTask, QueueOptions } from './types.js';
 
 /** A queue option set with defaults applied. */
 export interface ResolvedQueueOptions {
@@ -91,21 +90,8 @@ function entryData(
   if (opts.hints) d.hints = opts.hints;
   if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
   if (trace) d.trace = trace;
-  d.qid = queueId(ctx.clock);
+  d.qid = ctx.queueIds.next(ctx.clock);
   return d;
-}
-
-let queueCalls = 0;
-
-/**
- * Marks the entry one queue call writes, so that call can find it after a lost reply. Time and
- * randomness come from the engine's clock, so a test's clock decides them; the count of calls
- * keeps the marks of one process apart even under a clock that repeats itself.
- */
-function queueId(clock: EngineClock): string {
-  queueCalls += 1;
-  const random = Math.floor(clock.random() * 36 ** 8).toString(36);
-  return `${clock.now().toString(36)}${random}${queueCalls.toString(36)}`;
 }
 
 /**
@@ -227,7 +213,7 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
   const encodedKey = key.join(KEY_SEPARATOR);
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
   // Before the write: the parent's completion here must know to look for this child.
-  noteChildQueued(layout.world, key);
+  ctx.hints.noteChildQueued(key);
   for (let round = 0; round < 8; round++) {
     try {
       const res = await ctx.coordinator.multi(p.ops);

@@ -76,22 +76,6 @@ export function connectionBack(c: Coordinator): Promise<boolean> {
   return onceDecided(c, () => (c.state === 'connected' ? true : gone(c) ? false : null));
 }
 
-const claimsHere = new WeakMap<Coordinator, Set<string>>();
-
-/**
- * Working-node paths that some engine of this process holds through `c`, that is through one
- * session. A working node of the own session missing from it is an orphan (a lost claim reply
- * nobody adopted, a settle that gave up); one present is another engine's live claim.
- */
-export function claimsHeldThrough(c: Coordinator): Set<string> {
-  let set = claimsHere.get(c);
-  if (!set) {
-    set = new Set();
-    claimsHere.set(c, set);
-  }
-  return set;
-}
-
 /** Creates a persistent node unless it exists; concurrent callers all succeed. */
 export async function ensureNode(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
   try {

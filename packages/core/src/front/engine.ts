@@ -2,12 +2,14 @@ import { Claimer, type ClaimerOptions } from '../claim/claimer.js';
 import { completeHere, lookForChildren } from '../claim/late-children.js';
 import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
+import { ChildHints } from '../engine/child-hints.js';
 import { systemEngineClock } from '../engine/clock.js';
-import { type EngineContext, makeContext } from '../engine/context.js';
+import { type EngineContext, type EngineOwned, makeContext } from '../engine/context.js';
 import { type EngineOptions, type SettleDetail, tellSettled } from '../engine/engine-options.js';
 import { codeOf } from '../engine/errors.js';
 import { watchEvents } from '../engine/events.js';
 import { CompletionGroups } from '../engine/group-commit.js';
+import { claimsHeldThrough } from '../engine/held-claims.js';
 import { initWorld } from '../engine/init-world.js';
 import { countAreas, listTasks, taskRecord, taskTree } from '../engine/inspect.js';
 import { DEFAULT_BUCKETS, validateBuckets, WorldLayout } from '../engine/layout.js';
@@ -16,6 +18,7 @@ import { type PauseState, readPause, setPause } from '../engine/pause.js';
 import { isPermanent } from '../engine/permanent.js';
 import { readProgress, type TaskProgress } from '../engine/progress.js';
 import { queueAt, resolveQueueOptions } from '../engine/queue.js';
+import { QueueIds } from '../engine/queue-ids.js';
 import { queueManyAt } from '../engine/queue-many.js';
 import {
   type QueueManyRequest,
@@ -23,7 +26,6 @@ import {
   type QueueRequest,
   queueArguments,
 } from '../engine/queue-request.js';
-import { claimsHeldThrough } from '../engine/session.js';
 import {
   type CompleteOptions,
   type CompleteOutcome,
@@ -73,6 +75,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   /** Claimers made by this engine: a released claim is re-listed by all of them. */
   private readonly claimers = new Set<Claimer>();
   private groups: { ctx: EngineContext; groups: CompletionGroups } | null = null;
+  /** Per engine, not per process: two Engine objects of one process keep their own. */
+  private readonly owned: EngineOwned = { hints: new ChildHints(), queueIds: new QueueIds() };
 
   constructor(
     readonly coordinator: Coordinator,
@@ -98,6 +102,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
             this.world,
             parseMeta(got.data, root).buckets,
             this.options,
+            this.owned,
           ),
         (err) => {
           this.ctxPromise = null;
@@ -130,7 +135,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       this.options.buckets !== undefined,
     );
     this.ctxPromise = Promise.resolve(
-      makeContext(this.coordinator, this.world, buckets, this.options),
+      makeContext(this.coordinator, this.world, buckets, this.options, this.owned),
     );
   }
 

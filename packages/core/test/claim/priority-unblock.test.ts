@@ -166,8 +166,16 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
     const started: string[] = [];
     // Without tree watches: a tree event would name the child at once, and no listing would
     // have to be read for it (entry-events.test.ts), which is what this test is about.
+    const workerCoordinator = withoutTreeWatches(wc);
+    // The handler queues through its worker's engine, so that engine's completion of p
+    // knows a child of p was queued (a note kept per engine).
+    const workerEngine = createEngine(workerCoordinator, {
+      world,
+      clock: new TestClock(),
+      logger: memoryLogger(),
+    });
     const worker = runWorker(
-      withoutTreeWatches(wc),
+      workerCoordinator,
       {
         t: async (task) => {
           started.push(task.key.join('/'));
@@ -175,11 +183,16 @@ describeOnBackends('engine: priority from the moment a task is runnable', (backe
           // up to date, so the child's claim checks its ancestors instead.
           if (task.key.length === 1 && task.key[0] === 'p') {
             busyReads = 1000;
-            await engine.queue({ name: 'c', type: 't', parent: { key: ['p'] }, priority: 10 });
+            await workerEngine.queue({
+              name: 'c',
+              type: 't',
+              parent: { key: ['p'] },
+              priority: 10,
+            });
           } else if (task.key[0] !== 'p') await gate;
         },
       },
-      { world, concurrency: 8, clock: new TestClock(), logger: memoryLogger(), pollMs: 200 },
+      { world, concurrency: 8, engine: workerEngine, logger: memoryLogger(), pollMs: 200 },
     );
     await eventually(() => started.includes('p/c'));
     expect(busy).toBeGreaterThanOrEqual(1);

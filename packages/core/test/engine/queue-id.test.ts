@@ -27,3 +27,29 @@ it("marks each queued entry with the engine clock's time, uniquely", async () =>
   engine.close();
   await c.close();
 });
+
+// The count of queue calls is the engine's, not the process's: two engines sharing one test
+// clock (same time, same random) count alike, and their tag is what keeps their marks apart.
+// Equal marks would let one engine, after a lost reply, take the other's entry for its own.
+it('two engines on one test clock mark entries for the same key differently', async () => {
+  const c = await new MemoryServer().connect();
+  const clock = new TestClock(1_234_567, 0.25);
+  const marks: string[] = [];
+  const engines = [];
+  for (let i = 0; i < 2; i++) {
+    // Each in its own world, so both write the same key at the same clock time.
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 1, clock, logger: memoryLogger() });
+    engines.push(engine);
+    await engine.init();
+    await engine.queue({ name: 'a', type: 't' });
+    const bucket = `/zoott_p/${world}/0000`;
+    const [name] = await c.children(bucket);
+    const entry = JSON.parse(utf8.decode((await c.get(`${bucket}/${name}`)).data)) as EntryData;
+    marks.push(entry.qid ?? '');
+  }
+  expect(marks[0]).not.toBe('');
+  expect(marks[1]).not.toBe(marks[0]);
+  for (const engine of engines) engine.close();
+  await c.close();
+});
