@@ -4,6 +4,8 @@ import {
   credentialsOf,
   ExitCode,
   exitCodesHelp,
+  settingFlags,
+  settingHelp,
   zkSecurityHint,
   zkSecurityOptions,
 } from '@zoott/jobs/config';
@@ -82,11 +84,7 @@ const program = new Command('zoott-amqp-bridge')
 
 const options = new Map<keyof BridgeSettings, Option>();
 for (const s of BRIDGE_SETTINGS) {
-  const def = s.fallback !== undefined && !s.secret ? ` (default: ${String(s.fallback)})` : '';
-  const opt = new Option(
-    s.kind === 'bool' ? `${s.flag} [bool]` : `${s.flag} <${s.arg}>`,
-    `${s.help} [env ${s.env}; config "${s.key}"]${def}`,
-  );
+  const opt = new Option(settingFlags(s, 'optional-value'), settingHelp(s));
   if (s.kind === 'list')
     opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), ...v.split(',')]);
   options.set(s.key, opt);

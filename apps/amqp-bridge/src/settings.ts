@@ -64,6 +64,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: 'hosts[/chroot]',
     help: 'ZooKeeper connection string, with an optional chroot',
     fallback: '127.0.0.1:2181',
+    defaultHelp: '127.0.0.1:2181',
   },
   {
     key: 'auth',
@@ -85,6 +86,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
   {
     ...SESSION_TIMEOUT_SETTING,
     fallback: 10_000,
+    defaultHelp: '10000',
   },
   // TLS and SASL to a secured ZooKeeper, shared with zoott-worker and the CLI.
   ...ZK_SECURITY_SETTINGS.map(({ masked, example: _example, ...row }) =>
@@ -96,8 +98,9 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_WORLD',
     kind: 'string',
     arg: 'name',
-    help: 'the world jobs are queued into (its workers run them)',
+    help: 'the world jobs are queued into (its workers run them); one that was never initialised is refused (exit 5, naming the worlds that exist)',
     fallback: 'default',
+    defaultHelp: 'default',
   },
   {
     key: 'createWorld',
@@ -107,6 +110,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: '',
     help: 'create the world when it does not exist (without it a world that was never initialised is refused, exit 5)',
     fallback: false,
+    defaultHelp: 'false',
   },
   {
     key: 'amqpUrl',
@@ -116,6 +120,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: 'url',
     help: 'RabbitMQ: amqp://user:password@host:5672/vhost, or amqps:// for TLS (prefer ZOOTT_AMQP_URL or the config file: it holds a password)',
     fallback: 'amqp://guest:guest@127.0.0.1:5672',
+    defaultHelp: 'amqp://guest:guest@127.0.0.1:5672',
     secret: true,
   },
   {
@@ -150,6 +155,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: 'queue',
     help: 'queue of regular jobs',
     fallback: 'jobs',
+    defaultHelp: 'jobs',
   },
   {
     key: 'raceQueue',
@@ -159,6 +165,7 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     arg: 'queue',
     help: 'queue of race jobs',
     fallback: 'races',
+    defaultHelp: 'races',
   },
   {
     key: 'deadLetterExchange',
@@ -174,8 +181,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_AMQP_PREFETCH',
     kind: 'int',
     arg: 'n',
-    help: "unacknowledged messages per queue, per bridge (each consumer's RabbitMQ prefetch count)",
+    unit: 'count',
+    help: "unacknowledged messages per queue, per bridge (each consumer's RabbitMQ prefetch count: rabbitmqctl list_consumers queue_name prefetch_count shows it)",
     fallback: 16,
+    defaultHelp: '16',
   },
   {
     key: 'declareQueues',
@@ -183,8 +192,9 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_AMQP_DECLARE_QUEUES',
     kind: 'bool',
     arg: '',
-    help: 'declare missing queues as durable (false: they must exist)',
+    help: 'declare missing queues as durable (false: they must exist, e.g. declared elsewhere with arguments of their own)',
     fallback: true,
+    defaultHelp: 'true',
   },
   {
     key: 'replyExchanges',
@@ -200,8 +210,10 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_AMQP_MAX_DELIVERIES',
     kind: 'int',
     arg: 'n',
+    unit: 'count',
     help: 'deliveries of one message (x-delivery-count on a quorum queue, else counted by the bridge) after which it is refused rather than tried again',
     fallback: 5,
+    defaultHelp: '5',
   },
   {
     key: 'parkAfterMs',
@@ -209,16 +221,21 @@ export const BRIDGE_SETTINGS: readonly BridgeSettingSpec[] = [
     env: 'ZOOTT_AMQP_PARK_AFTER_MS',
     kind: 'int',
     arg: 'ms',
+    unit: 'ms',
     help: 'how long a result the broker refuses (no such exchange, not allowed, no queue bound) is retried, with backoff, before it is parked (zoott parked lists, retries and drops parked results)',
     fallback: 60_000,
+    defaultHelp: '60000',
   },
   {
     ...LOG_LEVEL_SETTING,
     fallback: 'info',
+    defaultHelp: 'info',
   },
   {
     ...TRACE_SETTING,
+    help: `${TRACE_SETTING.help}; a message's W3C traceparent header makes its task continue the publisher's trace`,
     fallback: false,
+    defaultHelp: 'false',
   },
 ];
 

@@ -12,6 +12,8 @@ import {
   readWorkerConfig,
   resolveSettingsWithSources,
   SETTINGS,
+  settingFlags,
+  settingHelp,
   signalExitCode,
   zkSecurityOptions,
 } from '@zoott/jobs/config';
@@ -43,8 +45,7 @@ const collect = (value: string, previous: string[] | undefined) => [
 // the table's key (`jobTimeoutMs`) is not the name commander derives from `--job-timeout`.
 const options = new Map<keyof FileSettings, Option>();
 for (const s of SETTINGS) {
-  const help = `${s.help} [env ${s.env}; config "${s.key}"]${s.defaultHelp ? ` (default: ${s.defaultHelp})` : ''}`;
-  const opt = new Option(s.kind === 'bool' ? s.flag : `${s.flag} <${s.arg}>`, help);
+  const opt = new Option(settingFlags(s), settingHelp(s));
   if (s.kind === 'list') opt.argParser(collect);
   options.set(s.key, opt);
   program.addOption(opt);

@@ -28,6 +28,7 @@ export * from './entry-events.js';
 export * from './exit-codes.js';
 export * from './file-trust.js';
 export * from './heap-room.js';
+export * from './setting-table.js';
 export * from './setting-values.js';
 export * from './settings.js';
 export * from './shared-settings.js';

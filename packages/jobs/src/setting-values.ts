@@ -1,24 +1,42 @@
 import { ZoottError } from '@zoott/core';
 
 // Typed setting values from flags, environment variables and a config file, with errors that
-// name the setting and where it came from. Each program keeps its own table of settings
-// (zoott-worker's is settings.ts; zoott-amqp-bridge has one too) and reads it through here,
-// so a value means the same in every zoott program.
+// name the setting and where it came from. Each program keeps its own table of settings in
+// the one row format below (zoott-worker's is settings.ts; zoott-amqp-bridge and zoott have
+// theirs) and reads it through here, so a value means the same in every zoott program.
 
 /** Value kinds of settings. */
 export type SettingKind = 'string' | 'int' | 'list' | 'bool';
 
-/** What every row of a settings table holds: its config-file key, flag and environment variable. */
+/**
+ * What a whole number measures. One unit per setting: every duration is in milliseconds (its
+ * key ends in `Ms`, its variable in `_MS`), every size in bytes (`Bytes`, `_BYTES`).
+ */
+export type SettingUnit = 'ms' | 'bytes' | 'count' | 'percent' | 'port';
+
+/**
+ * One row of a settings table, the format of zoott, zoott-worker and zoott-amqp-bridge alike:
+ * its name (the config-file key), flag, environment variable, parser (`kind`, and `values`
+ * for a fixed set), unit, default and description. Flag parsing, --help, --print-config and
+ * the README tables are made from (or checked against) the rows: setting-table.ts.
+ */
 export interface SettingSpecBase<K extends string = string> {
+  /** The setting's name, and its key in the config file. */
   key: K;
   flag: string;
   env: string;
+  /** How the value is parsed from a flag, a variable or the file. */
   kind: SettingKind;
   /** Placeholder shown in --help ('' for a switch). */
   arg: string;
+  /** The description, in --help and the README. */
   help: string;
+  /** What an `int` setting measures; none for other kinds. */
+  unit?: SettingUnit;
   /** The only values a `string` setting takes, when it has a fixed set: its errors name them. */
   values?: readonly string[];
+  /** The default as --help and the README say it; none: unset unless given. */
+  defaultHelp?: string;
 }
 
 /** Where a setting's value came from. */

@@ -12,8 +12,6 @@ import { ZK_SECURITY_SETTINGS, type ZkSecuritySettings } from './zk-security.js'
 
 /** One setting of the daemon: its flag, environment variable and config-file key. */
 export interface SettingSpec extends SettingSpecBase<keyof FileSettings> {
-  /** The default as --help and the README say it. */
-  defaultHelp?: string;
   /** The value used when no source sets one, given what the sources did set; none = unset. */
   fallback?: (resolved: FileSettings) => unknown;
   /** A valid value in flag/environment form: documentation, and what the settings test sets. */
@@ -110,6 +108,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_CONCURRENCY',
     kind: 'int',
     arg: 'n',
+    unit: 'count',
     help: 'tasks run at once',
     defaultHelp: '1',
     example: '4',
@@ -121,6 +120,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_RACE_CONCURRENCY',
     kind: 'int',
     arg: 'n',
+    unit: 'count',
     help: 'race coordinators run at once (they wait, they run no process)',
     defaultHelp: '4',
     example: '2',
@@ -222,6 +222,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_JOB_TIMEOUT_MS',
     kind: 'int',
     arg: 'ms',
+    unit: 'ms',
     help: "ceiling on a job's run time (a job's timeoutMs may only lower it)",
     defaultHelp: '3600000',
     example: '600000',
@@ -233,6 +234,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_KILL_GRACE_MS',
     kind: 'int',
     arg: 'ms',
+    unit: 'ms',
     help: 'time between SIGTERM and SIGKILL when a job is stopped',
     defaultHelp: '5000',
     example: '2000',
@@ -244,6 +246,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_MAX_OUTPUT_BYTES',
     kind: 'int',
     arg: 'bytes',
+    unit: 'bytes',
     help: 'stdout and stderr bytes kept per job (the result JSON is capped at this too)',
     defaultHelp: '262144',
     example: '65536',
@@ -255,6 +258,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_GRACE_MS',
     kind: 'int',
     arg: 'ms',
+    unit: 'ms',
     help: 'on SIGTERM/SIGINT: how long running tasks may finish before they are aborted',
     defaultHelp: '30000',
     example: '5000',
@@ -266,6 +270,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_LOCALITY_WAIT_MS',
     kind: 'int',
     arg: 'ms',
+    unit: 'ms',
     help: 'how long a task hinted to another live worker waits before this one takes it',
     defaultHelp: '2000',
     example: '500',
@@ -289,6 +294,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_METRICS_PORT',
     kind: 'int',
     arg: 'port',
+    unit: 'port',
     help: 'serve Prometheus metrics on this port (0 = any free port; unset = off)',
     example: '9464',
   },
@@ -309,6 +315,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ZOOTT_HEAP_ROOM',
     kind: 'int',
     arg: 'percent',
+    unit: 'percent',
     help: "garbage the JavaScript heap may gather between full collections, in percent of its live data (0 = V8's own choice, up to 300% on a busy worker)",
     defaultHelp: String(DEFAULT_HEAP_ROOM),
     example: '25',

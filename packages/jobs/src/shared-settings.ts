@@ -11,6 +11,7 @@ export const SESSION_TIMEOUT_SETTING: SettingSpecBase<'sessionTimeoutMs'> = {
   env: 'ZOOTT_SESSION_TIMEOUT_MS',
   kind: 'int',
   arg: 'ms',
+  unit: 'ms',
   help: 'ZooKeeper session timeout',
 };
 
