@@ -67,6 +67,11 @@ describe('zoott-amqp-bridge: no result blocks the others', { timeout: 240_000 },
         (l) => l.msg === 'result not published; retrying' && l.routingkey === address.routingkey,
         `the first failure of ${address.routingkey}`,
       );
+    // Retried, a refused result goes out on a channel of its own: the shared publish channel,
+    // which carries the good results' confirms, is not closed again by a known refusal.
+    const closes = () =>
+      bridge.output().split('the publish channel closed; reopening it').length - 1;
+    const closedBefore = closes();
     for (let i = 0; i < 10; i++)
       await w.client.post('jobs', {
         executable: '/usr/bin/echo',
@@ -98,6 +103,7 @@ describe('zoott-amqp-bridge: no result blocks the others', { timeout: 240_000 },
     expect(byKey.get('rk-gone')?.reason).toMatch(/NOT_FOUND/);
     expect(byKey.get('rk-nobody')?.reason).toMatch(/unroutable/);
     for (const r of rows) expect(r.attempts).toBeGreaterThanOrEqual(2);
+    expect(closes(), 'retries closed the shared publish channel').toBe(closedBefore);
 
     const doctor = await zoott(['doctor', w.world, '--json']);
     expect(doctor.code).toBe(7);

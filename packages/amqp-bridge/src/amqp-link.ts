@@ -144,7 +144,10 @@ export class AmqpLink {
     publisher.on('error', () => {});
     publisher.on('return', (msg: Parameters<AmqpLink['onReturn']>[0]) => this.onReturn(msg));
     publisher.on('close', () => {
-      if (this.publisher === publisher && this.model === model) void this.reopenPublisher(model);
+      if (this.publisher !== publisher || this.model !== model) return;
+      // Every publication in flight on it lost its confirm and will be published again.
+      this.options.logger.warn({}, 'the publish channel closed; reopening it');
+      void this.reopenPublisher(model);
     });
     return publisher;
   }
@@ -187,6 +190,45 @@ export class AmqpLink {
       channel = this.publisher;
     }
     if (!channel) throw new Error('not connected to RabbitMQ');
+    await this.publishOn(channel, exchange, routingKey, body, props);
+  }
+
+  /**
+   * Publishes one message on a confirm channel of its own, opened for it and closed after:
+   * for a publication the broker refused before (an exchange that does not exist closes the
+   * channel it is published on). On the shared channel its retry would close that channel
+   * again, and every other result in flight there would lose its confirm and be published a
+   * second time. Settles as {@link publish} does.
+   */
+  async publishAlone(exchange: string, routingKey: string, body: Buffer, props: Options.Publish) {
+    if (!this.publisher) await this.ready();
+    const model = this.model;
+    if (!model) throw new Error('not connected to RabbitMQ');
+    const channel = await withDeadline(
+      model.createConfirmChannel(),
+      SETUP_TIMEOUT_MS,
+      'opening a channel for a refused result',
+    );
+    channel.on('error', () => {});
+    channel.on('return', (msg: Parameters<AmqpLink['onReturn']>[0]) => this.onReturn(msg));
+    let open = true;
+    channel.once('close', () => {
+      open = false;
+    });
+    try {
+      await this.publishOn(channel, exchange, routingKey, body, props);
+    } finally {
+      if (open) await channel.close().catch(() => {});
+    }
+  }
+
+  private async publishOn(
+    channel: ConfirmChannel,
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    props: Options.Publish,
+  ): Promise<void> {
     const pending: PendingReturn = {
       exchange,
       routingKey,

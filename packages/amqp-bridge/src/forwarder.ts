@@ -211,8 +211,13 @@ export class Forwarder {
     const problem = addressProblem(out.address, this.options.allowed);
     if (problem !== null) return this.park(coordinator, taken, acl, problem, 0);
     await this.options.beforePublish?.(path);
+    // A result refused before goes on a channel of its own: its refusal, if it comes again,
+    // closes only that one, not the channel the other results' confirms are waiting on.
+    const publish = this.failing.has(path)
+      ? this.options.link.publishAlone.bind(this.options.link)
+      : this.options.link.publish.bind(this.options.link);
     try {
-      await this.options.link.publish(exchange, routingkey, Buffer.from(JSON.stringify(out.body)), {
+      await publish(exchange, routingkey, Buffer.from(JSON.stringify(out.body)), {
         persistent: true,
         contentType: 'application/json',
         messageId: path,

@@ -4,7 +4,7 @@
  * (`parkOps` from the bridge's reply directory), listed in a table and in --json, retried
  * back into that directory, dropped; and every wrong combination of its arguments refused.
  */
-import type { Coordinator } from '@zoott/core';
+import { type Coordinator, digestAcl } from '@zoott/core';
 import { parkOps, publishResult } from '@zoott/jobs';
 import { worldAcl } from '@zoott/jobs/internal';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -127,5 +127,41 @@ describe('zoott parked', { timeout: 180_000 }, () => {
     expect(json<Listed>(await z(['parked', 'tw', '--json'])).parked).toEqual([]);
     const healthy = await z(['doctor', 'tw']);
     expect(healthy.code, healthy.stdout).toBe(0);
+  });
+
+  it('names the nodes in the parked area that are not parked results, and never retries or drops them', async () => {
+    const root = '/zoott_~parked/tw';
+    const kept = await park(5);
+    await c.create(`${root}/junk`, Buffer.from('not json'), { acl: await worldAcl(c, 'tw') });
+    await c.create(
+      `${root}/planted`,
+      Buffer.from(
+        JSON.stringify({ from: DIR, exchange: '', routingkey: 'x', reason: 'r', result: 1 }),
+      ),
+      { acl: [digestAcl('someone', 'else', 'cdrwa'), { scheme: 'world', id: 'anyone', perms: 1 }] },
+    );
+    const table = await z(['parked', 'tw']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/world tw: 1 parked result/);
+    expect(table.stderr).toMatch(/\/zoott_~parked\/tw\/junk: not JSON, left alone/);
+    expect(table.stderr).toMatch(/\/zoott_~parked\/tw\/planted: not under the world ACL/);
+    const listed = json<Listed & { unread: { name: string; why: string }[] }>(
+      await z(['parked', 'tw', '--json']),
+    );
+    expect(listed.parked.map((p) => p.name)).toEqual([kept]);
+    expect(listed.unread).toEqual([
+      { name: 'junk', path: `${root}/junk`, why: 'not JSON' },
+      { name: 'planted', path: `${root}/planted`, why: 'not under the world ACL' },
+    ]);
+    const named = await z(['parked', 'tw', 'junk', '--drop']);
+    expect(named.code).toBe(5);
+    expect(named.stderr).toMatch(/not parked in world tw: junk \(not JSON\)/);
+    const all = await z(['parked', 'tw', '--all', '--drop', '--json']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(json<{ dropped: string[] }>(all).dropped).toEqual([kept]);
+    expect(all.stderr).toMatch(/junk: not JSON, left alone/);
+    expect((await c.children(root)).sort()).toEqual(['junk', 'planted']);
+    await c.delete(`${root}/junk`);
+    await c.delete(`${root}/planted`);
   });
 });

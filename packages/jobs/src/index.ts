@@ -29,7 +29,9 @@ export {
   type ParkedResult,
   type Parking,
   parkOps,
+  readParkedArea,
   retryParked,
+  type UnreadParked,
 } from './parked.js';
 export {
   publishResult,

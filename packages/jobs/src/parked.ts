@@ -96,32 +96,52 @@ function isParked(value: unknown): value is ParkedData {
   );
 }
 
+/** A node in the parked area that is not a parked result, and why it is not. */
+export interface UnreadParked {
+  name: string;
+  path: string;
+  why: 'not under the world ACL' | 'not JSON' | 'not a parked result';
+}
+
 /**
- * The world's parked results, oldest parked first. Only nodes under the world's ACL that hold
- * a parked result are listed; anything else there is left to `zoott doctor`.
+ * The world's parked area: its parked results, oldest parked first, and the nodes there that
+ * are not parked results (planted under another ACL, not JSON, or JSON of another shape),
+ * which are never retried or dropped by name and are left to `zoott doctor`.
  */
-export async function listParked(coordinator: Coordinator, world: string): Promise<ParkedResult[]> {
+export async function readParkedArea(
+  coordinator: Coordinator,
+  world: string,
+): Promise<{ parked: ParkedResult[]; unread: UnreadParked[] }> {
   const root = parkedRoot(world);
   let names: string[];
   try {
     names = await coordinator.children(root);
   } catch (err) {
-    if (isZoottError(err, 'NO_NODE')) return [];
+    if (isZoottError(err, 'NO_NODE')) return { parked: [], unread: [] };
     throw err;
   }
   const acl = aclText(await worldAcl(coordinator, world));
-  const out: ParkedResult[] = [];
+  const parked: ParkedResult[] = [];
+  const unread: UnreadParked[] = [];
   await Promise.all(
     names.map(async (name) => {
       const path = `${root}/${name}`;
       try {
         const [got, nodeAcl] = await Promise.all([coordinator.get(path), coordinator.getAcl(path)]);
-        if (aclText(nodeAcl.acl) !== acl) return;
+        if (aclText(nodeAcl.acl) !== acl) {
+          unread.push({ name, path, why: 'not under the world ACL' });
+          return;
+        }
         const data = decodeJson<unknown>(got.data, path);
-        if (isParked(data)) out.push({ ...data, name, path, version: got.stat.version });
+        if (isParked(data)) parked.push({ ...data, name, path, version: got.stat.version });
+        else unread.push({ name, path, why: 'not a parked result' });
       } catch (err) {
-        // Gone since the listing (dropped or retried by someone else), or not JSON.
-        if (isZoottError(err, 'NO_NODE') || isZoottError(err, 'BAD_ARGUMENTS')) return;
+        // Gone since the listing (dropped or retried by someone else).
+        if (isZoottError(err, 'NO_NODE')) return;
+        if (isZoottError(err, 'BAD_ARGUMENTS')) {
+          unread.push({ name, path, why: 'not JSON' });
+          return;
+        }
         throw err;
       }
     }),
@@ -129,12 +149,23 @@ export async function listParked(coordinator: Coordinator, world: string): Promi
   // Parked in the same millisecond: the server's sequence at the end of the name orders them
   // (a protected create's random marker comes before it, so the whole name does not).
   const seq = (name: string) => /\d{10}$/.exec(name)?.[0] ?? '';
-  return out.sort(
+  parked.sort(
     (a, b) =>
       a.parkedAt.localeCompare(b.parkedAt) ||
       seq(a.name).localeCompare(seq(b.name)) ||
       a.name.localeCompare(b.name),
   );
+  unread.sort((a, b) => a.name.localeCompare(b.name));
+  return { parked, unread };
+}
+
+/**
+ * The world's parked results, oldest parked first. Only nodes under the world's ACL that hold
+ * a parked result are listed; anything else there is left to `zoott doctor` (see
+ * {@link readParkedArea}, which names them).
+ */
+export async function listParked(coordinator: Coordinator, world: string): Promise<ParkedResult[]> {
+  return (await readParkedArea(coordinator, world)).parked;
 }
 
 /** One parked result by name. @throws ZoottError NO_NODE naming it when there is none. */

@@ -8,6 +8,7 @@ import {
   listParked,
   parkOps,
   publishResult,
+  readParkedArea,
   replyDir,
   retryParked,
   worldAcl,
@@ -132,6 +133,15 @@ describeOnBackends('parked results: parked in one multi, listed, retried, droppe
       acl: await worldAcl(c, WORLD),
     });
     expect((await listParked(c, WORLD)).map((p) => p.routingkey)).toEqual(['rk-1']);
+    await c.create(`${root}/garbled`, Buffer.from('{'), { acl: await worldAcl(c, WORLD) });
+    const area = await readParkedArea(c, WORLD);
+    expect(area.parked.map((p) => p.routingkey)).toEqual(['rk-1']);
+    expect(area.unread).toEqual([
+      { name: 'garbled', path: `${root}/garbled`, why: 'not JSON' },
+      { name: 'junk', path: `${root}/junk`, why: 'not a parked result' },
+      { name: 'planted', path: `${root}/planted`, why: 'not under the world ACL' },
+    ]);
+    await c.delete(`${root}/garbled`);
     await c.create(
       `${root}/elsewhere`,
       encodeJson({

@@ -38,13 +38,20 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
       'e.g. zoott parked jobs result-0000000042 --retry',
     );
   if (acting && names.length > 0 && f.all) throw new CliError('names or --all, not both');
-  const { dropParked, listParked, retryParked } = await import('@zoott/jobs');
+  const { dropParked, readParkedArea, retryParked } = await import('@zoott/jobs');
   const coordinator = await ctx.session().coordinator();
-  const parked = await listParked(coordinator, world);
+  const { parked, unread } = await readParkedArea(coordinator, world);
+  // Nodes there that are not parked results are never retried or dropped here: named, so a
+  // planted or damaged node is not passed over in silence.
+  const unreadNote = () => {
+    for (const node of unread)
+      ctx.note(`${node.path}: ${node.why}, left alone (\`zoott doctor ${world}\` reports it)`);
+  };
   if (!acting) {
     if (ctx.json) {
       ctx.printJson({
         world,
+        unread: unread.map(({ name, path, why }) => ({ name, path, why })),
         parked: parked.map(
           ({
             name,
@@ -71,8 +78,10 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
           }),
         ),
       });
-    } else if (parked.length === 0) ctx.out(`world ${world}: no parked results`);
-    else {
+    } else if (parked.length === 0) {
+      ctx.out(`world ${world}: no parked results`);
+      unreadNote();
+    } else {
       const cc = ctx.colors;
       ctx.out(
         renderTable(
@@ -90,14 +99,16 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
       ctx.out(
         `world ${world}: ${parked.length} parked result(s); \`zoott parked ${world} <name> --retry\` or \`--drop\``,
       );
+      unreadNote();
     }
     return ExitCode.OK;
   }
   const known = new Set(parked.map((p) => p.name));
   const missing = names.filter((n) => !known.has(n));
+  const whyNot = new Map(unread.map((node) => [node.name, node.why]));
   if (missing.length > 0)
     throw new CliError(
-      `not parked in world ${world}: ${missing.join(', ')}`,
+      `not parked in world ${world}: ${missing.map((name) => (whyNot.has(name) ? `${name} (${whyNot.get(name)})` : name)).join(', ')}`,
       ExitCode.NOT_FOUND,
       `\`zoott parked ${world}\` lists what is`,
     );
@@ -108,6 +119,7 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
     else await dropParked(coordinator, world, name);
     done.push(name);
   }
+  if (f.all) unreadNote();
   const key = f.retry ? 'retried' : 'dropped';
   if (ctx.json) ctx.printJson({ world, [key]: done });
   else if (done.length === 0) ctx.note('no parked results');
