@@ -1,7 +1,7 @@
 import type { Op } from '../contract/coordinator.js';
 import type { EntryName } from '../engine/layout.js';
 import type { EntryData } from '../engine/types.js';
-import type { BucketState, CachedEntry } from './bucket-listings.js';
+import type { BucketState, CachedEntry } from './bucket-state.js';
 
 /** A runnable entry a claim call may take, with what orders it. */
 export interface Candidate {

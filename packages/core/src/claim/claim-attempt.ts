@@ -11,7 +11,8 @@ import type { ClaimerOptions } from './claimer-options.js';
 /** One claim being made: the candidate and what its multi writes. */
 export interface ClaimAttempt {
   cand: Candidate;
-  st: BucketState | undefined;
+  /** The candidate's bucket as listed here (gone when its listing was dropped meanwhile). */
+  bucket: BucketState | undefined;
   key: TaskKey;
   entryPath: string;
   workingPath: string;
@@ -53,6 +54,6 @@ export function claimAttempt(
     { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
     ...(cand.guards ?? []),
   ];
-  const st = listings.get(cand.bucket);
-  return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
+  const bucket = listings.get(cand.bucket);
+  return { cand, bucket, key, entryPath, workingPath, identity, claimed, ops };
 }

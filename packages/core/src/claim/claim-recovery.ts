@@ -89,29 +89,26 @@ export async function claimRefused(
   a: ClaimAttempt,
   markBusy: (encodedKey: string, workingPath: string, bucket: number) => void,
 ): Promise<null> {
-  const { cand, st, workingPath } = a;
+  const { cand, bucket, workingPath } = a;
   const session = a.identity.session;
   if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-    if (await removeFalseClaim(ctx, workingPath, session)) {
-      if (st) st.stale = true;
-    } else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+    if (await removeFalseClaim(ctx, workingPath, session)) bucket?.markStale();
+    else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
     return null;
   }
   if (entryMoved(failure)) {
-    st?.cache.delete(cand.entry.name);
-    if (st) st.stale = true;
+    bucket?.forgetEntry(cand.entry.name);
     return null;
   }
   // A guard: an ancestor was queued again (or removed) after it was read. The next listing
   // shows it; the child waits for it.
   if (failure !== null && failure.index >= 2) {
-    st?.guardStats.clear();
-    if (st) st.stale = true;
+    bucket?.guardRefused();
     return null;
   }
   // A lost reply that did not apply: nothing was written; the next round tries again.
   if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
-    if (st) st.stale = true;
+    bucket?.markStale();
     return null;
   }
   throw err;

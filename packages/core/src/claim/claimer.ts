@@ -9,7 +9,6 @@ import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
 import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { openEntry } from './bucket-state.js';
 import { aheadOf, belowNoneGone, type Candidate, candidateOf, spreadStart } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim, claimRefused, entryMoved, refusedTop } from './claim-recovery.js';
@@ -95,7 +94,8 @@ export class Claimer {
           ctx,
           this.listings,
           held,
-          (b, st, e, k) => readAhead(ctx, this.listings, b, st, e, k),
+          (bucketNo, bucket, entry, key) =>
+            readAhead(ctx, this.listings, bucketNo, bucket, entry, key),
           mode === 'small',
         )
       : null;
@@ -127,8 +127,9 @@ export class Claimer {
 
   /** Work worth a claim for one free slot: an unblocked child, or read work above `priority`. */
   hasUrgent(buckets: readonly number[], priority: number): boolean {
-    const usable = (e: EntryName, c?: CachedEntry) =>
-      !this.busy.has(e.encodedKey) && (c === undefined || !this.waiting(c, this.ctx.clock.now()));
+    const usable = (entry: EntryName, cached?: CachedEntry) =>
+      !this.busy.has(entry.encodedKey) &&
+      (cached === undefined || !this.waiting(cached, this.ctx.clock.now()));
     return (
       this.listings.unblockedIn(buckets) || this.listings.knownWorkAbove(buckets, priority, usable)
     );
@@ -251,27 +252,27 @@ export class Claimer {
     const fetches: Promise<void>[] = [];
     const unread: EntryName[] = [];
     const unreadIn: BucketState[] = [];
-    for (const b of buckets) {
-      const st = this.listings.get(b);
-      if (!st) continue;
-      const stateOf = (k: TaskKey) =>
-        st.present.has(k.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
+    for (const bucketNo of buckets) {
+      const bucket = this.listings.get(bucketNo);
+      if (!bucket) continue;
+      const stateOf = (key: TaskKey) =>
+        bucket.present.has(key.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
       let taken = 0;
       let ahead = 0;
-      for (const e of st.entries) {
+      for (const entry of bucket.entries) {
         if (taken >= lookahead) break;
-        const open = openEntry(st, e, this.held, this.busy);
+        const open = bucket.openEntry(entry, this.held, this.busy);
         if (open === undefined) continue;
         const cached = open ?? undefined;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
-        const guarded = e.encodedKey.includes(KEY_SEPARATOR);
+        const guarded = entry.encodedKey.includes(KEY_SEPARATOR);
         if (guarded) {
-          const key = e.encodedKey.split(KEY_SEPARATOR);
+          const key = entry.encodedKey.split(KEY_SEPARATOR);
           const blocker = blockingAncestor(key, stateOf);
           if (blocker !== null) {
             if (ahead < lookahead && this.held.has(blocker.join(KEY_SEPARATOR))) {
               ahead++;
-              readAhead(this.ctx, this.listings, b, st, e, key);
+              readAhead(this.ctx, this.listings, bucketNo, bucket, entry, key);
             }
             continue;
           }
@@ -282,28 +283,24 @@ export class Claimer {
         if (cached && this.waiting(cached, now)) continue;
         taken++;
         if (cached && !guarded) {
-          known.push(candidateOf(b, e, cached));
+          known.push(candidateOf(bucketNo, entry, cached));
           continue;
         }
         if (cached) {
-          const guards = knownGuards(
-            this.ctx,
-            e.encodedKey.split(KEY_SEPARATOR),
-            st.pzxid,
-            st.guardStats,
-          );
+          const key = entry.encodedKey.split(KEY_SEPARATOR);
+          const guards = knownGuards(this.ctx, key, bucket.pzxid, bucket);
           if (guards === null) {
-            st.stale = true;
+            bucket.markStale();
             continue;
           }
           if (guards !== undefined) {
-            known.push({ ...candidateOf(b, e, cached), guards });
+            known.push({ ...candidateOf(bucketNo, entry, cached), guards });
             continue;
           }
         }
-        unread.push(e);
-        unreadIn.push(st);
-        fetches.push(this.readCandidate(b, st, e, guarded, now, known));
+        unread.push(entry);
+        unreadIn.push(bucket);
+        fetches.push(this.readCandidate(bucketNo, bucket, entry, guarded, now, known));
       }
     }
     // Enough known work, or known work of a higher priority than all that is still being read
@@ -315,7 +312,7 @@ export class Claimer {
       this.score,
     );
     const last = ready[Math.min(wanted, ready.length) - 1];
-    if (last !== undefined && !unread.some((e) => outranks(e, last.priority))) {
+    if (last !== undefined && !unread.some((entry) => outranks(entry, last.priority))) {
       Promise.all(fetches).catch(() => undefined);
       return ready;
     }
@@ -325,30 +322,30 @@ export class Claimer {
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
   private async readCandidate(
-    b: number,
-    st: BucketState,
-    e: EntryName,
+    bucketNo: number,
+    bucket: BucketState,
+    entry: EntryName,
     guarded: boolean,
     now: number,
     known: Candidate[],
   ): Promise<void> {
-    const entry = st.cache.get(e.name) ?? this.listings.fetch(b, st, e);
+    const read = bucket.cache.get(entry.name) ?? this.listings.fetch(bucketNo, bucket, entry);
     // A root (most tasks) waits for its entry alone: no Promise.all and its promises per read.
     const [cached, guards] = guarded
       ? await Promise.all([
-          entry,
-          ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid, st.guardStats),
+          read,
+          ancestorGuards(this.ctx, entry.encodedKey.split(KEY_SEPARATOR), bucket.pzxid, bucket),
         ])
-      : [await entry, undefined];
+      : [await read, undefined];
     if (!cached || this.waiting(cached, now)) return;
     // An ancestor changed after the listing: read the bucket again before this child.
     if (guards === null) {
-      st.stale = true;
+      bucket.markStale();
       return;
     }
-    const c = candidateOf(b, e, cached);
-    if (guards) c.guards = guards;
-    known.push(c);
+    const candidate = candidateOf(bucketNo, entry, cached);
+    if (guards) candidate.guards = guards;
+    known.push(candidate);
   }
 
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
@@ -421,21 +418,14 @@ export class Claimer {
   /** A claim multi applied: the bookkeeping, and the claim (no promise: most claims need none). */
   private won(a: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
     const { ctx } = this;
-    const { cand, st, key, entryPath, workingPath, claimed } = a;
+    const { cand, bucket, key, entryPath, workingPath, claimed } = a;
     const d = cand.cached.data;
     claimsHeldThrough(ctx.coordinator).add(workingPath);
-    if (st) {
-      // Claimed: not a candidate any more, but it still blocks its descendants (present)
-      // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
-      // read before its completion does not make this claimer read a deleted entry.
-      st.cache.set(cand.entry.name, { ...cand.cached, claimed: true });
-      // In place: claims come from the head of the listing, so the search is short, and a
-      // copy of a big bucket's listing per claim was the worker's largest source of garbage.
-      const at = st.entries.indexOf(cand.entry);
-      if (at >= 0) st.entries.splice(at, 1);
+    if (bucket) {
+      bucket.claimedHere(cand.entry, cand.cached);
       // Its listed children wait on it alone now: read them ahead, for a quick hand-off.
-      if (st.ancestors.has(cand.entry.encodedKey)) {
-        childrenAhead(ctx, this.listings, cand.bucket, st, key);
+      if (bucket.ancestors.has(cand.entry.encodedKey)) {
+        childrenAhead(ctx, this.listings, cand.bucket, bucket, key);
         this.events?.start();
       }
     }

@@ -3,7 +3,7 @@ import { codeOf } from '../engine/errors.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import type { BucketListings } from './bucket-listings.js';
-import { type BucketState, insertListed } from './bucket-state.js';
+import type { BucketState } from './bucket-state.js';
 
 /** One bucket's tree watch: its stop function once registered. */
 interface Registration {
@@ -45,7 +45,12 @@ export class EntryEvents {
     /** Keys held by this process (claimed, not yet settled). */
     private readonly held: ReadonlySet<string>,
     /** Reads a child's entry and its ancestors' tree nodes now (the claimer's read-ahead). */
-    private readonly readAhead: (b: number, st: BucketState, e: EntryName, key: TaskKey) => void,
+    private readonly readAhead: (
+      bucketNo: number,
+      bucket: BucketState,
+      entry: EntryName,
+      key: TaskKey,
+    ) => void,
     /**
      * Watch only buckets whose listings are small (see {@link resize}): a big listing is
      * cheaper kept by its children watch, re-read at most every `relistMs`, than by an event
@@ -66,11 +71,11 @@ export class EntryEvents {
     const high = 2 * this.listings.lookahead;
     const low = this.listings.lookahead / 2;
     for (const b of this.listings.watchedBuckets) {
-      const st = this.listings.get(b);
+      const bucket = this.listings.get(b);
       // Not listed yet: its size is unknown (a worker that starts on a full bucket must not
       // set a watch only to drop it after the first listing).
-      if (st === undefined || st.readNo < 0) continue;
-      const size = st.entries.length;
+      if (bucket === undefined || bucket.readNo < 0) continue;
+      const size = bucket.entries.length;
       const reg = this.watches.get(b);
       if (reg === undefined && size <= low) this.register(b);
       else if (reg !== undefined && size >= high) this.unregister(b, reg);
@@ -159,11 +164,8 @@ export class EntryEvents {
     // listing and the events together are complete from then on. At once, unless its children
     // watch is still armed: that watch reports the first change, and the re-read waits for it
     // (a quiet bucket costs no request).
-    const st = this.listings.get(b);
-    if (st && !st.watchArmed) {
-      st.stale = true;
-      st.listedAt = Number.NEGATIVE_INFINITY;
-    }
+    const bucket = this.listings.get(b);
+    if (bucket && !bucket.watchArmed) bucket.relistAtNextUse();
   }
 
   /**
@@ -184,20 +186,20 @@ export class EntryEvents {
    */
   private created(b: number, reg: Registration, name: string): void {
     // Registrations follow the watched buckets, so a watched listing or none.
-    const st = this.listings.get(b);
-    if (st === undefined) return;
-    const e = parseEntryName(name);
-    if (!e) {
+    const bucket = this.listings.get(b);
+    if (bucket === undefined) return;
+    const entry = parseEntryName(name);
+    if (!entry) {
       this.listings.changed(b);
       return;
     }
-    const continuous = st.listing === null && st.readNo >= reg.validFrom;
-    const inserted = insertListed(st, e, continuous);
-    if (inserted && continuous && !e.encodedKey.includes(KEY_SEPARATOR) && this.covers(b))
+    const continuous = bucket.listing === null && bucket.readNo >= reg.validFrom;
+    const inserted = bucket.insertFromEvent(entry, continuous);
+    if (inserted && continuous && !entry.encodedKey.includes(KEY_SEPARATOR) && this.covers(b))
       this.listings.wake();
     else this.listings.changed(b);
-    const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
-    if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
-      this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));
+    const sep = entry.encodedKey.lastIndexOf(KEY_SEPARATOR);
+    if (sep > 0 && entry.kind !== ENTRY_KIND.dead && this.held.has(entry.encodedKey.slice(0, sep)))
+      this.readAhead(b, bucket, entry, entry.encodedKey.split(KEY_SEPARATOR));
   }
 }

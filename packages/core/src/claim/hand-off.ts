@@ -6,7 +6,6 @@ import { KEY_SEPARATOR } from '../tree/keys.js';
 import { compareForClaim, type LocalityScore } from '../tree/ordering.js';
 import { knownGuards } from './ancestor-guards.js';
 import type { BucketListings, CachedEntry } from './bucket-listings.js';
-import { hasListedAncestor, openEntry } from './bucket-state.js';
 import { type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim } from './claim-recovery.js';
@@ -70,8 +69,7 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
     view.held.delete(cand.entry.encodedKey);
     opts.gate?.refund(cand.cached.data.type);
     // Refused maybe for its own entry (queued again, cancelled): read it again to know.
-    a.st?.cache.delete(cand.entry.name);
-    if (a.st) a.st.stale = true;
+    a.bucket?.forgetEntry(cand.entry.name);
     return null;
   });
 }
@@ -94,26 +92,30 @@ export function chooseHandOff(
   parent: Claim,
 ): Candidate | null | Promise<unknown> {
   const { ctx, listings } = view;
-  const bucket = ctx.layout.bucketOf(parent.key);
-  const st = listings.get(bucket);
+  const bucketNo = ctx.layout.bucketOf(parent.key);
+  const bucket = listings.get(bucketNo);
   const parentKey = parent.key.join(KEY_SEPARATOR);
-  if (st === undefined || !listings.watchedBuckets.has(bucket) || !st.ancestors.has(parentKey))
+  if (
+    bucket === undefined ||
+    !listings.watchedBuckets.has(bucketNo) ||
+    !bucket.ancestors.has(parentKey)
+  )
     return null;
   const now = ctx.clock.now();
   const spare = Math.max(0, view.spare());
-  for (const e of st.entries) {
-    if (!e.encodedKey.startsWith(`${parentKey}${KEY_SEPARATOR}`)) continue;
-    const cached = openEntry(st, e, view.held, view.busy);
+  for (const entry of bucket.entries) {
+    if (!entry.encodedKey.startsWith(`${parentKey}${KEY_SEPARATOR}`)) continue;
+    const cached = bucket.openEntry(entry, view.held, view.busy);
     // Its only blocker is the parent, whose entry the same multi deletes.
-    if (cached === undefined || hasListedAncestor(e.encodedKey, st.present, parentKey)) continue;
+    if (cached === undefined || bucket.hasListedAncestor(entry.encodedKey, parentKey)) continue;
     // The first child in claim order decides: a later one must not overtake it.
-    if (cached === null) return st.readingAhead.get(e.name) ?? null;
+    if (cached === null) return bucket.readingAhead.get(entry.name) ?? null;
     if (!view.usable(cached, now)) continue;
-    const key = e.encodedKey.split(KEY_SEPARATOR);
-    const guards = knownGuards(ctx, key, st.pzxid, st.guardStats);
-    if (guards === undefined) return st.readingAhead.get(e.name) ?? null;
+    const key = entry.encodedKey.split(KEY_SEPARATOR);
+    const guards = knownGuards(ctx, key, bucket.pzxid, bucket);
+    if (guards === undefined) return bucket.readingAhead.get(entry.name) ?? null;
     if (guards === null) return null;
-    const child: Candidate = { ...candidateOf(bucket, e, cached), guards };
+    const child: Candidate = { ...candidateOf(bucketNo, entry, cached), guards };
     return aheadOf(view, child, parentKey, now, spare) <= spare ? child : null;
   }
   return null;
@@ -139,28 +141,28 @@ function aheadOf(
 ): number {
   const childScore = view.score(child);
   let ahead = 0;
-  for (const b of view.listings.watchedBuckets) {
-    const st = view.listings.get(b);
-    if (st === undefined) continue;
-    for (const e of st.entries) {
+  for (const bucketNo of view.listings.watchedBuckets) {
+    const bucket = view.listings.get(bucketNo);
+    if (bucket === undefined) continue;
+    for (const entry of bucket.entries) {
       if (ahead > spare) return ahead;
-      if (e.priority < child.priority) break;
-      if (e === child.entry) continue;
-      const cached = openEntry(st, e, view.held, view.busy);
+      if (entry.priority < child.priority) break;
+      if (entry === child.entry) continue;
+      const cached = bucket.openEntry(entry, view.held, view.busy);
       if (cached === undefined) continue;
       // Children of the parent become runnable with the child: they compete too.
-      const except = b === child.bucket ? parentKey : undefined;
-      if (hasListedAncestor(e.encodedKey, st.present, except)) continue;
+      const except = bucketNo === child.bucket ? parentKey : undefined;
+      if (bucket.hasListedAncestor(entry.encodedKey, except)) continue;
       // Not read yet: a higher priority may come first; one of the child's own priority is
       // not weighed (it cannot be claimed before a read, and the child is read and ready).
       if (cached === null) {
-        if (e.priority > child.priority) ahead++;
+        if (entry.priority > child.priority) ahead++;
         continue;
       }
       if (!view.usable(cached, now)) continue;
-      const rival = candidateOf(b, e, cached);
+      const rival = candidateOf(bucketNo, entry, cached);
       const score = view.score(rival);
-      if (e.priority > child.priority || score > childScore) ahead++;
+      if (entry.priority > child.priority || score > childScore) ahead++;
       else if (score === childScore) {
         if (compareForClaim(rival, child) < 0) ahead++;
         else if (rival.hints === undefined) break;
