@@ -441,6 +441,7 @@ export class Claimer {
       startedAt: a.identity.at,
       entryPath,
       entryVersion,
+      priority: cand.entry.priority,
       workingPath,
       entry: claimed,
     };

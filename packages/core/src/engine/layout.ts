@@ -182,11 +182,6 @@ export function entryPrefix(kind: EntryKind, priority: number, encodedKey: strin
 
 const ENTRY_RE = /^([qrx])(\d{7})-(.+)-(\d{10})$/;
 
-/** The priority in the entry name at the end of `entryPath` (0 when it is not an entry's). */
-export function entryPriority(entryPath: string): number {
-  return parseEntryName(entryPath.slice(entryPath.lastIndexOf('/') + 1))?.priority ?? 0;
-}
-
 /**
  * Claim order of one bucket's entries: higher priority first, then FIFO (the entry's
  * sequence number, which the server hands out in creation order within the bucket).
