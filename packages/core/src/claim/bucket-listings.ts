@@ -1,6 +1,6 @@
 import type { EngineContext } from '../engine/context.js';
 import { AREA, ENTRY_KIND, type EntryName } from '../engine/layout.js';
-import { KEY_SEPARATOR } from '../tree/keys.js';
+import { scanEndsAt } from '../tree/claim-order.js';
 import { BucketState, type CachedEntry } from './bucket-state.js';
 import { type EntryRead, readEntryNode } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
@@ -37,15 +37,6 @@ export interface ListingOptions {
 
 /** What `deleting` returns for a bucket no tree watch covers: a completion per call, no closure. */
 const NOTHING_TO_END = (_applied: boolean): void => {};
-
-/**
- * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
- * priority, or a child of the same priority (runnable only now, queued before the roots
- * that were waiting behind it).
- */
-export function outranks(e: EntryName, bar: number): boolean {
-  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
-}
 
 /**
  * The listings of pending buckets one claimer works from. Listings of watched buckets are
@@ -225,7 +216,7 @@ export class BucketListings {
       const bucket = this.buckets.get(bucketNo);
       if (bucket === undefined || !this.watched.has(bucketNo)) continue;
       for (const entry of bucket.entries) {
-        if (entry.priority <= priority) break;
+        if (scanEndsAt(entry.priority, priority)) break;
         if (entry.kind === ENTRY_KIND.dead || this.held.has(entry.encodedKey)) continue;
         if (bucket.gone.has(entry.name) || bucket.bad.has(entry.name)) continue;
         if (bucket.hasListedAncestor(entry.encodedKey)) continue;

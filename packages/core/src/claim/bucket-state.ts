@@ -1,5 +1,6 @@
-import { byClaimOrder, ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
+import { ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
 import type { EntryData } from '../engine/types.js';
+import { byClaimOrder } from '../tree/claim-order.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
 import type { AncestorStat, GuardStats } from './ancestor-guards.js';
 import type { EntryRead } from './entry-read.js';

@@ -2,9 +2,7 @@ import { decodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
 import { claimsHeldThrough, sessionBack } from '../engine/session.js';
-import type { Claim, ClaimIdentity, EntryData } from '../engine/types.js';
-import type { BucketListings } from './bucket-listings.js';
-import type { Candidate } from './candidate.js';
+import type { ClaimIdentity, EntryData } from '../engine/types.js';
 import type { ClaimAttempt } from './claim-attempt.js';
 
 /** The parts of a claim attempt that show whether its multi applied. */
@@ -120,23 +118,4 @@ export async function claimRefused(
  */
 export function entryMoved(failure: { index: number; code: string } | null): boolean {
   return failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE');
-}
-
-/**
- * The highest priority among `tried` candidates whose claim did not happen and whose listing
- * that made stale (a refusal for a moved entry, say), or -Infinity. Such a task may be pending
- * under a name those listings lack, so no candidate of a lower priority from them may pass it
- * before they are read again: priority holds for a task queued again while it was listed.
- */
-export function refusedTop(
-  got: readonly (Claim | null)[],
-  tried: readonly Candidate[],
-  listings: BucketListings,
-): number {
-  let top = Number.NEGATIVE_INFINITY;
-  got.forEach((claim, i) => {
-    const cand = tried[i]!;
-    if (claim === null && listings.get(cand.bucket)?.stale) top = Math.max(top, cand.priority);
-  });
-  return top;
 }

@@ -5,13 +5,21 @@ import { claimsHeldThrough } from '../engine/session.js';
 import { failClaim } from '../engine/settle.js';
 import type { Claim } from '../engine/types.js';
 import { blockingAncestor } from '../tree/blocking.js';
+import {
+  claimableBeforeReads,
+  type LocalityScore,
+  mayOutrank,
+  notBelowGone,
+  orderForWorker,
+  refusedFloor,
+} from '../tree/claim-order.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import { hintLocality } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
-import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { aheadOf, belowNoneGone, type Candidate, candidateOf, spreadStart } from './candidate.js';
+import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import { type Candidate, candidateOf, spreadStart } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
-import { adoptLostClaim, claimRefused, entryMoved, refusedTop } from './claim-recovery.js';
+import { adoptLostClaim, claimRefused, entryMoved } from './claim-recovery.js';
 import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import { EntryEvents } from './entry-events.js';
@@ -205,7 +213,7 @@ export class Claimer {
         const got = (await Promise.all(groups.map((group) => this.gatedTogether(group)))).flat();
         for (const claim of got) if (claim) won.push(claim);
         // No lower candidate passes a task refused as moved: the next round re-reads first.
-        const top = refusedTop(got, admitted, this.listings);
+        const top = refusedFloor(got, admitted, this.listings);
         if ((candidates[offset]?.priority ?? top) < top) break;
       }
     }
@@ -308,16 +316,16 @@ export class Claimer {
     // finish in the background (read-ahead) instead of delaying this claim, unless one of them
     // would be claimed first: priority (then FIFO) holds from the moment a task is runnable.
     const ready = orderForWorker(
-      known.length >= wanted ? known : aheadOf(known, unread),
+      known.length >= wanted ? known : claimableBeforeReads(known, unread),
       this.score,
     );
     const last = ready[Math.min(wanted, ready.length) - 1];
-    if (last !== undefined && !unread.some((entry) => outranks(entry, last.priority))) {
+    if (last !== undefined && !unread.some((entry) => mayOutrank(entry, last.priority))) {
       Promise.all(fetches).catch(() => undefined);
       return ready;
     }
     await Promise.all(fetches);
-    return orderForWorker(belowNoneGone(known, unread, unreadIn), this.score);
+    return orderForWorker(notBelowGone(known, unread, unreadIn), this.score);
   }
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */

@@ -2,8 +2,8 @@ import type { Op } from '../contract/coordinator.js';
 import type { HandOff } from '../engine/carried-claim.js';
 import type { EngineContext } from '../engine/context.js';
 import type { Claim } from '../engine/types.js';
+import { type LocalityScore, rivalOfChild } from '../tree/claim-order.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import { compareForClaim, type LocalityScore } from '../tree/ordering.js';
 import { knownGuards } from './ancestor-guards.js';
 import type { BucketListings, CachedEntry } from './bucket-listings.js';
 import { type Candidate, candidateOf } from './candidate.js';
@@ -80,7 +80,7 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
  * claim order: the first child in claim order listed under `parent` in a watched bucket and
  * blocked by nothing else, whose entry and ancestors' tree nodes were read ahead while the
  * parent ran, when no more known runnable entries of the worker's buckets come before it
- * than the worker has other free slots (see {@link aheadOf}).
+ * than the worker has other free slots (see {@link rivalsAhead}).
  *
  * The one wait: a parent that ran for less than a round trip finishes while its child's
  * read-ahead (sent when the parent was claimed) is still out. Then this returns that read:
@@ -116,7 +116,7 @@ export function chooseHandOff(
     if (guards === undefined) return bucket.readingAhead.get(entry.name) ?? null;
     if (guards === null) return null;
     const child: Candidate = { ...candidateOf(bucketNo, entry, cached), guards };
-    return aheadOf(view, child, parentKey, now, spare) <= spare ? child : null;
+    return rivalsAhead(view, child, parentKey, now, spare) <= spare ? child : null;
   }
   return null;
 }
@@ -130,9 +130,10 @@ export function chooseHandOff(
  * holds for the entries this worker knows, as in a claim call's read-ahead). Each bucket is read from its head only down to the first entry the child
  * comes before with nothing to weigh but queue order (a bucket lists in that order): a
  * completion must stay cheap. So the locality of tasks queued after the child is not
- * weighed, a soft preference that a claim call would weigh.
+ * weighed, a soft preference that a claim call would weigh. Where a rival stands is claim
+ * order's rule (`rivalOfChild`).
  */
-function aheadOf(
+function rivalsAhead(
   view: HandOffView,
   child: Candidate,
   parentKey: string,
@@ -146,27 +147,23 @@ function aheadOf(
     if (bucket === undefined) continue;
     for (const entry of bucket.entries) {
       if (ahead > spare) return ahead;
-      if (entry.priority < child.priority) break;
+      if (rivalOfChild(entry, undefined, child, childScore) === 'rest-behind') break;
       if (entry === child.entry) continue;
       const cached = bucket.openEntry(entry, view.held, view.busy);
       if (cached === undefined) continue;
       // Children of the parent become runnable with the child: they compete too.
       const except = bucketNo === child.bucket ? parentKey : undefined;
       if (bucket.hasListedAncestor(entry.encodedKey, except)) continue;
-      // Not read yet: a higher priority may come first; one of the child's own priority is
-      // not weighed (it cannot be claimed before a read, and the child is read and ready).
+      // Not read yet: weighed by its priority alone.
       if (cached === null) {
-        if (entry.priority > child.priority) ahead++;
+        if (rivalOfChild(entry, undefined, child, childScore) === 'ahead') ahead++;
         continue;
       }
       if (!view.usable(cached, now)) continue;
       const rival = candidateOf(bucketNo, entry, cached);
-      const score = view.score(rival);
-      if (entry.priority > child.priority || score > childScore) ahead++;
-      else if (score === childScore) {
-        if (compareForClaim(rival, child) < 0) ahead++;
-        else if (rival.hints === undefined) break;
-      }
+      const place = rivalOfChild(rival, view.score(rival), child, childScore);
+      if (place === 'ahead') ahead++;
+      else if (place === 'rest-behind') break;
     }
   }
   return ahead;
