@@ -26,10 +26,10 @@ export async function ancestorGuards(
   seen: GuardStats,
 ): Promise<Op[] | null> {
   const ancestors = key.slice(0, -1).map((_, i) => key.slice(0, i + 1));
-  const paths = ancestors.map((a) => ctx.layout.treePath(a));
+  const paths = ancestors.map((ancestor) => ctx.layout.treePath(ancestor));
   const stats = await Promise.all(
-    ancestors.map(async (a, i) => {
-      const id = a.join(KEY_SEPARATOR);
+    ancestors.map(async (ancestor, i) => {
+      const id = ancestor.join(KEY_SEPARATOR);
       const known = seen.guardStat(id);
       if (known) return known;
       const stat = await ctx.coordinator.exists(paths[i]!);
@@ -54,11 +54,11 @@ export function knownGuards(
   const stats: AncestorStat[] = [];
   const paths: string[] = [];
   for (let i = 1; i < key.length; i++) {
-    const a = key.slice(0, i);
-    const stat = seen.guardStat(a.join(KEY_SEPARATOR));
+    const ancestor = key.slice(0, i);
+    const stat = seen.guardStat(ancestor.join(KEY_SEPARATOR));
     if (stat === undefined) return undefined;
     stats.push(stat);
-    paths.push(ctx.layout.treePath(a));
+    paths.push(ctx.layout.treePath(ancestor));
   }
   return guardOps(paths, stats, pzxid);
 }

@@ -22,16 +22,16 @@ export interface ClaimWritten {
 export async function adoptLostClaim(
   ctx: EngineContext,
   worker: string,
-  a: ClaimWritten,
+  attempt: ClaimWritten,
 ): Promise<number | null> {
-  const { coordinator: c } = ctx;
-  const { entryPath, workingPath } = a;
-  const { session, at } = a.identity;
+  const { coordinator } = ctx;
+  const { entryPath, workingPath } = attempt;
+  const { session, at } = attempt.identity;
   try {
-    if (!(await sessionBack(c, session))) return null;
-    const stat = await c.exists(workingPath);
+    if (!(await sessionBack(coordinator, session))) return null;
+    const stat = await coordinator.exists(workingPath);
     if (stat?.ephemeralOwner !== session) return null;
-    const entry = await c.get(entryPath);
+    const entry = await coordinator.get(entryPath);
     const claim = decodeJson<EntryData>(entry.data, entryPath).claim;
     if (claim?.session !== session || claim.at !== at || claim.worker !== worker) return null;
     ctx.logger.warn({ path: entryPath }, 'claim reply lost; the claim had applied: adopted');
@@ -51,13 +51,13 @@ export async function removeFalseClaim(
   workingPath: string,
   session: string,
 ): Promise<boolean> {
-  const { coordinator: c } = ctx;
-  const stat = await c.exists(workingPath).catch(() => null);
+  const { coordinator } = ctx;
+  const stat = await coordinator.exists(workingPath).catch(() => null);
   // This session's own working node that no engine of this process holds: a lost claim reply
   // nobody adopted, or a settle that gave up. It would block the task for the session's
   // lifetime: remove it. (Held by another engine on this session: it is busy.)
-  if (stat?.ephemeralOwner === session && !claimsHeldThrough(c).has(workingPath)) {
-    await c.delete(workingPath).catch(() => undefined);
+  if (stat?.ephemeralOwner === session && !claimsHeldThrough(coordinator).has(workingPath)) {
+    await coordinator.delete(workingPath).catch(() => undefined);
     return true;
   }
   // A persistent node is no claim: a claim's working node is ephemeral and goes with its
@@ -69,7 +69,7 @@ export async function removeFalseClaim(
       { path: workingPath },
       'removing a persistent node in the working area: not a live claim',
     );
-    await c.delete(workingPath, stat.version).catch(() => undefined);
+    await coordinator.delete(workingPath, stat.version).catch(() => undefined);
     return true;
   }
   return false;
@@ -84,11 +84,11 @@ export async function claimRefused(
   ctx: EngineContext,
   err: unknown,
   failure: { index: number; code: string } | null,
-  a: ClaimAttempt,
+  attempt: ClaimAttempt,
   markBusy: (encodedKey: string, workingPath: string, bucket: number) => void,
 ): Promise<null> {
-  const { cand, bucket, workingPath } = a;
-  const session = a.identity.session;
+  const { cand, bucket, workingPath } = attempt;
+  const session = attempt.identity.session;
   if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
     if (await removeFalseClaim(ctx, workingPath, session)) bucket?.markStale();
     else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);

@@ -74,7 +74,7 @@ export class Claimer {
     const hints = hintLocality({
       ...(opts.server !== undefined ? { server: opts.server } : {}),
       ...(opts.hasFile ? { hasFile: opts.hasFile } : {}),
-      hasDataset: (d) => datasets.has(d),
+      hasDataset: (dataset) => datasets.has(dataset),
     });
     this.hintScore = hints;
     const extra = opts.locality;
@@ -94,7 +94,7 @@ export class Claimer {
       usable: (cached, now) => !this.waiting(cached, now),
       score: this.score,
       spare: () => opts.spareSlots?.() ?? 0,
-      won: (a, version) => Promise.resolve(this.won(a, version)),
+      won: (attempt, version) => Promise.resolve(this.won(attempt, version)),
     };
     const mode = opts.entryEvents;
     this.events = mode
@@ -359,17 +359,24 @@ export class Claimer {
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
     const session = this.ctx.coordinator.sessionId;
     if (session === null) return null;
-    const a = claimAttempt(this.ctx, this.opts, this.listings, cand, session, this.ctx.clock.now());
+    const attempt = claimAttempt(
+      this.ctx,
+      this.opts,
+      this.listings,
+      cand,
+      session,
+      this.ctx.clock.now(),
+    );
     this.held.add(cand.entry.encodedKey);
     try {
-      await this.ctx.coordinator.multi(a.ops);
+      await this.ctx.coordinator.multi(attempt.ops);
     } catch (err) {
-      const adopted = await this.adoptIfLost(err, a);
-      if (adopted !== null) return this.won(a, adopted);
+      const adopted = await this.adoptIfLost(err, attempt);
+      if (adopted !== null) return this.won(attempt, adopted);
       this.held.delete(cand.entry.encodedKey);
-      return this.claimRefused(err, multiFailure(err), a);
+      return this.claimRefused(err, multiFailure(err), attempt);
     }
-    return this.won(a, cand.cached.version + 1);
+    return this.won(attempt, cand.cached.version + 1);
   }
 
   /**
@@ -386,48 +393,53 @@ export class Claimer {
     const attempts = cands.map((cand) =>
       claimAttempt(this.ctx, this.opts, this.listings, cand, session, now),
     );
-    for (const a of attempts) this.held.add(a.cand.entry.encodedKey);
+    for (const attempt of attempts) this.held.add(attempt.cand.entry.encodedKey);
     try {
-      await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));
+      await this.ctx.coordinator.multi(attempts.flatMap((attempt) => attempt.ops));
     } catch (err) {
-      const f = multiFailure(err);
+      const failure = multiFailure(err);
       // The refused op, as an index into its own claim's ops (claims differ in length: a
       // guarded child's carries checks).
       let first = 0;
-      const at = attempts.map((a) => {
+      const at = attempts.map((attempt) => {
         const start = first;
-        first += a.ops.length;
-        return f !== null && f.index >= start && f.index < first ? f.index - start : -1;
+        first += attempt.ops.length;
+        return failure !== null && failure.index >= start && failure.index < first
+          ? failure.index - start
+          : -1;
       });
       // A task refused as moved may be pending under a new name: no lower claim passes it.
-      const moved = attempts.find((_, i) => f !== null && entryMoved({ ...f, index: at[i]! }));
+      const moved = attempts.find(
+        (_, i) => failure !== null && entryMoved({ ...failure, index: at[i]! }),
+      );
       const floor = moved?.cand.priority ?? Number.NEGATIVE_INFINITY;
       return Promise.all(
-        attempts.map(async (a, i) => {
-          const adopted = await this.adoptIfLost(err, a);
-          if (adopted !== null) return this.won(a, adopted);
-          this.held.delete(a.cand.entry.encodedKey);
-          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
-          if (at[i]! < 0) return a.cand.priority < floor ? null : this.tryClaim(a.cand);
-          return this.claimRefused(err, { index: at[i]!, code: f!.code }, a);
+        attempts.map(async (attempt, i) => {
+          const adopted = await this.adoptIfLost(err, attempt);
+          if (adopted !== null) return this.won(attempt, adopted);
+          this.held.delete(attempt.cand.entry.encodedKey);
+          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? ''))
+            return this.claimRefused(err, null, attempt);
+          if (at[i]! < 0) return attempt.cand.priority < floor ? null : this.tryClaim(attempt.cand);
+          return this.claimRefused(err, { index: at[i]!, code: failure!.code }, attempt);
         }),
       );
     }
-    const out = attempts.map((a) => this.won(a, a.cand.cached.version + 1));
+    const out = attempts.map((attempt) => this.won(attempt, attempt.cand.cached.version + 1));
     return out.some((c) => c instanceof Promise) ? Promise.all(out) : (out as (Claim | null)[]);
   }
 
   /** After a failed claim multi: the entry's version when its lost reply hid a success. */
-  private adoptIfLost(err: unknown, a: ClaimAttempt): Promise<number | null> {
+  private adoptIfLost(err: unknown, attempt: ClaimAttempt): Promise<number | null> {
     if (!UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return Promise.resolve(null);
-    return adoptLostClaim(this.ctx, this.opts.worker, a);
+    return adoptLostClaim(this.ctx, this.opts.worker, attempt);
   }
 
   /** A claim multi applied: the bookkeeping, and the claim (no promise: most claims need none). */
-  private won(a: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
+  private won(attempt: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
     const { ctx } = this;
-    const { cand, bucket, key, entryPath, workingPath, claimed } = a;
-    const d = cand.cached.data;
+    const { cand, bucket, key, entryPath, workingPath, claimed } = attempt;
+    const entryData = cand.cached.data;
     claimsHeldThrough(ctx.coordinator).add(workingPath);
     if (bucket) {
       bucket.claimedHere(cand.entry, cand.cached);
@@ -439,24 +451,24 @@ export class Claimer {
     }
     const claim: Claim = {
       key,
-      name: d.name,
-      type: d.type,
-      data: d.data,
+      name: entryData.name,
+      type: entryData.type,
+      data: entryData.data,
       attempt: claimed.attempts,
-      maxAttempts: d.maxAttempts,
-      session: a.identity.session,
+      maxAttempts: entryData.maxAttempts,
+      session: attempt.identity.session,
       worker: this.opts.worker,
-      startedAt: a.identity.at,
+      startedAt: attempt.identity.at,
       entryPath,
       entryVersion,
       priority: cand.entry.priority,
       workingPath,
       entry: claimed,
     };
-    if (d.hints) claim.hints = d.hints;
-    if (d.attempts >= d.maxAttempts) {
+    if (entryData.hints) claim.hints = entryData.hints;
+    if (entryData.attempts >= entryData.maxAttempts) {
       const error = {
-        message: `worker lost during attempt ${d.attempts} of ${d.maxAttempts} (last claimed by ${d.claim?.worker ?? 'unknown'})`,
+        message: `worker lost during attempt ${entryData.attempts} of ${entryData.maxAttempts} (last claimed by ${entryData.claim?.worker ?? 'unknown'})`,
         code: 'WORKER_LOST',
       };
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
@@ -476,9 +488,11 @@ export class Claimer {
   private claimRefused(
     err: unknown,
     failure: { index: number; code: string } | null,
-    a: ClaimAttempt,
+    attempt: ClaimAttempt,
   ): Promise<null> {
-    return claimRefused(this.ctx, err, failure, a, (key, path, b) => this.markBusy(key, path, b));
+    return claimRefused(this.ctx, err, failure, attempt, (key, path, b) =>
+      this.markBusy(key, path, b),
+    );
   }
 
   /** Someone else works on `key`: skip it until its working node goes. */

@@ -28,7 +28,7 @@ export interface HandOffView {
   /** Runnable tasks the child may pass: they have free slots of their own (`spareSlots`). */
   spare(): number;
   /** The claimer's bookkeeping of a claim that applied (`null`: dead-lettered instead). */
-  won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
+  won(attempt: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
 }
 
 /**
@@ -56,20 +56,20 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
   const { ctx, opts } = view;
   const now = ctx.clock.now();
   if (!cand || (opts.gate && !opts.gate.take(cand.cached.data.type, now))) return null;
-  const a = claimAttempt(ctx, opts, view.listings, cand, session, now);
+  const attempt = claimAttempt(ctx, opts, view.listings, cand, session, now);
   view.held.add(cand.entry.encodedKey);
-  return handOffOf(a.ops, now, async (applied) => {
+  return handOffOf(attempt.ops, now, async (applied) => {
     const version =
       applied === 'unknown'
-        ? await adoptLostClaim(ctx, opts.worker, a)
+        ? await adoptLostClaim(ctx, opts.worker, attempt)
         : applied
           ? cand.cached.version + 1
           : null;
-    if (version !== null) return view.won(a, version);
+    if (version !== null) return view.won(attempt, version);
     view.held.delete(cand.entry.encodedKey);
     opts.gate?.refund(cand.cached.data.type);
     // Refused maybe for its own entry (queued again, cancelled): read it again to know.
-    a.bucket?.forgetEntry(cand.entry.name);
+    attempt.bucket?.forgetEntry(cand.entry.name);
     return null;
   });
 }
