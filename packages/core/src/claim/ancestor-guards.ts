@@ -23,17 +23,17 @@ export async function ancestorGuards(
    * a stat older than the listing only makes `mzxid <= pzxid` easier to meet for a version
    * the check then holds to.
    */
-  seen: Map<string, AncestorStat>,
+  seen: GuardStats,
 ): Promise<Op[] | null> {
   const ancestors = key.slice(0, -1).map((_, i) => key.slice(0, i + 1));
-  const paths = ancestors.map((a) => ctx.layout.treePath(a));
+  const paths = ancestors.map((ancestor) => ctx.layout.treePath(ancestor));
   const stats = await Promise.all(
-    ancestors.map(async (a, i) => {
-      const id = a.join(KEY_SEPARATOR);
-      const known = seen.get(id);
+    ancestors.map(async (ancestor, i) => {
+      const id = ancestor.join(KEY_SEPARATOR);
+      const known = seen.guardStat(id);
       if (known) return known;
       const stat = await ctx.coordinator.exists(paths[i]!);
-      if (stat) seen.set(id, { version: stat.version, mzxid: stat.mzxid });
+      if (stat) seen.rememberGuard(id, { version: stat.version, mzxid: stat.mzxid });
       return stat;
     }),
   );
@@ -49,16 +49,16 @@ export function knownGuards(
   ctx: EngineContext,
   key: TaskKey,
   pzxid: number,
-  seen: ReadonlyMap<string, AncestorStat>,
+  seen: Pick<GuardStats, 'guardStat'>,
 ): Op[] | null | undefined {
   const stats: AncestorStat[] = [];
   const paths: string[] = [];
   for (let i = 1; i < key.length; i++) {
-    const a = key.slice(0, i);
-    const stat = seen.get(a.join(KEY_SEPARATOR));
+    const ancestor = key.slice(0, i);
+    const stat = seen.guardStat(ancestor.join(KEY_SEPARATOR));
     if (stat === undefined) return undefined;
     stats.push(stat);
-    paths.push(ctx.layout.treePath(a));
+    paths.push(ctx.layout.treePath(ancestor));
   }
   return guardOps(paths, stats, pzxid);
 }
@@ -80,4 +80,10 @@ function guardOps(
 export interface AncestorStat {
   version: number;
   mzxid: number;
+}
+
+/** Where a bucket keeps the ancestors' stats read for its children's guards. */
+export interface GuardStats {
+  guardStat(id: string): AncestorStat | undefined;
+  rememberGuard(id: string, stat: AncestorStat): void;
 }

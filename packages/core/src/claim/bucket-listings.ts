@@ -1,14 +1,7 @@
 import type { EngineContext } from '../engine/context.js';
 import { AREA, ENTRY_KIND, type EntryName } from '../engine/layout.js';
-import { KEY_SEPARATOR } from '../tree/keys.js';
-import {
-  applyListing,
-  type BucketState,
-  type CachedEntry,
-  emptyBucket,
-  hasListedAncestor,
-  settledClaims,
-} from './bucket-state.js';
+import { scanEndsAt } from '../tree/claim-order.js';
+import { BucketState, type CachedEntry } from './bucket-state.js';
 import { type EntryRead, readEntryNode } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
 
@@ -44,15 +37,6 @@ export interface ListingOptions {
 
 /** What `deleting` returns for a bucket no tree watch covers: a completion per call, no closure. */
 const NOTHING_TO_END = (_applied: boolean): void => {};
-
-/**
- * Whether an entry not read yet may come before a candidate of priority `bar`: a higher
- * priority, or a child of the same priority (runnable only now, queued before the roots
- * that were waiting behind it).
- */
-export function outranks(e: EntryName, bar: number): boolean {
-  return e.priority > bar || (e.priority === bar && e.encodedKey.includes(KEY_SEPARATOR));
-}
 
 /**
  * The listings of pending buckets one claimer works from. Listings of watched buckets are
@@ -110,12 +94,11 @@ export class BucketListings {
   }
 
   /** Marks a bucket's listing out of date, so its next use re-reads it. */
-  markStale(bucket: number): void {
-    const st = this.buckets.get(bucket);
-    if (st) st.stale = true;
+  markStale(bucketNo: number): void {
+    this.buckets.get(bucketNo)?.markStale();
     // A claim elsewhere ended without a change of the listing (its session died): a steal
     // pass must look at the bucket again.
-    this.scouts.delete(bucket);
+    this.scouts.delete(bucketNo);
   }
 
   /** The buckets whose listings are cached and watched (kept up to date by their watches). */
@@ -127,15 +110,12 @@ export class BucketListings {
   setWatched(buckets: Iterable<number>): void {
     const before = new Set(this.watched);
     this.watched.clear();
-    for (const b of buckets) this.watched.add(b);
-    for (const [b, st] of [...this.buckets]) {
-      if (!this.watched.has(b)) this.drop(b, st);
+    for (const bucketNo of buckets) this.watched.add(bucketNo);
+    for (const [bucketNo, bucket] of [...this.buckets]) {
+      if (!this.watched.has(bucketNo)) this.drop(bucketNo, bucket);
       // A bucket listed while unwatched (an idle steal scan) has no watch and would never be
       // marked stale: re-list it, with a watch, on its next use.
-      else if (!before.has(b)) {
-        st.stale = true;
-        st.listedAt = Number.NEGATIVE_INFINITY;
-      }
+      else if (!before.has(bucketNo)) bucket.relistAtNextUse();
     }
   }
 
@@ -145,24 +125,13 @@ export class BucketListings {
   }
 
   /** Makes the next claim re-read a bucket (after a claim was given back, say). */
-  touch(bucket: number): void {
-    const st = this.buckets.get(bucket);
-    if (!st) return;
-    st.stale = true;
-    st.listedAt = Number.NEGATIVE_INFINITY;
-    for (const [name, cached] of st.cache) if (cached.claimed) st.cache.delete(name);
+  touch(bucketNo: number): void {
+    this.buckets.get(bucketNo)?.touch();
   }
 
   /** Something changed in `bucket` its listing may not show: as when a children watch fires. */
-  changed(bucket: number): void {
-    this.fire(this.buckets.get(bucket));
-  }
-
-  private fire(st: BucketState | undefined): void {
-    if (st) {
-      st.stale = true;
-      st.changes++;
-    }
+  changed(bucketNo: number): void {
+    this.buckets.get(bucketNo)?.changed();
     this.wake();
   }
 
@@ -203,9 +172,13 @@ export class BucketListings {
 
   /** Whether a settled claim of this process may have made a listed entry of `buckets` runnable. */
   unblockedIn(buckets: readonly number[]): boolean {
-    for (const b of buckets) {
-      const st = this.buckets.get(b);
-      if (st !== undefined && this.watched.has(b) && (st.childReady || this.unblocking(st)))
+    for (const bucketNo of buckets) {
+      const bucket = this.buckets.get(bucketNo);
+      if (
+        bucket !== undefined &&
+        this.watched.has(bucketNo) &&
+        (bucket.childReady || bucket.unblockDue(this.held))
+      )
         return true;
     }
     return false;
@@ -220,11 +193,12 @@ export class BucketListings {
    * listing is re-read as soon as the next claim call starts; asking for those would cost a
    * read per completion of every sequential worker (its own delete changes the bucket too).
    */
-  mayHideChildOf(bucket: number, key: string): boolean {
-    const st = this.buckets.get(bucket);
-    if (st === undefined || !this.watched.has(bucket) || st.ancestors.has(key)) return false;
-    if (st.entries.length < PLENTY_LOOKAHEADS * this.lookahead) return false;
-    return st.stale || st.changes !== st.listedChanges;
+  mayHideChildOf(bucketNo: number, key: string): boolean {
+    const bucket = this.buckets.get(bucketNo);
+    if (bucket === undefined || !this.watched.has(bucketNo) || bucket.ancestors.has(key))
+      return false;
+    if (bucket.entries.length < PLENTY_LOOKAHEADS * this.lookahead) return false;
+    return bucket.changedSinceListing();
   }
 
   /**
@@ -238,17 +212,17 @@ export class BucketListings {
     priority: number,
     usable: (e: EntryName, cached: CachedEntry | undefined) => boolean,
   ): boolean {
-    for (const b of buckets) {
-      const st = this.buckets.get(b);
-      if (st === undefined || !this.watched.has(b)) continue;
-      for (const e of st.entries) {
-        if (e.priority <= priority) break;
-        if (e.kind === ENTRY_KIND.dead || this.held.has(e.encodedKey)) continue;
-        if (st.gone.has(e.name) || st.bad.has(e.name)) continue;
-        if (hasListedAncestor(e.encodedKey, st.present)) continue;
-        const cached = st.cache.get(e.name);
+    for (const bucketNo of buckets) {
+      const bucket = this.buckets.get(bucketNo);
+      if (bucket === undefined || !this.watched.has(bucketNo)) continue;
+      for (const entry of bucket.entries) {
+        if (scanEndsAt(entry.priority, priority)) break;
+        if (entry.kind === ENTRY_KIND.dead || this.held.has(entry.encodedKey)) continue;
+        if (bucket.gone.has(entry.name) || bucket.bad.has(entry.name)) continue;
+        if (bucket.hasListedAncestor(entry.encodedKey)) continue;
+        const cached = bucket.cache.get(entry.name);
         // Not read yet (`cached` undefined): the claim call reads it, once.
-        if (!cached?.claimed && usable(e, cached)) return true;
+        if (!cached?.claimed && usable(entry, cached)) return true;
       }
     }
     return false;
@@ -264,51 +238,19 @@ export class BucketListings {
    * name is remembered until a listing without it. Returns whether the listing shows a child
    * of it.
    */
-  completed(bucket: number, key: string, name: string): boolean {
-    const st = this.buckets.get(bucket);
-    if (st === undefined) return false;
-    st.cache.delete(name);
-    const listedChild = st.ancestors.has(key);
-    // Neither the listing nor a read in flight shows the entry: nothing to take out.
-    const shown = st.parsed.has(name);
-    if (!shown && st.listing === null) return listedChild;
-    // Not a candidate any more (its entry is gone: reading it would find nothing).
-    st.gone.add(name);
-    if (!shown) return listedChild;
-    // The listing shows this very entry, so the task's key in it is this entry's.
-    st.present.delete(key);
-    if (listedChild) st.childReady = true;
-    return listedChild;
+  completed(bucketNo: number, key: string, name: string): boolean {
+    return this.buckets.get(bucketNo)?.completedHere(key, name) ?? false;
   }
 
   /**
    * A child of a task this process completed waits in `bucket` (its parent's tree node has
    * children): read the bucket up to date before the next claim chooses, and claim now.
    */
-  expectChild(bucket: number): void {
-    const st = this.buckets.get(bucket);
-    if (st === undefined) return;
-    st.unblockPending = true;
-    st.stale = true;
-    st.listedAt = Number.NEGATIVE_INFINITY;
+  expectChild(bucketNo: number): void {
+    const bucket = this.buckets.get(bucketNo);
+    if (bucket === undefined) return;
+    bucket.expectChild();
     if (!this.closed) this.onChange();
-  }
-
-  /** Whether this bucket must be read up to date before the next claim chooses. */
-  private unblocking(st: BucketState): boolean {
-    if (this.unblockedSince(st)) st.unblockPending = true;
-    return st.unblockPending;
-  }
-
-  /** Whether a claim of this process that blocked other listed entries has been settled. */
-  private unblockedSince(st: BucketState): boolean {
-    if (st.ancestors.size === 0) return false;
-    for (const [name, cached] of st.cache) {
-      if (!cached.claimed) continue;
-      const key = st.parsed.get(name)?.encodedKey;
-      if (key !== undefined && !this.held.has(key) && st.ancestors.has(key)) return true;
-    }
-    return false;
   }
 
   /**
@@ -318,14 +260,14 @@ export class BucketListings {
    */
   beginCall(buckets: readonly number[]): void {
     // Deleting the entry being visited is safe in a Map's iteration: no copy per claim call.
-    for (const [b, st] of this.buckets)
-      if (!this.watched.has(b) && !buckets.includes(b)) this.drop(b, st);
+    for (const [bucketNo, bucket] of this.buckets)
+      if (!this.watched.has(bucketNo) && !buckets.includes(bucketNo)) this.drop(bucketNo, bucket);
     this.callSeq++;
   }
 
-  private drop(b: number, st: BucketState): void {
-    this.sights.keep(b, st.cache);
-    this.buckets.delete(b);
+  private drop(bucketNo: number, bucket: BucketState): void {
+    this.sights.keep(bucketNo, bucket.cache);
+    this.buckets.delete(bucketNo);
   }
 
   /**
@@ -342,36 +284,37 @@ export class BucketListings {
     // priority now, not after the cached listing's next re-read. Such a bucket is read again
     // (a read that went out from here on, so after the settle) before this claim chooses.
     const firstFresh = this.readsStarted;
-    const unblocked = buckets.filter((b) => {
-      const st = this.buckets.get(b);
-      if (st) st.childReady = false;
-      return st !== undefined && this.watched.has(b) && this.unblocking(st);
+    const unblocked = buckets.filter((bucketNo) => {
+      const bucket = this.buckets.get(bucketNo);
+      bucket?.claimCallStarted();
+      return bucket !== undefined && this.watched.has(bucketNo) && bucket.unblockDue(this.held);
     });
-    for (const b of buckets) {
-      const st = this.buckets.get(b);
-      const unusable = !st || !this.watched.has(b) || st.entries.length === 0;
+    for (const bucketNo of buckets) {
+      const bucket = this.buckets.get(bucketNo);
+      const watched = this.watched.has(bucketNo);
+      const unusable = !bucket || !watched || bucket.entries.length === 0;
       // A listing in flight was started after the last change seen: wait for it when needed.
-      if (st?.listing) {
-        if (unusable || eager) waits.push(st.listing);
+      if (bucket?.listing) {
+        if (unusable || eager) waits.push(bucket.listing);
         continue;
       }
-      if (st && this.watched.has(b) && !st.stale) continue;
+      if (bucket && watched && !bucket.stale) continue;
       // An unwatched bucket is read once per call, not again in the call's later rounds.
-      if (st && !this.watched.has(b) && st.listedIn === this.callSeq) continue;
+      if (bucket && !watched && bucket.listedIn === this.callSeq) continue;
       // While a cached listing still offers plenty of work, re-read it only every `relistMs`:
       // under load every completion fires the watch, and re-reading a big bucket per task
       // would cost more than the task. A listing running low is re-read at once.
       // A listing costs in proportion to its size, so a big bucket waits 1 ms per entry.
-      const size = st?.entries.length ?? 0;
+      const size = bucket?.entries.length ?? 0;
       const plenty = size >= PLENTY_LOOKAHEADS * this.lookahead;
       const spacing = Math.max(this.opts.relistMs ?? DEFAULT_RELIST_MS, size);
-      if (!unusable && !eager && plenty && now - (st?.listedAt ?? 0) < spacing) continue;
-      const p = this.list(b);
-      if (unusable || eager) waits.push(p);
-      else p.catch(() => undefined);
+      if (!unusable && !eager && plenty && now - (bucket?.listedAt ?? 0) < spacing) continue;
+      const listing = this.list(bucketNo);
+      if (unusable || eager) waits.push(listing);
+      else listing.catch(() => undefined);
     }
     await Promise.all(waits);
-    await Promise.all(unblocked.map((b) => this.readSince(b, firstFresh)));
+    await Promise.all(unblocked.map((bucketNo) => this.readSince(bucketNo, firstFresh)));
   }
 
   /**
@@ -380,117 +323,101 @@ export class BucketListings {
    * event: a child's claim checks its ancestors whatever listing it comes from (see
    * `ancestorGuards`).
    */
-  private async readSince(b: number, firstFresh: number): Promise<void> {
-    const st = this.buckets.get(b);
-    if (!st) return;
-    if (st.readNo < firstFresh || st.listing) await (st.listing ?? this.list(b));
-    if (st.readNo < firstFresh) await this.list(b);
-    st.unblockPending = false;
+  private async readSince(bucketNo: number, firstFresh: number): Promise<void> {
+    const bucket = this.buckets.get(bucketNo);
+    if (!bucket) return;
+    if (bucket.readNo < firstFresh || bucket.listing) await (bucket.listing ?? this.list(bucketNo));
+    if (bucket.readNo < firstFresh) await this.list(bucketNo);
+    bucket.readSinceDone();
   }
 
-  private list(b: number): Promise<void> {
-    const p = this.readListing(b).finally(() => {
-      const st = this.buckets.get(b);
-      if (st?.listing === p) st.listing = null;
-    });
-    const st = this.buckets.get(b);
-    if (st) st.listing = p;
-    return p;
+  private list(bucketNo: number): Promise<void> {
+    const listing: Promise<void> = this.readListing(bucketNo).finally(() =>
+      this.buckets.get(bucketNo)?.listingEnded(listing),
+    );
+    this.buckets.get(bucketNo)?.listingStarted(listing);
+    return listing;
   }
 
-  private async readListing(b: number): Promise<void> {
-    let st = this.buckets.get(b);
-    if (!st) {
-      st = emptyBucket();
-      this.buckets.set(b, st);
+  private async readListing(bucketNo: number): Promise<void> {
+    let bucket = this.buckets.get(bucketNo);
+    if (!bucket) {
+      bucket = BucketState.unlisted();
+      this.buckets.set(bucketNo, bucket);
     }
-    const state = st;
-    state.stale = false;
-    // Counted before the read goes out: a change whose event arrives later is not in it.
-    const changesBefore = state.changes;
-    state.listedAt = this.ctx.clock.now();
-    state.listedIn = this.callSeq;
-    const owned = this.watched.has(b);
+    const state = bucket;
+    const owned = this.watched.has(bucketNo);
     // A bucket whose changes a tree watch reports needs no children watch.
-    const wantWatch = owned && !state.watchArmed && this.opts.eventFed?.(b) !== true;
-    if (wantWatch) state.watchArmed = true;
+    const wantWatch = owned && !state.watchArmed && this.opts.eventFed?.(bucketNo) !== true;
+    if (wantWatch) state.armWatch();
     // A bucket listed by a steal pass keeps a children watch (not its listing), so the next
     // pass re-reads only buckets that changed: idle workers stay quiet in a quiet world.
-    const wantScout = !owned && !this.scouts.has(b);
-    if (wantScout) this.scouts.add(b);
+    const wantScout = !owned && !this.scouts.has(bucketNo);
+    if (wantScout) this.scouts.add(bucketNo);
     // Own claims settled before this read went out: the read shows what became of them.
-    const settled = settledClaims(state, this.held);
+    const settled = state.settledClaims(this.held);
     let names: string[];
     let pzxid: number;
     this.requests++;
-    state.readNo = this.readsStarted++;
+    const changesBefore = state.beginRead(this.readsStarted++, this.callSeq, this.ctx.clock.now());
     try {
       const listed = await this.ctx.coordinator.childrenWithStat(
-        this.ctx.layout.bucketPath(AREA.pending, b),
+        this.ctx.layout.bucketPath(AREA.pending, bucketNo),
         wantWatch
           ? {
               watch: () => {
-                state.watchArmed = false;
-                this.fire(state);
+                state.watchFired();
+                this.wake();
               },
             }
           : wantScout
-            ? { watch: () => this.scoutFired(b) }
+            ? { watch: () => this.scoutFired(bucketNo) }
             : undefined,
       );
       names = listed.children;
       pzxid = listed.stat.pzxid;
     } catch (err) {
-      if (wantWatch) state.watchArmed = false;
-      if (wantScout) this.scouts.delete(b);
-      state.stale = true;
+      if (wantScout) this.scouts.delete(bucketNo);
+      state.readFailed(wantWatch);
       throw err;
     }
-    const behind = applyListing(state, names, pzxid, changesBefore, settled);
-    this.sights.prune(b, state.parsed);
+    const behind = state.applyListing(names, pzxid, changesBefore, settled);
+    this.sights.prune(bucketNo, state.parsed);
     // Behind an own completion, with a listed child of it: claimed now.
     if (behind && state.childReady && !this.closed) this.onChange();
   }
 
-  private scoutFired(b: number): void {
-    this.scouts.delete(b);
-    if (!this.closed) this.opts.onForeignChange?.(b);
+  private scoutFired(bucketNo: number): void {
+    this.scouts.delete(bucketNo);
+    if (!this.closed) this.opts.onForeignChange?.(bucketNo);
   }
 
   /** Reads an entry once, however many claims ask for it while the read is in flight. */
-  fetch(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
-    const inFlight = st.fetching.get(e.name);
+  fetch(bucketNo: number, bucket: BucketState, entry: EntryName): Promise<CachedEntry | null> {
+    const inFlight = bucket.fetching(entry.name);
     if (inFlight) return inFlight;
-    // readEntry drops it from `fetching` when the read ends (no `finally` promise per read).
-    const p = this.readEntry(b, st, e);
-    st.fetching.set(e.name, p);
-    return p;
+    // readEntry ends the fetch when the read ends (no `finally` promise per read).
+    const read = this.readEntry(bucketNo, bucket, entry);
+    bucket.fetchStarted(entry.name, read);
+    return read;
   }
 
-  private async readEntry(b: number, st: BucketState, e: EntryName): Promise<CachedEntry | null> {
+  private async readEntry(
+    bucketNo: number,
+    bucket: BucketState,
+    entry: EntryName,
+  ): Promise<CachedEntry | null> {
     this.requests++;
-    const path = `${this.ctx.layout.bucketPath(AREA.pending, b)}/${e.name}`;
+    const path = `${this.ctx.layout.bucketPath(AREA.pending, bucketNo)}/${entry.name}`;
     let read: EntryRead;
     try {
       read = await readEntryNode(this.ctx, path);
     } finally {
-      st.fetching.delete(e.name);
+      bucket.fetchEnded(entry.name);
     }
-    // Gone: no candidate until a listing without it (none will show it again).
-    if (read === 'gone') {
-      st.stale = true;
-      st.gone.add(e.name);
-    }
-    // A foreign node named like an entry: claiming it is impossible, and failing the whole
-    // claim on it would stop every other task in the bucket. Skip it while it is listed.
-    else if (read === 'bad') st.bad.add(e.name);
-    if (typeof read === 'string') return null;
-    const firstSeen = this.sights.of(b, e.name, this.ctx.clock.now());
-    const cached: CachedEntry = { ...read, firstSeen };
-    st.cache.set(e.name, cached);
-    // Reported in order since the listing: every entry created before it is in the view, so a
-    // child's ancestor changed up to its creation cannot hide a re-queue (see ancestorGuards).
-    if (st.eventBorn.has(e.name) && read.czxid > st.pzxid) st.pzxid = read.czxid;
-    return cached;
+    // Only a read entry has a first sight to look up.
+    const firstSeen =
+      typeof read === 'string' ? 0 : this.sights.of(bucketNo, entry.name, this.ctx.clock.now());
+    return bucket.entryRead(entry.name, read, firstSeen);
   }
 }

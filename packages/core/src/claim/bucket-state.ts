@@ -1,7 +1,9 @@
-import { byClaimOrder, ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
+import { ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
 import type { EntryData } from '../engine/types.js';
+import { byClaimOrder } from '../tree/claim-order.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import type { AncestorStat } from './ancestor-guards.js';
+import type { AncestorStat, GuardStats } from './ancestor-guards.js';
+import type { EntryRead } from './entry-read.js';
 
 /** One pending entry's data as last read. */
 export interface CachedEntry {
@@ -14,225 +16,477 @@ export interface CachedEntry {
   claimed?: boolean;
 }
 
-/** The cached listing of one pending bucket. */
-export interface BucketState {
-  entries: EntryName[];
-  present: Set<string>;
-  cache: Map<string, CachedEntry>;
+/**
+ * The cached listing of one pending bucket, and the invariants that keep it true. Only its
+ * own methods write it: the claim path reads it through read-only views and tells it what
+ * happened (a listing came back, an event named an entry, an own claim or completion went
+ * through), so each invariant is kept in one place.
+ */
+export class BucketState implements GuardStats {
+  #entries: EntryName[] = [];
+  #present = new Set<string>();
+  #cache = new Map<string, CachedEntry>();
+  #stale = true;
+  #changes = 0;
+  #listedChanges = 0;
+  #watchArmed = false;
+  #pzxid = 0;
+  #guardStats = new Map<string, AncestorStat>();
+  #listedAt = 0;
+  #parsed = new Map<string, EntryName>();
+  readonly #fetching = new Map<string, Promise<CachedEntry | null>>();
+  readonly #readingAhead = new Map<string, Promise<unknown>>();
+  #listing: Promise<void> | null = null;
+  #listedIn = 0;
+  #bad = new Set<string>();
+  #ancestors = new Set<string>();
+  #readNo = -1;
+  #unblockPending = false;
+  #gone = new Set<string>();
+  #childReady = false;
+  readonly #eventBorn = new Set<string>();
+
+  /** A bucket not listed yet: stale, so its first use reads it (`readNo` -1: never read). */
+  static unlisted(): BucketState {
+    return new BucketState();
+  }
+
+  private constructor() {}
+
+  /** The listed entries still open to a claim here, in claim order. */
+  get entries(): readonly EntryName[] {
+    return this.#entries;
+  }
+  /** Encoded keys of the listed entries (claimed here too, until a listing drops them). */
+  get present(): ReadonlySet<string> {
+    return this.#present;
+  }
+  /** Entry data read, by entry name. */
+  get cache(): ReadonlyMap<string, CachedEntry> {
+    return this.#cache;
+  }
   /** Must be re-listed before use (watch fired, or a claim found it out of date). */
-  stale: boolean;
+  get stale(): boolean {
+    return this.#stale;
+  }
   /**
    * Change events so far (children watch, tree watch), and how many of them had come in when
    * the current listing's read went out: whether the bucket changed since (see
-   * `BucketListings.mayHideChildOf`).
+   * `changedSinceListing`).
    */
-  changes: number;
-  listedChanges: number;
-  watchArmed: boolean;
+  get changes(): number {
+    return this.#changes;
+  }
+  get listedChanges(): number {
+    return this.#listedChanges;
+  }
+  /** A children watch set by a listing of this bucket has not fired yet. */
+  get watchArmed(): boolean {
+    return this.#watchArmed;
+  }
   /**
    * The bucket's `pzxid` as read with the listing: the last change of its children that the
    * listing shows (a child's claim is guarded by it, see `ancestorGuards`).
    */
-  pzxid: number;
+  get pzxid(): number {
+    return this.#pzxid;
+  }
   /** Ancestors' tree-node stats read to guard children (see ancestorGuards), by encoded key. */
-  guardStats: Map<string, AncestorStat>;
+  get guardStats(): ReadonlyMap<string, AncestorStat> {
+    return this.#guardStats;
+  }
   /** When the listing was read (engine clock). */
-  listedAt: number;
+  get listedAt(): number {
+    return this.#listedAt;
+  }
   /** Parsed names of the last listing: a re-list parses only the names it has not seen. */
-  parsed: Map<string, EntryName>;
-  /** Entry reads in flight, by entry name. */
-  fetching: Map<string, Promise<CachedEntry | null>>;
+  get parsed(): ReadonlyMap<string, EntryName> {
+    return this.#parsed;
+  }
   /** Read-aheads in flight (a child's entry and its ancestors' tree nodes), by entry name. */
-  readingAhead: Map<string, Promise<unknown>>;
+  get readingAhead(): ReadonlyMap<string, Promise<unknown>> {
+    return this.#readingAhead;
+  }
   /** The listing being read now, so two claims never read one bucket twice at once. */
-  listing: Promise<void> | null;
+  get listing(): Promise<void> | null {
+    return this.#listing;
+  }
   /** The claim call that last listed this bucket. */
-  listedIn: number;
-  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
-  bad: Set<string>;
+  get listedIn(): number {
+    return this.#listedIn;
+  }
   /** Encoded keys that are proper ancestors of a listed entry (they block someone). */
-  ancestors: Set<string>;
-  /** Number of the last listing read sent for this bucket (see `BucketListings.readsStarted`). */
-  readNo: number;
-  /** This bucket must be read again for a child an own settle made runnable. */
-  unblockPending: boolean;
+  get ancestors(): ReadonlySet<string> {
+    return this.#ancestors;
+  }
+  /** Number of the last listing read sent for this bucket (see `BucketListings.nextReadNo`). */
+  get readNo(): number {
+    return this.#readNo;
+  }
   /**
    * Names of entries this process completed (deleted) that a listing may still show: one read
    * before the completion. Such a name is left out of the listing: it blocks nobody any more.
    */
-  gone: Set<string>;
+  get gone(): ReadonlySet<string> {
+    return this.#gone;
+  }
+  /** Entry-shaped names whose data is not a zoott entry: skipped, logged once while listed. */
+  get bad(): ReadonlySet<string> {
+    return this.#bad;
+  }
   /** A listed entry waited only on a task this process completed: a claim call is due. */
-  childReady: boolean;
-  /**
-   * Entries added from tree events since the listing, while every creation after the listing
-   * was being reported (see `EntryEvents`): once one is read, its creation zxid is a `pzxid`
-   * the listing and the events together have seen.
-   */
-  eventBorn: Set<string>;
-}
+  get childReady(): boolean {
+    return this.#childReady;
+  }
 
-/** A bucket not listed yet: stale, so its first use reads it. */
-export function emptyBucket(): BucketState {
-  return {
-    entries: [],
-    present: new Set(),
-    cache: new Map(),
-    stale: true,
-    changes: 0,
-    listedChanges: 0,
-    watchArmed: false,
-    listedAt: 0,
-    pzxid: 0,
-    guardStats: new Map(),
-    listing: null,
-    listedIn: 0,
-    parsed: new Map(),
-    fetching: new Map(),
-    readingAhead: new Map(),
-    bad: new Set(),
-    ancestors: new Set(),
-    readNo: -1,
-    unblockPending: false,
-    gone: new Set(),
-    childReady: false,
-    eventBorn: new Set(),
-  };
+  /** Whether the bucket changed since its listing's read went out (or must be read again). */
+  changedSinceListing(): boolean {
+    return this.#stale || this.#changes !== this.#listedChanges;
+  }
+
+  /** The listing must be read again before its next use; it shows no change by itself. */
+  markStale(): void {
+    this.#stale = true;
+  }
+
+  /** Something changed that the listing may not show (a watch fired, an event came). */
+  changed(): void {
+    this.#stale = true;
+    this.#changes++;
+  }
+
+  /** Re-read at its next use, however recent the listing (a relisting pause does not apply). */
+  relistAtNextUse(): void {
+    this.#stale = true;
+    this.#listedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * Re-read at the next use, and own claims' entries read afresh: a claim given back, or a
+   * watch changed, may leave the cached data out of date.
+   */
+  touch(): void {
+    this.relistAtNextUse();
+    for (const [name, cached] of this.#cache) if (cached.claimed) this.#cache.delete(name);
+  }
+
+  /**
+   * A listing read goes out as number `readNo`, in claim call `callSeq`, at `now`: it is no
+   * longer stale, and it counts the change events seen before it (a change whose event
+   * arrives later is not in it). Returns that count, for `applyListing`.
+   */
+  beginRead(readNo: number, callSeq: number, now: number): number {
+    this.#stale = false;
+    this.#listedAt = now;
+    this.#listedIn = callSeq;
+    this.#readNo = readNo;
+    return this.#changes;
+  }
+
+  /** A children watch goes out with the next listing read (at most one counted as armed). */
+  armWatch(): void {
+    this.#watchArmed = true;
+  }
+
+  /** The children watch fired: one change, and the listing is stale. */
+  watchFired(): void {
+    this.#watchArmed = false;
+    this.changed();
+  }
+
+  /** A listing read failed: the listing stays stale, and a watch sent with it is not counted. */
+  readFailed(withWatch: boolean): void {
+    if (withWatch) this.#watchArmed = false;
+    this.#stale = true;
+  }
+
+  /** `listing` is the read of this bucket in flight, until `listingEnded(listing)`. */
+  listingStarted(listing: Promise<void>): void {
+    this.#listing = listing;
+  }
+
+  listingEnded(listing: Promise<void>): void {
+    if (this.#listing === listing) this.#listing = null;
+  }
+
+  /** The read of entry `name` in flight, if any: one read per entry name at a time. */
+  fetching(name: string): Promise<CachedEntry | null> | undefined {
+    return this.#fetching.get(name);
+  }
+
+  fetchStarted(name: string, read: Promise<CachedEntry | null>): void {
+    this.#fetching.set(name, read);
+  }
+
+  fetchEnded(name: string): void {
+    this.#fetching.delete(name);
+  }
+
+  /** Whether entry `name` was read, or its read is out. */
+  readOrReading(name: string): boolean {
+    return this.#cache.has(name) || this.#fetching.has(name);
+  }
+
+  /** A read-ahead of entry `name` is out until `ahead` settles (a hand-off may wait for it). */
+  readAheadStarted(name: string, ahead: Promise<unknown>): void {
+    this.#readingAhead.set(
+      name,
+      ahead.finally(() => this.#readingAhead.delete(name)),
+    );
+  }
+
+  /**
+   * Makes this the listing a read returned: `names` (the bucket's children) with the bucket's
+   * `pzxid`, read when `changesBefore` changes had been seen. `settled`: names of own claims
+   * settled before the read went out. Names an own completion deleted after the read went out
+   * (`gone`) are left out: they block nobody, and a listed child of one is flagged
+   * `childReady` (a claim is due). Returns whether the listing was behind an own completion.
+   */
+  applyListing(
+    names: readonly string[],
+    pzxid: number,
+    changesBefore: number,
+    settled: readonly string[],
+  ): boolean {
+    const entries: EntryName[] = [];
+    const present = new Set<string>();
+    const parsed = new Map<string, EntryName>();
+    const ancestors = new Set<string>();
+    const stillShown = new Set<string>();
+    for (const name of names) {
+      if (this.#gone.has(name)) {
+        stillShown.add(name);
+        continue;
+      }
+      const entry = this.#parsed.get(name) ?? parseEntryName(name);
+      if (!entry) continue;
+      parsed.set(name, entry);
+      entries.push(entry);
+      present.add(entry.encodedKey);
+      if (entry.encodedKey.includes(KEY_SEPARATOR)) addAncestors(entry.encodedKey, ancestors);
+    }
+    this.#parsed = parsed;
+    this.#ancestors = ancestors;
+    // A name this listing no longer shows will not come back (entry names are never reused).
+    this.#gone = stillShown;
+    entries.sort(byClaimOrder);
+    // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
+    for (const name of this.#cache.keys()) if (!parsed.has(name)) this.#cache.delete(name);
+    // A settled claim whose entry is still listed is not ours any more (its settle was
+    // refused, or it was re-entered under the same name): read it afresh when it comes up.
+    for (const name of settled) this.#cache.delete(name);
+    for (const name of this.#bad) if (!parsed.has(name)) this.#bad.delete(name);
+    this.#entries = entries;
+    this.#present = present;
+    this.#listedChanges = changesBefore;
+    for (const name of stillShown)
+      if (ancestors.has(parseEntryName(name)?.encodedKey ?? '')) this.#childReady = true;
+    this.#pzxid = pzxid;
+    this.#eventBorn.clear();
+    // Kept for ancestors still listed above someone; the others' stats are dropped.
+    for (const id of this.#guardStats.keys()) if (!ancestors.has(id)) this.#guardStats.delete(id);
+    return stillShown.size > 0;
+  }
+
+  /**
+   * Adds an entry the listing does not show yet (its creation was reported by a tree watch)
+   * in claim order, as a listing read now would show it. Returns false when the listing
+   * already shows it or showed it once (a name is never reused), or when the bucket was never
+   * listed (a listing of one entry would hide the rest of the bucket). A listing out now
+   * replaces it all when it returns. It shows the entry when the server read it after the
+   * creation; when its reply and this event came in together, the event is handled first and
+   * the reply lacks the entry: so a creation reported while a listing is out is never
+   * `continuous`, and counts as a change (entry-events.test.ts, "a root reported while a
+   * listing is out"). `continuous`: every creation since the listing was read has been
+   * reported, in order, so this entry's creation is a point the view is complete to (its zxid
+   * is read with the entry, see `entryRead`).
+   */
+  insertFromEvent(entry: EntryName, continuous: boolean): boolean {
+    if (this.#readNo < 0) return false;
+    if (this.#parsed.has(entry.name) || this.#gone.has(entry.name)) return false;
+    this.#parsed.set(entry.name, entry);
+    this.#present.add(entry.encodedKey);
+    if (entry.encodedKey.includes(KEY_SEPARATOR)) addAncestors(entry.encodedKey, this.#ancestors);
+    // Most new entries go last (FIFO within a priority): search from the end.
+    const entries = this.#entries;
+    let at = entries.length;
+    while (at > 0 && byClaimOrder(entries[at - 1]!, entry) > 0) at--;
+    entries.splice(at, 0, entry);
+    this.#changes++;
+    if (continuous) this.#eventBorn.add(entry.name);
+    return true;
+  }
+
+  /**
+   * This process completed the task `key` (encoded), whose entry `name` its completion
+   * deleted. A listing read before that still shows the entry, blocking the task's listed
+   * descendants until the bucket's next read: it is taken out, so a child waiting on it is a
+   * candidate at once, and a claim for it is due (`childReady`). A listing in flight may show
+   * the entry too: the name is remembered until a listing without it. Returns whether the
+   * listing shows a child of it.
+   */
+  completedHere(key: string, name: string): boolean {
+    this.#cache.delete(name);
+    const listedChild = this.#ancestors.has(key);
+    // Neither the listing nor a read in flight shows the entry: nothing to take out.
+    const shown = this.#parsed.has(name);
+    if (!shown && this.#listing === null) return listedChild;
+    // Not a candidate any more (its entry is gone: reading it would find nothing).
+    this.#gone.add(name);
+    if (!shown) return listedChild;
+    // The listing shows this very entry, so the task's key in it is this entry's.
+    this.#present.delete(key);
+    if (listedChild) this.#childReady = true;
+    return listedChild;
+  }
+
+  /**
+   * What a read of entry `name` found (`firstSeen`: when this claimer first saw it): its data,
+   * or `null` when it is gone (stale, and no candidate until a listing without it: none will
+   * show it again) or bad (skipped while listed: claiming it is impossible, and failing the
+   * whole claim on it would stop every other task in the bucket).
+   */
+  entryRead(name: string, read: EntryRead, firstSeen: number): CachedEntry | null {
+    if (read === 'gone') {
+      this.#stale = true;
+      this.#gone.add(name);
+      return null;
+    }
+    if (read === 'bad') {
+      this.#bad.add(name);
+      return null;
+    }
+    const cached: CachedEntry = { ...read, firstSeen };
+    this.#cache.set(name, cached);
+    // Reported in order since the listing: every entry created before it is in the view, so a
+    // child's ancestor changed up to its creation cannot hide a re-queue (see ancestorGuards).
+    if (this.#eventBorn.has(name) && read.czxid > this.#pzxid) this.#pzxid = read.czxid;
+    return cached;
+  }
+
+  /**
+   * This process claimed `entry` (read as `cached`): not a candidate any more, but it still
+   * blocks its descendants (`present`) until a fresh listing shows it gone. The cache
+   * remembers it as claimed, so a listing read before its completion does not make this
+   * claimer read a deleted entry.
+   */
+  claimedHere(entry: EntryName, cached: CachedEntry): void {
+    this.#cache.set(entry.name, { ...cached, claimed: true });
+    // In place: claims come from the head of the listing, so the search is short, and a
+    // copy of a big bucket's listing per claim was the worker's largest source of garbage.
+    const at = this.#entries.indexOf(entry);
+    if (at >= 0) this.#entries.splice(at, 1);
+  }
+
+  /** A claim of entry `name` was refused for the entry itself: it is read again. */
+  forgetEntry(name: string): void {
+    this.#cache.delete(name);
+    this.#stale = true;
+  }
+
+  /** A claim's ancestor check was refused: no stat older than the refusal is used again. */
+  guardRefused(): void {
+    this.#guardStats.clear();
+    this.#stale = true;
+  }
+
+  /** The stat of ancestor `id` (encoded) read for a guard, if any (see `ancestorGuards`). */
+  guardStat(id: string): AncestorStat | undefined {
+    return this.#guardStats.get(id);
+  }
+
+  rememberGuard(id: string, stat: AncestorStat): void {
+    this.#guardStats.set(id, stat);
+  }
+
+  /**
+   * A child of a task this process completed waits here: read up to date before the next
+   * claim chooses (see `unblockDue`).
+   */
+  expectChild(): void {
+    this.#unblockPending = true;
+    this.relistAtNextUse();
+  }
+
+  /** A claim call starts from this listing: a ready child is its to claim now. */
+  claimCallStarted(): void {
+    this.#childReady = false;
+  }
+
+  /**
+   * Whether this bucket must be read up to date before the next claim chooses: a child is
+   * expected, or a claim of this process (`held` no longer) that blocked listed entries has
+   * been settled since. It stays due until `readSinceDone`.
+   */
+  unblockDue(held: ReadonlySet<string>): boolean {
+    if (this.#unblockedSince(held)) this.#unblockPending = true;
+    return this.#unblockPending;
+  }
+
+  /** A listing read after the settle that made a claim due is in. */
+  readSinceDone(): void {
+    this.#unblockPending = false;
+  }
+
+  #unblockedSince(held: ReadonlySet<string>): boolean {
+    if (this.#ancestors.size === 0) return false;
+    for (const [name, cached] of this.#cache) {
+      if (!cached.claimed) continue;
+      const key = this.#parsed.get(name)?.encodedKey;
+      if (key !== undefined && !held.has(key) && this.#ancestors.has(key)) return true;
+    }
+    return false;
+  }
+
+  /** Names of entries claimed here whose claims this process (`held`) no longer holds. */
+  settledClaims(held: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const [name, cached] of this.#cache) {
+      if (!cached.claimed) continue;
+      const key = this.#parsed.get(name)?.encodedKey;
+      if (key !== undefined && !held.has(key)) out.push(name);
+    }
+    return out;
+  }
+
+  /**
+   * A listed entry that a claim could take if it is runnable: its data (`null` when not read
+   * yet), or `undefined` when it is no candidate at all (dead, held here, busy elsewhere, gone,
+   * bad, or claimed here).
+   */
+  openEntry(
+    entry: EntryName,
+    held: ReadonlySet<string>,
+    busy: ReadonlySet<string>,
+  ): CachedEntry | null | undefined {
+    if (entry.kind === ENTRY_KIND.dead || held.has(entry.encodedKey) || busy.has(entry.encodedKey))
+      return undefined;
+    if (this.#gone.has(entry.name) || this.#bad.has(entry.name)) return undefined;
+    const cached = this.#cache.get(entry.name);
+    if (cached?.claimed) return undefined;
+    return cached ?? null;
+  }
+
+  /**
+   * Whether a proper ancestor of `key` (encoded) other than `except` is listed here (it blocks
+   * the task).
+   */
+  hasListedAncestor(key: string, except?: string): boolean {
+    const present = this.#present;
+    for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1)) {
+      const ancestor = key.slice(0, i);
+      if (ancestor !== except && present.has(ancestor)) return true;
+    }
+    return false;
+  }
 }
 
 /** Adds every proper ancestor of `key` (encoded) to `into`. */
-export function addAncestors(key: string, into: Set<string>): void {
+function addAncestors(key: string, into: Set<string>): void {
   for (let i = key.lastIndexOf(KEY_SEPARATOR); i > 0; i = key.lastIndexOf(KEY_SEPARATOR, i - 1)) {
     const parent = key.slice(0, i);
     // Its own ancestors went in with it.
     if (into.has(parent)) return;
     into.add(parent);
   }
-}
-
-/**
- * Adds an entry the listing does not show yet (its creation was reported by a tree watch)
- * in claim order, as a listing read now would show it. Returns false when the listing
- * already shows it or showed it once (a name is never reused), or when the bucket was never
- * listed (a listing of one entry would hide the rest of the bucket). A listing out now
- * replaces it all when it returns. It shows the entry when the server read it after the
- * creation; when its reply and this event came in together, the event is handled first and
- * the reply lacks the entry: so a creation reported while a listing is out is never
- * `continuous`, and counts as a change (entry-events.test.ts, "a root reported while a
- * listing is out"). `continuous`: every creation since the listing was read has been
- * reported, in order, so this entry's creation is a point the view is complete to (its zxid
- * is read with the entry).
- */
-export function insertListed(st: BucketState, e: EntryName, continuous: boolean): boolean {
-  if (st.readNo < 0) return false;
-  if (st.parsed.has(e.name) || st.gone.has(e.name)) return false;
-  st.parsed.set(e.name, e);
-  st.present.add(e.encodedKey);
-  if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, st.ancestors);
-  // Most new entries go last (FIFO within a priority): search from the end.
-  let at = st.entries.length;
-  while (at > 0 && byClaimOrder(st.entries[at - 1]!, e) > 0) at--;
-  st.entries.splice(at, 0, e);
-  st.changes++;
-  if (continuous) st.eventBorn.add(e.name);
-  return true;
-}
-
-/**
- * Whether a proper ancestor of `key` (encoded) other than `except` is in `present` (it blocks
- * the task).
- */
-export function hasListedAncestor(
-  key: string,
-  present: ReadonlySet<string>,
-  except?: string,
-): boolean {
-  for (let i = key.indexOf(KEY_SEPARATOR); i > 0; i = key.indexOf(KEY_SEPARATOR, i + 1)) {
-    const ancestor = key.slice(0, i);
-    if (ancestor !== except && present.has(ancestor)) return true;
-  }
-  return false;
-}
-
-/**
- * A listed entry that a claim could take if it is runnable: its data (`null` when not read
- * yet), or `undefined` when it is no candidate at all (dead, held here, busy elsewhere, gone,
- * bad, or claimed here).
- */
-export function openEntry(
-  st: BucketState,
-  e: EntryName,
-  held: ReadonlySet<string>,
-  busy: ReadonlySet<string>,
-): CachedEntry | null | undefined {
-  if (e.kind === ENTRY_KIND.dead || held.has(e.encodedKey) || busy.has(e.encodedKey))
-    return undefined;
-  if (st.gone.has(e.name) || st.bad.has(e.name)) return undefined;
-  const cached = st.cache.get(e.name);
-  if (cached?.claimed) return undefined;
-  return cached ?? null;
-}
-
-/**
- * Makes `st` the listing a read returned: `names` (the bucket's children) with the bucket's
- * `pzxid`, read when `changesBefore` changes had been seen. `settled`: names of own claims
- * settled before the read went out. Names an own completion deleted after the read went out
- * (`gone`) are left out: they block nobody, and a listed child of one is flagged
- * `childReady` (a claim is due). Returns whether the listing was behind an own completion.
- */
-export function applyListing(
-  st: BucketState,
-  names: readonly string[],
-  pzxid: number,
-  changesBefore: number,
-  settled: readonly string[],
-): boolean {
-  const entries: EntryName[] = [];
-  const present = new Set<string>();
-  const parsed = new Map<string, EntryName>();
-  const ancestors = new Set<string>();
-  const stillShown = new Set<string>();
-  for (const n of names) {
-    if (st.gone.has(n)) {
-      stillShown.add(n);
-      continue;
-    }
-    const e = st.parsed.get(n) ?? parseEntryName(n);
-    if (!e) continue;
-    parsed.set(n, e);
-    entries.push(e);
-    present.add(e.encodedKey);
-    if (e.encodedKey.includes(KEY_SEPARATOR)) addAncestors(e.encodedKey, ancestors);
-  }
-  st.parsed = parsed;
-  st.ancestors = ancestors;
-  // A name this listing no longer shows will not come back (entry names are never reused).
-  st.gone = stillShown;
-  entries.sort(byClaimOrder);
-  // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
-  for (const name of st.cache.keys()) if (!parsed.has(name)) st.cache.delete(name);
-  // A settled claim whose entry is still listed is not ours any more (its settle was
-  // refused, or it was re-entered under the same name): read it afresh when it comes up.
-  for (const name of settled) st.cache.delete(name);
-  for (const name of st.bad) if (!parsed.has(name)) st.bad.delete(name);
-  st.entries = entries;
-  st.present = present;
-  st.listedChanges = changesBefore;
-  for (const n of stillShown)
-    if (ancestors.has(parseEntryName(n)?.encodedKey ?? '')) st.childReady = true;
-  st.pzxid = pzxid;
-  st.eventBorn.clear();
-  // Kept for ancestors still listed above someone; the others' stats are dropped.
-  for (const id of st.guardStats.keys()) if (!ancestors.has(id)) st.guardStats.delete(id);
-  return stillShown.size > 0;
-}
-
-/** Names of entries claimed from `st` whose claims this process (`held`) no longer holds. */
-export function settledClaims(st: BucketState, held: ReadonlySet<string>): string[] {
-  const out: string[] = [];
-  for (const [name, cached] of st.cache) {
-    if (!cached.claimed) continue;
-    const key = st.parsed.get(name)?.encodedKey;
-    if (key !== undefined && !held.has(key)) out.push(name);
-  }
-  return out;
 }

@@ -1,7 +1,7 @@
 import type { Op } from '../contract/coordinator.js';
 import type { EntryName } from '../engine/layout.js';
 import type { EntryData } from '../engine/types.js';
-import type { BucketState, CachedEntry } from './bucket-listings.js';
+import type { CachedEntry } from './bucket-state.js';
 
 /** A runnable entry a claim call may take, with what orders it. */
 export interface Candidate {
@@ -20,39 +20,16 @@ export interface Candidate {
 
 /** The candidate for a listed entry whose data was read. */
 export function candidateOf(bucket: number, entry: EntryName, cached: CachedEntry): Candidate {
-  const c: Candidate = { priority: entry.priority, seq: cached.czxid, bucket, entry, cached };
-  if (cached.data.hints) c.hints = cached.data.hints;
-  if (typeof cached.data.qn === 'number') c.tie = cached.data.qn;
-  return c;
-}
-
-/**
- * The known candidates of a higher priority than every listed entry still being read: they
- * may be claimed before those reads are in (none of them could come first).
- */
-export function aheadOf(known: readonly Candidate[], unread: readonly EntryName[]): Candidate[] {
-  if (unread.length === 0) return [];
-  const top = unread.reduce((m, e) => Math.max(m, e.priority), Number.NEGATIVE_INFINITY);
-  return known.filter((c) => c.priority > top);
-}
-
-/**
- * `known` without the candidates of a lower priority than an `unread` entry (listed in
- * `listedIn[i]`) that its read found gone. Such a task was claimed elsewhere, cancelled, or
- * queued again under a new name the listing lacks: nothing of a lower priority from those
- * listings is claimed before they are read again (the next round), so priority holds for a
- * task queued again while it was listed.
- */
-export function belowNoneGone(
-  known: Candidate[],
-  unread: readonly EntryName[],
-  listedIn: readonly BucketState[],
-): Candidate[] {
-  let top = Number.NEGATIVE_INFINITY;
-  unread.forEach((e, i) => {
-    if (listedIn[i]!.gone.has(e.name)) top = Math.max(top, e.priority);
-  });
-  return top === Number.NEGATIVE_INFINITY ? known : known.filter((c) => c.priority >= top);
+  const candidate: Candidate = {
+    priority: entry.priority,
+    seq: cached.czxid,
+    bucket,
+    entry,
+    cached,
+  };
+  if (cached.data.hints) candidate.hints = cached.data.hints;
+  if (typeof cached.data.qn === 'number') candidate.tie = cached.data.qn;
+  return candidate;
 }
 
 /**

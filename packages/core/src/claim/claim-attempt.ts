@@ -11,7 +11,8 @@ import type { ClaimerOptions } from './claimer-options.js';
 /** One claim being made: the candidate and what its multi writes. */
 export interface ClaimAttempt {
   cand: Candidate;
-  st: BucketState | undefined;
+  /** The candidate's bucket as listed here (gone when its listing was dropped meanwhile). */
+  bucket: BucketState | undefined;
   key: TaskKey;
   entryPath: string;
   workingPath: string;
@@ -31,17 +32,17 @@ export function claimAttempt(
 ): ClaimAttempt {
   const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
   const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
-  const d = cand.cached.data;
+  const entryData = cand.cached.data;
   // Attempts are counted at claim time, so a task whose workers all died while running it
   // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
   // dead-lettered at once, so a task that kills its worker cannot loop forever.
-  const exhausted = d.attempts >= d.maxAttempts;
+  const exhausted = entryData.attempts >= entryData.maxAttempts;
   const identity: ClaimIdentity = { worker: opts.worker, session, at: now };
   if (opts.host !== undefined) identity.host = opts.host;
   if (opts.pid !== undefined) identity.pid = opts.pid;
   const claimed: EntryData = {
-    ...d,
-    attempts: exhausted ? d.attempts : d.attempts + 1,
+    ...entryData,
+    attempts: exhausted ? entryData.attempts : entryData.attempts + 1,
     claim: identity,
   };
   const workingPath = ctx.layout.recordPath(AREA.working, key);
@@ -53,6 +54,6 @@ export function claimAttempt(
     { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
     ...(cand.guards ?? []),
   ];
-  const st = listings.get(cand.bucket);
-  return { cand, st, key, entryPath, workingPath, identity, claimed, ops };
+  const bucket = listings.get(cand.bucket);
+  return { cand, bucket, key, entryPath, workingPath, identity, claimed, ops };
 }

@@ -3,9 +3,7 @@ import type { EngineContext } from '../engine/context.js';
 import { codeOf, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
 import { claimsHeldThrough } from '../engine/held-claims.js';
 import { sessionBack } from '../engine/session.js';
-import type { Claim, ClaimIdentity, EntryData } from '../engine/types.js';
-import type { BucketListings } from './bucket-listings.js';
-import type { Candidate } from './candidate.js';
+import type { ClaimIdentity, EntryData } from '../engine/types.js';
 import type { ClaimAttempt } from './claim-attempt.js';
 
 /** The parts of a claim attempt that show whether its multi applied. */
@@ -25,16 +23,16 @@ export interface ClaimWritten {
 export async function adoptLostClaim(
   ctx: EngineContext,
   worker: string,
-  a: ClaimWritten,
+  attempt: ClaimWritten,
 ): Promise<number | null> {
-  const { coordinator: c } = ctx;
-  const { entryPath, workingPath } = a;
-  const { session, at } = a.identity;
+  const { coordinator } = ctx;
+  const { entryPath, workingPath } = attempt;
+  const { session, at } = attempt.identity;
   try {
-    if (!(await sessionBack(c, session))) return null;
-    const stat = await c.exists(workingPath);
+    if (!(await sessionBack(coordinator, session))) return null;
+    const stat = await coordinator.exists(workingPath);
     if (stat?.ephemeralOwner !== session) return null;
-    const entry = await c.get(entryPath);
+    const entry = await coordinator.get(entryPath);
     const claim = decodeJson<EntryData>(entry.data, entryPath).claim;
     if (claim?.session !== session || claim.at !== at || claim.worker !== worker) return null;
     ctx.logger.warn({ path: entryPath }, 'claim reply lost; the claim had applied: adopted');
@@ -54,13 +52,13 @@ export async function removeFalseClaim(
   workingPath: string,
   session: string,
 ): Promise<boolean> {
-  const { coordinator: c } = ctx;
-  const stat = await c.exists(workingPath).catch(() => null);
+  const { coordinator } = ctx;
+  const stat = await coordinator.exists(workingPath).catch(() => null);
   // This session's own working node that no engine of this process holds: a lost claim reply
   // nobody adopted, or a settle that gave up. It would block the task for the session's
   // lifetime: remove it. (Held by another engine on this session: it is busy.)
-  if (stat?.ephemeralOwner === session && !claimsHeldThrough(c).has(workingPath)) {
-    await c.delete(workingPath).catch(() => undefined);
+  if (stat?.ephemeralOwner === session && !claimsHeldThrough(coordinator).has(workingPath)) {
+    await coordinator.delete(workingPath).catch(() => undefined);
     return true;
   }
   // A persistent node is no claim: a claim's working node is ephemeral and goes with its
@@ -72,7 +70,7 @@ export async function removeFalseClaim(
       { path: workingPath },
       'removing a persistent node in the working area: not a live claim',
     );
-    await c.delete(workingPath, stat.version).catch(() => undefined);
+    await coordinator.delete(workingPath, stat.version).catch(() => undefined);
     return true;
   }
   return false;
@@ -87,32 +85,29 @@ export async function claimRefused(
   ctx: EngineContext,
   err: unknown,
   failure: { index: number; code: string } | null,
-  a: ClaimAttempt,
+  attempt: ClaimAttempt,
   markBusy: (encodedKey: string, workingPath: string, bucket: number) => void,
 ): Promise<null> {
-  const { cand, st, workingPath } = a;
-  const session = a.identity.session;
+  const { cand, bucket, workingPath } = attempt;
+  const session = attempt.identity.session;
   if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
-    if (await removeFalseClaim(ctx, workingPath, session)) {
-      if (st) st.stale = true;
-    } else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
+    if (await removeFalseClaim(ctx, workingPath, session)) bucket?.markStale();
+    else markBusy(cand.entry.encodedKey, workingPath, cand.bucket);
     return null;
   }
   if (entryMoved(failure)) {
-    st?.cache.delete(cand.entry.name);
-    if (st) st.stale = true;
+    bucket?.forgetEntry(cand.entry.name);
     return null;
   }
   // A guard: an ancestor was queued again (or removed) after it was read. The next listing
   // shows it; the child waits for it.
   if (failure !== null && failure.index >= 2) {
-    st?.guardStats.clear();
-    if (st) st.stale = true;
+    bucket?.guardRefused();
     return null;
   }
   // A lost reply that did not apply: nothing was written; the next round tries again.
   if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
-    if (st) st.stale = true;
+    bucket?.markStale();
     return null;
   }
   throw err;
@@ -124,23 +119,4 @@ export async function claimRefused(
  */
 export function entryMoved(failure: { index: number; code: string } | null): boolean {
   return failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE');
-}
-
-/**
- * The highest priority among `tried` candidates whose claim did not happen and whose listing
- * that made stale (a refusal for a moved entry, say), or -Infinity. Such a task may be pending
- * under a name those listings lack, so no candidate of a lower priority from them may pass it
- * before they are read again: priority holds for a task queued again while it was listed.
- */
-export function refusedTop(
-  got: readonly (Claim | null)[],
-  tried: readonly Candidate[],
-  listings: BucketListings,
-): number {
-  let top = Number.NEGATIVE_INFINITY;
-  got.forEach((claim, i) => {
-    const cand = tried[i]!;
-    if (claim === null && listings.get(cand.bucket)?.stale) top = Math.max(top, cand.priority);
-  });
-  return top;
 }

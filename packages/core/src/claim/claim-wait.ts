@@ -16,18 +16,19 @@ export function eligibleAt(
   cached: CachedEntry,
   now: number,
 ): number {
-  const d = cached.data;
-  if (opts.paused?.(d.type)) return Number.POSITIVE_INFINITY;
-  if (opts.types !== undefined && !opts.types.includes(d.type)) return Number.POSITIVE_INFINITY;
+  const entryData = cached.data;
+  if (opts.paused?.(entryData.type)) return Number.POSITIVE_INFINITY;
+  if (opts.types !== undefined && !opts.types.includes(entryData.type))
+    return Number.POSITIVE_INFINITY;
   const gate = opts.gate;
-  if (gate && !gate.open(d.type, now)) return gate.nextAt(d.type, now);
-  if (d.notBefore !== undefined && d.notBefore > now) return d.notBefore;
-  const hints = d.hints;
+  if (gate && !gate.open(entryData.type, now)) return gate.nextAt(entryData.type, now);
+  if (entryData.notBefore !== undefined && entryData.notBefore > now) return entryData.notBefore;
+  const hints = entryData.hints;
   const until = cached.firstSeen + (opts.localityWaitMs ?? DEFAULT_LOCALITY_WAIT_MS);
   if (hints !== undefined && until > now) {
     // Left, for the wait, to a live worker that may match the hints better than this one.
     const mine = hintScore({ priority: 0, seq: 0, hints });
-    if (leftForPeer({ type: d.type, hints }, mine, opts.peers?.())) return until;
+    if (leftForPeer({ type: entryData.type, hints }, mine, opts.peers?.())) return until;
   }
   return now;
 }

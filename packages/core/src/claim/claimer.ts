@@ -5,14 +5,21 @@ import type { EntryName } from '../engine/layout.js';
 import { failClaim } from '../engine/settle.js';
 import type { Claim } from '../engine/types.js';
 import { blockingAncestor } from '../tree/blocking.js';
+import {
+  claimableBeforeReads,
+  type LocalityScore,
+  mayOutrank,
+  notBelowGone,
+  orderForWorker,
+  refusedFloor,
+} from '../tree/claim-order.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
-import { hintLocality, type LocalityScore, orderForWorker } from '../tree/ordering.js';
+import { hintLocality } from '../tree/ordering.js';
 import { ancestorGuards, knownGuards } from './ancestor-guards.js';
-import { BucketListings, type BucketState, type CachedEntry, outranks } from './bucket-listings.js';
-import { openEntry } from './bucket-state.js';
-import { aheadOf, belowNoneGone, type Candidate, candidateOf, spreadStart } from './candidate.js';
+import { BucketListings, type BucketState, type CachedEntry } from './bucket-listings.js';
+import { type Candidate, candidateOf, spreadStart } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
-import { adoptLostClaim, claimRefused, entryMoved, refusedTop } from './claim-recovery.js';
+import { adoptLostClaim, claimRefused, entryMoved } from './claim-recovery.js';
 import { eligibleAt } from './claim-wait.js';
 import type { ClaimerOptions } from './claimer-options.js';
 import { EntryEvents } from './entry-events.js';
@@ -67,7 +74,7 @@ export class Claimer {
     const hints = hintLocality({
       ...(opts.server !== undefined ? { server: opts.server } : {}),
       ...(opts.hasFile ? { hasFile: opts.hasFile } : {}),
-      hasDataset: (d) => datasets.has(d),
+      hasDataset: (dataset) => datasets.has(dataset),
     });
     this.hintScore = hints;
     const extra = opts.locality;
@@ -87,7 +94,7 @@ export class Claimer {
       usable: (cached, now) => !this.waiting(cached, now),
       score: this.score,
       spare: () => opts.spareSlots?.() ?? 0,
-      won: (a, version) => Promise.resolve(this.won(a, version)),
+      won: (attempt, version) => Promise.resolve(this.won(attempt, version)),
     };
     const mode = opts.entryEvents;
     this.events = mode
@@ -95,7 +102,8 @@ export class Claimer {
           ctx,
           this.listings,
           held,
-          (b, st, e, k) => readAhead(ctx, this.listings, b, st, e, k),
+          (bucketNo, bucket, entry, key) =>
+            readAhead(ctx, this.listings, bucketNo, bucket, entry, key),
           mode === 'small',
         )
       : null;
@@ -127,8 +135,9 @@ export class Claimer {
 
   /** Work worth a claim for one free slot: an unblocked child, or read work above `priority`. */
   hasUrgent(buckets: readonly number[], priority: number): boolean {
-    const usable = (e: EntryName, c?: CachedEntry) =>
-      !this.busy.has(e.encodedKey) && (c === undefined || !this.waiting(c, this.ctx.clock.now()));
+    const usable = (entry: EntryName, cached?: CachedEntry) =>
+      !this.busy.has(entry.encodedKey) &&
+      (cached === undefined || !this.waiting(cached, this.ctx.clock.now()));
     return (
       this.listings.unblockedIn(buckets) || this.listings.knownWorkAbove(buckets, priority, usable)
     );
@@ -204,7 +213,7 @@ export class Claimer {
         const got = (await Promise.all(groups.map((group) => this.gatedTogether(group)))).flat();
         for (const claim of got) if (claim) won.push(claim);
         // No lower candidate passes a task refused as moved: the next round re-reads first.
-        const top = refusedTop(got, admitted, this.listings);
+        const top = refusedFloor(got, admitted, this.listings);
         if ((candidates[offset]?.priority ?? top) < top) break;
       }
     }
@@ -251,27 +260,27 @@ export class Claimer {
     const fetches: Promise<void>[] = [];
     const unread: EntryName[] = [];
     const unreadIn: BucketState[] = [];
-    for (const b of buckets) {
-      const st = this.listings.get(b);
-      if (!st) continue;
-      const stateOf = (k: TaskKey) =>
-        st.present.has(k.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
+    for (const bucketNo of buckets) {
+      const bucket = this.listings.get(bucketNo);
+      if (!bucket) continue;
+      const stateOf = (key: TaskKey) =>
+        bucket.present.has(key.join(KEY_SEPARATOR)) ? ('pending' as const) : undefined;
       let taken = 0;
       let ahead = 0;
-      for (const e of st.entries) {
+      for (const entry of bucket.entries) {
         if (taken >= lookahead) break;
-        const open = openEntry(st, e, this.held, this.busy);
+        const open = bucket.openEntry(entry, this.held, this.busy);
         if (open === undefined) continue;
         const cached = open ?? undefined;
         // Roots (most tasks) have no ancestors to check: skip the split and its garbage.
-        const guarded = e.encodedKey.includes(KEY_SEPARATOR);
+        const guarded = entry.encodedKey.includes(KEY_SEPARATOR);
         if (guarded) {
-          const key = e.encodedKey.split(KEY_SEPARATOR);
+          const key = entry.encodedKey.split(KEY_SEPARATOR);
           const blocker = blockingAncestor(key, stateOf);
           if (blocker !== null) {
             if (ahead < lookahead && this.held.has(blocker.join(KEY_SEPARATOR))) {
               ahead++;
-              readAhead(this.ctx, this.listings, b, st, e, key);
+              readAhead(this.ctx, this.listings, bucketNo, bucket, entry, key);
             }
             continue;
           }
@@ -282,28 +291,24 @@ export class Claimer {
         if (cached && this.waiting(cached, now)) continue;
         taken++;
         if (cached && !guarded) {
-          known.push(candidateOf(b, e, cached));
+          known.push(candidateOf(bucketNo, entry, cached));
           continue;
         }
         if (cached) {
-          const guards = knownGuards(
-            this.ctx,
-            e.encodedKey.split(KEY_SEPARATOR),
-            st.pzxid,
-            st.guardStats,
-          );
+          const key = entry.encodedKey.split(KEY_SEPARATOR);
+          const guards = knownGuards(this.ctx, key, bucket.pzxid, bucket);
           if (guards === null) {
-            st.stale = true;
+            bucket.markStale();
             continue;
           }
           if (guards !== undefined) {
-            known.push({ ...candidateOf(b, e, cached), guards });
+            known.push({ ...candidateOf(bucketNo, entry, cached), guards });
             continue;
           }
         }
-        unread.push(e);
-        unreadIn.push(st);
-        fetches.push(this.readCandidate(b, st, e, guarded, now, known));
+        unread.push(entry);
+        unreadIn.push(bucket);
+        fetches.push(this.readCandidate(bucketNo, bucket, entry, guarded, now, known));
       }
     }
     // Enough known work, or known work of a higher priority than all that is still being read
@@ -311,60 +316,67 @@ export class Claimer {
     // finish in the background (read-ahead) instead of delaying this claim, unless one of them
     // would be claimed first: priority (then FIFO) holds from the moment a task is runnable.
     const ready = orderForWorker(
-      known.length >= wanted ? known : aheadOf(known, unread),
+      known.length >= wanted ? known : claimableBeforeReads(known, unread),
       this.score,
     );
     const last = ready[Math.min(wanted, ready.length) - 1];
-    if (last !== undefined && !unread.some((e) => outranks(e, last.priority))) {
+    if (last !== undefined && !unread.some((entry) => mayOutrank(entry, last.priority))) {
       Promise.all(fetches).catch(() => undefined);
       return ready;
     }
     await Promise.all(fetches);
-    return orderForWorker(belowNoneGone(known, unread, unreadIn), this.score);
+    return orderForWorker(notBelowGone(known, unread, unreadIn), this.score);
   }
 
   /** Reads an entry (for a guarded child, its ancestors too) and adds it to `known`. */
   private async readCandidate(
-    b: number,
-    st: BucketState,
-    e: EntryName,
+    bucketNo: number,
+    bucket: BucketState,
+    entry: EntryName,
     guarded: boolean,
     now: number,
     known: Candidate[],
   ): Promise<void> {
-    const entry = st.cache.get(e.name) ?? this.listings.fetch(b, st, e);
+    const read = bucket.cache.get(entry.name) ?? this.listings.fetch(bucketNo, bucket, entry);
     // A root (most tasks) waits for its entry alone: no Promise.all and its promises per read.
     const [cached, guards] = guarded
       ? await Promise.all([
-          entry,
-          ancestorGuards(this.ctx, e.encodedKey.split(KEY_SEPARATOR), st.pzxid, st.guardStats),
+          read,
+          ancestorGuards(this.ctx, entry.encodedKey.split(KEY_SEPARATOR), bucket.pzxid, bucket),
         ])
-      : [await entry, undefined];
+      : [await read, undefined];
     if (!cached || this.waiting(cached, now)) return;
     // An ancestor changed after the listing: read the bucket again before this child.
     if (guards === null) {
-      st.stale = true;
+      bucket.markStale();
       return;
     }
-    const c = candidateOf(b, e, cached);
-    if (guards) c.guards = guards;
-    known.push(c);
+    const candidate = candidateOf(bucketNo, entry, cached);
+    if (guards) candidate.guards = guards;
+    known.push(candidate);
   }
 
   private async tryClaim(cand: Candidate): Promise<Claim | null> {
     const session = this.ctx.coordinator.sessionId;
     if (session === null) return null;
-    const a = claimAttempt(this.ctx, this.opts, this.listings, cand, session, this.ctx.clock.now());
+    const attempt = claimAttempt(
+      this.ctx,
+      this.opts,
+      this.listings,
+      cand,
+      session,
+      this.ctx.clock.now(),
+    );
     this.held.add(cand.entry.encodedKey);
     try {
-      await this.ctx.coordinator.multi(a.ops);
+      await this.ctx.coordinator.multi(attempt.ops);
     } catch (err) {
-      const adopted = await this.adoptIfLost(err, a);
-      if (adopted !== null) return this.won(a, adopted);
+      const adopted = await this.adoptIfLost(err, attempt);
+      if (adopted !== null) return this.won(attempt, adopted);
       this.held.delete(cand.entry.encodedKey);
-      return this.claimRefused(err, multiFailure(err), a);
+      return this.claimRefused(err, multiFailure(err), attempt);
     }
-    return this.won(a, cand.cached.version + 1);
+    return this.won(attempt, cand.cached.version + 1);
   }
 
   /**
@@ -381,83 +393,82 @@ export class Claimer {
     const attempts = cands.map((cand) =>
       claimAttempt(this.ctx, this.opts, this.listings, cand, session, now),
     );
-    for (const a of attempts) this.held.add(a.cand.entry.encodedKey);
+    for (const attempt of attempts) this.held.add(attempt.cand.entry.encodedKey);
     try {
-      await this.ctx.coordinator.multi(attempts.flatMap((a) => a.ops));
+      await this.ctx.coordinator.multi(attempts.flatMap((attempt) => attempt.ops));
     } catch (err) {
-      const f = multiFailure(err);
+      const failure = multiFailure(err);
       // The refused op, as an index into its own claim's ops (claims differ in length: a
       // guarded child's carries checks).
       let first = 0;
-      const at = attempts.map((a) => {
+      const at = attempts.map((attempt) => {
         const start = first;
-        first += a.ops.length;
-        return f !== null && f.index >= start && f.index < first ? f.index - start : -1;
+        first += attempt.ops.length;
+        return failure !== null && failure.index >= start && failure.index < first
+          ? failure.index - start
+          : -1;
       });
       // A task refused as moved may be pending under a new name: no lower claim passes it.
-      const moved = attempts.find((_, i) => f !== null && entryMoved({ ...f, index: at[i]! }));
+      const moved = attempts.find(
+        (_, i) => failure !== null && entryMoved({ ...failure, index: at[i]! }),
+      );
       const floor = moved?.cand.priority ?? Number.NEGATIVE_INFINITY;
       return Promise.all(
-        attempts.map(async (a, i) => {
-          const adopted = await this.adoptIfLost(err, a);
-          if (adopted !== null) return this.won(a, adopted);
-          this.held.delete(a.cand.entry.encodedKey);
-          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return this.claimRefused(err, null, a);
-          if (at[i]! < 0) return a.cand.priority < floor ? null : this.tryClaim(a.cand);
-          return this.claimRefused(err, { index: at[i]!, code: f!.code }, a);
+        attempts.map(async (attempt, i) => {
+          const adopted = await this.adoptIfLost(err, attempt);
+          if (adopted !== null) return this.won(attempt, adopted);
+          this.held.delete(attempt.cand.entry.encodedKey);
+          if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? ''))
+            return this.claimRefused(err, null, attempt);
+          if (at[i]! < 0) return attempt.cand.priority < floor ? null : this.tryClaim(attempt.cand);
+          return this.claimRefused(err, { index: at[i]!, code: failure!.code }, attempt);
         }),
       );
     }
-    const out = attempts.map((a) => this.won(a, a.cand.cached.version + 1));
+    const out = attempts.map((attempt) => this.won(attempt, attempt.cand.cached.version + 1));
     return out.some((c) => c instanceof Promise) ? Promise.all(out) : (out as (Claim | null)[]);
   }
 
   /** After a failed claim multi: the entry's version when its lost reply hid a success. */
-  private adoptIfLost(err: unknown, a: ClaimAttempt): Promise<number | null> {
+  private adoptIfLost(err: unknown, attempt: ClaimAttempt): Promise<number | null> {
     if (!UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) return Promise.resolve(null);
-    return adoptLostClaim(this.ctx, this.opts.worker, a);
+    return adoptLostClaim(this.ctx, this.opts.worker, attempt);
   }
 
   /** A claim multi applied: the bookkeeping, and the claim (no promise: most claims need none). */
-  private won(a: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
+  private won(attempt: ClaimAttempt, entryVersion: number): Claim | Promise<null> {
     const { ctx } = this;
-    const { cand, st, key, entryPath, workingPath, claimed } = a;
-    const d = cand.cached.data;
+    const { cand, bucket, key, entryPath, workingPath, claimed } = attempt;
+    const entryData = cand.cached.data;
     claimsHeldThrough(ctx.coordinator).add(workingPath);
-    if (st) {
-      // Claimed: not a candidate any more, but it still blocks its descendants (present)
-      // until a fresh listing shows it gone. The cache remembers it as claimed, so a listing
-      // read before its completion does not make this claimer read a deleted entry.
-      st.cache.set(cand.entry.name, { ...cand.cached, claimed: true });
-      // In place: claims come from the head of the listing, so the search is short, and a
-      // copy of a big bucket's listing per claim was the worker's largest source of garbage.
-      const at = st.entries.indexOf(cand.entry);
-      if (at >= 0) st.entries.splice(at, 1);
+    if (bucket) {
+      bucket.claimedHere(cand.entry, cand.cached);
       // Its listed children wait on it alone now: read them ahead, for a quick hand-off.
-      if (st.ancestors.has(cand.entry.encodedKey)) {
-        childrenAhead(ctx, this.listings, cand.bucket, st, key);
+      if (bucket.ancestors.has(cand.entry.encodedKey)) {
+        childrenAhead(ctx, this.listings, cand.bucket, bucket, key);
         this.events?.start();
       }
     }
     const claim: Claim = {
       key,
-      name: d.name,
-      type: d.type,
-      data: d.data,
+      name: entryData.name,
+      type: entryData.type,
+      data: entryData.data,
       attempt: claimed.attempts,
-      maxAttempts: d.maxAttempts,
-      session: a.identity.session,
+      maxAttempts: entryData.maxAttempts,
+      session: attempt.identity.session,
       worker: this.opts.worker,
-      startedAt: a.identity.at,
+      startedAt: attempt.identity.at,
       entryPath,
       entryVersion,
+      priority: cand.entry.priority,
       workingPath,
       entry: claimed,
     };
-    if (d.hints) claim.hints = d.hints;
-    if (d.attempts >= d.maxAttempts) {
+    if (entryData.hints) claim.hints = entryData.hints;
+    if (entryData.attempts >= entryData.maxAttempts) {
       const error = {
-        message: `worker lost during attempt ${d.attempts} of ${d.maxAttempts} (last claimed by ${d.claim?.worker ?? 'unknown'})`,
+        message: `worker lost during attempt ${entryData.attempts} of ${entryData.maxAttempts} (last claimed by ${entryData.claim?.worker ?? 'unknown'})`,
         code: 'WORKER_LOST',
       };
       ctx.logger.warn({ key: cand.entry.encodedKey, error: error.message }, 'task dead-lettered');
@@ -477,9 +488,11 @@ export class Claimer {
   private claimRefused(
     err: unknown,
     failure: { index: number; code: string } | null,
-    a: ClaimAttempt,
+    attempt: ClaimAttempt,
   ): Promise<null> {
-    return claimRefused(this.ctx, err, failure, a, (key, path, b) => this.markBusy(key, path, b));
+    return claimRefused(this.ctx, err, failure, attempt, (key, path, b) =>
+      this.markBusy(key, path, b),
+    );
   }
 
   /** Someone else works on `key`: skip it until its working node goes. */

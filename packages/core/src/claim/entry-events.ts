@@ -3,7 +3,7 @@ import { codeOf } from '../engine/errors.js';
 import { AREA, ENTRY_KIND, type EntryName, parseEntryName } from '../engine/layout.js';
 import { KEY_SEPARATOR, type TaskKey } from '../tree/keys.js';
 import type { BucketListings } from './bucket-listings.js';
-import { type BucketState, insertListed } from './bucket-state.js';
+import type { BucketState } from './bucket-state.js';
 
 /** One bucket's tree watch: its stop function once registered. */
 interface Registration {
@@ -45,7 +45,12 @@ export class EntryEvents {
     /** Keys held by this process (claimed, not yet settled). */
     private readonly held: ReadonlySet<string>,
     /** Reads a child's entry and its ancestors' tree nodes now (the claimer's read-ahead). */
-    private readonly readAhead: (b: number, st: BucketState, e: EntryName, key: TaskKey) => void,
+    private readonly readAhead: (
+      bucketNo: number,
+      bucket: BucketState,
+      entry: EntryName,
+      key: TaskKey,
+    ) => void,
     /**
      * Watch only buckets whose listings are small (see {@link resize}): a big listing is
      * cheaper kept by its children watch, re-read at most every `relistMs`, than by an event
@@ -65,24 +70,24 @@ export class EntryEvents {
     if (!this.smallOnly || !this.started || this.closed || this.unsupported) return;
     const high = 2 * this.listings.lookahead;
     const low = this.listings.lookahead / 2;
-    for (const b of this.listings.watchedBuckets) {
-      const st = this.listings.get(b);
+    for (const bucketNo of this.listings.watchedBuckets) {
+      const bucket = this.listings.get(bucketNo);
       // Not listed yet: its size is unknown (a worker that starts on a full bucket must not
       // set a watch only to drop it after the first listing).
-      if (st === undefined || st.readNo < 0) continue;
-      const size = st.entries.length;
-      const reg = this.watches.get(b);
-      if (reg === undefined && size <= low) this.register(b);
-      else if (reg !== undefined && size >= high) this.unregister(b, reg);
+      if (bucket === undefined || bucket.readNo < 0) continue;
+      const size = bucket.entries.length;
+      const reg = this.watches.get(bucketNo);
+      if (reg === undefined && size <= low) this.register(bucketNo);
+      else if (reg !== undefined && size >= high) this.unregister(bucketNo, reg);
     }
   }
 
   /** Stops `b`'s tree watch; its listing is read again, with a children watch, when next used. */
-  private unregister(b: number, reg: Registration): void {
-    this.watches.delete(b);
+  private unregister(bucketNo: number, reg: Registration): void {
+    this.watches.delete(bucketNo);
     // Still registering: stopped once it is in place (see `register`).
     reg.stop?.();
-    this.listings.touch(b);
+    this.listings.touch(bucketNo);
   }
 
   /** Turns the watches on (once): those of the buckets watched now go out. */
@@ -100,9 +105,10 @@ export class EntryEvents {
     if (!this.started || this.closed || this.unsupported) return;
     if (this.ctx.coordinator.watchTree === undefined) return;
     const want = this.listings.watchedBuckets;
-    for (const [b, reg] of this.watches) if (!want.has(b)) this.unregister(b, reg);
+    for (const [bucketNo, reg] of this.watches)
+      if (!want.has(bucketNo)) this.unregister(bucketNo, reg);
     if (this.smallOnly) this.resize();
-    else for (const b of want) if (!this.watches.has(b)) this.register(b);
+    else for (const bucketNo of want) if (!this.watches.has(bucketNo)) this.register(bucketNo);
   }
 
   /** Registers again what failed to register (cheap when nothing did). */
@@ -119,39 +125,39 @@ export class EntryEvents {
     this.watches.clear();
   }
 
-  private register(b: number): void {
+  private register(bucketNo: number): void {
     const { coordinator } = this.ctx;
-    const path = this.ctx.layout.bucketPath(AREA.pending, b);
+    const path = this.ctx.layout.bucketPath(AREA.pending, bucketNo);
     const from = path.length + 1;
     const reg: Registration = { stop: null, validFrom: this.listings.nextReadNo };
-    this.watches.set(b, reg);
+    this.watches.set(bucketNo, reg);
     coordinator.watchTree!(path, (e) => {
-      if (this.watches.get(b) !== reg || this.closed) return;
+      if (this.watches.get(bucketNo) !== reg || this.closed) return;
       if (e.type === 'reset') {
         // Events may be missing before this: listings read from now on are complete again,
         // and the one held now is read again (a missed change would otherwise stay unseen:
         // a covered bucket has no children watch).
         reg.validFrom = this.listings.nextReadNo;
-        this.listings.changed(b);
+        this.listings.changed(bucketNo);
       }
       // Only entries (direct children) are named: a bucket holds nothing deeper. An entry's
       // data changes (a claim) change no listing.
       else if (e.type === 'dataChanged' || e.path.indexOf('/', from) >= 0) return;
-      else if (e.type === 'created') this.created(b, reg, e.path.slice(from));
-      else this.listings.entryDeleted(b, e.path.slice(from));
+      else if (e.type === 'created') this.created(bucketNo, reg, e.path.slice(from));
+      else this.listings.entryDeleted(bucketNo, e.path.slice(from));
     }).then(
       (stop) => {
         // Dropped (or closed) while it was registering.
-        if (this.watches.get(b) === reg) reg.stop = stop;
+        if (this.watches.get(bucketNo) === reg) reg.stop = stop;
         else stop();
       },
       (err: unknown) => {
-        if (this.watches.get(b) !== reg) return;
-        this.watches.delete(b);
+        if (this.watches.get(bucketNo) !== reg) return;
+        this.watches.delete(bucketNo);
         if (codeOf(err) === 'UNIMPLEMENTED') this.unsupported = true;
         else this.failed = true;
         // Not covered after all: the next listing sets a children watch again.
-        this.listings.touch(b);
+        this.listings.touch(bucketNo);
         this.listings.wake();
       },
     );
@@ -159,19 +165,16 @@ export class EntryEvents {
     // listing and the events together are complete from then on. At once, unless its children
     // watch is still armed: that watch reports the first change, and the re-read waits for it
     // (a quiet bucket costs no request).
-    const st = this.listings.get(b);
-    if (st && !st.watchArmed) {
-      st.stale = true;
-      st.listedAt = Number.NEGATIVE_INFINITY;
-    }
+    const bucket = this.listings.get(bucketNo);
+    if (bucket && !bucket.watchArmed) bucket.relistAtNextUse();
   }
 
   /**
    * Whether every change of `b`'s entries is reported from now on: its tree watch is in
    * place on the server. Its listing needs no children watch then (see `BucketListings`).
    */
-  covers(b: number): boolean {
-    const reg = this.watches.get(b);
+  covers(bucketNo: number): boolean {
+    const reg = this.watches.get(bucketNo);
     return reg !== undefined && reg.stop !== null && !this.closed;
   }
 
@@ -182,22 +185,27 @@ export class EntryEvents {
    * follow the listing's reads, or a listing not known complete) is a change, as a children
    * watch would report it.
    */
-  private created(b: number, reg: Registration, name: string): void {
+  private created(bucketNo: number, reg: Registration, name: string): void {
     // Registrations follow the watched buckets, so a watched listing or none.
-    const st = this.listings.get(b);
-    if (st === undefined) return;
-    const e = parseEntryName(name);
-    if (!e) {
-      this.listings.changed(b);
+    const bucket = this.listings.get(bucketNo);
+    if (bucket === undefined) return;
+    const entry = parseEntryName(name);
+    if (!entry) {
+      this.listings.changed(bucketNo);
       return;
     }
-    const continuous = st.listing === null && st.readNo >= reg.validFrom;
-    const inserted = insertListed(st, e, continuous);
-    if (inserted && continuous && !e.encodedKey.includes(KEY_SEPARATOR) && this.covers(b))
+    const continuous = bucket.listing === null && bucket.readNo >= reg.validFrom;
+    const inserted = bucket.insertFromEvent(entry, continuous);
+    if (
+      inserted &&
+      continuous &&
+      !entry.encodedKey.includes(KEY_SEPARATOR) &&
+      this.covers(bucketNo)
+    )
       this.listings.wake();
-    else this.listings.changed(b);
-    const sep = e.encodedKey.lastIndexOf(KEY_SEPARATOR);
-    if (sep > 0 && e.kind !== ENTRY_KIND.dead && this.held.has(e.encodedKey.slice(0, sep)))
-      this.readAhead(b, st, e, e.encodedKey.split(KEY_SEPARATOR));
+    else this.listings.changed(bucketNo);
+    const sep = entry.encodedKey.lastIndexOf(KEY_SEPARATOR);
+    if (sep > 0 && entry.kind !== ENTRY_KIND.dead && this.held.has(entry.encodedKey.slice(0, sep)))
+      this.readAhead(bucketNo, bucket, entry, entry.encodedKey.split(KEY_SEPARATOR));
   }
 }

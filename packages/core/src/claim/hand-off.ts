@@ -2,11 +2,10 @@ import type { Op } from '../contract/coordinator.js';
 import type { HandOff } from '../engine/carried-claim.js';
 import type { EngineContext } from '../engine/context.js';
 import type { Claim } from '../engine/types.js';
+import { type LocalityScore, rivalOfChild } from '../tree/claim-order.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
-import { compareForClaim, type LocalityScore } from '../tree/ordering.js';
 import { knownGuards } from './ancestor-guards.js';
 import type { BucketListings, CachedEntry } from './bucket-listings.js';
-import { hasListedAncestor, openEntry } from './bucket-state.js';
 import { type Candidate, candidateOf } from './candidate.js';
 import { type ClaimAttempt, claimAttempt } from './claim-attempt.js';
 import { adoptLostClaim } from './claim-recovery.js';
@@ -29,7 +28,7 @@ export interface HandOffView {
   /** Runnable tasks the child may pass: they have free slots of their own (`spareSlots`). */
   spare(): number;
   /** The claimer's bookkeeping of a claim that applied (`null`: dead-lettered instead). */
-  won(a: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
+  won(attempt: ClaimAttempt, entryVersion: number): Promise<Claim | null>;
 }
 
 /**
@@ -57,21 +56,20 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
   const { ctx, opts } = view;
   const now = ctx.clock.now();
   if (!cand || (opts.gate && !opts.gate.take(cand.cached.data.type, now))) return null;
-  const a = claimAttempt(ctx, opts, view.listings, cand, session, now);
+  const attempt = claimAttempt(ctx, opts, view.listings, cand, session, now);
   view.held.add(cand.entry.encodedKey);
-  return handOffOf(a.ops, now, async (applied) => {
+  return handOffOf(attempt.ops, now, async (applied) => {
     const version =
       applied === 'unknown'
-        ? await adoptLostClaim(ctx, opts.worker, a)
+        ? await adoptLostClaim(ctx, opts.worker, attempt)
         : applied
           ? cand.cached.version + 1
           : null;
-    if (version !== null) return view.won(a, version);
+    if (version !== null) return view.won(attempt, version);
     view.held.delete(cand.entry.encodedKey);
     opts.gate?.refund(cand.cached.data.type);
     // Refused maybe for its own entry (queued again, cancelled): read it again to know.
-    a.st?.cache.delete(cand.entry.name);
-    if (a.st) a.st.stale = true;
+    attempt.bucket?.forgetEntry(cand.entry.name);
     return null;
   });
 }
@@ -82,7 +80,7 @@ function prepared(view: HandOffView, cand: Candidate | null, session: string): H
  * claim order: the first child in claim order listed under `parent` in a watched bucket and
  * blocked by nothing else, whose entry and ancestors' tree nodes were read ahead while the
  * parent ran, when no more known runnable entries of the worker's buckets come before it
- * than the worker has other free slots (see {@link aheadOf}).
+ * than the worker has other free slots (see {@link rivalsAhead}).
  *
  * The one wait: a parent that ran for less than a round trip finishes while its child's
  * read-ahead (sent when the parent was claimed) is still out. Then this returns that read:
@@ -94,27 +92,31 @@ export function chooseHandOff(
   parent: Claim,
 ): Candidate | null | Promise<unknown> {
   const { ctx, listings } = view;
-  const bucket = ctx.layout.bucketOf(parent.key);
-  const st = listings.get(bucket);
+  const bucketNo = ctx.layout.bucketOf(parent.key);
+  const bucket = listings.get(bucketNo);
   const parentKey = parent.key.join(KEY_SEPARATOR);
-  if (st === undefined || !listings.watchedBuckets.has(bucket) || !st.ancestors.has(parentKey))
+  if (
+    bucket === undefined ||
+    !listings.watchedBuckets.has(bucketNo) ||
+    !bucket.ancestors.has(parentKey)
+  )
     return null;
   const now = ctx.clock.now();
   const spare = Math.max(0, view.spare());
-  for (const e of st.entries) {
-    if (!e.encodedKey.startsWith(`${parentKey}${KEY_SEPARATOR}`)) continue;
-    const cached = openEntry(st, e, view.held, view.busy);
+  for (const entry of bucket.entries) {
+    if (!entry.encodedKey.startsWith(`${parentKey}${KEY_SEPARATOR}`)) continue;
+    const cached = bucket.openEntry(entry, view.held, view.busy);
     // Its only blocker is the parent, whose entry the same multi deletes.
-    if (cached === undefined || hasListedAncestor(e.encodedKey, st.present, parentKey)) continue;
+    if (cached === undefined || bucket.hasListedAncestor(entry.encodedKey, parentKey)) continue;
     // The first child in claim order decides: a later one must not overtake it.
-    if (cached === null) return st.readingAhead.get(e.name) ?? null;
+    if (cached === null) return bucket.readingAhead.get(entry.name) ?? null;
     if (!view.usable(cached, now)) continue;
-    const key = e.encodedKey.split(KEY_SEPARATOR);
-    const guards = knownGuards(ctx, key, st.pzxid, st.guardStats);
-    if (guards === undefined) return st.readingAhead.get(e.name) ?? null;
+    const key = entry.encodedKey.split(KEY_SEPARATOR);
+    const guards = knownGuards(ctx, key, bucket.pzxid, bucket);
+    if (guards === undefined) return bucket.readingAhead.get(entry.name) ?? null;
     if (guards === null) return null;
-    const child: Candidate = { ...candidateOf(bucket, e, cached), guards };
-    return aheadOf(view, child, parentKey, now, spare) <= spare ? child : null;
+    const child: Candidate = { ...candidateOf(bucketNo, entry, cached), guards };
+    return rivalsAhead(view, child, parentKey, now, spare) <= spare ? child : null;
   }
   return null;
 }
@@ -128,9 +130,10 @@ export function chooseHandOff(
  * holds for the entries this worker knows, as in a claim call's read-ahead). Each bucket is read from its head only down to the first entry the child
  * comes before with nothing to weigh but queue order (a bucket lists in that order): a
  * completion must stay cheap. So the locality of tasks queued after the child is not
- * weighed, a soft preference that a claim call would weigh.
+ * weighed, a soft preference that a claim call would weigh. Where a rival stands is claim
+ * order's rule (`rivalOfChild`).
  */
-function aheadOf(
+function rivalsAhead(
   view: HandOffView,
   child: Candidate,
   parentKey: string,
@@ -139,32 +142,28 @@ function aheadOf(
 ): number {
   const childScore = view.score(child);
   let ahead = 0;
-  for (const b of view.listings.watchedBuckets) {
-    const st = view.listings.get(b);
-    if (st === undefined) continue;
-    for (const e of st.entries) {
+  for (const bucketNo of view.listings.watchedBuckets) {
+    const bucket = view.listings.get(bucketNo);
+    if (bucket === undefined) continue;
+    for (const entry of bucket.entries) {
       if (ahead > spare) return ahead;
-      if (e.priority < child.priority) break;
-      if (e === child.entry) continue;
-      const cached = openEntry(st, e, view.held, view.busy);
+      if (rivalOfChild(entry, undefined, child, childScore) === 'rest-behind') break;
+      if (entry === child.entry) continue;
+      const cached = bucket.openEntry(entry, view.held, view.busy);
       if (cached === undefined) continue;
       // Children of the parent become runnable with the child: they compete too.
-      const except = b === child.bucket ? parentKey : undefined;
-      if (hasListedAncestor(e.encodedKey, st.present, except)) continue;
-      // Not read yet: a higher priority may come first; one of the child's own priority is
-      // not weighed (it cannot be claimed before a read, and the child is read and ready).
+      const except = bucketNo === child.bucket ? parentKey : undefined;
+      if (bucket.hasListedAncestor(entry.encodedKey, except)) continue;
+      // Not read yet: weighed by its priority alone.
       if (cached === null) {
-        if (e.priority > child.priority) ahead++;
+        if (rivalOfChild(entry, undefined, child, childScore) === 'ahead') ahead++;
         continue;
       }
       if (!view.usable(cached, now)) continue;
-      const rival = candidateOf(b, e, cached);
-      const score = view.score(rival);
-      if (e.priority > child.priority || score > childScore) ahead++;
-      else if (score === childScore) {
-        if (compareForClaim(rival, child) < 0) ahead++;
-        else if (rival.hints === undefined) break;
-      }
+      const rival = candidateOf(bucketNo, entry, cached);
+      const place = rivalOfChild(rival, view.score(rival), child, childScore);
+      if (place === 'ahead') ahead++;
+      else if (place === 'rest-behind') break;
     }
   }
   return ahead;

@@ -182,17 +182,8 @@ export function entryPrefix(kind: EntryKind, priority: number, encodedKey: strin
 
 const ENTRY_RE = /^([qrx])(\d{7})-(.+)-(\d{10})$/;
 
-/** The priority in the entry name at the end of `entryPath` (0 when it is not an entry's). */
-export function entryPriority(entryPath: string): number {
-  return parseEntryName(entryPath.slice(entryPath.lastIndexOf('/') + 1))?.priority ?? 0;
-}
-
-/**
- * Claim order of one bucket's entries: higher priority first, then FIFO (the entry's
- * sequence number, which the server hands out in creation order within the bucket).
- */
-export const byClaimOrder = (a: EntryName, b: EntryName): number =>
-  a.priority !== b.priority ? b.priority - a.priority : a.seq - b.seq;
+// Claim order of one bucket's entries is claim order's own (tree/claim-order.ts).
+export { byClaimOrder } from '../tree/claim-order.js';
 
 /** Parses an entry name; `null` for anything that is not one (foreign nodes are ignored). */
 export function parseEntryName(name: string): EntryName | null {

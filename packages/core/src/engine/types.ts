@@ -138,6 +138,8 @@ export interface ClaimFields {
   /** Internal bookkeeping: entry path and version after the claim. */
   readonly entryPath: string;
   readonly entryVersion: number;
+  /** The task's priority, as its pending entry's name carried it (parsed once, at listing). */
+  readonly priority: number;
   readonly workingPath: string;
   readonly entry: EntryData;
 }

@@ -3,7 +3,6 @@ import type { Coordinator, SessionEvent } from '../contract/coordinator.js';
 import { isZoottError, ZoottError } from '../contract/errors.js';
 import { Alarm } from '../engine/alarm.js';
 import { codeOf } from '../engine/errors.js';
-import { entryPriority } from '../engine/layout.js';
 import { PauseWatch, typePaused } from '../engine/pause.js';
 import { renewUntilOpen } from '../engine/session.js';
 import type { Claim, EngineClock, EngineLogger } from '../engine/types.js';
@@ -424,7 +423,7 @@ class WorkerLoop {
       cancelled: false,
     };
     this.running.set(key, r);
-    const priority = entryPriority(claim.entryPath);
+    const { priority } = claim;
     this.runningPriorities.add(priority);
     this.stats.claimed++;
     this.ranSinceDrained = true;
