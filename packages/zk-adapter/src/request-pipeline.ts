@@ -180,6 +180,13 @@ export class RequestPipeline {
     return this.order.add(run());
   }
 
+  /** `ordered` for a call already started (in this turn, so in the same session). */
+  inOrder<T>(result: Promise<T>): Promise<T> {
+    const generation = this.session.generation;
+    if (generation !== this.order.generation) this.order = new CallOrder(generation);
+    return this.order.add(result);
+  }
+
   /** Fails every request still waiting (the session ended) and stops the sweeper. */
   rejectAll(code: ErrorCode, text: string): void {
     const pending = [...this.inFlight];
