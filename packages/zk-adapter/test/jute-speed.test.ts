@@ -231,7 +231,7 @@ describe('zk adapter: fast jute codec', () => {
     expect(decode().results[0]).toEqual({ type: J.OP_CODES.CREATE, path: '/root/a' });
   });
 
-  it('builds a multi reply\'s Stats with the fast record class: no zero buffer per long', () => {
+  it("builds a multi reply's Stats with the fast record class: no zero buffer per long", () => {
     // A claim multi's set comes back with a Stat: every claimed task decodes one.
     const parts: Rec[] = [
       new P.MultiHeader!(J.OP_CODES.SET_DATA, false, 0),
