@@ -93,7 +93,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   context(): Promise<EngineContext> {
     if (!this.ctxPromise) {
       const root = new WorldLayout(this.world, 1).root;
-      const reading: Promise<EngineContext> = this.coordinator.get(root).then(
+      this.ctxPromise = this.coordinator.get(root).then(
         (got) => {
           const ctx = makeContext(
             this.coordinator,
@@ -101,8 +101,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
             parseMeta(got.data, root).buckets,
             this.options,
           );
-          // Unless an init replaced the read meanwhile: its context is the one now.
-          if (this.ctxPromise === reading) this.ctxNow = ctx;
+          // An init begun meanwhile sets its own after this: its requests were issued after
+          // this read, and the coordinator settles calls in the order they were issued.
+          this.ctxNow = ctx;
           return ctx;
         },
         (err) => {
@@ -116,7 +117,6 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
           throw err;
         },
       );
-      this.ctxPromise = reading;
     }
     return this.ctxPromise;
   }
