@@ -152,8 +152,9 @@ export class ZkCoordinator implements Coordinator {
     return this.pipeline.ordered(() => this.createNow(path, data, options));
   }
 
-  get(path: string, options: WatchOptions = {}): Promise<NodeData> {
-    return this.pipeline.ordered(() => this.getNow(path, options));
+  get(path: string, options?: WatchOptions): Promise<NodeData> {
+    // A worker reads one entry per task: no closure, no options object, no async layer.
+    return this.pipeline.inOrder(this.getNow(path, options?.watch));
   }
 
   set(path: string, data: Uint8Array, version?: number): Promise<Stat> {
@@ -309,12 +310,16 @@ export class ZkCoordinator implements Coordinator {
     return stat !== null && stat.ephemeralOwner !== null && stat.ephemeralOwner === this.sessionId;
   }
 
-  private async getNow(path: string, options: WatchOptions = {}): Promise<NodeData> {
-    checkRequestPath(path, 'get', this.limits);
-    const watcher = this.wrapWatch(options.watch);
-    // `return await` (here and below): an async function returning a promise unawaited
-    // settles through an extra thenable job and promise, on every request.
-    return await this.pipeline.withRetry('retry', () =>
+  /** Not async (a promise and a turn per read): a bad argument is returned as a rejection. */
+  private getNow(path: string, watch: Watcher | undefined): Promise<NodeData> {
+    let watcher: LibWatcher | undefined;
+    try {
+      checkRequestPath(path, 'get', this.limits);
+      watcher = this.wrapWatch(watch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.pipeline.withRetry('retry', () =>
       this.pipeline.send<NodeData>('get', path, (c, done) =>
         getData(c, path, watcher, (err, data, stat) =>
           err ? done(err) : done(null, { data: dataOf(data), stat: statOf(stat!) }),
@@ -361,6 +366,8 @@ export class ZkCoordinator implements Coordinator {
   private async existsNow(path: string, options: WatchOptions = {}): Promise<Stat | null> {
     checkRequestPath(path, 'exists', this.limits);
     const watcher = this.wrapWatch(options.watch);
+    // `return await` (here and below): an async function returning a promise unawaited
+    // settles through an extra thenable job and promise, on every request.
     return await this.pipeline.withRetry('retry', () =>
       this.pipeline.send<Stat | null>('exists', path, (c, done) =>
         exists(c, path, watcher, (err, stat) =>

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { statOf } from '../src/convert.js';
 import type { LibStat } from '../src/zk-wire/client-lib.js';
 import { type JuteRec, libJute } from './helpers.js';
@@ -229,6 +229,30 @@ describe('zk adapter: fast jute codec', () => {
     expect(fast.results[0]).toEqual({ type: J.OP_CODES.CREATE, path: '/a' });
     expect(read(decode())).toEqual(read(original(() => decode())));
     expect(decode().results[0]).toEqual({ type: J.OP_CODES.CREATE, path: '/root/a' });
+  });
+
+  it("builds a multi reply's Stats with the fast record class: no zero buffer per long", () => {
+    // A claim multi's set comes back with a Stat: every claimed task decodes one.
+    const parts: Rec[] = [
+      new P.MultiHeader!(J.OP_CODES.SET_DATA, false, 0),
+      Object.assign(new P.SetDataResponse!(), { stat: new D.Stat!() }),
+      new P.MultiHeader!(-1, true, -1),
+    ];
+    const size = original(() => parts.reduce((n, p) => n + p.byteLength(), 0));
+    const wire = Buffer.alloc(size);
+    original(() => parts.reduce((o, p) => o + p.serialize(wire, o), 0));
+    const r = new J.TransactionResponse();
+    const alloc = vi.spyOn(Buffer, 'alloc');
+    let allocs: number;
+    try {
+      expect(r.deserialize(wire, 0)).toBe(size);
+      allocs = alloc.mock.calls.length;
+    } finally {
+      alloc.mockRestore();
+    }
+    // The library's Record gives each of a Stat's six longs a Buffer.alloc(8).
+    expect(allocs).toBe(0);
+    expect((r.results[0] as { stat?: unknown }).stat).toBeInstanceOf(D.Stat!);
   });
 
   it('builds every record class as the library does, with and without arguments', () => {

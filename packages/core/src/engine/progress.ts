@@ -228,6 +228,8 @@ export class ProgressWriter {
 
 /** What a handler reports through: `ctx.progress`, `ctx.log`, and the worker's final flush. */
 export interface ProgressReporter {
+  /** True while nothing was reported: `finish` would give `null`, and has nothing to write. */
+  readonly idle: boolean;
   progress(value: unknown): void;
   log(line: string): void;
   /** Writes what is left; the worker calls it before it settles the claim. */
@@ -263,6 +265,10 @@ class LazyReporter implements ProgressReporter {
     private readonly claim: Claim,
     private readonly intervalMs: number,
   ) {}
+
+  get idle(): boolean {
+    return this.writer === null;
+  }
 
   private get(): ProgressWriter {
     this.writer ??= new ProgressWriter(this.ctx, this.claim, this.intervalMs);
@@ -314,12 +320,15 @@ export function removeLeftProgress<T extends { extras?: { applied: boolean } }>(
   );
 }
 
+/** `completion` of a run that reported nothing (most runs): one object for all of them. */
+const NO_REPORT: { report?: TaskProgress; extraOps?: Op[] } = Object.freeze({});
+
 /** `complete`'s options for a finished report: the report into the record, the node out. */
 export function completion(final: { report: TaskProgress; remove: Op | null } | null): {
   report?: TaskProgress;
   extraOps?: Op[];
 } {
-  if (!final) return {};
+  if (!final) return NO_REPORT;
   return final.remove
     ? { report: final.report, extraOps: [final.remove] }
     : { report: final.report };

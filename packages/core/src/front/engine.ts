@@ -68,6 +68,8 @@ export type { QueueManyRequest, QueueParent, QueueRequest } from '../engine/queu
 export class Engine<M extends TaskMap<M> = AnyTasks> {
   readonly world: string;
   private ctxPromise: Promise<EngineContext> | null = null;
+  /** What `ctxPromise` resolved to, once it has: every settle reads it, without a wait. */
+  private ctxNow: EngineContext | null = null;
   /** Keys claimed through this engine and not yet settled. */
   private readonly held = new Set<string>();
   private defaultClaimer: Claimer | null = null;
@@ -96,14 +98,19 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     if (!this.ctxPromise) {
       const root = new WorldLayout(this.world, 1).root;
       this.ctxPromise = this.coordinator.get(root).then(
-        (got) =>
-          makeContext(
+        (got) => {
+          const ctx = makeContext(
             this.coordinator,
             this.world,
             parseMeta(got.data, root).buckets,
             this.options,
             this.owned,
-          ),
+          );
+          // An init begun meanwhile sets its own after this: its requests were issued after
+          // this read, and the coordinator settles calls in the order they were issued.
+          this.ctxNow = ctx;
+          return ctx;
+        },
         (err) => {
           this.ctxPromise = null;
           if (codeOf(err) === 'NO_NODE')
@@ -117,6 +124,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       );
     }
     return this.ctxPromise;
+  }
+
+  /**
+   * The context when it has been read already, else `null` (then `context()` reads it).
+   * @internal For the per-task paths, which then wait for no promise.
+   */
+  contextNow(): EngineContext | null {
+    return this.ctxNow;
   }
 
   /**
@@ -134,9 +149,9 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
       this.options.buckets ?? DEFAULT_BUCKETS,
       this.options.buckets !== undefined,
     );
-    this.ctxPromise = Promise.resolve(
-      makeContext(this.coordinator, this.world, buckets, this.options, this.owned),
-    );
+    const ctx = makeContext(this.coordinator, this.world, buckets, this.options, this.owned);
+    this.ctxNow = ctx;
+    this.ctxPromise = Promise.resolve(ctx);
   }
 
   /**
@@ -295,15 +310,20 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // could fail its multi, and with it the child's claim.
     let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
-    const outcome = await this.settle(c, 'complete', (ctx) =>
+    const settling = this.settle(c, 'complete', (ctx) =>
       completeHere(ctx, this.claimers, c, () =>
         this.groupsOf(ctx).complete(c, result, handOff, options?.report, extraOps),
       ),
-    ).finally(() => handOff?.settle(false)); // never sent (no context, say): not claimed
-    const next = handOff ? await handOff.result : null;
+    );
+    // A hand-off never sent (no context, say) is not claimed. Without one: no promise for it.
+    const carried = handOff;
+    const outcome = await (carried ? settling.finally(() => carried.settle(false)) : settling);
+    const next = carried ? await carried.result : null;
     // Asked after the reply: the change events of everything committed before it are in.
-    if (outcome.status === 'completed')
-      await lookForChildren(await this.context(), this.claimers, c);
+    if (outcome.status === 'completed') {
+      const looking = lookForChildren(this.ctxNow ?? (await this.context()), this.claimers, c);
+      if (looking) await looking;
+    }
     if (this.options.onSettled) await this.told(c, outcome, { result });
     return { outcome, next };
   }
@@ -375,7 +395,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     op: 'complete' | 'fail' | 'release',
     run: (ctx: EngineContext) => Promise<T>,
   ): Promise<T> {
-    const ctx = await this.context();
+    const ctx = this.ctxNow ?? (await this.context());
     const t = ctx.telemetry;
     let settled = false;
     try {

@@ -1,7 +1,9 @@
 import type { Claimer } from '../claim/claimer.js';
 import type { Coordinator } from '../contract/coordinator.js';
+import type { EngineContext } from '../engine/context.js';
 import { completion, removeLeftProgress } from '../engine/progress.js';
 import { parentCarrier, runTrace } from '../engine/task-spans.js';
+import type { Telemetry } from '../engine/telemetry.js';
 import type { Claim, SettleOutcome, TaskError } from '../engine/types.js';
 import type { Engine } from '../front/engine.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
@@ -47,8 +49,9 @@ export async function writeOutcome(
     if (!end.ok) return { outcome: await engine.fail(claim, end.value), next: null };
     const { final } = end;
     const done = await engine.completeHandingOff(claim, end.value, completion(final), claimer);
-    const outcome = await removeLeftProgress(coordinator, final, done.outcome);
-    return { outcome, next: done.next };
+    // Nearly always the outcome itself, not a promise: no turn spent waiting for it.
+    const left = removeLeftProgress(coordinator, final, done.outcome);
+    return { outcome: left instanceof Promise ? await left : left, next: done.next };
   } catch (err) {
     warn({ key: claim.key.join(KEY_SEPARATOR), err: String(err) }, 'could not record the outcome');
     return { outcome: { status: 'dropped', reason: String(err) }, recordError: err, next: null };
@@ -72,28 +75,23 @@ function storeFailure(outcome: SettleOutcome): TaskError | undefined {
 }
 
 /**
- * Runs a claim's handler, then `write`s its outcome. When the engine traces, both happen in
- * the claim's run span (after its wait span), and the handler runs with that span current.
+ * Runs a claim's handler, then `write`s its outcome, in the claim's run span (after its wait
+ * span), the handler with that span current: the run of an engine that traces. One that
+ * does not runs `runHandler` and `write` itself, without this layer (see the worker).
  */
-export async function runAttempt(
+export async function runTraced(
   handler: TaskHandler,
   r: RunState,
   place: RunPlace,
-  write: (end: HandlerEnd) => Promise<Written>,
+  ctx: EngineContext,
+  t: Telemetry,
+  write: (r: RunState, end: HandlerEnd) => Promise<Written>,
 ): Promise<{ end: HandlerEnd; written: Written }> {
-  // Looked up once per worker: a run of a worker that does not trace waits for nothing more.
-  if (place.telemetry === undefined) place.telemetry = (await place.context()).telemetry ?? null;
-  const t = place.telemetry;
-  if (t === null) {
-    const end = await runHandler(handler, r, place);
-    return { end, written: await write(end) };
-  }
-  const ctx = await place.context();
   const parent = await parentCarrier(ctx, r.claim.key);
   const trace = runTrace(t, ctx.layout.world, r.claim, place.worker, parent);
   try {
-    const end = await trace.within(() => runHandler(handler, r, place));
-    const written = await write(end);
+    const end = await trace.within(() => runHandler(handler, r, place, ctx));
+    const written = await write(r, end);
     trace.end(written.outcome, end.ok ? storeFailure(written.outcome) : end.value);
     return { end, written };
   } catch (err) {

@@ -1,8 +1,7 @@
 import { ZoottError } from '../contract/errors.js';
 import type { EngineContext } from '../engine/context.js';
-import { resultReaders } from '../engine/parent-results.js';
+import { type ResultReaders, resultReaders } from '../engine/parent-results.js';
 import { type ProgressReporter, progressReporter } from '../engine/progress.js';
-import type { Telemetry } from '../engine/telemetry.js';
 import type { Claim } from '../engine/types.js';
 import type { CancelWatcher } from './cancel-watch.js';
 import type { TaskContext, TaskHandler } from './worker-types.js';
@@ -50,8 +49,8 @@ export interface RunPlace {
   worker: string;
   cancels: CancelWatcher;
   context: () => Promise<EngineContext>;
-  /** The context's telemetry once the first run looked (`null`: none); see `runAttempt`. */
-  telemetry?: Telemetry | null;
+  /** The context when it has been read (see `Engine.contextNow`): a run then waits for none. */
+  contextNow: () => EngineContext | null;
 }
 
 /** How a handler ended, and its final report when it completed (see `completion`). */
@@ -71,9 +70,10 @@ export async function runHandler(
   handler: TaskHandler,
   r: RunState,
   place: RunPlace,
+  engineContext: EngineContext,
 ): Promise<HandlerEnd> {
   const { claim } = r;
-  const reporter = progressReporter(await place.context(), claim);
+  const reporter = progressReporter(engineContext, claim);
   const ctx = taskContext(claim, r.abort, place.worker, place.context, reporter);
   const watch = place.cancels.watch(claim, () => {
     r.cancelled = true;
@@ -92,7 +92,8 @@ export async function runHandler(
     watch.end();
   }
   const live = !r.cancelled && !r.void && !r.release;
-  const final = live && ok ? await reporter.finish() : null;
+  // Most handlers report nothing: no promise to wait for then.
+  const final = live && ok && !reporter.idle ? await reporter.finish() : null;
   if (live && !ok) await reporter.flush();
   else if (!live) reporter.close();
   return { ok, value, final };
@@ -117,25 +118,62 @@ export function taskContext(
   context: () => Promise<EngineContext>,
   reporter: ProgressReporter,
 ): TaskContext {
-  const readers = resultReaders(context, claim.key);
-  // Properties named one by one (no spread of the readers): built once per task.
-  const ctx: TaskContext = {
-    key: claim.key,
-    name: claim.name,
-    type: claim.type,
-    data: claim.data,
-    attempt: claim.attempt,
-    maxAttempts: claim.maxAttempts,
-    // Made on first use (see LazyAbort).
-    get signal() {
-      return abort.signal;
-    },
-    worker,
-    parentResult: readers.parentResult,
-    ancestorResults: readers.ancestorResults,
-    progress: (value) => reporter.progress(value),
-    log: (line) => reporter.log(line),
-  };
-  if (claim.hints) ctx.hints = claim.hints;
-  return ctx;
+  return new RunContext(claim, abort, worker, context, reporter) as unknown as TaskContext;
+}
+
+/**
+ * One object per task with its functions on the prototype: every task gets a context and
+ * most handlers use none of its functions, so none is made until one is asked for. Each
+ * getter hands out a function bound to this task, so `const { progress } = ctx` works as
+ * with plain properties.
+ */
+class RunContext {
+  readonly key: Claim['key'];
+  readonly name: string;
+  readonly type: string;
+  readonly data: unknown;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly worker: string;
+  hints?: Claim['hints'];
+
+  constructor(
+    claim: Claim,
+    private readonly abort: LazyAbort,
+    worker: string,
+    private readonly context: () => Promise<EngineContext>,
+    private readonly reporter: ProgressReporter,
+  ) {
+    this.key = claim.key;
+    this.name = claim.name;
+    this.type = claim.type;
+    this.data = claim.data;
+    this.attempt = claim.attempt;
+    this.maxAttempts = claim.maxAttempts;
+    this.worker = worker;
+    if (claim.hints) this.hints = claim.hints;
+  }
+
+  /** Made on first use (see LazyAbort). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get progress(): (value: unknown) => void {
+    const reporter = this.reporter;
+    return (value) => reporter.progress(value);
+  }
+
+  get log(): (line: string) => void {
+    const reporter = this.reporter;
+    return (line) => reporter.log(line);
+  }
+
+  get parentResult(): ResultReaders['parentResult'] {
+    return resultReaders(this.context, this.key).parentResult;
+  }
+
+  get ancestorResults(): ResultReaders['ancestorResults'] {
+    return resultReaders(this.context, this.key).ancestorResults;
+  }
 }

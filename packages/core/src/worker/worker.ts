@@ -15,8 +15,14 @@ import type { AnyTasks, TaskMap } from '../tree/task-map.js';
 import { CancelWatcher, DEFAULT_CANCEL_WATCH_AFTER_MS } from './cancel-watch.js';
 import { IdleStealer } from './idle-steal.js';
 import { PriorityCounts } from './priority-counts.js';
-import { countOutcome, runAttempt, writeOutcome } from './run-outcome.js';
-import { type HandlerEnd, LazyAbort, type RunPlace, type RunState } from './task-context.js';
+import { countOutcome, runTraced, type Written, writeOutcome } from './run-outcome.js';
+import {
+  type HandlerEnd,
+  LazyAbort,
+  type RunPlace,
+  type RunState,
+  runHandler,
+} from './task-context.js';
 import {
   reportCancelled,
   reportOutcome,
@@ -153,6 +159,7 @@ class WorkerLoop {
       worker: this.id,
       cancels: new CancelWatcher(coordinator, this.clock, afterMs),
       context: () => this.engine.context(),
+      contextNow: () => this.engine.contextNow(),
     };
     this.idleSince = this.now();
     this.events = new WorkerEvents<WorkerEventMap>((event, err) =>
@@ -427,34 +434,49 @@ class WorkerLoop {
     this.runningPriorities.add(priority);
     this.stats.claimed++;
     this.ranSinceDrained = true;
-    let next: Claim | null = null;
-    void this.execute(r)
-      .then((handedOff) => {
-        next = handedOff;
-      })
-      .finally(() => {
-        this.running.delete(key);
-        this.runningPriorities.remove(priority);
-        // A child claimed in the completion's multi takes the slot the task leaves.
-        if (next && this.stopping) void this.engine.release(next);
-        else if (next) this.start(next);
-        this.wake();
-      });
+    void this.execute(r, key, priority);
   }
 
-  /** Runs a claim and records its outcome; returns a child claimed with its completion. */
-  private async execute(r: Running): Promise<Claim | null> {
-    const { claim } = r;
-    const warn = (fields: object, msg: string) => this.log('warn', fields, msg);
-    const write = (end: HandlerEnd) =>
-      writeOutcome(this.engine, this.coordinator, r, end, this.handingOff(), warn);
-    const { end, written } = await runAttempt(this.handlers[claim.type]!, r, this.place, write);
-    const { outcome, recordError } = written;
-    if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
-    else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);
-    countOutcome(this.stats, outcome, r.release);
-    return written.next;
+  /**
+   * Runs a claim and records its outcome, then frees its slot: for a child claimed with the
+   * completion, by starting it there. One async layer per task from the handler's call to
+   * the slot's release (each layer was a promise, a turn and its closures per task).
+   */
+  private async execute(r: Running, key: string, priority: number): Promise<void> {
+    let next: Claim | null = null;
+    try {
+      const { claim } = r;
+      const place = this.place;
+      const ctx = place.contextNow() ?? (await place.context());
+      const handler = this.handlers[claim.type]!;
+      let end: HandlerEnd;
+      let written: Written;
+      if (ctx.telemetry) {
+        ({ end, written } = await runTraced(handler, r, place, ctx, ctx.telemetry, this.write));
+      } else {
+        end = await runHandler(handler, r, place, ctx);
+        written = await this.write(r, end);
+      }
+      const { outcome, recordError } = written;
+      if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
+      else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);
+      countOutcome(this.stats, outcome, r.release);
+      next = written.next;
+    } finally {
+      this.running.delete(key);
+      this.runningPriorities.remove(priority);
+      // A child claimed in the completion's multi takes the slot the task leaves.
+      if (next && this.stopping) void this.engine.release(next);
+      else if (next) this.start(next);
+      this.wake();
+    }
   }
+
+  /** Writes the end of a run (see `writeOutcome`); one function for every task of the worker. */
+  private readonly write = (r: RunState, end: HandlerEnd): Promise<Written> =>
+    writeOutcome(this.engine, this.coordinator, r, end, this.handingOff(), this.warn);
+
+  private readonly warn = (fields: object, msg: string): void => this.log('warn', fields, msg);
 
   /** The claimer a completion may hand a child to: none while this worker claims nothing. */
   private handingOff(): Claimer | undefined {

@@ -10,7 +10,13 @@ export interface TransactionReply {
 interface StatRecord {
   deserialize(buffer: Buffer, offset: number): number;
 }
-const Stat = (juteModule as unknown as { data: { Stat: new () => StatRecord } }).data.Stat;
+/**
+ * The library's record classes, looked up at each use as the library does: the fast codec
+ * (jute-speed.ts) replaces `data.Stat` with a class that builds no zero buffers, and a class
+ * taken once at load would be the library's own (six `Buffer.alloc(8)` and a closure per
+ * attribute for every claim's Stat).
+ */
+const records = (juteModule as unknown as { data: { Stat: new () => StatRecord } }).data;
 
 // ZooKeeper's op codes a multi's reply holds (lib/jute OP_CODES).
 const OP_CREATE = OP.CREATE;
@@ -57,7 +63,7 @@ export function fastTxDeserialize(this: TransactionReply, buffer: Buffer, offset
         break;
       case OP_SET_DATA: {
         // SetDataResponse: the node's Stat record.
-        const stat = new Stat();
+        const stat = new records.Stat();
         n += stat.deserialize(buffer, n);
         this.results.push({ type, stat });
         break;

@@ -45,13 +45,20 @@ export class MultiPayload {
   byteLength(): number {
     // One MultiHeader per op (int, boolean, int) and the end marker's.
     let n = MULTI_HEADER * (this.ops.length + 1);
-    for (const o of this.ops) {
+    // Indexed loops (here and in serialize): an iterator result per op and ACL entry, on
+    // every claim and completion multi, showed in the drain's allocation profile.
+    const ops = this.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const o = ops[i]!;
       n += 4 + Buffer.byteLength(this.sentPath(o.path));
       switch (o.op) {
         case 'create': {
           n += dataLength(o.data) + 4 + 4;
-          for (const a of o.acl ?? this.defaultAcl)
+          const acl = o.acl ?? this.defaultAcl;
+          for (let j = 0; j < acl.length; j++) {
+            const a = acl[j]!;
             n += 4 + 4 + Buffer.byteLength(a.scheme) + 4 + Buffer.byteLength(a.id);
+          }
           break;
         }
         case 'set':
@@ -66,7 +73,9 @@ export class MultiPayload {
 
   serialize(buf: Buffer, offset: number): number {
     let at = offset;
-    for (const o of this.ops) {
+    const ops = this.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const o = ops[i]!;
       at = writeHeader(buf, at, OP_TYPE[o.op], false, -1);
       at = writeString(buf, at, this.sentPath(o.path));
       switch (o.op) {
@@ -74,7 +83,8 @@ export class MultiPayload {
           at = writeData(buf, at, o.data);
           const acl = o.acl ?? this.defaultAcl;
           at = buf.writeInt32BE(acl.length, at);
-          for (const a of acl) {
+          for (let j = 0; j < acl.length; j++) {
+            const a = acl[j]!;
             at = buf.writeInt32BE(a.perms, at);
             at = writeString(buf, at, a.scheme);
             at = writeString(buf, at, a.id);
