@@ -6,6 +6,7 @@ export interface ShortName {
   kind: 'variable' | 'parameter' | 'catch' | 'declaration';
 }
 
+/** A file or folder inside a covered folder, not held to the check yet. */
 export interface NotYet {
   file: string;
   why: string;

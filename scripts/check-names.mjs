@@ -14,9 +14,10 @@
 // a finding. Biome's naming rule cannot say "one letter", hence this pass of TypeScript's own
 // parser.
 //
-// COVERED lists the folders held to it, NOT_YET the files inside them still to rename; the
-// lists grow and shrink as folders are renamed, to all of shipped source. `node scripts/check-names.mjs [root] [--json] [--all]`: `--all` lists the
-// findings of every folder, covered or not (the to-do list), with counts by package.
+// COVERED lists the folders held to it, NOT_YET the files and folders inside them still to
+// rename; the lists grow and shrink as folders are renamed, to all of shipped source.
+// `node scripts/check-names.mjs [root] [--json] [--all]`: `--all` lists the findings of every
+// folder, covered or not (the to-do list), with counts by package.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,13 +28,21 @@ import { ROOT, sourceFiles } from './check-sizes.mjs';
  * Folders (relative to the repository root, `/`-separated) whose shipped source must hold no
  * one-letter name. A folder covers everything below it.
  */
-export const COVERED = ['packages/otel/src'];
+export const COVERED = ['packages/otel/src', 'packages/core/src'];
 
 /**
- * Files inside a covered folder that are not held to it yet, each with why: they are being
- * rewritten elsewhere at the same time, and are renamed once that work has landed.
+ * Files or folders inside a covered folder that are not held to it yet, each with why: they
+ * are being rewritten elsewhere at the same time, and are renamed once that work has landed.
  */
-export const NOT_YET = [];
+const REWRITTEN = 'rewritten by another change at the same time; renamed once it has landed';
+export const NOT_YET = [
+  { file: 'packages/core/src/claim', why: REWRITTEN },
+  { file: 'packages/core/src/engine', why: REWRITTEN },
+  { file: 'packages/core/src/worker', why: REWRITTEN },
+  { file: 'packages/core/src/admin/doctor-findings.ts', why: REWRITTEN },
+  { file: 'packages/core/src/admin/doctor-recheck.ts', why: REWRITTEN },
+  { file: 'packages/core/src/tree/ordering.ts', why: REWRITTEN },
+];
 
 const SORTERS = new Set(['sort', 'toSorted']);
 
@@ -126,8 +135,8 @@ export function shortNames(file, text) {
 
 /** True when `file` (relative to the root) lies in one of `folders`. */
 export function isCovered(file, folders = COVERED, notYet = NOT_YET) {
-  if (notYet.some((left) => left.file === file)) return false;
-  return folders.some((folder) => file === folder || file.startsWith(`${folder}/`));
+  const within = (place) => file === place || file.startsWith(`${place}/`);
+  return folders.some(within) && !notYet.some((left) => within(left.file));
 }
 
 /** The one-letter names of the shipped source below `root`: of covered folders, or of all. */
