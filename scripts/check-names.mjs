@@ -28,7 +28,13 @@ import { ROOT, sourceFiles } from './check-sizes.mjs';
  * Folders (relative to the repository root, `/`-separated) whose shipped source must hold no
  * one-letter name. A folder covers everything below it.
  */
-export const COVERED = ['packages/otel/src', 'packages/core/src', 'packages/memory-adapter/src'];
+export const COVERED = [
+  'packages/otel/src',
+  'packages/core/src',
+  'packages/memory-adapter/src',
+  'packages/conformance/src',
+  'packages/testing/src',
+];
 
 /**
  * Files or folders inside a covered folder that are not held to it yet, each with why: they
