@@ -34,6 +34,7 @@ export const COVERED = [
   'packages/memory-adapter/src',
   'packages/conformance/src',
   'packages/testing/src',
+  'packages/zk-testkit/src',
 ];
 
 /**
