@@ -35,6 +35,7 @@ export const COVERED = [
   'packages/conformance/src',
   'packages/testing/src',
   'packages/zk-testkit/src',
+  'packages/rabbitmq-testkit/src',
 ];
 
 /**
