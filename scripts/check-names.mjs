@@ -36,6 +36,7 @@ export const COVERED = [
   'packages/testing/src',
   'packages/zk-testkit/src',
   'packages/rabbitmq-testkit/src',
+  'packages/dashboard/src',
 ];
 
 /**

@@ -1,6 +1,6 @@
 import './app.css';
 import { api, type Config, pageReadOnly, pageWorld } from './api.js';
-import { h, replace } from './dom.js';
+import { element, replace } from './dom.js';
 import { LiveConnection, type LiveStatus } from './live.js';
 import { failedView } from './views/failed.js';
 import { overviewView } from './views/overview.js';
@@ -40,24 +40,28 @@ class App {
   private world: string | null = null;
   private view: View | null = null;
   private live: LiveConnection | null = null;
-  private readonly worldSelect = h('select', { 'aria-label': 'world' });
-  private readonly nav = h('nav', { class: 'tabs' });
-  private readonly status = h('span', { class: 'live-status', 'data-live': 'off' }, 'connecting…');
-  private readonly toast = h('div', { class: 'toast', role: 'status', hidden: true });
-  private readonly main = h('main', {});
+  private readonly worldSelect = element('select', { 'aria-label': 'world' });
+  private readonly nav = element('nav', { class: 'tabs' });
+  private readonly status = element(
+    'span',
+    { class: 'live-status', 'data-live': 'off' },
+    'connecting…',
+  );
+  private readonly toast = element('div', { class: 'toast', role: 'status', hidden: true });
+  private readonly main = element('main', {});
   private toastTimer: ReturnType<typeof setTimeout> | null = null;
 
   async start(root: HTMLElement): Promise<void> {
     replace(
       root,
-      h(
+      element(
         'header',
         {},
-        h('h1', {}, h('span', { class: 'logo' }, 'zoott'), ' dashboard'),
+        element('h1', {}, element('span', { class: 'logo' }, 'zoott'), ' dashboard'),
         this.worldSelect,
         this.nav,
-        h('span', { class: 'spacer' }),
-        pageReadOnly ? h('span', { class: 'badge read-only' }, 'read-only') : null,
+        element('span', { class: 'spacer' }),
+        pageReadOnly ? element('span', { class: 'badge read-only' }, 'read-only') : null,
         this.status,
       ),
       this.toast,
@@ -83,21 +87,21 @@ class App {
     const { worlds } = this.config;
     replace(
       this.worldSelect,
-      worlds.map((w) => h('option', { value: w }, w)),
+      worlds.map((w) => element('option', { value: w }, w)),
     );
   }
 
   private async route(): Promise<void> {
-    const r = parseHash();
-    const world = r.world ?? (pageWorld || this.config.world);
+    const route = parseHash();
+    const world = route.world ?? (pageWorld || this.config.world);
     if (!world) {
       this.show(
         null,
-        h(
+        element(
           'section',
           { class: 'page' },
-          h('h2', {}, 'No world yet'),
-          h(
+          element('h2', {}, 'No world yet'),
+          element(
             'p',
             {},
             'Nothing is initialised in this namespace. Queue a task (zoott queue …) and this page picks it up.',
@@ -107,7 +111,7 @@ class App {
       setTimeout(() => void this.loadConfig().then(() => this.route()), 3000);
       return;
     }
-    if (!r.world) {
+    if (!route.world) {
       location.replace(href(world, 'overview'));
       return;
     }
@@ -116,7 +120,11 @@ class App {
     replace(
       this.nav,
       PAGES.map(([page, label]) =>
-        h('a', { href: href(world, page), class: page === r.page ? 'active' : '' }, label),
+        element(
+          'a',
+          { href: href(world, page), class: page === route.page ? 'active' : '' },
+          label,
+        ),
       ),
     );
     const ctx: ViewContext = {
@@ -125,15 +133,15 @@ class App {
       notify: (m, k) => this.notify(m, k),
     };
     const view =
-      r.page === 'task' && r.key
-        ? taskView(ctx, r.key)
-        : r.page === 'tree'
+      route.page === 'task' && route.key
+        ? taskView(ctx, route.key)
+        : route.page === 'tree'
           ? treeView(ctx)
-          : r.page === 'workers'
+          : route.page === 'workers'
             ? workersView(ctx)
-            : r.page === 'failed'
+            : route.page === 'failed'
               ? failedView(ctx)
-              : r.page === 'schedules'
+              : route.page === 'schedules'
                 ? schedulesView(ctx)
                 : overviewView(ctx);
     this.show(view, view.el);
@@ -168,14 +176,20 @@ class App {
     });
   }
 
-  private showStatus(s: LiveStatus): void {
-    const live = s.stream === 'live' && (s.zookeeper === 'connected' || s.zookeeper === 'unknown');
+  private showStatus(status: LiveStatus): void {
+    const live =
+      status.stream === 'live' &&
+      (status.zookeeper === 'connected' || status.zookeeper === 'unknown');
     this.status.dataset.live = live ? 'on' : 'off';
-    this.status.dataset.stream = s.stream;
-    this.status.dataset.zookeeper = s.zookeeper;
+    this.status.dataset.stream = status.stream;
+    this.status.dataset.zookeeper = status.zookeeper;
     this.status.className = `live-status ${live ? 'ok' : 'warn'}`;
     this.status.textContent =
-      s.stream !== 'live' ? 'reconnecting…' : live ? '● live' : `ZooKeeper ${s.zookeeper}…`;
+      status.stream !== 'live'
+        ? 'reconnecting…'
+        : live
+          ? '● live'
+          : `ZooKeeper ${status.zookeeper}…`;
   }
 
   notify(message: string, kind: 'info' | 'error' = 'info'): void {

@@ -1,11 +1,11 @@
 import { api, type Overview } from '../api.js';
-import { h } from '../dom.js';
+import { element } from '../dom.js';
 import { errorText, type ViewContext } from './view.js';
 
 /** What is paused in a world, for the overview. */
-export function pausedText(p: Overview['paused']): string {
-  if (p.world) return 'paused (every type)';
-  return p.types.length > 0 ? `paused types: ${p.types.join(', ')}` : 'running';
+export function pausedText(paused: Overview['paused']): string {
+  if (paused.world) return 'paused (every type)';
+  return paused.types.length > 0 ? `paused types: ${paused.types.join(', ')}` : 'running';
 }
 
 /**
@@ -14,21 +14,21 @@ export function pausedText(p: Overview['paused']): string {
  */
 export function pauseButton(
   ctx: ViewContext,
-  o: Overview,
+  overview: Overview,
   refresh: () => Promise<void>,
 ): HTMLElement | null {
   if (ctx.readOnly) return null;
-  const pausing = !o.paused.world;
+  const pausing = !overview.paused.world;
   const run = async () => {
     try {
-      await (pausing ? api.pause(o.world) : api.resume(o.world));
-      ctx.notify(`${o.world} ${pausing ? 'paused' : 'resumed'}`);
+      await (pausing ? api.pause(overview.world) : api.resume(overview.world));
+      ctx.notify(`${overview.world} ${pausing ? 'paused' : 'resumed'}`);
     } catch (err) {
       ctx.notify(`${pausing ? 'pause' : 'resume'} failed: ${errorText(err)}`, 'error');
     }
     await refresh();
   };
-  return h(
+  return element(
     'button',
     { type: 'button', 'data-action': pausing ? 'pause' : 'resume', onclick: () => void run() },
     pausing ? 'Pause' : 'Resume',
@@ -59,7 +59,7 @@ export function confirmButton(
 ): HTMLElement {
   const id = `${scope}\u0000${action}`;
   const armed = () => (confirming.get(id) ?? 0) > Date.now();
-  const button = h(
+  const button = element(
     'button',
     { type: 'button', class: 'danger', 'data-action': action },
     armed() ? confirmLabel : label,

@@ -1,20 +1,20 @@
 import { api, encodeKey, type FailedList, type TaskKey } from '../api.js';
-import { errorLine, h, replace, serial, throttle, time } from '../dom.js';
+import { element, errorLine, replace, serial, throttle, time } from '../dom.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** The dead-letter list, with retry, retry-all and cancel (none of them when read-only). */
 export function failedView(ctx: ViewContext): View {
-  const head = h('div', { class: 'toolbar' }, h('h2', {}, 'Failed'));
-  const table = h('div', { class: 'table-wrap' });
-  const el = h('section', { class: 'page failed' }, head, table);
-  const retryAll = h('button', { type: 'button', 'data-action': 'retry-all' }, 'Retry all');
+  const head = element('div', { class: 'toolbar' }, element('h2', {}, 'Failed'));
+  const table = element('div', { class: 'table-wrap' });
+  const el = element('section', { class: 'page failed' }, head, table);
+  const retryAll = element('button', { type: 'button', 'data-action': 'retry-all' }, 'Retry all');
   retryAll.addEventListener('click', async () => {
     retryAll.disabled = true;
     try {
-      const r = await api.retryAll(ctx.world);
+      const result = await api.retryAll(ctx.world);
       ctx.notify(
-        `retried ${r.retried} task(s)${r.errors.length ? `, ${r.errors.length} refused` : ''}`,
-        r.errors.length ? 'error' : 'info',
+        `retried ${result.retried} task(s)${result.errors.length ? `, ${result.errors.length} refused` : ''}`,
+        result.errors.length ? 'error' : 'info',
       );
     } catch (err) {
       ctx.notify(`retry all failed: ${errorText(err)}`, 'error');
@@ -30,65 +30,74 @@ export function failedView(ctx: ViewContext): View {
 
   const render = (list: FailedList) => {
     retryAll.hidden = list.total === 0;
-    if (list.total === 0) return replace(table, h('p', { class: 'muted' }, 'No failed task.'));
+    if (list.total === 0)
+      return replace(table, element('p', { class: 'muted' }, 'No failed task.'));
     replace(
       table,
       list.total > list.tasks.length
-        ? h(
+        ? element(
             'p',
             { class: 'muted' },
             `Showing the ${list.tasks.length} most recent of ${list.total}.`,
           )
         : null,
-      h(
+      element(
         'table',
         {},
-        h(
+        element(
           'thead',
           {},
-          h(
+          element(
             'tr',
             {},
             ['Task', 'Type', 'Attempts', 'Error', 'Failed at', ctx.readOnly ? null : '']
               .filter((x) => x !== null)
-              .map((t) => h('th', {}, t)),
+              .map((t) => element('th', {}, t)),
           ),
         ),
-        h(
+        element(
           'tbody',
           {},
-          list.tasks.map((t) =>
-            h(
+          list.tasks.map((task) =>
+            element(
               'tr',
-              { 'data-key': encodeKey(t.key) },
-              h('td', {}, h('a', { href: href(ctx.world, 'task', t.key) }, encodeKey(t.key))),
-              h('td', {}, t.type),
-              h('td', {}, String(t.attempts)),
-              h('td', { class: 'error' }, errorLine(t.error?.code, t.error?.message ?? '')),
-              h('td', {}, time(t.failedAt)),
+              { 'data-key': encodeKey(task.key) },
+              element(
+                'td',
+                {},
+                element('a', { href: href(ctx.world, 'task', task.key) }, encodeKey(task.key)),
+              ),
+              element('td', {}, task.type),
+              element('td', {}, String(task.attempts)),
+              element(
+                'td',
+                { class: 'error' },
+                errorLine(task.error?.code, task.error?.message ?? ''),
+              ),
+              element('td', {}, time(task.failedAt)),
               ctx.readOnly
                 ? null
-                : h(
+                : element(
                     'td',
                     { class: 'row-actions' },
-                    h(
+                    element(
                       'button',
                       {
                         type: 'button',
                         'data-action': 'retry',
                         onclick: () =>
-                          void act('retried', t.key, () => api.retry(ctx.world, t.key)),
+                          void act('retried', task.key, () => api.retry(ctx.world, task.key)),
                       },
                       'Retry',
                     ),
-                    h(
+                    element(
                       'button',
                       {
                         type: 'button',
                         class: 'danger',
                         'data-action': 'cancel',
                         onclick: () =>
-                          void act('cancelled', t.key, () => api.cancel(ctx.world, t.key)),
+                          void act('cancelled', task.key, () => api.cancel(ctx.world, task.key)),
                       },
                       'Cancel',
                     ),

@@ -1,5 +1,5 @@
 import { api, encodeKey, type Overview } from '../api.js';
-import { duration, h, replace, serial, svg, throttle } from '../dom.js';
+import { duration, element, replace, serial, svg, throttle } from '../dom.js';
 import { pauseButton, pausedText } from './controls.js';
 import { href, STATES, type View, type ViewContext } from './view.js';
 
@@ -8,86 +8,117 @@ const CHART_H = 120;
 
 /** Counts per area, throughput of the last minutes, oldest pending age, the worlds present. */
 export function overviewView(ctx: ViewContext): View {
-  const cards = h('div', { class: 'cards' });
-  const facts = h('div', { class: 'facts' });
-  const chart = h('div', { class: 'chart' });
-  const worlds = h('div', { class: 'worlds' });
-  const el = h(
+  const cards = element('div', { class: 'cards' });
+  const facts = element('div', { class: 'facts' });
+  const chart = element('div', { class: 'chart' });
+  const worlds = element('div', { class: 'worlds' });
+  const el = element(
     'section',
     { class: 'page overview' },
-    h('h2', {}, 'Overview'),
+    element('h2', {}, 'Overview'),
     cards,
-    h(
+    element(
       'div',
       { class: 'panels' },
-      h('div', { class: 'panel' }, h('h3', {}, 'Throughput (completed / failed per 10 s)'), chart),
-      h('div', { class: 'panel' }, h('h3', {}, 'Details'), facts, h('h3', {}, 'Worlds'), worlds),
+      element(
+        'div',
+        { class: 'panel' },
+        element('h3', {}, 'Throughput (completed / failed per 10 s)'),
+        chart,
+      ),
+      element(
+        'div',
+        { class: 'panel' },
+        element('h3', {}, 'Details'),
+        facts,
+        element('h3', {}, 'Worlds'),
+        worlds,
+      ),
     ),
   );
   let last: Overview | null = null;
 
-  const render = (o: Overview) => {
-    last = o;
+  const render = (overview: Overview) => {
+    last = overview;
     replace(
       cards,
-      STATES.map((s) =>
-        h(
+      STATES.map((state) =>
+        element(
           'div',
-          { class: `card state-${s}`, 'data-count': s },
-          h('div', { class: 'card-label' }, s),
-          h('div', { class: 'card-value' }, String(o.counts[s])),
+          { class: `card state-${state}`, 'data-count': state },
+          element('div', { class: 'card-label' }, state),
+          element('div', { class: 'card-value' }, String(overview.counts[state])),
         ),
       ),
     );
-    renderFacts(o);
-    replace(chart, throughputChart(o));
+    renderFacts(overview);
+    replace(chart, throughputChart(overview));
     replace(
       worlds,
-      o.worlds.length === 0
-        ? h('p', { class: 'muted' }, 'No world yet.')
-        : h(
+      overview.worlds.length === 0
+        ? element('p', { class: 'muted' }, 'No world yet.')
+        : element(
             'ul',
             {},
-            o.worlds.map((w) =>
-              h(
+            overview.worlds.map((world) =>
+              element(
                 'li',
                 {},
-                h('a', { href: href(w, 'overview'), class: w === o.world ? 'current' : '' }, w),
+                element(
+                  'a',
+                  {
+                    href: href(world, 'overview'),
+                    class: world === overview.world ? 'current' : '',
+                  },
+                  world,
+                ),
               ),
             ),
           ),
     );
   };
 
-  const renderFacts = (o: Overview) => {
-    const age = o.oldestPending ? o.oldestPending.ageMs + (Date.now() - o.now) : null;
+  const renderFacts = (overview: Overview) => {
+    const age = overview.oldestPending
+      ? overview.oldestPending.ageMs + (Date.now() - overview.now)
+      : null;
     replace(
       facts,
-      h(
+      element(
         'dl',
         {},
-        h('dt', {}, 'Oldest pending'),
-        h(
+        element('dt', {}, 'Oldest pending'),
+        element(
           'dd',
           { 'data-fact': 'oldest' },
-          o.oldestPending
+          overview.oldestPending
             ? [
                 duration(age ?? 0),
                 ' ',
-                h(
+                element(
                   'a',
-                  { href: href(o.world, 'task', o.oldestPending.key) },
-                  encodeKey(o.oldestPending.key),
+                  { href: href(overview.world, 'task', overview.oldestPending.key) },
+                  encodeKey(overview.oldestPending.key),
                 ),
               ]
             : 'none',
         ),
-        h('dt', {}, 'Live workers'),
-        h('dd', {}, h('a', { href: href(o.world, 'workers') }, String(o.workers))),
-        h('dt', {}, 'ZooKeeper'),
-        h('dd', {}, o.zookeeper),
-        h('dt', {}, 'Claiming'),
-        h('dd', { 'data-fact': 'paused' }, pausedText(o.paused), ' ', pauseButton(ctx, o, refresh)),
+        element('dt', {}, 'Live workers'),
+        element(
+          'dd',
+          {},
+          element('a', { href: href(overview.world, 'workers') }, String(overview.workers)),
+        ),
+        element('dt', {}, 'ZooKeeper'),
+        element('dd', {}, overview.zookeeper),
+        element('dt', {}, 'Claiming'),
+        element(
+          'dd',
+          { 'data-fact': 'paused' },
+          pausedText(overview.paused),
+          ' ',
+          pauseButton(ctx, overview, refresh),
+        ),
       ),
     );
   };
@@ -111,8 +142,8 @@ export function overviewView(ctx: ViewContext): View {
   };
 }
 
-function throughputChart(o: Overview): SVGElement {
-  const slots = o.throughput.slots;
+function throughputChart(overview: Overview): SVGElement {
+  const slots = overview.throughput.slots;
   const max = Math.max(1, ...slots.map((s) => s.completed + s.failed));
   const root = svg('svg', {
     viewBox: `0 0 ${CHART_W} ${CHART_H + 18}`,
@@ -121,18 +152,18 @@ function throughputChart(o: Overview): SVGElement {
     'aria-label': 'completed and failed tasks per slot',
   });
   const bw = CHART_W / slots.length;
-  slots.forEach((s, i) => {
-    const x = i * bw + 1;
-    const hc = (s.completed / max) * CHART_H;
-    const hf = (s.failed / max) * CHART_H;
-    const title = `${new Date(s.t).toLocaleTimeString()}: ${s.completed} completed, ${s.failed} failed`;
-    const bar = (y: number, height: number, cls: string) => {
+  slots.forEach((slot, index) => {
+    const left = index * bw + 1;
+    const hc = (slot.completed / max) * CHART_H;
+    const hf = (slot.failed / max) * CHART_H;
+    const title = `${new Date(slot.t).toLocaleTimeString()}: ${slot.completed} completed, ${slot.failed} failed`;
+    const bar = (top: number, height: number, cls: string) => {
       if (height <= 0) return;
-      const r = svg('rect', { x, y, width: bw - 2, height, class: cls });
-      const t = svg('title');
-      t.textContent = title;
-      r.appendChild(t);
-      root.appendChild(r);
+      const rect = svg('rect', { x: left, y: top, width: bw - 2, height, class: cls });
+      const titleElement = svg('title');
+      titleElement.textContent = title;
+      rect.appendChild(titleElement);
+      root.appendChild(rect);
     };
     bar(CHART_H - hc, hc, 'bar-completed');
     bar(CHART_H - hc - hf, hf, 'bar-failed');
@@ -140,12 +171,17 @@ function throughputChart(o: Overview): SVGElement {
   root.appendChild(
     svg('line', { x1: 0, y1: CHART_H + 0.5, x2: CHART_W, y2: CHART_H + 0.5, class: 'axis' }),
   );
-  const label = (x: number, text: string, anchor: string) => {
-    const t = svg('text', { x, y: CHART_H + 14, 'text-anchor': anchor, class: 'axis-label' });
-    t.textContent = text;
-    root.appendChild(t);
+  const label = (left: number, text: string, anchor: string) => {
+    const labelElement = svg('text', {
+      x: left,
+      y: CHART_H + 14,
+      'text-anchor': anchor,
+      class: 'axis-label',
+    });
+    labelElement.textContent = text;
+    root.appendChild(labelElement);
   };
-  label(0, `-${Math.round((slots.length * o.throughput.slotMs) / 60_000)} min`, 'start');
+  label(0, `-${Math.round((slots.length * overview.throughput.slotMs) / 60_000)} min`, 'start');
   label(CHART_W, 'now', 'end');
   const peak = svg('text', { x: 2, y: 10, class: 'axis-label' });
   peak.textContent = `max ${max}`;

@@ -1,82 +1,86 @@
 import { api, type ScheduleData } from '../api.js';
-import { h, replace, serial, throttle, time } from '../dom.js';
+import { element, replace, serial, throttle, time } from '../dom.js';
 import type { View, ViewContext } from './view.js';
 
 const table = (head: readonly string[], rows: HTMLTableRowElement[]) =>
-  h(
+  element(
     'table',
     {},
-    h(
+    element(
       'thead',
       {},
-      h(
+      element(
         'tr',
         {},
-        head.map((t) => h('th', {}, t)),
+        head.map((t) => element('th', {}, t)),
       ),
     ),
-    h('tbody', {}, rows),
+    element('tbody', {}, rows),
   );
 
 /** The world's cron schedules with the elected scheduler, and its cluster-wide rate limits. */
 export function schedulesView(ctx: ViewContext): View {
-  const schedules = h('div', { class: 'table-wrap schedules' });
-  const limits = h('div', { class: 'table-wrap limits' });
-  const el = h(
+  const schedules = element('div', { class: 'table-wrap schedules' });
+  const limits = element('div', { class: 'table-wrap limits' });
+  const el = element(
     'section',
     { class: 'page schedules-page' },
-    h('h2', {}, 'Schedules'),
+    element('h2', {}, 'Schedules'),
     schedules,
-    h('h2', {}, 'Rate limits'),
+    element('h2', {}, 'Rate limits'),
     limits,
   );
 
-  const render = (d: ScheduleData) => {
+  const render = (data: ScheduleData) => {
     replace(
       schedules,
-      d.schedules.length === 0
-        ? h('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
+      data.schedules.length === 0
+        ? element('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
         : table(
             ['Schedule', 'Cron', 'Time zone', 'Type', 'Next tick', 'Last tick'],
-            d.schedules.map((s) =>
-              h(
+            data.schedules.map((schedule) =>
+              element(
                 'tr',
-                { 'data-schedule': s.name },
-                h('td', {}, h('strong', {}, s.name)),
-                h('td', { class: 'mono' }, s.cron),
-                h('td', {}, s.tz ?? 'UTC'),
-                h('td', {}, s.type),
-                h('td', {}, time(s.nextTick)),
-                h('td', {}, time(s.lastTick)),
+                { 'data-schedule': schedule.name },
+                element('td', {}, element('strong', {}, schedule.name)),
+                element('td', { class: 'mono' }, schedule.cron),
+                element('td', {}, schedule.tz ?? 'UTC'),
+                element('td', {}, schedule.type),
+                element('td', {}, time(schedule.nextTick)),
+                element('td', {}, time(schedule.lastTick)),
               ),
             ),
           ),
-      h(
+      element(
         'p',
         { class: 'muted note', 'data-field': 'scheduler' },
-        d.scheduler === null
+        data.scheduler === null
           ? 'No scheduler: no worker runs in this world, so no tick is queued.'
-          : `Scheduler: ${d.scheduler} (elected among the live workers; another takes over when its session ends).`,
+          : `Scheduler: ${data.scheduler} (elected among the live workers; another takes over when its session ends).`,
       ),
     );
     replace(
       limits,
-      d.limits.length === 0
-        ? h(
+      data.limits.length === 0
+        ? element(
             'p',
             { class: 'muted' },
             'No rate limit in this world (zoott limit <world> <type> 20/s).',
           )
         : table(
             ['Type', 'Limit', 'Workers sharing it', 'Each'],
-            d.limits.map((l) =>
-              h(
+            data.limits.map((limit) =>
+              element(
                 'tr',
-                { 'data-limit': l.type },
-                h('td', {}, h('strong', {}, l.type)),
-                h('td', {}, l.rate),
-                h('td', {}, String(l.workers)),
-                h('td', {}, l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`),
+                { 'data-limit': limit.type },
+                element('td', {}, element('strong', {}, limit.type)),
+                element('td', {}, limit.rate),
+                element('td', {}, String(limit.workers)),
+                element(
+                  'td',
+                  {},
+                  limit.perWorkerPerSecond === null ? '-' : `${limit.perWorkerPerSecond}/s`,
+                ),
               ),
             ),
           ),

@@ -1,5 +1,5 @@
 import { api, type EngineEvent } from '../api.js';
-import { h, replace, sequence, throttle } from '../dom.js';
+import { element, replace, sequence, throttle } from '../dom.js';
 import { type Item, stateAfter, TreeModel } from './tree-model.js';
 import { errorText, href, STATES, type View, type ViewContext } from './view.js';
 
@@ -17,37 +17,42 @@ export function treeView(ctx: ViewContext): View {
   let rows: Item[] = [];
   let query = '';
 
-  const search = h('input', {
+  const search = element('input', {
     type: 'search',
     class: 'search',
     placeholder: 'Search name or type…',
     'aria-label': 'search tasks by name or type',
   });
-  const summary = h('span', { class: 'muted tree-summary' });
-  const spacer = h('div', { class: 'tree-spacer' });
-  const rowsEl = h('div', { class: 'tree-rows' });
-  const scroller = h('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
-  const setMode = (m: 'all' | 'none') => {
-    model.setMode(m);
+  const summary = element('span', { class: 'muted tree-summary' });
+  const spacer = element('div', { class: 'tree-spacer' });
+  const rowsEl = element('div', { class: 'tree-rows' });
+  const scroller = element('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
+  const setMode = (mode: 'all' | 'none') => {
+    model.setMode(mode);
     relayout();
   };
-  const el = h(
+  const el = element(
     'section',
     { class: 'page tree' },
-    h(
+    element(
       'div',
       { class: 'toolbar' },
-      h('h2', {}, 'Task tree'),
+      element('h2', {}, 'Task tree'),
       search,
-      h('button', { type: 'button', onclick: () => setMode('all') }, 'Expand all'),
-      h('button', { type: 'button', onclick: () => setMode('none') }, 'Collapse all'),
+      element('button', { type: 'button', onclick: () => setMode('all') }, 'Expand all'),
+      element('button', { type: 'button', onclick: () => setMode('none') }, 'Collapse all'),
       summary,
     ),
-    h(
+    element(
       'div',
       { class: 'legend' },
-      STATES.map((s) =>
-        h('span', { class: `legend-item state-${s}` }, h('span', { class: 'dot' }), s),
+      STATES.map((state) =>
+        element(
+          'span',
+          { class: `legend-item state-${state}` },
+          element('span', { class: 'dot' }),
+          state,
+        ),
       ),
     ),
     scroller,
@@ -74,10 +79,10 @@ export function treeView(ctx: ViewContext): View {
       const searching = query.trim() !== '';
       replace(
         rowsEl,
-        slice.map((n) => {
-          const open = n.children.length > 0 && (searching || model.isOpen(n));
-          return treeRow(ctx.world, n, open, () => {
-            model.toggle(n, !open);
+        slice.map((item) => {
+          const open = item.children.length > 0 && (searching || model.isOpen(item));
+          return treeRow(ctx.world, item, open, () => {
+            model.toggle(item, !open);
             relayout();
           });
         }),
@@ -111,18 +116,18 @@ export function treeView(ctx: ViewContext): View {
 }
 
 /** One row of the tree: toggle, state dot, name (a link to the task), type, state, counts. */
-function treeRow(world: string, n: Item, open: boolean, onToggle: () => void): HTMLElement {
-  const hasKids = n.children.length > 0;
-  const r = h(
+function treeRow(world: string, item: Item, open: boolean, onToggle: () => void): HTMLElement {
+  const hasKids = item.children.length > 0;
+  const row = element(
     'div',
     {
-      class: `row state-${n.state ?? 'none'}`,
-      'data-key': n.enc,
-      'data-state': n.state ?? 'none',
+      class: `row state-${item.state ?? 'none'}`,
+      'data-key': item.enc,
+      'data-state': item.state ?? 'none',
       role: 'treeitem',
     },
     hasKids
-      ? h(
+      ? element(
           'button',
           {
             type: 'button',
@@ -133,23 +138,27 @@ function treeRow(world: string, n: Item, open: boolean, onToggle: () => void): H
           },
           open ? '▾' : '▸',
         )
-      : h('span', { class: 'toggle' }),
-    h('span', { class: 'dot', title: n.state ?? 'no state' }),
-    h('a', { class: 'name', href: href(world, 'task', n.key) }, n.name),
-    h('span', { class: 'type' }, n.type),
-    h('span', { class: 'state-label' }, n.state ?? 'no state'),
+      : element('span', { class: 'toggle' }),
+    element('span', { class: 'dot', title: item.state ?? 'no state' }),
+    element('a', { class: 'name', href: href(world, 'task', item.key) }, item.name),
+    element('span', { class: 'type' }, item.type),
+    element('span', { class: 'state-label' }, item.state ?? 'no state'),
     hasKids
-      ? h(
+      ? element(
           'span',
           { class: 'subcounts', title: 'states in this subtree' },
-          STATES.filter((s) => n.counts[s] > 0).map((s) =>
-            h('span', { class: `chip state-${s}`, title: s }, String(n.counts[s])),
+          STATES.filter((state) => item.counts[state] > 0).map((state) =>
+            element(
+              'span',
+              { class: `chip state-${state}`, title: state },
+              String(item.counts[state]),
+            ),
           ),
         )
       : null,
   );
-  r.style.paddingLeft = `${8 + n.depth * 20}px`;
-  return r;
+  row.style.paddingLeft = `${8 + item.depth * 20}px`;
+  return row;
 }
 
 /**
@@ -160,7 +169,7 @@ function treeSync(
   ctx: ViewContext,
   model: TreeModel,
   view: { relayout(): void; draw(): void },
-): Pick<View, 'refresh'> & { onTask(e: EngineEvent): void } {
+): Pick<View, 'refresh'> & { onTask(event: EngineEvent): void } {
   // Reads run one at a time (`sequence`). An event that arrives while a read is on the wire may
   // not be in its answer, which then overwrites the event's effect: such roots are re-read
   // once the read is in.
@@ -174,7 +183,7 @@ function treeSync(
       await read();
     } finally {
       reading = false;
-      for (const r of missed) dirtyRoots.add(r);
+      for (const root of missed) dirtyRoots.add(root);
       if (missed.size > 0) rereadRoots();
       missed.clear();
       view.relayout();
@@ -221,17 +230,17 @@ function treeSync(
     300,
   );
 
-  const onTask = (e: EngineEvent) => {
-    if (reading) missed.add(e.key[0]!);
-    const n = model.get(e.key);
-    const state = stateAfter(e.type);
-    if (!n || !state) {
-      dirtyRoots.add(e.key[0]!);
+  const onTask = (event: EngineEvent) => {
+    if (reading) missed.add(event.key[0]!);
+    const item = model.get(event.key);
+    const state = stateAfter(event.type);
+    if (!item || !state) {
+      dirtyRoots.add(event.key[0]!);
       rereadRoots();
       return;
     }
     // Same rows, new colours and counts: redraw the window only.
-    model.setState(n, state);
+    model.setState(item, state);
     view.draw();
   };
 
