@@ -37,6 +37,7 @@ export const COVERED = [
   'packages/zk-testkit/src',
   'packages/rabbitmq-testkit/src',
   'packages/dashboard/src',
+  'packages/amqp-bridge/src',
 ];
 
 /**
