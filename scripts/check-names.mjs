@@ -57,6 +57,10 @@ export const NOT_YET = [
   { file: 'packages/cli/src/config.ts', why: REWRITTEN },
   { file: 'packages/cli/src/commands/retention-flags.ts', why: REWRITTEN },
   { file: 'packages/cli/src/zk-security.ts', why: REWRITTEN },
+  {
+    file: 'packages/dashboard/src/client/dom.ts',
+    why: "its element builder h(): spelled out, the calls wrap overviewView past check-sizes' 120 lines, so it is renamed when that view is split",
+  },
   { file: 'packages/jobs/src/config-file.ts', why: REWRITTEN },
   { file: 'packages/jobs/src/handlers/options.ts', why: REWRITTEN },
   { file: 'packages/jobs/src/setting-values.ts', why: REWRITTEN },

@@ -1,5 +1,5 @@
 import { api, encodeKey, type Overview } from '../api.js';
-import { duration, element, replace, serial, svg, throttle } from '../dom.js';
+import { duration, h, replace, serial, svg, throttle } from '../dom.js';
 import { pauseButton, pausedText } from './controls.js';
 import { href, STATES, type View, type ViewContext } from './view.js';
 
@@ -8,32 +8,20 @@ const CHART_H = 120;
 
 /** Counts per area, throughput of the last minutes, oldest pending age, the worlds present. */
 export function overviewView(ctx: ViewContext): View {
-  const cards = element('div', { class: 'cards' });
-  const facts = element('div', { class: 'facts' });
-  const chart = element('div', { class: 'chart' });
-  const worlds = element('div', { class: 'worlds' });
-  const el = element(
+  const cards = h('div', { class: 'cards' });
+  const facts = h('div', { class: 'facts' });
+  const chart = h('div', { class: 'chart' });
+  const worlds = h('div', { class: 'worlds' });
+  const el = h(
     'section',
     { class: 'page overview' },
-    element('h2', {}, 'Overview'),
+    h('h2', {}, 'Overview'),
     cards,
-    element(
+    h(
       'div',
       { class: 'panels' },
-      element(
-        'div',
-        { class: 'panel' },
-        element('h3', {}, 'Throughput (completed / failed per 10 s)'),
-        chart,
-      ),
-      element(
-        'div',
-        { class: 'panel' },
-        element('h3', {}, 'Details'),
-        facts,
-        element('h3', {}, 'Worlds'),
-        worlds,
-      ),
+      h('div', { class: 'panel' }, h('h3', {}, 'Throughput (completed / failed per 10 s)'), chart),
+      h('div', { class: 'panel' }, h('h3', {}, 'Details'), facts, h('h3', {}, 'Worlds'), worlds),
     ),
   );
   let last: Overview | null = null;
@@ -43,11 +31,11 @@ export function overviewView(ctx: ViewContext): View {
     replace(
       cards,
       STATES.map((state) =>
-        element(
+        h(
           'div',
           { class: `card state-${state}`, 'data-count': state },
-          element('div', { class: 'card-label' }, state),
-          element('div', { class: 'card-value' }, String(overview.counts[state])),
+          h('div', { class: 'card-label' }, state),
+          h('div', { class: 'card-value' }, String(overview.counts[state])),
         ),
       ),
     );
@@ -56,15 +44,15 @@ export function overviewView(ctx: ViewContext): View {
     replace(
       worlds,
       overview.worlds.length === 0
-        ? element('p', { class: 'muted' }, 'No world yet.')
-        : element(
+        ? h('p', { class: 'muted' }, 'No world yet.')
+        : h(
             'ul',
             {},
             overview.worlds.map((world) =>
-              element(
+              h(
                 'li',
                 {},
-                element(
+                h(
                   'a',
                   {
                     href: href(world, 'overview'),
@@ -84,18 +72,18 @@ export function overviewView(ctx: ViewContext): View {
       : null;
     replace(
       facts,
-      element(
+      h(
         'dl',
         {},
-        element('dt', {}, 'Oldest pending'),
-        element(
+        h('dt', {}, 'Oldest pending'),
+        h(
           'dd',
           { 'data-fact': 'oldest' },
           overview.oldestPending
             ? [
                 duration(age ?? 0),
                 ' ',
-                element(
+                h(
                   'a',
                   { href: href(overview.world, 'task', overview.oldestPending.key) },
                   encodeKey(overview.oldestPending.key),
@@ -103,16 +91,12 @@ export function overviewView(ctx: ViewContext): View {
               ]
             : 'none',
         ),
-        element('dt', {}, 'Live workers'),
-        element(
-          'dd',
-          {},
-          element('a', { href: href(overview.world, 'workers') }, String(overview.workers)),
-        ),
-        element('dt', {}, 'ZooKeeper'),
-        element('dd', {}, overview.zookeeper),
-        element('dt', {}, 'Claiming'),
-        element(
+        h('dt', {}, 'Live workers'),
+        h('dd', {}, h('a', { href: href(overview.world, 'workers') }, String(overview.workers))),
+        h('dt', {}, 'ZooKeeper'),
+        h('dd', {}, overview.zookeeper),
+        h('dt', {}, 'Claiming'),
+        h(
           'dd',
           { 'data-fact': 'paused' },
           pausedText(overview.paused),

@@ -1,33 +1,33 @@
 import { api, type ScheduleData } from '../api.js';
-import { element, replace, serial, throttle, time } from '../dom.js';
+import { h, replace, serial, throttle, time } from '../dom.js';
 import type { View, ViewContext } from './view.js';
 
 const table = (head: readonly string[], rows: HTMLTableRowElement[]) =>
-  element(
+  h(
     'table',
     {},
-    element(
+    h(
       'thead',
       {},
-      element(
+      h(
         'tr',
         {},
-        head.map((t) => element('th', {}, t)),
+        head.map((t) => h('th', {}, t)),
       ),
     ),
-    element('tbody', {}, rows),
+    h('tbody', {}, rows),
   );
 
 /** The world's cron schedules with the elected scheduler, and its cluster-wide rate limits. */
 export function schedulesView(ctx: ViewContext): View {
-  const schedules = element('div', { class: 'table-wrap schedules' });
-  const limits = element('div', { class: 'table-wrap limits' });
-  const el = element(
+  const schedules = h('div', { class: 'table-wrap schedules' });
+  const limits = h('div', { class: 'table-wrap limits' });
+  const el = h(
     'section',
     { class: 'page schedules-page' },
-    element('h2', {}, 'Schedules'),
+    h('h2', {}, 'Schedules'),
     schedules,
-    element('h2', {}, 'Rate limits'),
+    h('h2', {}, 'Rate limits'),
     limits,
   );
 
@@ -35,23 +35,23 @@ export function schedulesView(ctx: ViewContext): View {
     replace(
       schedules,
       data.schedules.length === 0
-        ? element('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
+        ? h('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
         : table(
             ['Schedule', 'Cron', 'Time zone', 'Type', 'Next tick', 'Last tick'],
             data.schedules.map((schedule) =>
-              element(
+              h(
                 'tr',
                 { 'data-schedule': schedule.name },
-                element('td', {}, element('strong', {}, schedule.name)),
-                element('td', { class: 'mono' }, schedule.cron),
-                element('td', {}, schedule.tz ?? 'UTC'),
-                element('td', {}, schedule.type),
-                element('td', {}, time(schedule.nextTick)),
-                element('td', {}, time(schedule.lastTick)),
+                h('td', {}, h('strong', {}, schedule.name)),
+                h('td', { class: 'mono' }, schedule.cron),
+                h('td', {}, schedule.tz ?? 'UTC'),
+                h('td', {}, schedule.type),
+                h('td', {}, time(schedule.nextTick)),
+                h('td', {}, time(schedule.lastTick)),
               ),
             ),
           ),
-      element(
+      h(
         'p',
         { class: 'muted note', 'data-field': 'scheduler' },
         data.scheduler === null
@@ -62,7 +62,7 @@ export function schedulesView(ctx: ViewContext): View {
     replace(
       limits,
       data.limits.length === 0
-        ? element(
+        ? h(
             'p',
             { class: 'muted' },
             'No rate limit in this world (zoott limit <world> <type> 20/s).',
@@ -70,13 +70,13 @@ export function schedulesView(ctx: ViewContext): View {
         : table(
             ['Type', 'Limit', 'Workers sharing it', 'Each'],
             data.limits.map((limit) =>
-              element(
+              h(
                 'tr',
                 { 'data-limit': limit.type },
-                element('td', {}, element('strong', {}, limit.type)),
-                element('td', {}, limit.rate),
-                element('td', {}, String(limit.workers)),
-                element(
+                h('td', {}, h('strong', {}, limit.type)),
+                h('td', {}, limit.rate),
+                h('td', {}, String(limit.workers)),
+                h(
                   'td',
                   {},
                   limit.perWorkerPerSecond === null ? '-' : `${limit.perWorkerPerSecond}/s`,
