@@ -42,14 +42,15 @@ function unescaped(text: string): string {
  * password is `guest`; no path (or `/`) is the vhost `/`; `%2F` is a `/` in a vhost name.
  */
 export function loginOf(url: string): { user: string; vhost: string } {
-  let u: URL;
+  let parsed: URL;
   try {
-    u = new URL(url);
+    parsed = new URL(url);
   } catch {
     return { user: 'guest', vhost: '/' };
   }
-  const user = u.username === '' && u.password === '' ? 'guest' : unescaped(u.username);
-  const path = u.pathname.slice(1);
+  const user =
+    parsed.username === '' && parsed.password === '' ? 'guest' : unescaped(parsed.username);
+  const path = parsed.pathname.slice(1);
   return { user, vhost: path === '' ? '/' : unescaped(path) };
 }
 

@@ -19,8 +19,8 @@ const CONNECT_TIMEOUT_MS = 15_000;
 /** Longest wait for one step of a new connection's setup (a channel, a consume). */
 const SETUP_TIMEOUT_MS = 10_000;
 
-/** `p`, or a rejection naming `what` after `ms`. */
-function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `promise`, or a rejection naming `what` after `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -28,7 +28,7 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
       ms,
     );
   });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -82,9 +82,9 @@ export interface AmqpLinkOptions {
 /** The URL with its password masked, for logs. */
 export function maskUrl(url: string): string {
   try {
-    const u = new URL(url);
-    if (u.password) u.password = '****';
-    return u.toString();
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '****';
+    return parsed.toString();
   } catch {
     return '(unparsable URL)';
   }
@@ -128,11 +128,11 @@ export class AmqpLink {
     properties: { messageId?: unknown };
   }): void {
     const hit = this.pendingReturns.find(
-      (p) =>
-        p.returned === null &&
-        p.exchange === msg.fields.exchange &&
-        p.routingKey === msg.fields.routingKey &&
-        p.messageId === msg.properties.messageId,
+      (pending) =>
+        pending.returned === null &&
+        pending.exchange === msg.fields.exchange &&
+        pending.routingKey === msg.fields.routingKey &&
+        pending.messageId === msg.properties.messageId,
     );
     if (hit) hit.returned = msg.fields.replyText ?? 'NO_ROUTE';
   }
@@ -174,7 +174,7 @@ export class AmqpLink {
   }
 
   private wakeWaiters(): void {
-    for (const w of this.readyWaiters.splice(0)) w.resolve();
+    for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
   }
 
   /**
@@ -239,8 +239,8 @@ export class AmqpLink {
     try {
       await confirmed(channel, exchange, routingKey, body, props, pending);
     } finally {
-      const i = this.pendingReturns.indexOf(pending);
-      if (i >= 0) this.pendingReturns.splice(i, 1);
+      const index = this.pendingReturns.indexOf(pending);
+      if (index >= 0) this.pendingReturns.splice(index, 1);
     }
   }
 
@@ -331,37 +331,40 @@ export class AmqpLink {
     });
     try {
       const publisher = await step('opening the publish channel', this.openPublisher(model));
-      for (const c of consumers) {
-        const channel = await step(`opening the channel of ${c.queue}`, model.createChannel());
+      for (const consumer of consumers) {
+        const channel = await step(
+          `opening the channel of ${consumer.queue}`,
+          model.createChannel(),
+        );
         channel.on('error', (err: Error) => end(err));
         channel.on('close', () => {
           this.closedChannels.add(channel);
-          end(new Error(`consumer channel of ${c.queue} closed`));
+          end(new Error(`consumer channel of ${consumer.queue} closed`));
         });
-        await step(`setting the prefetch of ${c.queue}`, channel.prefetch(prefetch));
+        await step(`setting the prefetch of ${consumer.queue}`, channel.prefetch(prefetch));
         await step(
-          `declaring ${c.queue}`,
+          `declaring ${consumer.queue}`,
           declareQueues
-            ? channel.assertQueue(c.queue, { durable: true })
-            : channel.checkQueue(c.queue),
+            ? channel.assertQueue(consumer.queue, { durable: true })
+            : channel.checkQueue(consumer.queue),
         );
-        const consuming = channel.consume(c.queue, (msg) => {
+        const consuming = channel.consume(consumer.queue, (msg) => {
           if (msg === null) {
-            end(new Error(`the broker cancelled the consumer of ${c.queue}`));
+            end(new Error(`the broker cancelled the consumer of ${consumer.queue}`));
             return;
           }
           void whenSetUp
-            .then((ok) => (ok ? c.onMessage(msg, channel) : undefined))
+            .then((ok) => (ok ? consumer.onMessage(msg, channel) : undefined))
             .catch((err: unknown) =>
               // A handler settles its message itself; one that failed leaves it to the
               // channel's end (redelivered then), never to an unhandled rejection.
               this.options.logger.error(
-                { queue: c.queue, err: String(err) },
+                { queue: consumer.queue, err: String(err) },
                 'message handler failed',
               ),
             );
         });
-        await step(`consuming ${c.queue}`, consuming);
+        await step(`consuming ${consumer.queue}`, consuming);
       }
       this.model = model;
       this.publisher = publisher;
@@ -378,7 +381,7 @@ export class AmqpLink {
   private giveUp(failure: AmqpStartFailure): void {
     this.failure = failure;
     this.stopped = true;
-    for (const w of this.readyWaiters.splice(0)) w.reject(failure);
+    for (const waiter of this.readyWaiters.splice(0)) waiter.reject(failure);
   }
 
   private async reopenPublisher(model: ChannelModel): Promise<void> {

@@ -173,15 +173,15 @@ export async function startAmqpBridge(options: AmqpBridgeOptions): Promise<AmqpB
     }
     forwarder.poke();
   };
-  const offSession = coordinator.onSession((e) => {
-    if (e.type === 'lost') {
+  const offSession = coordinator.onSession((event) => {
+    if (event.type === 'lost') {
       logger.warn({}, 'ZooKeeper session lost; renewing it');
       void renew();
-    } else if (e.type === 'connected' || e.type === 'reconnected') {
+    } else if (event.type === 'connected' || event.type === 'reconnected') {
       // A renewed session may come with another ACL on the world (credentials changed).
       void engines.acl().then(
-        (a) => {
-          acl = a;
+        (freshAcl) => {
+          acl = freshAcl;
         },
         () => undefined,
       );

@@ -109,8 +109,8 @@ export class Forwarder {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         changed,
-        new Promise((r) => {
-          timer = setTimeout(r, wait);
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, wait);
           timer.unref();
         }),
       ]);
@@ -246,22 +246,22 @@ export class Forwarder {
     err: PublishRefused,
   ): Promise<void> {
     const now = Date.now();
-    const f = this.failing.get(taken.path) ?? { attempts: 0, first: now, next: now };
-    f.attempts += 1;
-    const parkAt = f.first + this.options.parkAfterMs;
+    const failing = this.failing.get(taken.path) ?? { attempts: 0, first: now, next: now };
+    failing.attempts += 1;
+    const parkAt = failing.first + this.options.parkAfterMs;
     if (err.kind === 'invalid' || now >= parkAt)
-      return this.park(coordinator, taken, acl, err.message, f.attempts, f.first);
-    const backoff = Math.min(RETRY_BASE_MS * 2 ** (f.attempts - 1), RETRY_MAX_MS);
-    f.next = Math.min(now + backoff, parkAt);
-    this.failing.set(taken.path, f);
+      return this.park(coordinator, taken, acl, err.message, failing.attempts, failing.first);
+    const backoff = Math.min(RETRY_BASE_MS * 2 ** (failing.attempts - 1), RETRY_MAX_MS);
+    failing.next = Math.min(now + backoff, parkAt);
+    this.failing.set(taken.path, failing);
     this.options.logger.warn(
       {
         path: taken.path,
         exchange: taken.out.address.exchange ?? '',
         routingkey: taken.out.address.routingkey,
         reason: err.message,
-        attempt: f.attempts,
-        retryInMs: f.next - now,
+        attempt: failing.attempts,
+        retryInMs: failing.next - now,
       },
       'result not published; retrying',
     );

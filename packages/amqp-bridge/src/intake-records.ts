@@ -45,7 +45,7 @@ const COUNT = '~count';
  */
 export class IntakeRecords {
   constructor(
-    private readonly c: () => Coordinator,
+    private readonly coordinatorOf: () => Coordinator,
     readonly dir: string,
     private readonly acl: () => readonly Acl[],
   ) {}
@@ -55,7 +55,7 @@ export class IntakeRecords {
     const path = `${this.dir}/${fingerprint}.${task}`;
     const acl = this.acl();
     try {
-      await this.c().multi([
+      await this.coordinatorOf().multi([
         { op: 'create', path, data: encodeJson({ task }), acl },
         { op: 'create', path: path + HELD, ephemeral: true, acl },
       ]);
@@ -73,7 +73,7 @@ export class IntakeRecords {
    * its own, and the caller must queue one of its own.
    */
   async close(record: IntakeRecord): Promise<boolean> {
-    const coordinator = this.c();
+    const coordinator = this.coordinatorOf();
     try {
       await coordinator.multi([
         { op: 'delete', path: record.path, version: record.version },
@@ -100,7 +100,7 @@ export class IntakeRecords {
    * delivery's: a hold an adopter made is not touched.
    */
   async release(record: IntakeRecord): Promise<void> {
-    await this.c()
+    await this.coordinatorOf()
       .multi([
         { op: 'check', path: record.path, version: record.version },
         { op: 'delete', path: record.path + HELD },
@@ -115,13 +115,13 @@ export class IntakeRecords {
    * they are waited for, up to a deadline, until they are removed or let go.
    */
   async adopt(fingerprint: string, stillWanted: () => boolean): Promise<IntakeRecord | null> {
-    const coordinator = this.c();
+    const coordinator = this.coordinatorOf();
     const deadline = Date.now() + ADOPT_WAIT_MS;
     const prefix = `${fingerprint}.`;
     for (;;) {
       let wake!: () => void;
-      const changed = new Promise<void>((r) => {
-        wake = r;
+      const changed = new Promise<void>((resolve) => {
+        wake = resolve;
       });
       const names = await coordinator.children(this.dir);
       const records = names.filter((n) => n.startsWith(prefix) && !n.endsWith(HELD));
@@ -174,7 +174,7 @@ export class IntakeRecords {
    * and forgotten an hour after its last delivery.
    */
   async countDelivery(fingerprint: string): Promise<number> {
-    const coordinator = this.c();
+    const coordinator = this.coordinatorOf();
     const path = `${this.dir}/${fingerprint}${COUNT}`;
     for (;;) {
       try {
@@ -182,13 +182,13 @@ export class IntakeRecords {
         const data = decodeJson<{ deliveries?: unknown; at?: unknown }>(got.data, path);
         const fresh = typeof data?.at === 'number' && Date.now() - data.at < COUNT_TTL_MS;
         const before = fresh && typeof data?.deliveries === 'number' ? data.deliveries : 1;
-        const n = before + 1;
+        const count = before + 1;
         await coordinator.set(
           path,
-          encodeJson({ deliveries: n, at: Date.now() }),
+          encodeJson({ deliveries: count, at: Date.now() }),
           got.stat.version,
         );
-        return n;
+        return count;
       } catch (err) {
         if (isZoottError(err, 'BAD_VERSION')) continue;
         if (!isZoottError(err, 'NO_NODE')) throw err;
@@ -206,7 +206,7 @@ export class IntakeRecords {
 
   /** Forgets the delivery count of a message that settled. */
   async clearCount(fingerprint: string): Promise<void> {
-    await this.c()
+    await this.coordinatorOf()
       .delete(`${this.dir}/${fingerprint}${COUNT}`)
       .catch(() => undefined);
   }

@@ -85,8 +85,8 @@ class Refused extends Error {}
 /** The W3C trace context headers of a message (as an instrumented publisher sets them). */
 function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
   const headers = msg.properties.headers ?? {};
-  const text = (v: unknown) =>
-    typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString() : null;
+  const text = (value: unknown) =>
+    typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString() : null;
   const traceparent = text(headers.traceparent);
   if (traceparent === null) return undefined;
   const tracestate = text(headers.tracestate);
@@ -102,9 +102,9 @@ function traceHeaders(msg: ConsumeMessage): TraceCarrier | undefined {
  * queueing and acknowledging (see {@link IntakeRecords}), and two posts of one body are two
  * jobs. While ZooKeeper is away the message stays with the bridge, which keeps trying.
  */
-export function intakeHandler(kind: JobKind, o: IntakeOptions) {
+export function intakeHandler(kind: JobKind, options: IntakeOptions) {
   return async (msg: ConsumeMessage, channel: Channel): Promise<void> => {
-    const log = o.logger;
+    const log = options.logger;
     const queue = msg.fields.routingKey;
     const messageId = msg.properties.messageId as string | undefined;
     let job: BridgedJob;
@@ -113,29 +113,34 @@ export function intakeHandler(kind: JobKind, o: IntakeOptions) {
     } catch (err) {
       const reason = malformedReason(err) ?? String(err);
       log.error(
-        { queue, messageId, reason, deadLetterExchange: o.refusal.deadLetterExchange ?? null },
+        {
+          queue,
+          messageId,
+          reason,
+          deadLetterExchange: options.refusal.deadLetterExchange ?? null,
+        },
         'malformed job message',
       );
-      await refuse(o.refusal, kind, msg, channel, reason);
+      await refuse(options.refusal, kind, msg, channel, reason);
       return;
     }
-    const problem = job.address ? addressProblem(job.address, o.refusal.allowed) : null;
+    const problem = job.address ? addressProblem(job.address, options.refusal.allowed) : null;
     if (problem !== null) {
-      await refuse(o.refusal, kind, msg, channel, problem);
+      await refuse(options.refusal, kind, msg, channel, problem);
       return;
     }
-    const step = stepper(o, msg, channel);
+    const step = stepper(options, msg, channel);
     try {
-      const counted = await countDelivery(o, msg, job, step);
-      if (counted !== null && counted > o.maxDeliveries) {
-        const reason = `delivered ${counted} times without being queued (--max-deliveries is ${o.maxDeliveries})`;
-        await refuse(o.refusal, kind, msg, channel, reason);
-        void o.records.clearCount(job.fingerprint);
+      const counted = await countDelivery(options, msg, job, step);
+      if (counted !== null && counted > options.maxDeliveries) {
+        const reason = `delivered ${counted} times without being queued (--max-deliveries is ${options.maxDeliveries})`;
+        await refuse(options.refusal, kind, msg, channel, reason);
+        void options.records.clearCount(job.fingerprint);
         return;
       }
-      const { task, outcome } = await queueOnce(o, msg, job, step);
-      if (counted !== null) void o.records.clearCount(job.fingerprint);
-      await o.beforeAck?.(task);
+      const { task, outcome } = await queueOnce(options, msg, job, step);
+      if (counted !== null) void options.records.clearCount(job.fingerprint);
+      await options.beforeAck?.(task);
       try {
         channel.ack(msg);
       } catch (err) {
@@ -149,7 +154,7 @@ export function intakeHandler(kind: JobKind, o: IntakeOptions) {
         'job from AMQP queued',
       );
     } catch (err) {
-      if (err instanceof Refused) await refuse(o.refusal, kind, msg, channel, err.message);
+      if (err instanceof Refused) await refuse(options.refusal, kind, msg, channel, err.message);
       else if (err instanceof Abandoned)
         log.info({ queue, messageId }, 'message left to its redelivery');
       else {
@@ -172,12 +177,12 @@ export function intakeHandler(kind: JobKind, o: IntakeOptions) {
 /** Runs ZooKeeper steps of one delivery: transient failures retried, others classified. */
 type Step = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 
-function stepper(o: IntakeOptions, msg: ConsumeMessage, channel: Channel): Step {
-  const log = o.logger;
+function stepper(options: IntakeOptions, msg: ConsumeMessage, channel: Channel): Step {
+  const log = options.logger;
   return async (what, fn) => {
     let unexpected = 0;
     for (let delay = RETRY_BASE_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
-      if (o.stopped() || !o.link.isOpen(channel)) throw new Abandoned();
+      if (options.stopped() || !options.link.isOpen(channel)) throw new Abandoned();
       try {
         return await fn();
       } catch (err) {
@@ -211,7 +216,7 @@ function stepper(o: IntakeOptions, msg: ConsumeMessage, channel: Channel): Step 
  * returned); on a classic queue the bridge counts in its intake records.
  */
 async function countDelivery(
-  o: IntakeOptions,
+  options: IntakeOptions,
   msg: ConsumeMessage,
   job: BridgedJob,
   step: Step,
@@ -219,13 +224,13 @@ async function countDelivery(
   if (!msg.fields.redelivered) return null;
   const header = msg.properties.headers?.['x-delivery-count'] as unknown;
   if (typeof header === 'number' && Number.isInteger(header) && header >= 0) return header + 1;
-  return step('counting deliveries', () => o.records.countDelivery(job.fingerprint));
+  return step('counting deliveries', () => options.records.countDelivery(job.fingerprint));
 }
 
 /** Whether task `name` is in its world already (queued by an earlier delivery). */
-async function exists(o: IntakeOptions, job: BridgedJob, name: string): Promise<boolean> {
-  const w = job.kind === 'race' ? raceWorld(o.world) : o.world;
-  return (await o.coordinator().exists(`${worldRoot(w)}/${name}`)) !== null;
+async function exists(options: IntakeOptions, job: BridgedJob, name: string): Promise<boolean> {
+  const world = job.kind === 'race' ? raceWorld(options.world) : options.world;
+  return (await options.coordinator().exists(`${worldRoot(world)}/${name}`)) !== null;
 }
 
 /**
@@ -236,36 +241,39 @@ async function exists(o: IntakeOptions, job: BridgedJob, name: string): Promise<
  * task as its own, and this message gets a new one.
  */
 async function queueOnce(
-  o: IntakeOptions,
+  options: IntakeOptions,
   msg: ConsumeMessage,
   job: BridgedJob,
   step: Step,
 ): Promise<{ task: string; outcome: 'queued' | 'duplicate' }> {
   const fp = job.fingerprint;
   let adopted: IntakeRecord | null = msg.fields.redelivered
-    ? await step('looking for an earlier delivery', () => o.records.adopt(fp, () => !o.stopped()))
+    ? await step('looking for an earlier delivery', () =>
+        options.records.adopt(fp, () => !options.stopped()),
+      )
     : null;
   for (;;) {
     const record =
       adopted ??
       (await step('opening the intake record', () =>
-        o.records.open(fp, freshTaskName(job.kind, fp)),
+        options.records.open(fp, freshTaskName(job.kind, fp)),
       ));
     let outcome: 'queued' | 'duplicate' = 'queued';
     try {
-      await o.beforeQueued?.(record.task);
-      if (adopted && (await step('finding the task', () => exists(o, job, record.task))))
+      await options.beforeQueued?.(record.task);
+      if (adopted && (await step('finding the task', () => exists(options, job, record.task))))
         outcome = 'duplicate';
-      else await step('queueing the job', () => submit(o, job, record.task, traceHeaders(msg)));
-      await o.afterQueued?.(record.task);
+      else
+        await step('queueing the job', () => submit(options, job, record.task, traceHeaders(msg)));
+      await options.afterQueued?.(record.task);
     } catch (err) {
-      if (err instanceof Refused) await o.records.close(record).catch(() => false);
-      else if (err instanceof Abandoned) await o.records.release(record);
+      if (err instanceof Refused) await options.records.close(record).catch(() => false);
+      else if (err instanceof Abandoned) await options.records.release(record);
       throw err;
     }
-    if (await step('removing the intake record', () => o.records.close(record)))
+    if (await step('removing the intake record', () => options.records.close(record)))
       return { task: record.task, outcome };
-    o.logger.warn(
+    options.logger.warn(
       { task: record.task, queue: msg.fields.routingKey },
       'intake record taken over by a redelivery; queueing a new task for this message',
     );
@@ -278,27 +286,31 @@ async function queueOnce(
  * Its queue span goes under the publisher's span, when the message names one.
  */
 async function submit(
-  o: IntakeOptions,
+  options: IntakeOptions,
   job: BridgedJob,
   name: string,
   producer: TraceCarrier | undefined,
 ): Promise<void> {
-  const coordinator = o.coordinator();
+  const coordinator = options.coordinator();
   const data = job.address
-    ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: o.world }
+    ? { ...job.job, exchange: BRIDGE_EXCHANGE, routingkey: options.world }
     : job.job;
   const queue = async () => {
     if (job.kind === 'race')
-      await submitRace(coordinator, data, { world: o.world, name, engine: o.engines.race });
+      await submitRace(coordinator, data, {
+        world: options.world,
+        name,
+        engine: options.engines.race,
+      });
     else
       await submitJob(coordinator, data, {
-        world: o.world,
+        world: options.world,
         name,
-        engine: o.engines.regular,
+        engine: options.engines.regular,
         createWorld: false,
       });
   };
-  const telemetry = o.telemetry;
+  const telemetry = options.telemetry;
   const from = telemetry && producer ? telemetry.contextManager.extract(producer) : undefined;
   await (telemetry && from !== undefined ? telemetry.contextManager.with(from, queue) : queue());
 }

@@ -50,20 +50,20 @@ async function publishFirmly(
  * nothing is settled: the message comes back and is refused again.
  */
 export async function refuse(
-  o: RefusalOptions,
+  options: RefusalOptions,
   kind: JobKind,
   msg: ConsumeMessage,
   channel: Channel,
   reason: string,
 ): Promise<void> {
   const queue = msg.fields.routingKey;
-  const log = o.logger;
+  const log = options.logger;
   const messageId = msg.properties.messageId as unknown;
   let why = reason;
   const readable = readableAddress(msg.content);
-  const problem = readable ? addressProblem(readable.address, o.allowed) : null;
+  const problem = readable ? addressProblem(readable.address, options.allowed) : null;
   if (readable && problem === null) {
-    const refusal = { error: reason, server: o.serverName };
+    const refusal = { error: reason, server: options.serverName };
     const answer = withYothalotTimes(
       kind === 'race'
         ? raceErrorResult(readable.raw, refusal)
@@ -72,7 +72,7 @@ export async function refuse(
     const { exchange = '', routingkey } = readable.address;
     try {
       await publishFirmly(
-        o.link,
+        options.link,
         channel,
         exchange,
         routingkey,
@@ -95,23 +95,23 @@ export async function refuse(
       why = `${reason}; its error result could not be published: ${err.message}`;
     }
   } else if (readable && problem !== null) why = `${reason}; no error result: ${problem}`;
-  await deadLetter(o, msg, channel, why);
+  await deadLetter(options, msg, channel, why);
 }
 
 /** The dead-letter path: the exchange, or a rejection without requeue. */
 async function deadLetter(
-  o: RefusalOptions,
+  options: RefusalOptions,
   msg: ConsumeMessage,
   channel: Channel,
   reason: string,
 ): Promise<void> {
   const queue = msg.fields.routingKey;
-  const log = o.logger;
+  const log = options.logger;
   const messageId = msg.properties.messageId as unknown;
-  const dlx = o.deadLetterExchange;
+  const dlx = options.deadLetterExchange;
   if (dlx !== undefined) {
     try {
-      await publishFirmly(o.link, channel, dlx, queue, msg.content, {
+      await publishFirmly(options.link, channel, dlx, queue, msg.content, {
         ...msg.properties,
         headers: {
           ...(msg.properties.headers ?? {}),

@@ -16,9 +16,9 @@ export function replyExchangePolicy(
   const res = patterns
     .map((p) => (p === DEFAULT_EXCHANGE_PATTERN ? '' : p))
     .map(
-      (p) =>
+      (path) =>
         new RegExp(
-          `^${p
+          `^${path
             .split('')
             .map((ch) =>
               ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&'),

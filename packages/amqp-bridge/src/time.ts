@@ -5,6 +5,6 @@
  */
 export function yothalotTime(value: unknown): unknown {
   if (typeof value !== 'string') return value;
-  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?Z$/.exec(value);
-  return m ? `${m[1]} ${m[2]}` : value;
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?Z$/.exec(value);
+  return match ? `${match[1]} ${match[2]}` : value;
 }

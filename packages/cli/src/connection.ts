@@ -177,24 +177,27 @@ function seconds(
   return Math.round(value * 1000);
 }
 
-function zkOptions(s: Settings): ZkOptions {
+function zkOptions(settings: Settings): ZkOptions {
   // A SASL login and a client certificate (which ZooKeeper maps to an x509 id) are
   // credentials too.
   const login =
-    s.zkSecurity.options.sasl !== undefined || s.zkSecurity.options.tls?.cert !== undefined;
+    settings.zkSecurity.options.sasl !== undefined ||
+    settings.zkSecurity.options.tls?.cert !== undefined;
   return {
-    connectTimeoutMs: s.connectTimeoutMs,
-    sessionTimeoutMs: s.sessionTimeoutMs,
-    ...s.zkSecurity.options,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    sessionTimeoutMs: settings.sessionTimeoutMs,
+    ...settings.zkSecurity.options,
     // With credentials, what zoott creates belongs to them (ZooKeeper's `auth` scheme), as
     // in zoott-worker: `--auth` on `init` locks a world down, and it stays locked; `--acl`
     // names the ACL outright.
-    ...(s.auth.length > 0 ? { auth: s.auth.map((auth) => ({ scheme: 'digest', auth })) } : {}),
-    ...(s.acl === 'open'
+    ...(settings.auth.length > 0
+      ? { auth: settings.auth.map((auth) => ({ scheme: 'digest', auth })) }
+      : {}),
+    ...(settings.acl === 'open'
       ? { defaultAcl: OPEN_ACL }
-      : s.acl !== null
-        ? { defaultAcl: s.acl }
-        : s.auth.length > 0 || login
+      : settings.acl !== null
+        ? { defaultAcl: settings.acl }
+        : settings.auth.length > 0 || login
           ? { defaultAcl: CREATOR_ALL_ACL }
           : {}),
   };
@@ -205,13 +208,13 @@ function zkOptions(s: Settings): ZkOptions {
  * become CliErrors that say what to check.
  */
 export async function openZk(
-  s: Settings,
-  connect = s.connect ?? DEFAULT_CONNECT,
+  settings: Settings,
+  connect = settings.connect ?? DEFAULT_CONNECT,
 ): Promise<Coordinator> {
   try {
-    return await connectZk(connect, zkOptions(s));
+    return await connectZk(connect, zkOptions(settings));
   } catch (err) {
-    throw connectFailure(err, s, connect);
+    throw connectFailure(err, settings, connect);
   }
 }
 
@@ -220,27 +223,30 @@ export async function openZk(
  * (default: the session's): ZooKeeper does not create it, and every request below a missing
  * chroot fails.
  */
-export async function ensureChroot(s: Settings, acl?: readonly Acl[]): Promise<void> {
-  const connect = s.connect ?? DEFAULT_CONNECT;
+export async function ensureChroot(settings: Settings, acl?: readonly Acl[]): Promise<void> {
+  const connect = settings.connect ?? DEFAULT_CONNECT;
   try {
-    await ensureZkChroot(connect, acl ? { ...zkOptions(s), defaultAcl: acl } : zkOptions(s));
+    await ensureZkChroot(
+      connect,
+      acl ? { ...zkOptions(settings), defaultAcl: acl } : zkOptions(settings),
+    );
   } catch (err) {
-    throw connectFailure(err, s, connect);
+    throw connectFailure(err, settings, connect);
   }
 }
 
 /** A connection failure as the CLI reports it: a bad connect string, or no server. */
-function connectFailure(err: unknown, s: Settings, connect: string): unknown {
+function connectFailure(err: unknown, settings: Settings, connect: string): unknown {
   if (isZoottError(err, 'INVALID_CONFIG'))
     return new CliError(
       err.message,
       ExitCode.USAGE,
       'e.g. --connect 127.0.0.1:2181 or h1:2181,h2:2181/myapp',
     );
-  const e = explain(err, { connect });
+  const explained = explain(err, { connect });
   // A TLS connect that cannot work says why, and which setting to change.
   const security = isZoottError(err) ? zkSecurityHint(err) : null;
-  if (e.exitCode === ExitCode.UNREACHABLE && security) {
+  if (explained.exitCode === ExitCode.UNREACHABLE && security) {
     const why = (err as Error).message
       .replace(/^CONNECTION_LOSS: could not connect to \S+?: /, '')
       .replace(/ \(connect\)$/, '');
@@ -250,13 +256,13 @@ function connectFailure(err: unknown, s: Settings, connect: string): unknown {
       security,
     );
   }
-  if (e.exitCode === ExitCode.UNREACHABLE)
+  if (explained.exitCode === ExitCode.UNREACHABLE)
     return new CliError(
-      /refused/.test(e.message)
-        ? `cannot reach ZooKeeper at ${connect}: ${e.message.replace(/^.*?every server refused/, 'every server refused')}`
-        : `cannot reach ZooKeeper at ${connect} (no answer within ${s.connectTimeoutMs / 1000} s)`,
+      /refused/.test(explained.message)
+        ? `cannot reach ZooKeeper at ${connect}: ${explained.message.replace(/^.*?every server refused/, 'every server refused')}`
+        : `cannot reach ZooKeeper at ${connect} (no answer within ${settings.connectTimeoutMs / 1000} s)`,
       ExitCode.UNREACHABLE,
-      s.connect
+      settings.connect
         ? 'is the server running? Check --connect / ZOOTT_CONNECT / the config file'
         : `no server was named, so ${DEFAULT_CONNECT} was tried: pass --connect host:port (or run \`zoott demo\`, which needs no server)`,
     );

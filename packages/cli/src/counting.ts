@@ -14,7 +14,7 @@ export function countingCoordinator(
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;
-      const bound = (value as (...a: unknown[]) => unknown).bind(target);
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
       if (!watched.has(prop)) return bound;
       return (...args: unknown[]) => {
         onCall(String(prop));

@@ -38,11 +38,16 @@ export function explain(err: unknown, ctx: ErrorContext = {}): Explained {
   if (err instanceof CliError)
     return { message: err.message, hint: err.hint, exitCode: err.exitCode };
   if (isZoottError(err)) return explainZoott(err, ctx);
-  const e = err as NodeJS.ErrnoException;
-  if (e && typeof e === 'object' && e.code === 'ENOENT' && e.path)
-    return { message: `no such file: ${e.path}`, exitCode: ExitCode.NOT_FOUND };
-  if (e && typeof e === 'object' && (e.code === 'EACCES' || e.code === 'EISDIR') && e.path)
-    return { message: `cannot read ${e.path}: ${e.code}`, exitCode: ExitCode.USAGE };
+  const errno = err as NodeJS.ErrnoException;
+  if (errno && typeof errno === 'object' && errno.code === 'ENOENT' && errno.path)
+    return { message: `no such file: ${errno.path}`, exitCode: ExitCode.NOT_FOUND };
+  if (
+    errno &&
+    typeof errno === 'object' &&
+    (errno.code === 'EACCES' || errno.code === 'EISDIR') &&
+    errno.path
+  )
+    return { message: `cannot read ${errno.path}: ${errno.code}`, exitCode: ExitCode.USAGE };
   const message = err instanceof Error ? err.message : String(err);
   return {
     message,

@@ -31,8 +31,8 @@ export function intOption(
   max: number,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < min || number > max)
     throw new CliError(`${name} ${value}: must be a whole number in [${min}, ${max}]`);
-  return n;
+  return number;
 }

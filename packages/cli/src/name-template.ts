@@ -23,25 +23,29 @@ export function templateFunctor(template: string, parentNamePattern?: string): N
       re = null; // the engine reports the bad pattern with its own checks
     }
   }
-  for (const m of template.matchAll(TOKEN)) {
-    const t = m[1]!;
-    if (t !== 'name' && t !== 'parent' && !/^\d$/.test(t))
+  for (const match of template.matchAll(TOKEN)) {
+    const token = match[1]!;
+    if (token !== 'name' && token !== 'parent' && !/^\d$/.test(token))
       throw new CliError(
-        `--child-name ${JSON.stringify(template)}: unknown token {${t}}`,
+        `--child-name ${JSON.stringify(template)}: unknown token {${token}}`,
         ExitCode.USAGE,
         'tokens are {name}, {parent} and {0}..{9} (capture groups of --parent-name)',
       );
-    if (/^[1-9]$/.test(t) && !re)
-      throw new CliError(`--child-name: {${t}} needs a --parent-name pattern with capture groups`);
+    if (/^[1-9]$/.test(token) && !re)
+      throw new CliError(
+        `--child-name: {${token}} needs a --parent-name pattern with capture groups`,
+      );
   }
   return (parentName, childName) => {
-    const m = re?.matcher(parentName) ?? null;
-    const matched = m?.matches() ?? false;
-    return template.replace(TOKEN, (_all, t: string) => {
-      if (t === 'name') return childName;
-      if (t === 'parent') return parentName;
-      const n = Number(t);
-      return matched && m && n <= m.groupCount() ? (m.group(n) ?? '') : '';
+    const matcher = re?.matcher(parentName) ?? null;
+    const matched = matcher?.matches() ?? false;
+    return template.replace(TOKEN, (_all, token: string) => {
+      if (token === 'name') return childName;
+      if (token === 'parent') return parentName;
+      const group = Number(token);
+      return matched && matcher && group <= matcher.groupCount()
+        ? (matcher.group(group) ?? '')
+        : '';
     });
   };
 }

@@ -93,23 +93,23 @@ async function readLines(
   // After a pattern line the file may make any key, so later exact parents go unchecked.
   let patternSeen = false;
   const parentsToCheck: { parent: string; line: number }[] = [];
-  let n = 0;
+  let lineNo = 0;
   for await (const raw of input) {
-    n++;
+    lineNo++;
     const text = raw.trim();
     if (text === '' || text.startsWith('#')) continue;
     try {
-      const spec = parseLine(text, n);
+      const spec = parseLine(text, lineNo);
       const key = checkSpec(world, spec);
       if (typeof spec.parent === 'string') {
         const parent = key!.slice(0, -1).join('|');
-        if (!made.has(parent) && !patternSeen) parentsToCheck.push({ parent, line: n });
+        if (!made.has(parent) && !patternSeen) parentsToCheck.push({ parent, line: lineNo });
       }
       if (key) made.add(key.join('|'));
       else patternSeen = true;
-      specs.push({ spec, line: n, key });
+      specs.push({ spec, line: lineNo, key });
     } catch (err) {
-      bad.push({ line: n, message: explain(err).message.replace(/^line \d+: /, '') });
+      bad.push({ line: lineNo, message: explain(err).message.replace(/^line \d+: /, '') });
     }
   }
   bad.push(...(await missingParents(engine, world, parentsToCheck)));
@@ -117,14 +117,14 @@ async function readLines(
 }
 
 /** One line as JSON, of a task spec's shape. */
-function parseLine(text: string, n: number): TaskSpec {
+function parseLine(text: string, lineNo: number): TaskSpec {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw new CliError(`not valid JSON: ${(err as Error).message}`);
   }
-  return specFromLine(value, `line ${n}`);
+  return specFromLine(value, `line ${lineNo}`);
 }
 
 /** Exact parents the file does not create itself must exist already. */
@@ -147,7 +147,8 @@ async function missingParents(
 function refuseBadLines(ctx: CommandContext, file: string, good: number, bad: BadLine[]): never {
   if (ctx.json) ctx.printJson({ lines: good + bad.length, queued: 0, invalid: bad });
   else {
-    for (const b of bad.slice(0, SHOWN_BAD_LINES)) ctx.note(`${file}:${b.line}: ${b.message}`);
+    for (const badLine of bad.slice(0, SHOWN_BAD_LINES))
+      ctx.note(`${file}:${badLine.line}: ${badLine.message}`);
     if (bad.length > SHOWN_BAD_LINES)
       ctx.note(`... and ${bad.length - SHOWN_BAD_LINES} more bad line(s)`);
   }
@@ -159,15 +160,15 @@ function refuseBadLines(ctx: CommandContext, file: string, good: number, bad: Ba
 }
 
 /**
- * The lines queued from `i` on together: a run of lines at known keys (top level or an exact
+ * The lines queued from `from` on together: a run of lines at known keys (top level or an exact
  * parent, which an earlier line of the run may create: `queueMany` writes in order), or one
  * line with a parent pattern (it reads the tree, so it waits for everything before it).
  */
-function nextBatch(specs: readonly LineSpec[], i: number): LineSpec[] {
-  const batch = [specs[i]!];
-  if (specs[i]!.key === null) return batch;
-  while (batch.length < CHUNK && i + batch.length < specs.length) {
-    const next = specs[i + batch.length]!;
+function nextBatch(specs: readonly LineSpec[], from: number): LineSpec[] {
+  const batch = [specs[from]!];
+  if (specs[from]!.key === null) return batch;
+  while (batch.length < CHUNK && from + batch.length < specs.length) {
+    const next = specs[from + batch.length]!;
     if (next.key === null) break;
     batch.push(next);
   }
@@ -197,7 +198,7 @@ async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Pro
     for (const qs of queued) {
       run.queuedLines.push(batch[done++]!.line);
       if (qs.length === 0) run.unmatched++;
-      for (const q of qs) run.keys.push(showKey(q.key));
+      for (const task of qs) run.keys.push(showKey(task.key));
     }
   } catch (err) {
     // queueMany says how far it got: the tasks before `queued` are in, the `uncertain` after
@@ -207,9 +208,9 @@ async function queueBatch(engine: Engine, batch: LineSpec[], run: QueueRun): Pro
     // A single `queue` fails retryably (connection trouble) only when it could not look
     // whether its lost write landed.
     const unsure = many ? many.uncertain : isZoottError(err) && err.retryable ? 1 : 0;
-    for (const l of batch.slice(0, at)) {
-      run.queuedLines.push(l.line);
-      run.keys.push(showKey(l.key!));
+    for (const spec of batch.slice(0, at)) {
+      run.queuedLines.push(spec.line);
+      run.keys.push(showKey(spec.key!));
     }
     run.firstError = err;
     run.uncertainLines = batch.slice(at, at + unsure).map((l) => l.line);
@@ -235,12 +236,12 @@ async function queueLines(
     uncertainLines: [],
     unmatched: 0,
   };
-  let i = 0;
-  while (i < specs.length && run.failed.length === 0) {
-    const batch = nextBatch(specs, i);
+  let index = 0;
+  while (index < specs.length && run.failed.length === 0) {
+    const batch = nextBatch(specs, index);
     await queueBatch(engine, batch, run);
-    i += batch.length;
-    progress.update(i);
+    index += batch.length;
+    progress.update(index);
   }
   return run;
 }
@@ -248,16 +249,16 @@ async function queueLines(
 /** `1-3, 7, 9-12` */
 function ranges(lines: number[]): [number, number][] {
   const out: [number, number][] = [];
-  for (const n of [...lines].sort((a, b) => a - b)) {
+  for (const lineNo of [...lines].sort((a, b) => a - b)) {
     const last = out[out.length - 1];
-    if (last && n === last[1] + 1) last[1] = n;
-    else out.push([n, n]);
+    if (last && lineNo === last[1] + 1) last[1] = lineNo;
+    else out.push([lineNo, lineNo]);
   }
   return out;
 }
 
-const showRanges = (r: [number, number][]) =>
-  r.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');
+const showRanges = (lineRanges: [number, number][]) =>
+  lineRanges.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(', ');
 
 /** Says what was queued and, after a failed write, exactly which lines were not. */
 function reportRun(
@@ -292,7 +293,7 @@ function reportRun(
     ctx.out(
       `queued ${keys.length} task(s) from ${queuedLines.length} of ${specs.length} line(s), then a write failed${unsure ? `; ${unsure} more line(s) may or may not be queued (the connection was lost while writing them)` : ''}`,
     );
-    for (const f of failed) ctx.note(`${file}:${f.line}: ${f.message}`);
+    for (const failure of failed) ctx.note(`${file}:${failure.line}: ${failure.message}`);
     if (unsure)
       ctx.note(
         `line(s) ${showRanges(ranges(uncertainLines))} of ${file} were being written when the connection was lost: all of them are queued, or none is`,

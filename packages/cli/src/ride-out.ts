@@ -49,16 +49,16 @@ export function keepSession(
       renewing = false;
     }
   };
-  const off = coordinator.onSession((e) => {
-    if (e.type === 'suspended' || e.type === 'lost') {
+  const off = coordinator.onSession((event) => {
+    if (event.type === 'suspended' || event.type === 'lost') {
       if (!away) note('lost the connection to ZooKeeper; waiting for it to come back...');
       away = true;
     }
-    if (e.type === 'lost') void renew();
-    if ((e.type === 'connected' || e.type === 'reconnected') && away) {
+    if (event.type === 'lost') void renew();
+    if ((event.type === 'connected' || event.type === 'reconnected') && away) {
       away = false;
       note(
-        e.type === 'connected'
+        event.type === 'connected'
           ? 'connected to ZooKeeper again (new session)'
           : 'connected to ZooKeeper again',
       );
@@ -74,9 +74,9 @@ export function keepSession(
 export function untilConnected(coordinator: Coordinator, signal: AbortSignal): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const check = () => {
-      const s = coordinator.state;
-      if (s === 'connected') return finish(true);
-      if (s === 'closed' || signal.aborted) return finish(false);
+      const state = coordinator.state;
+      if (state === 'connected') return finish(true);
+      if (state === 'closed' || signal.aborted) return finish(false);
     };
     const finish = (value: boolean) => {
       off();

@@ -48,8 +48,8 @@ function warnCorrupt(ctx: CommandContext): void {
   const bad = ctx.corrupt.list();
   if (bad.length === 0) return;
   const colours = ctx.errColors;
-  for (const n of bad)
-    process.stderr.write(`${colours.yellow('corrupt:')} ${n.path}: ${n.reason}
+  for (const corrupt of bad)
+    process.stderr.write(`${colours.yellow('corrupt:')} ${corrupt.path}: ${corrupt.reason}
 `);
   process.stderr.write(
     `${colours.dim('hint:')} ${bad.length === 1 ? 'this node was' : `these ${bad.length} nodes were`} skipped; repair or delete ${bad.length === 1 ? 'it' : 'them'} (\`zoott cancel <task>\` removes a task with all its nodes)
@@ -69,11 +69,11 @@ export function report(err: unknown, ctx: CommandContext): number {
   } catch {
     // The settings themselves were the problem; the error says so.
   }
-  const e = explain(err, where);
+  const explained = explain(err, where);
   const colours = ctx.errColors;
-  process.stderr.write(`${colours.red('error:')} ${e.message}\n`);
-  if (e.hint) process.stderr.write(`${colours.dim('hint:')} ${e.hint}\n`);
+  process.stderr.write(`${colours.red('error:')} ${explained.message}\n`);
+  if (explained.hint) process.stderr.write(`${colours.dim('hint:')} ${explained.hint}\n`);
   if (ctx.globals.debug && err instanceof Error && err.stack)
     process.stderr.write(`${err.stack}\n`);
-  return e.exitCode;
+  return explained.exitCode;
 }

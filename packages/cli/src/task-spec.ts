@@ -82,32 +82,36 @@ export async function queueSpec(engine: Engine, spec: TaskSpec): Promise<QueuedT
 export function specFromLine(value: unknown, where: string): TaskSpec {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new CliError(`${where}: each line must be a JSON object {"name", "type", ...}`);
-  const o = value as Record<string, unknown>;
-  for (const k of Object.keys(o))
-    if (!SPEC_FIELDS.includes(k))
+  const fields = value as Record<string, unknown>;
+  for (const key of Object.keys(fields))
+    if (!SPEC_FIELDS.includes(key))
       throw new CliError(
-        `${where}: unknown field ${JSON.stringify(k)}`,
+        `${where}: unknown field ${JSON.stringify(key)}`,
         ExitCode.USAGE,
         `fields: ${SPEC_FIELDS.join(', ')}`,
       );
-  if (typeof o.name !== 'string' || typeof o.type !== 'string')
+  if (typeof fields.name !== 'string' || typeof fields.type !== 'string')
     throw new CliError(`${where}: "name" and "type" must be strings`);
-  const p = o.parent;
+  const parent = fields.parent;
   if (
-    p !== undefined &&
-    typeof p !== 'string' &&
-    (typeof p !== 'object' || p === null || typeof (p as { name?: unknown }).name !== 'string')
+    parent !== undefined &&
+    typeof parent !== 'string' &&
+    (typeof parent !== 'object' ||
+      parent === null ||
+      typeof (parent as { name?: unknown }).name !== 'string')
   )
     throw new CliError(
       `${where}: "parent" must be a task ("a|b") or a pattern {"name": "...", "type": "..."}`,
     );
-  const { delay, at, ...rest } = o;
-  for (const [k, v] of [
+  const { delay, at, ...rest } = fields;
+  for (const [key, given] of [
     ['delay', delay],
     ['at', at],
   ] as const)
-    if (v !== undefined && typeof v !== 'string')
-      throw new CliError(`${where}: "${k}" must be a string, e.g. "30s" or "2026-11-26T12:00:00Z"`);
+    if (given !== undefined && typeof given !== 'string')
+      throw new CliError(
+        `${where}: "${key}" must be a string, e.g. "30s" or "2026-11-26T12:00:00Z"`,
+      );
   const notBefore = notBeforeOf(
     delay as string | undefined,
     at as string | undefined,

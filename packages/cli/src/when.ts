@@ -16,15 +16,15 @@ export const MAX_DELAY_MS = 366 * 86_400_000;
  * Throws a CliError naming `what` for anything else.
  */
 export function parseDelay(text: string, what: string): number {
-  const t = text.trim();
+  const trimmed = text.trim();
   const bad = (why: string) =>
     new CliError(`${what} ${JSON.stringify(text)}: ${why}`, 2, 'e.g. 30s, 5m, 1h30m, 500ms, 2d');
-  if (/^\d+(\.\d+)?$/.test(t)) return check(Number(t) * 1000, bad);
-  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(t))
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return check(Number(trimmed) * 1000, bad);
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(trimmed))
     throw bad('not a duration (a number with a unit: ms, s, m, h, d)');
   let ms = 0;
-  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g))
-    ms += Number(n) * UNIT_MS[unit!]!;
+  for (const [, amount, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g))
+    ms += Number(amount) * UNIT_MS[unit!]!;
   return check(ms, bad);
 }
 
@@ -41,8 +41,8 @@ const ISO =
  * local time), in ms since the epoch. Throws a CliError naming `what` for anything else.
  */
 export function parseAt(text: string, what: string): number {
-  const t = text.trim();
-  const ms = ISO.test(t) ? Date.parse(t) : Number.NaN;
+  const trimmed = text.trim();
+  const ms = ISO.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   if (!Number.isFinite(ms))
     throw new CliError(
       `${what} ${JSON.stringify(text)}: not an ISO 8601 time`,
@@ -63,11 +63,11 @@ export function notBeforeOf(
   now: number,
   line?: string,
 ): number | undefined {
-  const [d, a] = line === undefined ? ['--delay', '--at'] : ['"delay"', '"at"'];
+  const [delayName, atName] = line === undefined ? ['--delay', '--at'] : ['"delay"', '"at"'];
   const where = line === undefined ? '' : `${line}: `;
   if (delay !== undefined && at !== undefined)
-    throw new CliError(`${where}give ${d} or ${a}, not both`);
-  if (delay !== undefined) return now + parseDelay(delay, `${where}${d}`);
-  if (at !== undefined) return parseAt(at, `${where}${a}`);
+    throw new CliError(`${where}give ${delayName} or ${atName}, not both`);
+  if (delay !== undefined) return now + parseDelay(delay, `${where}${delayName}`);
+  if (at !== undefined) return parseAt(at, `${where}${atName}`);
   return undefined;
 }

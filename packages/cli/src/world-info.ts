@@ -202,11 +202,11 @@ export async function checkedList(
   const { layout } = ctx;
   const coordinator = engine.coordinator;
   const perBucket = await Promise.all(
-    bucketNumbers(layout).map(async (b): Promise<CheckedTask[]> => {
+    bucketNumbers(layout).map(async (bucketNo): Promise<CheckedTask[]> => {
       const listing = await listBucket(
         coordinator,
         layout,
-        b,
+        bucketNo,
         ['pending', 'working', 'completed'],
         { absent: 'empty' },
       );
@@ -234,37 +234,44 @@ export async function checkedList(
         }
       }
       const checked = await Promise.all(
-        found.map(async (t): Promise<CheckedTask | null> => {
+        found.map(async (task): Promise<CheckedTask | null> => {
           let key: TaskKey;
           try {
-            key = decodeKey(t.encoded, ctx.limits);
+            key = decodeKey(task.encoded, ctx.limits);
           } catch (err) {
             sink({
-              path: t.path,
+              path: task.path,
               reason: `its name holds no valid task key: ${(err as Error).message}`,
             });
             return null;
           }
           const home = layout.bucketOf(key);
-          if (home !== b) {
+          if (home !== bucketNo) {
             sink({
-              path: t.path,
-              reason: `it sits in bucket ${b}, but task ${t.encoded} belongs in bucket ${home}`,
+              path: task.path,
+              reason: `it sits in bucket ${bucketNo}, but task ${task.encoded} belongs in bucket ${home}`,
             });
             return null;
           }
           const treePath = layout.treePath(key);
           const [node, got] = await Promise.all([
             coordinator.exists(treePath),
-            t.entry && state !== 'working' ? getOrNull(engine, t.path) : Promise.resolve(null),
+            task.entry && state !== 'working'
+              ? getOrNull(engine, task.path)
+              : Promise.resolve(null),
           ]);
           if (!node) {
-            sink({ path: t.path, reason: `task ${t.encoded} has no tree node (${treePath})` });
+            sink({
+              path: task.path,
+              reason: `task ${task.encoded} has no tree node (${treePath})`,
+            });
             return null;
           }
-          const entry = got ? readNode<EntryData>(got.data, t.path, nodeShapes.entry, sink) : null;
-          const out: CheckedTask = { key, state: t.state, path: t.path };
-          if (t.priority !== undefined) out.priority = t.priority;
+          const entry = got
+            ? readNode<EntryData>(got.data, task.path, nodeShapes.entry, sink)
+            : null;
+          const out: CheckedTask = { key, state: task.state, path: task.path };
+          if (task.priority !== undefined) out.priority = task.priority;
           if (typeof entry?.notBefore === 'number') out.notBefore = entry.notBefore;
           return out;
         }),

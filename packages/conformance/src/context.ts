@@ -42,9 +42,9 @@ export class ContextManager {
   async setUp(harness: CoordinatorHarness): Promise<SuiteContext> {
     this.clients = [];
     const connect = async (options?: { sessionTimeoutMs?: number }) => {
-      const c = await harness.connect(options);
-      this.clients.push(c);
-      return c;
+      const coordinator = await harness.connect(options);
+      this.clients.push(coordinator);
+      return coordinator;
     };
     const client = await connect();
     const base = `/conf-${randomSuffix()}`;
@@ -167,16 +167,16 @@ function waitUntil<T>(
 export interface WatchRecorder {
   readonly watch: Watcher;
   readonly events: WatchEvent[];
-  /** Resolves with the event number `n` (1-based, default 1) once it arrived. */
-  next(n?: number): Promise<WatchEvent>;
+  /** Resolves with the event number `nth` (1-based, default 1) once it arrived. */
+  next(nth?: number): Promise<WatchEvent>;
 }
 
 /** Events in arrival order, and a way to wait for the n-th. */
 export interface EventLog<T> {
   readonly events: T[];
   push(event: T): void;
-  /** Resolves with event number `n` (1-based, default 1) once it arrived. */
-  next(n?: number): Promise<T>;
+  /** Resolves with event number `nth` (1-based, default 1) once it arrived. */
+  next(nth?: number): Promise<T>;
 }
 
 /** An {@link EventLog} whose `next(n)` fails after `timeoutMs` without the n-th event. */
@@ -187,14 +187,14 @@ export function eventLog<T>(timeoutMs: number, what: string): EventLog<T> {
     events,
     push(event) {
       events.push(event);
-      for (const w of [...wakers]) w();
+      for (const wake of [...wakers]) wake();
     },
-    next(n = 1) {
+    next(nth = 1) {
       return waitUntil(
-        () => events[n - 1],
+        () => events[nth - 1],
         (wake) => wakers.add(wake),
         timeoutMs,
-        `${what} #${n}`,
+        `${what} #${nth}`,
       );
     },
   };
@@ -227,7 +227,7 @@ export function sessionRecorder(client: Coordinator, timeoutMs: number): Session
   const wakers = new Set<() => void>();
   const stop = client.onSession((event) => {
     events.push(event);
-    for (const w of [...wakers]) w();
+    for (const wake of [...wakers]) wake();
   });
   return {
     events,

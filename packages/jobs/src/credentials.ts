@@ -85,10 +85,10 @@ export function readAuthFile(
     throw bad(`cannot read the auth file ${path} (${code ?? (err as Error).message})`, 'authFile');
   }
   const out: Credential[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
+  text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) return;
-    out.push(parseCredential(line, `auth file ${path} line ${i + 1}`, rules));
+    out.push(parseCredential(line, `auth file ${path} line ${index + 1}`, rules));
   });
   if (out.length === 0 && rules.refuseEmptyFile)
     throw bad(`auth file ${path} holds no credential`, 'authFile');

@@ -78,13 +78,13 @@ export async function servedHandlers(
     );
   const all: Record<string, TaskHandler> = { ...builtins, ...custom };
   const types = config.types ?? Object.keys(all);
-  for (const t of types)
-    if (!all[t])
+  for (const type of types)
+    if (!all[type])
       throw new ZoottError(
         'INVALID_CONFIG',
-        BUILTIN_TYPES.includes(t)
-          ? `types: ${t} is a job type, served only with an --allow-exec list`
-          : `types: no handler for ${t} (give --handlers with a function named ${t})`,
+        BUILTIN_TYPES.includes(type)
+          ? `types: ${type} is a job type, served only with an --allow-exec list`
+          : `types: no handler for ${type} (give --handlers with a function named ${type})`,
         { field: 'types' },
       );
   if (types.length === 0)
@@ -94,6 +94,6 @@ export async function servedHandlers(
       { field: 'types' },
     );
   const handlers: Record<string, TaskHandler> = {};
-  for (const t of types) handlers[t] = at.instruments.instrument(t, all[t]!);
+  for (const type of types) handlers[type] = at.instruments.instrument(type, all[type]!);
   return { types, handlers, allowExec, workDir, dataDir };
 }

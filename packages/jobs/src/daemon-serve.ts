@@ -45,11 +45,13 @@ export interface DaemonSetup {
 }
 
 /** Serves the world on the session: the worker loops, session logging and the metrics. */
-export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
-  const { config, coordinator, world, log, engineLog } = d;
-  if (!d.owned) for (const a of d.credentials) await coordinator.addAuth(a.scheme, a.auth);
+export async function serve(setup: DaemonSetup): Promise<WorkerDaemon> {
+  const { config, coordinator, world, log, engineLog } = setup;
+  if (!setup.owned)
+    for (const credential of setup.credentials)
+      await coordinator.addAuth(credential.scheme, credential.auth);
 
-  const instruments = new DaemonInstruments(log, d.nodeId, world);
+  const instruments = new DaemonInstruments(log, setup.nodeId, world);
   const { metrics } = instruments;
   metrics.setSession(coordinator.state);
   const traced = config.telemetry ? { telemetry: config.telemetry } : {};
@@ -73,15 +75,15 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     ),
     replyWorld: world,
   });
-  const served = await servedHandlers(config, { ...d, engine, instruments });
+  const served = await servedHandlers(config, { ...setup, engine, instruments });
 
   await openWorld(engine, config.createWorld === true, log);
-  const loops = await startLoops(d, served, engine, raceEngine);
+  const loops = await startLoops(setup, served, engine, raceEngine);
 
-  const offSession = coordinator.onSession((e) => {
+  const offSession = coordinator.onSession((event) => {
     metrics.setSession(coordinator.state);
-    const level = e.type === 'lost' || e.type === 'suspended' ? 'warn' : 'info';
-    log[level]({ event: e.type, sessionId: coordinator.sessionId }, `session ${e.type}`);
+    const level = event.type === 'lost' || event.type === 'suspended' ? 'warn' : 'info';
+    log[level]({ event: event.type, sessionId: coordinator.sessionId }, `session ${event.type}`);
   });
 
   // A job's processes end before the server could expire the session and hand its claim on.
@@ -121,11 +123,11 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     {
       world,
       types: served.types,
-      concurrency: d.concurrency,
+      concurrency: setup.concurrency,
       allowExec: served.allowExec,
       workDir: served.workDir,
       dataDir: served.dataDir,
-      ...(d.jobCgroup !== undefined ? { jobCgroup: d.jobCgroup } : {}),
+      ...(setup.jobCgroup !== undefined ? { jobCgroup: setup.jobCgroup } : {}),
       metrics: metricsServer?.url ?? null,
     },
     'worker started',
@@ -139,52 +141,56 @@ export async function serve(d: DaemonSetup): Promise<WorkerDaemon> {
     await metricsServer?.close();
     engine.close();
     raceEngine.close();
-    if (d.owned) await coordinator.close().catch(() => undefined);
+    if (setup.owned) await coordinator.close().catch(() => undefined);
   };
-  return daemonHandle(d, loops, instruments, metricsServer, served.types, finish);
+  return daemonHandle(setup, loops, instruments, metricsServer, served.types, finish);
 }
 
 /** The main worker loop, and one for race coordinators in the race world when served. */
 async function startLoops(
-  d: DaemonSetup,
+  setup: DaemonSetup,
   { types, handlers, dataDir }: ServedHandlers,
   engine: Engine,
   raceEngine: Engine,
 ): Promise<WorkerHandle[]> {
   const common = {
-    id: d.nodeId,
-    server: d.nodeId,
+    id: setup.nodeId,
+    server: setup.nodeId,
     host: hostname(),
     pid: process.pid,
-    stopTimeoutMs: d.graceMs,
-    logger: d.engineLog,
+    stopTimeoutMs: setup.graceMs,
+    logger: setup.engineLog,
     // Both loops: the race world's buckets are as much a server's burden as the world's.
-    entryEvents: d.entryEvents,
-    ...(d.config.localityWaitMs !== undefined ? { localityWaitMs: d.config.localityWaitMs } : {}),
+    entryEvents: setup.entryEvents,
+    ...(setup.config.localityWaitMs !== undefined
+      ? { localityWaitMs: setup.config.localityWaitMs }
+      : {}),
   };
   const loops: WorkerHandle[] = [
-    runWorker(d.coordinator, handlers, {
+    runWorker(setup.coordinator, handlers, {
       ...common,
-      world: d.world,
-      concurrency: d.concurrency,
+      world: setup.world,
+      concurrency: setup.concurrency,
       engine,
       hasFile: fileHere(dataDir),
-      ...(d.config.datasets !== undefined ? { datasets: d.config.datasets } : {}),
+      ...(setup.config.datasets !== undefined ? { datasets: setup.config.datasets } : {}),
       // The world's elected reaper also removes the reply results nobody consumed.
-      retention: { tasks: [new ReplyResultsRetention(d.coordinator, d.world, () => Date.now())] },
+      retention: {
+        tasks: [new ReplyResultsRetention(setup.coordinator, setup.world, () => Date.now())],
+      },
     }),
   ];
   if (types.includes(RACE_TYPE)) {
     await raceEngine.init();
     loops.push(
       runWorker(
-        d.coordinator,
+        setup.coordinator,
         { [RACE_TYPE]: handlers[RACE_TYPE]! },
         // The main loop renews a lost session; this one follows it.
         {
           ...common,
-          world: raceWorld(d.world),
-          concurrency: d.raceConcurrency,
+          world: raceWorld(setup.world),
+          concurrency: setup.raceConcurrency,
           engine: raceEngine,
           renewSession: false,
           // Schedules belong to the served world; the race world has none to tick.
@@ -198,14 +204,14 @@ async function startLoops(
 
 /** The running daemon: `stop` lets running tasks finish, `kill` ends their processes at once. */
 function daemonHandle(
-  d: DaemonSetup,
+  setup: DaemonSetup,
   loops: WorkerHandle[],
   instruments: DaemonInstruments,
   metricsServer: MetricsServer | null,
   types: string[],
   finish: () => Promise<void>,
 ): WorkerDaemon {
-  const { log } = d;
+  const { log } = setup;
   const { processes } = instruments;
   const main = loops[0]!;
   let shutdown: Promise<void> | null = null;
@@ -218,10 +224,10 @@ function daemonHandle(
     (err: unknown) => log.error({ err: String(err) }, 'worker loop failed'),
   );
   return {
-    nodeId: d.nodeId,
-    world: d.world,
+    nodeId: setup.nodeId,
+    world: setup.world,
     types,
-    coordinator: d.coordinator,
+    coordinator: setup.coordinator,
     metrics: instruments.metrics,
     metricsServer,
     get registryPath() {
@@ -230,7 +236,7 @@ function daemonHandle(
     processes,
     stop() {
       shutdown ??= (async () => {
-        log.info({ graceMs: d.graceMs, running: processes.size }, 'stopping: no new claims');
+        log.info({ graceMs: setup.graceMs, running: processes.size }, 'stopping: no new claims');
         await Promise.all(loops.map((l) => l.stop()));
         await finish();
         log.info('stopped');
@@ -247,7 +253,7 @@ function daemonHandle(
         }
       }
       log.warn({ killed: processes.size }, 'killed');
-      for (const l of loops) void l.stop();
+      for (const loop of loops) void loop.stop();
       shutdown ??= finish();
       await shutdown;
     },

@@ -53,9 +53,9 @@ export async function openWorld(
 /** Locality: whether a `filename` hint names a file in the data directory. */
 export function fileHere(dataDir: string): (filename: string) => boolean {
   const root = resolve(dataDir);
-  return (f) => {
-    if (isAbsolute(f)) return false;
-    const full = resolve(root, f);
+  return (filename) => {
+    if (isAbsolute(filename)) return false;
+    const full = resolve(root, filename);
     return full.startsWith(root + sep) && existsSync(full);
   };
 }

@@ -40,12 +40,12 @@ function engineLoggerOf(log: Logger): EngineLogger {
 
 /** A count setting: an integer of at least 1, else INVALID_CONFIG naming it. */
 function positive(value: number | undefined, fallback: number, field: string): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < 1)
-    throw new ZoottError('INVALID_CONFIG', `${field}: must be an integer >= 1, got ${v}`, {
+  const count = value ?? fallback;
+  if (!Number.isInteger(count) || count < 1)
+    throw new ZoottError('INVALID_CONFIG', `${field}: must be an integer >= 1, got ${count}`, {
       field,
     });
-  return v;
+  return count;
 }
 
 /**

@@ -32,12 +32,12 @@ const AS_OPTION: Readonly<Record<EntryEventsMode, NonNullable<WorkerOptions['ent
 export function entryEventsOption(
   mode: EntryEventsMode | undefined,
 ): NonNullable<WorkerOptions['entryEvents']> {
-  const m: unknown = mode ?? DEFAULT_ENTRY_EVENTS;
-  if (!(ENTRY_EVENTS_MODES as readonly unknown[]).includes(m))
+  const chosen: unknown = mode ?? DEFAULT_ENTRY_EVENTS;
+  if (!(ENTRY_EVENTS_MODES as readonly unknown[]).includes(chosen))
     throw settingError(
       'entryEvents',
-      `must be one of ${ENTRY_EVENTS_MODES.join(', ')}, got ${JSON.stringify(m)}`,
+      `must be one of ${ENTRY_EVENTS_MODES.join(', ')}, got ${JSON.stringify(chosen)}`,
       'entryEvents',
     );
-  return AS_OPTION[m as EntryEventsMode];
+  return AS_OPTION[chosen as EntryEventsMode];
 }

@@ -75,8 +75,8 @@ export class ExpiryKill {
     private readonly options: ExpiryKillOptions,
   ) {
     this.now = options.now ?? monotonicNow;
-    this.off = coordinator.onSession((e) => {
-      if (e.type === 'suspended') this.suspendedAt = this.now();
+    this.off = coordinator.onSession((event) => {
+      if (event.type === 'suspended') this.suspendedAt = this.now();
       else this.suspendedAt = null;
       this.check();
     });

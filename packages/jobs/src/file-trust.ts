@@ -117,12 +117,12 @@ export function checkTrustedModule(path: string, rule: TrustRule): void {
   const why = distrust(path, st, rule);
   if (why) throw refuse(why, rule);
   const dir = dirname(path);
-  const d = statSync(dir);
+  const stats = statSync(dir);
   // A sticky directory (as /tmp) lets others add files but not rename or remove this one.
-  const mode = (d.mode & 0o1000) !== 0 ? d.mode & ~0o022 : d.mode;
+  const mode = (stats.mode & 0o1000) !== 0 ? stats.mode & ~0o022 : stats.mode;
   const dirWhy = distrust(
     dir,
-    { uid: d.uid, mode },
+    { uid: stats.uid, mode },
     { kind: `the directory of ${rule.kind} ${path},` },
   );
   if (dirWhy) throw refuse(dirWhy, rule);

@@ -33,10 +33,10 @@ export async function loadHandlers(path: string): Promise<Handlers> {
   const out: Record<string, TaskHandler> = {};
   const def = mod.default;
   if (typeof def === 'object' && def !== null)
-    for (const [k, v] of Object.entries(def))
-      if (typeof v === 'function') out[k] = v as TaskHandler;
-  for (const [k, v] of Object.entries(mod))
-    if (k !== 'default' && typeof v === 'function') out[k] = v as TaskHandler;
+    for (const [key, value] of Object.entries(def))
+      if (typeof value === 'function') out[key] = value as TaskHandler;
+  for (const [key, value] of Object.entries(mod))
+    if (key !== 'default' && typeof value === 'function') out[key] = value as TaskHandler;
   if (Object.keys(out).length === 0)
     throw new ZoottError('INVALID_CONFIG', `handlers: ${path} exports no function`, {
       field: 'handlers',

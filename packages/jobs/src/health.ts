@@ -50,9 +50,9 @@ export class HealthWatch {
     private readonly registered: () => boolean,
     private readonly now: () => number = Date.now,
   ) {
-    this.off = coordinator.onSession((e) => {
-      if (e.type === 'lost') this.afterLoss = true;
-      else if (e.type === 'connected') this.afterLoss = false;
+    this.off = coordinator.onSession((event) => {
+      if (event.type === 'lost') this.afterLoss = true;
+      else if (event.type === 'connected') this.afterLoss = false;
     });
   }
 

@@ -210,11 +210,11 @@ async function moveOne(
 export async function legacyFindings(coordinator: Coordinator, world: string): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const dir of await legacyReplyDirs(coordinator, world)) {
-    const n = (await coordinator.children(dir.path).catch(missingIsEmpty)).length;
+    const count = (await coordinator.children(dir.path).catch(missingIsEmpty)).length;
     findings.push({
       kind: 'legacy',
       path: dir.path,
-      detail: `reply directory of zoott 0.1.0 (shared by every world) holding ${n} result(s) of world ${world}; this release reads ${replyDir(addressOf(dir), world)}: \`zoott doctor --repair\` or \`zoott init ${world}\` moves them there`,
+      detail: `reply directory of zoott 0.1.0 (shared by every world) holding ${count} result(s) of world ${world}; this release reads ${replyDir(addressOf(dir), world)}: \`zoott doctor --repair\` or \`zoott init ${world}\` moves them there`,
       repair: 'migrate',
     });
   }

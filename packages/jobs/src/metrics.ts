@@ -111,11 +111,12 @@ export class WorkerMetrics {
   }
 
   setSession(state: SessionState): void {
-    for (const s of SESSION_STATES) this.session.set({ state: s }, s === state ? 1 : 0);
+    for (const sessionState of SESSION_STATES)
+      this.session.set({ state: sessionState }, sessionState === state ? 1 : 0);
   }
 
   setCounts(world: string, counts: AreaCounts): void {
-    for (const [area, n] of Object.entries(counts)) this.worldTasks.set({ world, area }, n);
+    for (const [area, count] of Object.entries(counts)) this.worldTasks.set({ world, area }, count);
   }
 
   /** The session and serving gauges, from what `/healthz` would answer now. */
@@ -183,9 +184,9 @@ export async function serveMetrics(
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
-      const h = hooks.health();
-      res.writeHead(h.healthy ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(`${JSON.stringify(h)}\n`);
+      const health = hooks.health();
+      res.writeHead(health.healthy ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(`${JSON.stringify(health)}\n`);
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' });

@@ -86,13 +86,13 @@ export async function parkOps(
 /** Whether `value` is a parked node's data. */
 function isParked(value: unknown): value is ParkedData {
   if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
+  const fields = value as Record<string, unknown>;
   return (
-    typeof v.from === 'string' &&
-    typeof v.routingkey === 'string' &&
-    typeof v.exchange === 'string' &&
-    typeof v.reason === 'string' &&
-    'result' in v
+    typeof fields.from === 'string' &&
+    typeof fields.routingkey === 'string' &&
+    typeof fields.exchange === 'string' &&
+    typeof fields.reason === 'string' &&
+    'result' in fields
   );
 }
 
@@ -195,21 +195,27 @@ export async function retryParked(
   world: string,
   name: string,
 ): Promise<string> {
-  const p = await parkedOne(coordinator, world, name);
-  if (!p.from.startsWith(`${replyRoot(world)}/`))
+  const parked = await parkedOne(coordinator, world, name);
+  if (!parked.from.startsWith(`${replyRoot(world)}/`))
     throw new ZoottError(
       'NO_AUTH',
-      `parked result ${name} names ${p.from}, not a reply path of world ${world}`,
-      { path: p.path },
+      `parked result ${name} names ${parked.from}, not a reply path of world ${world}`,
+      { path: parked.path },
     );
   const acl = await worldAcl(coordinator, world);
-  await checkReplyPath(coordinator, p.from, acl);
+  await checkReplyPath(coordinator, parked.from, acl);
   const results = await coordinator.multi([
-    { op: 'create', path: `${p.from}/result-`, data: encodeJson(p.result), sequential: true, acl },
-    { op: 'delete', path: p.path, version: p.version },
+    {
+      op: 'create',
+      path: `${parked.from}/result-`,
+      data: encodeJson(parked.result),
+      sequential: true,
+      acl,
+    },
+    { op: 'delete', path: parked.path, version: parked.version },
   ]);
   const created = results[0];
-  return created?.op === 'create' ? created.path : p.from;
+  return created?.op === 'create' ? created.path : parked.from;
 }
 
 /** Removes a parked result for good. @throws ZoottError NO_NODE when there is none. */
@@ -218,6 +224,6 @@ export async function dropParked(
   world: string,
   name: string,
 ): Promise<void> {
-  const p = await parkedOne(coordinator, world, name);
-  await coordinator.delete(p.path, p.version);
+  const parked = await parkedOne(coordinator, world, name);
+  await coordinator.delete(parked.path, parked.version);
 }

@@ -30,21 +30,21 @@ export const DENY_ALL: ExecPolicy = () => false;
  * that holds `.`, `..` or empty segments.
  */
 export function execPolicy(patterns: readonly string[]): ExecPolicy {
-  const regexes = patterns.flatMap((p, i) => {
-    const field = `allowExec[${i}]`;
-    if (typeof p !== 'string' || !p.startsWith('/'))
+  const regexes = patterns.flatMap((pattern, index) => {
+    const field = `allowExec[${index}]`;
+    if (typeof pattern !== 'string' || !pattern.startsWith('/'))
       throw new ZoottError(
         'INVALID_CONFIG',
-        `${field} ${JSON.stringify(p)}: must be an absolute path or glob (starting with /)`,
+        `${field} ${JSON.stringify(pattern)}: must be an absolute path or glob (starting with /)`,
         { field },
       );
-    if (!isCanonicalPath(p))
+    if (!isCanonicalPath(pattern))
       throw new ZoottError(
         'INVALID_CONFIG',
-        `${field} ${JSON.stringify(p)}: must not hold '.', '..' or empty segments (write the path it means)`,
+        `${field} ${JSON.stringify(pattern)}: must not hold '.', '..' or empty segments (write the path it means)`,
         { field },
       );
-    return [...new Set([p, canonicalEntry(p)])].map(globToRegExp);
+    return [...new Set([pattern, canonicalEntry(pattern)])].map(globToRegExp);
   });
   if (regexes.length === 0) return DENY_ALL;
   return (path) => isCanonicalPath(path) && regexes.some((r) => r.test(path));

@@ -70,9 +70,9 @@ async function deleteResults(
     } catch (err) {
       if (!isZoottError(err)) throw err;
     }
-    for (const v of batch) {
+    for (const victim of batch) {
       try {
-        await coordinator.delete(`${v.dir}/${v.name}`);
+        await coordinator.delete(`${victim.dir}/${victim.name}`);
         removed++;
       } catch (err) {
         if (!isZoottError(err, 'NO_NODE')) throw err;
@@ -113,7 +113,7 @@ export class ReplyResultsRetention implements RetentionTask {
     await this.index.refresh();
     const victims = this.index.victims(now, settings.results, budget);
     const removed = await deleteResults(this.coordinator, victims);
-    for (const v of victims) this.index.forget(v);
+    for (const victim of victims) this.index.forget(victim);
     return removed;
   }
 

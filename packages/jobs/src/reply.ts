@@ -330,8 +330,8 @@ export async function publishResult(
 
 /** The server's sequence number at the end of a `result-…NNNNNNNNNN` name. */
 function sequenceOf(name: string): number {
-  const m = /(\d{10})$/.exec(name);
-  return m ? Number(m[1]) : Number.POSITIVE_INFINITY;
+  const match = /(\d{10})$/.exec(name);
+  return match ? Number(match[1]) : Number.POSITIVE_INFINITY;
 }
 
 /** Options of `waitForResult`: the reply address, a timeout, a signal, whether to consume. */
@@ -461,8 +461,9 @@ function waitFor(
     };
     const timer = setTimeout(finish, Math.min(ms, 2 ** 31 - 1));
     // A lost session drops its watches: look again instead of waiting forever.
-    const off = coordinator.onSession((e) => {
-      if (e.type === 'reconnected' || e.type === 'connected' || e.type === 'lost') finish();
+    const off = coordinator.onSession((event) => {
+      if (event.type === 'reconnected' || event.type === 'connected' || event.type === 'lost')
+        finish();
     });
     signal?.addEventListener('abort', finish, { once: true });
     void changed.then(finish);

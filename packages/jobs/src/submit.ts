@@ -71,11 +71,11 @@ async function queueInto(
 }
 
 function queueOptions(options: SubmitOptions, hints?: PlacementHints): QueueOptions {
-  const q: QueueOptions = {};
-  if (options.priority !== undefined) q.priority = options.priority;
-  if (options.maxAttempts !== undefined) q.maxAttempts = options.maxAttempts;
-  if (hints && Object.keys(hints).length > 0) q.hints = hints;
-  return q;
+  const queued: QueueOptions = {};
+  if (options.priority !== undefined) queued.priority = options.priority;
+  if (options.maxAttempts !== undefined) queued.maxAttempts = options.maxAttempts;
+  if (hints && Object.keys(hints).length > 0) queued.hints = hints;
+  return queued;
 }
 
 /**

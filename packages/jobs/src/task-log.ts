@@ -29,8 +29,14 @@ export class TaskLog {
     private readonly worker: string,
   ) {}
 
-  private fields(world: string, c: { key: readonly string[]; type: string; attempt: number }) {
-    return { world, key: c.key.join('|'), type: c.type, attempt: c.attempt, worker: this.worker };
+  private fields(world: string, task: { key: readonly string[]; type: string; attempt: number }) {
+    return {
+      world,
+      key: task.key.join('|'),
+      type: task.type,
+      attempt: task.attempt,
+      worker: this.worker,
+    };
   }
 
   /** A handler starts on a claimed task. */

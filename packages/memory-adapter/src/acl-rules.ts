@@ -31,16 +31,16 @@ export function authenticate(scheme: string, auth: string): AuthId {
 }
 
 /** Java's `String.split(":")`, which drops trailing empty strings; ZooKeeper validates digest ids with it. */
-function javaSplitColon(s: string): string[] {
-  const parts = s.split(':');
+function javaSplitColon(text: string): string[] {
+  const parts = text.split(':');
   while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
   return parts;
 }
 
-function parseIpv4(s: string): number | null {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (!m) return null;
-  const octets = m.slice(1).map(Number);
+function parseIpv4(text: string): number | null {
+  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (!match) return null;
+  const octets = match.slice(1).map(Number);
   if (octets.some((o) => o > 255)) return null;
   return octets.reduce((acc, o) => acc * 256 + o, 0);
 }
@@ -94,7 +94,7 @@ export function fixupAcl(acl: readonly Acl[] | undefined, authIds: readonly Auth
       out.push(entry);
     }
   };
-  for (const [i, entry] of acl.entries()) {
+  for (const [index, entry] of acl.entries()) {
     if (
       typeof entry?.scheme !== 'string' ||
       typeof entry.id !== 'string' ||
@@ -102,20 +102,20 @@ export function fixupAcl(acl: readonly Acl[] | undefined, authIds: readonly Auth
       entry.perms < 0 ||
       entry.perms > Perms.ALL
     ) {
-      throw invalid(`entry ${i} needs a string scheme and id and perms in 0..31`);
+      throw invalid(`entry ${index} needs a string scheme and id and perms in 0..31`);
     }
     if (entry.scheme === 'auth') {
       // Only providers that prove an identity count: the implicit `ip` id does not.
       const ids = authIds.filter((a) => a.scheme !== 'ip');
       if (ids.length === 0) {
-        throw invalid(`entry ${i}: the 'auth' scheme needs a session that has called addAuth`);
+        throw invalid(`entry ${index}: the 'auth' scheme needs a session that has called addAuth`);
       }
-      for (const a of ids) add({ scheme: a.scheme, id: a.id, perms: entry.perms });
+      for (const id of ids) add({ scheme: id.scheme, id: id.id, perms: entry.perms });
     } else if (isValidId(entry.scheme, entry.id)) {
       add({ scheme: entry.scheme, id: entry.id, perms: entry.perms });
     } else {
       throw invalid(
-        `entry ${i}: ${JSON.stringify(`${entry.scheme}:${entry.id}`)} is not a valid id`,
+        `entry ${index}: ${JSON.stringify(`${entry.scheme}:${entry.id}`)} is not a valid id`,
       );
     }
   }
@@ -128,9 +128,9 @@ export function aclAllows(acl: readonly Acl[], perm: number, authIds: readonly A
   for (const entry of acl) {
     if ((entry.perms & perm) === 0) continue;
     if (entry.scheme === 'world' && entry.id === 'anyone') return true;
-    for (const a of authIds) {
-      if (a.scheme !== entry.scheme) continue;
-      if (a.scheme === 'ip' ? ipMatches(entry.id, a.id) : a.id === entry.id) return true;
+    for (const id of authIds) {
+      if (id.scheme !== entry.scheme) continue;
+      if (id.scheme === 'ip' ? ipMatches(entry.id, id.id) : id.id === entry.id) return true;
     }
   }
   return false;
@@ -141,8 +141,8 @@ export function aclAllows(acl: readonly Acl[], perm: number, authIds: readonly A
  * `user:x`, so READ alone does not leak password hashes.
  */
 export function redactDigests(acl: readonly Acl[]): Acl[] {
-  return acl.map((e) =>
-    e.scheme === 'digest' ? { ...e, id: e.id.replace(/:.*$/s, ':x') } : { ...e },
+  return acl.map((entry) =>
+    entry.scheme === 'digest' ? { ...entry, id: entry.id.replace(/:.*$/s, ':x') } : { ...entry },
   );
 }
 

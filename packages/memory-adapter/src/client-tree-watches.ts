@@ -31,10 +31,10 @@ export class ClientTreeWatches {
     const reg: TreeWatchReg = {
       path,
       listener,
-      watcher: (e) => {
+      watcher: (event) => {
         // A stopped watch hears nothing, even an event already in the inbox.
         if (!this.regs.has(reg)) return;
-        listener({ type: e.type as 'created' | 'deleted' | 'dataChanged', path: e.path });
+        listener({ type: event.type as 'created' | 'deleted' | 'dataChanged', path: event.path });
       },
     };
     this.server.watches.addTree(session, this.toServer(path), reg.watcher);

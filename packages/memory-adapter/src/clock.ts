@@ -71,12 +71,12 @@ export class ManualClock implements Clock {
     const target = this.current + ms;
     for (;;) {
       let next: ManualTimer | undefined;
-      for (const t of this.timers) {
+      for (const timer of this.timers) {
         if (
-          t.due <= target &&
-          (!next || t.due < next.due || (t.due === next.due && t.seq < next.seq))
+          timer.due <= target &&
+          (!next || timer.due < next.due || (timer.due === next.due && timer.seq < next.seq))
         ) {
-          next = t;
+          next = timer;
         }
       }
       if (!next) break;

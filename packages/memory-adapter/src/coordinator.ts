@@ -153,8 +153,8 @@ export class MemoryCoordinator implements Coordinator {
         checkFrame([frame], false, this.limits, 'create', path);
         return bytes;
       },
-      (s, bytes) => {
-        const full = this.server.create(s, {
+      (session, bytes) => {
+        const full = this.server.create(session, {
           path: this.toServer(path),
           data: bytes,
           ephemeral: options.ephemeral === true,
@@ -167,8 +167,8 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   get(path: string, options: WatchOptions = {}): Promise<NodeData> {
-    return this.request('get', path, (s) =>
-      this.server.getData(s, this.toServer(path), options.watch),
+    return this.request('get', path, (session) =>
+      this.server.getData(session, this.toServer(path), options.watch),
     );
   }
 
@@ -197,8 +197,8 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
-    return this.request('exists', path, (s) =>
-      this.server.exists(s, this.toServer(path), options.watch),
+    return this.request('exists', path, (session) =>
+      this.server.exists(session, this.toServer(path), options.watch),
     );
   }
 
@@ -214,8 +214,8 @@ export class MemoryCoordinator implements Coordinator {
     path: string,
     options: WatchOptions = {},
   ): Promise<{ children: string[]; stat: Stat }> {
-    return this.request('childrenWithStat', path, (s) =>
-      this.server.getChildren(s, this.toServer(path), options.watch),
+    return this.request('childrenWithStat', path, (session) =>
+      this.server.getChildren(session, this.toServer(path), options.watch),
     );
   }
 
@@ -224,13 +224,15 @@ export class MemoryCoordinator implements Coordinator {
       'multi',
       undefined,
       () => this.prepareMulti(ops),
-      (s, prepared) => {
+      (session, prepared) => {
         try {
           return this.server
-            .multi(s, prepared)
+            .multi(session, prepared)
             .map(
-              (r): OpResult =>
-                r.op === 'create' ? { op: 'create', path: this.toClient(r.path) } : r,
+              (result): OpResult =>
+                result.op === 'create'
+                  ? { op: 'create', path: this.toClient(result.path) }
+                  : result,
             );
         } catch (err) {
           if (err instanceof MultiRefusal) {
@@ -257,15 +259,15 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   setAcl(path: string, acl: readonly Acl[], version?: number): Promise<Stat> {
-    return this.request('setAcl', path, (s) =>
-      this.server.setAcl(s, this.toServer(path), acl, checkVersion(version, 'setAcl', path)),
+    return this.request('setAcl', path, (session) =>
+      this.server.setAcl(session, this.toServer(path), acl, checkVersion(version, 'setAcl', path)),
     );
   }
 
   addAuth(scheme: string, auth: string): Promise<void> {
-    return this.request('addAuth', undefined, (s) => {
+    return this.request('addAuth', undefined, (session) => {
       const id = authenticate(scheme, auth);
-      addAuthId(s.authIds, id);
+      addAuthId(session.authIds, id);
       this.auth.push({ scheme, auth });
     });
   }
@@ -387,7 +389,11 @@ export class MemoryCoordinator implements Coordinator {
   }
 
   /** A request that needs a live, connected session; `path` is checked first if given. */
-  private request<T>(op: string, path: string | undefined, fn: (s: Session) => T): Promise<T> {
+  private request<T>(
+    op: string,
+    path: string | undefined,
+    fn: (session: Session) => T,
+  ): Promise<T> {
     return this.checkedRequest(op, path, () => undefined, fn);
   }
 
@@ -400,7 +406,7 @@ export class MemoryCoordinator implements Coordinator {
     op: string,
     path: string | undefined,
     check: () => C,
-    fn: (s: Session, checked: C) => T,
+    fn: (session: Session, checked: C) => T,
   ): Promise<T> {
     return this.enqueue(() => {
       try {

@@ -184,31 +184,35 @@ export class ServerState {
 
   // ---- reads ----------------------------------------------------------------------------
 
-  getData(s: Session, path: string, watcher?: Watcher): { data: Uint8Array; stat: Stat } {
+  getData(session: Session, path: string, watcher?: Watcher): { data: Uint8Array; stat: Stat } {
     const node = this.node(path);
-    this.checkPerm(s, node.acl, Perms.READ);
-    if (watcher) this.watches.add(s, path, 'data', watcher);
+    this.checkPerm(session, node.acl, Perms.READ);
+    if (watcher) this.watches.add(session, path, 'data', watcher);
     return { data: node.data.slice(), stat: copyStat(node.stat) };
   }
 
-  exists(s: Session, path: string, watcher?: Watcher): Stat | null {
+  exists(session: Session, path: string, watcher?: Watcher): Stat | null {
     const node = this.tree.get(path);
-    if (watcher) this.watches.add(s, path, node ? 'data' : 'exists', watcher);
+    if (watcher) this.watches.add(session, path, node ? 'data' : 'exists', watcher);
     return node ? copyStat(node.stat) : null;
   }
 
-  getChildren(s: Session, path: string, watcher?: Watcher): { children: string[]; stat: Stat } {
+  getChildren(
+    session: Session,
+    path: string,
+    watcher?: Watcher,
+  ): { children: string[]; stat: Stat } {
     const node = this.node(path);
-    this.checkPerm(s, node.acl, Perms.READ);
-    if (watcher) this.watches.add(s, path, 'child', watcher);
+    this.checkPerm(session, node.acl, Perms.READ);
+    if (watcher) this.watches.add(session, path, 'child', watcher);
     return { children: [...node.children], stat: copyStat(node.stat) };
   }
 
   /** READ or ADMIN may read an ACL; without ADMIN digest hashes are masked (ZooKeeper 3.6+). */
-  getAcl(s: Session, path: string): { acl: Acl[]; stat: Stat } {
+  getAcl(session: Session, path: string): { acl: Acl[]; stat: Stat } {
     const node = this.node(path);
-    this.checkPerm(s, node.acl, Perms.READ | Perms.ADMIN);
-    const acl = aclAllows(node.acl, Perms.ADMIN, s.authIds)
+    this.checkPerm(session, node.acl, Perms.READ | Perms.ADMIN);
+    const acl = aclAllows(node.acl, Perms.ADMIN, session.authIds)
       ? node.acl.map((a) => ({ ...a }))
       : redactDigests(node.acl);
     return { acl, stat: copyStat(node.stat) };
@@ -216,24 +220,24 @@ export class ServerState {
 
   // ---- writes ---------------------------------------------------------------------------
 
-  create(s: Session, req: CreateRequest): string {
-    return this.write((txn) => this.applyCreate(txn, s, req));
+  create(session: Session, req: CreateRequest): string {
+    return this.write((txn) => this.applyCreate(txn, session, req));
   }
 
-  delete(s: Session, path: string, version: number): void {
-    this.write((txn) => this.applyDelete(txn, s, path, version));
+  delete(session: Session, path: string, version: number): void {
+    this.write((txn) => this.applyDelete(txn, session, path, version));
   }
 
-  setData(s: Session, path: string, data: Uint8Array, version: number): Stat {
-    return this.write((txn) => this.applySet(txn, s, path, data, version));
+  setData(session: Session, path: string, data: Uint8Array, version: number): Stat {
+    return this.write((txn) => this.applySet(txn, session, path, data, version));
   }
 
-  setAcl(s: Session, path: string, acl: readonly Acl[], version: number): Stat {
+  setAcl(session: Session, path: string, acl: readonly Acl[], version: number): Stat {
     return this.write((txn) => {
       // ZooKeeper's order: the new ACL is checked before the node is even looked up.
-      const fixed = fixupAcl(acl, s.authIds);
+      const fixed = fixupAcl(acl, session.authIds);
       const node = this.node(path);
-      this.checkPerm(s, node.acl, Perms.ADMIN);
+      this.checkPerm(session, node.acl, Perms.ADMIN);
       this.checkVersion(node.stat.aversion, version);
       this.tree.setAcl(txn, path, fixed);
       return copyStat(node.stat);
@@ -241,16 +245,21 @@ export class ServerState {
   }
 
   /** All or nothing. The ops are already validated (paths, sizes) by the client. */
-  multi(s: Session, ops: readonly Op[]): MultiResult[] {
+  multi(session: Session, ops: readonly Op[]): MultiResult[] {
     const txn = this.begin();
     const results: MultiResult[] = [];
-    for (const [i, op] of ops.entries()) {
+    for (const [index, op] of ops.entries()) {
       try {
-        results.push(this.applyOp(txn, s, op));
+        results.push(this.applyOp(txn, session, op));
       } catch (err) {
         txn.rollback();
         if (!(err instanceof ServerRefusal)) throw err;
-        throw new MultiRefusal(err.code, err.reason, i, multiCodes(ops.length, i, err.code));
+        throw new MultiRefusal(
+          err.code,
+          err.reason,
+          index,
+          multiCodes(ops.length, index, err.code),
+        );
       }
     }
     this.commit(txn);
@@ -259,12 +268,12 @@ export class ServerState {
 
   // ---- internals ------------------------------------------------------------------------
 
-  private applyOp(txn: Txn, s: Session, op: Op): MultiResult {
+  private applyOp(txn: Txn, session: Session, op: Op): MultiResult {
     switch (op.op) {
       case 'create':
         return {
           op: 'create',
-          path: this.applyCreate(txn, s, {
+          path: this.applyCreate(txn, session, {
             path: op.path,
             data: op.data ?? new Uint8Array(0),
             ephemeral: op.ephemeral ?? false,
@@ -273,13 +282,13 @@ export class ServerState {
           }),
         };
       case 'set':
-        return { op: 'set', stat: this.applySet(txn, s, op.path, op.data, op.version ?? -1) };
+        return { op: 'set', stat: this.applySet(txn, session, op.path, op.data, op.version ?? -1) };
       case 'delete':
-        this.applyDelete(txn, s, op.path, op.version ?? -1);
+        this.applyDelete(txn, session, op.path, op.version ?? -1);
         return { op: 'delete' };
       case 'check': {
         const node = this.node(op.path);
-        this.checkPerm(s, node.acl, Perms.READ);
+        this.checkPerm(session, node.acl, Perms.READ);
         this.checkVersion(node.stat.version, op.version);
         return { op: 'check' };
       }
@@ -287,14 +296,14 @@ export class ServerState {
   }
 
   /** ZooKeeper's check order: ACL, parent, CREATE permission, existence, ephemeral parent. */
-  private applyCreate(txn: Txn, s: Session, req: CreateRequest): string {
+  private applyCreate(txn: Txn, session: Session, req: CreateRequest): string {
     this.checkSize(req.data);
-    const acl = fixupAcl(req.acl, s.authIds);
+    const acl = fixupAcl(req.acl, session.authIds);
     const parentName =
       req.path.lastIndexOf('/') === 0 ? '/' : req.path.slice(0, req.path.lastIndexOf('/'));
     const parent = this.tree.get(parentName);
     if (!parent) throw new ServerRefusal('NO_NODE', 'the parent node does not exist');
-    this.checkPerm(s, parent.acl, Perms.CREATE);
+    this.checkPerm(session, parent.acl, Perms.CREATE);
     const path = req.sequential
       ? `${req.path}${String(parent.childCreates).padStart(10, '0')}`
       : req.path;
@@ -302,17 +311,17 @@ export class ServerState {
     if (parent.stat.ephemeralOwner !== null) {
       throw new ServerRefusal('NO_CHILDREN_FOR_EPHEMERALS', 'the parent node is ephemeral');
     }
-    this.tree.create(txn, path, req.data.slice(), acl, req.ephemeral ? s.id : null);
+    this.tree.create(txn, path, req.data.slice(), acl, req.ephemeral ? session.id : null);
     return path;
   }
 
   /** ZooKeeper's check order: parent, DELETE permission on it, node, version, children. */
-  private applyDelete(txn: Txn, s: Session, path: string, version: number): void {
+  private applyDelete(txn: Txn, session: Session, path: string, version: number): void {
     if (path === '/') throw new ServerRefusal('BAD_ARGUMENTS', 'the root node cannot be deleted');
     const parentName = path.lastIndexOf('/') === 0 ? '/' : path.slice(0, path.lastIndexOf('/'));
     const parent = this.tree.get(parentName);
     if (!parent) throw new ServerRefusal('NO_NODE', 'the parent node does not exist');
-    this.checkPerm(s, parent.acl, Perms.DELETE);
+    this.checkPerm(session, parent.acl, Perms.DELETE);
     const node = this.node(path);
     this.checkVersion(node.stat.version, version);
     if (node.children.size > 0) {
@@ -321,10 +330,16 @@ export class ServerState {
     this.tree.delete(txn, path);
   }
 
-  private applySet(txn: Txn, s: Session, path: string, data: Uint8Array, version: number): Stat {
+  private applySet(
+    txn: Txn,
+    session: Session,
+    path: string,
+    data: Uint8Array,
+    version: number,
+  ): Stat {
     this.checkSize(data);
     const node = this.node(path);
-    this.checkPerm(s, node.acl, Perms.WRITE);
+    this.checkPerm(session, node.acl, Perms.WRITE);
     this.checkVersion(node.stat.version, version);
     this.tree.setData(txn, path, data.slice());
     return copyStat(node.stat);
@@ -352,8 +367,9 @@ export class ServerState {
   /** Hands the transaction's watch triggers out, in the order the changes were applied. */
   private commit(txn: Txn): void {
     const deliveries: Array<Delivery<Session>> = [];
-    for (const t of txn.triggers) deliveries.push(...this.watches.trigger(t));
-    for (const d of deliveries) d.owner.peer.notify(d.type, d.path, d.watchers);
+    for (const trigger of txn.triggers) deliveries.push(...this.watches.trigger(trigger));
+    for (const delivery of deliveries)
+      delivery.owner.peer.notify(delivery.type, delivery.path, delivery.watchers);
   }
 
   private node(path: string) {
@@ -362,8 +378,8 @@ export class ServerState {
     return node;
   }
 
-  private checkPerm(s: Session, acl: readonly Acl[], perm: number): void {
-    if (!aclAllows(acl, perm, s.authIds)) throw new ServerRefusal('NO_AUTH');
+  private checkPerm(session: Session, acl: readonly Acl[], perm: number): void {
+    if (!aclAllows(acl, perm, session.authIds)) throw new ServerRefusal('NO_AUTH');
   }
 
   private checkVersion(current: number, expected: number): void {

@@ -133,7 +133,7 @@ export class DataTree {
     txn.undo.push(() => {
       this.nodes.set(path, node);
       parent.children.clear();
-      for (const s of siblings) parent.children.add(s);
+      for (const sibling of siblings) parent.children.add(sibling);
       parent.stat.cversion = before.cversion;
       parent.stat.pzxid = before.pzxid;
       parent.stat.numChildren = parent.children.size;

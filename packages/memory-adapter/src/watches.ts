@@ -95,11 +95,11 @@ export class WatchManager<O> {
   }
 
   /** Consumes the watches a change fires, in ZooKeeper's order. */
-  trigger(t: Trigger): Array<Delivery<O>> {
+  trigger(trigger: Trigger): Array<Delivery<O>> {
     const sources: Table<O>[] =
-      t.type === 'childrenChanged'
+      trigger.type === 'childrenChanged'
         ? [this.childWatches]
-        : t.type === 'deleted'
+        : trigger.type === 'deleted'
           ? [this.dataWatches, this.childWatches]
           : [this.dataWatches];
     const perOwner = new Map<O, Set<Watcher>>();
@@ -112,24 +112,24 @@ export class WatchManager<O> {
       return set;
     };
     for (const table of sources) {
-      const byOwner = table.get(t.path);
+      const byOwner = table.get(trigger.path);
       if (!byOwner) continue;
-      table.delete(t.path);
+      table.delete(trigger.path);
       for (const [owner, watchers] of byOwner) {
         const set = setOf(owner);
-        for (const w of watchers.keys()) set.add(w);
+        for (const watcher of watchers.keys()) set.add(watcher);
       }
     }
-    if (t.type !== 'childrenChanged') {
+    if (trigger.type !== 'childrenChanged') {
       for (const [owner, list] of this.treeWatches) {
         for (const { root, watcher } of list)
-          if (isAtOrUnder(t.path, root)) setOf(owner).add(watcher);
+          if (isAtOrUnder(trigger.path, root)) setOf(owner).add(watcher);
       }
     }
     return [...perOwner].map(([owner, watchers]) => ({
       owner,
-      type: t.type,
-      path: t.path,
+      type: trigger.type,
+      path: trigger.path,
       watchers: [...watchers],
     }));
   }

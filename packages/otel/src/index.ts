@@ -77,18 +77,18 @@ export function otelTelemetry(options: OtelTelemetryOptions = {}): Telemetry<Con
   const tracer = given ?? trace.getTracer(TRACER_NAME, ZOOTT_VERSION);
   return {
     tracer: {
-      startSpan(name, o, parent) {
+      startSpan(name, spanOptions, parent) {
         const links: Link[] = [];
-        for (const c of o.links ?? []) {
-          const sc = trace.getSpanContext(c as Context);
+        for (const link of spanOptions.links ?? []) {
+          const sc = trace.getSpanContext(link as Context);
           if (sc) links.push({ context: sc });
         }
         const span = tracer.startSpan(
           name,
           {
-            kind: KINDS[o.kind],
-            attributes: o.attributes,
-            ...(o.startTime !== undefined ? { startTime: o.startTime } : {}),
+            kind: KINDS[spanOptions.kind],
+            attributes: spanOptions.attributes,
+            ...(spanOptions.startTime !== undefined ? { startTime: spanOptions.startTime } : {}),
             ...(links.length > 0 ? { links } : {}),
           },
           // No parent: a trace of its own, whatever the caller's current context holds.

@@ -127,14 +127,17 @@ export async function startTracing(options: TracingOptions): Promise<Tracing | n
   const res = await load(SDK_PACKAGES[1]!, () => import('@opentelemetry/resources'));
   let exporter: import('@opentelemetry/sdk-trace-node').SpanExporter | null = null;
   if (target?.protocol === 'http/protobuf') {
-    const m = await load(
+    const exporterModule = await load(
       SDK_PACKAGES[2]!,
       () => import('@opentelemetry/exporter-trace-otlp-proto'),
     );
-    exporter = new m.OTLPTraceExporter();
+    exporter = new exporterModule.OTLPTraceExporter();
   } else if (target) {
-    const m = await load(SDK_PACKAGES[3]!, () => import('@opentelemetry/exporter-trace-otlp-http'));
-    exporter = new m.OTLPTraceExporter();
+    const exporterModule = await load(
+      SDK_PACKAGES[3]!,
+      () => import('@opentelemetry/exporter-trace-otlp-http'),
+    );
+    exporter = new exporterModule.OTLPTraceExporter();
   } else if (exporterName === 'console') exporter = new sdk.ConsoleSpanExporter();
   const warn = options.warn;
   if (warn && level !== DiagLogLevel.NONE) {

@@ -36,9 +36,9 @@ export function injectContext(ctx: Context): TraceCarrier | undefined {
  * is invalid, version 00 has exactly four fields, a later version may add fields after them.
  */
 export function parseTraceparent(carrier: TraceCarrier): SpanContext | undefined {
-  const m = TRACEPARENT.exec(carrier.traceparent ?? '');
-  if (!m) return undefined;
-  const [, version, traceId, spanId, flags, rest] = m;
+  const match = TRACEPARENT.exec(carrier.traceparent ?? '');
+  if (!match) return undefined;
+  const [, version, traceId, spanId, flags, rest] = match;
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   const sc: SpanContext = {
     traceId: traceId!,

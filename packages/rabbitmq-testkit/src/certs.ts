@@ -37,10 +37,10 @@ export function opensslBinary(where: { debian?: string; path?: string } = {}): s
 }
 
 function run(openssl: string, args: string[], cwd: string): void {
-  const r = spawnSync(openssl, args, { cwd, encoding: 'utf8' });
-  if (r.status !== 0)
+  const result = spawnSync(openssl, args, { cwd, encoding: 'utf8' });
+  if (result.status !== 0)
     throw new RabbitMqStartError(
-      `openssl ${args[0]} failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr}`,
+      `openssl ${args[0]} failed (${result.error?.message ?? `exit ${result.status}`}): ${result.stderr}`,
     );
 }
 

@@ -68,10 +68,12 @@ export async function startDockerRabbitMq(): Promise<RabbitMqBroker> {
       await ready();
     },
     async rabbitmqctl(args) {
-      const r = await started.exec(['rabbitmqctl', ...args]);
-      if (r.exitCode !== 0)
-        throw new Error(`rabbitmqctl ${args.join(' ')} exited ${r.exitCode}: ${r.output}`);
-      return r.stdout;
+      const result = await started.exec(['rabbitmqctl', ...args]);
+      if (result.exitCode !== 0)
+        throw new Error(
+          `rabbitmqctl ${args.join(' ')} exited ${result.exitCode}: ${result.output}`,
+        );
+      return result.stdout;
     },
   };
 }

@@ -192,12 +192,12 @@ export class LocalRabbitMq implements RabbitMqBroker {
       });
       if (options.kill) child.kill('SIGKILL');
       else {
-        const r = spawnSync(DEBIAN_CTL, ['-n', this.nodeName, 'stop'], {
+        const result = spawnSync(DEBIAN_CTL, ['-n', this.nodeName, 'stop'], {
           env: this.env(),
           stdio: 'ignore',
           timeout: 60_000,
         });
-        if (r.status !== 0) child.kill('SIGKILL');
+        if (result.status !== 0) child.kill('SIGKILL');
       }
       await gone;
       this.child = null;

@@ -17,7 +17,7 @@ function tempDir(): string {
   if (!hooked) {
     hooked = true;
     process.on('exit', () => {
-      for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+      for (const createdDir of tempDirs) rmSync(createdDir, { recursive: true, force: true });
     });
   }
   return dir;

@@ -10,9 +10,9 @@ import {
   WorldLayout,
 } from '@zoott/core/internal';
 
-async function ensure(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
+async function ensure(coordinator: Coordinator, path: string, data?: Uint8Array): Promise<void> {
   try {
-    await c.create(path, data);
+    await coordinator.create(path, data);
   } catch (err) {
     if (!isZoottError(err, 'NODE_EXISTS')) throw err;
   }
@@ -24,15 +24,20 @@ async function ensure(c: Coordinator, path: string, data?: Uint8Array): Promise<
  * each, its tree root with the meta, and the buckets. No quarantine, schedules, limits,
  * elections, replies or races nodes: 0.1.0 made those lazily, when first needed.
  */
-export async function legacyInit(c: Coordinator, world: string, buckets = 4): Promise<void> {
+export async function legacyInit(
+  coordinator: Coordinator,
+  world: string,
+  buckets = 4,
+): Promise<void> {
   const { pending, working, completed, failed, registry, progress } = AREA_NAMES;
   const tops = [pending, working, completed, failed, registry, progress];
   const layout = new WorldLayout(world, buckets);
-  await Promise.all(tops.map((area) => ensure(c, areaParent(area))));
-  await Promise.all(tops.map((area) => ensure(c, layout.areaRoot(area))));
-  await ensure(c, topNodePath(world), encodeJson({ zoott: 1, buckets }));
+  await Promise.all(tops.map((area) => ensure(coordinator, areaParent(area))));
+  await Promise.all(tops.map((area) => ensure(coordinator, layout.areaRoot(area))));
+  await ensure(coordinator, topNodePath(world), encodeJson({ zoott: 1, buckets }));
   for (const area of [pending, working, completed, failed])
-    for (let b = 0; b < buckets; b++) await ensure(c, `${layout.areaRoot(area)}/${bucketName(b)}`);
+    for (let b = 0; b < buckets; b++)
+      await ensure(coordinator, `${layout.areaRoot(area)}/${bucketName(b)}`);
 }
 
 /**
@@ -42,19 +47,19 @@ export async function legacyInit(c: Coordinator, world: string, buckets = 4): Pr
  * result paths.
  */
 export async function legacyReplies(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   exchange: string,
   routingkey: string,
   results: readonly unknown[],
 ): Promise<string[]> {
   const legacyRoot = areaParent(AREA_NAMES.legacyReplies);
-  await ensure(c, legacyRoot);
-  await ensure(c, `${legacyRoot}/${exchange}`);
+  await ensure(coordinator, legacyRoot);
+  await ensure(coordinator, `${legacyRoot}/${exchange}`);
   const dir = `${legacyRoot}/${exchange}/${routingkey}`;
-  await ensure(c, dir, encodeJson({ world }));
+  await ensure(coordinator, dir, encodeJson({ world }));
   const out: string[] = [];
-  for (const r of results)
-    out.push(await c.create(`${dir}/result-`, encodeJson(r), { sequential: true }));
+  for (const result of results)
+    out.push(await coordinator.create(`${dir}/result-`, encodeJson(result), { sequential: true }));
   return out;
 }

@@ -105,9 +105,9 @@ export function userInput(
 ): void {
   const own = (p: string) => chownSync(p, user.uid, user.gid);
   const aside = join(parent, `.new-${name}`);
-  const fill = (dir: string, n: number, text: string) => {
-    for (let f = 0; f < n; f++) writeFileSync(join(dir, `f${f}`), text);
-    for (let f = 0; f < n; f++) own(join(dir, `f${f}`));
+  const fill = (dir: string, count: number, text: string) => {
+    for (let f = 0; f < count; f++) writeFileSync(join(dir, `f${f}`), text);
+    for (let f = 0; f < count; f++) own(join(dir, `f${f}`));
   };
   mkdirSync(aside);
   fill(aside, shape.files, 'record\n');

@@ -23,11 +23,11 @@ export interface LosingReplies {
  * drops mid-request and comes back inside the session looks like to the caller, who cannot
  * tell whether the write applied. Deterministic on both adapters.
  */
-export function losingReplies(c: Coordinator): LosingReplies {
+export function losingReplies(coordinator: Coordinator): LosingReplies {
   let armed: ReplyLoss | null = null;
   let when: ((ops: readonly Op[]) => boolean) | undefined;
   let meanwhile: (() => Promise<void>) | undefined;
-  const proxy = new Proxy(c, {
+  const proxy = new Proxy(coordinator, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (prop !== 'multi') return typeof value === 'function' ? value.bind(target) : value;

@@ -34,11 +34,11 @@ interface KeyValue {
   value: AnyValue;
 }
 
-function plain(v: AnyValue): string | number | boolean {
-  if (v.stringValue !== undefined) return v.stringValue;
-  if (v.intValue !== undefined) return Number(v.intValue);
-  if (v.boolValue !== undefined) return v.boolValue;
-  return v.doubleValue ?? '';
+function plain(value: AnyValue): string | number | boolean {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.boolValue !== undefined) return value.boolValue;
+  return value.doubleValue ?? '';
 }
 
 const attributes = (kvs: KeyValue[] | undefined) =>
@@ -47,9 +47,9 @@ const attributes = (kvs: KeyValue[] | undefined) =>
 /** The spans of OTLP/JSON export bodies (ids as the JSON encoding has them: hex). */
 export function spansOf(requests: readonly OtlpRequest[]): OtlpSpan[] {
   const out: OtlpSpan[] = [];
-  for (const r of requests) {
-    if (!r.contentType.startsWith('application/json')) continue;
-    const doc = JSON.parse(r.body.toString()) as {
+  for (const request of requests) {
+    if (!request.contentType.startsWith('application/json')) continue;
+    const doc = JSON.parse(request.body.toString()) as {
       resourceSpans?: {
         resource?: { attributes?: KeyValue[] };
         scopeSpans?: {
@@ -69,17 +69,17 @@ export function spansOf(requests: readonly OtlpRequest[]): OtlpSpan[] {
     for (const rs of doc.resourceSpans ?? []) {
       const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
       for (const ss of rs.scopeSpans ?? [])
-        for (const s of ss.spans ?? [])
+        for (const span of ss.spans ?? [])
           out.push({
             service,
-            traceId: s.traceId,
-            spanId: s.spanId,
-            parentSpanId: s.parentSpanId ?? '',
-            name: s.name,
-            kind: s.kind,
-            attributes: attributes(s.attributes),
-            links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
-            status: s.status ?? {},
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId ?? '',
+            name: span.name,
+            kind: span.kind,
+            attributes: attributes(span.attributes),
+            links: (span.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+            status: span.status ?? {},
           });
     }
   }

@@ -24,8 +24,8 @@ export async function until<T>(
   let last: unknown;
   while (Date.now() < end) {
     try {
-      const v = await probe();
-      if (v !== undefined) return v;
+      const value = await probe();
+      if (value !== undefined) return value;
     } catch (err) {
       last = err;
     }
@@ -38,17 +38,17 @@ export async function until<T>(
 
 /** Waits until a task is completed or failed and returns its record. */
 export function settled(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   key: TaskKey,
   ms = 60_000,
 ): Promise<TaskRecord> {
-  const engine = createEngine(c, { world });
+  const engine = createEngine(coordinator, { world });
   return until(
     `task ${key.join('|')} to settle`,
     async () => {
-      const t = await engine.task(key);
-      return t && (t.state === 'completed' || t.state === 'failed') ? t : undefined;
+      const task = await engine.task(key);
+      return task && (task.state === 'completed' || task.state === 'failed') ? task : undefined;
     },
     ms,
   );

@@ -73,18 +73,18 @@ export function keytoolBinary(java = 'java'): string {
     ...(java.includes(path.sep) ? [path.join(path.dirname(java), 'keytool')] : []),
     'keytool',
   ];
-  for (const c of candidates)
-    if (spawnSync(c, ['-help'], { stdio: 'ignore' }).status === 0) return c;
+  for (const candidate of candidates)
+    if (spawnSync(candidate, ['-help'], { stdio: 'ignore' }).status === 0) return candidate;
   throw new ZooKeeperStartError(
     "a ZooKeeper with TLS needs the JDK's keytool to make its trust store, and none runs (looked at $JAVA_HOME/bin, next to java, and on PATH); it comes with the Java runtime ZooKeeper runs on",
   );
 }
 
 function run(bin: string, args: string[], cwd: string): void {
-  const r = spawnSync(bin, args, { cwd, encoding: 'utf8' });
-  if (r.status !== 0)
+  const result = spawnSync(bin, args, { cwd, encoding: 'utf8' });
+  if (result.status !== 0)
     throw new ZooKeeperStartError(
-      `${path.basename(bin)} ${args[0]} failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr}`,
+      `${path.basename(bin)} ${args[0]} failed (${result.error?.message ?? `exit ${result.status}`}): ${result.stderr}`,
     );
 }
 
@@ -117,7 +117,7 @@ function makeCa(openssl: string, dir: string, name: string): void {
 function issue(
   openssl: string,
   dir: string,
-  o: { name: string; subject: string; ca: string; ext: string; days: number },
+  options: { name: string; subject: string; ca: string; ext: string; days: number },
 ): { cert: string; key: string } {
   run(
     openssl,
@@ -126,38 +126,41 @@ function issue(
       '-new',
       ...NEW_KEY,
       '-keyout',
-      `${o.name}.key`,
+      `${options.name}.key`,
       '-out',
-      `${o.name}.csr`,
+      `${options.name}.csr`,
       '-subj',
-      o.subject,
+      options.subject,
     ],
     dir,
   );
-  writeFileSync(path.join(dir, `${o.name}.ext`), `${o.ext}\n`);
+  writeFileSync(path.join(dir, `${options.name}.ext`), `${options.ext}\n`);
   run(
     openssl,
     [
       'x509',
       '-req',
       '-in',
-      `${o.name}.csr`,
+      `${options.name}.csr`,
       '-CA',
-      `${o.ca}.pem`,
+      `${options.ca}.pem`,
       '-CAkey',
-      `${o.ca}.key`,
+      `${options.ca}.key`,
       '-CAcreateserial',
       // A negative count ends the validity before it starts: an expired certificate.
       '-days',
-      String(o.days),
+      String(options.days),
       '-out',
-      `${o.name}.pem`,
+      `${options.name}.pem`,
       '-extfile',
-      `${o.name}.ext`,
+      `${options.name}.ext`,
     ],
     dir,
   );
-  return { cert: path.join(dir, `${o.name}.pem`), key: path.join(dir, `${o.name}.key`) };
+  return {
+    cert: path.join(dir, `${options.name}.pem`),
+    key: path.join(dir, `${options.name}.key`),
+  };
 }
 
 /** Makes every certificate and store of {@link ZkTestCertificates} in `dir`. */

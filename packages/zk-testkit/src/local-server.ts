@@ -133,9 +133,9 @@ export class LocalZooKeeper implements ZooKeeperServer {
   /** The last lines of the server's log and console output, for error messages. */
   logTail(lines = 15): string {
     const tail = (file: string) => {
-      const p = path.join(this.layout.dir, file);
-      if (!existsSync(p)) return '';
-      return readFileSync(p, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      const filePath = path.join(this.layout.dir, file);
+      if (!existsSync(filePath)) return '';
+      return readFileSync(filePath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
     };
     return [tail('stdout.log'), tail('zookeeper.log')].filter(Boolean).join('\n');
   }
@@ -180,8 +180,10 @@ function writeConfig(layout: LocalServerLayout): void {
   ];
   if (ensemble) {
     lines.push('initLimit=20', 'syncLimit=10', 'standaloneEnabled=false', 'reconfigEnabled=false');
-    for (const p of ensemble.peers) {
-      lines.push(`server.${p.id}=${p.address ?? '127.0.0.1'}:${p.quorumPort}:${p.electionPort}`);
+    for (const peer of ensemble.peers) {
+      lines.push(
+        `server.${peer.id}=${peer.address ?? '127.0.0.1'}:${peer.quorumPort}:${peer.electionPort}`,
+      );
     }
     writeFileSync(path.join(dataDir, 'myid'), `${ensemble.myId}\n`);
   }

@@ -158,9 +158,9 @@ async function removeOrphans(): Promise<void> {
   const ids = new Set<string>();
   for (const line of listed.split('\n')) {
     const name = line.split(' ')[0] ?? '';
-    const m = NAMESPACE.exec(name);
-    if (!m || alive(Number(m[2]))) continue;
-    ids.add(m[1]!);
+    const match = NAMESPACE.exec(name);
+    if (!match || alive(Number(match[2]))) continue;
+    ids.add(match[1]!);
     await ip('netns', 'del', name).catch(() => undefined);
   }
   for (const id of ids) await ip('link', 'del', `${id}-br`).catch(() => undefined);

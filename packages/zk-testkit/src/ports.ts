@@ -37,7 +37,7 @@ function reserve(port: number): boolean {
       if (!hooked) {
         hooked = true;
         process.on('exit', () => {
-          for (const f of mine) rmSync(f, { force: true });
+          for (const lockFile of mine) rmSync(lockFile, { force: true });
         });
       }
       return true;
@@ -80,7 +80,7 @@ export async function freePort(): Promise<number> {
 
 /** Splits `host:port` (IPv6 in brackets allowed); the port defaults to 2181. */
 export function parseHostPort(hostPort: string): { host: string; port: number } {
-  const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(hostPort.trim());
-  if (!m?.[1]) throw new Error(`not a host:port: ${JSON.stringify(hostPort)}`);
-  return { host: m[1], port: m[2] ? Number(m[2]) : 2181 };
+  const match = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(hostPort.trim());
+  if (!match?.[1]) throw new Error(`not a host:port: ${JSON.stringify(hostPort)}`);
+  return { host: match[1], port: match[2] ? Number(match[2]) : 2181 };
 }

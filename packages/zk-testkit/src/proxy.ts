@@ -22,8 +22,8 @@ export interface ZkProxy {
    * Resolves with how long it was held (ms) once it closes: how long the client waited.
    */
   holdNextConnection(): Promise<number>;
-  /** As holdNextConnection, for the next `n` connections: how long each was held, in order. */
-  holdNextConnections(n: number): Promise<number[]>;
+  /** As holdNextConnection, for the next `count` connections: how long each was held, in order. */
+  holdNextConnections(count: number): Promise<number[]>;
   /**
    * Arms the proxy to lose the next reply from the server whose xid matches (by default any
    * reply to a request: xid >= 0, not pings or watch events): that frame is not delivered and
@@ -147,13 +147,13 @@ export async function startProxy(target: string): Promise<ZkProxy> {
     held.clear();
   };
 
-  const holdNextConnections = (n: number) =>
+  const holdNextConnections = (count: number) =>
     new Promise<number[]>((resolve) => {
       const each: number[] = [];
-      toHold = n;
+      toHold = count;
       heldReport = (ms) => {
         each.push(ms);
-        if (each.length === n) resolve(each);
+        if (each.length === count) resolve(each);
       };
     });
 

@@ -188,16 +188,16 @@ async function startEnsembleOnce(
     if (security?.tls) securePorts.push(await freePort());
   }
   const members = peers.map(
-    (peer, i) =>
+    (peer, index) =>
       new LocalZooKeeper(install, {
         dir: path.join(root, `server-${peer.id}`),
-        clientPort: clientPorts[i]!,
+        clientPort: clientPorts[index]!,
         tickTimeMs: tick,
         heapMb,
         ensemble: { peers, myId: peer.id },
-        ...(hosts?.[i] ? { address: hosts[i]!.address, launcher: hosts[i]!.exec } : {}),
+        ...(hosts?.[index] ? { address: hosts[index]!.address, launcher: hosts[index]!.exec } : {}),
         ...(security ? { security } : {}),
-        ...(security?.tls ? { secureClientPort: securePorts[i]! } : {}),
+        ...(security?.tls ? { secureClientPort: securePorts[index]! } : {}),
       }),
   );
   const ensemble = new LocalEnsemble(members);
@@ -242,26 +242,27 @@ class LocalEnsemble implements ZooKeeperEnsemble {
   async leader(): Promise<number> {
     const deadline = Date.now() + SERVING_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      for (const [i, m] of this.members.entries()) {
-        if (m.running && (await serverMode(m.connectString)) === 'leader') return i;
+      for (const [index, member] of this.members.entries()) {
+        if (member.running && (await serverMode(member.connectString)) === 'leader') return index;
       }
       await sleep(100);
     }
     throw new ZooKeeperStartError(`no member is leader after ${SERVING_TIMEOUT_MS} ms`);
   }
 
-  private member(i: number): LocalZooKeeper {
-    const m = this.members[i];
-    if (!m) throw new RangeError(`no ensemble member ${i} (0..${this.members.length - 1})`);
-    return m;
+  private member(index: number): LocalZooKeeper {
+    const member = this.members[index];
+    if (!member)
+      throw new RangeError(`no ensemble member ${index} (0..${this.members.length - 1})`);
+    return member;
   }
 
-  async stopMember(i: number, options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
-    await this.member(i).stop({ signal: options.signal ?? 'SIGKILL' });
+  async stopMember(index: number, options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
+    await this.member(index).stop({ signal: options.signal ?? 'SIGKILL' });
   }
 
-  async startMember(i: number): Promise<void> {
-    await this.member(i).start({ waitServing: true });
+  async startMember(index: number): Promise<void> {
+    await this.member(index).start({ waitServing: true });
   }
 
   async stop(): Promise<void> {

@@ -71,9 +71,9 @@ export interface ZooKeeperEnsemble {
   /** Index of the current leader (asks each member's `srvr`); waits through an election. */
   leader(): Promise<number>;
   /** Stops one member (SIGKILL by default: a crash). */
-  stopMember(i: number, options?: StopOptions): Promise<void>;
+  stopMember(index: number, options?: StopOptions): Promise<void>;
   /** Starts a stopped member and waits until it serves again (has joined the quorum). */
-  startMember(i: number): Promise<void>;
+  startMember(index: number): Promise<void>;
   /** Waits until a quorum serves requests (every running member reports a mode). */
   waitServing(): Promise<void>;
   /** Stops every member. */

@@ -27,14 +27,14 @@ interface AreaOutcome {
  */
 const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   const world = await userWorldArgument(cmd);
-  const f = cmd.opts<CleanFlags>();
+  const flags = cmd.opts<CleanFlags>();
   const core = await import('@zoott/core/internal');
-  if (!f.completed && !f.failed && !f.results)
+  if (!flags.completed && !flags.failed && !flags.results)
     throw new CliError('say what to clean: --completed, --failed and/or --results');
   let olderThanMs: number | undefined;
-  if (f.olderThan !== undefined) {
+  if (flags.olderThan !== undefined) {
     try {
-      olderThanMs = core.parseDuration(f.olderThan, '--older-than') ?? undefined;
+      olderThanMs = core.parseDuration(flags.olderThan, '--older-than') ?? undefined;
     } catch (err) {
       throw new CliError((err as Error).message);
     }
@@ -44,27 +44,30 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
   const coordinator = await ctx.session().coordinator();
   const engine = core.createEngine(coordinator, { world });
   const ectx = await engine.context();
-  const dryRun = f.dryRun === true;
+  const dryRun = flags.dryRun === true;
   const verb = dryRun ? 'would remove' : 'removed';
   const out: Record<string, AreaOutcome> = {};
   // Two bars per area: the scan (buckets or directories read), then the removal.
   const run = async (
     area: string,
     work: (hooks: {
-      onScan: (d: number, t: number) => void;
-      onProgress: (d: number, t: number) => void;
+      onScan: (done: number, total: number) => void;
+      onProgress: (done: number, total: number) => void;
     }) => Promise<AreaOutcome>,
   ) => {
     const scan = createProgress({ label: `scanning ${area}` });
     let bar: ReturnType<typeof createProgress> | null = null;
     const result = await work({
       onScan: (d, t) => scan.update(d, t),
-      onProgress: (d, t) => {
+      onProgress: (done, total) => {
         if (!bar) {
           scan.finish();
-          bar = createProgress({ label: `${dryRun ? 'matching' : 'removing'} ${area}`, total: t });
+          bar = createProgress({
+            label: `${dryRun ? 'matching' : 'removing'} ${area}`,
+            total: total,
+          });
         }
-        bar.update(d, t);
+        bar.update(done, total);
       },
     });
     (bar ?? scan).finish();
@@ -81,10 +84,11 @@ const cleanCommand: CommandBody = async (ctx, cmd: Command) => {
     dryRun,
     signal: ctx.signal,
   };
-  if (f.completed)
+  if (flags.completed)
     await run('completed', (hooks) => core.cleanCompleted(ectx, { ...options, ...hooks }));
-  if (f.failed) await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
-  if (f.results) {
+  if (flags.failed)
+    await run('failed', (hooks) => core.cleanFailed(ectx, { ...options, ...hooks }));
+  if (flags.results) {
     const { cleanResults } = await import('@zoott/jobs');
     await run('results', (hooks) => cleanResults(coordinator, world, { ...options, ...hooks }));
   }

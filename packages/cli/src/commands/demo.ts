@@ -15,13 +15,13 @@ interface DemoFlags {
 
 /** `zoott demo`: the sample world through workers; see demo/run.ts. */
 const demoCommand: CommandBody = async (ctx, cmd: Command) => {
-  const f = cmd.opts<DemoFlags>();
+  const flags = cmd.opts<DemoFlags>();
   return runDemo(ctx, {
-    items: intOption(f.items, '--items', 1, 500) ?? 24,
-    workers: intOption(f.workers, '--workers', 1, 64) ?? 4,
-    embedded: f.embedded === true,
-    inProcess: f.inProcess === true,
-    dashboard: f.dashboard ? { port: f.port } : null,
+    items: intOption(flags.items, '--items', 1, 500) ?? 24,
+    workers: intOption(flags.workers, '--workers', 1, 64) ?? 4,
+    embedded: flags.embedded === true,
+    inProcess: flags.inProcess === true,
+    dashboard: flags.dashboard ? { port: flags.port } : null,
     // The demo has its own world unless one is named explicitly.
     world: ctx.globals.world ?? ctx.env.ZOOTT_WORLD ?? 'demo',
   });

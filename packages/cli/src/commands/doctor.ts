@@ -42,16 +42,16 @@ const doctorCommand: CommandBody = async (ctx, cmd: Command) => {
   const silent = !(opts.progress || (process.stderr.isTTY === true && !ctx.json));
   // One bar per world read (the world, then its race world), each finished before the next.
   const bar: { world?: string; progress?: Progress } = {};
-  const onProgress = (w: string, p: DiagnosisProgress) => {
-    if (!bar.progress || bar.world !== w) {
+  const onProgress = (progressWorld: string, progress: DiagnosisProgress) => {
+    if (!bar.progress || bar.world !== progressWorld) {
       bar.progress?.finish();
-      bar.world = w;
-      bar.progress = createProgress({ label: `checking ${w}`, silent });
+      bar.world = progressWorld;
+      bar.progress = createProgress({ label: `checking ${progressWorld}`, silent });
     }
     bar.progress.update(
-      p.nodes,
+      progress.nodes,
       undefined,
-      `nodes read, ${p.partsDone}/${p.parts} parts done${p.part === 'done' ? '' : ` (${p.part})`}`,
+      `nodes read, ${progress.partsDone}/${progress.parts} parts done${progress.part === 'done' ? '' : ` (${progress.part})`}`,
     );
   };
   const chroot = chrootOf(ctx.settings.connect ?? undefined);
@@ -143,14 +143,14 @@ function printReport(
   done: { movedFrom: Set<string>; kept: Map<string, string>; notMoved: readonly NotMoved[] },
 ): void {
   const errors = new Map(done.notMoved.map((n) => [n.path, n.error]));
-  const action = (f: Finding) =>
-    done.movedFrom.has(f.path)
+  const action = (finding: Finding) =>
+    done.movedFrom.has(finding.path)
       ? 'moved'
-      : done.kept.has(f.path)
-        ? `not moved: ${done.kept.get(f.path)}${errors.get(f.path) ? ` (${errors.get(f.path)})` : ''}`
-        : f.repair === 'quarantine' || f.repair === 'migrate'
+      : done.kept.has(finding.path)
+        ? `not moved: ${done.kept.get(finding.path)}${errors.get(finding.path) ? ` (${errors.get(finding.path)})` : ''}`
+        : finding.repair === 'quarantine' || finding.repair === 'migrate'
           ? '--repair moves it'
-          : f.repair === 'admin'
+          : finding.repair === 'admin'
             ? 'an administrator (below)'
             : '-';
   const cc = ctx.colors;

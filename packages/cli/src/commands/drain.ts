@@ -21,7 +21,7 @@ interface DrainOptions {
  */
 export async function waitUntilDrained(
   engine: Engine,
-  options: { intervalMs: number; signal: AbortSignal; onCounts?: (c: AreaCounts) => void },
+  options: { intervalMs: number; signal: AbortSignal; onCounts?: (counts: AreaCounts) => void },
 ): Promise<AreaCounts | null> {
   for (;;) {
     // Through an outage: wait for the connection (renewed by keepSession) and count again.
@@ -59,13 +59,13 @@ const drainCommand: CommandBody = async (ctx, cmd: Command) => {
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   if (opts.timeout !== undefined) {
-    const s = Number(opts.timeout);
-    if (!(s > 0))
+    const seconds = Number(opts.timeout);
+    if (!(seconds > 0))
       throw new CliError(`--timeout ${opts.timeout}: must be a positive number of seconds`);
     timer = setTimeout(() => {
       timedOut = true;
       stop.abort();
-    }, s * 1000);
+    }, seconds * 1000);
   }
   const offSession = keepSession(engine.coordinator, stop.signal, (t) => ctx.note(t));
   await engine.context(); // an uninitialised world fails here, before the note
@@ -84,18 +84,18 @@ const drainCommand: CommandBody = async (ctx, cmd: Command) => {
     const end = await waitUntilDrained(engine, {
       intervalMs,
       signal: stop.signal,
-      onCounts: (c) => {
-        last = c;
-        const settled = c.completed + c.failed;
+      onCounts: (areaCounts) => {
+        last = areaCounts;
+        const settled = areaCounts.completed + areaCounts.failed;
         settledNow = Math.max(0, settled - baseline);
-        const left = c.pending + c.working;
+        const left = areaCounts.pending + areaCounts.working;
         const secs = (Date.now() - started) / 1000;
         const rate = secs > 0 ? settledNow / secs : 0;
         const eta = rate > 0 ? ` ETA ${formatDuration((left / rate) * 1000)}` : '';
         progress.update(
           settledNow,
           settledNow + left,
-          `(${c.working} working, ${c.failed} failed, ${rate.toFixed(1)}/s${eta})`,
+          `(${areaCounts.working} working, ${areaCounts.failed} failed, ${rate.toFixed(1)}/s${eta})`,
         );
       },
     });

@@ -22,8 +22,8 @@ interface ImportOptions {
   update?: boolean;
 }
 
-function countNodes(h: Hierarchy): number {
-  return childrenOf(h).reduce((n, [, child]) => n + 1 + countNodes(child), 0);
+function countNodes(hierarchy: Hierarchy): number {
+  return childrenOf(hierarchy).reduce((n, [, child]) => n + 1 + countNodes(child), 0);
 }
 
 /**
@@ -31,9 +31,9 @@ function countNodes(h: Hierarchy): number {
  * zoott, or by hand, while tasks ran): imported, they would become claims and workers that
  * no session owns. Returns the paths (relative to the file's root) that were left out.
  */
-function dropEphemeralPlaces(h: Hierarchy, at = ''): string[] {
+function dropEphemeralPlaces(hierarchy: Hierarchy, at = ''): string[] {
   const skipped: string[] = [];
-  for (const [name, child] of childrenOf(h)) {
+  for (const [name, child] of childrenOf(hierarchy)) {
     const depth = EPHEMERAL_LEVELS[name];
     if (depth !== undefined) skipped.push(...dropBelow(child, depth, `${at}/${name}`));
     else skipped.push(...dropEphemeralPlaces(child, `${at}/${name}`));
@@ -41,11 +41,11 @@ function dropEphemeralPlaces(h: Hierarchy, at = ''): string[] {
   return skipped;
 }
 
-function dropBelow(h: Hierarchy, depth: number, at: string): string[] {
+function dropBelow(hierarchy: Hierarchy, depth: number, at: string): string[] {
   const skipped: string[] = [];
-  for (const [name, child] of childrenOf(h)) {
+  for (const [name, child] of childrenOf(hierarchy)) {
     if (depth === 1) {
-      delete h[name];
+      delete hierarchy[name];
       skipped.push(`${at}/${name}`);
     } else skipped.push(...dropBelow(child, depth - 1, `${at}/${name}`));
   }
@@ -61,16 +61,16 @@ function readUsers(opts: ImportOptions): Record<string, string> {
       throw new CliError(
         `--users ${opts.users}: must map user names to passwords, e.g. {xp: "123"}`,
       );
-    for (const [k, v] of Object.entries(value)) {
-      if (typeof v !== 'string' && typeof v !== 'number')
-        throw new CliError(`--users ${opts.users}: the password of ${k} must be a string`);
-      users[k] = String(v);
+    for (const [key, property] of Object.entries(value)) {
+      if (typeof property !== 'string' && typeof property !== 'number')
+        throw new CliError(`--users ${opts.users}: the password of ${key} must be a string`);
+      users[key] = String(property);
     }
   }
-  for (const u of opts.user ?? []) {
-    const colon = u.indexOf(':');
-    if (colon <= 0) throw new CliError(`--user ${JSON.stringify(u)}: expected name:password`);
-    users[u.slice(0, colon)] = u.slice(colon + 1);
+  for (const user of opts.user ?? []) {
+    const colon = user.indexOf(':');
+    if (colon <= 0) throw new CliError(`--user ${JSON.stringify(user)}: expected name:password`);
+    users[user.slice(0, colon)] = user.slice(colon + 1);
   }
   return users;
 }

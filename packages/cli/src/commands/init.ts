@@ -79,19 +79,19 @@ const initCommand: CommandBody = async (ctx, cmd: Command) => {
       legacyReplies: legacy,
     });
   else {
-    for (const o of namespace.opened)
+    for (const opened of namespace.opened)
       ctx.out(
-        `${o.path}: shared by every world of the namespace, given world:anyone cr (was ${showAcl(o.before)})`,
+        `${opened.path}: shared by every world of the namespace, given world:anyone cr (was ${showAcl(opened.before)})`,
       );
-    for (const k of namespace.kept)
+    for (const keptNode of namespace.kept)
       ctx.note(
-        `${k.path}: shared by every world of the namespace, but has ${k.acl === 'unreadable' ? 'an ACL these credentials may not read' : showAcl(k.acl)}, which these credentials may not change: \`zoott doctor ${world}\` says what its admins must run`,
+        `${keptNode.path}: shared by every world of the namespace, but has ${keptNode.acl === 'unreadable' ? 'an ACL these credentials may not read' : showAcl(keptNode.acl)}, which these credentials may not change: \`zoott doctor ${world}\` says what its admins must run`,
       );
     if (legacy.moved.length > 0)
       ctx.out(
         `moved ${legacy.moved.length} result(s) of zoott 0.1.0 into ${replyRoot(world)} (${legacy.removed.length} old reply director${legacy.removed.length === 1 ? 'y' : 'ies'} removed)`,
       );
-    for (const l of legacy.left) ctx.note(`not moved: ${l.path}: ${l.why}`);
+    for (const left of legacy.left) ctx.note(`not moved: ${left.path}: ${left.why}`);
     ctx.out(`world ${world} ready (${meta.layout.root}, ${meta.layout.buckets} buckets)`);
     const text = await describeRetention(kept);
     ctx.out(`keeps completed: ${text.completed}; results: ${text.results}`);

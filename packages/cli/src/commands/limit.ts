@@ -36,21 +36,25 @@ export async function limitViews(
   const limits = await listRateLimits(engine);
   if (limits.length === 0) return [];
   const workers = await listWorkers(engine, sink);
-  return limits.map((l) => {
-    const n = workers.filter((w) => w.types.includes(l.type)).length;
-    const perSecond = (l.count / l.perMs) * 1000;
-    return { ...l, workers: n, perWorkerPerSecond: n === 0 ? null : round(perSecond / n) };
+  return limits.map((limit) => {
+    const serving = workers.filter((w) => w.types.includes(limit.type)).length;
+    const perSecond = (limit.count / limit.perMs) * 1000;
+    return {
+      ...limit,
+      workers: serving,
+      perWorkerPerSecond: serving === 0 ? null : round(perSecond / serving),
+    };
   });
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-function describe(l: LimitView): string {
+function describe(view: LimitView): string {
   const shared =
-    l.workers === 0
+    view.workers === 0
       ? 'no live worker serves it'
-      : `${l.workers} worker${l.workers === 1 ? '' : 's'} share it, ${l.perWorkerPerSecond}/s each`;
-  return `${l.type}: ${l.rate} (${shared})`;
+      : `${view.workers} worker${view.workers === 1 ? '' : 's'} share it, ${view.perWorkerPerSecond}/s each`;
+  return `${view.type}: ${view.rate} (${shared})`;
 }
 
 /**
@@ -59,17 +63,17 @@ function describe(l: LimitView): string {
  */
 export const limitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [world, type, rate] = cmd.processedArgs as [string, string | undefined, string | undefined];
-  const o = cmd.opts<LimitOptions>();
+  const options = cmd.opts<LimitOptions>();
   validateWorldName(world);
-  if (o.remove && type === undefined)
+  if (options.remove && type === undefined)
     throw new CliError('--remove needs the task type whose limit to remove', ExitCode.USAGE);
-  if (o.remove && rate !== undefined)
+  if (options.remove && rate !== undefined)
     throw new CliError('give a rate or --remove, not both', ExitCode.USAGE);
   const engine = createEngine(await ctx.session().coordinator(), {
     world,
     logger: cliLogger(ctx.globals.debug === true),
   });
-  if (o.remove) {
+  if (options.remove) {
     if (!(await removeRateLimit(engine, type!)))
       throw new CliError(`type ${type} has no limit in world ${world}`, ExitCode.NOT_FOUND);
     if (ctx.json) return ctx.printJson({ world, removed: type });
@@ -96,11 +100,11 @@ export const limitCommand: CommandBody = async (ctx, cmd: Command) => {
   const colours = ctx.colors;
   ctx.out(
     renderTable(
-      views.map((l) => [
-        l.type,
-        l.rate,
-        String(l.workers),
-        l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
+      views.map((view) => [
+        view.type,
+        view.rate,
+        String(view.workers),
+        view.perWorkerPerSecond === null ? '-' : `${view.perWorkerPerSecond}/s`,
       ]),
       ['TYPE', 'LIMIT', 'WORKERS', 'EACH'].map((h) => colours.dim(h)),
     ),

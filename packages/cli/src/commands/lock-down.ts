@@ -32,15 +32,15 @@ const lockDownCommand: CommandBody = async (ctx, cmd: Command) => {
   const progress = createProgress({ label: 'locking', silent: ctx.json });
   let checked = 0;
   let changed = 0;
-  const onProgress = (k: number, n: number) =>
-    progress.update(checked + k, undefined, `${changed + n} changed`);
+  const onProgress = (done: number, total: number) =>
+    progress.update(checked + done, undefined, `${changed + total} changed`);
   const reports = [];
   // The race world first: the world's own tops, the last thing written, say "locked".
   if (extent.raceWorld) {
-    const r = await lockDownWorld(coordinator, extent.raceWorld, acl, { onProgress });
-    checked += r.checked;
-    changed += r.changed.length;
-    reports.push(r);
+    const report = await lockDownWorld(coordinator, extent.raceWorld, acl, { onProgress });
+    checked += report.checked;
+    changed += report.changed.length;
+    reports.push(report);
   }
   const main = await lockDownWorld(coordinator, world, acl, { onProgress });
   checked += main.checked;

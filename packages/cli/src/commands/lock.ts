@@ -31,10 +31,10 @@ const lockCommand: CommandBody = async (ctx, cmd: Command) => {
     );
   let timeoutMs = FOREVER_MS;
   if (opts.timeout !== undefined) {
-    const s = Number(opts.timeout);
-    if (!Number.isFinite(s) || s < 0)
+    const seconds = Number(opts.timeout);
+    if (!Number.isFinite(seconds) || seconds < 0)
       throw new CliError(`--timeout ${opts.timeout}: must be a number of seconds >= 0`);
-    timeoutMs = s === 0 ? -1 : Math.round(s * 1000);
+    timeoutMs = seconds === 0 ? -1 : Math.round(seconds * 1000);
   }
   const session = ctx.session();
   const coordinator = await session.coordinator();
@@ -72,18 +72,18 @@ const lockCommand: CommandBody = async (ctx, cmd: Command) => {
   try {
     const [file, ...args] = argv as [string, ...string[]];
     return await new Promise<number>((resolve) => {
-      const c = spawn(file, args, { stdio: 'inherit' });
-      child = c;
-      const forward = () => c.kill('SIGTERM');
+      const childProcess = spawn(file, args, { stdio: 'inherit' });
+      child = childProcess;
+      const forward = () => childProcess.kill('SIGTERM');
       ctx.signal.addEventListener('abort', forward, { once: true });
-      c.on('error', (err: NodeJS.ErrnoException) => {
+      childProcess.on('error', (err: NodeJS.ErrnoException) => {
         ctx.signal.removeEventListener('abort', forward);
         ctx.note(
           `zoott lock: cannot run ${file}: ${err.code === 'ENOENT' ? 'command not found' : err.message}`,
         );
         resolve(err.code === 'ENOENT' ? ChildExitCode.NOT_FOUND : ChildExitCode.CANNOT_EXECUTE);
       });
-      c.on('exit', (code, signal) => {
+      childProcess.on('exit', (code, signal) => {
         ctx.signal.removeEventListener('abort', forward);
         if (code !== null) resolve(code);
         else resolve(signalExitCode(signal ? (constants.signals[signal] ?? 1) : 1));

@@ -33,8 +33,8 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
     checkedList(engine, state as TaskStateName, ctx.corrupt.add),
     state === 'working' ? claimsByKey(engine, ctx.corrupt.add) : Promise.resolve(new Map()),
   ]);
-  const rows = tasks.map((t) => {
-    const key = t.key.join('|');
+  const rows = tasks.map((task) => {
+    const key = task.key.join('|');
     const row: {
       key: string;
       state: string;
@@ -42,12 +42,12 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
       worker?: string;
       notBefore?: number;
       runnableAt?: string;
-    } = { key, state: t.state };
-    if (t.priority !== undefined) row.priority = t.priority;
+    } = { key, state: task.state };
+    if (task.priority !== undefined) row.priority = task.priority;
     // A delayed task, or a retry waiting out its backoff: when it may start.
-    if (t.notBefore !== undefined) {
-      row.notBefore = t.notBefore;
-      row.runnableAt = new Date(t.notBefore).toISOString();
+    if (task.notBefore !== undefined) {
+      row.notBefore = task.notBefore;
+      row.runnableAt = new Date(task.notBefore).toISOString();
     }
     const who = claims.get(key);
     if (who) row.worker = who.worker;
@@ -75,11 +75,11 @@ const lsCommand: CommandBody = async (ctx, cmd: Command) => {
   ];
   ctx.out(
     renderTable(
-      rows.map((r) => [
-        r.key,
-        ...(withPriority ? [r.priority !== undefined ? String(r.priority) : '-'] : []),
-        ...(withWorker ? [r.worker ?? '?'] : []),
-        ...(withWhen ? [runnable(r.notBefore, now)] : []),
+      rows.map((row) => [
+        row.key,
+        ...(withPriority ? [row.priority !== undefined ? String(row.priority) : '-'] : []),
+        ...(withWorker ? [row.worker ?? '?'] : []),
+        ...(withWhen ? [runnable(row.notBefore, now)] : []),
       ]),
       header.map((h) => colours.dim(h)),
     ),

@@ -22,22 +22,22 @@ interface ParkedFlags {
 const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
   const world = await userWorldArgument(cmd);
   const names = (cmd.processedArgs as [string, string[] | undefined])[1] ?? [];
-  const f = cmd.opts<ParkedFlags>();
-  if (f.retry && f.drop) throw new CliError('--retry and --drop: choose one');
-  const acting = f.retry === true || f.drop === true;
-  if (!acting && (names.length > 0 || f.all))
+  const flags = cmd.opts<ParkedFlags>();
+  if (flags.retry && flags.drop) throw new CliError('--retry and --drop: choose one');
+  const acting = flags.retry === true || flags.drop === true;
+  if (!acting && (names.length > 0 || flags.all))
     throw new CliError(
       'names and --all go with --retry or --drop',
       ExitCode.USAGE,
       'e.g. zoott parked jobs --all --retry',
     );
-  if (acting && names.length === 0 && !f.all)
+  if (acting && names.length === 0 && !flags.all)
     throw new CliError(
       'name the parked results, or pass --all',
       ExitCode.USAGE,
       'e.g. zoott parked jobs result-0000000042 --retry',
     );
-  if (acting && names.length > 0 && f.all) throw new CliError('names or --all, not both');
+  if (acting && names.length > 0 && flags.all) throw new CliError('names or --all, not both');
   const { dropParked, readParkedArea, retryParked } = await import('@zoott/jobs');
   const coordinator = await ctx.session().coordinator();
   const { parked, unread } = await readParkedArea(coordinator, world);
@@ -85,13 +85,13 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
       const cc = ctx.colors;
       ctx.out(
         renderTable(
-          parked.map((p) => [
-            p.name,
-            p.parkedAt,
-            p.exchange === '' ? '""' : p.exchange,
-            p.routingkey,
-            String(p.attempts),
-            p.reason,
+          parked.map((result) => [
+            result.name,
+            result.parkedAt,
+            result.exchange === '' ? '""' : result.exchange,
+            result.routingkey,
+            String(result.attempts),
+            result.reason,
           ]),
           ['NAME', 'PARKED', 'EXCHANGE', 'ROUTING KEY', 'TRIES', 'REASON'].map((h) => cc.dim(h)),
         ),
@@ -112,18 +112,18 @@ const parkedCommand: CommandBody = async (ctx, cmd: Command) => {
       ExitCode.NOT_FOUND,
       `\`zoott parked ${world}\` lists what is`,
     );
-  const chosen = f.all ? parked.map((p) => p.name) : names;
+  const chosen = flags.all ? parked.map((p) => p.name) : names;
   const done: string[] = [];
   for (const name of chosen) {
-    if (f.retry) await retryParked(coordinator, world, name);
+    if (flags.retry) await retryParked(coordinator, world, name);
     else await dropParked(coordinator, world, name);
     done.push(name);
   }
-  if (f.all) unreadNote();
-  const key = f.retry ? 'retried' : 'dropped';
+  if (flags.all) unreadNote();
+  const key = flags.retry ? 'retried' : 'dropped';
   if (ctx.json) ctx.printJson({ world, [key]: done });
   else if (done.length === 0) ctx.note('no parked results');
-  else ctx.out(done.map((n) => `${f.retry ? 'retrying' : 'dropped'} ${n}`).join('\n'));
+  else ctx.out(done.map((n) => `${flags.retry ? 'retrying' : 'dropped'} ${n}`).join('\n'));
   return ExitCode.OK;
 };
 

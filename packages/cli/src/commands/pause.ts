@@ -9,10 +9,10 @@ interface PauseOptions {
 }
 
 /** One line saying what is paused in a world. */
-export function describePause(p: PauseState): string {
-  if (p.world)
-    return `paused (all types)${p.types.length ? `; also on their own: ${p.types.join(', ')}` : ''}`;
-  if (p.types.length > 0) return `paused types: ${p.types.join(', ')}`;
+export function describePause(pause: PauseState): string {
+  if (pause.world)
+    return `paused (all types)${pause.types.length ? `; also on their own: ${pause.types.join(', ')}` : ''}`;
+  if (pause.types.length > 0) return `paused types: ${pause.types.join(', ')}`;
   return 'not paused';
 }
 

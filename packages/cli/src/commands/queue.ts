@@ -30,64 +30,64 @@ const HINT_KEYS = new Set(['server', 'filename', 'dataset']);
 function parseHints(list: string[] | undefined): PlacementHints | undefined {
   if (!list?.length) return undefined;
   const hints: Record<string, string> = {};
-  for (const h of list) {
-    const eq = h.indexOf('=');
-    const k = eq > 0 ? h.slice(0, eq) : '';
-    if (!HINT_KEYS.has(k))
+  for (const hint of list) {
+    const eq = hint.indexOf('=');
+    const key = eq > 0 ? hint.slice(0, eq) : '';
+    if (!HINT_KEYS.has(key))
       throw new CliError(
-        `--hint ${JSON.stringify(h)}: expected server=..., filename=... or dataset=...`,
+        `--hint ${JSON.stringify(hint)}: expected server=..., filename=... or dataset=...`,
       );
-    hints[k] = h.slice(eq + 1);
+    hints[key] = hint.slice(eq + 1);
   }
   return hints;
 }
 
-function specFromFlags(name: string | undefined, f: QueueFlags): TaskSpec {
+function specFromFlags(name: string | undefined, flags: QueueFlags): TaskSpec {
   if (!name)
     throw new CliError(
       'queue needs a task name (or --from tasks.jsonl)',
       ExitCode.USAGE,
       'e.g. zoott queue fetch_a --type fetch',
     );
-  if (!f.type)
+  if (!flags.type)
     throw new CliError(
       'queue needs --type',
       ExitCode.USAGE,
       'e.g. zoott queue fetch_a --type fetch',
     );
-  if (f.parent && (f.parentName || f.parentType))
+  if (flags.parent && (flags.parentName || flags.parentType))
     throw new CliError(
       'give either --parent <task> or --parent-name/--parent-type patterns, not both',
     );
-  if (f.parentType && !f.parentName)
+  if (flags.parentType && !flags.parentName)
     throw new CliError(
       '--parent-type needs --parent-name too',
       ExitCode.USAGE,
       "match any name with --parent-name '.*'",
     );
-  if (f.childName && !f.parent && !f.parentName)
+  if (flags.childName && !flags.parent && !flags.parentName)
     throw new CliError('--child-name only applies with a parent (--parent or --parent-name)');
-  const spec: TaskSpec = { name, type: f.type };
-  if (f.data !== undefined) spec.data = readJsonArg(f.data, '--data');
-  if (f.parent) spec.parent = f.parent;
-  if (f.parentName)
-    spec.parent = f.parentType
-      ? { name: f.parentName, type: f.parentType }
-      : { name: f.parentName };
-  if (f.childName) spec.childName = f.childName;
-  const priority = intOption(f.priority, '--priority', -999_999, 999_999);
+  const spec: TaskSpec = { name, type: flags.type };
+  if (flags.data !== undefined) spec.data = readJsonArg(flags.data, '--data');
+  if (flags.parent) spec.parent = flags.parent;
+  if (flags.parentName)
+    spec.parent = flags.parentType
+      ? { name: flags.parentName, type: flags.parentType }
+      : { name: flags.parentName };
+  if (flags.childName) spec.childName = flags.childName;
+  const priority = intOption(flags.priority, '--priority', -999_999, 999_999);
   if (priority !== undefined) spec.priority = priority;
-  const attempts = intOption(f.attempts, '--attempts', 1, 1000);
+  const attempts = intOption(flags.attempts, '--attempts', 1, 1000);
   if (attempts !== undefined) spec.attempts = attempts;
-  const hints = parseHints(f.hint);
+  const hints = parseHints(flags.hint);
   if (hints) spec.hints = hints;
-  const notBefore = notBeforeOf(f.delay, f.at, Date.now());
+  const notBefore = notBeforeOf(flags.delay, flags.at, Date.now());
   if (notBefore !== undefined) spec.notBefore = notBefore;
   return spec;
 }
 
-function describe(q: QueuedTask): string {
-  return `queued ${showKey(q.key)}${q.previous ? ` (was ${q.previous})` : ''}`;
+function describe(queued: QueuedTask): string {
+  return `queued ${showKey(queued.key)}${queued.previous ? ` (was ${queued.previous})` : ''}`;
 }
 
 /** `zoott queue <name> --type T ...` or `zoott queue --from tasks.jsonl`. */

@@ -25,12 +25,12 @@ interface AddOptions {
 /** `zoott schedule add <name> --cron <expr> --type <t> [--data] [--tz]`. */
 export const scheduleAddCommand: CommandBody = async (ctx, cmd: Command) => {
   const [name] = cmd.processedArgs as [string];
-  const o = cmd.opts<AddOptions>();
-  if (o.cron === undefined) throw new CliError('--cron is required', ExitCode.USAGE);
-  if (o.type === undefined) throw new CliError('--type is required', ExitCode.USAGE);
-  const spec: ScheduleSpec = { name, cron: o.cron, type: o.type };
-  if (o.tz !== undefined) spec.tz = o.tz;
-  if (o.data !== undefined) spec.data = readJsonArg(o.data, '--data');
+  const options = cmd.opts<AddOptions>();
+  if (options.cron === undefined) throw new CliError('--cron is required', ExitCode.USAGE);
+  if (options.type === undefined) throw new CliError('--type is required', ExitCode.USAGE);
+  const spec: ScheduleSpec = { name, cron: options.cron, type: options.type };
+  if (options.tz !== undefined) spec.tz = options.tz;
+  if (options.data !== undefined) spec.data = readJsonArg(options.data, '--data');
   const engine = await ctx.session().engine();
   await addSchedule(engine, spec);
   const added = (await listSchedules(engine)).find((s) => s.name === name);
@@ -55,13 +55,13 @@ export const scheduleListCommand: CommandBody = async (ctx) => {
   const colours = ctx.colors;
   ctx.out(
     renderTable(
-      schedules.map((s) => [
-        s.name,
-        s.cron,
-        s.tz ?? 'UTC',
-        s.type,
-        s.nextTick === null ? '-' : formatTime(s.nextTick),
-        formatTime(s.lastTick),
+      schedules.map((schedule) => [
+        schedule.name,
+        schedule.cron,
+        schedule.tz ?? 'UTC',
+        schedule.type,
+        schedule.nextTick === null ? '-' : formatTime(schedule.nextTick),
+        formatTime(schedule.lastTick),
       ]),
       ['NAME', 'CRON', 'TZ', 'TYPE', 'NEXT TICK', 'LAST TICK'].map((h) => colours.dim(h)),
     ),
@@ -87,9 +87,10 @@ export const scheduleRemoveCommand: CommandBody = async (ctx, cmd: Command) => {
   ctx.out(`schedule ${name} removed from world ${engine.world} (ticks already queued stay)`);
 };
 
-function describe(s: Pick<ListedSchedule, 'cron' | 'tz' | 'type' | 'nextTick'>): string {
-  const next = s.nextTick === null ? 'never fires again' : `next tick ${formatTime(s.nextTick)}`;
-  return `${s.cron} (${s.tz ?? 'UTC'}), type ${s.type}; ${next}`;
+function describe(schedule: Pick<ListedSchedule, 'cron' | 'tz' | 'type' | 'nextTick'>): string {
+  const next =
+    schedule.nextTick === null ? 'never fires again' : `next tick ${formatTime(schedule.nextTick)}`;
+  return `${schedule.cron} (${schedule.tz ?? 'UTC'}), type ${schedule.type}; ${next}`;
 }
 
 /** The `schedule` group, made by whichever of its verbs is declared first. */

@@ -63,12 +63,12 @@ const showCommand: CommandBody = async (ctx, cmd: Command) => {
       ...(report.dropped > 0 ? [colours.dim(`(${report.dropped} earlier lines not kept)`)] : []),
       ...report.log.map((l) => `${colours.dim(formatTime(l.at))} ${l.line}`),
     ];
-    for (const [i, l] of logLines.entries()) lines.push([i === 0 ? 'log' : '', l]);
+    for (const [index, line] of logLines.entries()) lines.push([index === 0 ? 'log' : '', line]);
   }
   for (const bad of rec.corrupt ?? [])
     lines.push(['corrupt', colours.red(`${bad.path}: ${bad.reason}`)]);
-  const w = Math.max(...lines.map(([k]) => k.length));
-  ctx.out(lines.map(([k, v]) => `${colours.dim(k.padEnd(w))}  ${v}`).join('\n'));
+  const width = Math.max(...lines.map(([k]) => k.length));
+  ctx.out(lines.map(([k, v]) => `${colours.dim(k.padEnd(width))}  ${v}`).join('\n'));
   return code;
 };
 

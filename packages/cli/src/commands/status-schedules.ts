@@ -26,30 +26,32 @@ export async function scheduleStatus(
 }
 
 /** The human form: a schedules table and a limits table, each only when there are any. */
-export function printScheduleStatus(ctx: CommandContext, s: ScheduleStatus): void {
+export function printScheduleStatus(ctx: CommandContext, status: ScheduleStatus): void {
   const colours = ctx.colors;
-  if (s.schedules.length > 0) {
+  if (status.schedules.length > 0) {
     printTable(
       ctx,
-      s.schedules.map((x) => [
-        x.name,
-        x.cron,
-        x.tz ?? 'UTC',
-        x.type,
-        x.nextTick === null ? '-' : formatTime(x.nextTick),
+      status.schedules.map((schedule) => [
+        schedule.name,
+        schedule.cron,
+        schedule.tz ?? 'UTC',
+        schedule.type,
+        schedule.nextTick === null ? '-' : formatTime(schedule.nextTick),
       ]),
       ['SCHEDULE', 'CRON', 'TZ', 'TYPE', 'NEXT TICK'],
     );
-    ctx.out(`scheduler: ${s.scheduler ?? colours.red('none (no worker runs: no tick is queued)')}`);
+    ctx.out(
+      `scheduler: ${status.scheduler ?? colours.red('none (no worker runs: no tick is queued)')}`,
+    );
   }
-  if (s.limits.length > 0) {
+  if (status.limits.length > 0) {
     printTable(
       ctx,
-      s.limits.map((l) => [
-        l.type,
-        l.rate,
-        String(l.workers),
-        l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`,
+      status.limits.map((limit) => [
+        limit.type,
+        limit.rate,
+        String(limit.workers),
+        limit.perWorkerPerSecond === null ? '-' : `${limit.perWorkerPerSecond}/s`,
       ]),
       ['LIMITED TYPE', 'LIMIT', 'WORKERS', 'EACH'],
     );

@@ -84,12 +84,12 @@ const statusCommand: CommandBody = async (ctx, _cmd: Command) => {
     ctx.out('');
     ctx.out(
       renderTable(
-        workers.map((w) => [
-          w.id,
-          w.host ?? '-',
-          String(w.buckets.length),
-          w.types.join(','),
-          String(w.running.length),
+        workers.map((worker) => [
+          worker.id,
+          worker.host ?? '-',
+          String(worker.buckets.length),
+          worker.types.join(','),
+          String(worker.running.length),
         ]),
         ['WORKER', 'HOST', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => colours.dim(h)),
       ),

@@ -33,11 +33,11 @@ export function isRaceJob(job: unknown): boolean {
  */
 export function jobExitCode(result: unknown): number {
   if (typeof result !== 'object' || result === null) return ExitCode.FAILURE;
-  const r = result as { exit?: unknown; signal?: unknown; winner?: unknown; error?: unknown };
-  if ('winner' in r) return r.winner ? jobExitCode(r.winner) : ExitCode.FAILURE;
-  if (typeof r.exit === 'number') return r.exit;
-  if (typeof r.signal === 'number') return signalExitCode(r.signal);
-  if (typeof r.error === 'string') return ChildExitCode.NOT_FOUND;
+  const outcome = result as { exit?: unknown; signal?: unknown; winner?: unknown; error?: unknown };
+  if ('winner' in outcome) return outcome.winner ? jobExitCode(outcome.winner) : ExitCode.FAILURE;
+  if (typeof outcome.exit === 'number') return outcome.exit;
+  if (typeof outcome.signal === 'number') return signalExitCode(outcome.signal);
+  if (typeof outcome.error === 'string') return ChildExitCode.NOT_FOUND;
   return ExitCode.FAILURE;
 }
 
@@ -107,8 +107,8 @@ function sleepUntilChange(
       : undefined;
     // A lost session took its watches and a closed one fails the next look: look again.
     // Not on `suspended`: requests would fail although the session may still recover.
-    const off = coordinator.onSession((e) => {
-      if (e.type !== 'suspended') finish();
+    const off = coordinator.onSession((event) => {
+      if (event.type !== 'suspended') finish();
     });
     signal.addEventListener('abort', finish, { once: true });
     void changed.then(finish);
@@ -125,13 +125,14 @@ async function consumeReply(
   world: string,
   result: unknown,
 ): Promise<string | null> {
-  const r = result as { routingkey?: unknown; exchange?: unknown } | null;
-  if (typeof r !== 'object' || r === null || typeof r.routingkey !== 'string') return null;
+  const route = result as { routingkey?: unknown; exchange?: unknown } | null;
+  if (typeof route !== 'object' || route === null || typeof route.routingkey !== 'string')
+    return null;
   const { replyDir } = await import('@zoott/jobs');
   const dir = replyDir(
-    typeof r.exchange === 'string'
-      ? { routingkey: r.routingkey, exchange: r.exchange }
-      : { routingkey: r.routingkey },
+    typeof route.exchange === 'string'
+      ? { routingkey: route.routingkey, exchange: route.exchange }
+      : { routingkey: route.routingkey },
     world,
   );
   const want = JSON.stringify(result);
@@ -160,7 +161,7 @@ async function consumeReply(
  */
 const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [file] = cmd.processedArgs as [string];
-  const f = cmd.opts<SubmitFlags>();
+  const flags = cmd.opts<SubmitFlags>();
   let job: unknown;
   try {
     job = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
@@ -174,21 +175,21 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
     if ((err as NodeJS.ErrnoException).code) throw err;
     throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`);
   }
-  const timeoutS = f.timeout === undefined ? undefined : Number(f.timeout);
+  const timeoutS = flags.timeout === undefined ? undefined : Number(flags.timeout);
   if (timeoutS !== undefined && !(timeoutS > 0))
-    throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
+    throw new CliError(`--timeout ${flags.timeout}: must be a positive number of seconds`);
   // Lazy: the job layer, @zoott/jobs (pino, prom-client), is only needed by the job verbs.
   const { submitJob, submitRace } = await import('@zoott/jobs');
   const race = isRaceJob(job);
   const submit = race ? submitRace : submitJob;
   const coordinator = await ctx.session().coordinator();
   const options: SubmitOptions = { world: ctx.world };
-  if (f.name) options.name = f.name;
-  const priority = intOption(f.priority, '--priority', -999_999, 999_999);
+  if (flags.name) options.name = flags.name;
+  const priority = intOption(flags.priority, '--priority', -999_999, 999_999);
   if (priority !== undefined) options.priority = priority;
   const sub = await submit(coordinator, job, options);
   const ref = { world: sub.world, key: showKey(sub.key), kind: race ? 'race' : 'job' };
-  if (!f.wait) {
+  if (!flags.wait) {
     if (ctx.json) ctx.printJson(ref);
     else ctx.out(`submitted ${ref.kind} ${ref.key} to world ${sub.world}`);
     return ExitCode.OK;
@@ -222,8 +223,8 @@ const submitCommand: CommandBody = async (ctx, cmd: Command) => {
   if (ctx.json) ctx.printJson({ ...ref, state: 'completed', result: rec.result });
   else {
     type Run = { stdout?: unknown; stderr?: unknown; error?: unknown };
-    const r = rec.result as Run & { winner?: Run | null };
-    const out = race ? r.winner : r;
+    const run = rec.result as Run & { winner?: Run | null };
+    const out = race ? run.winner : run;
     if (typeof out?.stdout === 'string') process.stdout.write(out.stdout);
     if (typeof out?.stderr === 'string') process.stderr.write(out.stderr);
     // A process that never started (no such executable, say) has no output and no exit, only

@@ -27,8 +27,8 @@ export async function waitForTaskCommand(
   const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   let last = '';
   // Where the task stands, on stderr as it changes: a long wait shows it is alive.
-  const onState = (s: WaitingState) => {
-    const text = `task ${shown}: ${s.state} (attempt ${s.attempt})`;
+  const onState = (state: WaitingState) => {
+    const text = `task ${shown}: ${state.state} (attempt ${state.attempt})`;
     if (text !== last) ctx.note(text);
     last = text;
   };

@@ -27,21 +27,21 @@ type WaitOptions = import('@zoott/jobs').WaitForResultOptions;
  */
 const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const [routingkey] = cmd.processedArgs as [string | undefined];
-  const f = cmd.opts<WaitFlags>();
+  const flags = cmd.opts<WaitFlags>();
   let timeoutMs = Number.POSITIVE_INFINITY;
-  if (f.timeout !== undefined) {
-    const s = Number(f.timeout);
-    if (!(s > 0))
-      throw new CliError(`--timeout ${f.timeout}: must be a positive number of seconds`);
-    timeoutMs = Math.round(s * 1000);
+  if (flags.timeout !== undefined) {
+    const seconds = Number(flags.timeout);
+    if (!(seconds > 0))
+      throw new CliError(`--timeout ${flags.timeout}: must be a positive number of seconds`);
+    timeoutMs = Math.round(seconds * 1000);
   }
-  if (f.task !== undefined) {
+  if (flags.task !== undefined) {
     // One task's end, not a reply path: the reply path's flags have no meaning here.
     const given = [
       routingkey !== undefined ? `<routingkey> ${routingkey}` : '',
-      f.exchange !== undefined ? '--exchange' : '',
-      f.peek ? '--peek' : '',
-      f.any ? '--any' : '',
+      flags.exchange !== undefined ? '--exchange' : '',
+      flags.peek ? '--peek' : '',
+      flags.any ? '--any' : '',
     ].filter(Boolean);
     if (given.length > 0)
       throw new CliError(
@@ -49,7 +49,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
         ExitCode.USAGE,
         'zoott wait --task a|b|c, or zoott wait <routingkey> for a reply path',
       );
-    return waitForTaskCommand(ctx, f.task, timeoutMs, f.timeout);
+    return waitForTaskCommand(ctx, flags.task, timeoutMs, flags.timeout);
   }
   if (routingkey === undefined)
     throw new CliError(
@@ -58,7 +58,8 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
       'zoott wait nightly-report, or zoott wait --task a|b|c',
     );
   const { replyDir, waitForResult, REPLY_PATH_CHECK } = await import('@zoott/jobs');
-  const address = f.exchange === undefined ? { routingkey } : { routingkey, exchange: f.exchange };
+  const address =
+    flags.exchange === undefined ? { routingkey } : { routingkey, exchange: flags.exchange };
   const dir = replyDir(address, ctx.world);
   const coordinator = await ctx.session().coordinator();
   const deadline = Date.now() + timeoutMs;
@@ -66,7 +67,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
   const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   try {
     // What is already there was published before this wait: not ours, unless --any.
-    const before = f.any
+    const before = flags.any
       ? new Set<string>()
       : new Set(
           await coordinator.children(dir).catch((err: unknown) => {
@@ -76,14 +77,14 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
         );
     // On stderr even with --json: scripts (and tests) can wait for this line.
     ctx.note(
-      `waiting for a result under ${dir}${Number.isFinite(timeoutMs) ? ` (up to ${f.timeout} s)` : ''}`,
+      `waiting for a result under ${dir}${Number.isFinite(timeoutMs) ? ` (up to ${flags.timeout} s)` : ''}`,
     );
     const got = await throughOutages(coordinator, stop.signal, () => {
       const options: WaitOptions = {
         ...address,
         // Only results written under this world's ACL are accepted.
         world: ctx.world,
-        consume: f.peek !== true,
+        consume: flags.peek !== true,
         signal: ctx.signal,
         skip: (name: string) => before.has(name),
         onUntrusted: (path: string, why: string) => ctx.note(`skipped ${path}: ${why}`),
@@ -103,7 +104,7 @@ const waitCommand: CommandBody = async (ctx, cmd: Command) => {
         "results are read only from reply paths that carry the world's ACL",
       );
     if (stop.signal.aborted)
-      throw new CliError(`no result under ${dir} within ${f.timeout} s`, ExitCode.TIMEOUT);
+      throw new CliError(`no result under ${dir} within ${flags.timeout} s`, ExitCode.TIMEOUT);
     throw err;
   } finally {
     offSession();

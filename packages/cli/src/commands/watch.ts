@@ -33,17 +33,17 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   if (opts.timeout !== undefined) {
-    const s = Number(opts.timeout);
-    if (!(s > 0))
+    const seconds = Number(opts.timeout);
+    if (!(seconds > 0))
       throw new CliError(`--timeout ${opts.timeout}: must be a positive number of seconds`);
-    timer = setTimeout(() => stop.abort(), s * 1000);
+    timer = setTimeout(() => stop.abort(), seconds * 1000);
   }
   const coordinator = engine.coordinator;
   // An outage does not end the watch: the session is renewed when lost, and the stream
   // lists every bucket again once connected, so changes made meanwhile still come out.
   const offSession = keepSession(coordinator, stop.signal, (t) => ctx.note(t));
   const colours = ctx.colors;
-  const paint: Record<string, (s: string) => string> = {
+  const paint: Record<string, (text: string) => string> = {
     queued: colours.dim,
     started: colours.yellow,
     completed: colours.green,
@@ -55,7 +55,7 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
   let seen = 0;
   const cursor = new LogCursor();
   try {
-    for await (const e of engine.events({
+    for await (const event of engine.events({
       signal: stop.signal,
       progress: opts.progress === true,
       // On stderr even with --json, once the stream is live: scripts (and tests) can wait for
@@ -63,14 +63,20 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
       onReady: () => ctx.note(`watching world ${engine.world} (Ctrl-C to stop)`),
     })) {
       const at = new Date().toISOString();
-      const key = e.key.join('|');
-      if (e.type === 'progress' && e.progress) {
-        const { lines, missed, valueChanged } = cursor.next(key, e.progress);
+      const key = event.key.join('|');
+      if (event.type === 'progress' && event.progress) {
+        const { lines, missed, valueChanged } = cursor.next(key, event.progress);
         if (ctx.json) {
-          const line = { at, type: e.type, key, world: e.world, attempt: e.progress.attempt };
+          const line = {
+            at,
+            type: event.type,
+            key,
+            world: event.world,
+            attempt: event.progress.attempt,
+          };
           const report = {
             ...line,
-            ...(e.progress.progress !== undefined ? { progress: e.progress.progress } : {}),
+            ...(event.progress.progress !== undefined ? { progress: event.progress.progress } : {}),
             log: lines.map((l) => l.line),
             ...(missed > 0 ? { missedLines: missed } : {}),
           };
@@ -78,27 +84,29 @@ const watchCommand: CommandBody = async (ctx, cmd: Command) => {
         } else {
           if (valueChanged)
             ctx.out(
-              `${colours.dim(at)} ${colours.cyan('progress'.padEnd(9))} ${key} ${formatProgressValue(e.progress.progress)}`,
+              `${colours.dim(at)} ${colours.cyan('progress'.padEnd(9))} ${key} ${formatProgressValue(event.progress.progress)}`,
             );
           if (missed > 0)
             ctx.out(
               `${colours.dim(at)} ${colours.dim('log'.padEnd(9))} ${key} (${missed} lines not shown)`,
             );
-          for (const l of lines)
-            ctx.out(`${colours.dim(at)} ${colours.dim('log'.padEnd(9))} ${key} ${l.line}`);
+          for (const line of lines)
+            ctx.out(`${colours.dim(at)} ${colours.dim('log'.padEnd(9))} ${key} ${line.line}`);
         }
         if (++seen >= count) break;
         continue;
       }
       // A failure or a retry says why, as recorded.
-      const error = e.error ? { error: e.error } : {};
+      const error = event.error ? { error: event.error } : {};
       if (ctx.json)
         process.stdout.write(
-          `${JSON.stringify({ at, type: e.type, key, world: e.world, ...error })}\n`,
+          `${JSON.stringify({ at, type: event.type, key, world: event.world, ...error })}\n`,
         );
       else {
-        const why = e.error ? ` ${colours.dim(formatTaskError(e.error))}` : '';
-        ctx.out(`${colours.dim(at)} ${(paint[e.type] ?? String)(e.type.padEnd(9))} ${key}${why}`);
+        const why = event.error ? ` ${colours.dim(formatTaskError(event.error))}` : '';
+        ctx.out(
+          `${colours.dim(at)} ${(paint[event.type] ?? String)(event.type.padEnd(9))} ${key}${why}`,
+        );
       }
       if (++seen >= count) break;
     }

@@ -29,14 +29,14 @@ const workersCommand: CommandBody = async (ctx, _cmd: Command) => {
   const colours = ctx.colors;
   ctx.out(
     renderTable(
-      workers.map((w) => [
-        w.id,
-        w.host ? `${w.host}${w.pid ? `:${w.pid}` : ''}` : '-',
+      workers.map((worker) => [
+        worker.id,
+        worker.host ? `${worker.host}${worker.pid ? `:${worker.pid}` : ''}` : '-',
         colours.green('alive'),
-        formatDuration(now - w.started),
-        String(w.buckets.length),
-        w.types.join(','),
-        w.running.length ? w.running.join(' ') : colours.dim('idle'),
+        formatDuration(now - worker.started),
+        String(worker.buckets.length),
+        worker.types.join(','),
+        worker.running.length ? worker.running.join(' ') : colours.dim('idle'),
       ]),
       ['WORKER', 'HOST', 'HEALTH', 'UP', 'BUCKETS', 'TYPES', 'RUNNING'].map((h) => colours.dim(h)),
     ),

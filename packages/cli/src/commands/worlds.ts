@@ -77,8 +77,8 @@ async function readWorlds(ctx: CommandContext, names: string[]): Promise<WorldRo
   let done = 0;
   const reader = async () => {
     while (next < names.length) {
-      const i = next++;
-      rows[i] = await readWorld(ctx, names[i]!);
+      const index = next++;
+      rows[index] = await readWorld(ctx, names[index]!);
       progress.update(++done);
     }
   };
@@ -109,20 +109,20 @@ const worldsCommand: CommandBody = async (ctx) => {
   const header = ['WORLD', 'BUCKETS', 'PENDING', 'WORKING', 'COMPLETED', 'FAILED', 'WORKERS'];
   ctx.out(
     renderTable(
-      rows.map((r) => {
-        if ('problem' in r)
-          return [r.world, '-', '-', '-', '-', '-', '-', colours.red(r.problem.message)];
+      rows.map((row) => {
+        if ('problem' in row)
+          return [row.world, '-', '-', '-', '-', '-', '-', colours.red(row.problem.message)];
         const cells = [
-          r.world,
-          String(r.buckets),
-          String(r.pending),
-          colours.yellow(String(r.working)),
+          row.world,
+          String(row.buckets),
+          String(row.pending),
+          colours.yellow(String(row.working)),
         ];
         cells.push(
-          colours.green(String(r.completed)),
-          r.failed > 0 ? colours.red(String(r.failed)) : '0',
+          colours.green(String(row.completed)),
+          row.failed > 0 ? colours.red(String(row.failed)) : '0',
         );
-        return [...cells, String(r.workers), ...(withProblem ? [''] : [])];
+        return [...cells, String(row.workers), ...(withProblem ? [''] : [])];
       }),
       [...header, ...(withProblem ? ['PROBLEM'] : [])].map((h) => colours.dim(h)),
     ),

@@ -48,17 +48,17 @@ async function countRetries(
 ): Promise<Map<string, number>> {
   const keys: TreeNode[] = [];
   const walk = (list: readonly TreeNode[]) => {
-    for (const n of list) {
-      keys.push(n);
-      walk(n.children);
+    for (const node of list) {
+      keys.push(node);
+      walk(node.children);
     }
   };
   walk(nodes);
   const attempts = new Map<string, number>();
   await Promise.all(
-    keys.map(async (n) => {
-      const rec = await engine.task(n.key);
-      if (rec) attempts.set(n.key.join('|'), rec.attempts);
+    keys.map(async (node) => {
+      const rec = await engine.task(node.key);
+      if (rec) attempts.set(node.key.join('|'), rec.attempts);
     }),
   );
   return attempts;
@@ -126,24 +126,25 @@ interface DemoOutcome {
  */
 async function startDemoWorkers(
   ctx: CommandContext,
-  o: DemoOptions,
+  options: DemoOptions,
   setup: DemoSetup,
   res: DemoResources,
 ): Promise<string> {
   const { embedded, logger } = setup;
-  const s = ctx.settings;
-  if (!embedded && !o.inProcess) res.procs = await startWorkerProcesses(s, o.world, o.workers);
-  const inProcess = res.procs ? 0 : o.workers;
+  const settings = ctx.settings;
+  if (!embedded && !options.inProcess)
+    res.procs = await startWorkerProcesses(settings, options.world, options.workers);
+  const inProcess = res.procs ? 0 : options.workers;
   for (let i = 0; i < inProcess; i++) {
     const coordinator = await setup.connect();
     res.sessions.push(coordinator);
     const handlers: Handlers = {
       ...sampleHandlers(),
-      ...(await demoJobHandlers(coordinator, o.world)),
+      ...(await demoJobHandlers(coordinator, options.world)),
     };
     res.workers.push(
       runWorker(coordinator, handlers, {
-        world: o.world,
+        world: options.world,
         id: `demo-w${i + 1}`,
         concurrency: 2,
         stealAfterMs: 100,
@@ -162,13 +163,18 @@ async function startDemoWorkers(
  * The demo's error for a worker process that ended under it, in the worker's own words, with
  * its exit code where it has one of the codes the CLI shares with it (unreachable, auth, ...).
  */
-function workerFailed(f: WorkerFailure): CliError {
+function workerFailed(failure: WorkerFailure): CliError {
   const how =
-    f.signal !== null ? `was killed by ${f.signal}` : `exited with code ${f.code ?? 'unknown'}`;
-  const said = f.stderr === '' ? ' (it wrote nothing on stderr)' : `:\n${f.stderr}`;
-  const code = f.code !== null && f.code >= 1 && f.code <= 5 ? f.code : ExitCode.FAILURE;
+    failure.signal !== null
+      ? `was killed by ${failure.signal}`
+      : `exited with code ${failure.code ?? 'unknown'}`;
+  const said = failure.stderr === '' ? ' (it wrote nothing on stderr)' : `:\n${failure.stderr}`;
+  const code =
+    failure.code !== null && failure.code >= 1 && failure.code <= 5
+      ? failure.code
+      : ExitCode.FAILURE;
   return new CliError(
-    `zoott-worker ${f.node} ${how} before the demo ended${said}`,
+    `zoott-worker ${failure.node} ${how} before the demo ended${said}`,
     code,
     "the demo's workers use this command's connection (--connect, --auth, --session-timeout), not your worker settings; --in-process runs them in this process",
   );
@@ -189,13 +195,13 @@ async function runToEnd(
   const started = Date.now();
   const progress = createProgress({ label: 'running', total, plainEveryMs: 1000 });
   let failure: WorkerFailure | null = null;
-  const failed = procs?.failed.then((f) => {
-    failure = f;
+  const failed = procs?.failed.then((workerFailure) => {
+    failure = workerFailure;
   });
   let queued = false;
-  const queueing = queueSampleWorld(engine, items).then((n) => {
+  const queueing = queueSampleWorld(engine, items).then((count) => {
     queued = true;
-    return n;
+    return count;
   });
   queueing.catch(() => undefined);
   const pause = () =>
@@ -209,13 +215,13 @@ async function runToEnd(
       progress.finish('a worker process ended');
       throw workerFailed(failure);
     }
-    const c = await engine.counts();
+    const counts = await engine.counts();
     progress.update(
-      c.completed + c.failed,
+      counts.completed + counts.failed,
       total,
-      `${c.working} working, ${c.pending} pending${c.failed ? `, ${c.failed} failed` : ''}`,
+      `${counts.working} working, ${counts.pending} pending${counts.failed ? `, ${counts.failed} failed` : ''}`,
     );
-    if (queued && c.pending === 0 && c.working === 0) break;
+    if (queued && counts.pending === 0 && counts.working === 0) break;
     if (!queued) await Promise.race([queueing, pause()]);
     else await pause();
   }
@@ -248,15 +254,15 @@ async function outcomeOf(engine: Engine, total: number, wallMs: number): Promise
 /** The final tree and the summary line (or the --json document), and what to try next. */
 function printOutcome(
   ctx: CommandContext,
-  o: DemoOptions,
+  options: DemoOptions,
   embedded: boolean,
   { tree, attempts, summary }: DemoOutcome,
 ): void {
   if (ctx.json) {
     ctx.printJson({
-      world: o.world,
+      world: options.world,
       embedded,
-      workers: o.workers,
+      workers: options.workers,
       tasks: treeToJson(tree),
       summary,
     });
@@ -264,9 +270,9 @@ function printOutcome(
   }
   const colours = ctx.colors;
   ctx.out(
-    renderTree(o.world, tree, colours, (n) => {
-      const a = attempts.get(n.key.join('|')) ?? 1;
-      return a > 1 ? colours.magenta(` (${a} attempts)`) : '';
+    renderTree(options.world, tree, colours, (node) => {
+      const attempt = attempts.get(node.key.join('|')) ?? 1;
+      return attempt > 1 ? colours.magenta(` (${attempt} attempts)`) : '';
     }),
   );
   ctx.out('');
@@ -285,7 +291,7 @@ function printOutcome(
   } else
     ctx.note(
       colours.dim(
-        `the world is still there: \`zoott --connect ${ctx.settings.connect} --world ${o.world} tree\``,
+        `the world is still there: \`zoott --connect ${ctx.settings.connect} --world ${options.world} tree\``,
       ),
     );
 }
@@ -295,39 +301,40 @@ function printOutcome(
  * then the final tree and a summary. Embedded (in-memory coordinator, in-process workers)
  * unless a server is configured; against ZooKeeper the JSON jobs run in worker processes.
  */
-export async function runDemo(ctx: CommandContext, o: DemoOptions): Promise<number> {
-  const s = ctx.settings;
-  const embedded = o.embedded || s.connect === null;
+export async function runDemo(ctx: CommandContext, options: DemoOptions): Promise<number> {
+  const settings = ctx.settings;
+  const embedded = options.embedded || settings.connect === null;
   const server = embedded ? new MemoryServer() : null;
   const setup: DemoSetup = {
     embedded,
-    connect: () => (server ? server.connect() : openZk(s)),
+    connect: () => (server ? server.connect() : openZk(settings)),
     logger: cliLogger(ctx.globals.debug === true),
   };
   const res = new DemoResources();
-  const items = itemNames(o.items);
+  const items = itemNames(options.items);
   const total = items.length * 3;
   try {
-    if (!embedded) await ensureChroot(s);
+    if (!embedded) await ensureChroot(settings);
     const producer = await setup.connect();
     res.sessions.push(producer);
-    if (!embedded) await clearDemoWorld(producer, o.world);
+    if (!embedded) await clearDemoWorld(producer, options.world);
     const engine = createEngine(producer, {
-      world: o.world,
+      world: options.world,
       logger: setup.logger,
       defaults: { backoff: DEMO_BACKOFF },
     });
     await engine.init();
-    if (o.dashboard) res.closeDashboard = await serveDashboard(ctx, producer, o.dashboard, o.world);
-    const who = await startDemoWorkers(ctx, o, setup, res);
+    if (options.dashboard)
+      res.closeDashboard = await serveDashboard(ctx, producer, options.dashboard, options.world);
+    const who = await startDemoWorkers(ctx, options, setup, res);
     const where = embedded
       ? 'the embedded in-memory coordinator (no ZooKeeper)'
-      : `ZooKeeper at ${s.connect}`;
-    ctx.note(`zoott demo: ${total} tasks in world "${o.world}" on ${where}, ${who}`);
+      : `ZooKeeper at ${settings.connect}`;
+    ctx.note(`zoott demo: ${total} tasks in world "${options.world}" on ${where}, ${who}`);
     const wallMs = await runToEnd(ctx, engine, items, total, res.procs);
     if (wallMs === null) return ExitCode.INTERRUPTED;
     const outcome = await outcomeOf(engine, total, wallMs);
-    printOutcome(ctx, o, embedded, outcome);
+    printOutcome(ctx, options, embedded, outcome);
     if (res.closeDashboard) await untilInterrupted(ctx);
     return outcome.summary.failed > 0 ? ExitCode.TASKS_FAILED : ExitCode.OK;
   } finally {

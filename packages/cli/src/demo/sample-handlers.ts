@@ -8,11 +8,11 @@ export function hashOf(text: string): number {
 
 const pause = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
+    const timer = setTimeout(resolve, ms);
     signal.addEventListener(
       'abort',
       () => {
-        clearTimeout(t);
+        clearTimeout(timer);
         resolve();
       },
       { once: true },
@@ -25,16 +25,16 @@ const pause = (ms: number, signal: AbortSignal) =>
  */
 export function sampleHandlers(): Handlers {
   return {
-    requestFile: async (t: TaskContext) => {
-      await pause(20 + (hashOf(t.name) % 60), t.signal);
-      return { url: (t.data as { url?: string } | null)?.url, status: 200 };
+    requestFile: async (task: TaskContext) => {
+      await pause(20 + (hashOf(task.name) % 60), task.signal);
+      return { url: (task.data as { url?: string } | null)?.url, status: 200 };
     },
-    downloadFile: async (t: TaskContext) => {
-      await pause(40 + (hashOf(t.name) % 120), t.signal);
-      const item = t.name.slice(t.name.indexOf('_') + 1);
-      if (t.attempt === 1 && Number(item.slice(1)) % 7 === 3)
+    downloadFile: async (task: TaskContext) => {
+      await pause(40 + (hashOf(task.name) % 120), task.signal);
+      const item = task.name.slice(task.name.indexOf('_') + 1);
+      if (task.attempt === 1 && Number(item.slice(1)) % 7 === 3)
         throw new Error(`mirror timed out fetching ${item} (simulated)`);
-      return { bytes: 1000 + (hashOf(t.name) % 9000), attempt: t.attempt };
+      return { bytes: 1000 + (hashOf(task.name) % 9000), attempt: task.attempt };
     },
   };
 }

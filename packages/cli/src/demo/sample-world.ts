@@ -6,8 +6,8 @@ import { hashOf } from './sample-handlers.js';
 export const JOB_TYPE = 'zoott.job';
 
 /** The demo's items: `f01`, `f02`, ... */
-export function itemNames(n: number): string[] {
-  return Array.from({ length: n }, (_, i) => `f${String(i + 1).padStart(2, '0')}`);
+export function itemNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `f${String(i + 1).padStart(2, '0')}`);
 }
 
 // The regular job: a real process (node itself, so it runs wherever zoott does) that reads

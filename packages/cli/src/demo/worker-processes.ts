@@ -35,7 +35,8 @@ const STDERR_TAIL = 2000;
  */
 function workerEnv(auth: readonly string[]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ZOOTT_')) env[k] = v;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('ZOOTT_')) env[key] = value;
   // Credentials go through the environment: a command line is readable by every local user.
   if (auth.length > 0) env.ZOOTT_AUTH = auth.join(',');
   return env;
@@ -66,24 +67,24 @@ export function workerBinPath(): string | null {
  * built daemon, so the caller can fall back to in-process workers.
  */
 export async function startWorkerProcesses(
-  s: Settings,
+  settings: Settings,
   world: string,
   count: number,
 ): Promise<WorkerProcesses | null> {
   const bin = workerBinPath();
   const handlersModule = fileURLToPath(new URL('./demo-handlers.js', import.meta.url));
-  if (!bin || !s.connect || !existsSync(handlersModule)) return null;
+  if (!bin || !settings.connect || !existsSync(handlersModule)) return null;
   // A config file of the demo's own, empty: no ./zoott.config.yaml or ~/.config/zoott of the
   // user's is read (see workerEnv).
   const configDir = mkdtempSync(path.join(tmpdir(), 'zoott-demo-'));
   const config = path.join(configDir, 'worker.json');
   writeFileSync(config, '{}\n');
-  const env = workerEnv(s.auth);
+  const env = workerEnv(settings.auth);
   // TLS and the SASL login go the same way, however the demo was given them.
-  Object.assign(env, zkSecurityEnv(s.zkSecurity.values));
+  Object.assign(env, zkSecurityEnv(settings.zkSecurity.values));
   const children: ChildProcess[] = [];
   let stopping = false;
-  let fail: (f: WorkerFailure) => void = () => {};
+  let fail: (failure: WorkerFailure) => void = () => {};
   const failed = new Promise<WorkerFailure>((resolve) => {
     fail = resolve;
   });
@@ -92,8 +93,8 @@ export async function startWorkerProcesses(
     const args = [
       bin,
       ...['--config', config],
-      ...['--connect', s.connect, '--world', world, '--concurrency', '2', '--node-id', node],
-      ...['--session-timeout', String(s.sessionTimeoutMs)],
+      ...['--connect', settings.connect, '--world', world, '--concurrency', '2', '--node-id', node],
+      ...['--session-timeout', String(settings.sessionTimeoutMs)],
       ...['--handlers', handlersModule, '--allow-exec', process.execPath, '--log-level', 'warn'],
       // The demo's jobs are its own node scripts: they run as whoever runs the demo (a root
       // worker refuses job types unless told whom to run them as).
@@ -130,15 +131,15 @@ export async function startWorkerProcesses(
 async function stopAll(children: readonly ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map(
-      (c) =>
+      (child) =>
         new Promise<void>((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-          c.once('exit', () => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          child.once('exit', () => {
             clearTimeout(kill);
             resolve();
           });
-          c.kill('SIGTERM');
+          child.kill('SIGTERM');
         }),
     ),
   );

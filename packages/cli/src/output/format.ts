@@ -3,9 +3,9 @@ export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '-';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
 /** ISO time of a ms timestamp, or `-`. */
@@ -17,6 +17,8 @@ export function formatTime(ms: number | undefined): string {
  * A task's failure as one line, `CODE: message` (a ZoottError's message already starts with
  * its code, which is then not said twice).
  */
-export function formatTaskError(e: { code: string; message: string }): string {
-  return e.message.startsWith(`${e.code}:`) ? e.message : `${e.code}: ${e.message}`;
+export function formatTaskError(error: { code: string; message: string }): string {
+  return error.message.startsWith(`${error.code}:`)
+    ? error.message
+    : `${error.code}: ${error.message}`;
 }

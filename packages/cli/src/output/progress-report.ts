@@ -15,21 +15,21 @@ export function formatProgressValue(value: unknown): string {
 export class LogCursor {
   private readonly shown = new Map<string, { total: number; attempt: number; value: string }>();
 
-  /** The new lines of `p` for task `key`, how many were missed, and whether the value changed. */
+  /** The new lines of `progress` for task `key`, how many were missed, and whether the value changed. */
   next(
     key: string,
-    p: TaskProgress,
+    progress: TaskProgress,
   ): { lines: TaskProgress['log']; missed: number; valueChanged: boolean } {
     const before = this.shown.get(key);
-    const fresh = !before || before.attempt !== p.attempt;
-    const total = p.dropped + p.log.length;
+    const fresh = !before || before.attempt !== progress.attempt;
+    const total = progress.dropped + progress.log.length;
     const from = fresh ? 0 : before.total;
-    const skip = Math.max(0, from - p.dropped);
-    const missed = Math.max(0, p.dropped - from) - (fresh ? p.dropped : 0);
-    const value = p.progress === undefined ? '' : JSON.stringify(p.progress);
-    this.shown.set(key, { total, attempt: p.attempt, value });
+    const skip = Math.max(0, from - progress.dropped);
+    const missed = Math.max(0, progress.dropped - from) - (fresh ? progress.dropped : 0);
+    const value = progress.progress === undefined ? '' : JSON.stringify(progress.progress);
+    this.shown.set(key, { total, attempt: progress.attempt, value });
     return {
-      lines: p.log.slice(skip),
+      lines: progress.log.slice(skip),
       missed: Math.max(0, missed),
       valueChanged: value !== '' && (fresh || before.value !== value),
     };

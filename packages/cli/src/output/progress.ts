@@ -55,14 +55,14 @@ export function createProgress(opts: ProgressOptions): Progress {
     lastDraw = now;
   };
   return {
-    update(d, t, n) {
-      done = d;
-      if (t !== undefined) total = t;
-      if (n !== undefined) note = n;
+    update(doneNow, totalNow, noteNow) {
+      done = doneNow;
+      if (totalNow !== undefined) total = totalNow;
+      if (noteNow !== undefined) note = noteNow;
       draw(false);
     },
-    finish(n) {
-      if (n !== undefined) note = n;
+    finish(noteNow) {
+      if (noteNow !== undefined) note = noteNow;
       if (opts.silent) return;
       if (tty) {
         draw(true);

@@ -11,12 +11,13 @@ export function renderTable(rows: string[][], header?: string[]): string {
   const all = header ? [header, ...rows] : rows;
   const widths: number[] = [];
   for (const row of all)
-    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, width(cell));
+    for (const [index, cell] of row.entries())
+      widths[index] = Math.max(widths[index] ?? 0, width(cell));
   return all
     .map((row) =>
       row
-        .map((cell, i) =>
-          i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - width(cell)),
+        .map((cell, index) =>
+          index === row.length - 1 ? cell : cell + ' '.repeat(widths[index]! - width(cell)),
         )
         .join('  ')
         .trimEnd(),

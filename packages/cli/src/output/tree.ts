@@ -14,12 +14,12 @@ export function renderTree(
 ): string {
   const lines = [colours.bold(topNodePath(world))];
   const walk = (list: readonly TreeNode[], prefix: string) => {
-    list.forEach((n, i) => {
-      const last = i === list.length - 1;
+    list.forEach((node, index) => {
+      const last = index === list.length - 1;
       lines.push(
-        `${prefix}${last ? '└── ' : '├── '}${n.name} ${colours.dim(`(${n.type || '?'})`)} ${paintState(colours, n.state)}${n.corrupt !== undefined ? ` ${colours.red('corrupt')}` : ''}${annotate ? annotate(n) : ''}`,
+        `${prefix}${last ? '└── ' : '├── '}${node.name} ${colours.dim(`(${node.type || '?'})`)} ${paintState(colours, node.state)}${node.corrupt !== undefined ? ` ${colours.red('corrupt')}` : ''}${annotate ? annotate(node) : ''}`,
       );
-      walk(n.children, prefix + (last ? '    ' : '│   '));
+      walk(node.children, prefix + (last ? '    ' : '│   '));
     });
   };
   walk(nodes, '');
@@ -31,10 +31,10 @@ export function renderTree(
 export function countTree(nodes: readonly TreeNode[]): Record<string, number> {
   const out: Record<string, number> = {};
   const walk = (list: readonly TreeNode[]) => {
-    for (const n of list) {
-      const k = n.state ?? 'cancelled';
-      out[k] = (out[k] ?? 0) + 1;
-      walk(n.children);
+    for (const node of list) {
+      const state = node.state ?? 'cancelled';
+      out[state] = (out[state] ?? 0) + 1;
+      walk(node.children);
     }
   };
   walk(nodes);
@@ -43,12 +43,12 @@ export function countTree(nodes: readonly TreeNode[]): Record<string, number> {
 
 /** The tree as plain JSON: keys as `a|b|c` strings, children nested. */
 export function treeToJson(nodes: readonly TreeNode[]): unknown[] {
-  return nodes.map((n) => ({
-    key: n.key.join('|'),
-    name: n.name,
-    type: n.type,
-    state: n.state,
-    ...(n.corrupt !== undefined ? { corrupt: n.corrupt } : {}),
-    children: treeToJson(n.children),
+  return nodes.map((node) => ({
+    key: node.key.join('|'),
+    name: node.name,
+    type: node.type,
+    state: node.state,
+    ...(node.corrupt !== undefined ? { corrupt: node.corrupt } : {}),
+    children: treeToJson(node.children),
   }));
 }

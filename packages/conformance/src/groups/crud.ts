@@ -33,7 +33,7 @@ export const crudTests: GroupTests = (ctx) => {
   it('names may hold spaces, dots and non-ASCII letters', async () => {
     const { client, path } = ctx();
     const names = ['a b', 'v1.2', 'grüße', 'x|y'];
-    for (const n of names) await client.create(path(n), text(n));
+    for (const name of names) await client.create(path(name), text(name));
     expect(sorted(await client.children(ctx().base))).toEqual(sorted(names));
     expect(str((await client.get(path('grüße'))).data)).toBe('grüße');
   });
@@ -115,7 +115,7 @@ export const crudTests: GroupTests = (ctx) => {
   it('children lists the child names; a leaf has none', async () => {
     const { client, path } = ctx();
     await client.create(path('p'));
-    for (const n of ['b', 'a', 'c']) await client.create(path('p', n));
+    for (const name of ['b', 'a', 'c']) await client.create(path('p', name));
     expect(sorted(await client.children(path('p')))).toEqual(['a', 'b', 'c']);
     expect(await client.children(path('p', 'a'))).toEqual([]);
   });
@@ -166,8 +166,8 @@ export const crudTests: GroupTests = (ctx) => {
   it("one client's requests settle in the order they were issued", async () => {
     const { client, path } = ctx();
     const order: string[] = [];
-    const track = <T>(label: string, p: Promise<T>) =>
-      p.then(
+    const track = <T>(label: string, promise: Promise<T>) =>
+      promise.then(
         () => order.push(label),
         () => order.push(`${label}!`),
       );
@@ -186,8 +186,9 @@ export const crudTests: GroupTests = (ctx) => {
     const clients = await Promise.all([connect(), connect(), connect()]);
     const results = await Promise.allSettled(clients.map((c) => c.create(path('race'))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    for (const r of results) {
-      if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'NODE_EXISTS' });
+    for (const settled of results) {
+      if (settled.status === 'rejected')
+        expect(settled.reason).toMatchObject({ code: 'NODE_EXISTS' });
     }
   });
 };

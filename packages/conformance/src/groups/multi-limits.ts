@@ -238,12 +238,13 @@ export const multiSamePathTests: GroupTests = (ctx) => {
       { op: 'create', path: path('b') },
       { op: 'set', path: path('old'), data: text('x') },
     ]);
-    const a = await client.exists(path('a'));
-    const b = await client.exists(path('b'));
+    const statA = await client.exists(path('a'));
+    const statB = await client.exists(path('b'));
     const set = results[2];
-    if (!a || !b || set?.op !== 'set') throw new Error('conformance: multi results missing');
-    expect(b.czxid).toBe(a.czxid);
-    expect(set.stat.mzxid).toBe(a.czxid);
-    expect((await client.exists(base))?.pzxid).toBe(a.czxid);
+    if (!statA || !statB || set?.op !== 'set')
+      throw new Error('conformance: multi results missing');
+    expect(statB.czxid).toBe(statA.czxid);
+    expect(set.stat.mzxid).toBe(statA.czxid);
+    expect((await client.exists(base))?.pzxid).toBe(statA.czxid);
   });
 };

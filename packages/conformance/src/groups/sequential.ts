@@ -6,21 +6,26 @@ const SUFFIX = /^(.*?)(\d{10})$/;
 
 /**
  * Asserts that `created` is a child of `parent` whose name starts with `prefix` and ends with
- * the 10-digit counter `n`. Nothing in between is pinned: an adapter may put a marker there
- * for "protected" creates.
+ * `counter` in 10 digits. Nothing in between is pinned: an adapter may put a marker there for
+ * "protected" creates.
  */
-export function expectSequential(created: string, parent: string, prefix: string, n: number): void {
+export function expectSequential(
+  created: string,
+  parent: string,
+  prefix: string,
+  counter: number,
+): void {
   const slash = created.lastIndexOf('/');
   const name = created.slice(slash + 1);
   expect(created.slice(0, slash)).toBe(parent);
   expect(name.startsWith(prefix), `${name} starts with ${prefix}`).toBe(true);
-  expect(name.slice(-10)).toBe(String(n).padStart(10, '0'));
+  expect(name.slice(-10)).toBe(String(counter).padStart(10, '0'));
 }
 
 function suffixOf(path: string): number {
-  const m = SUFFIX.exec(path);
-  if (!m) throw new Error(`${path} has no 10-digit sequence suffix`);
-  return Number(m[2]);
+  const match = SUFFIX.exec(path);
+  if (!match) throw new Error(`${path} has no 10-digit sequence suffix`);
+  return Number(match[2]);
 }
 
 export const sequentialTests: GroupTests = (ctx) => {
@@ -63,10 +68,10 @@ export const sequentialTests: GroupTests = (ctx) => {
   it('different prefixes share one counter per parent', async () => {
     const { client, path } = ctx();
     await client.create(path('q'));
-    const a = await client.create(path('q', 'a-'), undefined, { sequential: true });
-    const b = await client.create(path('q', 'b-'), undefined, { sequential: true });
-    expectSequential(a, path('q'), 'a-', 0);
-    expectSequential(b, path('q'), 'b-', 1);
+    const createdA = await client.create(path('q', 'a-'), undefined, { sequential: true });
+    const createdB = await client.create(path('q', 'b-'), undefined, { sequential: true });
+    expectSequential(createdA, path('q'), 'a-', 0);
+    expectSequential(createdB, path('q'), 'b-', 1);
   });
 
   it('the created names are what children() lists', async () => {
@@ -85,8 +90,8 @@ export const sequentialTests: GroupTests = (ctx) => {
     await client.create(path('q'));
     const clients = [client, ...(await Promise.all([connect(), connect()]))];
     const created = await Promise.all(
-      clients.flatMap((c) =>
-        [0, 1, 2].map(() => c.create(path('q', 'w-'), undefined, { sequential: true })),
+      clients.flatMap((sessionClient) =>
+        [0, 1, 2].map(() => sessionClient.create(path('q', 'w-'), undefined, { sequential: true })),
       ),
     );
     expect(new Set(created).size).toBe(9);

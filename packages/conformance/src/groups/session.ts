@@ -87,23 +87,23 @@ export const sessionTests: GroupTests = (ctx, declared) => {
 
   it("close makes the client 'closed'; later requests fail CLOSED; close is idempotent", async () => {
     const { connect, timeoutMs } = ctx();
-    const c = await connect();
-    const events = sessionRecorder(c, timeoutMs);
-    await c.close();
+    const coordinator = await connect();
+    const events = sessionRecorder(coordinator, timeoutMs);
+    await coordinator.close();
     await events.waitFor('closed');
-    expect(c.state).toBe('closed');
-    await expectCode(c.get(ctx().base), 'CLOSED');
-    await c.close();
+    expect(coordinator.state).toBe('closed');
+    await expectCode(coordinator.get(ctx().base), 'CLOSED');
+    await coordinator.close();
     expect(events.events.filter((e) => e.type === 'closed')).toHaveLength(1);
   });
 
   it('a removed session listener hears nothing more', async () => {
     const { connect, timeoutMs } = ctx();
-    const c = await connect();
-    const kept = sessionRecorder(c, timeoutMs);
-    const removed = sessionRecorder(c, timeoutMs);
+    const coordinator = await connect();
+    const kept = sessionRecorder(coordinator, timeoutMs);
+    const removed = sessionRecorder(coordinator, timeoutMs);
     removed.stop();
-    await c.close();
+    await coordinator.close();
     await kept.waitFor('closed');
     expect(removed.events).toEqual([]);
   });
@@ -112,33 +112,33 @@ export const sessionTests: GroupTests = (ctx, declared) => {
     const { client, connect, harness, path, timeoutMs } = ctx();
     await client.create(path('n'));
     const victim = await connect();
-    const w = recorder(timeoutMs);
-    await victim.get(path('n'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await victim.get(path('n'), { watch: watchRecorder.watch });
     const events = sessionRecorder(victim, timeoutMs);
     await harness.expireSession(victim);
     await events.waitFor('lost');
     await client.set(path('n'), text('x'));
     await victim.renewSession();
     await victim.exists(path('n'));
-    expect(w.events).toEqual([]);
+    expect(watchRecorder.events).toEqual([]);
   });
 
   if (declared.dropConnection) {
     it("a dropped connection gives 'suspended' then 'reconnected' with the same session", async () => {
       const { connect, harness, path, timeoutMs } = ctx();
-      const c = await connect();
-      const id = c.sessionId;
-      await c.create(path('eph'), text('still here'), { ephemeral: true });
-      const events = sessionRecorder(c, timeoutMs);
-      await harness.dropConnection?.(c);
+      const coordinator = await connect();
+      const id = coordinator.sessionId;
+      await coordinator.create(path('eph'), text('still here'), { ephemeral: true });
+      const events = sessionRecorder(coordinator, timeoutMs);
+      await harness.dropConnection?.(coordinator);
       await events.waitFor('reconnected');
       const types = events.events.map((e) => e.type);
       expect(types.indexOf('suspended')).toBeGreaterThanOrEqual(0);
       expect(types.indexOf('suspended')).toBeLessThan(types.indexOf('reconnected'));
       expect(types).not.toContain('lost');
-      expect(c.sessionId).toBe(id);
-      expect(c.state).toBe('connected');
-      const { data, stat } = await c.get(path('eph'));
+      expect(coordinator.sessionId).toBe(id);
+      expect(coordinator.state).toBe('connected');
+      const { data, stat } = await coordinator.get(path('eph'));
       expect(str(data)).toBe('still here');
       expect(stat.ephemeralOwner).toBe(id);
     });
@@ -146,14 +146,14 @@ export const sessionTests: GroupTests = (ctx, declared) => {
     it('watches set before a dropped connection still fire after it', async () => {
       const { client, connect, harness, path, timeoutMs } = ctx();
       await client.create(path('n'));
-      const c = await connect();
-      const w = recorder(timeoutMs);
-      await c.get(path('n'), { watch: w.watch });
-      const events = sessionRecorder(c, timeoutMs);
-      await harness.dropConnection?.(c);
+      const coordinator = await connect();
+      const watchRecorder = recorder(timeoutMs);
+      await coordinator.get(path('n'), { watch: watchRecorder.watch });
+      const events = sessionRecorder(coordinator, timeoutMs);
+      await harness.dropConnection?.(coordinator);
       await events.waitFor('reconnected');
       await client.set(path('n'), text('after'));
-      expect(await w.next()).toEqual({ type: 'dataChanged', path: path('n') });
+      expect(await watchRecorder.next()).toEqual({ type: 'dataChanged', path: path('n') });
     });
   }
 };

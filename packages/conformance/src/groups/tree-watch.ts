@@ -30,15 +30,15 @@ const eventTests: GroupTests = (ctx) => {
   it('reports creates, sets and deletes at every depth, in commit order, and no children changes', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     await client.create(path('w', 'a'));
     await client.create(path('w', 'a', 'b'), text('1'));
     await client.set(path('w', 'a', 'b'), text('2'));
     await client.set(path('w'), text('root'));
     await client.delete(path('w', 'a', 'b'));
     await roundTrip();
-    expect(r.events).toEqual([
+    expect(recording.events).toEqual([
       { type: 'created', path: path('w', 'a') },
       { type: 'created', path: path('w', 'a', 'b') },
       { type: 'dataChanged', path: path('w', 'a', 'b') },
@@ -51,15 +51,15 @@ const eventTests: GroupTests = (ctx) => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
     await client.create(path('w', 'old'));
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     await client.multi([
       { op: 'create', path: path('w', 'x'), data: text('x') },
       { op: 'set', path: path('w', 'x'), data: text('y') },
       { op: 'delete', path: path('w', 'old') },
       { op: 'check', path: path('w'), version: 0 },
     ]);
-    expect(r.events).toEqual([
+    expect(recording.events).toEqual([
       { type: 'created', path: path('w', 'x') },
       { type: 'dataChanged', path: path('w', 'x') },
       { type: 'deleted', path: path('w', 'old') },
@@ -70,18 +70,18 @@ const eventTests: GroupTests = (ctx) => {
     const { client, connect, path, timeoutMs } = ctx();
     await client.create(path('w'));
     const other = await connect();
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     const created = await other.create(path('w', 'n-'), text('seq'), { sequential: true });
     // The change is committed: a request the watcher's client issues now settles after it.
     await roundTrip();
-    expect(r.events).toEqual([{ type: 'created', path: created }]);
+    expect(recording.events).toEqual([{ type: 'created', path: created }]);
   });
 
   it('watches a path that does not exist yet, and nothing beside it', async () => {
     const { client, path, timeoutMs } = ctx();
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('later'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('later'), recording.listener);
     // A sibling whose name starts like the watched one is not under it.
     await client.create(path('laterish'));
     await client.create(path('later'));
@@ -89,7 +89,7 @@ const eventTests: GroupTests = (ctx) => {
     await client.delete(path('later', 'c'));
     await client.delete(path('later'));
     await roundTrip();
-    expect(r.events).toEqual([
+    expect(recording.events).toEqual([
       { type: 'created', path: path('later') },
       { type: 'created', path: path('later', 'c') },
       { type: 'deleted', path: path('later', 'c') },
@@ -124,8 +124,8 @@ const oneShotTests: GroupTests = (ctx) => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
     await client.create(path('w', 'n'));
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     const once = recorder(timeoutMs);
     const kids = recorder(timeoutMs);
     await client.get(path('w', 'n'), { watch: once.watch });
@@ -136,7 +136,7 @@ const oneShotTests: GroupTests = (ctx) => {
     await roundTrip();
     expect(once.events).toEqual([{ type: 'dataChanged', path: path('w', 'n') }]);
     expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
-    expect(r.events).toEqual([
+    expect(recording.events).toEqual([
       { type: 'dataChanged', path: path('w', 'n') },
       { type: 'dataChanged', path: path('w', 'n') },
       { type: 'created', path: path('w', 'm') },
@@ -152,14 +152,14 @@ const oneShotTests: GroupTests = (ctx) => {
     const data = recorder(timeoutMs);
     await client.children(path('w'), { watch: kids.watch });
     await client.get(path('w'), { watch: data.watch });
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     await client.create(path('w', 'a'));
     await client.set(path('w'), text('1'));
     await roundTrip();
     expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
     expect(data.events).toEqual([{ type: 'dataChanged', path: path('w') }]);
-    expect(r.events).toEqual([
+    expect(recording.events).toEqual([
       { type: 'created', path: path('w', 'a') },
       { type: 'dataChanged', path: path('w') },
     ]);
@@ -171,22 +171,22 @@ const oneShotTests: GroupTests = (ctx) => {
     await client.create(path('w', 'old'));
     const kids = recorder(timeoutMs);
     await client.children(path('w'), { watch: kids.watch });
-    const r = treeRecorder(timeoutMs);
-    const stop = await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    const stop = await watchTree(client)(path('w'), recording.listener);
     stop();
     await roundTrip();
     await client.delete(path('w', 'old'));
     await roundTrip();
     expect(kids.events).toEqual([{ type: 'childrenChanged', path: path('w') }]);
-    expect(r.events).toEqual([]);
+    expect(recording.events).toEqual([]);
   });
 
   it('a children watch fires once when a tree watch on an ancestor reports the same change', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
     await client.create(path('w', 'in'));
-    const r = treeRecorder(timeoutMs);
-    await watchTree(client)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(client)(path('w'), recording.listener);
     const kids = recorder(timeoutMs);
     await client.children(path('w', 'in'), { watch: kids.watch });
     await client.create(path('w', 'in', 'x'));
@@ -210,9 +210,9 @@ const lifecycleTests: GroupTests = (ctx, declared) => {
   it('the stop function ends delivery at once, and a second call does nothing', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('w'));
-    const r = treeRecorder(timeoutMs);
+    const recording = treeRecorder(timeoutMs);
     const kept = treeRecorder(timeoutMs);
-    const stop = await watchTree(client)(path('w'), r.listener);
+    const stop = await watchTree(client)(path('w'), recording.listener);
     await watchTree(client)(path('w'), kept.listener);
     await client.create(path('w', 'a'));
     await roundTrip();
@@ -220,7 +220,7 @@ const lifecycleTests: GroupTests = (ctx, declared) => {
     stop();
     await client.create(path('w', 'b'));
     await roundTrip();
-    expect(r.events).toEqual([{ type: 'created', path: path('w', 'a') }]);
+    expect(recording.events).toEqual([{ type: 'created', path: path('w', 'a') }]);
     // Another watch on the same path is not stopped with it.
     expect(kept.events).toEqual([
       { type: 'created', path: path('w', 'a') },
@@ -230,30 +230,30 @@ const lifecycleTests: GroupTests = (ctx, declared) => {
 
   it('refuses a bad path with INVALID_PATH, registering nothing', async () => {
     const { client, timeoutMs } = ctx();
-    const r = treeRecorder(timeoutMs);
-    await expectCode(watchTree(client)('no-slash', r.listener), 'INVALID_PATH');
-    await expectCode(watchTree(client)('/trailing/', r.listener), 'INVALID_PATH');
-    expect(r.events).toEqual([]);
+    const recording = treeRecorder(timeoutMs);
+    await expectCode(watchTree(client)('no-slash', recording.listener), 'INVALID_PATH');
+    await expectCode(watchTree(client)('/trailing/', recording.listener), 'INVALID_PATH');
+    expect(recording.events).toEqual([]);
   });
 
   it("a new session gives 'reset', and the changes after it are reported", async () => {
     const { client, connect, harness, path, timeoutMs } = ctx();
     await client.create(path('w'));
     const victim = await connect();
-    const r = treeRecorder(timeoutMs);
-    await watchTree(victim)(path('w'), r.listener);
+    const recording = treeRecorder(timeoutMs);
+    await watchTree(victim)(path('w'), recording.listener);
     const events = sessionRecorder(victim, timeoutMs);
     await harness.expireSession(victim);
     await events.waitFor('lost');
     // Expiring may have cost the client a connection first (a reset then): count from here.
-    const before = r.events.length;
+    const before = recording.events.length;
     // The session is gone on the server: its watch with it, so a change now reaches nobody.
     await client.create(path('w', 'gap'));
     await victim.renewSession();
-    expect(await r.next(before + 1)).toEqual({ type: 'reset' });
+    expect(await recording.next(before + 1)).toEqual({ type: 'reset' });
     await client.create(path('w', 'after'));
     await victim.exists(path('w'));
-    expect(r.events.slice(before)).toEqual([
+    expect(recording.events.slice(before)).toEqual([
       { type: 'reset' },
       { type: 'created', path: path('w', 'after') },
     ]);
@@ -263,15 +263,18 @@ const lifecycleTests: GroupTests = (ctx, declared) => {
     it("a dropped connection gives 'reset', and the changes after it are reported", async () => {
       const { client, connect, harness, path, timeoutMs } = ctx();
       await client.create(path('w'));
-      const c = await connect();
-      const r = treeRecorder(timeoutMs);
-      await watchTree(c)(path('w'), r.listener);
-      await harness.dropConnection?.(c);
-      const reset = await r.next();
+      const coordinator = await connect();
+      const recording = treeRecorder(timeoutMs);
+      await watchTree(coordinator)(path('w'), recording.listener);
+      await harness.dropConnection?.(coordinator);
+      const reset = await recording.next();
       expect(reset).toEqual({ type: 'reset' });
       await client.create(path('w', 'after'));
-      await c.exists(path('w'));
-      expect(r.events).toEqual([{ type: 'reset' }, { type: 'created', path: path('w', 'after') }]);
+      await coordinator.exists(path('w'));
+      expect(recording.events).toEqual([
+        { type: 'reset' },
+        { type: 'created', path: path('w', 'after') },
+      ]);
     });
   }
 };

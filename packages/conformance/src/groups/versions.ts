@@ -143,9 +143,9 @@ export const versionsTests: GroupTests = (ctx) => {
     const { client, path } = ctx();
     await client.create(path('first'));
     await client.create(path('second'));
-    const a = await client.exists(path('first'));
-    const b = await client.exists(path('second'));
-    expect(b?.czxid).toBeGreaterThan(a?.czxid ?? Number.POSITIVE_INFINITY);
+    const first = await client.exists(path('first'));
+    const second = await client.exists(path('second'));
+    expect(second?.czxid).toBeGreaterThan(first?.czxid ?? Number.POSITIVE_INFINITY);
   });
 
   it('of concurrent setters with the same expected version exactly one succeeds', async () => {
@@ -156,8 +156,9 @@ export const versionsTests: GroupTests = (ctx) => {
       [client, ...others].map((c, i) => c.set(path('cas'), text(`w${i}`), 0)),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    for (const r of results) {
-      if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'BAD_VERSION' });
+    for (const settled of results) {
+      if (settled.status === 'rejected')
+        expect(settled.reason).toMatchObject({ code: 'BAD_VERSION' });
     }
     expect((await client.exists(path('cas')))?.version).toBe(1);
   });

@@ -9,27 +9,27 @@ export const watchesTests: GroupTests = (ctx) => {
   it('a get watch fires dataChanged on set, with the path the client used', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('n'), text('a'));
-    const w = recorder(timeoutMs);
-    await client.get(path('n'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.get(path('n'), { watch: watchRecorder.watch });
     await client.set(path('n'), text('b'));
-    expect(await w.next()).toEqual({ type: 'dataChanged', path: path('n') });
+    expect(await watchRecorder.next()).toEqual({ type: 'dataChanged', path: path('n') });
   });
 
   it('a get watch fires deleted when the node is deleted', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('n'));
-    const w = recorder(timeoutMs);
-    await client.get(path('n'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.get(path('n'), { watch: watchRecorder.watch });
     await client.delete(path('n'));
-    expect(await w.next()).toEqual({ type: 'deleted', path: path('n') });
+    expect(await watchRecorder.next()).toEqual({ type: 'deleted', path: path('n') });
   });
 
   it('an exists watch on an absent node fires created', async () => {
     const { client, path, timeoutMs } = ctx();
-    const w = recorder(timeoutMs);
-    expect(await client.exists(path('later'), { watch: w.watch })).toBeNull();
+    const watchRecorder = recorder(timeoutMs);
+    expect(await client.exists(path('later'), { watch: watchRecorder.watch })).toBeNull();
     await client.create(path('later'));
-    expect(await w.next()).toEqual({ type: 'created', path: path('later') });
+    expect(await watchRecorder.next()).toEqual({ type: 'created', path: path('later') });
   });
 
   it('an exists watch on a present node fires dataChanged, then (re-armed) deleted', async () => {
@@ -61,10 +61,10 @@ export const watchesTests: GroupTests = (ctx) => {
   it('a children watch fires deleted when the node itself is deleted', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('p'));
-    const w = recorder(timeoutMs);
-    await client.children(path('p'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.children(path('p'), { watch: watchRecorder.watch });
     await client.delete(path('p'));
-    expect(await w.next()).toEqual({ type: 'deleted', path: path('p') });
+    expect(await watchRecorder.next()).toEqual({ type: 'deleted', path: path('p') });
   });
 
   it('watches are one-shot: a second change does not fire them again', async () => {
@@ -135,10 +135,10 @@ export const watchesTests: GroupTests = (ctx) => {
   it('a watch fires before the reply to any request issued after the change', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('n'));
-    const w = recorder(timeoutMs);
-    await client.get(path('n'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.get(path('n'), { watch: watchRecorder.watch });
     const set = client.set(path('n'), text('x'));
-    const later = client.exists(path('n')).then(() => w.events.length);
+    const later = client.exists(path('n')).then(() => watchRecorder.events.length);
     await set;
     expect(await later).toBe(1);
   });
@@ -176,47 +176,47 @@ export const watchesTests: GroupTests = (ctx) => {
     const { client, connect, path, timeoutMs } = ctx();
     await client.create(path('n'));
     const other = await connect();
-    const a = recorder(timeoutMs);
-    const b = recorder(timeoutMs);
-    const c = recorder(timeoutMs);
-    await client.get(path('n'), { watch: a.watch });
-    await client.exists(path('n'), { watch: b.watch });
-    await other.get(path('n'), { watch: c.watch });
+    const recorderA = recorder(timeoutMs);
+    const recorderB = recorder(timeoutMs);
+    const recorderC = recorder(timeoutMs);
+    await client.get(path('n'), { watch: recorderA.watch });
+    await client.exists(path('n'), { watch: recorderB.watch });
+    await other.get(path('n'), { watch: recorderC.watch });
     await client.set(path('n'), text('x'));
-    for (const r of [a, b, c])
-      expect(await r.next()).toEqual({ type: 'dataChanged', path: path('n') });
+    for (const eachRecorder of [recorderA, recorderB, recorderC])
+      expect(await eachRecorder.next()).toEqual({ type: 'dataChanged', path: path('n') });
   });
 
   it('setAcl fires no data watch', async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('n'));
-    const w = recorder(timeoutMs);
-    await client.get(path('n'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.get(path('n'), { watch: watchRecorder.watch });
     await client.setAcl(path('n'), [{ scheme: 'world', id: 'anyone', perms: 31 }]);
     await roundTrip();
-    expect(w.events).toEqual([]);
+    expect(watchRecorder.events).toEqual([]);
   });
 
   it("a child's data change does not fire the parent's children watch; a set does not fire a children watch", async () => {
     const { client, path, timeoutMs } = ctx();
     await client.create(path('p'));
     await client.create(path('p', 'c'));
-    const w = recorder(timeoutMs);
-    await client.children(path('p'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.children(path('p'), { watch: watchRecorder.watch });
     await client.set(path('p', 'c'), text('x'));
     await client.set(path('p'), text('y'));
     await roundTrip();
-    expect(w.events).toEqual([]);
+    expect(watchRecorder.events).toEqual([]);
   });
 
   it('an exists watch on an absent node ignores siblings', async () => {
     const { client, path, timeoutMs } = ctx();
-    const w = recorder(timeoutMs);
-    await client.exists(path('wanted'), { watch: w.watch });
+    const watchRecorder = recorder(timeoutMs);
+    await client.exists(path('wanted'), { watch: watchRecorder.watch });
     await client.create(path('wanted-not'));
     await client.create(path('other'));
     await roundTrip();
-    expect(w.events).toEqual([]);
+    expect(watchRecorder.events).toEqual([]);
   });
 
   it('the watches of a closed session never fire', async () => {

@@ -46,19 +46,19 @@ export function areaNode(
       repair: area === AREA.working ? 'none' : 'quarantine',
     };
   if (area !== AREA.pending) return { key, attempts: undefined };
-  const e = parsed.value;
+  const entry = parsed.value;
   if (
-    typeof e.name !== 'string' ||
-    typeof e.type !== 'string' ||
-    !Number.isInteger(e.attempts) ||
-    !Number.isInteger(e.maxAttempts)
+    typeof entry.name !== 'string' ||
+    typeof entry.type !== 'string' ||
+    !Number.isInteger(entry.attempts) ||
+    !Number.isInteger(entry.maxAttempts)
   )
     return {
       kind: 'corrupt',
       detail: 'pending entry: wrong shape (name, type, attempts, maxAttempts)',
       repair: 'quarantine',
     };
-  return { key, attempts: e.attempts as number };
+  return { key, attempts: entry.attempts as number };
 }
 
 /** The finding of an area node whose task has no tree node. */

@@ -23,15 +23,16 @@ import type { Diagnosis } from './doctor-findings.js';
 const SHARED_USE = Perms.CREATE | Perms.READ;
 
 /** The shared area nodes, then which of the world's nodes are missing. */
-export async function diagnoseNamespace(d: Diagnosis, chroot: string): Promise<void> {
-  const world = d.ctx.layout.world;
+export async function diagnoseNamespace(diagnosis: Diagnosis, chroot: string): Promise<void> {
+  const world = diagnosis.ctx.layout.world;
   const missing: string[] = [];
-  for (const path of sharedParents()) if (!(await sharedNode(d, path, chroot))) missing.push(path);
-  if (missing.length > 0) await namespaceRoot(d, missing, chroot);
+  for (const path of sharedParents())
+    if (!(await sharedNode(diagnosis, path, chroot))) missing.push(path);
+  if (missing.length > 0) await namespaceRoot(diagnosis, missing, chroot);
   for (const path of worldSideNodes(world)) {
-    d.tick();
-    if ((await d.aclOf(path)) === null)
-      d.add(
+    diagnosis.tick();
+    if ((await diagnosis.aclOf(path)) === null)
+      diagnosis.add(
         'missing',
         path,
         `the world has no ${path} (made by zoott 0.1.0, or removed): \`zoott init ${world}\` makes it, with the world's ACL`,
@@ -39,18 +40,18 @@ export async function diagnoseNamespace(d: Diagnosis, chroot: string): Promise<v
       );
   }
   // Not read by any other part: what `--repair` moves is kept there.
-  await d.checkAcl(d.ctx.layout.areaRoot(AREA_NAMES.quarantine));
+  await diagnosis.checkAcl(diagnosis.ctx.layout.areaRoot(AREA_NAMES.quarantine));
 }
 
 /**
  * The namespace root (the chroot), when shared area nodes are missing: whether the world's
  * principal may create them there. zoott never changes a chroot's ACL; its admins can.
  */
-async function namespaceRoot(d: Diagnosis, missing: readonly string[], chroot: string) {
-  const acl = await d.aclOf('/');
-  d.tick();
+async function namespaceRoot(diagnosis: Diagnosis, missing: readonly string[], chroot: string) {
+  const acl = await diagnosis.aclOf('/');
+  diagnosis.tick();
   if (acl === null) return;
-  const principal = (d.principal ?? []).map((p) => ({ ...p, perms: Perms.CREATE }));
+  const principal = (diagnosis.principal ?? []).map((p) => ({ ...p, perms: Perms.CREATE }));
   const denied = deniedBy(acl, principal);
   if (denied.length === 0) return;
   const fix = {
@@ -59,7 +60,7 @@ async function namespaceRoot(d: Diagnosis, missing: readonly string[], chroot: s
     recursive: false,
     admins: acl === 'unreadable' ? [] : adminsOf(acl),
   };
-  d.add(
+  diagnosis.add(
     'squatted',
     '/',
     `the namespace root (the connect string's chroot) has ${showAclShort(acl)}: the world's principal ${showDenied(denied)} there, so the missing ${missing.join(', ')} cannot be made; only its admins can change that`,
@@ -70,12 +71,12 @@ async function namespaceRoot(d: Diagnosis, missing: readonly string[], chroot: s
 }
 
 /** One shared area node's findings; `false` when it is missing. */
-async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<boolean> {
-  const world = d.ctx.layout.world;
-  const acl = await d.aclOf(path);
-  d.tick();
+async function sharedNode(diagnosis: Diagnosis, path: string, chroot: string): Promise<boolean> {
+  const world = diagnosis.ctx.layout.world;
+  const acl = await diagnosis.aclOf(path);
+  diagnosis.tick();
   if (acl === null) {
-    d.add(
+    diagnosis.add(
       'missing',
       path,
       `${path}, shared by every world of the namespace, is missing: \`zoott init ${world}\` makes it (world:anyone cr)`,
@@ -90,10 +91,10 @@ async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<b
     recursive: false,
     admins: acl === 'unreadable' ? [] : adminsOf(acl),
   };
-  const principal = (d.principal ?? []).map((p) => ({ ...p, perms: SHARED_USE }));
+  const principal = (diagnosis.principal ?? []).map((p) => ({ ...p, perms: SHARED_USE }));
   const denied = deniedBy(acl, principal);
   if (denied.length > 0 || acl === 'unreadable') {
-    d.add(
+    diagnosis.add(
       'squatted',
       path,
       `${path}, shared by every world of the namespace, has ${showAclShort(acl)}: the world's principal ${showDenied(denied)} here, so no node of the world missing from it can be made; only its admins can change that`,
@@ -112,10 +113,10 @@ async function sharedNode(d: Diagnosis, path: string, chroot: string): Promise<b
     deniedBy(acl, [anyone]).length > 0
       ? `only ${creators.join(', ')} may create in it, so no other principal can make a world here`
       : `${changers.map((e) => `${who(e)} may ${permsToShort(e.perms & ~SHARED_USE)}`).join(', ')}, so could lock the other worlds out of it or take an empty world node in it`;
-  const ours = (d.principal ?? []).some(
+  const ours = (diagnosis.principal ?? []).some(
     (p) => deniedBy(acl, [{ ...p, perms: Perms.ADMIN }]).length === 0,
   );
-  d.add(
+  diagnosis.add(
     'shared-acl',
     path,
     `${path}, shared by every world of the namespace, has ${showAclShort(acl)}: ${why}; ${
@@ -137,8 +138,9 @@ const who = (e: Acl) => showEntry({ ...e, perms: 0 }).replace(/ -$/, '');
  * The world's node in the reply or race area and everything below it (exchanges, reply
  * directories, results; race state): each node's ACL, as a reply path's.
  */
-export async function diagnoseSubtree(d: Diagnosis, path: string): Promise<void> {
-  await d.checkAcl(path, 'reply-acl');
-  d.tick();
-  for (const n of await d.list(path)) await diagnoseSubtree(d, `${path}/${n}`);
+export async function diagnoseSubtree(diagnosis: Diagnosis, path: string): Promise<void> {
+  await diagnosis.checkAcl(path, 'reply-acl');
+  diagnosis.tick();
+  for (const name of await diagnosis.list(path))
+    await diagnoseSubtree(diagnosis, `${path}/${name}`);
 }

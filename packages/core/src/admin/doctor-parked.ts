@@ -6,22 +6,22 @@ import { type Diagnosis, isObject, parseJson } from './doctor-findings.js';
  * drops it with `zoott parked`: a consumer somewhere is still waiting for it. Never moved by
  * `--repair` (it is a result, not damage).
  */
-export async function diagnoseParked(d: Diagnosis): Promise<void> {
-  const dir = d.ctx.layout.parked;
-  const world = d.ctx.layout.world;
-  for (const name of (await d.folder(dir)).sort()) {
+export async function diagnoseParked(diagnosis: Diagnosis): Promise<void> {
+  const dir = diagnosis.ctx.layout.parked;
+  const world = diagnosis.ctx.layout.world;
+  for (const name of (await diagnosis.folder(dir)).sort()) {
     const path = `${dir}/${name}`;
-    const got = await d.read(path);
+    const got = await diagnosis.read(path);
     if (!got) continue;
-    await d.checkAcl(path);
+    await diagnosis.checkAcl(path);
     const parsed = parseJson(got.data);
-    const v = parsed.ok && isObject(parsed.value) ? parsed.value : null;
+    const message = parsed.ok && isObject(parsed.value) ? parsed.value : null;
     const where =
-      v && typeof v.routingkey === 'string'
-        ? ` for ${typeof v.exchange === 'string' && v.exchange !== '' ? `exchange ${JSON.stringify(v.exchange)}` : 'the default exchange'}, routing key ${JSON.stringify(v.routingkey)}`
+      message && typeof message.routingkey === 'string'
+        ? ` for ${typeof message.exchange === 'string' && message.exchange !== '' ? `exchange ${JSON.stringify(message.exchange)}` : 'the default exchange'}, routing key ${JSON.stringify(message.routingkey)}`
         : '';
-    const why = v && typeof v.reason === 'string' ? ` (${v.reason})` : '';
-    d.add(
+    const why = message && typeof message.reason === 'string' ? ` (${message.reason})` : '';
+    diagnosis.add(
       'parked-result',
       path,
       `a result the AMQP bridge could not publish${where}${why}: \`zoott parked ${world} ${name} --retry\` once it can go, or \`--drop\``,

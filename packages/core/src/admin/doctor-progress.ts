@@ -23,22 +23,26 @@ import { recheckBy } from './doctor-recheck.js';
  * Read before the areas and the tree: a node checked here is compared with its task once
  * the tree is read (`progressRelation`).
  */
-export async function diagnoseProgress(d: Diagnosis): Promise<void> {
-  const { layout } = d.ctx;
+export async function diagnoseProgress(diagnosis: Diagnosis): Promise<void> {
+  const { layout } = diagnosis.ctx;
   const top = layout.areaRoot(PROGRESS_AREA);
-  for (const bucket of await d.folder(top)) {
+  for (const bucket of await diagnosis.folder(top)) {
     const dir = `${top}/${bucket}`;
-    const names = await d.folder(dir);
+    const names = await diagnosis.folder(dir);
     await Promise.all(
       names.map(async (name) => {
         const path = `${dir}/${name}`;
-        const got = await d.read(path);
+        const got = await diagnosis.read(path);
         if (!got) return;
-        await d.checkAcl(path);
-        const node = progressNode(d.ctx, path, bucket, name, got);
+        await diagnosis.checkAcl(path);
+        const node = progressNode(diagnosis.ctx, path, bucket, name, got);
         if ('kind' in node)
-          d.addVerdict(path, node, progressRecheck(d.ctx, { path, bucket, key: name }, node.kind));
-        else d.progress.push({ path, bucket, key: name, attempt: node.attempt });
+          diagnosis.addVerdict(
+            path,
+            node,
+            progressRecheck(diagnosis.ctx, { path, bucket, key: name }, node.kind),
+          );
+        else diagnosis.progress.push({ path, bucket, key: name, attempt: node.attempt });
       }),
     );
   }

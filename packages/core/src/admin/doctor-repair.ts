@@ -64,7 +64,7 @@ const CHANGED = new Set(['BAD_VERSION', 'NO_NODE', 'NODE_EXISTS', 'NOT_EMPTY']);
  * error) and the repair goes on with the next. Nothing is deleted outright.
  */
 export async function repairWorld(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   findings: readonly Finding[],
   options: RepairOptions = {},
@@ -73,21 +73,29 @@ export async function repairWorld(
   const dir = `${QUARANTINE_ROOT}/${world}`;
   const movable = findings.filter((f) => f.repair === 'quarantine');
   const out: RepairOutcome = { moved: [], notMoved: [] };
-  if (movable.length > 0) await ensureWorldPath(c, dir);
-  for (const [i, f] of movable.entries()) {
+  if (movable.length > 0) await ensureWorldPath(coordinator, dir);
+  for (const [index, finding] of movable.entries()) {
     try {
-      const recheck = recheckOf(f);
+      const recheck = recheckOf(finding);
       const again = recheck ? await recheck() : { left: 'not rechecked' as const };
-      if ('left' in again) out.notMoved.push({ path: f.path, kind: f.kind, why: again.left });
+      if ('left' in again)
+        out.notMoved.push({ path: finding.path, kind: finding.kind, why: again.left });
       else {
-        const meta = { kind: f.kind, detail: f.detail, movedAt: clock.now() };
-        const to = await moveToQuarantine(c, dir, f.path, again.got, meta, again.guard);
-        out.moved.push({ from: f.path, to });
+        const meta = { kind: finding.kind, detail: finding.detail, movedAt: clock.now() };
+        const to = await moveToQuarantine(
+          coordinator,
+          dir,
+          finding.path,
+          again.got,
+          meta,
+          again.guard,
+        );
+        out.moved.push({ from: finding.path, to });
       }
     } catch (err) {
       const code = codeOf(err);
       if (CHANGED.has(code ?? ''))
-        out.notMoved.push({ path: f.path, kind: f.kind, why: 'changed while moving' });
+        out.notMoved.push({ path: finding.path, kind: finding.kind, why: 'changed while moving' });
       // The connection or session is gone (and the move's outcome may be unknown): nothing
       // further can be moved, or even looked at.
       else if (
@@ -97,13 +105,13 @@ export async function repairWorld(
         throw err;
       else
         out.notMoved.push({
-          path: f.path,
-          kind: f.kind,
+          path: finding.path,
+          kind: finding.kind,
           why: 'failed',
           error: err instanceof Error ? err.message : String(err),
         });
     }
-    options.onProgress?.(i + 1, movable.length);
+    options.onProgress?.(index + 1, movable.length);
   }
   return out;
 }

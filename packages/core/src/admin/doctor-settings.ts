@@ -34,9 +34,12 @@ import { recheckBy } from './doctor-recheck.js';
  * world does not exist: the engine says so itself). Neither `init` nor any other verb
  * rewrites it, so it is reported with the count the world's pending area shows.
  */
-export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<Finding | null> {
+export async function diagnoseWorldMeta(
+  coordinator: Coordinator,
+  world: string,
+): Promise<Finding | null> {
   const root = worldRoot(world);
-  const got = await missingIsNull(c.get(root));
+  const got = await missingIsNull(coordinator.get(root));
   if (!got) return null;
   try {
     parseMeta(got.data, root);
@@ -45,7 +48,7 @@ export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<
     if (!isZoottError(err)) throw err;
   }
   const pendingRoot = new WorldLayout(world, 1).areaRoot(AREA.pending);
-  const buckets = (await missingIsNull(c.children(pendingRoot)))?.length;
+  const buckets = (await missingIsNull(coordinator.children(pendingRoot)))?.length;
   return {
     kind: 'corrupt',
     path: root,
@@ -55,9 +58,9 @@ export async function diagnoseWorldMeta(c: Coordinator, world: string): Promise<
 }
 
 /** The world meta (tree root data): its retention settings and its pause state. */
-export async function diagnoseMeta(d: Diagnosis): Promise<void> {
-  const root = d.ctx.layout.root;
-  const got = await d.read(root);
+export async function diagnoseMeta(diagnosis: Diagnosis): Promise<void> {
+  const root = diagnosis.ctx.layout.root;
+  const got = await diagnosis.read(root);
   if (!got) return;
   // The bucket count was parsed already: the engine context could not exist without it.
   const parsed = parseJson(got.data);
@@ -66,7 +69,7 @@ export async function diagnoseMeta(d: Diagnosis): Promise<void> {
   try {
     mergeRetention(DEFAULT_RETENTION, meta.retention, 'retention');
   } catch (err) {
-    d.add(
+    diagnosis.add(
       'corrupt',
       root,
       `world meta: ${(err as Error).message.replace(/^INVALID_CONFIG: /, '')}; the reaper cannot read the settings, so it removes nothing, and \`zoott retention\` refuses to change them until the field is written again by hand (not repaired: it is a setting)`,
@@ -75,7 +78,7 @@ export async function diagnoseMeta(d: Diagnosis): Promise<void> {
   }
   const pause = pauseProblem(meta);
   if (pause)
-    d.add(
+    diagnosis.add(
       'corrupt',
       root,
       `world meta: ${pause}; workers do not hold the pause it was meant to be (what they cannot read counts as not paused); \`zoott pause\` or \`zoott resume\` writes it again (not repaired: it is a setting)`,
@@ -84,16 +87,21 @@ export async function diagnoseMeta(d: Diagnosis): Promise<void> {
 }
 
 /** Schedules: each one what `readStoredSchedule` reads and `validateSchedule` accepts. */
-export async function diagnoseSchedules(d: Diagnosis): Promise<void> {
-  const dir = schedulesPath(d.ctx.layout.world);
-  for (const name of await d.folder(dir)) {
+export async function diagnoseSchedules(diagnosis: Diagnosis): Promise<void> {
+  const dir = schedulesPath(diagnosis.ctx.layout.world);
+  for (const name of await diagnosis.folder(dir)) {
     const path = `${dir}/${name}`;
-    const got = await d.read(path);
+    const got = await diagnosis.read(path);
     if (!got) continue;
-    await d.checkAcl(path);
+    await diagnosis.checkAcl(path);
     const judge = (g: Got) => scheduleVerdict(dir, name, g);
     const verdict = judge(got);
-    if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
+    if (verdict)
+      diagnosis.addVerdict(
+        path,
+        verdict,
+        recheckBy(diagnosis.ctx, path, verdict.kind, null, judge),
+      );
   }
 }
 
@@ -126,17 +134,22 @@ function scheduleVerdict(dir: string, name: string, got: Got): Verdict | null {
 }
 
 /** Rate limits: each one what `readRateLimit` reads, stored under its type's node name. */
-export async function diagnoseLimits(d: Diagnosis): Promise<void> {
-  const dir = limitsPath(d.ctx.layout.world);
-  for (const name of await d.folder(dir)) {
+export async function diagnoseLimits(diagnosis: Diagnosis): Promise<void> {
+  const dir = limitsPath(diagnosis.ctx.layout.world);
+  for (const name of await diagnosis.folder(dir)) {
     const path = `${dir}/${name}`;
-    if (!(await d.ctx.coordinator.exists(path))) continue;
-    d.tick();
-    await d.checkAcl(path);
+    if (!(await diagnosis.ctx.coordinator.exists(path))) continue;
+    diagnosis.tick();
+    await diagnosis.checkAcl(path);
     // Read with the workers' own reader (after the node's version, which guards a move).
-    const judge = () => limitVerdict(d.ctx, path, name);
+    const judge = () => limitVerdict(diagnosis.ctx, path, name);
     const verdict = await judge();
-    if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
+    if (verdict)
+      diagnosis.addVerdict(
+        path,
+        verdict,
+        recheckBy(diagnosis.ctx, path, verdict.kind, null, judge),
+      );
   }
 }
 
@@ -159,18 +172,23 @@ async function limitVerdict(ctx: EngineContext, path: string, name: string) {
 }
 
 /** Elections (the scheduler's): candidates are ephemeral, `{id}`. */
-export async function diagnoseElections(d: Diagnosis): Promise<void> {
-  const dir = `${LEADERS_ROOT}/${d.ctx.layout.world}`;
-  for (const role of await d.folder(dir)) {
+export async function diagnoseElections(diagnosis: Diagnosis): Promise<void> {
+  const dir = `${LEADERS_ROOT}/${diagnosis.ctx.layout.world}`;
+  for (const role of await diagnosis.folder(dir)) {
     const election = `${dir}/${role}`;
-    for (const name of await d.folder(election)) {
+    for (const name of await diagnosis.folder(election)) {
       const path = `${election}/${name}`;
-      const got = await d.read(path);
+      const got = await diagnosis.read(path);
       if (!got) continue;
-      await d.checkAcl(path);
+      await diagnosis.checkAcl(path);
       const judge = (g: Got) => candidateVerdict(name, g);
       const verdict = judge(got);
-      if (verdict) d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, judge));
+      if (verdict)
+        diagnosis.addVerdict(
+          path,
+          verdict,
+          recheckBy(diagnosis.ctx, path, verdict.kind, null, judge),
+        );
     }
   }
 }

@@ -91,7 +91,7 @@ export async function diagnoseWorld(
   const requested = options.acl ?? null;
   const worldAcl = requested ?? (await ctx.coordinator.getAcl(ctx.layout.root)).acl;
   const chroot = options.chroot ?? '';
-  const d = new Diagnosis(
+  const diagnosis = new Diagnosis(
     ctx,
     requested,
     options.onProgress,
@@ -100,79 +100,81 @@ export async function diagnoseWorld(
     chroot,
   );
   const parts: [string, () => Promise<void>][] = [
-    ['namespace', () => diagnoseNamespace(d, chroot)],
-    ['progress', () => diagnoseProgress(d)],
-    ['areas', () => diagnoseAreas(d)],
-    ['tree', () => diagnoseTree(d)],
-    ['registry', () => diagnoseRegistry(d)],
-    ['settings', () => diagnoseMeta(d)],
-    ['schedules', () => diagnoseSchedules(d)],
-    ['limits', () => diagnoseLimits(d)],
-    ['elections', () => diagnoseElections(d)],
-    ['reply paths', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.replies))],
-    ['races', () => diagnoseSubtree(d, ctx.layout.areaRoot(AREA_NAMES.races))],
-    ['parked results', () => diagnoseParked(d)],
+    ['namespace', () => diagnoseNamespace(diagnosis, chroot)],
+    ['progress', () => diagnoseProgress(diagnosis)],
+    ['areas', () => diagnoseAreas(diagnosis)],
+    ['tree', () => diagnoseTree(diagnosis)],
+    ['registry', () => diagnoseRegistry(diagnosis)],
+    ['settings', () => diagnoseMeta(diagnosis)],
+    ['schedules', () => diagnoseSchedules(diagnosis)],
+    ['limits', () => diagnoseLimits(diagnosis)],
+    ['elections', () => diagnoseElections(diagnosis)],
+    ['reply paths', () => diagnoseSubtree(diagnosis, ctx.layout.areaRoot(AREA_NAMES.replies))],
+    ['races', () => diagnoseSubtree(diagnosis, ctx.layout.areaRoot(AREA_NAMES.races))],
+    ['parked results', () => diagnoseParked(diagnosis)],
   ];
-  if (options.leftoverWorlds ?? true) parts.push(['race worlds', () => diagnoseLeftoverWorlds(d)]);
-  for (const [i, [name, run]] of parts.entries()) {
-    d.startPart(name, i, parts.length);
+  if (options.leftoverWorlds ?? true)
+    parts.push(['race worlds', () => diagnoseLeftoverWorlds(diagnosis)]);
+  for (const [index, [name, run]] of parts.entries()) {
+    diagnosis.startPart(name, index, parts.length);
     await run();
     // What waited for the tree: orphans, stale progress, tasks in no state.
-    if (name === 'tree') relateToTasks(d);
+    if (name === 'tree') relateToTasks(diagnosis);
   }
-  d.startPart('done', parts.length, parts.length);
-  return d.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  diagnosis.startPart('done', parts.length, parts.length);
+  return diagnosis.found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The findings that compare a task's nodes with its tree node, once the tree is read. */
-function relateToTasks(d: Diagnosis): void {
-  for (const { path, area, name, key } of d.keyed)
-    if (!d.hasTree(key))
-      d.addVerdict(
+function relateToTasks(diagnosis: Diagnosis): void {
+  for (const { path, area, name, key } of diagnosis.keyed)
+    if (!diagnosis.hasTree(key))
+      diagnosis.addVerdict(
         path,
         orphanOf(area, key),
-        recheckBy(d.ctx, path, 'orphan', key, judgeArea(area, name)),
+        recheckBy(diagnosis.ctx, path, 'orphan', key, judgeArea(area, name)),
       );
-  for (const node of d.progress) {
-    const verdict = progressRelation(node.key, node.attempt, d);
-    if (verdict) d.addVerdict(node.path, verdict, progressRecheck(d.ctx, node, verdict.kind));
+  for (const node of diagnosis.progress) {
+    const verdict = progressRelation(node.key, node.attempt, diagnosis);
+    if (verdict)
+      diagnosis.addVerdict(node.path, verdict, progressRecheck(diagnosis.ctx, node, verdict.kind));
   }
-  for (const key of d.leaves)
-    if (!d.stated.has(key))
-      d.add(
+  for (const key of diagnosis.leaves)
+    if (!diagnosis.stated.has(key))
+      diagnosis.add(
         'no-state',
-        d.ctx.layout.treePath(key.split(KEY_SEPARATOR)),
+        diagnosis.ctx.layout.treePath(key.split(KEY_SEPARATOR)),
         `task ${key} is in no state (no entry, claim or record): \`zoott queue\` it again or \`zoott cancel\` it (a task queued while doctor read the world shows so too: look again)`,
         'none',
       );
 }
 
 /** The tree: every node with its data, and which keys exist. */
-async function diagnoseTree(d: Diagnosis): Promise<void> {
-  const { layout } = d.ctx;
-  await d.checkAcl(layout.root, 'weak-acl');
+async function diagnoseTree(diagnosis: Diagnosis): Promise<void> {
+  const { layout } = diagnosis.ctx;
+  await diagnosis.checkAcl(layout.root, 'weak-acl');
   let level: string[][] = [[]];
   while (level.length > 0) {
     const next: string[][] = [];
     await Promise.all(
       level.map(async (key) => {
-        const names = await d.list(layout.treePath(key));
-        for (const n of names) next.push([...key, n]);
+        const names = await diagnosis.list(layout.treePath(key));
+        for (const name of names) next.push([...key, name]);
       }),
     );
     await Promise.all(
       next.map(async (key) => {
         const path = layout.treePath(key);
-        const got = await d.read(path);
+        const got = await diagnosis.read(path);
         if (!got) return;
         const encoded = key.join(KEY_SEPARATOR);
-        d.treeKeys.add(encoded);
-        if (got.stat.numChildren === 0) d.leaves.push(encoded);
+        diagnosis.treeKeys.add(encoded);
+        if (got.stat.numChildren === 0) diagnosis.leaves.push(encoded);
         const parsed = parseJson(got.data);
-        if (!parsed.ok) d.add('corrupt', path, `tree node: ${parsed.why}`, 'none');
+        if (!parsed.ok) diagnosis.add('corrupt', path, `tree node: ${parsed.why}`, 'none');
         else if (!isObject(parsed.value) || typeof parsed.value.type !== 'string')
-          d.add('corrupt', path, 'tree node: not a task ({name, type, data})', 'none');
-        await d.checkAcl(path, 'weak-acl');
+          diagnosis.add('corrupt', path, 'tree node: not a task ({name, type, data})', 'none');
+        await diagnosis.checkAcl(path, 'weak-acl');
       }),
     );
     level = next;
@@ -180,52 +182,63 @@ async function diagnoseTree(d: Diagnosis): Promise<void> {
 }
 
 /** The areas, bucket by bucket. */
-async function diagnoseAreas(d: Diagnosis): Promise<void> {
-  const { layout } = d.ctx;
-  for (const area of AREAS) await d.checkAcl(layout.areaRoot(area), 'weak-acl');
+async function diagnoseAreas(diagnosis: Diagnosis): Promise<void> {
+  const { layout } = diagnosis.ctx;
+  for (const area of AREAS) await diagnosis.checkAcl(layout.areaRoot(area), 'weak-acl');
   await Promise.all(
-    range(layout.buckets).map(async (b) => {
+    range(layout.buckets).map(async (bucketNo) => {
       for (const area of AREAS) {
-        const dir = layout.bucketPath(area, b);
-        await d.checkAcl(dir, 'weak-acl');
-        const names = await d.list(dir);
-        await Promise.all(names.map((name) => diagnoseAreaNode(d, area, dir, name)));
+        const dir = layout.bucketPath(area, bucketNo);
+        await diagnosis.checkAcl(dir, 'weak-acl');
+        const names = await diagnosis.list(dir);
+        await Promise.all(names.map((name) => diagnoseAreaNode(diagnosis, area, dir, name)));
       }
     }),
   );
 }
 
 /** One node of an area: its own findings now, its orphan check once the tree is read. */
-async function diagnoseAreaNode(d: Diagnosis, area: Area, dir: string, name: string) {
+async function diagnoseAreaNode(diagnosis: Diagnosis, area: Area, dir: string, name: string) {
   const path = `${dir}/${name}`;
-  const got = await d.read(path);
+  const got = await diagnosis.read(path);
   if (!got) return;
-  await d.checkAcl(path, 'weak-acl');
+  await diagnosis.checkAcl(path, 'weak-acl');
   const node = areaNode(area, name, got);
   if ('kind' in node) {
     const key = area === AREA.pending ? (parseEntryName(name)?.encodedKey ?? null) : name;
-    d.addVerdict(path, node, recheckBy(d.ctx, path, node.kind, key, judgeArea(area, name)));
+    diagnosis.addVerdict(
+      path,
+      node,
+      recheckBy(diagnosis.ctx, path, node.kind, key, judgeArea(area, name)),
+    );
     return;
   }
-  d.stated.add(node.key);
-  if (area === AREA.completed) d.completedKeys.add(node.key);
+  diagnosis.stated.add(node.key);
+  if (area === AREA.completed) diagnosis.completedKeys.add(node.key);
   else if (node.attempts !== undefined)
-    d.attemptsOf.set(node.key, Math.max(d.attemptsOf.get(node.key) ?? 0, node.attempts));
-  d.keyed.push({ path, area, name, key: node.key });
+    diagnosis.attemptsOf.set(
+      node.key,
+      Math.max(diagnosis.attemptsOf.get(node.key) ?? 0, node.attempts),
+    );
+  diagnosis.keyed.push({ path, area, name, key: node.key });
 }
 
 /** The worker registry: registrations are ephemeral JSON. */
-async function diagnoseRegistry(d: Diagnosis): Promise<void> {
-  const { layout } = d.ctx;
-  await d.checkAcl(layout.registry, 'weak-acl');
-  for (const name of await d.list(layout.registry)) {
+async function diagnoseRegistry(diagnosis: Diagnosis): Promise<void> {
+  const { layout } = diagnosis.ctx;
+  await diagnosis.checkAcl(layout.registry, 'weak-acl');
+  for (const name of await diagnosis.list(layout.registry)) {
     const path = `${layout.registry}/${name}`;
-    const got = await d.read(path);
+    const got = await diagnosis.read(path);
     if (!got) continue;
-    await d.checkAcl(path);
+    await diagnosis.checkAcl(path);
     const verdict = registrationVerdict(got);
     if (verdict)
-      d.addVerdict(path, verdict, recheckBy(d.ctx, path, verdict.kind, null, registrationVerdict));
+      diagnosis.addVerdict(
+        path,
+        verdict,
+        recheckBy(diagnosis.ctx, path, verdict.kind, null, registrationVerdict),
+      );
   }
 }
 
@@ -243,10 +256,10 @@ function registrationVerdict(got: Got): Verdict | null {
 }
 
 /** Race worlds whose world is gone. */
-async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
-  const c = d.ctx.coordinator;
+async function diagnoseLeftoverWorlds(diagnosis: Diagnosis): Promise<void> {
+  const coordinator = diagnosis.ctx.coordinator;
   // The namespace root may be closed to these credentials: then there is nothing to say.
-  const top = await c
+  const top = await coordinator
     .children('/')
     .catch((err) => (codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err)));
   for (const child of top) {
@@ -254,9 +267,9 @@ async function diagnoseLeftoverWorlds(d: Diagnosis): Promise<void> {
     const name = topNodeName(child);
     const at = name === null ? -1 : name.lastIndexOf(INTERNAL_WORLD_MARK);
     const owner = name !== null && at > 0 ? name.slice(0, at) : null;
-    if (name !== null && owner !== null && (await c.exists(worldRoot(owner))) === null) {
+    if (name !== null && owner !== null && (await coordinator.exists(worldRoot(owner))) === null) {
       const areas = [...AREAS, REGISTRY_AREA].map((area) => `${areaParent(area)}/${name}`);
-      d.add(
+      diagnosis.add(
         'leftover-world',
         `/${child}`,
         `internal world of ${owner}, which no longer exists; remove it (and ${areas.join(', ')}) once nothing runs there`,

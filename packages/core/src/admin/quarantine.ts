@@ -76,9 +76,9 @@ function fromBase64(b64: string): Uint8Array {
 function concat(chunks: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
   }
   return out;
 }
@@ -94,7 +94,7 @@ const partName = (i: number) => `part-${String(i).padStart(4, '0')}`;
  * the parts again. Either way the node is deleted only in the multi that keeps its copy.
  */
 export async function moveToQuarantine(
-  c: Coordinator,
+  coordinator: Coordinator,
   dir: string,
   from: string,
   got: { data: Uint8Array; stat: Stat },
@@ -104,7 +104,7 @@ export async function moveToQuarantine(
   const base = { from, ...meta, ephemeralOwner: got.stat.ephemeralOwner };
   const remove: Op = { op: 'delete', path: from, version: got.stat.version };
   try {
-    const results = await c.multi([
+    const results = await coordinator.multi([
       {
         op: 'create',
         path: `${dir}/item-`,
@@ -123,23 +123,23 @@ export async function moveToQuarantine(
   }
   const parts = Math.ceil(got.data.length / PART_BYTES);
   const record: QuarantineRecord = { ...base, bytes: got.data.length, parts };
-  const item = await c.create(`${dir}/item-`, encodeJson({ ...record, copying: true }), {
+  const item = await coordinator.create(`${dir}/item-`, encodeJson({ ...record, copying: true }), {
     sequential: true,
   });
   try {
     for (let i = 0; i < parts; i++)
-      await c.create(
+      await coordinator.create(
         `${item}/${partName(i)}`,
         got.data.subarray(i * PART_BYTES, (i + 1) * PART_BYTES),
       );
-    await c.multi([
+    await coordinator.multi([
       { op: 'set', path: item, data: encodeJson(record), version: 0 },
       ...guard,
       remove,
     ]);
     return item;
   } catch (err) {
-    await deleteTree(c, item).catch(() => undefined);
+    await deleteTree(coordinator, item).catch(() => undefined);
     throw err;
   }
 }
@@ -151,10 +151,10 @@ export async function moveToQuarantine(
  * finished (`copying`: the node it copies was not moved).
  */
 export async function readQuarantined(
-  c: Coordinator,
+  coordinator: Coordinator,
   item: string,
 ): Promise<{ record: QuarantineRecord; bytes: Uint8Array }> {
-  const record = decodeJson<QuarantineRecord>((await c.get(item)).data, item);
+  const record = decodeJson<QuarantineRecord>((await coordinator.get(item)).data, item);
   const bad = (why: string) => new ZoottError('BAD_ARGUMENTS', `${item}: ${why}`, { path: item });
   if (typeof record?.from !== 'string') throw bad('not a quarantine item');
   if (record.copying) throw bad(`a move of ${record.from} that never finished (it was not moved)`);
@@ -164,7 +164,7 @@ export async function readQuarantined(
   else if (typeof record.parts === 'number') {
     const chunks: Uint8Array[] = [];
     for (let i = 0; i < record.parts; i++)
-      chunks.push((await c.get(`${item}/${partName(i)}`)).data);
+      chunks.push((await coordinator.get(`${item}/${partName(i)}`)).data);
     bytes = concat(chunks);
   } else bytes = new Uint8Array();
   // Items of zoott 0.1.0 kept the data as text only, without `bytes` (bytes that were not

@@ -35,7 +35,7 @@ export function worldTops(world: string): string[] {
  * or ADMIN on the node, so a world locked to someone else fails here with NO_AUTH.
  */
 export async function worldAclMismatches(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   expected: readonly Acl[],
 ): Promise<AclMismatch[]> {
@@ -44,7 +44,7 @@ export async function worldAclMismatches(
     tops
       .slice(0, AREAS.length) // the bucketed areas come first
       .map((top) =>
-        c.children(top).then(
+        coordinator.children(top).then(
           (names) => names.map((n) => `${top}/${n}`),
           (err) =>
             codeOf(err) === 'NO_NODE' || codeOf(err) === 'NO_AUTH' ? [] : Promise.reject(err),
@@ -54,7 +54,7 @@ export async function worldAclMismatches(
   const paths = [...tops, ...buckets.flat()];
   const found = await Promise.all(
     paths.map((path) =>
-      c.getAcl(path).then(
+      coordinator.getAcl(path).then(
         ({ acl }) => ({ path, acl }),
         (err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)),
       ),
@@ -94,7 +94,7 @@ export interface LockDownOptions {
  * (before the parent refused strangers) is locked too.
  */
 export async function lockDownWorld(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   acl: readonly Acl[],
   options: LockDownOptions = {},
@@ -104,7 +104,7 @@ export async function lockDownWorld(
   const lockNode = async (path: string): Promise<boolean> => {
     let got: Awaited<ReturnType<Coordinator['getAcl']>>;
     try {
-      got = await c.getAcl(path);
+      got = await coordinator.getAcl(path);
     } catch (err) {
       if (codeOf(err) === 'NO_NODE') return false;
       throw err;
@@ -113,7 +113,7 @@ export async function lockDownWorld(
     if (report.checked % 200 === 0) tick();
     if (sameAcl(got.acl, acl)) return true;
     try {
-      await c.setAcl(path, acl, got.stat.aversion);
+      await coordinator.setAcl(path, acl, got.stat.aversion);
     } catch (err) {
       if (codeOf(err) === 'NO_NODE') return false;
       // Someone changed it meanwhile: look again.
@@ -124,7 +124,9 @@ export async function lockDownWorld(
     return true;
   };
   const listOrEmpty = (path: string) =>
-    c.children(path).catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err)));
+    coordinator
+      .children(path)
+      .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err)));
   const lockSubtree = async (path: string): Promise<void> => {
     const first = await listOrEmpty(path);
     await inBatches(first, (n) => lockSubtree(join(path, n)));

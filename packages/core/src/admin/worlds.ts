@@ -8,9 +8,9 @@ import { isInternalWorld, RESERVED_WORLD_NAMES } from '../tree/names.js';
  * internal worlds (race coordination) are left out. A namespace without any is `[]`, also
  * when its chroot does not exist.
  */
-export async function listWorlds(c: Coordinator): Promise<string[]> {
+export async function listWorlds(coordinator: Coordinator): Promise<string[]> {
   try {
-    const names = await c.children(areaParent(AREA.pending));
+    const names = await coordinator.children(areaParent(AREA.pending));
     return names.filter((n) => !RESERVED_WORLD_NAMES.includes(n) && !isInternalWorld(n)).sort();
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return [];

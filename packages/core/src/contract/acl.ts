@@ -90,16 +90,16 @@ export function validateAcl(acl: readonly Acl[], path?: string): void {
   if (!Array.isArray(acl) || acl.length === 0) {
     throw new ZoottError('INVALID_ACL', 'an ACL list needs at least one entry', { path });
   }
-  for (const [i, e] of acl.entries()) {
-    const bad = (why: string) => new ZoottError('INVALID_ACL', `entry ${i}: ${why}`, { path });
-    if (typeof e?.scheme !== 'string' || e.scheme === '')
+  for (const [index, entry] of acl.entries()) {
+    const bad = (why: string) => new ZoottError('INVALID_ACL', `entry ${index}: ${why}`, { path });
+    if (typeof entry?.scheme !== 'string' || entry.scheme === '')
       throw bad('scheme must be a non-empty string');
-    if (typeof e.id !== 'string') throw bad('id must be a string');
-    if (!Number.isInteger(e.perms) || e.perms < 0 || e.perms > Perms.ALL)
+    if (typeof entry.id !== 'string') throw bad('id must be a string');
+    if (!Number.isInteger(entry.perms) || entry.perms < 0 || entry.perms > Perms.ALL)
       throw bad('perms must be a mask of 0..31');
-    if (e.scheme === 'world' && e.id !== 'anyone')
+    if (entry.scheme === 'world' && entry.id !== 'anyone')
       throw bad("the world scheme only knows the id 'anyone'");
-    if (e.scheme === 'digest' && !/^[^:]+:[A-Za-z0-9+/=]{28}$/.test(e.id)) {
+    if (entry.scheme === 'digest' && !/^[^:]+:[A-Za-z0-9+/=]{28}$/.test(entry.id)) {
       throw bad("a digest id looks like 'user:base64(sha1)'");
     }
   }

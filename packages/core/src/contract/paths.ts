@@ -5,8 +5,13 @@ function invalidPath(path: string, op: string | undefined, why: string): ZoottEr
 }
 
 /** A UTF-16 code unit ZooKeeper's PathUtils rejects (control, surrogate, private use, specials). */
-function rejectedUnit(c: number): boolean {
-  return c <= 0x1f || (c >= 0x7f && c <= 0x9f) || (c >= 0xd800 && c <= 0xf8ff) || c >= 0xfff0;
+function rejectedUnit(code: number): boolean {
+  return (
+    code <= 0x1f ||
+    (code >= 0x7f && code <= 0x9f) ||
+    (code >= 0xd800 && code <= 0xf8ff) ||
+    code >= 0xfff0
+  );
 }
 
 /**
@@ -21,15 +26,16 @@ export function validatePath(path: string, op?: string): void {
   if (typeof path !== 'string' || path.length === 0)
     throw invalidPath(path, op, 'a path must be a non-empty string');
   if (path.charCodeAt(0) !== 0x2f) throw invalidPath(path, op, "a path must start with '/'");
-  const n = path.length;
-  if (n === 1) return;
-  if (path.charCodeAt(n - 1) === 0x2f) throw invalidPath(path, op, "a path must not end with '/'");
+  const length = path.length;
+  if (length === 1) return;
+  if (path.charCodeAt(length - 1) === 0x2f)
+    throw invalidPath(path, op, "a path must not end with '/'");
   let rejected = false;
   let start = 1;
-  for (let i = 1; i <= n; i++) {
-    const c = i < n ? path.charCodeAt(i) : 0x2f;
-    if (c !== 0x2f) {
-      if (!rejected && rejectedUnit(c)) rejected = true;
+  for (let i = 1; i <= length; i++) {
+    const code = i < length ? path.charCodeAt(i) : 0x2f;
+    if (code !== 0x2f) {
+      if (!rejected && rejectedUnit(code)) rejected = true;
       continue;
     }
     const len = i - start;
@@ -53,8 +59,8 @@ export function joinPath(...parts: string[]): string {
 }
 
 export function parentPath(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? '/' : path.slice(0, i);
+  const lastSlash = path.lastIndexOf('/');
+  return lastSlash <= 0 ? '/' : path.slice(0, lastSlash);
 }
 
 /** Whether `path` is `root` or lies under it (what a tree watch on `root` covers). */

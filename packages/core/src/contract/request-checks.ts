@@ -128,15 +128,15 @@ export function multiCodes(
   failed: number,
   code: ErrorCode,
 ): Array<ErrorCode | null> {
-  return Array.from({ length: count }, (_, j) =>
-    j < failed ? null : j === failed ? code : 'RUNTIME_INCONSISTENCY',
+  return Array.from({ length: count }, (_, index) =>
+    index < failed ? null : index === failed ? code : 'RUNTIME_INCONSISTENCY',
   );
 }
 
 /** The data one multi op carries, 0 for ops without data or not even an object. */
-function opDataBytes(o: unknown): number {
-  return typeof o === 'object' && o !== null && 'data' in o && o.data instanceof Uint8Array
-    ? o.data.byteLength
+function opDataBytes(op: unknown): number {
+  return typeof op === 'object' && op !== null && 'data' in op && op.data instanceof Uint8Array
+    ? op.data.byteLength
     : 0;
 }
 
@@ -145,9 +145,9 @@ function opDataBytes(o: unknown): number {
  * failure names the op's index and carries the per-op codes a server refusal would. Returns
  * the op's expected version (-1 for creates).
  */
-export function checkMultiOp(o: unknown, index: number, count: number): number {
+export function checkMultiOp(input: unknown, index: number, count: number): number {
   // Plain functions, no closures: every op of every multi passes here.
-  const op = o as Op | null | undefined;
+  const op = input as Op | null | undefined;
   if (typeof op !== 'object' || op === null)
     return opFailure(op, index, count, 'BAD_ARGUMENTS', 'not an op object');
   if (typeof op.path !== 'string')
@@ -198,23 +198,23 @@ function opFailure(
 }
 
 function checkOpVersion(op: Op, index: number, count: number): number {
-  const v = (op as { version?: unknown }).version;
-  if (v === undefined) return -1;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < -1)
+  const version = (op as { version?: unknown }).version;
+  if (version === undefined) return -1;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < -1)
     opFailure(
       op,
       index,
       count,
       'BAD_ARGUMENTS',
-      `version must be an integer >= -1, got ${shown(v)}`,
+      `version must be an integer >= -1, got ${shown(version)}`,
       'version',
     );
-  return v as number;
+  return version as number;
 }
 
 function checkOpData(op: Op, index: number, count: number): void {
-  const d = (op as { data?: unknown }).data;
-  if (d !== undefined && d !== null && !(d instanceof Uint8Array))
+  const data = (op as { data?: unknown }).data;
+  if (data !== undefined && data !== null && !(data instanceof Uint8Array))
     opFailure(
       op,
       index,
@@ -254,10 +254,10 @@ export function checkMulti(
     checkMultiOp(checked[i], i, checked.length);
     checkOp?.(checked[i]!, i);
   }
-  const frame = checked.map((o): FrameOp => {
-    const f: FrameOp = { op: o.op, path: o.path, dataBytes: opDataBytes(o) };
-    if (o.op === 'create') f.acl = o.acl ?? defaultAcl;
-    return f;
+  const frame = checked.map((op): FrameOp => {
+    const frameOp: FrameOp = { op: op.op, path: op.path, dataBytes: opDataBytes(op) };
+    if (op.op === 'create') frameOp.acl = op.acl ?? defaultAcl;
+    return frameOp;
   });
   checkFrame(frame, true, limits, 'multi');
   return checked;

@@ -26,47 +26,47 @@ export interface FrameOp {
 }
 
 /** UTF-8 length of a string without encoding it (lone surrogates count 3, as they are sent). */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const nextCode = text.charCodeAt(i + 1);
+      if (nextCode >= 0xdc00 && nextCode <= 0xdfff) {
+        bytes += 4;
         i++;
-      } else n += 3;
-    } else n += 3;
+      } else bytes += 3;
+    } else bytes += 3;
   }
-  return n;
+  return bytes;
 }
 
 /** A string's byte count on the wire: exact, or an upper bound (see {@link frameBound}). */
-type Measure = (s: string) => number;
+type Measure = (text: string) => number;
 
 /** At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units). */
 const atMost: Measure = (s) => 3 * s.length;
 
 /** Jute-encoded size of one op's request record (ZooKeeper's CreateRequest, SetDataRequest, ...). */
-function recordBytes(o: FrameOp, len: Measure = utf8Length): number {
+function recordBytes(frameOp: FrameOp, len: Measure = utf8Length): number {
   // Every string goes as its 4-byte length and its bytes.
-  const path = 4 + len(o.path);
-  switch (o.op) {
+  const path = 4 + len(frameOp.path);
+  switch (frameOp.op) {
     case 'create': {
       let acl = 4;
       // Indexed (as below): every claim and completion multi is measured, and an iterator
       // result per op and ACL entry showed in the drain's allocation profile.
-      const list = o.acl ?? [];
+      const list = frameOp.acl ?? [];
       for (let i = 0; i < list.length; i++) {
-        const a = list[i]!;
-        acl += 4 + 4 + len(a.scheme) + 4 + len(a.id);
+        const entry = list[i]!;
+        acl += 4 + 4 + len(entry.scheme) + 4 + len(entry.id);
       }
-      return path + 4 + (o.dataBytes ?? 0) + acl + 4;
+      return path + 4 + (frameOp.dataBytes ?? 0) + acl + 4;
     }
     case 'set':
-      return path + 4 + (o.dataBytes ?? 0) + 4;
+      return path + 4 + (frameOp.dataBytes ?? 0) + 4;
     case 'delete':
     case 'check':
       return path + 4;
@@ -86,9 +86,9 @@ const MULTI_HEADER = 9; // type, done, err
  */
 export function requestFrameBytes(ops: readonly FrameOp[], asMulti: boolean): number {
   if (!asMulti) return REQUEST_HEADER + recordBytes(ops[0]!);
-  let n = REQUEST_HEADER + MULTI_HEADER;
-  for (const o of ops) n += MULTI_HEADER + recordBytes(o);
-  return n;
+  let bytes = REQUEST_HEADER + MULTI_HEADER;
+  for (const frameOp of ops) bytes += MULTI_HEADER + recordBytes(frameOp);
+  return bytes;
 }
 
 /**
@@ -101,7 +101,8 @@ export function requestFrameBytes(ops: readonly FrameOp[], asMulti: boolean): nu
 export function frameBound(ops: readonly FrameOp[], asMulti: boolean, chroot: string): number {
   const perOp = 3 * chroot.length;
   if (!asMulti) return REQUEST_HEADER + recordBytes(ops[0]!, atMost) + perOp;
-  let n = REQUEST_HEADER + MULTI_HEADER;
-  for (let i = 0; i < ops.length; i++) n += MULTI_HEADER + recordBytes(ops[i]!, atMost) + perOp;
-  return n;
+  let bytes = REQUEST_HEADER + MULTI_HEADER;
+  for (let i = 0; i < ops.length; i++)
+    bytes += MULTI_HEADER + recordBytes(ops[i]!, atMost) + perOp;
+  return bytes;
 }

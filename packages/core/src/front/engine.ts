@@ -197,8 +197,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     } else {
       const matcher = compileParentPattern(parent);
       const nameOnly = compileParentPattern({ name: parent.name });
-      const nodes = await walkTree(ctx, [], (k) =>
-        nameOnly.matches({ name: k[k.length - 1]!, type: '' }),
+      const nodes = await walkTree(ctx, [], (key) =>
+        nameOnly.matches({ name: key[key.length - 1]!, type: '' }),
       );
       parents = nodes
         .filter((n) => n.type !== undefined && matcher.matches({ name: n.name, type: n.type }))
@@ -297,10 +297,10 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     options?: CompleteOptions,
     claimer?: Claimer,
   ): Promise<{ outcome: CompleteOutcome; next: Claim | null }> {
-    const c = claim as Claim;
+    const fullClaim = claim as Claim;
     // Every completion passes here: no await (a promise and a turn each) for hooks not set.
     const hook = this.options.completionOps;
-    const hookOps = hook ? ((await hook(c, result)) ?? []) : NO_OPS;
+    const hookOps = hook ? ((await hook(fullClaim, result)) ?? []) : NO_OPS;
     const given = options?.extraOps ?? NO_OPS;
     // Most completions have neither: no arrays made for them.
     const extraOps =
@@ -308,11 +308,11 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     // Every completion may join a group commit, extra ops and all. Without extra ops it may
     // carry a hand-off (a promise only while the child's read-ahead is out): an extra op
     // could fail its multi, and with it the child's claim.
-    let handOff = extraOps.length === 0 ? (claimer?.handOff(c) ?? undefined) : undefined;
+    let handOff = extraOps.length === 0 ? (claimer?.handOff(fullClaim) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
-    const settling = this.settle(c, 'complete', (ctx) =>
-      completeHere(ctx, this.claimers, c, () =>
-        this.groupsOf(ctx).complete(c, result, handOff, options?.report, extraOps),
+    const settling = this.settle(fullClaim, 'complete', (ctx) =>
+      completeHere(ctx, this.claimers, fullClaim, () =>
+        this.groupsOf(ctx).complete(fullClaim, result, handOff, options?.report, extraOps),
       ),
     );
     // A hand-off never sent (no context, say) is not claimed. Without one: no promise for it.
@@ -321,10 +321,14 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     const next = carried ? await carried.result : null;
     // Asked after the reply: the change events of everything committed before it are in.
     if (outcome.status === 'completed') {
-      const looking = lookForChildren(this.ctxNow ?? (await this.context()), this.claimers, c);
+      const looking = lookForChildren(
+        this.ctxNow ?? (await this.context()),
+        this.claimers,
+        fullClaim,
+      );
       if (looking) await looking;
     }
-    if (this.options.onSettled) await this.told(c, outcome, { result });
+    if (this.options.onSettled) await this.told(fullClaim, outcome, { result });
     return { outcome, next };
   }
 
@@ -340,23 +344,23 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
    * entry keeps its configured `maxAttempts` for an operator retry.
    */
   async fail(claim: Claim<M>, error: unknown): Promise<SettleOutcome> {
-    const c = claim as Claim;
-    const last = isPermanent(error) ? { ...c, maxAttempts: c.attempt } : c;
-    const outcome = await this.settle(c, 'fail', (ctx) => failClaim(ctx, last, error));
-    await this.told(c, outcome, { error });
+    const fullClaim = claim as Claim;
+    const last = isPermanent(error) ? { ...fullClaim, maxAttempts: fullClaim.attempt } : fullClaim;
+    const outcome = await this.settle(fullClaim, 'fail', (ctx) => failClaim(ctx, last, error));
+    await this.told(fullClaim, outcome, { error });
     return outcome;
   }
 
   /** Gives a claim back without counting the attempt (for a worker that stops early). */
   async release(claim: Claim<M>): Promise<SettleOutcome> {
-    const c = claim as Claim;
-    const outcome = await this.settle(c, 'release', async (ctx) => {
-      const out = await releaseClaim(ctx, c);
+    const fullClaim = claim as Claim;
+    const outcome = await this.settle(fullClaim, 'release', async (ctx) => {
+      const out = await releaseClaim(ctx, fullClaim);
       // Giving a claim back changes no listing, so no watch tells the claimers: tell them.
-      this.touchAll(ctx, c);
+      this.touchAll(ctx, fullClaim);
       return out;
     });
-    await this.told(c, outcome, {});
+    await this.told(fullClaim, outcome, {});
     return outcome;
   }
 
@@ -387,7 +391,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   private touchAll(ctx: EngineContext, claim: Claim): void {
     const bucket = ctx.layout.bucketOf(claim.key);
-    for (const c of this.claimers) c.touch(bucket);
+    for (const claimer of this.claimers) claimer.touch(bucket);
   }
 
   private async settle<T extends SettleOutcome>(
@@ -396,10 +400,12 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     run: (ctx: EngineContext) => Promise<T>,
   ): Promise<T> {
     const ctx = this.ctxNow ?? (await this.context());
-    const t = ctx.telemetry;
+    const telemetry = ctx.telemetry;
     let settled = false;
     try {
-      const out = await (t ? settleTraced(t, this.world, claim, op, () => run(ctx)) : run(ctx));
+      const out = await (telemetry
+        ? settleTraced(telemetry, this.world, claim, op, () => run(ctx))
+        : run(ctx));
       settled = true;
       return out;
     } finally {
@@ -494,7 +500,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   /** Stops the default claimer's watches from waking anything. */
   close(): void {
-    for (const c of this.claimers) c.close();
+    for (const claimer of this.claimers) claimer.close();
     this.claimers.clear();
   }
 }

@@ -37,7 +37,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function echoOf(job: unknown): Record<string, unknown> {
   if (!isRecord(job)) return { arguments: [] };
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(job)) if (!RESULT_FIELDS.has(k)) out[k] = v;
+  for (const [key, value] of Object.entries(job)) if (!RESULT_FIELDS.has(key)) out[key] = value;
   const args = job.arguments;
   out.arguments = Array.isArray(args) && args.every((a) => typeof a === 'string') ? [...args] : [];
   return out;

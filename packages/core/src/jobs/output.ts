@@ -7,27 +7,28 @@
 /** Default cap for a whole result JSON: a quarter of ZooKeeper's ~1 MB node limit. */
 export const DEFAULT_MAX_RESULT_BYTES = 256 * 1024;
 
-/** Bytes the UTF-16 unit at `i` (with its pair) takes in JSON, and how many units it spans. */
-function unitCost(s: string, i: number): [bytes: number, units: number] {
-  const c = s.charCodeAt(i);
-  if (c === 0x22 || c === 0x5c) return [2, 1]; // \" and \\
-  if (c < 0x20) return [c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 2 : 6, 1];
-  if (c < 0x80) return [1, 1];
-  if (c < 0x800) return [2, 1];
-  if (c >= 0xd800 && c <= 0xdbff) {
-    const next = s.charCodeAt(i + 1);
+/** Bytes the UTF-16 unit at `index` (with its pair) takes in JSON, and how many units it spans. */
+function unitCost(text: string, index: number): [bytes: number, units: number] {
+  const code = text.charCodeAt(index);
+  if (code === 0x22 || code === 0x5c) return [2, 1]; // \" and \\
+  if (code < 0x20)
+    return [code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 2 : 6, 1];
+  if (code < 0x80) return [1, 1];
+  if (code < 0x800) return [2, 1];
+  if (code >= 0xd800 && code <= 0xdbff) {
+    const next = text.charCodeAt(index + 1);
     if (next >= 0xdc00 && next <= 0xdfff) return [4, 2];
     return [6, 1]; // JSON.stringify escapes a lone surrogate as \udXXX
   }
-  if (c >= 0xdc00 && c <= 0xdfff) return [6, 1];
+  if (code >= 0xdc00 && code <= 0xdfff) return [6, 1];
   return [3, 1];
 }
 
 /** UTF-8 bytes of `JSON.stringify(s)` minus its two quotes. */
-export function jsonStringBytes(s: string): number {
+export function jsonStringBytes(text: string): number {
   let total = 0;
-  for (let i = 0; i < s.length; ) {
-    const [bytes, units] = unitCost(s, i);
+  for (let i = 0; i < text.length; ) {
+    const [bytes, units] = unitCost(text, i);
     total += bytes;
     i += units;
   }
@@ -35,19 +36,19 @@ export function jsonStringBytes(s: string): number {
 }
 
 /**
- * The longest prefix of `s` whose JSON encoding fits in `maxBytes`. Never splits a
+ * The longest prefix of `text` whose JSON encoding fits in `maxBytes`. Never splits a
  * surrogate pair.
  */
-export function truncateToJsonBytes(s: string, maxBytes: number): string {
+export function truncateToJsonBytes(text: string, maxBytes: number): string {
   let total = 0;
-  let i = 0;
-  while (i < s.length) {
-    const [bytes, units] = unitCost(s, i);
+  let index = 0;
+  while (index < text.length) {
+    const [bytes, units] = unitCost(text, index);
     if (total + bytes > maxBytes) break;
     total += bytes;
-    i += units;
+    index += units;
   }
-  return s.slice(0, i);
+  return text.slice(0, index);
 }
 
 /** Process output cut to a byte cap, with whether it was cut. */

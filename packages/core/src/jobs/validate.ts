@@ -182,10 +182,11 @@ function asObject(value: unknown, field: string): Record<string, unknown> {
 
 function executable(value: unknown): string {
   if (value === undefined) throw bad('executable', 'is required');
-  const s = str(value, 'executable');
-  if (s.trim().length === 0) throw bad('executable', 'must not be empty');
-  if (s.length > 4096) throw bad('executable', `must be at most 4096 characters, got ${s.length}`);
-  return s;
+  const text = str(value, 'executable');
+  if (text.trim().length === 0) throw bad('executable', 'must not be empty');
+  if (text.length > 4096)
+    throw bad('executable', `must be at most 4096 characters, got ${text.length}`);
+  return text;
 }
 
 function argumentList(value: unknown, lim: JobLimits): string[] {
@@ -237,8 +238,8 @@ function raceInput(value: unknown, lim: JobLimits): RaceInput[] | string {
   if (value.length === 0) throw bad('input', 'must list at least one racer');
   if (value.length > lim.maxRacers)
     throw bad('input', `lists ${value.length} racers, more than the limit of ${lim.maxRacers}`);
-  return value.map((entry, i) => {
-    const where = `input[${i}]`;
+  return value.map((entry, index) => {
+    const where = `input[${index}]`;
     const obj = asObject(entry, where);
     for (const key of Object.keys(obj)) {
       if (!RACE_INPUT_KNOWN.has(key))
@@ -277,7 +278,9 @@ function checkEcho(echoed: Record<string, unknown>, lim: JobLimits): void {
     );
 }
 
-function defined<T extends object>(o: Partial<T> | undefined): Partial<T> {
-  if (!o) return {};
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+function defined<T extends object>(partial: Partial<T> | undefined): Partial<T> {
+  if (!partial) return {};
+  return Object.fromEntries(
+    Object.entries(partial).filter(([, v]) => v !== undefined),
+  ) as Partial<T>;
 }

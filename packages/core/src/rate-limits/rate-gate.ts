@@ -76,8 +76,9 @@ export class RateLimits implements ClaimGate {
       names.map((n) => readRateLimit({ coordinator: this.coordinator }, `${dir}/${n}`, watch)),
     );
     const limits = new Map<string, Rate>();
-    for (const l of read) if (l) limits.set(l.type, { count: l.count, perMs: l.perMs });
-    for (const t of this.buckets.keys()) if (!limits.has(t)) this.buckets.delete(t);
+    for (const limit of read)
+      if (limit) limits.set(limit.type, { count: limit.count, perMs: limit.perMs });
+    for (const type of this.buckets.keys()) if (!limits.has(type)) this.buckets.delete(type);
     this.limits = limits;
   }
 
@@ -89,55 +90,55 @@ export class RateLimits implements ClaimGate {
   }
 
   open(type: string, now: number): boolean {
-    const b = this.fill(type, now);
-    return b === null || b.tokens >= 1;
+    const bucket = this.fill(type, now);
+    return bucket === null || bucket.tokens >= 1;
   }
 
   take(type: string, now: number): boolean {
-    const b = this.fill(type, now);
-    if (b === null) return true;
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
+    const bucket = this.fill(type, now);
+    if (bucket === null) return true;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
     return true;
   }
 
   refund(type: string): void {
-    const b = this.buckets.get(type);
-    if (b) b.tokens += 1;
+    const bucket = this.buckets.get(type);
+    if (bucket) bucket.tokens += 1;
   }
 
   nextAt(type: string, now: number): number {
-    const b = this.fill(type, now);
+    const bucket = this.fill(type, now);
     const share = this.share(type);
-    if (b === null || share === null || b.tokens >= 1) return now;
+    if (bucket === null || share === null || bucket.tokens >= 1) return now;
     // From the bucket's time: a look with an earlier `now` left it later than `now`.
-    return b.at + Math.ceil((1 - b.tokens) / share);
+    return bucket.at + Math.ceil((1 - bucket.tokens) / share);
   }
 
   /** `type`'s share (starts per second) and the starts free at `now`; `null` when unlimited. */
   view(type: string, now: number): { perSecond: number; available: number } | null {
     const share = this.share(type);
-    const b = this.fill(type, now);
-    if (share === null || b === null) return null;
-    return { perSecond: share * 1000, available: b.tokens };
+    const bucket = this.fill(type, now);
+    if (share === null || bucket === null) return null;
+    return { perSecond: share * 1000, available: bucket.tokens };
   }
 
   /** The bucket of `type` filled up to `now`; `null` for a type without a limit. */
   private fill(type: string, now: number): Bucket | null {
     const share = this.share(type);
     if (share === null) return null;
-    let b = this.buckets.get(type);
-    if (!b) {
+    let bucket = this.buckets.get(type);
+    if (!bucket) {
       // Empty at first: a worker that joins starts at its share, never with a burst.
-      b = { tokens: 0, at: now };
-      this.buckets.set(type, b);
+      bucket = { tokens: 0, at: now };
+      this.buckets.set(type, bucket);
     }
     const cap = 1 + share * BURST_MS;
     // A look may carry a time read before an await (a claimer checks the gate again once an
     // entry read returns): time it covers was already added by a later look. The bucket's
     // time only moves forward, else that span would be added twice and starts made up.
-    b.tokens = Math.min(cap, b.tokens + Math.max(0, now - b.at) * share);
-    b.at = Math.max(b.at, now);
-    return b;
+    bucket.tokens = Math.min(cap, bucket.tokens + Math.max(0, now - bucket.at) * share);
+    bucket.at = Math.max(bucket.at, now);
+    return bucket;
   }
 }

@@ -20,10 +20,10 @@ export function parseRate(text: unknown): Rate {
   const bad = (why: string) =>
     new ZoottError('INVALID_CONFIG', `rate ${show(text)}: ${why}`, { field: 'rate' });
   if (typeof text !== 'string') throw bad('must be text like 20/s');
-  const m = RATE_RE.exec(text.trim());
-  if (!m) throw bad('expected <number>/<s|m|h>, e.g. 20/s, 100/m or 3000/h');
-  const count = Number(m[1]);
-  const perMs = UNITS[m[2]!]!;
+  const match = RATE_RE.exec(text.trim());
+  if (!match) throw bad('expected <number>/<s|m|h>, e.g. 20/s, 100/m or 3000/h');
+  const count = Number(match[1]);
+  const perMs = UNITS[match[2]!]!;
   if (!(count > 0)) throw bad('must be more than zero (remove the limit to stop limiting)');
   if ((count / perMs) * 1000 > MAX_RATE_PER_SECOND) throw bad(`at most ${MAX_RATE_PER_SECOND}/s`);
   return { count, perMs };

@@ -47,17 +47,17 @@ export async function setRateLimit(engine: Engine, type: string, rate: string): 
   checkType(type);
   const parsed = parseRate(rate);
   const ctx = await engine.context();
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const dir = limitsPath(ctx.layout.world);
   // `init` made it; a world made by zoott 0.1.0 gets it here, as `init` would make it.
-  await ensureWorldPath(c, dir, (await c.getAcl(ctx.layout.root)).acl);
+  await ensureWorldPath(coordinator, dir, (await coordinator.getAcl(ctx.layout.root)).acl);
   const limit: RateLimit = { type, rate: formatRate(parsed), ...parsed };
   const path = `${dir}/${limitNodeName(type)}`;
   try {
-    await c.create(path, encodeJson(limit));
+    await coordinator.create(path, encodeJson(limit));
   } catch (err) {
     if (codeOf(err) !== 'NODE_EXISTS') throw err;
-    await c.set(path, encodeJson(limit));
+    await coordinator.set(path, encodeJson(limit));
   }
   return limit;
 }
@@ -83,10 +83,10 @@ export async function readRateLimit(
 ): Promise<RateLimit | null> {
   try {
     const got = await engine.coordinator.get(path, watch ? { watch } : {});
-    const v = decodeJson<Partial<RateLimit> | null>(got.data, path);
-    if (typeof v !== 'object' || v === null) return null;
-    if (typeof v.type !== 'string' || typeof v.rate !== 'string') return null;
-    return { type: v.type, rate: v.rate, ...parseRate(v.rate) };
+    const stored = decodeJson<Partial<RateLimit> | null>(got.data, path);
+    if (typeof stored !== 'object' || stored === null) return null;
+    if (typeof stored.type !== 'string' || typeof stored.rate !== 'string') return null;
+    return { type: stored.type, rate: stored.rate, ...parseRate(stored.rate) };
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return null;
     // Not a limit zoott wrote (not JSON, or a rate it cannot read): no limit.

@@ -36,27 +36,29 @@ const STAT_PAGE = 500;
 
 /** Every record of an area with its creation stamp, read bucket by bucket in pages. */
 export async function recordsOf(
-  c: Coordinator,
+  coordinator: Coordinator,
   dirs: readonly string[],
   signal?: AbortSignal,
   onScan?: (done: number, total: number) => void,
 ): Promise<Indexed[]> {
   const out: Indexed[] = [];
-  for (const [i, dir] of dirs.entries()) {
-    onScan?.(i, dirs.length);
+  for (const [index, dir] of dirs.entries()) {
+    onScan?.(index, dirs.length);
     if (signal?.aborted) break;
     let names: string[];
     try {
-      names = await c.children(dir);
+      names = await coordinator.children(dir);
     } catch (err) {
       if (codeOf(err) === 'NO_NODE') continue;
       throw err;
     }
     for (let i = 0; i < names.length; i += STAT_PAGE) {
       const page = names.slice(i, i + STAT_PAGE);
-      const stats = await Promise.all(page.map((n) => c.exists(`${dir}/${n}`).catch(() => null)));
-      page.forEach((name, j) => {
-        const st = stats[j];
+      const stats = await Promise.all(
+        page.map((n) => coordinator.exists(`${dir}/${n}`).catch(() => null)),
+      );
+      page.forEach((name, at) => {
+        const st = stats[at];
         if (st) out.push({ dir, name, seenAt: st.ctime, zxid: st.czxid });
       });
     }
@@ -130,12 +132,12 @@ export async function cleanFailed(
   const PARALLEL = 32;
   for (let i = 0; i < victims.length && !options.signal?.aborted; i += PARALLEL) {
     await Promise.all(
-      victims.slice(i, i + PARALLEL).map(async (v) => {
-        const key = v.name.split(KEY_SEPARATOR);
+      victims.slice(i, i + PARALLEL).map(async (victim) => {
+        const key = victim.name.split(KEY_SEPARATOR);
         try {
           // Still failed by the record seen? A retry deleted it (and a new failure is younger).
-          const st = await ctx.coordinator.exists(`${v.dir}/${v.name}`);
-          if (!st || st.czxid !== v.zxid) {
+          const st = await ctx.coordinator.exists(`${victim.dir}/${victim.name}`);
+          if (!st || st.czxid !== victim.zxid) {
             report.skipped++;
             return;
           }

@@ -68,7 +68,7 @@ export class DirIndex {
   private count = 0;
 
   constructor(
-    private readonly c: Coordinator,
+    private readonly coordinator: Coordinator,
     private readonly now: () => number,
     /** Whether the first listing stats its children (ages); a plain count does not need it. */
     private readonly statOnBootstrap = true,
@@ -77,14 +77,14 @@ export class DirIndex {
   /** The directories to follow; others are forgotten. */
   setDirs(paths: readonly string[]): void {
     const want = new Set(paths);
-    for (const [p, d] of this.dirs)
-      if (!want.has(p)) {
-        this.count -= d.names.size;
-        this.dirs.delete(p);
+    for (const [path, dir] of this.dirs)
+      if (!want.has(path)) {
+        this.count -= dir.names.size;
+        this.dirs.delete(path);
       }
-    for (const p of want)
-      if (!this.dirs.has(p))
-        this.dirs.set(p, {
+    for (const path of want)
+      if (!this.dirs.has(path))
+        this.dirs.set(path, {
           names: new Map(),
           last: null,
           sorted: true,
@@ -95,10 +95,10 @@ export class DirIndex {
 
   /** Forgets everything (leadership lost): the next refresh bootstraps again. */
   reset(): void {
-    for (const d of this.dirs.values()) {
-      this.clear(d);
-      d.dirty = true;
-      d.listed = false;
+    for (const dir of this.dirs.values()) {
+      this.clear(dir);
+      dir.dirty = true;
+      dir.listed = false;
     }
     this.count = 0;
   }
@@ -115,91 +115,92 @@ export class DirIndex {
     let next = 0;
     const lane = async () => {
       while (next < due.length) {
-        const [p, d] = due[next++]!;
-        await this.list(p, d);
+        const [path, dir] = due[next++]!;
+        await this.list(path, dir);
       }
     };
     await Promise.all(Array.from({ length: Math.min(LIST_LANES, due.length) }, lane));
     return due.length;
   }
 
-  private clear(d: Dir): void {
-    d.names.clear();
-    d.last = null;
-    d.sorted = true;
+  private clear(dir: Dir): void {
+    dir.names.clear();
+    dir.last = null;
+    dir.sorted = true;
   }
 
-  private async list(path: string, d: Dir): Promise<void> {
-    d.dirty = false;
+  private async list(path: string, dir: Dir): Promise<void> {
+    dir.dirty = false;
     let listed: { children: string[]; stat: { pzxid: number } };
     try {
-      listed = await this.c.childrenWithStat(path, {
+      listed = await this.coordinator.childrenWithStat(path, {
         watch: () => {
-          d.dirty = true;
+          dir.dirty = true;
         },
       });
     } catch (err) {
-      d.dirty = true;
+      dir.dirty = true;
       if (codeOf(err) === 'NO_NODE') {
-        this.count -= d.names.size;
-        this.clear(d);
+        this.count -= dir.names.size;
+        this.clear(dir);
         return;
       }
       throw err;
     }
     const fresh: string[] = [];
     let known = 0;
-    for (const n of listed.children) {
-      if (d.names.has(n)) known++;
-      else fresh.push(n);
+    for (const name of listed.children) {
+      if (dir.names.has(name)) known++;
+      else fresh.push(name);
     }
     // Listed names are distinct: when every indexed name was listed, none vanished, and
     // the busy case needs no set of the listing.
-    if (known < d.names.size) {
+    if (known < dir.names.size) {
       const present = new Set(listed.children);
-      for (const n of d.names.keys())
-        if (!present.has(n)) {
-          d.names.delete(n);
+      for (const name of dir.names.keys())
+        if (!present.has(name)) {
+          dir.names.delete(name);
           this.count--;
         }
     }
     const now = this.now();
-    if (!d.listed && this.statOnBootstrap) {
+    if (!dir.listed && this.statOnBootstrap) {
       const found: { name: string; stamp: Stamp }[] = [];
       for (let i = 0; i < fresh.length; i += STAT_PAGE) {
         const page = fresh.slice(i, i + STAT_PAGE);
         // A read, not an `exists`: reads issued in one turn share a request, an exists each
         // costs one (a reaper elected over 100,000 kept records sent 100,000 of them).
         const reads = await Promise.all(
-          page.map((n) => this.c.get(`${path}/${n}`).catch(() => null)),
+          page.map((n) => this.coordinator.get(`${path}/${n}`).catch(() => null)),
         );
-        page.forEach((name, j) => {
-          const st = reads[j]?.stat;
+        page.forEach((name, index) => {
+          const st = reads[index]?.stat;
           if (st) found.push({ name, stamp: { seenAt: Math.min(now, st.ctime), zxid: st.czxid } });
         });
       }
       found.sort((a, b) => byAge(a.stamp, b.stamp));
-      for (const f of found) this.add(d, f.name, f.stamp);
+      for (const entry of found) this.add(dir, entry.name, entry.stamp);
     } else if (fresh.length > 0) {
       const stamp: Stamp = { seenAt: now, zxid: listed.stat.pzxid };
-      for (const name of fresh) this.add(d, name, stamp);
+      for (const name of fresh) this.add(dir, name, stamp);
     }
-    d.listed = true;
+    dir.listed = true;
   }
 
-  private add(d: Dir, name: string, stamp: Stamp): void {
-    if (d.names.has(name)) return;
+  private add(dir: Dir, name: string, stamp: Stamp): void {
+    if (dir.names.has(name)) return;
     this.count++;
-    if (d.last !== null && byAge(stamp, d.last) < 0) d.sorted = false;
-    d.last = stamp;
-    d.names.set(name, stamp);
+    if (dir.last !== null && byAge(stamp, dir.last) < 0) dir.sorted = false;
+    dir.last = stamp;
+    dir.names.set(name, stamp);
   }
 
   /** Every indexed record (a copy: tests and small indexes). */
   entries(): Indexed[] {
     const out: Indexed[] = [];
-    for (const [dir, d] of this.dirs)
-      for (const [name, s] of d.names) out.push({ dir, name, seenAt: s.seenAt, zxid: s.zxid });
+    for (const [dir, dirState] of this.dirs)
+      for (const [name, stamp] of dirState.names)
+        out.push({ dir, name, seenAt: stamp.seenAt, zxid: stamp.zxid });
     return out;
   }
 
@@ -216,10 +217,10 @@ export class DirIndex {
     const overflow = limits.maxCount === null ? 0 : Math.max(0, this.count - limits.maxCount);
     const cutoff = limits.maxAgeMs === null ? null : now - limits.maxAgeMs;
     const heads: { dir: string; it: Iterator<[string, Stamp]>; head: [string, Stamp] }[] = [];
-    for (const [dir, d] of this.dirs) {
-      const it = d.sorted
-        ? d.names.entries()
-        : [...d.names].sort((a, b) => byAge(a[1], b[1]))[Symbol.iterator]();
+    for (const [dir, dirState] of this.dirs) {
+      const it = dirState.sorted
+        ? dirState.names.entries()
+        : [...dirState.names].sort((a, b) => byAge(a[1], b[1]))[Symbol.iterator]();
       const first = it.next();
       if (!first.done) heads.push({ dir, it, head: first.value });
     }
@@ -228,23 +229,23 @@ export class DirIndex {
       let best = 0;
       for (let i = 1; i < heads.length; i++)
         if (byAge(heads[i]!.head[1], heads[best]!.head[1]) < 0) best = i;
-      const h = heads[best]!;
-      const [name, stamp] = h.head;
+      const head = heads[best]!;
+      const [name, stamp] = head.head;
       if (out.length >= overflow && (cutoff === null || stamp.seenAt > cutoff)) break;
-      out.push({ dir: h.dir, name, seenAt: stamp.seenAt, zxid: stamp.zxid });
-      const next = h.it.next();
+      out.push({ dir: head.dir, name, seenAt: stamp.seenAt, zxid: stamp.zxid });
+      const next = head.it.next();
       if (next.done) heads.splice(best, 1);
-      else h.head = next.value;
+      else head.head = next.value;
     }
     return out;
   }
 
   /** The record is gone (deleted) or must be seen again: drops it, and re-lists its directory when `relist`. */
-  forget(e: Indexed, relist = false): void {
-    const d = this.dirs.get(e.dir);
-    if (!d) return;
-    if (d.names.delete(e.name)) this.count--;
-    if (relist) d.dirty = true;
+  forget(entry: Indexed, relist = false): void {
+    const dir = this.dirs.get(entry.dir);
+    if (!dir) return;
+    if (dir.names.delete(entry.name)) this.count--;
+    if (relist) dir.dirty = true;
   }
 }
 

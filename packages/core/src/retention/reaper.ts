@@ -147,7 +147,7 @@ export class Reaper {
     this.failed.reset();
     this.settings = null;
     this.registryDirty = true;
-    for (const t of this.options.tasks ?? []) t.reset?.();
+    for (const retentionTask of this.options.tasks ?? []) retentionTask.reset?.();
   }
 
   /** Whether this worker is the world's reaper now (re-reads the registry when it changed). */
@@ -158,7 +158,7 @@ export class Reaper {
     if (names === null) return false;
     const mine = path.slice(path.lastIndexOf('/') + 1);
     let first: string | undefined;
-    for (const n of names) if (first === undefined || seq(n) < seq(first)) first = n;
+    for (const name of names) if (first === undefined || seq(name) < seq(first)) first = name;
     return first === mine;
   }
 

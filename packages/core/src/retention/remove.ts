@@ -93,9 +93,9 @@ function guarded(
 /** A record's `treeVersion` (see `CompletedRecord`), or null for a record without one. */
 function recordTreeVersion(data: Uint8Array): number | null {
   try {
-    const v = (JSON.parse(Buffer.from(data).toString('utf8')) as { treeVersion?: unknown })
+    const version = (JSON.parse(Buffer.from(data).toString('utf8')) as { treeVersion?: unknown })
       .treeVersion;
-    return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null;
+    return Number.isInteger(version) && (version as number) >= 0 ? (version as number) : null;
   } catch {
     return null;
   }
@@ -110,7 +110,7 @@ function recordTreeVersion(data: Uint8Array): number | null {
 export async function removeCompleted(
   ctx: EngineContext,
   victims: readonly Indexed[],
-  forget: (v: Indexed, relist: boolean) => void,
+  forget: (victim: Indexed, relist: boolean) => void,
   onProgress?: (done: number) => void,
 ): Promise<RemoveReport> {
   const report = emptyRemoveReport();
@@ -146,26 +146,26 @@ const LANES = 8;
 async function planBatch(
   ctx: EngineContext,
   batch: readonly Indexed[],
-  skip: (v: Indexed) => void,
+  skip: (victim: Indexed) => void,
 ): Promise<Planned[]> {
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const records = await Promise.all(
-    batch.map((v) => c.get(`${v.dir}/${v.name}`).catch(noNodeAsNull)),
+    batch.map((v) => coordinator.get(`${v.dir}/${v.name}`).catch(noNodeAsNull)),
   );
   const planned: Planned[] = [];
   const unread: Indexed[] = [];
   for (let j = 0; j < batch.length; j++) {
-    const v = batch[j]!;
+    const victim = batch[j]!;
     const rec = records[j]!;
     // Gone (re-queued, cancelled, removed by hand), or a newer record under the same name.
-    if (rec === null || rec.stat.czxid > v.zxid) {
-      skip(v);
+    if (rec === null || rec.stat.czxid > victim.zxid) {
+      skip(victim);
       continue;
     }
     const version = recordTreeVersion(rec.data);
-    if (version === null) unread.push(v);
+    if (version === null) unread.push(victim);
     // Most completed tasks are leaves; a parent's guess fails and is redone (applyPlanned).
-    else planned.push(guarded(ctx, v, v.name.split(KEY_SEPARATOR), version, true, true));
+    else planned.push(guarded(ctx, victim, victim.name.split(KEY_SEPARATOR), version, true, true));
   }
   return planned.concat(await planByTree(ctx, unread, skip));
 }
@@ -174,21 +174,21 @@ async function planBatch(
 async function planByTree(
   ctx: EngineContext,
   victims: readonly Indexed[],
-  skip: (v: Indexed) => void,
+  skip: (victim: Indexed) => void,
 ): Promise<Planned[]> {
   if (victims.length === 0) return [];
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const trees = await Promise.all(
-    victims.map((v) => c.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
+    victims.map((v) => coordinator.exists(ctx.layout.treePath(v.name.split(KEY_SEPARATOR)))),
   );
   const records = await Promise.all(
-    victims.map((v, j) => (trees[j] === null ? c.exists(`${v.dir}/${v.name}`) : null)),
+    victims.map((v, j) => (trees[j] === null ? coordinator.exists(`${v.dir}/${v.name}`) : null)),
   );
   const planned: Planned[] = [];
-  victims.forEach((v, j) => {
-    const p = plan(ctx, v, trees[j]!, records[j]!);
-    if (p) planned.push(p);
-    else skip(v);
+  victims.forEach((victim, index) => {
+    const victimPlan = plan(ctx, victim, trees[index]!, records[index]!);
+    if (victimPlan) planned.push(victimPlan);
+    else skip(victim);
   });
   return planned;
 }
@@ -201,13 +201,13 @@ function noNodeAsNull(err: unknown): null {
 async function removeBatch(
   ctx: EngineContext,
   batch: readonly Indexed[],
-  forget: (v: Indexed, relist: boolean) => void,
+  forget: (victim: Indexed, relist: boolean) => void,
   report: RemoveReport,
   parents: Map<string, TaskKey>,
 ): Promise<void> {
-  const skip = (v: Indexed) => {
+  const skip = (victim: Indexed) => {
     report.skipped++;
-    forget(v, true);
+    forget(victim, true);
   };
   const planned = await planBatch(ctx, batch, skip);
   const { applied, failed } = await applyPlanned(ctx, planned);
@@ -219,14 +219,15 @@ async function removeBatch(
     skip,
   );
   const second = await applyPlanned(ctx, again);
-  for (const p of [...failed, ...second.failed]) if (!p.fromRecord) skip(p.victim);
-  for (const p of [...applied, ...second.applied]) {
-    forget(p.victim, false);
+  for (const victimPlan of [...failed, ...second.failed])
+    if (!victimPlan.fromRecord) skip(victimPlan.victim);
+  for (const victimPlan of [...applied, ...second.applied]) {
+    forget(victimPlan.victim, false);
     report.records++;
-    if (p.leaf) {
+    if (victimPlan.leaf) {
       report.treeNodes++;
-      if (p.key.length > 1) {
-        const parent = p.key.slice(0, -1);
+      if (victimPlan.key.length > 1) {
+        const parent = victimPlan.key.slice(0, -1);
         parents.set(parent.join(KEY_SEPARATOR), parent);
       }
     }
@@ -255,8 +256,8 @@ async function applyPlanned(
       await ctx.coordinator.multi(left.flatMap((p) => p.ops));
       applied.push(...left);
       return { applied, failed };
-    } catch (e) {
-      err = e;
+    } catch (caught) {
+      err = caught;
     }
     const at = failedPlan(left, err);
     if (!at) break;
@@ -268,14 +269,21 @@ async function applyPlanned(
     else failed.push(at.plan);
   }
   await Promise.all(
-    left.map(async (p) => {
+    left.map(async (victimPlan) => {
       try {
-        await ctx.coordinator.multi(p.ops);
-        applied.push(p);
+        await ctx.coordinator.multi(victimPlan.ops);
+        applied.push(victimPlan);
       } catch (err) {
         if (!isRace(err)) throw err;
-        if (codeOf(err) === 'NOT_EMPTY' && p.leaf) {
-          const parent = guarded(ctx, p.victim, p.key, p.treeVersion, false, p.fromRecord);
+        if (codeOf(err) === 'NOT_EMPTY' && victimPlan.leaf) {
+          const parent = guarded(
+            ctx,
+            victimPlan.victim,
+            victimPlan.key,
+            victimPlan.treeVersion,
+            false,
+            victimPlan.fromRecord,
+          );
           try {
             await ctx.coordinator.multi(parent.ops);
             applied.push(parent);
@@ -284,7 +292,7 @@ async function applyPlanned(
             if (!isRace(err2)) throw err2;
           }
         }
-        failed.push(p);
+        failed.push(victimPlan);
       }
     }),
   );
@@ -303,9 +311,9 @@ function failedPlan(left: Planned[], err: unknown): { plan: Planned; code: strin
   }
   if (failure.index < 0) return null;
   let first = 0;
-  for (const p of left) {
-    if (failure.index < first + p.ops.length) return { plan: p, code: failure.code };
-    first += p.ops.length;
+  for (const planned of left) {
+    if (failure.index < first + planned.ops.length) return { plan: planned, code: failure.code };
+    first += planned.ops.length;
   }
   return null;
 }
@@ -323,7 +331,7 @@ function isRace(err: unknown): boolean {
  * parent that is being queued again meanwhile.
  */
 async function removeBareAncestors(ctx: EngineContext, keys: TaskKey[]): Promise<number> {
-  const { coordinator: c, layout } = ctx;
+  const { coordinator, layout } = ctx;
   let removed = 0;
   let level = keys;
   while (level.length > 0) {
@@ -331,15 +339,15 @@ async function removeBareAncestors(ctx: EngineContext, keys: TaskKey[]): Promise
     await Promise.all(
       level.map(async (key) => {
         const [tree, working, completed, failed, entry] = await Promise.all([
-          c.exists(layout.treePath(key)),
-          c.exists(layout.recordPath(AREA.working, key)),
-          c.exists(layout.recordPath(AREA.completed, key)),
-          c.exists(layout.recordPath(AREA.failed, key)),
+          coordinator.exists(layout.treePath(key)),
+          coordinator.exists(layout.recordPath(AREA.working, key)),
+          coordinator.exists(layout.recordPath(AREA.completed, key)),
+          coordinator.exists(layout.recordPath(AREA.failed, key)),
           findEntry(ctx, key),
         ]);
         if (!tree || tree.numChildren > 0 || working || completed || failed || entry) return;
         try {
-          await c.delete(layout.treePath(key), tree.version);
+          await coordinator.delete(layout.treePath(key), tree.version);
           removed++;
           if (key.length > 1) {
             const parent = key.slice(0, -1);

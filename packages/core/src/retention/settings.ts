@@ -71,16 +71,16 @@ function invalid(field: string, message: string): ZoottError {
  * as `1h30m`, or `forever` (no age limit, `null`). Must be more than zero.
  */
 export function parseDuration(text: string, field = 'duration'): number | null {
-  const t = text.trim().toLowerCase();
-  if (FOREVER.has(t)) return null;
+  const lowered = text.trim().toLowerCase();
+  if (FOREVER.has(lowered)) return null;
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
   let total = 0;
   let at = 0;
-  for (let m = re.exec(t); m; m = re.exec(t)) {
+  for (let m = re.exec(lowered); m; m = re.exec(lowered)) {
     total += Number(m[1]) * UNITS[m[2]!]!;
     at = re.lastIndex;
   }
-  if (t.length === 0 || at !== t.length)
+  if (lowered.length === 0 || at !== lowered.length)
     throw invalid(
       field,
       `${JSON.stringify(text)} is not a duration: write a number with a unit (ms, s, m, h, d, w), e.g. 30m, 24h, 7d, or "forever"`,
@@ -94,18 +94,18 @@ export function parseDuration(text: string, field = 'duration'): number | null {
 
 /** A count: a whole number >= 0 (`_` and `,` as digit separators), or `unlimited` (`null`). */
 export function parseCount(text: string, field = 'count'): number | null {
-  const t = text.trim().toLowerCase();
-  if (FOREVER.has(t)) return null;
-  const digits = t.replace(/[_,]/g, '');
+  const lowered = text.trim().toLowerCase();
+  if (FOREVER.has(lowered)) return null;
+  const digits = lowered.replace(/[_,]/g, '');
   if (!/^\d+$/.test(digits))
     throw invalid(
       field,
       `${JSON.stringify(text)} is not a count: write a whole number >= 0, or "unlimited"`,
     );
-  const n = Number(digits);
-  if (n > MAX_COUNT)
+  const count = Number(digits);
+  if (count > MAX_COUNT)
     throw invalid(field, `${JSON.stringify(text)}: more than ${MAX_COUNT}; write "unlimited"`);
-  return n;
+  return count;
 }
 
 /**
@@ -115,15 +115,16 @@ export function parseCount(text: string, field = 'count'): number | null {
 export function formatKeepDuration(ms: number | null): string {
   if (ms === null) return 'forever';
   for (const unit of ['w', 'd', 'h', 'm', 's'] as const) {
-    const n = ms / UNITS[unit]!;
-    if (Number.isInteger(n) && (n >= 2 || (unit !== 'w' && unit !== 'd'))) return `${n}${unit}`;
+    const count = ms / UNITS[unit]!;
+    if (Number.isInteger(count) && (count >= 2 || (unit !== 'w' && unit !== 'd')))
+      return `${count}${unit}`;
   }
   return `${ms}ms`;
 }
 
 /** `100000` or `unlimited`. */
-export function formatKeepCount(n: number | null): string {
-  return n === null ? 'unlimited' : String(n);
+export function formatKeepCount(count: number | null): string {
+  return count === null ? 'unlimited' : String(count);
 }
 
 function checkNumber(value: unknown, field: string, min: number, max: number): number | null {
@@ -140,18 +141,19 @@ function keep(value: unknown, field: string, fallback: KeepLimits): KeepLimits {
   if (value === undefined) return { ...fallback };
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw invalid(field, 'must be an object {maxAgeMs, maxCount}');
-  const v = value as Record<string, unknown>;
-  for (const k of Object.keys(v))
-    if (k !== 'maxAgeMs' && k !== 'maxCount') throw invalid(`${field}.${k}`, 'unknown setting');
+  const fields = value as Record<string, unknown>;
+  for (const key of Object.keys(fields))
+    if (key !== 'maxAgeMs' && key !== 'maxCount')
+      throw invalid(`${field}.${key}`, 'unknown setting');
   return {
     maxAgeMs:
-      v.maxAgeMs === undefined
+      fields.maxAgeMs === undefined
         ? fallback.maxAgeMs
-        : checkNumber(v.maxAgeMs, `${field}.maxAgeMs`, 1, MAX_DURATION_MS),
+        : checkNumber(fields.maxAgeMs, `${field}.maxAgeMs`, 1, MAX_DURATION_MS),
     maxCount:
-      v.maxCount === undefined
+      fields.maxCount === undefined
         ? fallback.maxCount
-        : checkNumber(v.maxCount, `${field}.maxCount`, 0, MAX_COUNT),
+        : checkNumber(fields.maxCount, `${field}.maxCount`, 0, MAX_COUNT),
   };
 }
 
@@ -166,23 +168,25 @@ export function mergeRetention(
 ): RetentionSettings {
   if (patch === undefined || patch === null) return structuredClone(base);
   if (typeof patch !== 'object' || Array.isArray(patch)) throw invalid(field, 'must be an object');
-  const p = patch as Record<string, unknown>;
-  for (const k of Object.keys(p))
-    if (k !== 'completed' && k !== 'results' && k !== 'failed')
-      throw invalid(`${field}.${k}`, 'unknown setting (completed, results, failed)');
+  const patchFields = patch as Record<string, unknown>;
+  for (const key of Object.keys(patchFields))
+    if (key !== 'completed' && key !== 'results' && key !== 'failed')
+      throw invalid(`${field}.${key}`, 'unknown setting (completed, results, failed)');
   let failed = { ...base.failed };
-  if (p.failed !== undefined) {
-    const f = p.failed as Record<string, unknown> | null;
-    if (typeof f !== 'object' || f === null || Array.isArray(f))
+  if (patchFields.failed !== undefined) {
+    const failedFields = patchFields.failed as Record<string, unknown> | null;
+    if (typeof failedFields !== 'object' || failedFields === null || Array.isArray(failedFields))
       throw invalid(`${field}.failed`, 'must be an object {warnCount}');
-    for (const k of Object.keys(f))
-      if (k !== 'warnCount') throw invalid(`${field}.failed.${k}`, 'unknown setting');
-    if (f.warnCount !== undefined)
-      failed = { warnCount: checkNumber(f.warnCount, `${field}.failed.warnCount`, 0, MAX_COUNT) };
+    for (const key of Object.keys(failedFields))
+      if (key !== 'warnCount') throw invalid(`${field}.failed.${key}`, 'unknown setting');
+    if (failedFields.warnCount !== undefined)
+      failed = {
+        warnCount: checkNumber(failedFields.warnCount, `${field}.failed.warnCount`, 0, MAX_COUNT),
+      };
   }
   return {
-    completed: keep(p.completed, `${field}.completed`, base.completed),
-    results: keep(p.results, `${field}.results`, base.results),
+    completed: keep(patchFields.completed, `${field}.completed`, base.completed),
+    results: keep(patchFields.results, `${field}.results`, base.results),
     failed,
   };
 }
@@ -205,14 +209,14 @@ export interface StoredRetention {
 }
 
 async function readMeta(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   watch?: () => void,
 ): Promise<{ meta: Record<string, unknown>; version: number; path: string }> {
   const path = worldRoot(world);
   let got: Awaited<ReturnType<Coordinator['get']>>;
   try {
-    got = await c.get(path, watch ? { watch } : undefined);
+    got = await coordinator.get(path, watch ? { watch } : undefined);
   } catch (err) {
     if (codeOf(err) === 'NO_NODE')
       throw new ZoottError(
@@ -233,14 +237,18 @@ async function readMeta(
  * when the world meta changes.
  */
 export async function readRetention(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   watch?: () => void,
 ): Promise<StoredRetention> {
-  const w = settingsWorld(world);
-  const { meta, version } = await readMeta(c, w, watch);
+  const settingsName = settingsWorld(world);
+  const { meta, version } = await readMeta(coordinator, settingsName, watch);
   return {
-    settings: mergeRetention(DEFAULT_RETENTION, meta.retention, `${worldRoot(w)} retention`),
+    settings: mergeRetention(
+      DEFAULT_RETENTION,
+      meta.retention,
+      `${worldRoot(settingsName)} retention`,
+    ),
     stored: meta.retention !== undefined,
     version,
   };
@@ -252,17 +260,17 @@ export async function readRetention(
  * the meta never holds half a change. Returns the settings now stored.
  */
 export async function updateRetention(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   patch: RetentionPatch,
 ): Promise<RetentionSettings> {
   mergeRetention(DEFAULT_RETENTION, patch, 'retention');
   for (let round = 0; ; round++) {
-    const { meta, version, path } = await readMeta(c, settingsWorld(world));
+    const { meta, version, path } = await readMeta(coordinator, settingsWorld(world));
     const current = mergeRetention(DEFAULT_RETENTION, meta.retention, `${path} retention`);
     const next = mergeRetention(current, patch, 'retention');
     try {
-      await c.set(path, encodeJson({ ...meta, retention: next }), version);
+      await coordinator.set(path, encodeJson({ ...meta, retention: next }), version);
       return next;
     } catch (err) {
       if (codeOf(err) !== 'BAD_VERSION' || round >= 16) throw err;

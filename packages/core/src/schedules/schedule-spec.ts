@@ -57,30 +57,31 @@ function cronOf(expr: string, tz: string | undefined): Cron {
  */
 export function validateSchedule(input: unknown): ScheduleSpec {
   if (typeof input !== 'object' || input === null) throw bad('schedule', 'must be an object');
-  const o = input as Record<string, unknown>;
+  const fields = input as Record<string, unknown>;
   const known = new Set(['name', 'cron', 'tz', 'type', 'data']);
-  for (const k of Object.keys(o)) if (!known.has(k)) throw bad(k, 'unknown schedule field');
+  for (const key of Object.keys(fields))
+    if (!known.has(key)) throw bad(key, 'unknown schedule field');
   let name: string;
   try {
-    name = validateTaskName(o.name, 'name', { maxNameLength: 200 - TICK_SUFFIX_LENGTH });
+    name = validateTaskName(fields.name, 'name', { maxNameLength: 200 - TICK_SUFFIX_LENGTH });
   } catch (err) {
     throw bad('name', (err as Error).message.replace(/^INVALID_TASK: name /, ''));
   }
-  if (typeof o.type !== 'string' || o.type.length === 0 || o.type.length > 200)
-    throw bad('type', `must be a task type of 1 to 200 characters, got ${show(o.type)}`);
-  if (typeof o.cron !== 'string' || o.cron.trim() === '')
-    throw bad('cron', `must be a cron expression, got ${show(o.cron)}`);
-  const tz = o.tz === undefined ? undefined : checkTimeZone(o.tz);
+  if (typeof fields.type !== 'string' || fields.type.length === 0 || fields.type.length > 200)
+    throw bad('type', `must be a task type of 1 to 200 characters, got ${show(fields.type)}`);
+  if (typeof fields.cron !== 'string' || fields.cron.trim() === '')
+    throw bad('cron', `must be a cron expression, got ${show(fields.cron)}`);
+  const tz = fields.tz === undefined ? undefined : checkTimeZone(fields.tz);
   let next: Date | null;
   try {
-    next = cronOf(o.cron, tz).nextRun();
+    next = cronOf(fields.cron, tz).nextRun();
   } catch (err) {
-    throw bad('cron', `${JSON.stringify(o.cron)}: ${(err as Error).message}`);
+    throw bad('cron', `${JSON.stringify(fields.cron)}: ${(err as Error).message}`);
   }
-  if (next === null) throw bad('cron', `${JSON.stringify(o.cron)} never fires`);
-  const spec: ScheduleSpec = { name, cron: o.cron, type: o.type };
+  if (next === null) throw bad('cron', `${JSON.stringify(fields.cron)} never fires`);
+  const spec: ScheduleSpec = { name, cron: fields.cron, type: fields.type };
   if (tz !== undefined) spec.tz = tz;
-  if (o.data !== undefined) spec.data = o.data;
+  if (fields.data !== undefined) spec.data = fields.data;
   return spec;
 }
 

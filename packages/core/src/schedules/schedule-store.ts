@@ -39,10 +39,10 @@ export interface ListedSchedule extends StoredSchedule {
 export async function addSchedule(engine: Engine, input: ScheduleSpec): Promise<StoredSchedule> {
   const spec = validateSchedule(input);
   const ctx = await engine.context();
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const dir = schedulesPath(ctx.layout.world);
   // `init` made it; a world made by zoott 0.1.0 gets it here, as `init` would make it.
-  await ensureWorldPath(c, dir, (await c.getAcl(ctx.layout.root)).acl);
+  await ensureWorldPath(coordinator, dir, (await coordinator.getAcl(ctx.layout.root)).acl);
   const stored: StoredSchedule = { ...spec, createdAt: ctx.clock.now() };
   const path = `${dir}/${spec.name}`;
   const data = encodeJson(stored);
@@ -53,7 +53,7 @@ export async function addSchedule(engine: Engine, input: ScheduleSpec): Promise<
       { field: 'data' },
     );
   try {
-    await c.create(path, data);
+    await coordinator.create(path, data);
   } catch (err) {
     if (codeOf(err) === 'NODE_EXISTS')
       throw new ZoottError(
@@ -69,11 +69,11 @@ export async function addSchedule(engine: Engine, input: ScheduleSpec): Promise<
 /** The world's schedules by name, each with its next tick after the engine clock's now. */
 export async function listSchedules(engine: Engine): Promise<ListedSchedule[]> {
   const ctx = await engine.context();
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const dir = schedulesPath(ctx.layout.world);
   let names: string[];
   try {
-    names = (await c.children(dir)).sort();
+    names = (await coordinator.children(dir)).sort();
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return [];
     throw err;
@@ -84,7 +84,7 @@ export async function listSchedules(engine: Engine): Promise<ListedSchedule[]> {
       const path = `${dir}/${name}`;
       let data: Uint8Array;
       try {
-        data = (await c.get(path)).data;
+        data = (await coordinator.get(path)).data;
       } catch (err) {
         if (codeOf(err) === 'NO_NODE') return null;
         throw err;
@@ -109,18 +109,23 @@ export async function listSchedules(engine: Engine): Promise<ListedSchedule[]> {
 
 /** A schedule node's data, or what is wrong with it. */
 export function readStoredSchedule(data: Uint8Array): StoredSchedule | string {
-  let v: unknown;
+  let value: unknown;
   try {
-    v = decodeJson(data);
+    value = decodeJson(data);
   } catch {
     return 'data is not JSON: not a schedule';
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a schedule object';
-  const o = v as Partial<StoredSchedule>;
-  if (typeof o.name !== 'string' || typeof o.cron !== 'string' || typeof o.type !== 'string')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'not a schedule object';
+  const stored = value as Partial<StoredSchedule>;
+  if (
+    typeof stored.name !== 'string' ||
+    typeof stored.cron !== 'string' ||
+    typeof stored.type !== 'string'
+  )
     return 'has no name, cron and type: not a schedule';
-  if (typeof o.createdAt !== 'number') return 'has no numeric createdAt: not a schedule';
-  return o as StoredSchedule;
+  if (typeof stored.createdAt !== 'number') return 'has no numeric createdAt: not a schedule';
+  return stored as StoredSchedule;
 }
 
 /** Removes a schedule; `false` when there was none of that name. Queued ticks stay. */

@@ -69,13 +69,13 @@ const RETRY_MAX_MS = 5000;
  * already (a schedule removed and added again, say) is not queued twice either.
  */
 export function runScheduler(engine: Engine, options: SchedulerOptions = {}): SchedulerHandle {
-  const s = new Scheduler(engine, options);
+  const scheduler = new Scheduler(engine, options);
   return {
     get isLeader() {
-      return s.leading;
+      return scheduler.leading;
     },
-    stop: () => s.stop(),
-    done: s.done,
+    stop: () => scheduler.stop(),
+    done: scheduler.done,
   };
 }
 
@@ -159,9 +159,9 @@ class Scheduler {
         });
       }
       let wakeAt = Number.POSITIVE_INFINITY;
-      for (const k of known.values()) {
+      for (const entry of known.values()) {
         if (signal.aborted) return;
-        const next = await this.tickDue(ctx, k, signal);
+        const next = await this.tickDue(ctx, entry, signal);
         // Changed under us (another scheduler's write, a removal): read it again first.
         if (next === STALE) dirty = true;
         else wakeAt = Math.min(wakeAt, next);
@@ -174,22 +174,22 @@ class Scheduler {
 
   /** Re-reads every schedule, arming watches that call `onChange` (a child or data change). */
   private async read(ctx: EngineContext, known: Map<string, Known>, onChange: () => void) {
-    const c = ctx.coordinator;
+    const coordinator = ctx.coordinator;
     const dir = schedulesPath(ctx.layout.world);
     let names: string[] = [];
     try {
-      names = await c.children(dir, { watch: onChange });
+      names = await coordinator.children(dir, { watch: onChange });
     } catch (err) {
       if (codeOf(err) !== 'NO_NODE') throw err;
       // No schedule was ever added: wake when the folder appears.
-      if ((await c.exists(dir, { watch: onChange })) !== null) onChange();
+      if ((await coordinator.exists(dir, { watch: onChange })) !== null) onChange();
     }
     known.clear();
     await Promise.all(
       names.map(async (name) => {
         const path = `${dir}/${name}`;
         try {
-          const got = await c.get(path, { watch: onChange });
+          const got = await coordinator.get(path, { watch: onChange });
           const stored = readStoredSchedule(got.data);
           if (typeof stored === 'string') {
             this.warn({ path, reason: stored }, 'scheduler: unreadable schedule skipped');
@@ -206,16 +206,19 @@ class Scheduler {
   /** Queues the due ticks of one schedule; returns the time of its next tick, or STALE. */
   private async tickDue(
     ctx: EngineContext,
-    k: Known,
+    schedule: Known,
     signal: AbortSignal,
   ): Promise<number | typeof STALE> {
     const now = ctx.clock.now();
     const ticks: number[] = [];
     let due: number | null;
     try {
-      due = nextTick(k.stored, k.stored.lastTick ?? k.stored.createdAt);
+      due = nextTick(schedule.stored, schedule.stored.lastTick ?? schedule.stored.createdAt);
     } catch (err) {
-      this.warn({ schedule: k.stored.name, err: String(err) }, 'scheduler: bad cron skipped');
+      this.warn(
+        { schedule: schedule.stored.name, err: String(err) },
+        'scheduler: bad cron skipped',
+      );
       return Number.POSITIVE_INFINITY;
     }
     const maxCatchUp = this.opts.maxCatchUp ?? 100;
@@ -226,13 +229,13 @@ class Scheduler {
         ticks.shift();
         skipped++;
       }
-      due = nextTick(k.stored, due);
+      due = nextTick(schedule.stored, due);
     }
     if (skipped > 0)
-      this.warn({ schedule: k.stored.name, skipped }, 'scheduler: missed ticks skipped');
+      this.warn({ schedule: schedule.stored.name, skipped }, 'scheduler: missed ticks skipped');
     for (const tick of ticks) {
       if (signal.aborted) return Number.POSITIVE_INFINITY;
-      if (!(await this.queueTick(ctx, k, tick))) return STALE;
+      if (!(await this.queueTick(ctx, schedule, tick))) return STALE;
     }
     return due ?? Number.POSITIVE_INFINITY;
   }
@@ -241,46 +244,49 @@ class Scheduler {
    * One tick, one multi (see {@link runScheduler}). Returns `false` when the schedule changed
    * under us (removed, or advanced by another scheduler): the watch re-reads it.
    */
-  private async queueTick(ctx: EngineContext, k: Known, tick: number): Promise<boolean> {
-    const { coordinator: c, layout } = ctx;
-    const path = `${schedulesPath(layout.world)}/${k.stored.name}`;
-    const name = tickTaskName(k.stored.name, tick);
+  private async queueTick(ctx: EngineContext, schedule: Known, tick: number): Promise<boolean> {
+    const { coordinator, layout } = ctx;
+    const path = `${schedulesPath(layout.world)}/${schedule.stored.name}`;
+    const name = tickTaskName(schedule.stored.name, tick);
     const key = [name];
-    const advanced: StoredSchedule = { ...k.stored, lastTick: tick };
+    const advanced: StoredSchedule = { ...schedule.stored, lastTick: tick };
     // The tick's task is written as `queue` writes a new root task (its tree node and its
     // pending entry, with the engine's default options), beside the schedule's advance.
-    const info: TaskInfo = { name, type: k.stored.type };
-    if (k.stored.data !== undefined) info.data = k.stored.data;
+    const info: TaskInfo = { name, type: schedule.stored.type };
+    if (schedule.stored.data !== undefined) info.data = schedule.stored.data;
     const tickOps = prepareQueue(ctx, key, info, resolveQueueOptions(ctx, {})).ops;
-    const advance: Op = { op: 'set', path, data: encodeJson(advanced), version: k.version };
+    const advance: Op = { op: 'set', path, data: encodeJson(advanced), version: schedule.version };
     for (let round = 0; round < 8; round++) {
       let queued = true;
       try {
-        const res = await c.multi([advance, ...tickOps]);
+        const res = await coordinator.multi([advance, ...tickOps]);
         const r0 = res[0];
-        k.version = r0 && 'stat' in r0 ? r0.stat.version : k.version + 1;
+        schedule.version = r0 && 'stat' in r0 ? r0.stat.version : schedule.version + 1;
       } catch (err) {
-        const f = multiFailure(err);
-        if (f?.index === 0 && (f.code === 'BAD_VERSION' || f.code === 'NO_NODE')) return false;
-        if (f?.index === 1 && f.code === 'NODE_EXISTS') {
+        const failure = multiFailure(err);
+        if (failure?.index === 0 && (failure.code === 'BAD_VERSION' || failure.code === 'NO_NODE'))
+          return false;
+        if (failure?.index === 1 && failure.code === 'NODE_EXISTS') {
           // The tick's task is there already: only move the schedule past it.
           queued = false;
           try {
-            k.version = (await c.set(path, encodeJson(advanced), k.version)).version;
-          } catch (e) {
-            if (codeOf(e) === 'BAD_VERSION' || codeOf(e) === 'NO_NODE') return false;
-            throw e;
+            schedule.version = (
+              await coordinator.set(path, encodeJson(advanced), schedule.version)
+            ).version;
+          } catch (setError) {
+            if (codeOf(setError) === 'BAD_VERSION' || codeOf(setError) === 'NO_NODE') return false;
+            throw setError;
           }
         } else if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
           // Reply lost: the schedule node says whether the tick went in.
-          if (!(await connectionBack(c))) throw err;
-          const got = await c.get(path).catch(() => null);
+          if (!(await connectionBack(coordinator))) throw err;
+          const got = await coordinator.get(path).catch(() => null);
           if (!got) return false;
-          if (got.stat.version === k.version) continue;
+          if (got.stat.version === schedule.version) continue;
           const now = decodeJson<StoredSchedule>(got.data, path);
           if ((now.lastTick ?? -1) < tick) return false;
-          k.version = got.stat.version;
-        } else if (f?.index === 2 && f.code === 'NO_NODE') {
+          schedule.version = got.stat.version;
+        } else if (failure?.index === 2 && failure.code === 'NO_NODE') {
           throw new ZoottError(
             'WORLD_NOT_INITIALISED',
             `world ${layout.world} has no pending area; call init`,
@@ -288,8 +294,8 @@ class Scheduler {
           );
         } else throw err;
       }
-      k.stored = advanced;
-      this.opts.onTick?.({ schedule: k.stored.name, tick, task: name, queued });
+      schedule.stored = advanced;
+      this.opts.onTick?.({ schedule: schedule.stored.name, tick, task: name, queued });
       return true;
     }
     return false;

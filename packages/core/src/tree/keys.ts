@@ -106,8 +106,8 @@ export function parentKey(key: TaskKey): TaskKey | null {
 }
 
 /** Whether two keys name the same task. */
-export function keysEqual(a: TaskKey, b: TaskKey): boolean {
-  return a.length === b.length && a.every((name, i) => name === b[i]);
+export function keysEqual(left: TaskKey, right: TaskKey): boolean {
+  return left.length === right.length && left.every((name, i) => name === right[i]);
 }
 
 /** Whether `ancestor` is a proper ancestor of `key`. */

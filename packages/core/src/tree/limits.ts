@@ -28,9 +28,9 @@ export const DEFAULT_TASK_LIMITS: Readonly<TaskLimits> = Object.freeze({
 export function resolveLimits(limits?: Partial<TaskLimits>): TaskLimits {
   const out: TaskLimits = { ...DEFAULT_TASK_LIMITS };
   if (limits) {
-    for (const k of Object.keys(out) as (keyof TaskLimits)[]) {
-      const v = limits[k];
-      if (v !== undefined) out[k] = v;
+    for (const key of Object.keys(out) as (keyof TaskLimits)[]) {
+      const value = limits[key];
+      if (value !== undefined) out[key] = value;
     }
   }
   return out;

@@ -201,8 +201,8 @@ export function validateJsonData(
       if (proto !== Object.prototype && proto !== null)
         throw bad(where, 'only plain objects are JSON (got a class instance; convert it first)');
       // Like JSON.stringify, a property whose value is `undefined` is simply left out.
-      for (const [k, v] of Object.entries(value))
-        if (v !== undefined) walk(v, `${where}.${k}`, depth + 1);
+      for (const [key, property] of Object.entries(value))
+        if (property !== undefined) walk(property, `${where}.${key}`, depth + 1);
     }
     seen.delete(value);
   };

@@ -45,18 +45,21 @@ export const DEFAULT_PATTERN_LIMITS: Readonly<PatternLimits> = Object.freeze({
  * lookaround are not: they are what makes backtracking engines exponential).
  */
 export function compileParentPattern(
-  p: ParentPattern,
+  pattern: ParentPattern,
   limits?: Partial<PatternLimits>,
 ): ParentMatcher {
   const lim = { ...DEFAULT_PATTERN_LIMITS, ...stripUndefined(limits) };
-  if (typeof p !== 'object' || p === null)
+  if (typeof pattern !== 'object' || pattern === null)
     throw new ZoottError('INVALID_PATTERN', 'parent must be an object {name, type?}', {
       field: 'parent',
     });
-  const nameRe = compilePattern(p.name, 'parent.name', lim);
-  const typeRe = p.type === undefined ? null : compilePattern(p.type, 'parent.type', lim);
+  const nameRe = compilePattern(pattern.name, 'parent.name', lim);
+  const typeRe =
+    pattern.type === undefined ? null : compilePattern(pattern.type, 'parent.type', lim);
   const source: ParentPattern =
-    p.type === undefined ? { name: p.name } : { name: p.name, type: p.type };
+    pattern.type === undefined
+      ? { name: pattern.name }
+      : { name: pattern.name, type: pattern.type };
   Object.freeze(source);
   return {
     source,
@@ -109,7 +112,9 @@ export function compilePattern(
   return re;
 }
 
-function stripUndefined<T extends object>(o: Partial<T> | undefined): Partial<T> {
-  if (!o) return {};
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+function stripUndefined<T extends object>(partial: Partial<T> | undefined): Partial<T> {
+  if (!partial) return {};
+  return Object.fromEntries(
+    Object.entries(partial).filter(([, v]) => v !== undefined),
+  ) as Partial<T>;
 }

@@ -73,10 +73,10 @@ export { encodeKey };
 
 /** A URL of this server, with the token for the one place headers cannot go (EventSource). */
 export function apiUrl(path: string, params: Record<string, string> = {}, withToken = false) {
-  const q = new URLSearchParams(params);
-  if (withToken && token) q.set('token', token);
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
+  const query = new URLSearchParams(params);
+  if (withToken && token) query.set('token', token);
+  const queryText = query.toString();
+  return queryText ? `${path}?${queryText}` : path;
 }
 
 async function call<T>(method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
@@ -92,8 +92,8 @@ async function call<T>(method: 'GET' | 'POST', url: string, body?: unknown): Pro
   const text = await res.text();
   const value = text ? JSON.parse(text) : null;
   if (!res.ok) {
-    const e = value?.error ?? {};
-    throw new ApiError(res.status, e.code ?? 'HTTP', e.message ?? `HTTP ${res.status}`);
+    const error = value?.error ?? {};
+    throw new ApiError(res.status, error.code ?? 'HTTP', error.message ?? `HTTP ${res.status}`);
   }
   return value as T;
 }

@@ -21,10 +21,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 export function append(el: Node, children: Child[]): void {
-  for (const c of children) {
-    if (c === null || c === undefined || c === false) continue;
-    if (Array.isArray(c)) append(el, c);
-    else el.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
   }
 }
 
@@ -38,7 +38,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 export function svg(tag: string, attrs: Record<string, string | number> = {}): SVGElement {
   const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
   return el;
 }
 
@@ -46,21 +46,21 @@ export function svg(tag: string, attrs: Record<string, string | number> = {}): S
 export function duration(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
   if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${Math.floor(s % 60)} s`;
-  const hours = Math.floor(m / 60);
-  if (hours < 48) return `${hours} h ${m % 60} min`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.floor(seconds % 60)} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ${minutes % 60} min`;
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
 /** Local date and time with seconds, or `-`. */
 export function time(ms: number | undefined | null): string {
   if (ms === undefined || ms === null || !Number.isFinite(ms)) return '-';
-  const d = new Date(ms);
+  const date = new Date(ms);
   const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
 }
 
 export function json(value: unknown): string {

@@ -8,11 +8,11 @@ export interface LiveStatus {
 }
 
 export interface LiveHandlers {
-  task(e: EngineEvent & { at: number }): void;
+  task(event: EngineEvent & { at: number }): void;
   workers(): void;
   /** Events may have been missed (new stream, restarted watches): re-read everything. */
   resync(): void;
-  status(s: LiveStatus): void;
+  status(liveStatus: LiveStatus): void;
 }
 
 const RECONNECT_MS = 1500;
@@ -52,9 +52,9 @@ export class LiveConnection {
       this.setStatus({ stream: 'live' });
       this.on.resync();
     });
-    es.addEventListener('task', (m) => {
+    es.addEventListener('task', (message) => {
       this.heard();
-      this.on.task(JSON.parse((m as MessageEvent<string>).data));
+      this.on.task(JSON.parse((message as MessageEvent<string>).data));
     });
     es.addEventListener('workers', () => {
       this.heard();
@@ -64,9 +64,9 @@ export class LiveConnection {
       this.heard();
       this.on.resync();
     });
-    es.addEventListener('status', (m) => {
+    es.addEventListener('status', (message) => {
       this.heard();
-      this.setStatus({ zookeeper: JSON.parse((m as MessageEvent<string>).data).zookeeper });
+      this.setStatus({ zookeeper: JSON.parse((message as MessageEvent<string>).data).zookeeper });
     });
     es.onmessage = () => this.heard();
     es.onerror = () => {

@@ -88,8 +88,8 @@ class App {
   }
 
   private async route(): Promise<void> {
-    const r = parseHash();
-    const world = r.world ?? (pageWorld || this.config.world);
+    const route = parseHash();
+    const world = route.world ?? (pageWorld || this.config.world);
     if (!world) {
       this.show(
         null,
@@ -107,7 +107,7 @@ class App {
       setTimeout(() => void this.loadConfig().then(() => this.route()), 3000);
       return;
     }
-    if (!r.world) {
+    if (!route.world) {
       location.replace(href(world, 'overview'));
       return;
     }
@@ -116,7 +116,7 @@ class App {
     replace(
       this.nav,
       PAGES.map(([page, label]) =>
-        h('a', { href: href(world, page), class: page === r.page ? 'active' : '' }, label),
+        h('a', { href: href(world, page), class: page === route.page ? 'active' : '' }, label),
       ),
     );
     const ctx: ViewContext = {
@@ -125,15 +125,15 @@ class App {
       notify: (m, k) => this.notify(m, k),
     };
     const view =
-      r.page === 'task' && r.key
-        ? taskView(ctx, r.key)
-        : r.page === 'tree'
+      route.page === 'task' && route.key
+        ? taskView(ctx, route.key)
+        : route.page === 'tree'
           ? treeView(ctx)
-          : r.page === 'workers'
+          : route.page === 'workers'
             ? workersView(ctx)
-            : r.page === 'failed'
+            : route.page === 'failed'
               ? failedView(ctx)
-              : r.page === 'schedules'
+              : route.page === 'schedules'
                 ? schedulesView(ctx)
                 : overviewView(ctx);
     this.show(view, view.el);
@@ -168,14 +168,20 @@ class App {
     });
   }
 
-  private showStatus(s: LiveStatus): void {
-    const live = s.stream === 'live' && (s.zookeeper === 'connected' || s.zookeeper === 'unknown');
+  private showStatus(status: LiveStatus): void {
+    const live =
+      status.stream === 'live' &&
+      (status.zookeeper === 'connected' || status.zookeeper === 'unknown');
     this.status.dataset.live = live ? 'on' : 'off';
-    this.status.dataset.stream = s.stream;
-    this.status.dataset.zookeeper = s.zookeeper;
+    this.status.dataset.stream = status.stream;
+    this.status.dataset.zookeeper = status.zookeeper;
     this.status.className = `live-status ${live ? 'ok' : 'warn'}`;
     this.status.textContent =
-      s.stream !== 'live' ? 'reconnecting…' : live ? '● live' : `ZooKeeper ${s.zookeeper}…`;
+      status.stream !== 'live'
+        ? 'reconnecting…'
+        : live
+          ? '● live'
+          : `ZooKeeper ${status.zookeeper}…`;
   }
 
   notify(message: string, kind: 'info' | 'error' = 'info'): void {

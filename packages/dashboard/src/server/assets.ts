@@ -38,8 +38,8 @@ export function loadAssets(dir?: string): Assets {
   return { js, css, version };
 }
 
-const escapeAttr = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+const escapeAttr = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** Page settings the app reads from <meta> tags. */
 export interface PageConfig {
@@ -51,7 +51,7 @@ export interface PageConfig {
 
 /** The single HTML page. The token is echoed only to a request that already carried it. */
 export function pageHtml(cfg: PageConfig): string {
-  const q = `v=${cfg.version}${cfg.token ? `&token=${encodeURIComponent(cfg.token)}` : ''}`;
+  const query = `v=${cfg.version}${cfg.token ? `&token=${encodeURIComponent(cfg.token)}` : ''}`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -63,8 +63,8 @@ export function pageHtml(cfg: PageConfig): string {
 <meta name="zoott-world" content="${escapeAttr(cfg.world ?? '')}">
 <title>zoott dashboard</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/assets/app.css?${escapeAttr(q)}">
-<script src="/assets/app.js?${escapeAttr(q)}" defer></script>
+<link rel="stylesheet" href="/assets/app.css?${escapeAttr(query)}">
+<script src="/assets/app.js?${escapeAttr(query)}" defer></script>
 </head>
 <body>
 <noscript>The zoott dashboard needs JavaScript.</noscript>

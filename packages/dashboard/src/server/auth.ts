@@ -9,10 +9,10 @@ import { isLoopback } from './options.js';
  * one, and could replay it here.
  */
 function presented(req: IncomingMessage, url: URL): string | null {
-  const h = req.headers.authorization;
-  if (typeof h === 'string') {
-    const m = /^Bearer\s+(\S+)$/i.exec(h.trim());
-    if (m) return m[1]!;
+  const header = req.headers.authorization;
+  if (typeof header === 'string') {
+    const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+    if (match) return match[1]!;
   }
   return url.searchParams.get('token');
 }
@@ -20,9 +20,9 @@ function presented(req: IncomingMessage, url: URL): string | null {
 /** Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
 export function tokenMatches(expected: string, given: string | null): boolean {
   if (given === null) return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
+  const expectedBytes = Buffer.from(expected);
+  const givenBytes = Buffer.from(given);
+  return expectedBytes.length === givenBytes.length && timingSafeEqual(expectedBytes, givenBytes);
 }
 
 export type Refusal = { status: number; message: string } | null;

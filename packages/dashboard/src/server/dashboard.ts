@@ -85,9 +85,9 @@ class DashboardApp {
     };
   }
 
-  private onSession(e: SessionEvent): void {
+  private onSession(event: SessionEvent): void {
     this.broadcast({ event: 'status', data: { zookeeper: this.opts.coordinator.state } });
-    if (e.type === 'lost') {
+    if (event.type === 'lost') {
       // The dashboard holds no ephemeral nodes, so a new session loses nothing.
       this.opts.coordinator.renewSession().catch((err: unknown) => {
         this.opts.logger.warn(
@@ -98,20 +98,20 @@ class DashboardApp {
     }
     // After a mere reconnect the client re-arms its watches (SetWatches) and the server fires
     // any that changed meanwhile. A new session starts with none: restart every stream.
-    if (e.type === 'connected') for (const h of this.hubs.values()) h.resync();
+    if (event.type === 'connected') for (const hub of this.hubs.values()) hub.resync();
   }
 
-  private broadcast(m: LiveMessage): void {
-    for (const h of this.hubs.values()) h.emit(m);
+  private broadcast(message: LiveMessage): void {
+    for (const hub of this.hubs.values()) hub.emit(message);
   }
 
   private async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribeSession();
-    for (const h of this.hubs.values()) h.close();
+    for (const hub of this.hubs.values()) hub.close();
     this.hubs.clear();
-    for (const s of this.streams) s.end();
+    for (const stream of this.streams) stream.end();
     this.streams.clear();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
@@ -120,12 +120,12 @@ class DashboardApp {
   }
 
   private hub(world: string): WorldHub {
-    let h = this.hubs.get(world);
-    if (!h) {
-      h = new WorldHub(world, this.data, this.opts.logger);
-      this.hubs.set(world, h);
+    let hub = this.hubs.get(world);
+    if (!hub) {
+      hub = new WorldHub(world, this.data, this.opts.logger);
+      this.hubs.set(world, hub);
     }
-    return h;
+    return hub;
   }
 
   /** The world a request names, else the configured one, else the first present. */
@@ -282,16 +282,16 @@ class DashboardApp {
   }
 
   private async overview(res: ServerResponse, url: URL): Promise<void> {
-    const d = this.data;
+    const data = this.data;
     const world = await this.world(url);
     const [counts, oldest, worlds, workers, kept, paused] = await Promise.all([
-      d.counts(world),
-      d.oldestPending(world),
-      d.worlds(),
-      d.workers(world),
+      data.counts(world),
+      data.oldestPending(world),
+      data.worlds(),
+      data.workers(world),
       // What the world keeps: the settings stored in it, the ones its reaper follows.
       readRetention(this.opts.coordinator, world),
-      d.engine(world).pauseState(),
+      data.engine(world).pauseState(),
     ]);
     // Throughput is counted from the live stream, started once the world is known to exist.
     const hub = this.hub(world);
@@ -350,8 +350,8 @@ class DashboardApp {
     if (this.closed) return sendError(res, 503, 'CLOSED', 'the dashboard is closing');
     startEventStream(res);
     this.streams.add(res);
-    const write = (m: LiveMessage) => {
-      res.write(`event: ${m.event}\ndata: ${JSON.stringify(m.data)}\n\n`);
+    const write = (message: LiveMessage) => {
+      res.write(`event: ${message.event}\ndata: ${JSON.stringify(message.data)}\n\n`);
     };
     write({ event: 'status', data: { zookeeper: this.opts.coordinator.state } });
     res.write(`event: hello\ndata: ${JSON.stringify({ world, readOnly: this.opts.readOnly })}\n\n`);
@@ -369,17 +369,17 @@ class DashboardApp {
 }
 
 function requiredParam(url: URL, name: string): string {
-  const v = url.searchParams.get(name);
-  if (!v)
+  const value = url.searchParams.get(name);
+  if (!value)
     throw new ZoottError('BAD_ARGUMENTS', `query parameter ${name} is required`, { field: name });
-  return v;
+  return value;
 }
 
 /** A key in a JSON body: an array of names or the `a|b|c` form. */
 function bodyKey(body: Record<string, unknown>): TaskKey {
-  const k = body.key;
-  if (typeof k === 'string' && k !== '') return decodeKey(k);
-  if (Array.isArray(k)) return validateKey(k);
+  const key = body.key;
+  if (typeof key === 'string' && key !== '') return decodeKey(key);
+  if (Array.isArray(key)) return validateKey(key);
   throw new ZoottError('BAD_ARGUMENTS', 'key: give the task key as ["a","b"] or "a|b"', {
     field: 'key',
   });

@@ -73,14 +73,14 @@ function codeOf(err: unknown): string | undefined {
 }
 
 /** Runs `fn` over `items` with at most `width` calls in flight. */
-async function pooled<T, R>(items: readonly T[], width: number, fn: (t: T) => Promise<R>) {
+async function pooled<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>) {
   const out: R[] = new Array(items.length);
   let next = 0;
   await Promise.all(
     range(Math.min(width, items.length)).map(async () => {
       while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
+        const index = next++;
+        out[index] = await fn(items[index]!);
       }
     }),
   );
@@ -101,12 +101,15 @@ export class DashboardData {
   ) {}
 
   engine(world: string): Engine {
-    let e = this.engines.get(world);
-    if (!e) {
-      e = createEngine(this.coordinator, { world: validateWorldName(world), logger: this.logger });
-      this.engines.set(world, e);
+    let engine = this.engines.get(world);
+    if (!engine) {
+      engine = createEngine(this.coordinator, {
+        world: validateWorldName(world),
+        logger: this.logger,
+      });
+      this.engines.set(world, engine);
     }
-    return e;
+    return engine;
   }
 
   private async layout(world: string): Promise<WorldLayout> {
@@ -152,7 +155,8 @@ export class DashboardData {
       }),
     );
     let oldest: OldestPending | null = null;
-    for (const f of firsts) if (f && (!oldest || f.since < oldest.since)) oldest = f;
+    for (const first of firsts)
+      if (first && (!oldest || first.since < oldest.since)) oldest = first;
     return oldest;
   }
 
@@ -269,12 +273,12 @@ export class DashboardData {
     const { tasks } = await this.failed(world, Number.MAX_SAFE_INTEGER);
     const errors: RetryAllResult['errors'] = [];
     let retried = 0;
-    await pooled(tasks, 16, async (t) => {
+    await pooled(tasks, 16, async (task) => {
       try {
-        await this.retry(world, t.key);
+        await this.retry(world, task.key);
         retried++;
       } catch (err) {
-        errors.push({ key: t.key, message: err instanceof Error ? err.message : String(err) });
+        errors.push({ key: task.key, message: err instanceof Error ? err.message : String(err) });
       }
     });
     return { retried, errors };

@@ -8,7 +8,7 @@ export type LiveMessage =
   | { event: 'resync'; data: { world: string; reason: string } }
   | { event: 'status'; data: { zookeeper: string } };
 
-export type LiveListener = (m: LiveMessage) => void;
+export type LiveListener = (message: LiveMessage) => void;
 
 /** Throughput is counted in slots of this length, over the last `SLOTS` slots. */
 export const SLOT_MS = 10_000;
@@ -47,8 +47,8 @@ export class WorldHub {
     private readonly data: DashboardData,
     private readonly logger: EngineLogger,
   ) {
-    this.ready = new Promise((r) => {
-      this.markReady = r;
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
     });
     void this.run();
     void this.watchRegistry();
@@ -60,10 +60,10 @@ export class WorldHub {
   }
 
   /** Sends a message to every page watching this world. */
-  emit(m: LiveMessage): void {
-    for (const l of this.listeners) {
+  emit(message: LiveMessage): void {
+    for (const listener of this.listeners) {
       try {
-        l(m);
+        listener(message);
       } catch (err) {
         this.logger.warn({ err }, 'dashboard: live listener failed');
       }
@@ -75,21 +75,21 @@ export class WorldHub {
     const current = Math.floor(now / SLOT_MS) * SLOT_MS;
     const out: ThroughputSlot[] = [];
     for (let i = SLOTS - 1; i >= 0; i--) {
-      const t = current - i * SLOT_MS;
-      out.push(this.slots.get(t) ?? { t, completed: 0, failed: 0 });
+      const time = current - i * SLOT_MS;
+      out.push(this.slots.get(time) ?? { t: time, completed: 0, failed: 0 });
     }
     return out;
   }
 
   private count(type: 'completed' | 'failed', at: number): void {
-    const t = Math.floor(at / SLOT_MS) * SLOT_MS;
-    let s = this.slots.get(t);
-    if (!s) {
-      s = { t, completed: 0, failed: 0 };
-      this.slots.set(t, s);
-      for (const k of this.slots.keys()) if (k < t - SLOTS * SLOT_MS) this.slots.delete(k);
+    const time = Math.floor(at / SLOT_MS) * SLOT_MS;
+    let slot = this.slots.get(time);
+    if (!slot) {
+      slot = { t: time, completed: 0, failed: 0 };
+      this.slots.set(time, slot);
+      for (const key of this.slots.keys()) if (key < time - SLOTS * SLOT_MS) this.slots.delete(key);
     }
-    s[type]++;
+    slot[type]++;
   }
 
   private async run(): Promise<void> {
@@ -120,9 +120,9 @@ export class WorldHub {
         let step = await first;
         while (!step.done) {
           const at = Date.now();
-          const e = step.value;
-          if (e.type === 'completed' || e.type === 'failed') this.count(e.type, at);
-          this.emit({ event: 'task', data: { ...e, at } });
+          const event = step.value;
+          if (event.type === 'completed' || event.type === 'failed') this.count(event.type, at);
+          this.emit({ event: 'task', data: { ...event, at } });
           step = await iterator.next();
         }
       } catch (err) {

@@ -65,37 +65,38 @@ export interface ResolvedOptions {
 
 /** True for names and addresses that only this machine can reach. */
 export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+  const lowered = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return lowered === 'localhost' || lowered === '::1' || /^127(\.\d{1,3}){3}$/.test(lowered);
 }
 
 const bad = (field: string, why: string) =>
   new ZoottError('INVALID_CONFIG', `${field}: ${why}`, { field });
 
 /** Checks the options and fills in defaults; throws INVALID_CONFIG naming the field. */
-export function resolveOptions(o: DashboardOptions): ResolvedOptions {
-  if (!o || typeof o !== 'object') throw bad('options', 'give an object with a coordinator');
-  const coordinator = o.coordinator;
+export function resolveOptions(options: DashboardOptions): ResolvedOptions {
+  if (!options || typeof options !== 'object')
+    throw bad('options', 'give an object with a coordinator');
+  const coordinator = options.coordinator;
   if (
     !coordinator ||
     typeof coordinator.children !== 'function' ||
     typeof coordinator.onSession !== 'function'
   )
     throw bad('coordinator', 'must be an open Coordinator (connectZk or the memory adapter)');
-  const port = o.port ?? DEFAULT_PORT;
+  const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw bad('port', `${String(port)} is not an integer in [0, 65535]`);
-  const host = o.host ?? DEFAULT_HOST;
+  const host = options.host ?? DEFAULT_HOST;
   if (typeof host !== 'string' || host.trim() === '')
     throw bad('host', 'must be a non-empty string');
-  const token = o.token === undefined || o.token === '' ? null : o.token;
+  const token = options.token === undefined || options.token === '' ? null : options.token;
   if (token !== null && (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH))
     throw bad('token', `must be a string of at least ${MIN_TOKEN_LENGTH} characters`);
   if (token !== null && /[\s"'<>&]/.test(token))
     throw bad('token', 'must not contain whitespace, quotes, <, > or &');
-  if (o.noToken === true && token !== null)
+  if (options.noToken === true && token !== null)
     throw bad('noToken', 'give a token or ask for none (--no-token), not both');
-  if (o.noToken === true && !isLoopback(host))
+  if (options.noToken === true && !isLoopback(host))
     throw bad(
       'noToken',
       `--no-token is allowed on a loopback address only: binding to ${host} exposes the dashboard beyond this machine; give a token (--token or ${DASHBOARD_TOKEN_ENV})`,
@@ -105,16 +106,16 @@ export function resolveOptions(o: DashboardOptions): ResolvedOptions {
       'token',
       `binding to ${host} exposes the dashboard beyond this machine, so an access token is required (--token or ${DASHBOARD_TOKEN_ENV})`,
     );
-  const world = o.world === undefined ? null : validateWorldName(o.world);
+  const world = options.world === undefined ? null : validateWorldName(options.world);
   return {
     coordinator: coordinator,
     world,
     port,
     host,
-    readOnly: o.readOnly === true,
+    readOnly: options.readOnly === true,
     // 144 random bits, URL-safe: what the printed URL carries.
-    token: token ?? (o.noToken === true ? null : randomBytes(18).toString('base64url')),
-    logger: o.logger ?? { warn: (fields, msg) => console.warn(msg, fields) },
-    assetsDir: o.assetsDir,
+    token: token ?? (options.noToken === true ? null : randomBytes(18).toString('base64url')),
+    logger: options.logger ?? { warn: (fields, msg) => console.warn(msg, fields) },
+    assetsDir: options.assetsDir,
   };
 }

@@ -36,13 +36,13 @@ export async function scheduleData(
   return {
     scheduler,
     schedules,
-    limits: limits.map((l) => {
-      const n = live.filter((w) => (w.types ?? []).includes(l.type)).length;
-      const perSecond = (l.count / l.perMs) * 1000;
+    limits: limits.map((limit) => {
+      const serving = live.filter((w) => (w.types ?? []).includes(limit.type)).length;
+      const perSecond = (limit.count / limit.perMs) * 1000;
       return {
-        ...l,
-        workers: n,
-        perWorkerPerSecond: n === 0 ? null : Math.round((perSecond / n) * 1000) / 1000,
+        ...limit,
+        workers: serving,
+        perWorkerPerSecond: serving === 0 ? null : Math.round((perSecond / serving) * 1000) / 1000,
       };
     }),
   };

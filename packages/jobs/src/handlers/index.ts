@@ -15,15 +15,15 @@ export type { RacerOutcomeRecord } from './racer.js';
  * (one racer). Executables run only when they match `allowExec`.
  */
 export function jobHandlers(options: JobHandlerOptions): Handlers {
-  const h = resolveHandlerOptions(options, () =>
+  const handlerContext = resolveHandlerOptions(options, () =>
     createEngine(options.coordinator, {
       world: options.world,
       ...(options.logger ? { logger: options.logger } : {}),
     }),
   );
   return {
-    [JOB_TYPE]: (task) => runJobTask(h, task),
-    [RACE_TYPE]: (task) => runRaceTask(h, task),
-    [RACER_TYPE]: (task) => runRacerTask(h, task),
+    [JOB_TYPE]: (task) => runJobTask(handlerContext, task),
+    [RACE_TYPE]: (task) => runRaceTask(handlerContext, task),
+    [RACER_TYPE]: (task) => runRacerTask(handlerContext, task),
   };
 }

@@ -26,18 +26,18 @@ export async function removeRaceInputDir(dataDir: string, dir: string): Promise<
     const root = await realpath(resolve(dataDir));
     let at = await openRoot(root);
     held.push(at);
-    for (const [i, name] of parts.entries()) {
+    for (const [index, name] of parts.entries()) {
       const next = await openDirIn(at, name);
       if (!next)
         return {
           kept: dir,
           reason:
-            i === parts.length - 1
+            index === parts.length - 1
               ? 'not a directory (a link is kept)'
-              : `${parts.slice(0, i + 1).join('/')} is not a directory (a link on the way is not followed)`,
+              : `${parts.slice(0, index + 1).join('/')} is not a directory (a link on the way is not followed)`,
         };
       held.push(next);
-      if (i === parts.length - 1) {
+      if (index === parts.length - 1) {
         if ((await next.stat()).dev !== (await at.stat()).dev)
           return { kept: dir, reason: 'on another file system than its parent (a mount point)' };
         await removeDirIn(at, name, next);
@@ -50,7 +50,7 @@ export async function removeRaceInputDir(dataDir: string, dir: string): Promise<
     const why = err instanceof KeptError ? err.message : String((err as Error).message ?? err);
     return { kept: dir, reason: why };
   } finally {
-    for (const h of held) await h.close().catch(() => undefined);
+    for (const handle of held) await handle.close().catch(() => undefined);
   }
 }
 
@@ -75,11 +75,11 @@ export function withRaceInputCleanup(
     if (claim.type !== RACE_TYPE || outcome.status !== 'completed') return;
     const input = (claim.data as { input?: unknown } | null)?.input;
     if (typeof input !== 'string') return;
-    void removeRaceInputDir(dataDir(), input).then((r) =>
-      'removed' in r
-        ? log.info({ race: claim.name, dir: r.removed }, 'race input directory removed')
+    void removeRaceInputDir(dataDir(), input).then((removal) =>
+      'removed' in removal
+        ? log.info({ race: claim.name, dir: removal.removed }, 'race input directory removed')
         : log.warn(
-            { race: claim.name, dir: r.kept, reason: r.reason },
+            { race: claim.name, dir: removal.kept, reason: removal.reason },
             'race input directory kept',
           ),
     );

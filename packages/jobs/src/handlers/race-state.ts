@@ -119,8 +119,8 @@ export function changeOrTimeout(
       resolve();
     };
     const timer = setTimeout(finish, Math.max(1, Math.min(ms, 2 ** 31 - 1)));
-    const off = coordinator.onSession((e) => {
-      if (e.type !== 'suspended') finish();
+    const off = coordinator.onSession((event) => {
+      if (event.type !== 'suspended') finish();
     });
     signal.addEventListener('abort', finish, { once: true });
     wake = finish;

@@ -156,22 +156,25 @@ async function readRegularFile(path: string): Promise<string | null> {
  * waits until the race has a winner (or ended without one), and returns the race result.
  * See docs/protocol.md, "Jobs".
  */
-export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise<RaceJobResult> {
+export async function runRaceTask(
+  handlerContext: HandlerContext,
+  task: TaskContext,
+): Promise<RaceJobResult> {
   const job: RaceJob = validateRaceJob(task.data);
-  await checkExecutable(h, job.executable);
-  checkResultFits(h, (run) =>
+  await checkExecutable(handlerContext, job.executable);
+  checkResultFits(handlerContext, (run) =>
     buildRaceResult(
       job,
       { winner: { ...run, stdin: '' }, processes: 0, started: run.started, finished: run.finished },
-      { maxBytes: h.maxResultBytes },
+      { maxBytes: handlerContext.maxResultBytes },
     ),
   );
   const inputs = Array.isArray(job.input)
     ? job.input
-    : await readRaceInputDir(h.dataDir, job.input);
-  const coordinator = h.c;
-  const paths = new RacePaths(h.world, task.name);
-  const meta = await openRace(h, paths, inputs.length).catch((err: unknown) => {
+    : await readRaceInputDir(handlerContext.dataDir, job.input);
+  const coordinator = handlerContext.c;
+  const paths = new RacePaths(handlerContext.world, task.name);
+  const meta = await openRace(handlerContext, paths, inputs.length).catch((err: unknown) => {
     // Race state locked to someone else: no retry will get past that either.
     if (isZoottError(err, 'NO_AUTH'))
       throw new PermanentError(
@@ -180,14 +183,14 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
       );
     throw err;
   });
-  const engine = h.engine();
+  const engine = handlerContext.engine();
 
   // Queue the racers, skipping any a previous attempt already queued, until someone wins.
   for (let i = 0; i < inputs.length; i += BATCH) {
     if ((await coordinator.exists(paths.winner)) !== null) break;
     await Promise.all(
-      inputs.slice(i, i + BATCH).map(async (input, k) => {
-        const index = i + k;
+      inputs.slice(i, i + BATCH).map(async (input, offset) => {
+        const index = i + offset;
         const name = racerName(task.name, index);
         if ((await engine.task([name])) !== null) return;
         const data: RacerData = {
@@ -209,12 +212,12 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
     );
   }
 
-  const timeoutMs = effectiveTimeout(job.timeoutMs, h.timeoutMs);
+  const timeoutMs = effectiveTimeout(job.timeoutMs, handlerContext.timeoutMs);
   const deadline =
     timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.parse(meta.started) + timeoutMs;
-  const winner = await awaitOutcome(h, paths, inputs.length, deadline, task.signal);
+  const winner = await awaitOutcome(handlerContext, paths, inputs.length, deadline, task.signal);
   // Count after the started racers have ended: one that registered late is counted too.
-  await racersEnded(h, paths, task.signal);
+  await racersEnded(handlerContext, paths, task.signal);
   const processes = (await coordinator.children(paths.started)).length;
   let result: RaceJobResult;
   try {
@@ -226,14 +229,14 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
         started: new Date(meta.started),
         finished: new Date(),
       },
-      { maxBytes: h.maxResultBytes },
+      { maxBytes: handlerContext.maxResultBytes },
     );
   } catch (err) {
-    await cleanUp(h, paths, task.name, inputs.length);
-    throw permanentIfTooLarge(err, h.maxResultBytes);
+    await cleanUp(handlerContext, paths, task.name, inputs.length);
+    throw permanentIfTooLarge(err, handlerContext.maxResultBytes);
   }
   if (winner.none === 'timeout') result.timedOut = true;
-  await cleanUp(h, paths, task.name, inputs.length);
+  await cleanUp(handlerContext, paths, task.name, inputs.length);
   return result;
 }
 
@@ -243,18 +246,26 @@ export async function runRaceTask(h: HandlerContext, task: TaskContext): Promise
  * a planted winner, say) is refused for good: its verdict could be forged. The check comes
  * after the children exist, since a node with children cannot be deleted and re-made.
  */
-async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Promise<RaceMeta> {
-  const coordinator = h.c;
-  const acl = await worldAcl(coordinator, h.world);
-  const fresh: RaceMeta = { started: new Date().toISOString(), racers, world: h.world };
+async function openRace(
+  handlerContext: HandlerContext,
+  paths: RacePaths,
+  racers: number,
+): Promise<RaceMeta> {
+  const coordinator = handlerContext.c;
+  const acl = await worldAcl(coordinator, handlerContext.world);
+  const fresh: RaceMeta = {
+    started: new Date().toISOString(),
+    racers,
+    world: handlerContext.world,
+  };
   try {
     await coordinator.create(paths.base, encodeJson(fresh), { acl });
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) {
       // `init` made the world's node of the race area; a world made by zoott 0.1.0 gets it
       // here, as `init` would make it.
-      await ensureWorldPath(coordinator, racesRoot(h.world), acl);
-      return openRace(h, paths, racers);
+      await ensureWorldPath(coordinator, racesRoot(handlerContext.world), acl);
+      return openRace(handlerContext, paths, racers);
     }
     if (!isZoottError(err, 'NODE_EXISTS')) throw err;
   }
@@ -276,13 +287,13 @@ async function openRace(h: HandlerContext, paths: RacePaths, racers: number): Pr
  * record is awaited as usual.
  */
 async function awaitOutcome(
-  h: HandlerContext,
+  handlerContext: HandlerContext,
   paths: RacePaths,
   racers: number,
   deadline: number,
   signal: AbortSignal,
 ): Promise<WinnerData> {
-  const coordinator = h.c;
+  const coordinator = handlerContext.c;
   for (;;) {
     if (signal.aborted) throw new ZoottError('ABORTED', 'race coordinator aborted');
     const { wake, wait } = changeOrTimeout(
@@ -316,12 +327,12 @@ async function awaitOutcome(
 
 /** After the verdict: waits (for a bounded time) until every started racer has ended. */
 async function racersEnded(
-  h: HandlerContext,
+  handlerContext: HandlerContext,
   paths: RacePaths,
   signal: AbortSignal,
 ): Promise<void> {
-  const coordinator = h.c;
-  const until = Date.now() + h.killGraceMs + 5000;
+  const coordinator = handlerContext.c;
+  const until = Date.now() + handlerContext.killGraceMs + 5000;
   while (Date.now() < until && !signal.aborted) {
     const { wake, wait } = changeOrTimeout(coordinator, until - Date.now(), signal);
     const ended = await coordinator.children(paths.ended, { watch: wake });
@@ -332,16 +343,21 @@ async function racersEnded(
 }
 
 /** Cancels every racer task (pending ones never run) and deletes the race's nodes. */
-async function cleanUp(h: HandlerContext, paths: RacePaths, race: string, racers: number) {
-  const engine = h.engine();
+async function cleanUp(
+  handlerContext: HandlerContext,
+  paths: RacePaths,
+  race: string,
+  racers: number,
+) {
+  const engine = handlerContext.engine();
   for (let i = 0; i < racers; i += BATCH) {
     await Promise.all(
-      Array.from({ length: Math.min(BATCH, racers - i) }, (_, k) =>
-        engine.cancel([racerName(race, i + k)]).catch((err) => {
+      Array.from({ length: Math.min(BATCH, racers - i) }, (_, offset) =>
+        engine.cancel([racerName(race, i + offset)]).catch((err) => {
           if (!isZoottError(err, 'NO_SUCH_TASK')) throw err;
         }),
       ),
     );
   }
-  await deleteTree(h.c, paths.base);
+  await deleteTree(handlerContext.c, paths.base);
 }

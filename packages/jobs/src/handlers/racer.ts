@@ -15,42 +15,42 @@ export interface RacerOutcomeRecord {
 }
 
 function racerData(data: unknown): RacerData {
-  const d = data as Partial<RacerData> | null;
+  const fields = data as Partial<RacerData> | null;
   if (
-    typeof d !== 'object' ||
-    d === null ||
-    typeof d.race !== 'string' ||
-    !Number.isInteger(d.index) ||
-    typeof d.executable !== 'string' ||
-    !Array.isArray(d.arguments) ||
-    typeof d.data !== 'string'
+    typeof fields !== 'object' ||
+    fields === null ||
+    typeof fields.race !== 'string' ||
+    !Number.isInteger(fields.index) ||
+    typeof fields.executable !== 'string' ||
+    !Array.isArray(fields.arguments) ||
+    typeof fields.data !== 'string'
   )
     throw new ZoottError(
       'INVALID_JOB',
       'racer task data must be {race, index, executable, arguments, data} (racers are queued by a race coordinator)',
       { field: 'data' },
     );
-  return d as RacerData;
+  return fields as RacerData;
 }
 
 /** The winner's complete run, written into the race's winner node beside who won. */
 async function recordWin(
-  h: HandlerContext,
+  handlerContext: HandlerContext,
   paths: RacePaths,
-  d: RacerData,
+  racer: RacerData,
   run: ProcessRun & { stdin: string },
 ): Promise<void> {
-  const stub = { executable: d.executable, arguments: d.arguments, input: [] } as RaceJob;
+  const stub = { executable: racer.executable, arguments: racer.arguments, input: [] } as RaceJob;
   const record = buildRaceResult(
     stub,
     { winner: run, processes: 0, started: run.started, finished: run.finished },
-    { maxBytes: h.maxResultBytes },
+    { maxBytes: handlerContext.maxResultBytes },
   ).winner!;
-  const prior = (await readJson<WinnerData>(h.c, paths.winner)) ?? {
-    index: d.index,
+  const prior = (await readJson<WinnerData>(handlerContext.c, paths.winner)) ?? {
+    index: racer.index,
     at: new Date().toISOString(),
   };
-  await h.c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
+  await handlerContext.c.set(paths.winner, encodeJson({ ...prior, record } satisfies WinnerData));
 }
 
 /**
@@ -60,33 +60,33 @@ async function recordWin(
  * kills its process group. The winner records its complete run in the winner node.
  */
 export async function runRacerTask(
-  h: HandlerContext,
+  handlerContext: HandlerContext,
   task: TaskContext,
 ): Promise<RacerOutcomeRecord> {
-  const d = racerData(task.data);
-  const paths = new RacePaths(h.world, d.race);
-  const coordinator = h.c;
+  const racerFields = racerData(task.data);
+  const paths = new RacePaths(handlerContext.world, racerFields.race);
+  const coordinator = handlerContext.c;
   const done = (outcome: RacerOutcomeRecord['outcome'], pid?: number): RacerOutcomeRecord => ({
-    race: d.race,
-    index: d.index,
+    race: racerFields.race,
+    index: racerFields.index,
     outcome,
     ...(pid !== undefined ? { pid } : {}),
   });
 
   const current = await readJson<WinnerData>(coordinator, paths.winner);
   // A winner whose worker died before recording its run is run again by whoever claims it.
-  const rerunOfWinner = current !== null && current.index === d.index && !current.record;
+  const rerunOfWinner = current !== null && current.index === racerFields.index && !current.record;
   if (current !== null && !rerunOfWinner) return done('skipped');
-  const racer = runRacer(d.executable, d.arguments, d.data, {
-    serverName: h.serverName,
-    cwd: h.workDir,
-    env: h.env,
-    maxOutputBytes: h.maxOutputBytes,
-    killGraceMs: h.killGraceMs,
-    ...(d.nonZeroExitWins === true ? { normalExitCodes: [0] } : {}),
-    allowExec: h.policy,
-    ...(h.runAs ? { runAs: h.runAs } : {}),
-    ...holding(h),
+  const racer = runRacer(racerFields.executable, racerFields.arguments, racerFields.data, {
+    serverName: handlerContext.serverName,
+    cwd: handlerContext.workDir,
+    env: handlerContext.env,
+    maxOutputBytes: handlerContext.maxOutputBytes,
+    killGraceMs: handlerContext.killGraceMs,
+    ...(racerFields.nonZeroExitWins === true ? { normalExitCodes: [0] } : {}),
+    allowExec: handlerContext.policy,
+    ...(handlerContext.runAs ? { runAs: handlerContext.runAs } : {}),
+    ...holding(handlerContext),
   });
   let stoppedByRace = false;
   const stop = () => {
@@ -96,12 +96,12 @@ export async function runRacerTask(
   // Kill when someone else wins (or the coordinator ends the race).
   const check = () => {
     readJson<WinnerData>(coordinator, paths.winner).then(
-      (w) => {
-        if (w === null) {
+      (winner) => {
+        if (winner === null) {
           void arm(); // deleted: the race was cleaned up; look again (it stops us if gone)
           return;
         }
-        if (w.index !== d.index) stop();
+        if (winner.index !== racerFields.index) stop();
       },
       () => undefined,
     );
@@ -122,12 +122,18 @@ export async function runRacerTask(
   task.signal.addEventListener('abort', onAbort, { once: true });
   if (task.signal.aborted) onAbort();
   const timer =
-    d.timeoutMs !== undefined || h.timeoutMs !== undefined
-      ? setTimeout(stop, Math.min(d.timeoutMs ?? h.timeoutMs!, h.timeoutMs ?? d.timeoutMs!))
+    racerFields.timeoutMs !== undefined || handlerContext.timeoutMs !== undefined
+      ? setTimeout(
+          stop,
+          Math.min(
+            racerFields.timeoutMs ?? handlerContext.timeoutMs!,
+            handlerContext.timeoutMs ?? racerFields.timeoutMs!,
+          ),
+        )
       : undefined;
 
   const pid = await racer.pid;
-  if (pid > 0) h.processes?.started(pid);
+  if (pid > 0) handlerContext.processes?.started(pid);
   try {
     // Counted once it really runs: `processes` of the race is the number of these nodes.
     if (pid > 0) {
@@ -144,9 +150,9 @@ export async function runRacerTask(
     let won = rerunOfWinner;
     if (!won && outcome.result === 'won' && !stoppedByRace && !task.signal.aborted) {
       const claim: WinnerData = {
-        index: d.index,
-        worker: h.workerId,
-        server: h.serverName,
+        index: racerFields.index,
+        worker: handlerContext.workerId,
+        server: handlerContext.serverName,
         pid,
         at: new Date().toISOString(),
       };
@@ -159,17 +165,18 @@ export async function runRacerTask(
     const run = await racer.done;
     if (task.signal.aborted)
       throw new ZoottError('ABORTED', 'racer aborted; its process group was stopped');
-    if (won) await recordWin(h, paths, d, run);
+    if (won) await recordWin(handlerContext, paths, racerFields, run);
     const result = won ? 'won' : outcome.result === 'lost' && !stoppedByRace ? 'lost' : 'stopped';
-    await createOnce(coordinator, `${paths.ended}/${d.index}`, { outcome: result, pid }).catch(
-      (err) => {
-        if (!isZoottError(err, 'NO_NODE')) throw err;
-      },
-    );
+    await createOnce(coordinator, `${paths.ended}/${racerFields.index}`, {
+      outcome: result,
+      pid,
+    }).catch((err) => {
+      if (!isZoottError(err, 'NO_NODE')) throw err;
+    });
     return done(result, pid);
   } finally {
     if (timer) clearTimeout(timer);
     task.signal.removeEventListener('abort', onAbort);
-    if (pid > 0) h.processes?.ended(pid);
+    if (pid > 0) handlerContext.processes?.ended(pid);
   }
 }

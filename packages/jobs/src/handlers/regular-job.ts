@@ -12,12 +12,12 @@ import {
 
 /** A job's fd-3 line, handed to the task's progress and log. */
 function report(task: TaskContext, line: string): void {
-  const r = parseReport(line);
-  if (!r) return;
-  if ('log' in r) task.log(r.log);
+  const parsed = parseReport(line);
+  if (!parsed) return;
+  if ('log' in parsed) task.log(parsed.log);
   else
     try {
-      task.progress(r.progress);
+      task.progress(parsed.progress);
     } catch (err) {
       // A value too large or not JSON-like: say so in the log instead of failing the job.
       task.log(`progress refused: ${(err as Error).message}`);
@@ -29,10 +29,15 @@ function report(task: TaskContext, line: string): void {
  * permanent INVALID_JOB failure), checks the executable against the policy, runs it and
  * returns the result JSON, which the engine records (and publishes to the reply channel).
  */
-export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<RegularJobResult> {
+export async function runJobTask(
+  handlerContext: HandlerContext,
+  task: TaskContext,
+): Promise<RegularJobResult> {
   const job = validateRegularJob(task.data);
-  await checkExecutable(h, job.executable);
-  checkResultFits(h, (run) => buildRegularResult(job, run, { maxBytes: h.maxResultBytes }));
+  await checkExecutable(handlerContext, job.executable);
+  checkResultFits(handlerContext, (run) =>
+    buildRegularResult(job, run, { maxBytes: handlerContext.maxResultBytes }),
+  );
   // The parent's result as the job's input: what makes a chain of jobs a pipeline.
   const input =
     job.parentResult === 'stdin'
@@ -41,26 +46,26 @@ export async function runJobTask(h: HandlerContext, task: TaskContext): Promise<
   let pid = 0;
   try {
     return await runRegularJob(input, {
-      serverName: h.serverName,
-      cwd: h.workDir,
-      env: h.env,
-      maxOutputBytes: h.maxOutputBytes,
-      maxResultBytes: h.maxResultBytes,
-      killGraceMs: h.killGraceMs,
+      serverName: handlerContext.serverName,
+      cwd: handlerContext.workDir,
+      env: handlerContext.env,
+      maxOutputBytes: handlerContext.maxOutputBytes,
+      maxResultBytes: handlerContext.maxResultBytes,
+      killGraceMs: handlerContext.killGraceMs,
       signal: task.signal,
-      allowExec: h.policy,
-      ...(h.runAs ? { runAs: h.runAs } : {}),
-      ...holding(h),
+      allowExec: handlerContext.policy,
+      ...(handlerContext.runAs ? { runAs: handlerContext.runAs } : {}),
+      ...holding(handlerContext),
       onReportLine: (line) => report(task, line),
-      onSpawn: (p) => {
-        pid = p;
-        h.processes?.started(p);
+      onSpawn: (spawnedPid) => {
+        pid = spawnedPid;
+        handlerContext.processes?.started(spawnedPid);
       },
-      ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+      ...(handlerContext.timeoutMs !== undefined ? { timeoutMs: handlerContext.timeoutMs } : {}),
     });
   } catch (err) {
-    throw permanentIfTooLarge(err, h.maxResultBytes);
+    throw permanentIfTooLarge(err, handlerContext.maxResultBytes);
   } finally {
-    if (pid > 0) h.processes?.ended(pid);
+    if (pid > 0) handlerContext.processes?.ended(pid);
   }
 }

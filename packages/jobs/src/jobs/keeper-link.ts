@@ -108,17 +108,17 @@ class KeeperLink {
    */
   async silencedFor(id: number): Promise<number | null> {
     if (this.child !== null) {
-      const n = ++this.nextSync;
+      const sync = ++this.nextSync;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          this.syncs.delete(n);
+          this.syncs.delete(sync);
           resolve();
         }, SYNC_MS);
-        this.syncs.set(n, () => {
+        this.syncs.set(sync, () => {
           clearTimeout(timer);
           resolve();
         });
-        this.send({ t: 'sync', n });
+        this.send({ t: 'sync', n: sync });
       });
     }
     return this.silenced.get(id) ?? null;
@@ -150,8 +150,8 @@ class KeeperLink {
   private beatEvery(): void {
     if (this.beat) clearInterval(this.beat);
     this.beat = null;
-    const limits = [...this.jobs.values()].flatMap((j) =>
-      j.silenceMs === null ? [] : [j.silenceMs],
+    const limits = [...this.jobs.values()].flatMap((job) =>
+      job.silenceMs === null ? [] : [job.silenceMs],
     );
     if (limits.length === 0 && this.deadlines.size === 0) return;
     const every = Math.max(20, Math.min(BEAT_MS, Math.floor(Math.min(...limits) / 10)));
@@ -167,8 +167,8 @@ class KeeperLink {
     }
     const until: GivenDeadlines = [];
     for (const [id, deadline] of this.deadlines) {
-      const d = deadline();
-      until.push(d === null ? [id] : [id, d.at, d.heardAt]);
+      const due = deadline();
+      until.push(due === null ? [id] : [id, due.at, due.heardAt]);
     }
     this.send({ t: 'beat', until });
   }
@@ -201,8 +201,10 @@ class KeeperLink {
     });
     // The worker's own exit (or a library's) is never held up by its keeper.
     child.unref();
-    for (const s of [child.stdout, child.stderr, control] as unknown as { unref?: () => void }[])
-      s.unref?.();
+    for (const stream of [child.stdout, child.stderr, control] as unknown as {
+      unref?: () => void;
+    }[])
+      stream.unref?.();
     if (this.root !== null) control.write(`${JSON.stringify({ t: 'root', path: this.root })}\n`);
     for (const [id, job] of this.jobs)
       control.write(`${JSON.stringify({ t: 'add', id, ...job })}\n`);
@@ -215,22 +217,22 @@ class KeeperLink {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) {
-        let m: { t?: string; ids?: number[]; silentMs?: number; n?: number };
+        let message: { t?: string; ids?: number[]; silentMs?: number; n?: number };
         try {
-          m = JSON.parse(line);
+          message = JSON.parse(line);
         } catch {
           continue;
         }
-        if (m.t === 'silenced')
-          for (const id of m.ids ?? []) this.silenced.set(id, m.silentMs ?? 0);
-        else if (m.t === 'unheard')
-          for (const id of m.ids ?? []) {
-            this.unheard.set(id, m.silentMs ?? 0);
-            for (const listener of this.unheardListeners) listener(m.silentMs ?? 0);
+        if (message.t === 'silenced')
+          for (const id of message.ids ?? []) this.silenced.set(id, message.silentMs ?? 0);
+        else if (message.t === 'unheard')
+          for (const id of message.ids ?? []) {
+            this.unheard.set(id, message.silentMs ?? 0);
+            for (const listener of this.unheardListeners) listener(message.silentMs ?? 0);
           }
-        else if (m.t === 'synced') {
-          this.syncs.get(m.n ?? -1)?.();
-          this.syncs.delete(m.n ?? -1);
+        else if (message.t === 'synced') {
+          this.syncs.get(message.n ?? -1)?.();
+          this.syncs.delete(message.n ?? -1);
         }
       }
     });

@@ -37,9 +37,13 @@ export function procTable(fs: typeof Fs): Map<number, ProcEntry> {
     try {
       const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
       // The command name is in parentheses and may hold anything; fields follow the last ')'.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (f[0] === 'Z' || f[0] === 'X') continue;
-      table.set(Number(name), { ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? '' });
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') continue;
+      table.set(Number(name), {
+        ppid: Number(fields[1]),
+        pgid: Number(fields[2]),
+        start: fields[19] ?? '',
+      });
     } catch {
       // Gone meanwhile.
     }
@@ -58,12 +62,12 @@ export function followTree(
   known: Map<number, string>,
 ): void {
   for (const [pid, start] of known) if (table.get(pid)?.start !== start) known.delete(pid);
-  for (const [pid, e] of table) if (e.pgid === pgid) known.set(pid, e.start);
+  for (const [pid, entry] of table) if (entry.pgid === pgid) known.set(pid, entry.start);
   const children = new Map<number, number[]>();
-  for (const [pid, e] of table) {
-    const list = children.get(e.ppid);
+  for (const [pid, entry] of table) {
+    const list = children.get(entry.ppid);
     if (list) list.push(pid);
-    else children.set(e.ppid, [pid]);
+    else children.set(entry.ppid, [pid]);
   }
   const queue = [...known.keys()];
   while (queue.length > 0) {
@@ -246,8 +250,8 @@ interface ControlLine {
  * Timing is monotonic (`performance.now()`, and CLOCK_MONOTONIC for the deadlines the worker
  * sends), so a clock step cannot kill a job.
  */
-export function keeperMain(d: KeeperDeps): void {
-  const { fs } = d;
+export function keeperMain(deps: KeeperDeps): void {
+  const { fs } = deps;
   const jobs = new Map<number, KeptJob>();
   let root: string | null = null;
   let heard = performance.now();
@@ -271,30 +275,30 @@ export function keeperMain(d: KeeperDeps): void {
     }
   };
 
-  const onLine = (m: ControlLine) => {
+  const onLine = (message: ControlLine) => {
     heard = performance.now();
-    const id = m.id ?? -1;
+    const id = message.id ?? -1;
     const job = jobs.get(id);
-    if (m.t === 'root') root = m.path ?? null;
-    else if (m.t === 'add')
+    if (message.t === 'root') root = message.path ?? null;
+    else if (message.t === 'add')
       jobs.set(id, {
-        cgroup: m.cgroup ?? null,
-        pgid: m.pgid ?? null,
-        silenceMs: m.silenceMs ?? null,
+        cgroup: message.cgroup ?? null,
+        pgid: message.pgid ?? null,
+        silenceMs: message.silenceMs ?? null,
         until: null,
         known: new Map(),
         killed: false,
       });
-    else if (m.t === 'pgid' && job) job.pgid = m.pgid ?? null;
-    else if (m.t === 'kill' && job) d.killKept(fs, job, d.followTree, d.procTable);
-    else if (m.t === 'reap' && job) reap(job);
-    else if (m.t === 'forget') jobs.delete(id);
-    else if (m.t === 'sync') say({ t: 'synced', n: m.n });
-    else if (m.t === 'beat' && m.until) deadlines.given(m.until);
+    else if (message.t === 'pgid' && job) job.pgid = message.pgid ?? null;
+    else if (message.t === 'kill' && job) deps.killKept(fs, job, deps.followTree, deps.procTable);
+    else if (message.t === 'reap' && job) reap(job);
+    else if (message.t === 'forget') jobs.delete(id);
+    else if (message.t === 'sync') say({ t: 'synced', n: message.n });
+    else if (message.t === 'beat' && message.until) deadlines.given(message.until);
   };
-  const deadlines = d.deadlineWatch(
+  const deadlines = deps.deadlineWatch(
     jobs,
-    (job) => d.killKept(fs, job, d.followTree, d.procTable),
+    (job) => deps.killKept(fs, job, deps.followTree, deps.procTable),
     say,
   );
 
@@ -305,7 +309,7 @@ export function keeperMain(d: KeeperDeps): void {
     const ids: number[] = [];
     for (const [id, job] of jobs)
       if (!job.killed && job.silenceMs !== null && silent > job.silenceMs) {
-        d.killKept(fs, job, d.followTree, d.procTable);
+        deps.killKept(fs, job, deps.followTree, deps.procTable);
         ids.push(id);
       }
     if (ids.length > 0) say({ t: 'silenced', ids, silentMs: Math.round(silent) });
@@ -317,20 +321,20 @@ export function keeperMain(d: KeeperDeps): void {
   setInterval(() => {
     const group = [...jobs.values()].filter((j) => j.cgroup === null && j.pgid !== null);
     if (group.length === 0) return;
-    const table = d.procTable(fs);
-    for (const j of group) if (!j.killed) d.followTree(table, j.pgid!, j.known);
+    const table = deps.procTable(fs);
+    for (const job of group) if (!job.killed) deps.followTree(table, job.pgid!, job.known);
   }, 500);
 
   const end = () => {
     if (ending) return;
     ending = true;
-    for (const job of jobs.values()) d.killKept(fs, job, d.followTree, d.procTable);
+    for (const job of jobs.values()) deps.killKept(fs, job, deps.followTree, deps.procTable);
     const cgroups = [...jobs.values()].flatMap((j) => (j.cgroup === null ? [] : [j.cgroup]));
-    d.removeCgroups(fs, cgroups, root, () => process.exit(ExitCode.OK));
+    deps.removeCgroups(fs, cgroups, root, () => process.exit(ExitCode.OK));
   };
 
   let rest = '';
-  const control = new d.net.Socket({ fd: 3, readable: true, writable: false });
+  const control = new deps.net.Socket({ fd: 3, readable: true, writable: false });
   control.setEncoding('utf8');
   control.on('data', (chunk: string) => {
     const lines = (rest + chunk).split('\n');

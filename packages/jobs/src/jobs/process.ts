@@ -117,8 +117,8 @@ export function startProcess(
   const out = new Capture(opts.maxOutputBytes);
   const err = new Capture(opts.maxOutputBytes);
   let resolveFirst!: () => void;
-  const firstOutput = new Promise<void>((r) => {
-    resolveFirst = r;
+  const firstOutput = new Promise<void>((resolve) => {
+    resolveFirst = resolve;
   });
   child.stdout?.on('data', (chunk: Buffer) => {
     out.add(chunk);
@@ -158,11 +158,11 @@ export function startProcess(
       truncated: out.truncated || err.truncated,
       timedOut,
     });
-    child.once('error', (e) => {
+    child.once('error', (error) => {
       // Without a pid the process never ran, and no 'exit' will follow.
       if (child.pid !== undefined) return;
       holder.release();
-      settle({ ...base(), pid: 0, exit: exitForSpawnError(e), error: e.message });
+      settle({ ...base(), pid: 0, exit: exitForSpawnError(error), error: error.message });
     });
     child.once('exit', () => {
       exited = true;
@@ -290,8 +290,8 @@ function spawnJob(
   });
 }
 
-function exitForSpawnError(e: Error): number {
-  const code = (e as NodeJS.ErrnoException).code;
+function exitForSpawnError(error: Error): number {
+  const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' ? 127 : 126;
 }
 
@@ -314,8 +314,8 @@ export function neverRan(server: string, exit: number, error: string, started?: 
   };
 }
 
-function failedStart(e: Error, started: Date, serverName: string): StartedProcess {
-  const run = neverRan(serverName, exitForSpawnError(e), e.message, started);
+function failedStart(error: Error, started: Date, serverName: string): StartedProcess {
+  const run = neverRan(serverName, exitForSpawnError(error), error.message, started);
   return {
     pid: 0,
     firstOutput: new Promise<void>(() => {}),

@@ -68,7 +68,7 @@ export function runRacer(
   const env = options.env ?? minimalEnv();
   const normal = options.normalExitCodes ? new Set(options.normalExitCodes) : null;
   let killed = false;
-  let stopProcess: ((o?: { immediate?: boolean }) => void) | undefined;
+  let stopProcess: ((killOptions?: { immediate?: boolean }) => void) | undefined;
 
   const started = (async () => {
     const found = await resolveExecutable(executable, cwd, env.PATH);
@@ -126,9 +126,9 @@ export function runRacer(
     pid: started.then(({ proc }) => proc?.pid ?? 0),
     outcome,
     done,
-    kill(o) {
+    kill(killOptions) {
       killed = true;
-      stopProcess?.(o);
+      stopProcess?.(killOptions);
     },
   };
 }

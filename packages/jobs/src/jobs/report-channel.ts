@@ -16,11 +16,11 @@ export type Report = { progress: unknown } | { log: string };
 export function parseReport(line: string): Report | null {
   const text = line.replace(/\r$/, '');
   if (text.trim() === '') return null;
-  const m = /^(progress|log)(?:\s+(.*))?$/s.exec(text);
-  if (m?.[1] === 'log') return { log: m[2] ?? '' };
-  if (m?.[1] === 'progress' && m[2] !== undefined) {
+  const match = /^(progress|log)(?:\s+(.*))?$/s.exec(text);
+  if (match?.[1] === 'log') return { log: match[2] ?? '' };
+  if (match?.[1] === 'progress' && match[2] !== undefined) {
     try {
-      return { progress: JSON.parse(m[2]) };
+      return { progress: JSON.parse(match[2]) };
     } catch {
       // Not JSON: keep the line as a log line.
     }

@@ -18,12 +18,12 @@ export function makeDigestAcl(specs: readonly AclSpec[]): Acl[];
 export function makeDigestAcl(specs: readonly AclSpec[] | null | undefined): Acl[] | null;
 export function makeDigestAcl(specs: readonly AclSpec[] | null | undefined): Acl[] | null {
   if (specs === null || specs === undefined) return null;
-  return specs.map((spec, i) => {
+  return specs.map((spec, index) => {
     if (!Array.isArray(spec) || spec.length !== 3 || !spec.every((s) => typeof s === 'string')) {
       throw new ZoottError(
         'INVALID_ACL_SPEC',
-        `acl entry ${i} must be [user, password, perms], got ${JSON.stringify(spec)}`,
-        { field: `acl[${i}]` },
+        `acl entry ${index} must be [user, password, perms], got ${JSON.stringify(spec)}`,
+        { field: `acl[${index}]` },
       );
     }
     const [user, password, perms] = spec;
@@ -38,9 +38,9 @@ export function makeDigestAcl(specs: readonly AclSpec[] | null | undefined): Acl
  * which only differs in letter order).
  */
 export function parseAcl(acls: readonly Acl[]): AclTriple[] {
-  return acls.map((a) => [
-    a.scheme,
-    a.id.split(':')[0] as string,
-    a.perms === Perms.ALL ? 'cdrwa' : permsToShort(a.perms),
+  return acls.map((acl) => [
+    acl.scheme,
+    acl.id.split(':')[0] as string,
+    acl.perms === Perms.ALL ? 'cdrwa' : permsToShort(acl.perms),
   ]);
 }

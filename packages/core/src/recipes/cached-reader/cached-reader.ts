@@ -191,7 +191,7 @@ export class CachedReader<T extends JsonObject = JsonObject> extends Map<string,
     const previous = initial ? null : this.current[1];
     this.current = [previous, next];
     super.clear();
-    for (const [k, v] of Object.entries(next)) super.set(k, v);
+    for (const [key, value] of Object.entries(next)) super.set(key, value);
     if (initial) return;
     const woke = this.changed;
     this.changed = new Signal();

@@ -221,8 +221,8 @@ export class ZkConf {
 
   /** Arguments for `Coordinator.addAuth` (zkutil's `kazoo_auth`), or `null`. */
   authArgs(): [scheme: string, credentials: string] | null {
-    const a = this.values.auth;
-    return a ? [a[0], `${a[1]}:${a[2]}`] : null;
+    const auth = this.values.auth;
+    return auth ? [auth[0], `${auth[1]}:${auth[2]}`] : null;
   }
 
   /** The resolved settings, e.g. for `zoott config show` (mask `auth`/`acl` before printing). */

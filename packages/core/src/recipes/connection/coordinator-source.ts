@@ -20,9 +20,9 @@ export type CoordinatorSource = Coordinator | ZkConf | ZkConfInit | string;
 /** Duck-typed check: zoott never requires a particular class for a Coordinator. */
 export function isCoordinator(value: unknown): value is Coordinator {
   if (typeof value !== 'object' || value === null) return false;
-  const c = value as Record<string, unknown>;
+  const fields = value as Record<string, unknown>;
   return ['create', 'get', 'set', 'delete', 'exists', 'children', 'onSession', 'close'].every(
-    (m) => typeof c[m] === 'function',
+    (m) => typeof fields[m] === 'function',
   );
 }
 

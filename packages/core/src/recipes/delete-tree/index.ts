@@ -7,17 +7,17 @@ import { joinPath } from '../../contract/paths.js';
  * go in parallel. Nodes that vanish meanwhile are fine; a node that gains a child while it is
  * being deleted fails with NOT_EMPTY, because this is no transaction: stop writers first.
  */
-export async function deleteTree(c: Coordinator, path: string): Promise<void> {
+export async function deleteTree(coordinator: Coordinator, path: string): Promise<void> {
   let children: string[];
   try {
-    children = await c.children(path);
+    children = await coordinator.children(path);
   } catch (err) {
     if (isZoottError(err, 'NO_NODE')) return;
     throw err;
   }
-  await Promise.all(children.map((name) => deleteTree(c, joinPath(path, name))));
+  await Promise.all(children.map((name) => deleteTree(coordinator, joinPath(path, name))));
   try {
-    await c.delete(path);
+    await coordinator.delete(path);
   } catch (err) {
     if (!isZoottError(err, 'NO_NODE')) throw err;
   }

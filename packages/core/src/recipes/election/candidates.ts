@@ -14,8 +14,8 @@ const SEQUENCE_RE = /(\d{10})$/;
 /** The server's sequence number at the end of a candidate name, or `null` for a foreign node. */
 export function candidateSequence(name: string): number | null {
   if (!name.startsWith(CANDIDATE_PREFIX)) return null;
-  const m = SEQUENCE_RE.exec(name);
-  return m ? Number(m[1]) : null;
+  const match = SEQUENCE_RE.exec(name);
+  return match ? Number(match[1]) : null;
 }
 
 /**
@@ -24,9 +24,9 @@ export function candidateSequence(name: string): number | null {
  */
 export function candidateOrder(names: readonly string[]): string[] {
   const seqOf = new Map<string, number>();
-  for (const n of names) {
-    const seq = candidateSequence(n);
-    if (seq !== null) seqOf.set(n, seq);
+  for (const name of names) {
+    const seq = candidateSequence(name);
+    if (seq !== null) seqOf.set(name, seq);
   }
   return [...seqOf.keys()].sort((a, b) => seqOf.get(a)! - seqOf.get(b)!);
 }
@@ -38,25 +38,27 @@ export function predecessorOf(ordered: readonly string[], mine: string): string 
 }
 
 /**
- * Resolves `true` once `c` is connected in `session` again, `false` once that session is
+ * Resolves `true` once `coordinator` is connected in `session` again, `false` once that session is
  * over (lost, closed or replaced): what a request whose reply was lost waits for before it
  * looks whether its write applied.
  */
-export function sameSessionBack(c: Coordinator, session: string): Promise<boolean> {
+export function sameSessionBack(coordinator: Coordinator, session: string): Promise<boolean> {
   const decide = (): boolean | null =>
-    c.sessionId !== session || c.state === 'lost' || c.state === 'closed'
+    coordinator.sessionId !== session ||
+    coordinator.state === 'lost' ||
+    coordinator.state === 'closed'
       ? false
-      : c.state === 'connected'
+      : coordinator.state === 'connected'
         ? true
         : null;
   const now = decide();
   if (now !== null) return Promise.resolve(now);
   return new Promise<boolean>((resolve) => {
-    const off = c.onSession(() => {
-      const d = decide();
-      if (d === null) return;
+    const off = coordinator.onSession(() => {
+      const decision = decide();
+      if (decision === null) return;
       off();
-      resolve(d);
+      resolve(decision);
     });
   });
 }

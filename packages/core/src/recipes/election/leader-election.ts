@@ -352,10 +352,10 @@ export async function electionContenders(zk: Coordinator, path: string): Promise
     throw err;
   }
   const ids = await Promise.all(
-    names.map(async (n) => {
+    names.map(async (name) => {
       try {
-        const { data } = await zk.get(`${path}/${n}`);
-        return decodeJson<{ id?: unknown }>(data, `${path}/${n}`).id;
+        const { data } = await zk.get(`${path}/${name}`);
+        return decodeJson<{ id?: unknown }>(data, `${path}/${name}`).id;
       } catch {
         return undefined; // gone meanwhile, or not a candidate's data
       }

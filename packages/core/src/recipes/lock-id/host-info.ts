@@ -43,10 +43,10 @@ export function localHostInfo(): HostInfo {
   const ipv4: string[] = [];
   let mac: string | null = null;
   for (const entries of Object.values(networkInterfaces())) {
-    for (const e of entries ?? []) {
-      if (e.family === 'IPv4') ipv4.push(e.address);
-      if (mac === null && !e.internal && e.mac && e.mac !== '00:00:00:00:00:00') {
-        mac = e.mac.replaceAll(':', '').toLowerCase();
+    for (const address of entries ?? []) {
+      if (address.family === 'IPv4') ipv4.push(address.address);
+      if (mac === null && !address.internal && address.mac && address.mac !== '00:00:00:00:00:00') {
+        mac = address.mac.replaceAll(':', '').toLowerCase();
       }
     }
   }

@@ -46,8 +46,8 @@ export interface ParsedLockId {
 // anchored on the IPv4 (or zkutil's "unknownip") between node id and pid.
 const WELL_FORMED = /^(.*)-(\d{1,3}(?:\.\d{1,3}){3}|unknownip)-(\d+)-([^-]*)$/;
 
-function digits(s: string | undefined): number | null {
-  return s !== undefined && /^\d+$/.test(s) ? Number(s) : null;
+function digits(text: string | undefined): number | null {
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : null;
 }
 
 /**
@@ -56,9 +56,9 @@ function digits(s: string | undefined): number | null {
  * where numbers belong come back as `null`.
  */
 export function parseLockId(data: string): ParsedLockId {
-  const m = WELL_FORMED.exec(data);
-  const [nodeId, ip, pid, count] = m
-    ? [m[1] as string, m[2], m[3], m[4]]
+  const match = WELL_FORMED.exec(data);
+  const [nodeId, ip, pid, count] = match
+    ? [match[1] as string, match[2], match[3], match[4]]
     : (() => {
         const parts = data.split('-');
         const head = parts.slice(0, 3);

@@ -58,9 +58,9 @@ interface SeenHolder {
 }
 
 const fired = (): Signal => {
-  const s = new Signal();
-  s.fire();
-  return s;
+  const signal = new Signal();
+  signal.fire();
+  return signal;
 };
 
 /**

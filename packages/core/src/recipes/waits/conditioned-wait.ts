@@ -34,8 +34,8 @@ export async function conditionedWait<T>(
   const timeoutMs = timeoutOrDefault(options.timeoutMs, ONE_YEAR_MS);
   const deadline = new Deadline(timeoutMs);
   let signal = new Signal();
-  const off = zk.onSession((e) => {
-    if (RECHECK_ON.has(e.type)) signal.fire();
+  const off = zk.onSession((event) => {
+    if (RECHECK_ON.has(event.type)) signal.fire();
   });
   try {
     for (;;) {

@@ -3,9 +3,9 @@ import { h } from '../dom.js';
 import { errorText, type ViewContext } from './view.js';
 
 /** What is paused in a world, for the overview. */
-export function pausedText(p: Overview['paused']): string {
-  if (p.world) return 'paused (every type)';
-  return p.types.length > 0 ? `paused types: ${p.types.join(', ')}` : 'running';
+export function pausedText(paused: Overview['paused']): string {
+  if (paused.world) return 'paused (every type)';
+  return paused.types.length > 0 ? `paused types: ${paused.types.join(', ')}` : 'running';
 }
 
 /**
@@ -14,15 +14,15 @@ export function pausedText(p: Overview['paused']): string {
  */
 export function pauseButton(
   ctx: ViewContext,
-  o: Overview,
+  overview: Overview,
   refresh: () => Promise<void>,
 ): HTMLElement | null {
   if (ctx.readOnly) return null;
-  const pausing = !o.paused.world;
+  const pausing = !overview.paused.world;
   const run = async () => {
     try {
-      await (pausing ? api.pause(o.world) : api.resume(o.world));
-      ctx.notify(`${o.world} ${pausing ? 'paused' : 'resumed'}`);
+      await (pausing ? api.pause(overview.world) : api.resume(overview.world));
+      ctx.notify(`${overview.world} ${pausing ? 'paused' : 'resumed'}`);
     } catch (err) {
       ctx.notify(`${pausing ? 'pause' : 'resume'} failed: ${errorText(err)}`, 'error');
     }

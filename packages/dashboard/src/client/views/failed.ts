@@ -11,10 +11,10 @@ export function failedView(ctx: ViewContext): View {
   retryAll.addEventListener('click', async () => {
     retryAll.disabled = true;
     try {
-      const r = await api.retryAll(ctx.world);
+      const result = await api.retryAll(ctx.world);
       ctx.notify(
-        `retried ${r.retried} task(s)${r.errors.length ? `, ${r.errors.length} refused` : ''}`,
-        r.errors.length ? 'error' : 'info',
+        `retried ${result.retried} task(s)${result.errors.length ? `, ${result.errors.length} refused` : ''}`,
+        result.errors.length ? 'error' : 'info',
       );
     } catch (err) {
       ctx.notify(`retry all failed: ${errorText(err)}`, 'error');
@@ -57,15 +57,15 @@ export function failedView(ctx: ViewContext): View {
         h(
           'tbody',
           {},
-          list.tasks.map((t) =>
+          list.tasks.map((task) =>
             h(
               'tr',
-              { 'data-key': encodeKey(t.key) },
-              h('td', {}, h('a', { href: href(ctx.world, 'task', t.key) }, encodeKey(t.key))),
-              h('td', {}, t.type),
-              h('td', {}, String(t.attempts)),
-              h('td', { class: 'error' }, errorLine(t.error?.code, t.error?.message ?? '')),
-              h('td', {}, time(t.failedAt)),
+              { 'data-key': encodeKey(task.key) },
+              h('td', {}, h('a', { href: href(ctx.world, 'task', task.key) }, encodeKey(task.key))),
+              h('td', {}, task.type),
+              h('td', {}, String(task.attempts)),
+              h('td', { class: 'error' }, errorLine(task.error?.code, task.error?.message ?? '')),
+              h('td', {}, time(task.failedAt)),
               ctx.readOnly
                 ? null
                 : h(
@@ -77,7 +77,7 @@ export function failedView(ctx: ViewContext): View {
                         type: 'button',
                         'data-action': 'retry',
                         onclick: () =>
-                          void act('retried', t.key, () => api.retry(ctx.world, t.key)),
+                          void act('retried', task.key, () => api.retry(ctx.world, task.key)),
                       },
                       'Retry',
                     ),
@@ -88,7 +88,7 @@ export function failedView(ctx: ViewContext): View {
                         class: 'danger',
                         'data-action': 'cancel',
                         onclick: () =>
-                          void act('cancelled', t.key, () => api.cancel(ctx.world, t.key)),
+                          void act('cancelled', task.key, () => api.cancel(ctx.world, task.key)),
                       },
                       'Cancel',
                     ),

@@ -26,41 +26,50 @@ export function overviewView(ctx: ViewContext): View {
   );
   let last: Overview | null = null;
 
-  const render = (o: Overview) => {
-    last = o;
+  const render = (overview: Overview) => {
+    last = overview;
     replace(
       cards,
-      STATES.map((s) =>
+      STATES.map((state) =>
         h(
           'div',
-          { class: `card state-${s}`, 'data-count': s },
-          h('div', { class: 'card-label' }, s),
-          h('div', { class: 'card-value' }, String(o.counts[s])),
+          { class: `card state-${state}`, 'data-count': state },
+          h('div', { class: 'card-label' }, state),
+          h('div', { class: 'card-value' }, String(overview.counts[state])),
         ),
       ),
     );
-    renderFacts(o);
-    replace(chart, throughputChart(o));
+    renderFacts(overview);
+    replace(chart, throughputChart(overview));
     replace(
       worlds,
-      o.worlds.length === 0
+      overview.worlds.length === 0
         ? h('p', { class: 'muted' }, 'No world yet.')
         : h(
             'ul',
             {},
-            o.worlds.map((w) =>
+            overview.worlds.map((world) =>
               h(
                 'li',
                 {},
-                h('a', { href: href(w, 'overview'), class: w === o.world ? 'current' : '' }, w),
+                h(
+                  'a',
+                  {
+                    href: href(world, 'overview'),
+                    class: world === overview.world ? 'current' : '',
+                  },
+                  world,
+                ),
               ),
             ),
           ),
     );
   };
 
-  const renderFacts = (o: Overview) => {
-    const age = o.oldestPending ? o.oldestPending.ageMs + (Date.now() - o.now) : null;
+  const renderFacts = (overview: Overview) => {
+    const age = overview.oldestPending
+      ? overview.oldestPending.ageMs + (Date.now() - overview.now)
+      : null;
     replace(
       facts,
       h(
@@ -70,24 +79,30 @@ export function overviewView(ctx: ViewContext): View {
         h(
           'dd',
           { 'data-fact': 'oldest' },
-          o.oldestPending
+          overview.oldestPending
             ? [
                 duration(age ?? 0),
                 ' ',
                 h(
                   'a',
-                  { href: href(o.world, 'task', o.oldestPending.key) },
-                  encodeKey(o.oldestPending.key),
+                  { href: href(overview.world, 'task', overview.oldestPending.key) },
+                  encodeKey(overview.oldestPending.key),
                 ),
               ]
             : 'none',
         ),
         h('dt', {}, 'Live workers'),
-        h('dd', {}, h('a', { href: href(o.world, 'workers') }, String(o.workers))),
+        h('dd', {}, h('a', { href: href(overview.world, 'workers') }, String(overview.workers))),
         h('dt', {}, 'ZooKeeper'),
-        h('dd', {}, o.zookeeper),
+        h('dd', {}, overview.zookeeper),
         h('dt', {}, 'Claiming'),
-        h('dd', { 'data-fact': 'paused' }, pausedText(o.paused), ' ', pauseButton(ctx, o, refresh)),
+        h(
+          'dd',
+          { 'data-fact': 'paused' },
+          pausedText(overview.paused),
+          ' ',
+          pauseButton(ctx, overview, refresh),
+        ),
       ),
     );
   };
@@ -111,8 +126,8 @@ export function overviewView(ctx: ViewContext): View {
   };
 }
 
-function throughputChart(o: Overview): SVGElement {
-  const slots = o.throughput.slots;
+function throughputChart(overview: Overview): SVGElement {
+  const slots = overview.throughput.slots;
   const max = Math.max(1, ...slots.map((s) => s.completed + s.failed));
   const root = svg('svg', {
     viewBox: `0 0 ${CHART_W} ${CHART_H + 18}`,
@@ -121,18 +136,18 @@ function throughputChart(o: Overview): SVGElement {
     'aria-label': 'completed and failed tasks per slot',
   });
   const bw = CHART_W / slots.length;
-  slots.forEach((s, i) => {
-    const x = i * bw + 1;
-    const hc = (s.completed / max) * CHART_H;
-    const hf = (s.failed / max) * CHART_H;
-    const title = `${new Date(s.t).toLocaleTimeString()}: ${s.completed} completed, ${s.failed} failed`;
-    const bar = (y: number, height: number, cls: string) => {
+  slots.forEach((slot, index) => {
+    const left = index * bw + 1;
+    const hc = (slot.completed / max) * CHART_H;
+    const hf = (slot.failed / max) * CHART_H;
+    const title = `${new Date(slot.t).toLocaleTimeString()}: ${slot.completed} completed, ${slot.failed} failed`;
+    const bar = (top: number, height: number, cls: string) => {
       if (height <= 0) return;
-      const r = svg('rect', { x, y, width: bw - 2, height, class: cls });
-      const t = svg('title');
-      t.textContent = title;
-      r.appendChild(t);
-      root.appendChild(r);
+      const rect = svg('rect', { x: left, y: top, width: bw - 2, height, class: cls });
+      const titleElement = svg('title');
+      titleElement.textContent = title;
+      rect.appendChild(titleElement);
+      root.appendChild(rect);
     };
     bar(CHART_H - hc, hc, 'bar-completed');
     bar(CHART_H - hc - hf, hf, 'bar-failed');
@@ -140,12 +155,17 @@ function throughputChart(o: Overview): SVGElement {
   root.appendChild(
     svg('line', { x1: 0, y1: CHART_H + 0.5, x2: CHART_W, y2: CHART_H + 0.5, class: 'axis' }),
   );
-  const label = (x: number, text: string, anchor: string) => {
-    const t = svg('text', { x, y: CHART_H + 14, 'text-anchor': anchor, class: 'axis-label' });
-    t.textContent = text;
-    root.appendChild(t);
+  const label = (left: number, text: string, anchor: string) => {
+    const labelElement = svg('text', {
+      x: left,
+      y: CHART_H + 14,
+      'text-anchor': anchor,
+      class: 'axis-label',
+    });
+    labelElement.textContent = text;
+    root.appendChild(labelElement);
   };
-  label(0, `-${Math.round((slots.length * o.throughput.slotMs) / 60_000)} min`, 'start');
+  label(0, `-${Math.round((slots.length * overview.throughput.slotMs) / 60_000)} min`, 'start');
   label(CHART_W, 'now', 'end');
   const peak = svg('text', { x: 2, y: 10, class: 'axis-label' });
   peak.textContent = `max ${max}`;

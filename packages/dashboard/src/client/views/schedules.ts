@@ -31,37 +31,37 @@ export function schedulesView(ctx: ViewContext): View {
     limits,
   );
 
-  const render = (d: ScheduleData) => {
+  const render = (data: ScheduleData) => {
     replace(
       schedules,
-      d.schedules.length === 0
+      data.schedules.length === 0
         ? h('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
         : table(
             ['Schedule', 'Cron', 'Time zone', 'Type', 'Next tick', 'Last tick'],
-            d.schedules.map((s) =>
+            data.schedules.map((schedule) =>
               h(
                 'tr',
-                { 'data-schedule': s.name },
-                h('td', {}, h('strong', {}, s.name)),
-                h('td', { class: 'mono' }, s.cron),
-                h('td', {}, s.tz ?? 'UTC'),
-                h('td', {}, s.type),
-                h('td', {}, time(s.nextTick)),
-                h('td', {}, time(s.lastTick)),
+                { 'data-schedule': schedule.name },
+                h('td', {}, h('strong', {}, schedule.name)),
+                h('td', { class: 'mono' }, schedule.cron),
+                h('td', {}, schedule.tz ?? 'UTC'),
+                h('td', {}, schedule.type),
+                h('td', {}, time(schedule.nextTick)),
+                h('td', {}, time(schedule.lastTick)),
               ),
             ),
           ),
       h(
         'p',
         { class: 'muted note', 'data-field': 'scheduler' },
-        d.scheduler === null
+        data.scheduler === null
           ? 'No scheduler: no worker runs in this world, so no tick is queued.'
-          : `Scheduler: ${d.scheduler} (elected among the live workers; another takes over when its session ends).`,
+          : `Scheduler: ${data.scheduler} (elected among the live workers; another takes over when its session ends).`,
       ),
     );
     replace(
       limits,
-      d.limits.length === 0
+      data.limits.length === 0
         ? h(
             'p',
             { class: 'muted' },
@@ -69,14 +69,18 @@ export function schedulesView(ctx: ViewContext): View {
           )
         : table(
             ['Type', 'Limit', 'Workers sharing it', 'Each'],
-            d.limits.map((l) =>
+            data.limits.map((limit) =>
               h(
                 'tr',
-                { 'data-limit': l.type },
-                h('td', {}, h('strong', {}, l.type)),
-                h('td', {}, l.rate),
-                h('td', {}, String(l.workers)),
-                h('td', {}, l.perWorkerPerSecond === null ? '-' : `${l.perWorkerPerSecond}/s`),
+                { 'data-limit': limit.type },
+                h('td', {}, h('strong', {}, limit.type)),
+                h('td', {}, limit.rate),
+                h('td', {}, String(limit.workers)),
+                h(
+                  'td',
+                  {},
+                  limit.perWorkerPerSecond === null ? '-' : `${limit.perWorkerPerSecond}/s`,
+                ),
               ),
             ),
           ),

@@ -7,16 +7,16 @@ import { type Child, h, json, time } from '../dom.js';
  */
 export function reportBlock(report: TaskProgress | null | undefined): Child {
   if (!report) return null;
-  const p = report.progress;
-  const fraction = typeof p === 'number' && p >= 0 && p <= 1 ? p : null;
+  const progress = report.progress;
+  const fraction = typeof progress === 'number' && progress >= 0 && progress <= 1 ? progress : null;
   return h(
     'div',
     { class: 'task-report', 'data-field': 'report' },
     h('h3', {}, `Progress (attempt ${report.attempt}, ${time(report.updatedAt)})`),
-    p === undefined
+    progress === undefined
       ? null
       : fraction === null
-        ? h('pre', { class: 'json', 'data-field': 'progress' }, json(p))
+        ? h('pre', { class: 'json', 'data-field': 'progress' }, json(progress))
         : h(
             'p',
             {},

@@ -26,7 +26,7 @@ import { errorText, href, taskAction, type View, type ViewContext } from './view
  * alone); two clicks each: a cancel cannot be undone.
  */
 function actionButtons(
-  t: TaskRecord,
+  task: TaskRecord,
   act: (what: string, run: () => Promise<unknown>) => Promise<void>,
   ctx: ViewContext,
   key: TaskKey,
@@ -48,7 +48,7 @@ function actionButtons(
   );
   return [
     subtree,
-    t.state === 'failed'
+    task.state === 'failed'
       ? h(
           'button',
           {
@@ -59,48 +59,51 @@ function actionButtons(
           'Retry',
         )
       : null,
-    t.state !== null ? cancel : null,
+    task.state !== null ? cancel : null,
   ];
 }
 
 /** The label and value of each field of a task record the page shows. */
-function fieldRows(t: TaskRecord): [string, Child][] {
+function fieldRows(task: TaskRecord): [string, Child][] {
   const rows: [string, Child][] = [
-    ['Type', t.type],
+    ['Type', task.type],
     [
       'State',
       h(
         'span',
-        { class: `badge state-${t.state ?? 'none'}`, 'data-field': 'state' },
-        t.state ?? 'no state',
+        { class: `badge state-${task.state ?? 'none'}`, 'data-field': 'state' },
+        task.state ?? 'no state',
       ),
     ],
-    ['Attempts', t.maxAttempts ? `${t.attempts} of ${t.maxAttempts}` : String(t.attempts)],
+    [
+      'Attempts',
+      task.maxAttempts ? `${task.attempts} of ${task.maxAttempts}` : String(task.attempts),
+    ],
   ];
-  if (t.priority !== undefined) rows.push(['Priority', String(t.priority)]);
-  if (t.worker)
+  if (task.priority !== undefined) rows.push(['Priority', String(task.priority)]);
+  if (task.worker)
     rows.push([
       'Worker',
       [
-        t.worker.worker,
-        t.worker.host ? ` on ${t.worker.host}` : '',
-        t.worker.pid ? ` (pid ${t.worker.pid})` : '',
+        task.worker.worker,
+        task.worker.host ? ` on ${task.worker.host}` : '',
+        task.worker.pid ? ` (pid ${task.worker.pid})` : '',
       ].join(''),
     ]);
-  if (t.hints) rows.push(['Hints', json(t.hints)]);
-  rows.push(['Queued', time(t.queuedAt)]);
-  if (t.notBefore) rows.push(['Not before', time(t.notBefore)]);
-  if (t.startedAt)
+  if (task.hints) rows.push(['Hints', json(task.hints)]);
+  rows.push(['Queued', time(task.queuedAt)]);
+  if (task.notBefore) rows.push(['Not before', time(task.notBefore)]);
+  if (task.startedAt)
     rows.push([
       'Started',
-      `${time(t.startedAt)}${t.queuedAt ? ` (waited ${duration(t.startedAt - t.queuedAt)})` : ''}`,
+      `${time(task.startedAt)}${task.queuedAt ? ` (waited ${duration(task.startedAt - task.queuedAt)})` : ''}`,
     ]);
-  if (t.completedAt)
+  if (task.completedAt)
     rows.push([
       'Completed',
-      `${time(t.completedAt)}${t.startedAt ? ` (ran ${duration(t.completedAt - t.startedAt)})` : ''}`,
+      `${time(task.completedAt)}${task.startedAt ? ` (ran ${duration(task.completedAt - task.startedAt)})` : ''}`,
     ]);
-  if (t.failedAt) rows.push(['Failed', time(t.failedAt)]);
+  if (task.failedAt) rows.push(['Failed', time(task.failedAt)]);
   return rows;
 }
 
@@ -108,31 +111,31 @@ function fieldRows(t: TaskRecord): [string, Child][] {
  * A task's page body: name and state, its fields, its data, what it reported (progress and
  * log lines), then its error or result.
  */
-function taskSections(t: TaskRecord & { report?: TaskProgress | null }): Child[] {
+function taskSections(task: TaskRecord & { report?: TaskProgress | null }): Child[] {
   const sections: Child[] = [
     h(
       'h2',
       {},
-      t.name,
+      task.name,
       ' ',
-      h('span', { class: `badge state-${t.state ?? 'none'}` }, t.state ?? 'no state'),
+      h('span', { class: `badge state-${task.state ?? 'none'}` }, task.state ?? 'no state'),
     ),
     h(
       'dl',
       { class: 'fields' },
-      fieldRows(t).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      fieldRows(task).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
     ),
     h('h3', {}, 'Data'),
     h(
       'pre',
       { class: 'json', 'data-field': 'data' },
-      t.data === undefined ? '(none)' : json(t.data),
+      task.data === undefined ? '(none)' : json(task.data),
     ),
   ];
-  sections.push(reportBlock(t.report));
-  if (t.error) sections.push(errorBlock('Error', t.error));
-  else if (t.lastError) sections.push(errorBlock('Last error (will retry)', t.lastError));
-  if (t.state === 'completed') sections.push(resultBlock(t.result));
+  sections.push(reportBlock(task.report));
+  if (task.error) sections.push(errorBlock('Error', task.error));
+  else if (task.lastError) sections.push(errorBlock('Last error (will retry)', task.lastError));
+  if (task.state === 'completed') sections.push(resultBlock(task.result));
   return sections;
 }
 
@@ -151,8 +154,8 @@ interface ProcessResult {
   finished?: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A job result holds the process outcome at the top (regular) or under `winner` (race). */
 function processOf(result: unknown): { proc: ProcessResult | null; race: boolean } | null {
@@ -175,9 +178,9 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
       'nav',
       { class: 'crumbs' },
       h('a', { href: href(ctx.world, 'tree') }, ctx.world),
-      key.map((name, i) => [
+      key.map((name, index) => [
         ' / ',
-        h('a', { href: href(ctx.world, 'task', key.slice(0, i + 1)) }, name),
+        h('a', { href: href(ctx.world, 'task', key.slice(0, index + 1)) }, name),
       ]),
     ),
     actions,
@@ -187,39 +190,41 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
   const act = (what: string, run: () => Promise<unknown>) =>
     taskAction(ctx, what, key, run, refresh);
 
-  const renderActions = (t: TaskRecord | null) =>
-    ctx.readOnly || !t ? replace(actions) : replace(actions, ...actionButtons(t, act, ctx, key));
+  const renderActions = (task: TaskRecord | null) =>
+    ctx.readOnly || !task
+      ? replace(actions)
+      : replace(actions, ...actionButtons(task, act, ctx, key));
 
   const refresh = serial(async () => {
-    let t: TaskRecord | null = null;
+    let task: TaskRecord | null = null;
     try {
-      t = await api.task(ctx.world, key);
+      task = await api.task(ctx.world, key);
     } catch (err) {
       replace(body, h('p', { class: 'error' }, errorText(err)));
       renderActions(null);
       return;
     }
-    replace(body, taskSections(t));
-    renderActions(t);
+    replace(body, taskSections(task));
+    renderActions(task);
   });
   const soon = throttle(refresh, 200);
   const mine = encodeKey(key);
   return {
     el,
     refresh,
-    onTask: (e: EngineEvent) => {
-      if (encodeKey(e.key) === mine) soon();
+    onTask: (event: EngineEvent) => {
+      if (encodeKey(event.key) === mine) soon();
     },
   };
 }
 
-function errorBlock(title: string, e: { message: string; code?: string; stack?: string }) {
+function errorBlock(title: string, error: { message: string; code?: string; stack?: string }) {
   return h(
     'div',
     { class: 'error-block', 'data-field': 'error' },
     h('h3', {}, title),
-    h('p', { class: 'error' }, errorLine(e.code, e.message)),
-    e.stack ? h('details', {}, h('summary', {}, 'Stack'), h('pre', {}, e.stack)) : null,
+    h('p', { class: 'error' }, errorLine(error.code, error.message)),
+    error.stack ? h('details', {}, h('summary', {}, 'Stack'), h('pre', {}, error.stack)) : null,
   );
 }
 
@@ -231,11 +236,13 @@ function resultBlock(result: unknown) {
     result === undefined ? '(none)' : json(result),
   );
   if (!job) return [h('h3', {}, 'Result'), raw];
-  const p = job.proc;
-  if (!p) return [h('h3', {}, 'Result (race: every racer lost)'), raw];
+  const proc = job.proc;
+  if (!proc) return [h('h3', {}, 'Result (race: every racer lost)'), raw];
   const ending =
-    p.signal !== undefined && p.signal !== null ? `signal ${p.signal}` : `exit ${p.exit ?? '?'}`;
-  const ok = (p.signal === undefined || p.signal === null) && p.exit === 0;
+    proc.signal !== undefined && proc.signal !== null
+      ? `signal ${proc.signal}`
+      : `exit ${proc.exit ?? '?'}`;
+  const ok = (proc.signal === undefined || proc.signal === null) && proc.exit === 0;
   return h(
     'div',
     { class: 'job-result', 'data-field': 'job-result' },
@@ -248,21 +255,21 @@ function resultBlock(result: unknown) {
         { class: `badge ${ok ? 'state-completed' : 'state-failed'}`, 'data-field': 'ending' },
         ending,
       ),
-      p.truncated
+      proc.truncated
         ? h('span', { class: 'badge warn', 'data-field': 'truncated' }, 'output truncated')
         : null,
-      p.timedOut ? h('span', { class: 'badge warn' }, 'timed out') : null,
-      p.server ? ` on ${p.server}` : '',
-      p.pid ? ` (pid ${p.pid})` : '',
-      p.started && p.finished
-        ? ` · ran ${duration(Date.parse(p.finished) - Date.parse(p.started))}`
+      proc.timedOut ? h('span', { class: 'badge warn' }, 'timed out') : null,
+      proc.server ? ` on ${proc.server}` : '',
+      proc.pid ? ` (pid ${proc.pid})` : '',
+      proc.started && proc.finished
+        ? ` · ran ${duration(Date.parse(proc.finished) - Date.parse(proc.started))}`
         : '',
     ),
-    p.error ? h('p', { class: 'error' }, p.error) : null,
+    proc.error ? h('p', { class: 'error' }, proc.error) : null,
     h('h4', {}, 'stdout'),
-    h('pre', { class: 'output', 'data-field': 'stdout' }, p.stdout || '(empty)'),
+    h('pre', { class: 'output', 'data-field': 'stdout' }, proc.stdout || '(empty)'),
     h('h4', {}, 'stderr'),
-    h('pre', { class: 'output', 'data-field': 'stderr' }, p.stderr || '(empty)'),
+    h('pre', { class: 'output', 'data-field': 'stderr' }, proc.stderr || '(empty)'),
     h('details', {}, h('summary', {}, 'Raw result JSON'), raw),
   );
 }

@@ -80,13 +80,13 @@ export class TreeModel {
   }
 
   /** Moves a task to `state`, keeping the counts of every subtree above it right. */
-  setState(n: Item, state: State | null): void {
-    if (n.state === state) return;
-    for (let a: Item | null = n; a; a = a.parent) {
-      if (n.state) a.counts[n.state]--;
+  setState(item: Item, state: State | null): void {
+    if (item.state === state) return;
+    for (let a: Item | null = item; a; a = a.parent) {
+      if (item.state) a.counts[item.state]--;
       if (state) a.counts[state]++;
     }
-    n.state = state;
+    item.state = state;
   }
 
   /** Opens or closes every row ('all', 'none'), forgetting single toggles. */
@@ -96,16 +96,16 @@ export class TreeModel {
   }
 
   /** Opens or closes one row. */
-  toggle(n: Item, open: boolean): void {
-    this.toggled.set(n.enc, open);
+  toggle(item: Item, open: boolean): void {
+    this.toggled.set(item.enc, open);
   }
 
   /** Whether a row shows its children (without a search). */
-  isOpen(n: Item): boolean {
-    const t = this.toggled.get(n.enc);
-    if (t !== undefined) return t;
+  isOpen(item: Item): boolean {
+    const toggled = this.toggled.get(item.enc);
+    if (toggled !== undefined) return toggled;
     if (this.mode !== 'auto') return this.mode === 'all';
-    return this.index.size <= OPEN_ALL_BELOW || n.depth < 1;
+    return this.index.size <= OPEN_ALL_BELOW || item.depth < 1;
   }
 
   /**
@@ -114,20 +114,20 @@ export class TreeModel {
    */
   rows(query: string): Item[] {
     const out: Item[] = [];
-    const q = query.trim().toLowerCase();
+    const needle = query.trim().toLowerCase();
     let shown: Set<Item> | null = null;
-    if (q) {
+    if (needle) {
       shown = new Set();
-      for (const n of this.index.values()) {
-        if (n.name.toLowerCase().includes(q) || n.type.toLowerCase().includes(q))
-          for (let a: Item | null = n; a && !shown.has(a); a = a.parent) shown.add(a);
+      for (const item of this.index.values()) {
+        if (item.name.toLowerCase().includes(needle) || item.type.toLowerCase().includes(needle))
+          for (let a: Item | null = item; a && !shown.has(a); a = a.parent) shown.add(a);
       }
     }
     const walk = (list: Item[]) => {
-      for (const n of list) {
-        if (shown && !shown.has(n)) continue;
-        out.push(n);
-        if (n.children.length > 0 && (shown || this.isOpen(n))) walk(n.children);
+      for (const item of list) {
+        if (shown && !shown.has(item)) continue;
+        out.push(item);
+        if (item.children.length > 0 && (shown || this.isOpen(item))) walk(item.children);
       }
     };
     walk(this.roots);
@@ -137,34 +137,34 @@ export class TreeModel {
   /** Counts of each state over the whole tree. */
   totals(): Counts {
     const total = zeroCounts();
-    for (const r of this.roots) for (const s of STATES) total[s] += r.counts[s];
+    for (const root of this.roots) for (const state of STATES) total[state] += root.counts[state];
     return total;
   }
 
-  private build(t: TreeNode, parent: Item | null): Item {
+  private build(node: TreeNode, parent: Item | null): Item {
     const item: Item = {
-      key: t.key,
-      enc: encodeKey(t.key),
-      name: t.name,
-      type: t.type,
-      state: t.state,
+      key: node.key,
+      enc: encodeKey(node.key),
+      name: node.name,
+      type: node.type,
+      state: node.state,
       parent,
-      depth: t.key.length - 1,
+      depth: node.key.length - 1,
       children: [],
       counts: zeroCounts(),
     };
     if (item.state) item.counts[item.state]++;
     this.index.set(item.enc, item);
-    for (const c of t.children) {
-      const child = this.build(c, item);
+    for (const childNode of node.children) {
+      const child = this.build(childNode, item);
       item.children.push(child);
-      for (const s of STATES) item.counts[s] += child.counts[s];
+      for (const state of STATES) item.counts[state] += child.counts[state];
     }
     return item;
   }
 
-  private forget(n: Item): void {
-    this.index.delete(n.enc);
-    for (const c of n.children) this.forget(c);
+  private forget(item: Item): void {
+    this.index.delete(item.enc);
+    for (const child of item.children) this.forget(child);
   }
 }

@@ -27,8 +27,8 @@ export function treeView(ctx: ViewContext): View {
   const spacer = h('div', { class: 'tree-spacer' });
   const rowsEl = h('div', { class: 'tree-rows' });
   const scroller = h('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
-  const setMode = (m: 'all' | 'none') => {
-    model.setMode(m);
+  const setMode = (mode: 'all' | 'none') => {
+    model.setMode(mode);
     relayout();
   };
   const el = h(
@@ -46,8 +46,8 @@ export function treeView(ctx: ViewContext): View {
     h(
       'div',
       { class: 'legend' },
-      STATES.map((s) =>
-        h('span', { class: `legend-item state-${s}` }, h('span', { class: 'dot' }), s),
+      STATES.map((state) =>
+        h('span', { class: `legend-item state-${state}` }, h('span', { class: 'dot' }), state),
       ),
     ),
     scroller,
@@ -74,10 +74,10 @@ export function treeView(ctx: ViewContext): View {
       const searching = query.trim() !== '';
       replace(
         rowsEl,
-        slice.map((n) => {
-          const open = n.children.length > 0 && (searching || model.isOpen(n));
-          return treeRow(ctx.world, n, open, () => {
-            model.toggle(n, !open);
+        slice.map((item) => {
+          const open = item.children.length > 0 && (searching || model.isOpen(item));
+          return treeRow(ctx.world, item, open, () => {
+            model.toggle(item, !open);
             relayout();
           });
         }),
@@ -111,14 +111,14 @@ export function treeView(ctx: ViewContext): View {
 }
 
 /** One row of the tree: toggle, state dot, name (a link to the task), type, state, counts. */
-function treeRow(world: string, n: Item, open: boolean, onToggle: () => void): HTMLElement {
-  const hasKids = n.children.length > 0;
-  const r = h(
+function treeRow(world: string, item: Item, open: boolean, onToggle: () => void): HTMLElement {
+  const hasKids = item.children.length > 0;
+  const row = h(
     'div',
     {
-      class: `row state-${n.state ?? 'none'}`,
-      'data-key': n.enc,
-      'data-state': n.state ?? 'none',
+      class: `row state-${item.state ?? 'none'}`,
+      'data-key': item.enc,
+      'data-state': item.state ?? 'none',
       role: 'treeitem',
     },
     hasKids
@@ -134,22 +134,22 @@ function treeRow(world: string, n: Item, open: boolean, onToggle: () => void): H
           open ? '▾' : '▸',
         )
       : h('span', { class: 'toggle' }),
-    h('span', { class: 'dot', title: n.state ?? 'no state' }),
-    h('a', { class: 'name', href: href(world, 'task', n.key) }, n.name),
-    h('span', { class: 'type' }, n.type),
-    h('span', { class: 'state-label' }, n.state ?? 'no state'),
+    h('span', { class: 'dot', title: item.state ?? 'no state' }),
+    h('a', { class: 'name', href: href(world, 'task', item.key) }, item.name),
+    h('span', { class: 'type' }, item.type),
+    h('span', { class: 'state-label' }, item.state ?? 'no state'),
     hasKids
       ? h(
           'span',
           { class: 'subcounts', title: 'states in this subtree' },
-          STATES.filter((s) => n.counts[s] > 0).map((s) =>
-            h('span', { class: `chip state-${s}`, title: s }, String(n.counts[s])),
+          STATES.filter((state) => item.counts[state] > 0).map((state) =>
+            h('span', { class: `chip state-${state}`, title: state }, String(item.counts[state])),
           ),
         )
       : null,
   );
-  r.style.paddingLeft = `${8 + n.depth * 20}px`;
-  return r;
+  row.style.paddingLeft = `${8 + item.depth * 20}px`;
+  return row;
 }
 
 /**
@@ -160,7 +160,7 @@ function treeSync(
   ctx: ViewContext,
   model: TreeModel,
   view: { relayout(): void; draw(): void },
-): Pick<View, 'refresh'> & { onTask(e: EngineEvent): void } {
+): Pick<View, 'refresh'> & { onTask(event: EngineEvent): void } {
   // Reads run one at a time (`sequence`). An event that arrives while a read is on the wire may
   // not be in its answer, which then overwrites the event's effect: such roots are re-read
   // once the read is in.
@@ -174,7 +174,7 @@ function treeSync(
       await read();
     } finally {
       reading = false;
-      for (const r of missed) dirtyRoots.add(r);
+      for (const root of missed) dirtyRoots.add(root);
       if (missed.size > 0) rereadRoots();
       missed.clear();
       view.relayout();
@@ -221,17 +221,17 @@ function treeSync(
     300,
   );
 
-  const onTask = (e: EngineEvent) => {
-    if (reading) missed.add(e.key[0]!);
-    const n = model.get(e.key);
-    const state = stateAfter(e.type);
-    if (!n || !state) {
-      dirtyRoots.add(e.key[0]!);
+  const onTask = (event: EngineEvent) => {
+    if (reading) missed.add(event.key[0]!);
+    const item = model.get(event.key);
+    const state = stateAfter(event.type);
+    if (!item || !state) {
+      dirtyRoots.add(event.key[0]!);
       rereadRoots();
       return;
     }
     // Same rows, new colours and counts: redraw the window only.
-    model.setState(n, state);
+    model.setState(item, state);
     view.draw();
   };
 

@@ -14,7 +14,7 @@ export interface View {
   el: HTMLElement;
   /** Re-reads everything the page shows (first load, resync after a drop). */
   refresh(): Promise<void>;
-  onTask?(e: EngineEvent): void;
+  onTask?(event: EngineEvent): void;
   onWorkers?(): void;
   dispose?(): void;
 }
@@ -22,8 +22,8 @@ export interface View {
 export { STATES } from '../task-states.js';
 
 export function href(world: string, page: string, key?: TaskKey): string {
-  const w = encodeURIComponent(world);
-  return key ? `#/${w}/task/${encodeURIComponent(encodeKey(key))}` : `#/${w}/${page}`;
+  const encoded = encodeURIComponent(world);
+  return key ? `#/${encoded}/task/${encodeURIComponent(encodeKey(key))}` : `#/${encoded}/${page}`;
 }
 
 export function errorText(err: unknown): string {

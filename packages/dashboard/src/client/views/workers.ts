@@ -55,46 +55,50 @@ export function workersView(ctx: ViewContext): View {
         h(
           'tbody',
           {},
-          workers.map((w) =>
+          workers.map((worker) =>
             h(
               'tr',
-              { 'data-worker': w.id ?? w.node },
+              { 'data-worker': worker.id ?? worker.node },
               h(
                 'td',
                 {},
-                h('strong', {}, w.id ?? '?'),
-                h('div', { class: 'muted', title: w.node }, shownNode(w.node)),
+                h('strong', {}, worker.id ?? '?'),
+                h('div', { class: 'muted', title: worker.node }, shownNode(worker.node)),
               ),
               h(
                 'td',
                 {},
-                w.host ?? '-',
-                w.pid ? h('div', { class: 'muted' }, `pid ${w.pid}`) : null,
+                worker.host ?? '-',
+                worker.pid ? h('div', { class: 'muted' }, `pid ${worker.pid}`) : null,
               ),
-              h('td', {}, (w.types ?? []).join(', ') || '-'),
-              h('td', { title: `${w.buckets?.length ?? 0} buckets` }, ranges(w.buckets ?? [])),
+              h('td', {}, (worker.types ?? []).join(', ') || '-'),
+              h(
+                'td',
+                { title: `${worker.buckets?.length ?? 0} buckets` },
+                ranges(worker.buckets ?? []),
+              ),
               h(
                 'td',
                 { 'data-field': 'running' },
-                w.running.length === 0
+                worker.running.length === 0
                   ? h('span', { class: 'muted' }, 'idle')
-                  : w.running.map((k) =>
-                      h('div', {}, h('a', { href: href(ctx.world, 'task', k) }, k.join('|'))),
+                  : worker.running.map((key) =>
+                      h('div', {}, h('a', { href: href(ctx.world, 'task', key) }, key.join('|'))),
                     ),
               ),
               h(
                 'td',
                 {},
                 h('span', { class: 'badge state-completed' }, 'live'),
-                h('div', { class: 'muted mono' }, w.session ?? '-'),
+                h('div', { class: 'muted mono' }, worker.session ?? '-'),
               ),
               h(
                 'td',
                 {},
-                time(w.registered),
-                h('div', { class: 'muted' }, `${duration(now - w.registered)} ago`),
+                time(worker.registered),
+                h('div', { class: 'muted' }, `${duration(now - worker.registered)} ago`),
               ),
-              h('td', {}, time(w.updated)),
+              h('td', {}, time(worker.updated)),
             ),
           ),
         ),
