@@ -102,7 +102,6 @@ export function frameBound(ops: readonly FrameOp[], asMulti: boolean, chroot: st
   const perOp = 3 * chroot.length;
   if (!asMulti) return REQUEST_HEADER + recordBytes(ops[0]!, atMost) + perOp;
   let bytes = REQUEST_HEADER + MULTI_HEADER;
-  for (let i = 0; i < ops.length; i++)
-    bytes += MULTI_HEADER + recordBytes(ops[i]!, atMost) + perOp;
+  for (let i = 0; i < ops.length; i++) bytes += MULTI_HEADER + recordBytes(ops[i]!, atMost) + perOp;
   return bytes;
 }

@@ -69,12 +69,12 @@ export function orderForWorker<T extends Orderable>(
   locality?: LocalityScore,
 ): T[] {
   const scored = tasks.map((task) => ({ task, score: locality ? norm(locality(task), 0) : 0 }));
-  scored.sort((x, y) => {
-    const pa = norm(x.task.priority, Number.NEGATIVE_INFINITY);
-    const pb = norm(y.task.priority, Number.NEGATIVE_INFINITY);
+  scored.sort((a, b) => {
+    const pa = norm(a.task.priority, Number.NEGATIVE_INFINITY);
+    const pb = norm(b.task.priority, Number.NEGATIVE_INFINITY);
     if (pa !== pb) return pa > pb ? -1 : 1;
-    if (x.score !== y.score) return x.score > y.score ? -1 : 1;
-    return compareForClaim(x.task, y.task);
+    if (a.score !== b.score) return a.score > b.score ? -1 : 1;
+    return compareForClaim(a.task, b.task);
   });
   return scored.map((s) => s.task);
 }
@@ -123,8 +123,8 @@ export function notBelowGone<T extends Pick<Orderable, 'priority'>>(
   listedIn: readonly { readonly gone: ReadonlySet<string> }[],
 ): T[] {
   let top = Number.NEGATIVE_INFINITY;
-  unread.forEach((entry, i) => {
-    if (listedIn[i]!.gone.has(entry.name)) top = Math.max(top, entry.priority);
+  unread.forEach((entry, index) => {
+    if (listedIn[index]!.gone.has(entry.name)) top = Math.max(top, entry.priority);
   });
   return top === Number.NEGATIVE_INFINITY
     ? known
@@ -144,8 +144,8 @@ export function refusedFloor(
   listings: { get(bucket: number): { readonly stale: boolean } | undefined },
 ): number {
   let top = Number.NEGATIVE_INFINITY;
-  got.forEach((claim, i) => {
-    const candidate = tried[i]!;
+  got.forEach((claim, index) => {
+    const candidate = tried[index]!;
     if (claim === null && listings.get(candidate.bucket)?.stale)
       top = Math.max(top, candidate.priority);
   });
