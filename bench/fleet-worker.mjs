@@ -9,6 +9,7 @@ const [connectString, proc] = process.argv.slice(2);
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 const wallNow = () => performance.timeOrigin + performance.now();
 const AREA_W = '/zoott_w/';
+const REGISTRY = '/zoott_workers/';
 
 /** @type {{ client: any, handle: any, claims: number, refused: number, owned: string, changedAt: number, stopped: boolean, errors: number }[]} */
 const members = [];
@@ -25,6 +26,19 @@ function countClaims(m) {
       m.refused++;
       throw err;
     });
+  };
+}
+
+/**
+ * Stamps when `m` sends the deletion of its registry node (its unregistration): the others'
+ * registry watches fire once the server applies it, so a re-own is timed from here, not from
+ * the stop command (which first waits for the worker's loop and running tasks to end).
+ */
+function stampUnregistration(m) {
+  const orig = m.client.delete.bind(m.client);
+  m.client.delete = (p, ...rest) => {
+    if (typeof p === 'string' && p.startsWith(REGISTRY)) m.unregisteredAt = wallNow();
+    return orig(p, ...rest);
   };
 }
 
@@ -73,8 +87,10 @@ process.on('message', async (msg) => {
           owned: '',
           changedAt: 0,
           stopped: false,
+          unregisteredAt: null,
         };
         countClaims(m);
+        stampUnregistration(m);
         members.push(m);
       }
       process.send?.({ type: 'connected' });
@@ -108,7 +124,10 @@ process.on('message', async (msg) => {
           await m.client.close();
         }),
       );
-      process.send?.({ type: 'stopped' });
+      process.send?.({
+        type: 'stopped',
+        unregisteredAt: msg.which.map((i) => members[i].unregisteredAt),
+      });
     } else if (msg.cmd === 'exit') {
       clearInterval(ticker);
       await Promise.all(

@@ -92,7 +92,7 @@ class FleetProcs {
     const proc = this.procs[p];
     const got = this.next(proc, 'stopped');
     proc.child.send({ cmd: 'stop', which: [i] });
-    await got;
+    return (await got).unregisteredAt?.[0] ?? null;
   }
 
   /**
@@ -320,13 +320,21 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
     // Re-own: one worker stops cleanly; time until the others hold a partition again.
     // A worker that owns buckets (past 64 workers many own none, and stopping one moves none).
     const [sp, si] = fleet.anOwner();
+    // Timed from its unregistration (the deletion of its registry node, stamped by its
+    // process), which is what the others react to; from the stop command too, which adds the
+    // stopping worker's own shutdown (its loop and running tasks ending in a busy process).
     const r0 = wallNow();
-    await fleet.stopOne(sp, si);
+    const unregisteredAt = await fleet.stopOne(sp, si);
     const reowned = await until(fleet, () => fleet.ownership(buckets).partition, deadlineMs);
-    out.reown_ms = reowned
-      ? Math.round(Math.max(0, fleet.ownership(buckets).lastChange - r0))
-      : null;
-    log(`fleet ${n}: a stopped worker's buckets re-owned in ${out.reown_ms} ms`);
+    const reownedAt = fleet.ownership(buckets).lastChange;
+    out.reown_ms =
+      reowned && unregisteredAt !== null
+        ? Math.round(Math.max(0, reownedAt - unregisteredAt))
+        : null;
+    out.reown_from_stop_ms = reowned ? Math.round(Math.max(0, reownedAt - r0)) : null;
+    log(
+      `fleet ${n}: a stopped worker's buckets re-owned ${out.reown_ms} ms after its unregistration (${out.reown_from_stop_ms} ms after the stop command)`,
+    );
 
     // A rolling restart of a quarter of the fleet: stopped cleanly, replaced by new workers.
     fleet.world = world;

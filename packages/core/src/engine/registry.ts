@@ -81,6 +81,54 @@ export function ownedBuckets(me: string, live: readonly string[], buckets: numbe
 }
 
 /**
+ * Idle workers that keep a steal watch on each bucket (a children watch left by a steal
+ * pass): more would each list the bucket once per change (a herd), fewer would leave a
+ * slow or dead owner's tasks to its session's expiry when one of them is busy.
+ */
+export const STEAL_WATCHERS = 2;
+
+/**
+ * For every bucket, the live workers other than its owner that keep a steal watch on it:
+ * the {@link STEAL_WATCHERS} names scoring highest for the bucket (rendezvous hashing, so a
+ * join or leave moves few of them), then, walking on in score order, each name that serves a
+ * task type the owner and those chosen do not (`typesOf`; `null` when unknown, serving none
+ * for this count): a task of a type only some workers run is still seen by one of them. Every
+ * worker computes the same answer from the same registry, with no request.
+ */
+export function stealWatchers(
+  live: readonly string[],
+  owners: readonly string[],
+  typesOf: (name: string) => readonly string[] | null,
+  perBucket = STEAL_WATCHERS,
+): string[][] {
+  const names = [...new Set(live)].sort();
+  const nameHash = names.map((name) => fnv1a32(name));
+  const everyType = new Set<string>();
+  for (const n of names) for (const t of typesOf(n) ?? []) everyType.add(t);
+  const out: string[][] = [];
+  for (let b = 0; b < owners.length; b++) {
+    const owner = owners[b];
+    // Another salt than ownership's: the watchers of a bucket are not its runners-up there.
+    const salt = Math.imul(b + 1, 0x7feb352d);
+    const ranked: { name: string; score: number }[] = [];
+    for (let i = 0; i < names.length; i++)
+      if (names[i] !== owner) ranked.push({ name: names[i]!, score: mix32(nameHash[i]! ^ salt) });
+    ranked.sort((x, y) => y.score - x.score || (x.name < y.name ? -1 : 1));
+    const chosen = ranked.slice(0, perBucket).map((r) => r.name);
+    const covered = new Set(owner === undefined ? [] : (typesOf(owner) ?? []));
+    for (const n of chosen) for (const t of typesOf(n) ?? []) covered.add(t);
+    for (let i = perBucket; i < ranked.length && covered.size < everyType.size; i++) {
+      const types = typesOf(ranked[i]!.name) ?? [];
+      if (!types.some((t) => !covered.has(t))) continue;
+      chosen.push(ranked[i]!.name);
+      for (const t of types) covered.add(t);
+    }
+    out.push(chosen);
+  }
+  return out;
+}
+
+/**
  * The registry children with a watch, plus each node's info (cached by node name). Only
  * ephemeral nodes are registrations: a worker's node lives exactly as long as its session.
  * A persistent node there (written by hand, or recreated by an import of an export taken
@@ -131,6 +179,12 @@ export class RegistryView {
     );
     this.names = listed.filter((n) => this.infos.has(n));
     return this.names;
+  }
+
+  /** The task types the live worker `name` advertises; `null` when unknown. */
+  typesOf(name: string): readonly string[] | null {
+    const types = this.infos.get(name)?.types;
+    return Array.isArray(types) ? types : null;
   }
 
   /** Live workers that serve `type` (one whose info cannot be read counts: it may). */

@@ -2,7 +2,7 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
-import { ownedBuckets, RegistryView, type WorkerInfo } from '../engine/registry.js';
+import { bucketOwners, RegistryView, stealWatchers, type WorkerInfo } from '../engine/registry.js';
 import type { Engine } from '../front/engine.js';
 import { Reaper, type ReaperOptions } from '../retention/reaper.js';
 import type { PeerPlace } from '../tree/ordering.js';
@@ -64,6 +64,11 @@ export class WorkerMembership {
   private registeredSession: string | null = null;
   /** Buckets this worker owns now. */
   owned: number[] = [];
+  /**
+   * Buckets not owned here on which this worker keeps a steal watch (see `stealWatchers`),
+   * `null` before the first registry read (every bucket, as a lone worker would).
+   */
+  private watching: ReadonlySet<number> | null = null;
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
@@ -84,6 +89,11 @@ export class WorkerMembership {
     private readonly onChange: () => void,
     private readonly warn: (fields: object, msg: string) => void,
   ) {}
+
+  /** Whether this worker keeps a steal watch on `bucket` (one it does not own). */
+  watches(bucket: number): boolean {
+    return this.watching === null || this.watching.has(bucket);
+  }
 
   /** The registry node's data, owning `buckets`. */
   workerInfo(buckets: number[]): WorkerInfo {
@@ -231,7 +241,16 @@ export class WorkerMembership {
     }
     this.listedFor = path;
     const me = path.slice(path.lastIndexOf('/') + 1);
-    const owned = ownedBuckets(me, names, ctx.layout.buckets);
+    const live = names.includes(me) ? names : [...names, me];
+    const owners = bucketOwners(live, ctx.layout.buckets);
+    const owned: number[] = [];
+    for (let b = 0; b < owners.length; b++) if (owners[b] === me) owned.push(b);
+    const watchers = stealWatchers(live, owners, (n) =>
+      n === me ? this.identity.types : registry.typesOf(n),
+    );
+    const watching = new Set<number>();
+    for (let b = 0; b < watchers.length; b++) if (watchers[b]!.includes(me)) watching.add(b);
+    this.watching = watching;
     if (owned.join() === this.owned.join()) return null;
     this.owned = owned;
     onOwned(owned);
