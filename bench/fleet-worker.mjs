@@ -40,6 +40,47 @@ function stampUnregistration(m) {
     if (typeof p === 'string' && p.startsWith(REGISTRY)) m.unregisteredAt = wallNow();
     return orig(p, ...rest);
   };
+  // And when its registration was made (the create's reply): a join settles after the last.
+  const create = m.client.create.bind(m.client);
+  m.client.create = (p, ...rest) => {
+    const out = create(p, ...rest);
+    if (typeof p === 'string' && p.startsWith(REGISTRY))
+      out.then(
+        () => {
+          m.registeredAt = wallNow();
+        },
+        () => undefined,
+      );
+    return out;
+  };
+}
+
+/** Requests the process's workers sent, by client method (what a join spends, by kind). */
+const calls = {};
+const COUNTED = [
+  'children',
+  'childrenWithStat',
+  'get',
+  'exists',
+  'create',
+  'set',
+  'delete',
+  'multi',
+  'watchTree',
+  'removeWatches',
+];
+
+/** Counts `m`'s requests by method. */
+function countCalls(m) {
+  for (const name of COUNTED) {
+    const orig = m.client[name];
+    if (typeof orig !== 'function') continue;
+    const bound = orig.bind(m.client);
+    m.client[name] = (...args) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      return bound(...args);
+    };
+  }
 }
 
 function snapshot() {
@@ -59,9 +100,14 @@ function snapshot() {
         m.changedAt = wallNow();
       }
     }
-    owners.push({ i, owned: m.stopped ? null : m.owned, changedAt: m.changedAt });
+    owners.push({
+      i,
+      owned: m.stopped ? null : m.owned,
+      changedAt: m.changedAt,
+      registeredAt: m.registeredAt,
+    });
   }
-  return { completed, claims, refused, owners };
+  return { completed, claims, refused, owners, calls };
 }
 
 // Ownership is sampled often: a change is stamped within this many ms of when it happened.
@@ -88,9 +134,11 @@ process.on('message', async (msg) => {
           changedAt: 0,
           stopped: false,
           unregisteredAt: null,
+          registeredAt: 0,
         };
         countClaims(m);
         stampUnregistration(m);
+        countCalls(m);
         members.push(m);
       }
       process.send?.({ type: 'connected' });

@@ -102,28 +102,43 @@ export function stealWatchers(
   perBucket = STEAL_WATCHERS,
 ): string[][] {
   const names = [...new Set(live)].sort();
+  const n = names.length;
   const nameHash = names.map((name) => fnv1a32(name));
+  const types = names.map((name) => typesOf(name) ?? []);
   const everyType = new Set<string>();
-  for (const n of names) for (const t of typesOf(n) ?? []) everyType.add(t);
+  for (const ts of types) for (const t of ts) everyType.add(t);
+  const index = new Map(names.map((name, i) => [name, i]));
+  const score = new Uint32Array(n);
   const out: string[][] = [];
+  // Each worker runs this at every registry change for every bucket: a selection of the top
+  // few (linear in the fleet), and a sort only when some task type is not covered by them.
   for (let b = 0; b < owners.length; b++) {
-    const owner = owners[b];
+    const owner = owners[b] === undefined ? -1 : (index.get(owners[b]!) ?? -1);
     // Another salt than ownership's: the watchers of a bucket are not its runners-up there.
     const salt = Math.imul(b + 1, 0x7feb352d);
-    const ranked: { name: string; score: number }[] = [];
-    for (let i = 0; i < names.length; i++)
-      if (names[i] !== owner) ranked.push({ name: names[i]!, score: mix32(nameHash[i]! ^ salt) });
-    ranked.sort((x, y) => y.score - x.score || (x.name < y.name ? -1 : 1));
-    const chosen = ranked.slice(0, perBucket).map((r) => r.name);
-    const covered = new Set(owner === undefined ? [] : (typesOf(owner) ?? []));
-    for (const n of chosen) for (const t of typesOf(n) ?? []) covered.add(t);
-    for (let i = perBucket; i < ranked.length && covered.size < everyType.size; i++) {
-      const types = typesOf(ranked[i]!.name) ?? [];
-      if (!types.some((t) => !covered.has(t))) continue;
-      chosen.push(ranked[i]!.name);
-      for (const t of types) covered.add(t);
+    for (let i = 0; i < n; i++) score[i] = mix32(nameHash[i]! ^ salt);
+    const chosen: number[] = [];
+    for (let k = 0; k < perBucket; k++) {
+      let best = -1;
+      for (let i = 0; i < n; i++)
+        if (i !== owner && !chosen.includes(i) && (best < 0 || score[i]! > score[best]!)) best = i;
+      if (best < 0) break;
+      chosen.push(best);
     }
-    out.push(chosen);
+    const covered = new Set(owner < 0 ? [] : types[owner]);
+    for (const i of chosen) for (const t of types[i]!) covered.add(t);
+    if (covered.size < everyType.size) {
+      const rest: number[] = [];
+      for (let i = 0; i < n; i++) if (i !== owner && !chosen.includes(i)) rest.push(i);
+      rest.sort((x, y) => score[y]! - score[x]! || x - y);
+      for (const i of rest) {
+        if (covered.size >= everyType.size) break;
+        if (!types[i]!.some((t) => !covered.has(t))) continue;
+        chosen.push(i);
+        for (const t of types[i]!) covered.add(t);
+      }
+    }
+    out.push(chosen.map((i) => names[i]!));
   }
   return out;
 }
@@ -153,30 +168,34 @@ export class RegistryView {
     const present = new Set(listed);
     for (const n of this.infos.keys()) if (!present.has(n)) this.infos.delete(n);
     for (const n of this.ghosts) if (!present.has(n)) this.ghosts.delete(n);
-    await Promise.all(
-      listed
-        .filter((n) => !this.infos.has(n) && !this.ghosts.has(n))
-        .map(async (n) => {
-          const path = `${this.path}/${n}`;
-          try {
-            const got = await this.c.get(path);
-            if (got.stat.ephemeralOwner === null) {
-              this.ghosts.add(n);
-              this.onGhost(path);
-              return;
-            }
-            let info: WorkerInfo | null = null;
-            try {
-              info = decodeJson<WorkerInfo>(got.data, path);
-            } catch {
-              // A live registration with unreadable info still counts as a worker.
-            }
-            this.infos.set(n, info);
-          } catch (err) {
-            if (codeOf(err) !== 'NO_NODE') throw err;
-          }
-        }),
-    );
+    const read = async (n: string): Promise<void> => {
+      const path = `${this.path}/${n}`;
+      try {
+        const got = await this.c.get(path);
+        if (got.stat.ephemeralOwner === null) {
+          this.ghosts.add(n);
+          this.onGhost(path);
+          return;
+        }
+        let info: WorkerInfo | null = null;
+        try {
+          info = decodeJson<WorkerInfo>(got.data, path);
+        } catch {
+          // A live registration with unreadable info still counts as a worker.
+        }
+        this.infos.set(n, info);
+      } catch (err) {
+        if (codeOf(err) !== 'NO_NODE') throw err;
+      }
+    };
+    const toRead = listed.filter((n) => !this.infos.has(n) && !this.ghosts.has(n));
+    // The ZooKeeper adapter sends the plain reads of one turn as one multiRead, once the
+    // capability probe it sends with a session's first batch has answered; that first batch
+    // goes out one read per request. A worker joining a fleet of N reads N registrations at
+    // its first listing: two first (they carry the probe), then the rest, 32 to a request.
+    const first = toRead.length > 2 ? toRead.slice(0, 2) : toRead;
+    await Promise.all(first.map(read));
+    if (first !== toRead) await Promise.all(toRead.slice(2).map(read));
     this.names = listed.filter((n) => this.infos.has(n));
     return this.names;
   }

@@ -32,6 +32,13 @@ export interface WorkerIdentity {
  * and rewrote its node each time its share moved.
  */
 export const REGISTRY_PACE_MS = 200;
+/**
+ * Longest pace: while changes keep coming (a fleet joining), each re-read doubles the pace up
+ * to this, so a join wave of T seconds costs each worker about T listings of the registry (a
+ * reply of N names each) and as many rewrites of its node, not 5 T; a change after a quiet
+ * spell this long is read at once again. Ownership settles within this of the last change.
+ */
+export const REGISTRY_PACE_MAX_MS = 1000;
 
 /** Most datasets one worker advertises: its registry node is read by every other worker. */
 export const MAX_DATASETS = 256;
@@ -74,6 +81,8 @@ export class WorkerMembership {
   dirty = true;
   /** When the registry was last listed (wall clock: pacing, not engine time). */
   private listedAt = Number.NEGATIVE_INFINITY;
+  /** The least time from the last listing to the next (see REGISTRY_PACE_MAX_MS). */
+  private pace = REGISTRY_PACE_MS;
   /** Wakes the worker when a paced re-read is due. */
   private paceTimer: ReturnType<typeof setTimeout> | null = null;
   /** The registration the registry view was last read for. */
@@ -212,10 +221,10 @@ export class WorkerMembership {
     const registry = this.registry;
     const path = this.registryPath;
     if (!registry || !path) return null;
-    // Paced: a change soon after the last read waits out the rest of REGISTRY_PACE_MS (the
-    // worker goes on claiming meanwhile), so a fleet joining at once costs each worker a few
+    // Paced: a change soon after the last read waits out the rest of the pace (the worker
+    // goes on claiming meanwhile), so a fleet joining at once costs each worker a few
     // listings, not one per registration. A lone leave or join is read at once.
-    const wait = this.listedAt + REGISTRY_PACE_MS - Date.now();
+    const wait = this.listedAt + this.pace - Date.now();
     if (this.listedFor === path && wait > 0) {
       if (this.paceTimer === null) {
         this.paceTimer = setTimeout(() => {
@@ -226,7 +235,13 @@ export class WorkerMembership {
       }
       return null;
     }
-    this.listedAt = Date.now();
+    const now = Date.now();
+    // Changes still coming since the last read: the next read waits twice as long.
+    this.pace =
+      now - this.listedAt > REGISTRY_PACE_MAX_MS
+        ? REGISTRY_PACE_MS
+        : Math.min(REGISTRY_PACE_MAX_MS, this.pace * 2);
+    this.listedAt = now;
     this.dirty = false;
     const names = await registry.refresh(() => {
       this.dirty = true;
