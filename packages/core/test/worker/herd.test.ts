@@ -196,7 +196,8 @@ describeOnBackends('engine: a new task in an idle fleet', (backend) => {
         opened.push(c);
         // Worker 0 alone runs `only`; a task named g* holds its worker's one slot.
         const t = (task: { name: string }) => (task.name.startsWith('g') ? gate : undefined);
-        const handlers = i === 0 ? { t, only: () => 'only' } : { t };
+        const handlers: Record<string, (task: { name: string }) => unknown> =
+          i === 0 ? { t, only: () => 'only' } : { t };
         const clock = new CountingClock();
         clocks.push(clock);
         handles.push(
