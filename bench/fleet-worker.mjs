@@ -9,6 +9,7 @@ const [connectString, proc] = process.argv.slice(2);
 const quiet = { warn: () => {}, info: () => {}, debug: () => {}, error: () => {} };
 const wallNow = () => performance.timeOrigin + performance.now();
 const AREA_W = '/zoott_w/';
+const REGISTRY = '/zoott_workers/';
 
 /** @type {{ client: any, handle: any, claims: number, refused: number, owned: string, changedAt: number, stopped: boolean, errors: number }[]} */
 const members = [];
@@ -28,6 +29,60 @@ function countClaims(m) {
   };
 }
 
+/**
+ * Stamps when `m` sends the deletion of its registry node (its unregistration): the others'
+ * registry watches fire once the server applies it, so a re-own is timed from here, not from
+ * the stop command (which first waits for the worker's loop and running tasks to end).
+ */
+function stampUnregistration(m) {
+  const orig = m.client.delete.bind(m.client);
+  m.client.delete = (p, ...rest) => {
+    if (typeof p === 'string' && p.startsWith(REGISTRY)) m.unregisteredAt = wallNow();
+    return orig(p, ...rest);
+  };
+  // And when its registration was made (the create's reply): a join settles after the last.
+  const create = m.client.create.bind(m.client);
+  m.client.create = (p, ...rest) => {
+    const out = create(p, ...rest);
+    if (typeof p === 'string' && p.startsWith(REGISTRY))
+      out.then(
+        () => {
+          m.registeredAt = wallNow();
+        },
+        () => undefined,
+      );
+    return out;
+  };
+}
+
+/** Requests the process's workers sent, by client method (what a join spends, by kind). */
+const calls = {};
+const COUNTED = [
+  'children',
+  'childrenWithStat',
+  'get',
+  'exists',
+  'create',
+  'set',
+  'delete',
+  'multi',
+  'watchTree',
+  'removeWatches',
+];
+
+/** Counts `m`'s requests by method. */
+function countCalls(m) {
+  for (const name of COUNTED) {
+    const orig = m.client[name];
+    if (typeof orig !== 'function') continue;
+    const bound = orig.bind(m.client);
+    m.client[name] = (...args) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      return bound(...args);
+    };
+  }
+}
+
 function snapshot() {
   let completed = 0;
   let claims = 0;
@@ -45,9 +100,14 @@ function snapshot() {
         m.changedAt = wallNow();
       }
     }
-    owners.push({ i, owned: m.stopped ? null : m.owned, changedAt: m.changedAt });
+    owners.push({
+      i,
+      owned: m.stopped ? null : m.owned,
+      changedAt: m.changedAt,
+      registeredAt: m.registeredAt,
+    });
   }
-  return { completed, claims, refused, owners };
+  return { completed, claims, refused, owners, calls };
 }
 
 // Ownership is sampled often: a change is stamped within this many ms of when it happened.
@@ -73,8 +133,12 @@ process.on('message', async (msg) => {
           owned: '',
           changedAt: 0,
           stopped: false,
+          unregisteredAt: null,
+          registeredAt: 0,
         };
         countClaims(m);
+        stampUnregistration(m);
+        countCalls(m);
         members.push(m);
       }
       process.send?.({ type: 'connected' });
@@ -108,7 +172,10 @@ process.on('message', async (msg) => {
           await m.client.close();
         }),
       );
-      process.send?.({ type: 'stopped' });
+      process.send?.({
+        type: 'stopped',
+        unregisteredAt: msg.which.map((i) => members[i].unregisteredAt),
+      });
     } else if (msg.cmd === 'exit') {
       clearInterval(ticker);
       await Promise.all(

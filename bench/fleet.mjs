@@ -92,7 +92,7 @@ class FleetProcs {
     const proc = this.procs[p];
     const got = this.next(proc, 'stopped');
     proc.child.send({ cmd: 'stop', which: [i] });
-    await got;
+    return (await got).unregisteredAt?.[0] ?? null;
   }
 
   /**
@@ -131,6 +131,14 @@ class FleetProcs {
     return [0, 0];
   }
 
+  /** The processes' requests by client method, summed. */
+  calls() {
+    const out = {};
+    for (const p of this.procs)
+      for (const [k, v] of Object.entries(p.stats?.calls ?? {})) out[k] = (out[k] ?? 0) + v;
+    return out;
+  }
+
   /** Sum of the processes' latest stats. */
   totals() {
     let completed = 0;
@@ -152,6 +160,7 @@ class FleetProcs {
     const seen = new Uint8Array(buckets);
     let owned = 0;
     let lastChange = 0;
+    let lastRegistration = 0;
     let complete = true;
     for (const p of this.procs)
       for (const o of p.stats?.owners ?? []) {
@@ -161,13 +170,19 @@ class FleetProcs {
           continue;
         }
         lastChange = Math.max(lastChange, o.changedAt);
+        lastRegistration = Math.max(lastRegistration, o.registeredAt ?? 0);
         for (const b of o.owned.split(',')) {
           if (seen[Number(b)]++) complete = false;
           owned++;
         }
       }
     // A worker with no bucket is normal past `buckets` workers: only the partition counts.
-    return { partition: owned === buckets && seen.every((x) => x === 1), complete, lastChange };
+    return {
+      partition: owned === buckets && seen.every((x) => x === 1),
+      complete,
+      lastChange,
+      lastRegistration,
+    };
   }
 
   async exit() {
@@ -185,6 +200,11 @@ class FleetProcs {
       ),
     );
   }
+}
+
+/** The sum of an object's counts. */
+function sumOf(counts) {
+  return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 
 /** Waits until `ok()` holds, failing the fleet's errors; false on the deadline. */
@@ -246,9 +266,15 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
     // Join: every worker loop starts at once.
     const j0 = await packets(cs);
     const joinStart = wallNow();
+    const c0 = fleet.calls();
     await fleet.all({ cmd: 'run', world, concurrency: CONCURRENCY }, 'running');
     const settled = await stableOwnership(fleet, buckets, deadlineMs);
     out.join_ms = settled === null ? null : Math.round(settled - joinStart);
+    // From the last worker's registration (its create's reply): what the fleet itself takes
+    // to settle, apart from how long the processes took to start their loops.
+    const lastReg = fleet.ownership(buckets).lastRegistration;
+    out.join_after_last_registration_ms =
+      settled === null || lastReg === 0 ? null : Math.round(Math.max(0, settled - lastReg));
     out.join_timed_out = settled === null;
     // The first look of each worker at every bucket is part of joining: the count goes on
     // until the traffic is back to pings (a quiet second), or the deadline.
@@ -267,12 +293,21 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
     const joinPackets = last - j0 - pingRate * ((lastAt - joinStart) / 1000);
     out.join_packets = Math.round(joinPackets);
     out.join_packets_per_worker = Number((joinPackets / n).toFixed(1));
-    log(`fleet ${n}: joined in ${out.join_ms} ms, ${out.join_packets_per_worker} packets/worker`);
+    // What the join's requests were, per worker: what still grows with the fleet shows here.
+    const c1 = fleet.calls();
+    out.join_requests_per_worker_by_method = Object.fromEntries(
+      Object.entries(c1).map(([k, v]) => [k, Number(((v - (c0[k] ?? 0)) / n).toFixed(1))]),
+    );
+    log(
+      `fleet ${n}: joined in ${out.join_ms} ms (${out.join_after_last_registration_ms} ms after the last registration), ${out.join_packets_per_worker} packets/worker`,
+    );
 
     // A lone task queued into the idle fleet: what it costs beyond its owner's claim.
     const perTask = [];
+    const requestsPerTask = [];
     for (let k = 0; k < IDLE_TASKS; k++) {
       const before = fleet.totals().completed;
+      const q0 = sumOf(fleet.calls());
       const i0 = await packets(cs);
       const s0 = wallNow();
       await engine.queue({ name: `idle-${k}`, type: 'noop' });
@@ -280,9 +315,18 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
       await sleep(IDLE_WINDOW_MS);
       const got = (await packets(cs)) - i0 - 1 - pingRate * ((wallNow() - s0) / 1000);
       perTask.push(Math.round(got));
+      // The workers' own count of their requests: exact, where the packets above estimate
+      // the pings they take off (a ping rate measured over 3 s).
+      await sleep(100);
+      requestsPerTask.push(sumOf(fleet.calls()) - q0);
     }
     out.idle_task_packets = Math.round(perTask.reduce((a, b) => a + b, 0) / perTask.length);
-    log(`fleet ${n}: a task into the idle fleet: ${perTask.join(', ')} packets`);
+    out.idle_task_requests = Math.round(
+      requestsPerTask.reduce((a, b) => a + b, 0) / requestsPerTask.length,
+    );
+    log(
+      `fleet ${n}: a task into the idle fleet: ${perTask.join(', ')} packets, ${requestsPerTask.join(', ')} worker requests`,
+    );
 
     // Drain: the world paused while the tasks are queued, then resumed: the timed part.
     await engine.pause();
@@ -320,13 +364,21 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
     // Re-own: one worker stops cleanly; time until the others hold a partition again.
     // A worker that owns buckets (past 64 workers many own none, and stopping one moves none).
     const [sp, si] = fleet.anOwner();
+    // Timed from its unregistration (the deletion of its registry node, stamped by its
+    // process), which is what the others react to; from the stop command too, which adds the
+    // stopping worker's own shutdown (its loop and running tasks ending in a busy process).
     const r0 = wallNow();
-    await fleet.stopOne(sp, si);
+    const unregisteredAt = await fleet.stopOne(sp, si);
     const reowned = await until(fleet, () => fleet.ownership(buckets).partition, deadlineMs);
-    out.reown_ms = reowned
-      ? Math.round(Math.max(0, fleet.ownership(buckets).lastChange - r0))
-      : null;
-    log(`fleet ${n}: a stopped worker's buckets re-owned in ${out.reown_ms} ms`);
+    const reownedAt = fleet.ownership(buckets).lastChange;
+    out.reown_ms =
+      reowned && unregisteredAt !== null
+        ? Math.round(Math.max(0, reownedAt - unregisteredAt))
+        : null;
+    out.reown_from_stop_ms = reowned ? Math.round(Math.max(0, reownedAt - r0)) : null;
+    log(
+      `fleet ${n}: a stopped worker's buckets re-owned ${out.reown_ms} ms after its unregistration (${out.reown_from_stop_ms} ms after the stop command)`,
+    );
 
     // A rolling restart of a quarter of the fleet: stopped cleanly, replaced by new workers.
     fleet.world = world;
@@ -382,11 +434,13 @@ export async function runFleet({ log, quick, asJson }) {
   const doc = {
     keys: {
       fleet_join_ms: key('join_ms'),
+      fleet_join_after_last_registration_ms: key('join_after_last_registration_ms'),
       fleet_join_packets_per_worker: key('join_packets_per_worker'),
       fleet_drain_tasks_per_s: key('drain_tasks_per_s'),
       fleet_claim_conflicts_per_task: key('claim_conflicts_per_task'),
       fleet_reown_ms: key('reown_ms'),
       fleet_idle_task_packets: key('idle_task_packets'),
+      fleet_idle_task_requests: key('idle_task_requests'),
       fleet_restart_ms: key('restart_ms'),
       fleet_restart_packets_per_worker: key('restart_packets_per_worker'),
     },

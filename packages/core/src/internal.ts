@@ -35,4 +35,8 @@ export type {
   WorkerEventMap,
   WorkerFailedEvent,
 } from './worker/worker-events.js';
-export { REGISTRY_PACE_MS, WorkerMembership } from './worker/worker-membership.js';
+export {
+  REGISTRY_PACE_MAX_MS,
+  REGISTRY_PACE_MS,
+  WorkerMembership,
+} from './worker/worker-membership.js';

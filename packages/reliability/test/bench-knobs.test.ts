@@ -186,6 +186,7 @@ describe('bench: the profiling and scale knobs', () => {
       'fleet_claim_conflicts_per_task',
       'fleet_reown_ms',
       'fleet_idle_task_packets',
+      'fleet_idle_task_requests',
       'fleet_restart_ms',
       'fleet_restart_packets_per_worker',
     ])
@@ -193,6 +194,8 @@ describe('bench: the profiling and scale knobs', () => {
     for (const n of ['3', '6']) {
       expect(keys.fleet_drain_tasks_per_s?.[n]).toBeGreaterThan(0);
       expect(keys.fleet_join_ms?.[n]).toBeGreaterThanOrEqual(0);
+      // The owner's claim and completion at least: the workers' own request count.
+      expect(keys.fleet_idle_task_requests?.[n]).toBeGreaterThanOrEqual(2);
       // Every task drained, within the deadline.
       expect((doc.details as Record<string, object>)[n]).toMatchObject({
         drain_completed: 300,

@@ -26,6 +26,8 @@ export interface ListingOptions {
    * the children watch that pass left on it fired.
    */
   onForeignChange?: (bucket: number) => void;
+  /** Whether a steal pass's listing of `bucket` (not owned) leaves that watch; default yes. */
+  scoutWatch?: (bucket: number) => boolean;
   /**
    * Whether a tree watch reports every change of `bucket`'s entries from now on (see
    * `EntryEvents.covers`): its listing then needs no children watch. The watch's events take
@@ -352,7 +354,9 @@ export class BucketListings {
     if (wantWatch) state.armWatch();
     // A bucket listed by a steal pass keeps a children watch (not its listing), so the next
     // pass re-reads only buckets that changed: idle workers stay quiet in a quiet world.
-    const wantScout = !owned && !this.scouts.has(bucketNo);
+    // Only a bounded few per bucket do (`scoutWatch`), or each change would wake them all.
+    const wantScout =
+      !owned && !this.scouts.has(bucketNo) && this.opts.scoutWatch?.(bucketNo) !== false;
     if (wantScout) this.scouts.add(bucketNo);
     // Own claims settled before this read went out: the read shows what became of them.
     const settled = state.settledClaims(this.held);

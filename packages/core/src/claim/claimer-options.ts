@@ -68,6 +68,8 @@ export interface ClaimerOptions {
   peers?: () => readonly PeerPlace[] | undefined;
   /** A bucket this claimer does not own, listed by an idle steal pass, changed since. */
   onForeignChange?: (bucket: number) => void;
+  /** Whether a steal pass's listing of `bucket` leaves a children watch; default yes. */
+  scoutWatch?: (bucket: number) => boolean;
   /** Cluster-wide rate limits: a task starts only when the gate has a start free for its type. */
   gate?: ClaimGate;
 }

@@ -90,7 +90,13 @@ export {
   type TaskProgress,
 } from './progress.js';
 export { resolveQueueOptions } from './queue.js';
-export { bucketOwners, ownedBuckets, type WorkerInfo } from './registry.js';
+export {
+  bucketOwners,
+  ownedBuckets,
+  STEAL_WATCHERS,
+  stealWatchers,
+  type WorkerInfo,
+} from './registry.js';
 export type { CompleteOptions, CompleteOutcome, ExtraOpsOutcome } from './settle.js';
 export type * from './types.js';
 export {

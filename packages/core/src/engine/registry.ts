@@ -81,6 +81,69 @@ export function ownedBuckets(me: string, live: readonly string[], buckets: numbe
 }
 
 /**
+ * Idle workers that keep a steal watch on each bucket (a children watch left by a steal
+ * pass): more would each list the bucket once per change (a herd), fewer would leave a
+ * slow or dead owner's tasks to its session's expiry when one of them is busy.
+ */
+export const STEAL_WATCHERS = 2;
+
+/**
+ * For every bucket, the live workers other than its owner that keep a steal watch on it:
+ * the {@link STEAL_WATCHERS} names scoring highest for the bucket (rendezvous hashing, so a
+ * join or leave moves few of them), then, walking on in score order, each name that serves a
+ * task type the owner and those chosen do not (`typesOf`; `null` when unknown, serving none
+ * for this count): a task of a type only some workers run is still seen by one of them. Every
+ * worker computes the same answer from the same registry, with no request.
+ */
+export function stealWatchers(
+  live: readonly string[],
+  owners: readonly string[],
+  typesOf: (name: string) => readonly string[] | null,
+  perBucket = STEAL_WATCHERS,
+): string[][] {
+  const names = [...new Set(live)].sort();
+  const n = names.length;
+  const nameHash = names.map((name) => fnv1a32(name));
+  const types = names.map((name) => typesOf(name) ?? []);
+  const everyType = new Set<string>();
+  for (const ts of types) for (const t of ts) everyType.add(t);
+  const index = new Map(names.map((name, i) => [name, i]));
+  const score = new Uint32Array(n);
+  const out: string[][] = [];
+  // Each worker runs this at every registry change for every bucket: a selection of the top
+  // few (linear in the fleet), and a sort only when some task type is not covered by them.
+  for (let b = 0; b < owners.length; b++) {
+    const owner = owners[b] === undefined ? -1 : (index.get(owners[b]!) ?? -1);
+    // Another salt than ownership's: the watchers of a bucket are not its runners-up there.
+    const salt = Math.imul(b + 1, 0x7feb352d);
+    for (let i = 0; i < n; i++) score[i] = mix32(nameHash[i]! ^ salt);
+    const chosen: number[] = [];
+    for (let k = 0; k < perBucket; k++) {
+      let best = -1;
+      for (let i = 0; i < n; i++)
+        if (i !== owner && !chosen.includes(i) && (best < 0 || score[i]! > score[best]!)) best = i;
+      if (best < 0) break;
+      chosen.push(best);
+    }
+    const covered = new Set(owner < 0 ? [] : types[owner]);
+    for (const i of chosen) for (const t of types[i]!) covered.add(t);
+    if (covered.size < everyType.size) {
+      const rest: number[] = [];
+      for (let i = 0; i < n; i++) if (i !== owner && !chosen.includes(i)) rest.push(i);
+      rest.sort((x, y) => score[y]! - score[x]! || x - y);
+      for (const i of rest) {
+        if (covered.size >= everyType.size) break;
+        if (!types[i]!.some((t) => !covered.has(t))) continue;
+        chosen.push(i);
+        for (const t of types[i]!) covered.add(t);
+      }
+    }
+    out.push(chosen.map((i) => names[i]!));
+  }
+  return out;
+}
+
+/**
  * The registry children with a watch, plus each node's info (cached by node name). Only
  * ephemeral nodes are registrations: a worker's node lives exactly as long as its session.
  * A persistent node there (written by hand, or recreated by an import of an export taken
@@ -105,32 +168,42 @@ export class RegistryView {
     const present = new Set(listed);
     for (const n of this.infos.keys()) if (!present.has(n)) this.infos.delete(n);
     for (const n of this.ghosts) if (!present.has(n)) this.ghosts.delete(n);
-    await Promise.all(
-      listed
-        .filter((n) => !this.infos.has(n) && !this.ghosts.has(n))
-        .map(async (n) => {
-          const path = `${this.path}/${n}`;
-          try {
-            const got = await this.c.get(path);
-            if (got.stat.ephemeralOwner === null) {
-              this.ghosts.add(n);
-              this.onGhost(path);
-              return;
-            }
-            let info: WorkerInfo | null = null;
-            try {
-              info = decodeJson<WorkerInfo>(got.data, path);
-            } catch {
-              // A live registration with unreadable info still counts as a worker.
-            }
-            this.infos.set(n, info);
-          } catch (err) {
-            if (codeOf(err) !== 'NO_NODE') throw err;
-          }
-        }),
-    );
+    const read = async (n: string): Promise<void> => {
+      const path = `${this.path}/${n}`;
+      try {
+        const got = await this.c.get(path);
+        if (got.stat.ephemeralOwner === null) {
+          this.ghosts.add(n);
+          this.onGhost(path);
+          return;
+        }
+        let info: WorkerInfo | null = null;
+        try {
+          info = decodeJson<WorkerInfo>(got.data, path);
+        } catch {
+          // A live registration with unreadable info still counts as a worker.
+        }
+        this.infos.set(n, info);
+      } catch (err) {
+        if (codeOf(err) !== 'NO_NODE') throw err;
+      }
+    };
+    const toRead = listed.filter((n) => !this.infos.has(n) && !this.ghosts.has(n));
+    // The ZooKeeper adapter sends the plain reads of one turn as one multiRead, once the
+    // capability probe it sends with a session's first batch has answered; that first batch
+    // goes out one read per request. A worker joining a fleet of N reads N registrations at
+    // its first listing: two first (they carry the probe), then the rest, 32 to a request.
+    const first = toRead.length > 2 ? toRead.slice(0, 2) : toRead;
+    await Promise.all(first.map(read));
+    if (first !== toRead) await Promise.all(toRead.slice(2).map(read));
     this.names = listed.filter((n) => this.infos.has(n));
     return this.names;
+  }
+
+  /** The task types the live worker `name` advertises; `null` when unknown. */
+  typesOf(name: string): readonly string[] | null {
+    const types = this.infos.get(name)?.types;
+    return Array.isArray(types) ? types : null;
   }
 
   /** Live workers that serve `type` (one whose info cannot be read counts: it may). */

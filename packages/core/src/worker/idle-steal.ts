@@ -12,13 +12,17 @@ export const IDLE_STEAL_REQUESTS_PER_S = 0.5;
 
 /**
  * When and where an idle worker looks for work in buckets it does not own. A steal pass
- * lists a bucket with a children watch and drops the listing; the bucket is listed again
+ * lists a bucket it watches (`watches`: a bounded few idle workers per bucket, chosen from
+ * the registry) with a children watch and drops the listing; the bucket is listed again
  * only after that watch fired (something was queued or removed there), `stealAfterMs` after
  * the change so its owner gets the first go, or when an entry seen there becomes eligible
- * (`notBefore`, locality wait). A pass that finds nothing makes the next one wait until what
- * it spent is paid off at {@link IDLE_STEAL_REQUESTS_PER_S} (the first look at a bucket is
- * free): a quiet world costs an idle worker no requests at all, a busy one (of work this
- * worker cannot take) at most that rate.
+ * (`notBefore`, locality wait). The other buckets are listed, without a watch, only while
+ * passes find work (a streak that a watched bucket or a first look started): so a new task
+ * in an idle fleet wakes its owner and its few watchers, not every idle worker. A pass that
+ * finds nothing makes the next one wait until what it spent is paid off at
+ * {@link IDLE_STEAL_REQUESTS_PER_S} (a first look at a bucket and a streak are free): a quiet
+ * world costs an idle worker no requests at all, a busy one (of work this worker cannot
+ * take) at most that rate.
  */
 export class IdleStealer {
   /** When a bucket's watch fired since a pass last listed it (engine clock). */
@@ -43,6 +47,8 @@ export class IdleStealer {
     private readonly claimer: Claimer,
     private readonly clock: EngineClock,
     private readonly stealAfterMs: number,
+    /** Whether this worker keeps a steal watch on a bucket it does not own. */
+    private readonly watches: (bucket: number) => boolean = () => true,
   ) {
     // Each stealer starts its round of the other buckets at a place of its own, so idle
     // workers do not all list (and claim in) the same buckets first.
@@ -58,21 +64,28 @@ export class IdleStealer {
     return this.others;
   }
 
-  /** The children watch a pass left on `bucket` fired. */
+  /**
+   * The children watch a pass left on `bucket` fired. One left while this worker watched the
+   * bucket and no longer does (the registry changed) is spent, not followed: the bucket's
+   * watchers now look there.
+   */
   changed(bucket: number): void {
+    if (!this.watches(bucket)) return;
     if (!this.changedAt.has(bucket)) this.changedAt.set(bucket, this.clock.now());
   }
 
   /**
-   * When `bucket` is worth listing; `-Infinity` when it was never listed (or lost its watch)
-   * or the last pass claimed there: a look that costs nothing off the budget.
+   * When `bucket` is worth listing; `-Infinity` when a watched bucket was never listed (or
+   * lost its watch), when the last pass claimed there, or, for a bucket not watched, while
+   * passes find work: a look that costs nothing off the budget.
    */
   private dueAt(bucket: number): number {
     if (this.claimedIn.has(bucket)) return Number.NEGATIVE_INFINITY;
     let at = Number.POSITIVE_INFINITY;
     if (!this.claimer.scouted(bucket)) {
       const changed = this.changedAt.get(bucket);
-      at = changed === undefined ? Number.NEGATIVE_INFINITY : changed + this.stealAfterMs;
+      if (changed !== undefined) at = changed + this.stealAfterMs;
+      else if (this.stealing || this.watches(bucket)) at = Number.NEGATIVE_INFINITY;
     }
     const recheck = this.recheckAt.get(bucket);
     return recheck === undefined ? at : Math.min(at, recheck);

@@ -2,7 +2,7 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
-import { ownedBuckets, RegistryView, type WorkerInfo } from '../engine/registry.js';
+import { bucketOwners, RegistryView, stealWatchers, type WorkerInfo } from '../engine/registry.js';
 import type { Engine } from '../front/engine.js';
 import { Reaper, type ReaperOptions } from '../retention/reaper.js';
 import type { PeerPlace } from '../tree/ordering.js';
@@ -32,6 +32,13 @@ export interface WorkerIdentity {
  * and rewrote its node each time its share moved.
  */
 export const REGISTRY_PACE_MS = 200;
+/**
+ * Longest pace: while changes keep coming (a fleet joining), each re-read doubles the pace up
+ * to this, so a join wave of T seconds costs each worker about T listings of the registry (a
+ * reply of N names each) and as many rewrites of its node, not 5 T; a change after a quiet
+ * spell this long is read at once again. Ownership settles within this of the last change.
+ */
+export const REGISTRY_PACE_MAX_MS = 1000;
 
 /** Most datasets one worker advertises: its registry node is read by every other worker. */
 export const MAX_DATASETS = 256;
@@ -64,11 +71,18 @@ export class WorkerMembership {
   private registeredSession: string | null = null;
   /** Buckets this worker owns now. */
   owned: number[] = [];
+  /**
+   * Buckets not owned here on which this worker keeps a steal watch (see `stealWatchers`),
+   * `null` before the first registry read (every bucket, as a lone worker would).
+   */
+  private watching: ReadonlySet<number> | null = null;
   private registry: RegistryView | null = null;
   /** The registry changed (or was never read): the owned buckets must be recomputed. */
   dirty = true;
   /** When the registry was last listed (wall clock: pacing, not engine time). */
   private listedAt = Number.NEGATIVE_INFINITY;
+  /** The least time from the last listing to the next (see REGISTRY_PACE_MAX_MS). */
+  private pace = REGISTRY_PACE_MS;
   /** Wakes the worker when a paced re-read is due. */
   private paceTimer: ReturnType<typeof setTimeout> | null = null;
   /** The registration the registry view was last read for. */
@@ -84,6 +98,11 @@ export class WorkerMembership {
     private readonly onChange: () => void,
     private readonly warn: (fields: object, msg: string) => void,
   ) {}
+
+  /** Whether this worker keeps a steal watch on `bucket` (one it does not own). */
+  watches(bucket: number): boolean {
+    return this.watching === null || this.watching.has(bucket);
+  }
 
   /** The registry node's data, owning `buckets`. */
   workerInfo(buckets: number[]): WorkerInfo {
@@ -202,10 +221,10 @@ export class WorkerMembership {
     const registry = this.registry;
     const path = this.registryPath;
     if (!registry || !path) return null;
-    // Paced: a change soon after the last read waits out the rest of REGISTRY_PACE_MS (the
-    // worker goes on claiming meanwhile), so a fleet joining at once costs each worker a few
+    // Paced: a change soon after the last read waits out the rest of the pace (the worker
+    // goes on claiming meanwhile), so a fleet joining at once costs each worker a few
     // listings, not one per registration. A lone leave or join is read at once.
-    const wait = this.listedAt + REGISTRY_PACE_MS - Date.now();
+    const wait = this.listedAt + this.pace - Date.now();
     if (this.listedFor === path && wait > 0) {
       if (this.paceTimer === null) {
         this.paceTimer = setTimeout(() => {
@@ -216,7 +235,13 @@ export class WorkerMembership {
       }
       return null;
     }
-    this.listedAt = Date.now();
+    const now = Date.now();
+    // Changes still coming since the last read: the next read waits twice as long.
+    this.pace =
+      now - this.listedAt > REGISTRY_PACE_MAX_MS
+        ? REGISTRY_PACE_MS
+        : Math.min(REGISTRY_PACE_MAX_MS, this.pace * 2);
+    this.listedAt = now;
     this.dirty = false;
     const names = await registry.refresh(() => {
       this.dirty = true;
@@ -231,7 +256,16 @@ export class WorkerMembership {
     }
     this.listedFor = path;
     const me = path.slice(path.lastIndexOf('/') + 1);
-    const owned = ownedBuckets(me, names, ctx.layout.buckets);
+    const live = names.includes(me) ? names : [...names, me];
+    const owners = bucketOwners(live, ctx.layout.buckets);
+    const owned: number[] = [];
+    for (let b = 0; b < owners.length; b++) if (owners[b] === me) owned.push(b);
+    const watchers = stealWatchers(live, owners, (n) =>
+      n === me ? this.identity.types : registry.typesOf(n),
+    );
+    const watching = new Set<number>();
+    for (let b = 0; b < watchers.length; b++) if (watchers[b]!.includes(me)) watching.add(b);
+    this.watching = watching;
     if (owned.join() === this.owned.join()) return null;
     this.owned = owned;
     onOwned(owned);

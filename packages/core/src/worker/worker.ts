@@ -317,6 +317,7 @@ class WorkerLoop {
         this.stealer?.changed(bucket);
         this.wake();
       },
+      scoutWatch: (bucket) => this.membership.watches(bucket),
       gate: this.limits,
       spareSlots: () => this.concurrency - this.running.size,
       entryEvents: this.opts.entryEvents ?? 'small',
@@ -343,7 +344,9 @@ class WorkerLoop {
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
-    const stealer = new IdleStealer(this.claimer, this.clock, stealAfter);
+    const stealer = new IdleStealer(this.claimer, this.clock, stealAfter, (b) =>
+      this.membership.watches(b),
+    );
     this.stealer = stealer;
     while (!this.stopping) {
       this.alarm.rearm();

@@ -1,5 +1,10 @@
 import { type Coordinator, createEngine, runWorker } from '@zoott/core';
-import { REGISTRY_PACE_MS, WorkerMembership } from '@zoott/core/internal';
+import {
+  ownedBuckets,
+  REGISTRY_PACE_MAX_MS,
+  REGISTRY_PACE_MS,
+  WorkerMembership,
+} from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
@@ -123,6 +128,52 @@ describeOnBackends('engine: worker membership', (backend) => {
       expect(listings).toBeLessThanOrEqual(4);
     } finally {
       await worker.stop();
+    }
+  });
+
+  it('lists the registry a bounded number of times while a fleet keeps joining, and settles soon after', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const setup = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await setup.init();
+    const registry = (await setup.context()).layout.registry;
+    const counted = readsUnder(c, registry);
+    const worker = runWorker(
+      counted.c,
+      { t: () => {} },
+      { world, logger: memoryLogger(), scheduler: false, retention: false, pollMs: 20 },
+    );
+    const joined = await Promise.all(Array.from({ length: 30 }, () => backend().connect()));
+    try {
+      await eventually(() => worker.buckets.length === 8);
+      const listings = () => counted.reads.get(`children ${registry}`) ?? 0;
+      const before = listings();
+      // A wave: 30 registrations, 100 ms apart (3 s), each firing the worker's watch.
+      const started = Date.now();
+      for (const o of joined) {
+        await o.create(`${registry}/worker-`, new Uint8Array(), {
+          ephemeral: true,
+          sequential: true,
+        });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const last = Date.now();
+      // Settled within the longest pace (and a loaded machine's slack) of the last join.
+      const live = await c.children(registry);
+      const me = worker.registryPath?.slice(worker.registryPath.lastIndexOf('/') + 1) ?? '';
+      const share = ownedBuckets(me, live, 8).join();
+      await eventually(() => worker.buckets.join() === share, REGISTRY_PACE_MAX_MS + 4_000);
+      const spent = listings() - before;
+      // At the least pace the wave cost one listing per 200 ms (15 and more here); the pace
+      // doubles while changes keep coming, up to 1 s: about one per second of the wave.
+      const waveS = (last - started) / 1000;
+      expect(spent, `${spent} listings over ${waveS.toFixed(1)} s`).toBeLessThanOrEqual(
+        Math.ceil(waveS * (1000 / REGISTRY_PACE_MAX_MS)) + 4,
+      );
+      expect(REGISTRY_PACE_MS).toBeLessThan(REGISTRY_PACE_MAX_MS);
+    } finally {
+      await worker.stop();
+      await Promise.all(joined.map((o) => o.close()));
     }
   });
 
