@@ -12,8 +12,11 @@ import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
 
 const BUCKETS = 16;
-/** Long enough for the owner to take the task first on a loaded machine. */
-const STEAL_AFTER_MS = 400;
+/**
+ * Long enough for the owner to take the task first on a loaded machine (a watcher that took
+ * it would send a claim and a completion, and the count would measure that, not the herd).
+ */
+const STEAL_AFTER_MS = 1_000;
 
 /** Real time, and a count of the worker loop's sleeps: each is one idle wait. */
 class CountingClock implements EngineClock {
@@ -207,7 +210,8 @@ describeOnBackends('engine: a new task in an idle fleet', (backend) => {
             pollMs: 50,
             concurrency: 1,
             logger: memoryLogger(),
-            stealAfterMs: 200,
+            // The owner must take the gated task before any watcher's head start is over.
+            stealAfterMs: 1_000,
             scheduler: false,
             retention: false,
           }),
