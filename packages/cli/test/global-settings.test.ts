@@ -167,6 +167,10 @@ describe('the connect timeout, in one unit', { timeout: 120_000 }, () => {
     const bad = await status(['--config', negative]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('connectTimeoutMs -5: must be a positive number of ms');
+    const text = config('text', 'connectTimeoutMs: 5s');
+    const notNumber = await status(['--config', text]);
+    expect(notNumber.code).toBe(2);
+    expect(notNumber.stderr).toContain(`config file ${text}: connectTimeoutMs must be a number`);
     const both = config('both', 'connectTimeout: 2\nconnectTimeoutMs: 1000');
     const refused = await status(['--config', both]);
     expect(refused.code).toBe(2);
