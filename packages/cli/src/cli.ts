@@ -29,9 +29,9 @@ import { watchVerb } from './commands/watch.js';
 import { workersVerb } from './commands/workers.js';
 import { worldsVerb } from './commands/worlds.js';
 import { ExitCode, exitCodesHelp } from './exit-codes.js';
+import { addGlobalOptions } from './global-settings.js';
 import { type RunState, runner } from './runner.js';
 import { addVerb, type Verb } from './verb.js';
-import { addZkSecurityOptions } from './zk-security.js';
 
 /** The version `zoott --version` reports: zoott's one version, from core. */
 export const VERSION = ZOOTT_VERSION;
@@ -93,24 +93,10 @@ export function buildProgram(state: RunState): Command {
   const program = new Command('zoott')
     .description('zoott: a task tree and job runner coordinated through ZooKeeper')
     .version(VERSION)
-    .option('-c, --connect <hosts>', 'ZooKeeper connect string, chroot allowed (env ZOOTT_CONNECT)')
-    .option(
-      '-a, --auth <user:password>',
-      'digest credentials, also digest:user:password (env ZOOTT_AUTH; prefer it or --auth-file: a command line is readable by every local user)',
-    )
-    .option(
-      '--auth-file <path>',
-      'credentials file, one user:password a line (env ZOOTT_AUTH_FILE)',
-    )
-    .option('-w, --world <name>', 'world to work on (env ZOOTT_WORLD; default "default")')
-    .option('--config <file>', 'config file (env ZOOTT_CONFIG)')
-    .option('--connect-timeout <seconds>', 'how long to wait for ZooKeeper (default 10)')
-    .option('--json', 'print one JSON document on stdout (JSON lines for watch)')
-    .option('--debug', 'print stack traces and engine warnings')
     .showSuggestionAfterError()
     .addHelpText('after', EPILOG);
-  // TLS and SASL to a secured ZooKeeper, and --acl: shared with zoott-worker.
-  addZkSecurityOptions(program);
+  // The rows of the global settings (global-settings.ts), TLS and SASL shared with zoott-worker.
+  addGlobalOptions(program);
   const action = runner(state);
   for (const verb of VERBS) addVerb(program, verb, action);
   for (const cmd of [program, ...program.commands]) cmd.exitOverride();

@@ -31,7 +31,9 @@ export interface ConfigFile extends ZkSecuritySettings {
   world?: string;
   /** Where `zoott lock` creates lock nodes (default `/lock`). */
   lockDir?: string;
-  /** Seconds to wait for the first connection (default 10). */
+  /** How long to wait for the first connection, in ms (default 10000). */
+  connectTimeoutMs?: number;
+  /** Deprecated: the connect timeout in seconds; read as `connectTimeoutMs`, with a warning. */
   connectTimeout?: number;
   /** Requested session timeout in ms (default 10000), as `zoott-worker` takes it. */
   sessionTimeoutMs?: number;
@@ -48,6 +50,7 @@ const FIELDS: Record<keyof ConfigFile, 'string' | 'number' | 'strings' | 'settin
   authFile: 'string',
   world: 'string',
   lockDir: 'string',
+  connectTimeoutMs: 'number',
   connectTimeout: 'number',
   sessionTimeoutMs: 'number',
   sessionTimeout: 'number',

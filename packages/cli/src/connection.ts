@@ -20,6 +20,8 @@ import { connectZk, ensureChroot as ensureZkChroot, type ZkOptions } from '@zoot
 import { type ConfigFile, loadConfig } from './config.js';
 import { CliError, explain } from './errors.js';
 import { ExitCode } from './exit-codes.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, globalSetting } from './global-settings.js';
+import { parseDelay } from './when.js';
 import { type CliZkSecurity, resolveAcl, resolveZkSecurity } from './zk-security.js';
 
 /** Global options every verb accepts (and the shared TLS/SASL flags, zk-security.ts). */
@@ -63,8 +65,8 @@ export const DEFAULT_CONNECT = '127.0.0.1:2181';
 export const DEFAULT_WORLD = 'default';
 
 /**
- * Merges flags, environment (`ZOOTT_CONNECT`, `ZOOTT_AUTH`, `ZOOTT_AUTH_FILE`, `ZOOTT_WORLD`)
- * and config file.
+ * Merges flags, environment and config file, each setting as its row in global-settings.ts
+ * says.
  */
 export function resolveSettings(
   opts: GlobalOptions,
@@ -81,11 +83,13 @@ export function resolveSettings(
         : file !== undefined
           ? { v: file as string | T, from: 'config' as const }
           : null;
-  const connect = pick(opts.connect, 'ZOOTT_CONNECT', config.connect);
-  const auth = pick(opts.auth, 'ZOOTT_AUTH', config.auth);
-  const authFile = pick(opts.authFile, 'ZOOTT_AUTH_FILE', config.authFile);
-  const world = pick(opts.world, 'ZOOTT_WORLD', config.world);
-  const where = { flag: '--auth', env: 'ZOOTT_AUTH', config: 'auth in the config file' };
+  // The variables are the rows' (global-settings.ts), so --help and the README name them.
+  const envOf = (key: string) => globalSetting(key).env;
+  const connect = pick(opts.connect, envOf('connect'), config.connect);
+  const auth = pick(opts.auth, envOf('auth'), config.auth);
+  const authFile = pick(opts.authFile, envOf('authFile'), config.authFile);
+  const world = pick(opts.world, envOf('world'), config.world);
+  const where = { flag: '--auth', env: envOf('auth'), config: 'auth in the config file' };
   // The environment and the file may list several (comma-separated / a YAML list).
   const specs =
     auth === null
@@ -120,8 +124,8 @@ export function resolveSettings(
     auth: credentials,
     world: worldName,
     lockDir: config.lockDir ?? null,
-    connectTimeoutMs: seconds(opts.connectTimeout, '--connect-timeout', config, 'connectTimeout'),
-    sessionTimeoutMs: sessionTimeoutOf(config, path, notices),
+    connectTimeoutMs: connectTimeoutOf(opts.connectTimeout, env, config, path, notices),
+    sessionTimeoutMs: msKeyOf(config, path, notices, SESSION_TIMEOUT_KEYS),
     configPath: path,
     notices,
     zkSecurity: resolveZkSecurity(
@@ -134,47 +138,90 @@ export function resolveSettings(
   };
 }
 
-/** The session timeout when nothing sets it, in ms. */
-const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+/** A duration in the config file: its key in ms, its deprecated key in seconds, its default. */
+interface MsKeys {
+  ms: 'sessionTimeoutMs' | 'connectTimeoutMs';
+  seconds: 'sessionTimeout' | 'connectTimeout';
+  defaultMs: number;
+}
+
+const SESSION_TIMEOUT_KEYS: MsKeys = {
+  ms: 'sessionTimeoutMs',
+  seconds: 'sessionTimeout',
+  defaultMs: 10_000,
+};
+const CONNECT_TIMEOUT_KEYS: MsKeys = {
+  ms: 'connectTimeoutMs',
+  seconds: 'connectTimeout',
+  defaultMs: DEFAULT_CONNECT_TIMEOUT_MS,
+};
 
 /**
- * The session timeout from the config file, in ms: `sessionTimeoutMs`, the key every zoott
- * program reads. The file's old `sessionTimeout` (seconds) is still read, converted, with a
- * notice saying what to write instead; both keys at once must agree.
+ * A duration from the config file, in ms: its `...Ms` key, the one unit every zoott program
+ * reads. The file's old key in seconds is still read, converted, with a notice saying what
+ * to write instead; both keys at once must agree.
  */
-function sessionTimeoutOf(config: ConfigFile, path: string | null, notices: string[]): number {
+function msKeyOf(config: ConfigFile, path: string | null, notices: string[], keys: MsKeys): number {
   const file = `config file ${path ?? '(none)'}`;
-  const { sessionTimeoutMs: ms, sessionTimeout: seconds } = config;
+  const [ms, seconds] = [config[keys.ms], config[keys.seconds]];
   for (const [key, value, unit] of [
-    ['sessionTimeoutMs', ms, 'ms'],
-    ['sessionTimeout', seconds, 'seconds'],
+    [keys.ms, ms, 'ms'],
+    [keys.seconds, seconds, 'seconds'],
   ] as const)
     if (value !== undefined && (!Number.isFinite(value) || value <= 0))
       throw new CliError(`${file}: ${key} ${value}: must be a positive number of ${unit}`);
-  if (seconds === undefined) return ms === undefined ? DEFAULT_SESSION_TIMEOUT_MS : Math.round(ms);
+  if (seconds === undefined) return ms === undefined ? keys.defaultMs : Math.round(ms);
   const converted = Math.round(seconds * 1000);
   if (ms !== undefined && Math.round(ms) !== converted)
     throw new CliError(
-      `${file}: sessionTimeout: ${seconds} (seconds) and sessionTimeoutMs: ${ms} disagree`,
+      `${file}: ${keys.seconds}: ${seconds} (seconds) and ${keys.ms}: ${ms} disagree`,
       ExitCode.USAGE,
-      `keep only sessionTimeoutMs (sessionTimeout, in seconds, is deprecated)`,
+      `keep only ${keys.ms} (${keys.seconds}, in seconds, is deprecated)`,
     );
   notices.push(
-    `warning: ${file}: sessionTimeout: ${seconds} (seconds) is deprecated; write sessionTimeoutMs: ${converted}`,
+    `warning: ${file}: ${keys.seconds}: ${seconds} (seconds) is deprecated; write ${keys.ms}: ${converted}`,
   );
   return converted;
 }
 
-function seconds(
+/**
+ * The connect timeout in ms: `--connect-timeout` (a duration with its unit; a bare number,
+ * as old scripts wrote it, is still seconds, with a notice saying to write the unit), else
+ * ZOOTT_CONNECT_TIMEOUT_MS (ms), else the config file, else the default.
+ */
+function connectTimeoutOf(
   flag: string | undefined,
-  name: string,
+  env: NodeJS.ProcessEnv,
   config: ConfigFile,
-  field: 'connectTimeout',
+  path: string | null,
+  notices: string[],
 ): number {
-  const value = flag !== undefined ? Number(flag) : (config[field] ?? 10);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new CliError(`${name} ${flag}: must be a positive number of seconds`);
-  return Math.round(value * 1000);
+  const row = globalSetting('connectTimeoutMs');
+  if (flag !== undefined) {
+    const ms = parseDelay(flag, row.flag);
+    if (ms <= 0)
+      throw new CliError(
+        `${row.flag} ${JSON.stringify(flag)}: must be more than 0`,
+        ExitCode.USAGE,
+        'e.g. 500ms, 10s, 1m',
+      );
+    if (/^\s*\d+(\.\d+)?\s*$/.test(flag))
+      notices.push(
+        `warning: ${row.flag} ${flag.trim()}: a number without a unit is read as seconds (${ms} ms); write the unit: ${row.flag} ${flag.trim()}s`,
+      );
+    return ms;
+  }
+  const fromEnv = env[row.env];
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (!/^\d+$/.test(fromEnv.trim()) || Number(fromEnv) <= 0)
+      throw new CliError(
+        `${row.env} ${JSON.stringify(fromEnv)}: must be a positive whole number of ms`,
+        ExitCode.USAGE,
+        `e.g. ${row.env}=5000`,
+      );
+    return Number(fromEnv);
+  }
+  return msKeyOf(config, path, notices, CONNECT_TIMEOUT_KEYS);
 }
 
 function zkOptions(settings: Settings): ZkOptions {

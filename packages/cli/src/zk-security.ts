@@ -1,7 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { Acl } from '@zoott/core';
 import {
-  ACL_ENTRY_FORMS,
   mergeSettingSources,
   parseAclEntry,
   rejoinAclEntries,
@@ -10,8 +9,6 @@ import {
   type ZkSecuritySettings,
   zkSecurityOptions,
 } from '@zoott/jobs/config';
-import type { Command } from 'commander';
-import { Option } from 'commander';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 
@@ -25,23 +22,6 @@ export interface CliZkSecurity {
   values: ZkSecuritySettings;
   /** connectZk's `tls` and `sasl`, files read. */
   options: ZkSecurityOptions;
-}
-
-/** Adds the shared secured-connection flags to the program. */
-export function addZkSecurityOptions(program: Command): void {
-  for (const s of ZK_SECURITY_SETTINGS)
-    program.addOption(
-      new Option(
-        s.kind === 'bool' ? s.flag : `${s.flag} <${s.arg}>`,
-        `${s.help} (env ${s.env}; config "${s.key}")`,
-      ),
-    );
-  program.addOption(
-    new Option(
-      '--acl <entry>',
-      `ACL of what this command creates (init: the world), repeatable: ${ACL_ENTRY_FORMS}, or "open" (env ZOOTT_ACL, comma-separated; config "acl"); default: the identities of --auth, --zk-sasl and the client certificate (ZooKeeper's auth scheme), else open`,
-    ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
-  );
 }
 
 /**

@@ -47,7 +47,7 @@ describe('zoott configuration and credentials', { timeout: SLOW }, () => {
         'world: shared',
         'cli:',
         '  world: mine',
-        '  connectTimeout: 5',
+        '  connectTimeoutMs: 5000',
         'worker:',
         '  world: theirs',
         '  concurrency: 4',
@@ -111,7 +111,7 @@ describe('zoott configuration and credentials', { timeout: SLOW }, () => {
       '--connect',
       `127.0.0.1:${a},127.0.0.1:${b}`,
       '--connect-timeout',
-      '3600',
+      '1h',
       'status',
     ]);
     const r = await child.exited;

@@ -20,7 +20,7 @@ import { assertBuilt, json, type RunResult, start, zoott } from './helpers.js';
 // cannot work exiting 3 at once, saying which.
 
 /** Longer than any test runs: a command that exits at all was not ended by a timeout. */
-const NEVER_SECONDS = '3600';
+const NEVER = '1h';
 const OPS = { user: 'ops', password: 'ops-secret' };
 
 type Secured = ZooKeeperServer & { secureConnectString: string };
@@ -306,7 +306,7 @@ describe('zoott on a secured ZooKeeper', { timeout: 180_000 }, () => {
   describe('a connect that cannot work exits 3 at once, saying which', () => {
     /** Runs `status` with a connect timeout of an hour: exiting at all proves it did not wait. */
     const fails = async (args: string[]) => {
-      const r = await start(['--connect-timeout', NEVER_SECONDS, ...args, 'status']).exited;
+      const r = await start(['--connect-timeout', NEVER, ...args, 'status']).exited;
       expect(r.code, r.stderr).toBe(3);
       return r.stderr;
     };

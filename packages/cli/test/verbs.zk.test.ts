@@ -152,7 +152,7 @@ describe('init, queue, tree, ls, show', { timeout: SLOW }, () => {
   });
 
   it('says what to do when the server is unreachable', async () => {
-    const r = await zoott(['--connect', '127.0.0.1:9', '--connect-timeout', '1', 'status']);
+    const r = await zoott(['--connect', '127.0.0.1:9', '--connect-timeout', '1s', 'status']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/cannot reach ZooKeeper at 127\.0\.0\.1:9/);
     expect(r.stderr).toMatch(/hint:/);

@@ -128,7 +128,7 @@ describe('zoott worlds', { timeout: SLOW }, () => {
   });
 
   it('exits 3 with a hint when nothing listens', async () => {
-    const r = await zoott(['--connect', '127.0.0.1:1', '--connect-timeout', '1', 'worlds']);
+    const r = await zoott(['--connect', '127.0.0.1:1', '--connect-timeout', '1s', 'worlds']);
     expect(r.code).toBe(ExitCode.UNREACHABLE);
     expect(r.stderr).toMatch(/^hint: /m);
   });

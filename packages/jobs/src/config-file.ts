@@ -28,6 +28,8 @@ export const CLI_FILE_KEYS: readonly string[] = [
   'authFile',
   'world',
   'lockDir',
+  // The connect timeout in ms; `connectTimeout` (seconds) is deprecated, read with a warning.
+  'connectTimeoutMs',
   'connectTimeout',
   // The session timeout in ms, as every zoott program takes it (the worker's key too).
   'sessionTimeoutMs',

@@ -1,5 +1,5 @@
 // What is made from a settings table (setting-values.ts's row format): each setting's --help
-// entry and README row, for zoott-worker and zoott-amqp-bridge alike, and the check that a
+// entry and README row, for zoott, zoott-worker and zoott-amqp-bridge alike, and the check that a
 // program's --help and README say what its table says and that each setting has one unit.
 
 import type { SettingSpecBase } from './setting-values.js';
