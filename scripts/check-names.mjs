@@ -40,6 +40,7 @@ export const COVERED = [
   'packages/amqp-bridge/src',
   'packages/jobs/src',
   'packages/cli/src',
+  'packages/zk-adapter/src',
 ];
 
 /**
