@@ -31,11 +31,11 @@ export function parseConnectString(connectString: string): ParsedConnectString {
     }
   }
   const hosts = hostPart.split(',').map((item) => {
-    const m = /^([^:\s,]+)(?::(\d+))?$/.exec(item.trim());
-    if (!m?.[1]) throw bad(`${JSON.stringify(item)} is not host or host:port`);
-    const port = m[2] ? Number(m[2]) : 2181;
+    const match = /^([^:\s,]+)(?::(\d+))?$/.exec(item.trim());
+    if (!match?.[1]) throw bad(`${JSON.stringify(item)} is not host or host:port`);
+    const port = match[2] ? Number(match[2]) : 2181;
     if (port < 1 || port > 65535) throw bad(`port ${port} is out of range`);
-    return { host: m[1], port };
+    return { host: match[1], port };
   });
   return { hosts, chroot };
 }

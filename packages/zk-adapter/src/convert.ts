@@ -19,35 +19,38 @@ export function sessionHex(buf: Buffer): string {
   return buf.toString('hex').padStart(16, '0');
 }
 
-export function statOf(s: LibStat): Stat {
+export function statOf(raw: LibStat): Stat {
   // Most nodes are not ephemeral: no hex string made and compared for those.
-  const e = s.ephemeralOwner;
-  const owner = e.readUInt32BE(0) === 0 && e.readUInt32BE(4) === 0 ? null : sessionHex(e);
+  const ownerBytes = raw.ephemeralOwner;
+  const owner =
+    ownerBytes.readUInt32BE(0) === 0 && ownerBytes.readUInt32BE(4) === 0
+      ? null
+      : sessionHex(ownerBytes);
   return {
-    czxid: longOf(s.czxid),
-    mzxid: longOf(s.mzxid),
-    pzxid: longOf(s.pzxid),
-    ctime: longOf(s.ctime),
-    mtime: longOf(s.mtime),
-    version: s.version,
-    cversion: s.cversion,
-    aversion: s.aversion,
+    czxid: longOf(raw.czxid),
+    mzxid: longOf(raw.mzxid),
+    pzxid: longOf(raw.pzxid),
+    ctime: longOf(raw.ctime),
+    mtime: longOf(raw.mtime),
+    version: raw.version,
+    cversion: raw.cversion,
+    aversion: raw.aversion,
     ephemeralOwner: owner,
-    dataLength: s.dataLength,
-    numChildren: s.numChildren,
+    dataLength: raw.dataLength,
+    numChildren: raw.numChildren,
   };
 }
 
 export function aclToLib(acl: readonly Acl[]): LibAcl[] {
-  return acl.map((a) => {
-    if (a.perms === 0) {
+  return acl.map((aclEntry) => {
+    if (aclEntry.perms === 0) {
       // The library's ACL constructor refuses a mask of 0, which ZooKeeper itself accepts.
       const entry = Object.create(lib.ACL.prototype) as LibAcl;
       entry.permission = 0;
-      entry.id = new lib.Id(a.scheme, a.id);
+      entry.id = new lib.Id(aclEntry.scheme, aclEntry.id);
       return entry;
     }
-    return new lib.ACL(a.perms, new lib.Id(a.scheme, a.id));
+    return new lib.ACL(aclEntry.perms, new lib.Id(aclEntry.scheme, aclEntry.id));
   });
 }
 

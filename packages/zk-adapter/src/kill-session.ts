@@ -59,8 +59,8 @@ export async function killSession(
 function lostWatch(client: ZkCoordinator) {
   let seen = client.state === 'lost';
   let wake = () => {};
-  const off = client.onSession((e) => {
-    if (e.type !== 'lost') return;
+  const off = client.onSession((event) => {
+    if (event.type !== 'lost') return;
     seen = true;
     wake();
   });
@@ -152,12 +152,12 @@ export function closeSessionAs(
   tls: ResolvedTls | null = null,
 ): Promise<boolean> {
   const connect = Buffer.alloc(4 + 8 + 4 + 8 + 4 + password.length);
-  let o = connect.writeInt32BE(0, 0); // protocol version
-  o = connect.writeBigInt64BE(0n, o); // last zxid seen
-  o = connect.writeInt32BE(timeoutMs, o);
-  o += id.copy(connect, o);
-  o = connect.writeInt32BE(password.length, o);
-  password.copy(connect, o);
+  let offset = connect.writeInt32BE(0, 0); // protocol version
+  offset = connect.writeBigInt64BE(0n, offset); // last zxid seen
+  offset = connect.writeInt32BE(timeoutMs, offset);
+  offset += id.copy(connect, offset);
+  offset = connect.writeInt32BE(password.length, offset);
+  password.copy(connect, offset);
   const close = Buffer.alloc(8);
   close.writeInt32BE(CLOSE_XID, 0);
   close.writeInt32BE(OP.CLOSE_SESSION, 4); // closeSession

@@ -87,13 +87,17 @@ export function resolveOptions(options: ZkOptions = {}): ResolvedOptions {
       field: 'auth',
     });
   }
-  auth.forEach((a, i) => {
-    if (typeof a?.scheme !== 'string' || a.scheme === '' || typeof a.auth !== 'string') {
+  auth.forEach((credential, index) => {
+    if (
+      typeof credential?.scheme !== 'string' ||
+      credential.scheme === '' ||
+      typeof credential.auth !== 'string'
+    ) {
       throw new ZoottError(
         'INVALID_CONFIG',
-        `auth[${i}] needs a non-empty scheme and an auth string`,
+        `auth[${index}] needs a non-empty scheme and an auth string`,
         {
-          field: `auth[${i}]`,
+          field: `auth[${index}]`,
         },
       );
     }

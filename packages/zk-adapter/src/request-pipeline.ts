@@ -112,7 +112,7 @@ export class RequestPipeline {
    * `retry` policy, again after a backoff and once connected, until maxAttempts or deadlineMs.
    * The first attempt is the call itself: a call that succeeds (nearly all) costs no layer.
    */
-  withRetry<T>(policy: RetryPolicy, attempt: (n: number) => Promise<T>): Promise<T> {
+  withRetry<T>(policy: RetryPolicy, attempt: (attemptNo: number) => Promise<T>): Promise<T> {
     const started = Date.now();
     // A call is retried within its own session only: once that is lost, the call cannot
     // succeed (what it read or wrote belonged to the session), and it fails at once rather
@@ -130,7 +130,7 @@ export class RequestPipeline {
 
   /** The attempts after a first one failed with `err` (see withRetry). */
   private async retry<T>(
-    attempt: (n: number) => Promise<T>,
+    attempt: (attemptNo: number) => Promise<T>,
     failed: unknown,
     started: number,
     generation: number,
@@ -191,7 +191,7 @@ export class RequestPipeline {
   rejectAll(code: ErrorCode, text: string): void {
     const pending = [...this.inFlight];
     this.inFlight.clear();
-    for (const p of pending) p.reject(code, text);
+    for (const inFlight of pending) inFlight.reject(code, text);
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
   }
@@ -265,9 +265,9 @@ class CallOrder {
     slot.value = value;
     const slots = this.slots;
     while (this.head < slots.length && slots[this.head]!.done) {
-      const s = slots[this.head++]!;
-      if (s.ok) s.resolve?.(s.value);
-      else s.reject?.(s.value);
+      const settled = slots[this.head++]!;
+      if (settled.ok) settled.resolve?.(settled.value);
+      else settled.reject?.(settled.value);
     }
     if (this.head === slots.length) {
       slots.length = 0;

@@ -36,21 +36,22 @@ export class DigestChallengeError extends Error {
 export function parseDirectives(text: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const re = /\s*([A-Za-z0-9-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,]*))\s*(?:,|$)/gy;
-  let m: RegExpExecArray | null = re.exec(text);
-  while (m !== null && m[0] !== '') {
-    const name = (m[1] as string).toLowerCase();
-    const value = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '').trim();
+  let match: RegExpExecArray | null = re.exec(text);
+  while (match !== null && match[0] !== '') {
+    const name = (match[1] as string).toLowerCase();
+    const value =
+      match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : (match[3] ?? '').trim();
     out.set(name, [...(out.get(name) ?? []), value]);
     if (re.lastIndex >= text.length) break;
-    m = re.exec(text);
+    match = re.exec(text);
   }
   return out;
 }
 
 /** Reads the server's challenge; refuses one without a nonce, without `auth`, or not md5-sess. */
 export function readChallenge(text: string): DigestChallenge {
-  const d = parseDirectives(text);
-  const one = (name: string) => d.get(name)?.[0];
+  const directives = parseDirectives(text);
+  const one = (name: string) => directives.get(name)?.[0];
   const nonce = one('nonce');
   if (!nonce)
     throw new DigestChallengeError(`the server's DIGEST-MD5 challenge has no nonce: ${text}`);
@@ -72,16 +73,16 @@ export function readChallenge(text: string): DigestChallenge {
  * (always so without `charset=utf-8`), else UTF-8. The server computes its side the same way,
  * so the two must agree byte for byte.
  */
-function digestBytes(s: string, utf8: boolean): Buffer {
-  if (utf8 && [...s].some((c) => (c.codePointAt(0) as number) > 0xff))
-    return Buffer.from(s, 'utf8');
-  return Buffer.from(s, 'latin1');
+function digestBytes(text: string, utf8: boolean): Buffer {
+  if (utf8 && [...text].some((c) => (c.codePointAt(0) as number) > 0xff))
+    return Buffer.from(text, 'utf8');
+  return Buffer.from(text, 'latin1');
 }
 
 const md5 = (...parts: Array<string | Buffer>) => {
-  const h = createHash('md5');
-  for (const p of parts) h.update(p);
-  return h.digest();
+  const hash = createHash('md5');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
 };
 const hex = (b: Buffer) => b.toString('hex');
 const quote = (s: string) => `"${s.replace(/(["\\])/g, '\\$1')}"`;

@@ -87,37 +87,38 @@ function keyProblem(err: NodeJS.ErrnoException, passphrase: boolean): ZoottError
 /** Checks the TLS options and builds their context; throws INVALID_CONFIG naming the field. */
 export function resolveTls(tls: ZkTlsOptions | boolean | undefined): ResolvedTls | null {
   if (tls === undefined || tls === false) return null;
-  const o: ZkTlsOptions = tls === true ? {} : tls;
-  if (typeof o !== 'object' || o === null) throw bad('tls', 'must be true or an object');
-  if ((o.cert === undefined) !== (o.key === undefined))
+  const tlsOptions: ZkTlsOptions = tls === true ? {} : tls;
+  if (typeof tlsOptions !== 'object' || tlsOptions === null)
+    throw bad('tls', 'must be true or an object');
+  if ((tlsOptions.cert === undefined) !== (tlsOptions.key === undefined))
     throw bad(
-      o.cert === undefined ? 'tls.key' : 'tls.cert',
+      tlsOptions.cert === undefined ? 'tls.key' : 'tls.cert',
       'a client certificate and its key go together: give both tls.cert and tls.key',
     );
-  if (o.passphrase !== undefined && o.key === undefined)
+  if (tlsOptions.passphrase !== undefined && tlsOptions.key === undefined)
     throw bad('tls.passphrase', 'is for an encrypted tls.key, and there is none');
-  if (o.verifyHostname !== undefined && typeof o.verifyHostname !== 'boolean')
+  if (tlsOptions.verifyHostname !== undefined && typeof tlsOptions.verifyHostname !== 'boolean')
     throw bad('tls.verifyHostname', 'must be true or false');
   const ca =
-    o.ca === undefined
+    tlsOptions.ca === undefined
       ? undefined
-      : (Array.isArray(o.ca) ? o.ca : [o.ca]).flatMap((pem: string | Buffer) =>
-          pemCertificates('tls.ca', pem),
+      : (Array.isArray(tlsOptions.ca) ? tlsOptions.ca : [tlsOptions.ca]).flatMap(
+          (pem: string | Buffer) => pemCertificates('tls.ca', pem),
         );
-  if (o.cert !== undefined) pemCertificates('tls.cert', o.cert);
+  if (tlsOptions.cert !== undefined) pemCertificates('tls.cert', tlsOptions.cert);
   let context: SecureContext;
   try {
     context = createSecureContext({
       minVersion: 'TLSv1.2',
       ...(ca ? { ca } : {}),
-      ...(o.cert !== undefined ? { cert: o.cert } : {}),
-      ...(o.key !== undefined ? { key: o.key } : {}),
-      ...(o.passphrase !== undefined ? { passphrase: o.passphrase } : {}),
+      ...(tlsOptions.cert !== undefined ? { cert: tlsOptions.cert } : {}),
+      ...(tlsOptions.key !== undefined ? { key: tlsOptions.key } : {}),
+      ...(tlsOptions.passphrase !== undefined ? { passphrase: tlsOptions.passphrase } : {}),
     });
   } catch (err) {
-    throw keyProblem(err as NodeJS.ErrnoException, o.passphrase !== undefined);
+    throw keyProblem(err as NodeJS.ErrnoException, tlsOptions.passphrase !== undefined);
   }
-  return { context, verifyHostname: o.verifyHostname ?? true };
+  return { context, verifyHostname: tlsOptions.verifyHostname ?? true };
 }
 
 /** Checks the SASL options; throws INVALID_CONFIG naming the field. */

@@ -104,7 +104,8 @@ export class ZkSession {
     const client = createLibClient(this.connectString, this.opts.sessionTimeoutMs);
     // Before connect(), the library only records credentials; it sends them first thing on
     // every (re)connection.
-    for (const c of this.credentials) client.addAuthInfo(c.scheme, Buffer.from(c.auth));
+    for (const credential of this.credentials)
+      client.addAuthInfo(credential.scheme, Buffer.from(credential.auth));
     client.on('state', (s: { name: string }) => this.onLibraryState(client, s.name));
     installFastJute();
     installFastWire(client);
@@ -120,10 +121,10 @@ export class ZkSession {
     );
     this.saslRefusal = null;
     if (this.opts.sasl)
-      installSaslHandshake(client, this.opts.sasl, (v) => {
-        this.saslRefusal = v.text;
+      installSaslHandshake(client, this.opts.sasl, (connectVerdict) => {
+        this.saslRefusal = connectVerdict.text;
         const server = current();
-        if (diagnosing && server) verdicts.record(server, v);
+        if (diagnosing && server) verdicts.record(server, connectVerdict);
       });
     this.client = client;
     client.connect();
@@ -132,9 +133,9 @@ export class ZkSession {
     const verdict: { refused: Refusal[] | null } = { refused: null };
     if (!renewing)
       void everyHostRefuses(parseConnectString(this.connectString).hosts, probe.signal).then(
-        (r) => {
-          if (r === null || probe.signal.aborted) return;
-          verdict.refused = r;
+        (refusals) => {
+          if (refusals === null || probe.signal.aborted) return;
+          verdict.refused = refusals;
           this.wakeWaiters();
         },
       );
@@ -199,7 +200,7 @@ export class ZkSession {
   }
 
   /** Resolves true once `pred(state)` holds, false at the deadline. */
-  async waitState(pred: (s: SessionState) => boolean, deadline: number): Promise<boolean> {
+  async waitState(pred: (state: SessionState) => boolean, deadline: number): Promise<boolean> {
     while (!pred(this.current)) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
@@ -371,10 +372,10 @@ async function closeStaleSession(
       clearTimeout(timer);
       resolve();
     };
-    client.on('state', (s: { name: string }) => {
+    client.on('state', (state: { name: string }) => {
       // Reattached: the server still had it. Its close is the last thing this client sends.
-      if (s.name === 'SYNC_CONNECTED') client.close();
-      else if (s.name === 'EXPIRED' || s.name === 'AUTH_FAILED') done();
+      if (state.name === 'SYNC_CONNECTED') client.close();
+      else if (state.name === 'EXPIRED' || state.name === 'AUTH_FAILED') done();
     });
     (cm as unknown as EventEmitter).on('state', (state: number) => {
       if (state === CM_STATE.CLOSED) done();

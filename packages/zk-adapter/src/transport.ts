@@ -176,12 +176,12 @@ function speaksTls(server: Server): Promise<boolean> {
  */
 function speaksPlainZooKeeper(server: Server): Promise<boolean> {
   const connect = Buffer.alloc(4 + 4 + 8 + 4 + 8 + 4 + 16);
-  let o = connect.writeInt32BE(connect.length - 4, 0);
-  o = connect.writeInt32BE(0, o); // protocol version
-  o = connect.writeBigInt64BE(0n, o); // last zxid seen
-  o = connect.writeInt32BE(PROBE_TIMEOUT_MS * 2, o); // session timeout
-  o = connect.writeBigInt64BE(0n, o); // session id: a new one
-  connect.writeInt32BE(16, o); // password length, then 16 zero bytes
+  let offset = connect.writeInt32BE(connect.length - 4, 0);
+  offset = connect.writeInt32BE(0, offset); // protocol version
+  offset = connect.writeBigInt64BE(0n, offset); // last zxid seen
+  offset = connect.writeInt32BE(PROBE_TIMEOUT_MS * 2, offset); // session timeout
+  offset = connect.writeBigInt64BE(0n, offset); // session id: a new one
+  connect.writeInt32BE(16, offset); // password length, then 16 zero bytes
   const close = Buffer.alloc(12);
   close.writeInt32BE(8, 0);
   close.writeInt32BE(XID.CLOSE, 4);

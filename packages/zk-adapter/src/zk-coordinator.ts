@@ -220,8 +220,8 @@ export class ZkCoordinator implements Coordinator {
   whoAmI(): Promise<ConnectionIdentity[]> {
     return this.pipeline.ordered(() =>
       this.pipeline.withRetry('retry', () =>
-        this.pipeline.send<ConnectionIdentity[]>('whoAmI', undefined, (c, done) =>
-          sendWhoAmI(c, done),
+        this.pipeline.send<ConnectionIdentity[]>('whoAmI', undefined, (client, done) =>
+          sendWhoAmI(client, done),
         ),
       ),
     );
@@ -254,8 +254,8 @@ export class ZkCoordinator implements Coordinator {
     );
     const mode = createMode(ephemeral, sequential);
     const createOnce = (target: string) =>
-      this.pipeline.send<string>('create', path, (c, done) =>
-        c.create(target, buffer, libAcl, mode, done),
+      this.pipeline.send<string>('create', path, (client, done) =>
+        client.create(target, buffer, libAcl, mode, done),
       );
     if (sequential) {
       if (!this.opts.protectSequential) {
@@ -263,11 +263,11 @@ export class ZkCoordinator implements Coordinator {
       }
       return this.createProtected(path, createOnce);
     }
-    return this.pipeline.withRetry('retry', async (n) => {
+    return this.pipeline.withRetry('retry', async (attemptNo) => {
       try {
         return await createOnce(path);
       } catch (err) {
-        if (n === 1 || !isZoottError(err, 'NODE_EXISTS')) throw err;
+        if (attemptNo === 1 || !isZoottError(err, 'NODE_EXISTS')) throw err;
         // A retry found the node: made by our lost first attempt, or by someone else.
         if (ephemeral && (await this.ownsEphemeral(path))) return path;
         if (ephemeral) throw err;
@@ -290,10 +290,10 @@ export class ZkCoordinator implements Coordinator {
   ): Promise<string> {
     const requested = path + newMarker();
     const prefix = baseName(requested);
-    return this.pipeline.withRetry('retry', async (n) => {
-      if (n > 1) {
-        const siblings = await this.pipeline.send<string[]>('create', path, (c, done) =>
-          c.getChildren(parentPath(requested), undefined, done),
+    return this.pipeline.withRetry('retry', async (attemptNo) => {
+      if (attemptNo > 1) {
+        const siblings = await this.pipeline.send<string[]>('create', path, (client, done) =>
+          client.getChildren(parentPath(requested), undefined, done),
         );
         const mine = siblings.find((name) => name.startsWith(prefix));
         if (mine) return joinPath(parentPath(requested), mine);
@@ -304,8 +304,8 @@ export class ZkCoordinator implements Coordinator {
 
   /** Whether `path` is an ephemeral of this very session (a retried create that did land). */
   private async ownsEphemeral(path: string): Promise<boolean> {
-    const stat = await this.pipeline.send<Stat | null>('create', path, (c, done) =>
-      c.exists(path, undefined, (e, s) => done(e, s ? statOf(s) : null)),
+    const stat = await this.pipeline.send<Stat | null>('create', path, (client, done) =>
+      client.exists(path, undefined, (e, s) => done(e, s ? statOf(s) : null)),
     );
     return stat !== null && stat.ephemeralOwner !== null && stat.ephemeralOwner === this.sessionId;
   }
@@ -320,8 +320,8 @@ export class ZkCoordinator implements Coordinator {
       return Promise.reject(err);
     }
     return this.pipeline.withRetry('retry', () =>
-      this.pipeline.send<NodeData>('get', path, (c, done) =>
-        getData(c, path, watcher, (err, data, stat) =>
+      this.pipeline.send<NodeData>('get', path, (client, done) =>
+        getData(client, path, watcher, (err, data, stat) =>
           err ? done(err) : done(null, { data: dataOf(data), stat: statOf(stat!) }),
         ),
       ),
@@ -331,27 +331,29 @@ export class ZkCoordinator implements Coordinator {
   private async setNow(path: string, data: Uint8Array, version?: number): Promise<Stat> {
     checkRequestPath(path, 'set', this.limits);
     const buffer = bufferOf(checkData(data, 'set', path, this.opts.maxDataBytes));
-    const v = checkVersion(version, 'set', path);
+    const expected = checkVersion(version, 'set', path);
     const frame = { op: 'set', path, dataBytes: buffer?.byteLength ?? 0 } as const;
     checkFrame([frame], false, this.limits, 'set', path);
     // With an expected version a retry could report BAD_VERSION for our own lost write.
-    return await this.pipeline.withRetry(v === -1 ? 'retry' : 'once', () =>
-      this.pipeline.send<Stat>('set', path, (c, done) =>
-        c.setData(path, buffer, v, (err, stat) => (err ? done(err) : done(null, statOf(stat)))),
+    return await this.pipeline.withRetry(expected === -1 ? 'retry' : 'once', () =>
+      this.pipeline.send<Stat>('set', path, (client, done) =>
+        client.setData(path, buffer, expected, (err, stat) =>
+          err ? done(err) : done(null, statOf(stat)),
+        ),
       ),
     );
   }
 
   private async deleteNow(path: string, version?: number): Promise<void> {
     checkRequestPath(path, 'delete', this.limits);
-    const v = checkVersion(version, 'delete', path);
-    return await this.pipeline.withRetry(v === -1 ? 'retry' : 'once', async (n) => {
+    const expected = checkVersion(version, 'delete', path);
+    return await this.pipeline.withRetry(expected === -1 ? 'retry' : 'once', async (attemptNo) => {
       try {
-        await this.pipeline.send<void>('delete', path, (c, done) =>
-          c.remove(path, v, (err) => done(err)),
+        await this.pipeline.send<void>('delete', path, (client, done) =>
+          client.remove(path, expected, (err) => done(err)),
         );
       } catch (err) {
-        if (n > 1 && isZoottError(err, 'NO_NODE')) {
+        if (attemptNo > 1 && isZoottError(err, 'NO_NODE')) {
           throw new ZoottError(
             'CONNECTION_LOSS',
             'the reply was lost and the node is gone now; whether this call deleted it is unknown',
@@ -369,8 +371,8 @@ export class ZkCoordinator implements Coordinator {
     // `return await` (here and below): an async function returning a promise unawaited
     // settles through an extra thenable job and promise, on every request.
     return await this.pipeline.withRetry('retry', () =>
-      this.pipeline.send<Stat | null>('exists', path, (c, done) =>
-        exists(c, path, watcher, (err, stat) =>
+      this.pipeline.send<Stat | null>('exists', path, (client, done) =>
+        exists(client, path, watcher, (err, stat) =>
           err ? done(err) : done(null, stat ? statOf(stat) : null),
         ),
       ),
@@ -385,8 +387,8 @@ export class ZkCoordinator implements Coordinator {
     checkRequestPath(path, op, this.limits);
     const watcher = this.wrapWatch(options.watch);
     return await this.pipeline.withRetry('retry', () =>
-      this.pipeline.send<{ children: string[]; stat: Stat }>(op, path, (c, done) =>
-        c.getChildren(path, watcher, (err, children, stat) =>
+      this.pipeline.send<{ children: string[]; stat: Stat }>(op, path, (client, done) =>
+        client.getChildren(path, watcher, (err, children, stat) =>
           err ? done(err) : done(null, { children: children ?? [], stat: statOf(stat) }),
         ),
       ),
@@ -396,8 +398,8 @@ export class ZkCoordinator implements Coordinator {
   private async multiNow(ops: readonly Op[]): Promise<OpResult[]> {
     // Every op is checked before anything is sent, so bad input is reported as such.
     const checked = checkMulti(ops, this.limits, this.opts.defaultAcl, checkOwnAcl);
-    const raw = await this.pipeline.send<MultiReply>('multi', undefined, (c, done) =>
-      commitMulti(c, checked, this.opts.defaultAcl, done),
+    const raw = await this.pipeline.send<MultiReply>('multi', undefined, (client, done) =>
+      commitMulti(client, checked, this.opts.defaultAcl, done),
     );
     return decodeMultiReply(raw, checked, (err) => this.namingChroot(err));
   }
@@ -405,8 +407,8 @@ export class ZkCoordinator implements Coordinator {
   private async getAclNow(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
     checkRequestPath(path, 'getAcl', this.limits);
     return this.pipeline.withRetry('retry', () =>
-      this.pipeline.send<{ acl: Acl[]; stat: Stat }>('getAcl', path, (c, done) =>
-        c.getACL(path, (err, acl, stat) =>
+      this.pipeline.send<{ acl: Acl[]; stat: Stat }>('getAcl', path, (client, done) =>
+        client.getACL(path, (err, acl, stat) =>
           err ? done(err) : done(null, { acl: aclFromLib(acl), stat: statOf(stat) }),
         ),
       ),
@@ -416,11 +418,13 @@ export class ZkCoordinator implements Coordinator {
   private async setAclNow(path: string, acl: readonly Acl[], version?: number): Promise<Stat> {
     checkRequestPath(path, 'setAcl', this.limits);
     validateAcl(acl, path);
-    const v = checkVersion(version, 'setAcl', path);
+    const expected = checkVersion(version, 'setAcl', path);
     const libAcl = aclToLib(acl);
-    return this.pipeline.withRetry(v === -1 ? 'retry' : 'once', () =>
-      this.pipeline.send<Stat>('setAcl', path, (c, done) =>
-        c.setACL(path, libAcl, v, (err, stat) => (err ? done(err) : done(null, statOf(stat)))),
+    return this.pipeline.withRetry(expected === -1 ? 'retry' : 'once', () =>
+      this.pipeline.send<Stat>('setAcl', path, (client, done) =>
+        client.setACL(path, libAcl, expected, (err, stat) =>
+          err ? done(err) : done(null, statOf(stat)),
+        ),
       ),
     );
   }
@@ -444,8 +448,8 @@ export class ZkCoordinator implements Coordinator {
     // session's packets in order, so once a later request returns, the auth was applied (or
     // refused: then the server ends the session and this request fails with AUTH_FAILED).
     await this.pipeline.withRetry('retry', () =>
-      this.pipeline.send<void>('addAuth', undefined, (c, done) =>
-        c.exists('/', undefined, (err) => done(err)),
+      this.pipeline.send<void>('addAuth', undefined, (libClient, done) =>
+        libClient.exists('/', undefined, (err) => done(err)),
       ),
     );
   }
@@ -485,6 +489,6 @@ export class ZkCoordinator implements Coordinator {
 }
 
 /** A multi's create with an ACL of its own: checked here (the default one was at connect). */
-function checkOwnAcl(o: Op): void {
-  if (o.op === 'create' && o.acl !== undefined) validateAcl(o.acl, o.path);
+function checkOwnAcl(op: Op): void {
+  if (op.op === 'create' && op.acl !== undefined) validateAcl(op.acl, op.path);
 }

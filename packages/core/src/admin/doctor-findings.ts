@@ -80,8 +80,8 @@ export interface Finding {
   admin?: string;
 }
 
-export const missingIsNull = <T>(p: Promise<T>): Promise<T | null> =>
-  p.catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)));
+export const missingIsNull = <T>(promise: Promise<T>): Promise<T | null> =>
+  promise.catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)));
 
 export function parseJson(
   data: Uint8Array,
@@ -93,8 +93,8 @@ export function parseJson(
   }
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A finding without its path: what a check says of one node. */
 export type Verdict = Omit<Finding, 'path'>;
@@ -191,7 +191,7 @@ export class Diagnosis implements TaskFacts {
     readonly ctx: EngineContext,
     /** The ACL the world should have (its credentials'): weak ACLs are reported against it. */
     private readonly acl: readonly Acl[] | null,
-    private readonly onProgress?: (p: DiagnosisProgress) => void,
+    private readonly onProgress?: (progress: DiagnosisProgress) => void,
     /** Who the world runs as (`principalOf` its ACL): nodes that deny them are squatted. */
     readonly principal: readonly Acl[] | null = null,
     /** The ACL a squatted node must get back (the world's). */

@@ -36,7 +36,7 @@ const impossibleName = (n: string) => n === '' || n === '.' || n === '..';
  * record checked at its version.
  */
 export async function readTaskFacts(ctx: EngineContext, encoded: string): Promise<FreshFacts> {
-  const { coordinator: c, layout } = ctx;
+  const { coordinator, layout } = ctx;
   const key = encoded.split(KEY_SEPARATOR);
   const guard: Op[] = [];
   const check = (path: string, stat: Stat) =>
@@ -44,12 +44,12 @@ export async function readTaskFacts(ctx: EngineContext, encoded: string): Promis
 
   let tree: Stat | null = null;
   if (!key.some(impossibleName)) {
-    tree = await c.exists(layout.treePath(key));
+    tree = await coordinator.exists(layout.treePath(key));
     if (tree) check(layout.treePath(key), tree);
     else
       for (let n = 1; n <= key.length; n++) {
         const path = layout.treePath(key.slice(0, n));
-        if ((await c.exists(path)) !== null) continue;
+        if ((await coordinator.exists(path)) !== null) continue;
         guard.push({ op: 'create', path }, { op: 'delete', path });
         break;
       }
@@ -57,18 +57,18 @@ export async function readTaskFacts(ctx: EngineContext, encoded: string): Promis
 
   let attempts: number | undefined;
   const dir = layout.bucketPath(AREA.pending, layout.bucketOf(key));
-  for (const name of (await missingIsNull(c.children(dir))) ?? []) {
+  for (const name of (await missingIsNull(coordinator.children(dir))) ?? []) {
     if (parseEntryName(name)?.encodedKey !== encoded) continue;
-    const got = await missingIsNull(c.get(`${dir}/${name}`));
+    const got = await missingIsNull(coordinator.get(`${dir}/${name}`));
     if (!got) continue;
     check(`${dir}/${name}`, got.stat);
     const parsed = parseJson(got.data);
-    const n = parsed.ok && isAttempts(parsed.value) ? parsed.value.attempts : undefined;
-    if (n !== undefined) attempts = Math.max(attempts ?? n, n);
+    const counted = parsed.ok && isAttempts(parsed.value) ? parsed.value.attempts : undefined;
+    if (counted !== undefined) attempts = Math.max(attempts ?? counted, counted);
   }
 
   const record = layout.recordPath(AREA.completed, key);
-  const completed = await c.exists(record);
+  const completed = await coordinator.exists(record);
   if (completed) check(record, completed);
 
   return {
@@ -79,8 +79,10 @@ export async function readTaskFacts(ctx: EngineContext, encoded: string): Promis
   };
 }
 
-const isAttempts = (v: unknown): v is { attempts: number } =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as { attempts?: unknown }).attempts);
+const isAttempts = (value: unknown): value is { attempts: number } =>
+  typeof value === 'object' &&
+  value !== null &&
+  Number.isInteger((value as { attempts?: unknown }).attempts);
 
 /** Facts of no task: for nodes that belong to none (settings, registrations, candidates). */
 const NO_FACTS: FreshFacts = {

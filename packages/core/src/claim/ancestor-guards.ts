@@ -28,11 +28,11 @@ export async function ancestorGuards(
   const ancestors = key.slice(0, -1).map((_, i) => key.slice(0, i + 1));
   const paths = ancestors.map((ancestor) => ctx.layout.treePath(ancestor));
   const stats = await Promise.all(
-    ancestors.map(async (ancestor, i) => {
+    ancestors.map(async (ancestor, index) => {
       const id = ancestor.join(KEY_SEPARATOR);
       const known = seen.guardStat(id);
       if (known) return known;
-      const stat = await ctx.coordinator.exists(paths[i]!);
+      const stat = await ctx.coordinator.exists(paths[index]!);
       if (stat) seen.rememberGuard(id, { version: stat.version, mzxid: stat.mzxid });
       return stat;
     }),
@@ -69,9 +69,9 @@ function guardOps(
   pzxid: number,
 ): Op[] | null {
   const ops: Op[] = [];
-  for (const [i, stat] of stats.entries()) {
+  for (const [index, stat] of stats.entries()) {
     if (stat === null || stat.mzxid > pzxid) return null;
-    ops.push({ op: 'check', path: paths[i]!, version: stat.version });
+    ops.push({ op: 'check', path: paths[index]!, version: stat.version });
   }
   return ops;
 }

@@ -212,7 +212,7 @@ export class BucketListings {
   knownWorkAbove(
     buckets: readonly number[],
     priority: number,
-    usable: (e: EntryName, cached: CachedEntry | undefined) => boolean,
+    usable: (entry: EntryName, cached: CachedEntry | undefined) => boolean,
   ): boolean {
     for (const bucketNo of buckets) {
       const bucket = this.buckets.get(bucketNo);

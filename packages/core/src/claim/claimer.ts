@@ -239,8 +239,8 @@ export class Claimer {
   /** Claims a group; each claim that does not happen gives its start back to the gate. */
   private async gatedTogether(group: Candidate[]): Promise<(Claim | null)[]> {
     const got = await this.claimTogether(group);
-    got.forEach((claim, i) => {
-      if (!claim) this.opts.gate?.refund(group[i]!.cached.data.type);
+    got.forEach((claim, index) => {
+      if (!claim) this.opts.gate?.refund(group[index]!.cached.data.type);
     });
     return got;
   }
@@ -414,14 +414,15 @@ export class Claimer {
       );
       const floor = moved?.cand.priority ?? Number.NEGATIVE_INFINITY;
       return Promise.all(
-        attempts.map(async (attempt, i) => {
+        attempts.map(async (attempt, index) => {
           const adopted = await this.adoptIfLost(err, attempt);
           if (adopted !== null) return this.won(attempt, adopted);
           this.held.delete(attempt.cand.entry.encodedKey);
           if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? ''))
             return this.claimRefused(err, null, attempt);
-          if (at[i]! < 0) return attempt.cand.priority < floor ? null : this.tryClaim(attempt.cand);
-          return this.claimRefused(err, { index: at[i]!, code: failure!.code }, attempt);
+          if (at[index]! < 0)
+            return attempt.cand.priority < floor ? null : this.tryClaim(attempt.cand);
+          return this.claimRefused(err, { index: at[index]!, code: failure!.code }, attempt);
         }),
       );
     }
@@ -490,8 +491,8 @@ export class Claimer {
     failure: { index: number; code: string } | null,
     attempt: ClaimAttempt,
   ): Promise<null> {
-    return claimRefused(this.ctx, err, failure, attempt, (key, path, b) =>
-      this.markBusy(key, path, b),
+    return claimRefused(this.ctx, err, failure, attempt, (key, path, bucketNo) =>
+      this.markBusy(key, path, bucketNo),
     );
   }
 

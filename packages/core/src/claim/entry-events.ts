@@ -131,9 +131,9 @@ export class EntryEvents {
     const from = path.length + 1;
     const reg: Registration = { stop: null, validFrom: this.listings.nextReadNo };
     this.watches.set(bucketNo, reg);
-    coordinator.watchTree!(path, (e) => {
+    coordinator.watchTree!(path, (event) => {
       if (this.watches.get(bucketNo) !== reg || this.closed) return;
-      if (e.type === 'reset') {
+      if (event.type === 'reset') {
         // Events may be missing before this: listings read from now on are complete again,
         // and the one held now is read again (a missed change would otherwise stay unseen:
         // a covered bucket has no children watch).
@@ -142,9 +142,9 @@ export class EntryEvents {
       }
       // Only entries (direct children) are named: a bucket holds nothing deeper. An entry's
       // data changes (a claim) change no listing.
-      else if (e.type === 'dataChanged' || e.path.indexOf('/', from) >= 0) return;
-      else if (e.type === 'created') this.created(bucketNo, reg, e.path.slice(from));
-      else this.listings.entryDeleted(bucketNo, e.path.slice(from));
+      else if (event.type === 'dataChanged' || event.path.indexOf('/', from) >= 0) return;
+      else if (event.type === 'created') this.created(bucketNo, reg, event.path.slice(from));
+      else this.listings.entryDeleted(bucketNo, event.path.slice(from));
     }).then(
       (stop) => {
         // Dropped (or closed) while it was registering.

@@ -36,12 +36,13 @@ export async function readEntryNode(ctx: EngineContext, path: string): Promise<E
 }
 
 /** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */
-function entryProblem(d: unknown): string | null {
-  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'data is not a JSON object';
-  const e = d as Partial<EntryData>;
-  if (typeof e.name !== 'string' || typeof e.type !== 'string')
+function entryProblem(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return 'data is not a JSON object';
+  const entry = data as Partial<EntryData>;
+  if (typeof entry.name !== 'string' || typeof entry.type !== 'string')
     return 'name and type must be strings';
-  if (!Number.isInteger(e.attempts) || !Number.isInteger(e.maxAttempts))
+  if (!Number.isInteger(entry.attempts) || !Number.isInteger(entry.maxAttempts))
     return 'attempts and maxAttempts must be integers';
   return null;
 }

@@ -181,8 +181,8 @@ export function handOffOf(
 ): HandOff {
   let settled = false;
   let done: (claim: Claim | null) => void = () => {};
-  const result = new Promise<Claim | null>((r) => {
-    done = r;
+  const result = new Promise<Claim | null>((resolveResult) => {
+    done = resolveResult;
   });
   return {
     ops,

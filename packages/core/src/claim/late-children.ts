@@ -21,7 +21,7 @@ export async function completeHere<T extends { status: string }>(
   const bucket = ctx.layout.bucketOf(claim.key);
   const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
   const ends: Array<(applied: boolean) => void> = [];
-  for (const c of claimers) ends.push(c.listings.deleting(bucket, name));
+  for (const claimer of claimers) ends.push(claimer.listings.deleting(bucket, name));
   let applied = false;
   try {
     const out = await write();
@@ -42,7 +42,8 @@ function completedHere(
 ): void {
   const key = claim.key.join(KEY_SEPARATOR);
   let listedChild = false;
-  for (const c of claimers) if (c.listings.completed(bucket, key, name)) listedChild = true;
+  for (const claimer of claimers)
+    if (claimer.listings.completed(bucket, key, name)) listedChild = true;
   if (listedChild) hints.noteTypeHasChildren(claim.type);
 }
 
@@ -78,5 +79,5 @@ async function readForChildren(
   const stat = await ctx.coordinator.exists(ctx.layout.treePath(claim.key)).catch(() => undefined);
   if (stat !== undefined && (stat === null || stat.numChildren === 0)) return;
   if (stat) ctx.hints.noteTypeHasChildren(claim.type);
-  for (const c of blind) c.listings.expectChild(bucket);
+  for (const claimer of blind) claimer.listings.expectChild(bucket);
 }

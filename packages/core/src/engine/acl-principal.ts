@@ -24,17 +24,18 @@ export function principalOf(worldAcl: readonly Acl[]): Acl[] {
 /** Whether `acl` grants `perm` to the identity `who` (`world:anyone` counts for everyone). */
 function grants(acl: readonly Acl[], who: Acl, perm: number): boolean {
   return acl.some(
-    (e) =>
-      (e.perms & perm) !== 0 &&
-      ((e.scheme === 'world' && e.id === 'anyone') || (e.scheme === who.scheme && e.id === who.id)),
+    (entry) =>
+      (entry.perms & perm) !== 0 &&
+      ((entry.scheme === 'world' && entry.id === 'anyone') ||
+        (entry.scheme === who.scheme && entry.id === who.id)),
   );
 }
 
 /** Whether two ACLs grant the same (scheme, id, perms) entries, in any order. */
-export function sameAcl(a: readonly Acl[], b: readonly Acl[]): boolean {
+export function sameAcl(acl: readonly Acl[], other: readonly Acl[]): boolean {
   const key = (e: Acl) => `${e.scheme}\u0000${e.id}\u0000${e.perms}`;
-  const left = new Set(a.map(key));
-  const right = new Set(b.map(key));
+  const left = new Set(acl.map(key));
+  const right = new Set(other.map(key));
   return left.size === right.size && [...left].every((k) => right.has(k));
 }
 
@@ -71,9 +72,9 @@ export function adminsOf(acl: readonly Acl[]): Acl[] {
 }
 
 /** `digest:alice:… cdrwa` (the hash left out: it is noise to people). */
-export function showEntry(e: Acl): string {
-  const id = e.scheme === 'digest' ? e.id.replace(/:.*/s, ':…') : e.id;
-  return `${e.scheme}:${id} ${permsToShort(e.perms) || '-'}`;
+export function showEntry(entry: Acl): string {
+  const id = entry.scheme === 'digest' ? entry.id.replace(/:.*/s, ':…') : entry.id;
+  return `${entry.scheme}:${id} ${permsToShort(entry.perms) || '-'}`;
 }
 
 /** An ACL as people read it, hashes left out; `(empty)` for none. */
@@ -86,8 +87,8 @@ export function showAclShort(acl: readonly Acl[] | 'unreadable'): string {
 export function showDenied(denied: readonly Denied[]): string {
   return denied
     .map(
-      (d) =>
-        `${showEntry({ ...d.who, perms: 0 }).replace(/ -$/, '')} lacks ${permsToShort(d.perms)}`,
+      (lack) =>
+        `${showEntry({ ...lack.who, perms: 0 }).replace(/ -$/, '')} lacks ${permsToShort(lack.perms)}`,
     )
     .join('; ');
 }
@@ -100,10 +101,12 @@ export function showDenied(denied: readonly Denied[]): string {
 export function zkCliAcl(acl: readonly Acl[]): string {
   if (acl.length === 0) return "<the world's ACL>";
   return acl
-    .map((e) => {
+    .map((entry) => {
       const id =
-        e.scheme === 'digest' && e.id.endsWith(':x') ? `${e.id.slice(0, -1)}<its hash>` : e.id;
-      return `${e.scheme}:${id}:${permsToShort(e.perms)}`;
+        entry.scheme === 'digest' && entry.id.endsWith(':x')
+          ? `${entry.id.slice(0, -1)}<its hash>`
+          : entry.id;
+      return `${entry.scheme}:${id}:${permsToShort(entry.perms)}`;
     })
     .join(',');
 }

@@ -70,10 +70,10 @@ export class Alarm {
   }
 
   private end(): void {
-    const p = this.pending;
-    if (p === null) return;
+    const pending = this.pending;
+    if (pending === null) return;
     this.pending = null;
-    p.cancel();
-    p.resolve();
+    pending.cancel();
+    pending.resolve();
   }
 }

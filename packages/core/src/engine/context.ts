@@ -42,23 +42,23 @@ export function makeContext(
   coordinator: Coordinator,
   world: string,
   buckets: number,
-  o: EngineOptions,
+  options: EngineOptions,
   owned: EngineOwned,
 ): EngineContext {
-  const backoff = { baseMs: 1000, maxMs: 60_000, ...(o.defaults?.backoff ?? {}) };
-  const logger = o.logger ?? consoleLogger;
+  const backoff = { baseMs: 1000, maxMs: 60_000, ...(options.defaults?.backoff ?? {}) };
+  const logger = options.logger ?? consoleLogger;
   return {
     coordinator,
     layout: new WorldLayout(world, buckets),
-    clock: o.clock ?? systemEngineClock,
+    clock: options.clock ?? systemEngineClock,
     logger,
-    limits: o.limits,
-    defaults: { maxAttempts: o.defaults?.maxAttempts ?? 3, backoff },
-    maxRecordBytes: o.maxRecordBytes ?? 900 * 1024,
+    limits: options.limits,
+    defaults: { maxAttempts: options.defaults?.maxAttempts ?? 3, backoff },
+    maxRecordBytes: options.maxRecordBytes ?? 900 * 1024,
     onCorrupt:
-      o.onCorrupt ??
+      options.onCorrupt ??
       ((n) => logger.warn({ path: n.path, reason: n.reason }, 'corrupt node skipped')),
-    telemetry: o.telemetry,
+    telemetry: options.telemetry,
     hints: owned.hints,
     queueIds: owned.queueIds,
   };

@@ -17,38 +17,38 @@ export type CorruptSink = (node: CorruptNode) => void;
 /** What a zoott node must look like: `null` when it fits, else what is wrong. */
 export type NodeShape = (value: unknown) => string | null;
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const describe = (v: unknown) =>
-  v === null ? 'empty' : Array.isArray(v) ? 'a JSON array' : `a JSON ${typeof v}`;
+const describe = (value: unknown) =>
+  value === null ? 'empty' : Array.isArray(value) ? 'a JSON array' : `a JSON ${typeof value}`;
 
 /** The shapes of the nodes the inspection verbs read. */
 export const shapes = {
   /** Tree node: `{name, type, data}`; empty data is tolerated (a bare parent node). */
-  tree: (v: unknown) =>
-    v === null || isObject(v) ? null : `is ${describe(v)}, not a tree node object`,
+  tree: (value: unknown) =>
+    value === null || isObject(value) ? null : `is ${describe(value)}, not a tree node object`,
   /** Pending/failed entry: an object with the attempt counter. */
-  entry: (v: unknown) =>
-    !isObject(v)
-      ? `is ${describe(v)}, not an entry object`
-      : typeof v.attempts !== 'number'
+  entry: (value: unknown) =>
+    !isObject(value)
+      ? `is ${describe(value)}, not an entry object`
+      : typeof value.attempts !== 'number'
         ? 'has no numeric "attempts": not a zoott entry'
         : null,
   /** Working node: the claim's identity. */
-  claim: (v: unknown) =>
-    !isObject(v)
-      ? `is ${describe(v)}, not a claim object`
-      : typeof v.worker !== 'string'
+  claim: (value: unknown) =>
+    !isObject(value)
+      ? `is ${describe(value)}, not a claim object`
+      : typeof value.worker !== 'string'
         ? 'has no string "worker": not a zoott claim'
         : null,
   /** Completed or failed record. */
   record: (v: unknown) => (isObject(v) ? null : `is ${describe(v)}, not a record object`),
   /** Registry node of a worker. */
-  worker: (v: unknown) =>
-    !isObject(v)
-      ? `is ${describe(v)}, not a worker object`
-      : typeof v.id !== 'string' || typeof v.started !== 'number'
+  worker: (value: unknown) =>
+    !isObject(value)
+      ? `is ${describe(value)}, not a worker object`
+      : typeof value.id !== 'string' || typeof value.started !== 'number'
         ? 'has no string "id" and numeric "started": not a zoott worker'
         : null,
 } satisfies Record<string, NodeShape>;

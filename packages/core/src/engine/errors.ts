@@ -10,8 +10,8 @@ export function codeOf(err: unknown): ErrorCode | undefined {
 export function multiFailure(err: unknown): { index: number; code: ErrorCode } | null {
   if (!isZoottError(err)) return null;
   if (err.opIndex !== undefined) return { index: err.opIndex, code: err.code };
-  const i = err.opCodes?.findIndex((c) => c !== null && c !== undefined) ?? -1;
-  return { index: i, code: err.code };
+  const index = err.opCodes?.findIndex((c) => c !== null && c !== undefined) ?? -1;
+  return { index, code: err.code };
 }
 
 /** Codes after which a write may or may not have been applied: its reply was lost. */
@@ -50,12 +50,12 @@ export function toTaskError(err: unknown, maxChars = 16_384): TaskError {
  */
 export function readTaskError(stored: unknown): TaskError | undefined {
   if (typeof stored !== 'object' || stored === null) return undefined;
-  const e = stored as Partial<TaskError>;
+  const error = stored as Partial<TaskError>;
   const out: TaskError = {
-    code: typeof e.code === 'string' && e.code !== '' ? e.code : UNCODED_ERROR,
-    message: typeof e.message === 'string' ? e.message : String(e.message),
+    code: typeof error.code === 'string' && error.code !== '' ? error.code : UNCODED_ERROR,
+    message: typeof error.message === 'string' ? error.message : String(error.message),
   };
-  if (typeof e.stack === 'string') out.stack = e.stack;
+  if (typeof error.stack === 'string') out.stack = error.stack;
   return out;
 }
 

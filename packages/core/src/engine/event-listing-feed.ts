@@ -35,11 +35,11 @@ export class ListingFeed {
   ) {}
 
   async start(): Promise<void> {
-    const n = this.ctx.layout.buckets;
+    const buckets = this.ctx.layout.buckets;
     await Promise.all(
-      Array.from({ length: n }, async (_, b) => {
-        this.tasks.set(b, await this.list(b));
-        this.listed(b, this.working(b));
+      Array.from({ length: buckets }, async (_, bucketNo) => {
+        this.tasks.set(bucketNo, await this.list(bucketNo));
+        this.listed(bucketNo, this.working(bucketNo));
       }),
     );
     // A watch that fired (or a session event) during the first listing marked its bucket
@@ -65,31 +65,32 @@ export class ListingFeed {
       for (let b = 0; b < this.ctx.layout.buckets; b++) this.changed(b);
   }
 
-  private working(b: number): string[] {
+  private working(bucketNo: number): string[] {
     const out: string[] = [];
-    for (const [k, n] of this.tasks.get(b) ?? []) if (stateOf(n)?.state === 'working') out.push(k);
+    for (const [key, nodes] of this.tasks.get(bucketNo) ?? [])
+      if (stateOf(nodes)?.state === 'working') out.push(key);
     return out;
   }
 
-  private list(b: number): Promise<BucketTasks> {
-    return listBucket(this.ctx, b, (area) => {
-      const id = `${area}${b}`;
+  private list(bucketNo: number): Promise<BucketTasks> {
+    return listBucket(this.ctx, bucketNo, (area) => {
+      const id = `${area}${bucketNo}`;
       if (this.armed.has(id)) return undefined;
       this.armed.add(id);
       return () => {
         this.armed.delete(id);
-        this.changed(b);
+        this.changed(bucketNo);
       };
     }).catch((err: unknown) => {
       // A listing that failed set no watch: arm them again next time.
-      for (const area of STATE_AREAS) this.armed.delete(`${area}${b}`);
+      for (const area of STATE_AREAS) this.armed.delete(`${area}${bucketNo}`);
       throw err;
     });
   }
 
-  private changed(b: number): void {
+  private changed(bucketNo: number): void {
     if (this.closed) return;
-    this.dirty.add(b);
+    this.dirty.add(bucketNo);
     if (this.ready && !this.pumping) void this.pump();
   }
 
@@ -97,25 +98,25 @@ export class ListingFeed {
     this.pumping = true;
     try {
       while (this.dirty.size > 0 && !this.closed) {
-        const b = this.dirty.values().next().value as number;
+        const bucketNo = this.dirty.values().next().value as number;
         // Taken off before listing: a watch firing during the listing marks it again.
-        this.dirty.delete(b);
+        this.dirty.delete(bucketNo);
         let after: BucketTasks;
         try {
-          after = await this.list(b);
+          after = await this.list(bucketNo);
         } catch (err) {
           // Connection trouble: the bucket stays dirty and the next session event (reconnected,
           // or connected after a renewal) lists it again.
           if (isConnectionTrouble(err) && this.ctx.coordinator.state !== 'closed') {
-            this.dirty.add(b);
+            this.dirty.add(bucketNo);
             return;
           }
           throw err;
         }
-        const before = this.tasks.get(b) ?? new Map();
-        this.tasks.set(b, after);
-        diffBucket(b, before, after, this.sink);
-        this.listed(b, this.working(b));
+        const before = this.tasks.get(bucketNo) ?? new Map();
+        this.tasks.set(bucketNo, after);
+        diffBucket(bucketNo, before, after, this.sink);
+        this.listed(bucketNo, this.working(bucketNo));
       }
     } catch (err) {
       this.fail(err);

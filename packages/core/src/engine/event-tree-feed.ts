@@ -35,19 +35,22 @@ export type TransitionSink = (
  */
 export async function listBucket(
   ctx: EngineContext,
-  b: number,
+  bucketNo: number,
   watch?: (area: Area) => (() => void) | undefined,
 ): Promise<BucketTasks> {
   const listings = await Promise.all(
     STATE_AREAS.map((area) => {
-      const w = watch?.(area);
-      return ctx.coordinator.children(ctx.layout.bucketPath(area, b), w ? { watch: w } : undefined);
+      const watcher = watch?.(area);
+      return ctx.coordinator.children(
+        ctx.layout.bucketPath(area, bucketNo),
+        watcher ? { watch: watcher } : undefined,
+      );
     }),
   );
   const out: BucketTasks = new Map();
-  STATE_AREAS.forEach((area, i) => {
-    for (const name of listings[i]!) {
-      const ref = nodeRef(area, b, name);
+  STATE_AREAS.forEach((area, index) => {
+    for (const name of listings[index]!) {
+      const ref = nodeRef(area, bucketNo, name);
       if (!ref) continue;
       applyNode(nodesIn(out, ref.encodedKey), ref, true);
     }
@@ -57,15 +60,15 @@ export async function listBucket(
 
 /** Tells `sink` the implied steps of every task whose state differs from `before` to `after`. */
 export function diffBucket(
-  b: number,
+  bucketNo: number,
   before: BucketTasks,
   after: BucketTasks,
   sink: TransitionSink,
 ): void {
-  for (const k of new Set([...before.keys(), ...after.keys()])) {
-    const now = stateOf(after.get(k));
-    const steps = impliedSteps(stateOf(before.get(k)), now);
-    if (steps.length > 0) sink(b, k, steps, now);
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    const now = stateOf(after.get(key));
+    const steps = impliedSteps(stateOf(before.get(key)), now);
+    if (steps.length > 0) sink(bucketNo, key, steps, now);
   }
 }
 
@@ -131,7 +134,8 @@ export class TreeFeed {
         watchTree(this.ctx.layout.areaRoot(area), (e) => this.onEvent(area, e)),
       ),
     );
-    for (const r of registered) if (r.status === 'fulfilled') this.stops.push(r.value);
+    for (const result of registered)
+      if (result.status === 'fulfilled') this.stops.push(result.value);
     const refused = registered.find((r) => r.status === 'rejected');
     if (refused) {
       this.close();
@@ -152,9 +156,10 @@ export class TreeFeed {
   }
 
   /** The working keys of bucket `b` as the feed knows them. */
-  working(b: number): string[] {
+  working(bucketNo: number): string[] {
     const out: string[] = [];
-    for (const [k, n] of this.tasks.get(b) ?? []) if (stateOf(n)?.state === 'working') out.push(k);
+    for (const [key, nodes] of this.tasks.get(bucketNo) ?? [])
+      if (stateOf(nodes)?.state === 'working') out.push(key);
     return out;
   }
 
@@ -163,19 +168,19 @@ export class TreeFeed {
     for (const stop of this.stops.splice(0)) stop();
   }
 
-  private onEvent(area: Area, e: TreeEvent): void {
+  private onEvent(area: Area, event: TreeEvent): void {
     if (this.closed) return;
-    if (e.type === 'reset') {
+    if (event.type === 'reset') {
       this.live.add(area);
       if (this.live.size === this.prefixes.length) this.scheduleResync();
       return;
     }
     // Until every watch is back, a resync will list what changed meanwhile: a change one
     // watch reports could be a later step than what another, not back yet, missed.
-    if (this.live.size < this.prefixes.length || e.type === 'dataChanged') return;
-    const ref = this.refOf(area, e.path);
+    if (this.live.size < this.prefixes.length || event.type === 'dataChanged') return;
+    const ref = this.refOf(area, event.path);
     if (!ref) return;
-    const change = { ref, present: e.type === 'created' };
+    const change = { ref, present: event.type === 'created' };
     const waiting = this.buffered.get(ref.bucket);
     if (waiting) waiting.push(change);
     else this.apply(change, true);
@@ -251,31 +256,31 @@ export class TreeFeed {
    * stream was away would come out as `completed` alone).
    */
   private async resync(): Promise<void> {
-    const n = this.ctx.layout.buckets;
-    for (let b = 0; b < n; b++) this.buffered.set(b, []);
+    const buckets = this.ctx.layout.buckets;
+    for (let b = 0; b < buckets; b++) this.buffered.set(b, []);
     await Promise.all(
-      Array.from({ length: n }, async (_, b) => {
-        const listed = await listBucket(this.ctx, b);
-        if (!this.closed) this.install(b, listed);
+      Array.from({ length: buckets }, async (_, bucketNo) => {
+        const listed = await listBucket(this.ctx, bucketNo);
+        if (!this.closed) this.install(bucketNo, listed);
       }),
     );
   }
 
   /** Takes bucket `b`'s listing in: its first is where the stream starts, not changes. */
-  private install(b: number, listed: BucketTasks): void {
-    const first = !this.installed.has(b);
-    this.installed.add(b);
-    const changes = this.buffered.get(b) ?? [];
-    this.buffered.delete(b);
+  private install(bucketNo: number, listed: BucketTasks): void {
+    const first = !this.installed.has(bucketNo);
+    this.installed.add(bucketNo);
+    const changes = this.buffered.get(bucketNo) ?? [];
+    this.buffered.delete(bucketNo);
     // The state when the buffered changes began: each undone from the listing, last first.
     for (let i = changes.length - 1; i >= 0; i--) {
       const { ref, present } = changes[i]!;
       applyNode(nodesIn(listed, ref.encodedKey), ref, !present);
     }
-    for (const [k, nodes] of listed) if (!stateOf(nodes)) listed.delete(k);
-    if (!first) diffBucket(b, this.tasks.get(b) ?? new Map(), listed, this.sink);
-    this.tasks.set(b, listed);
-    for (const c of changes) this.apply(c, true);
+    for (const [key, nodes] of listed) if (!stateOf(nodes)) listed.delete(key);
+    if (!first) diffBucket(bucketNo, this.tasks.get(bucketNo) ?? new Map(), listed, this.sink);
+    this.tasks.set(bucketNo, listed);
+    for (const change of changes) this.apply(change, true);
   }
 }
 

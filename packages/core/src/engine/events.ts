@@ -36,7 +36,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
   /** Events in order; a failure's event waits for its error to be read. */
   private readonly queue: (EngineEvent | Promise<EngineEvent>)[] = [];
   private waiter: {
-    resolve: (r: IteratorResult<EngineEvent>) => void;
+    resolve: (result: IteratorResult<EngineEvent>) => void;
     reject: (err: unknown) => void;
   } | null = null;
   private closed = false;
@@ -88,17 +88,17 @@ class EventStream implements AsyncIterator<EngineEvent> {
     this.offSession = null;
     this.tree?.close();
     this.listing?.close();
-    const w = this.waiter;
+    const waiter = this.waiter;
     this.waiter = null;
-    w?.resolve({ value: undefined, done: true });
+    waiter?.resolve({ value: undefined, done: true });
   }
 
   private fail(err: unknown): void {
     this.failure = err;
     // A consumer waiting now hears the failure rather than an end.
-    const w = this.waiter;
+    const waiter = this.waiter;
     this.waiter = null;
-    w?.reject(err);
+    waiter?.reject(err);
     this.finish();
   }
 
@@ -109,18 +109,22 @@ class EventStream implements AsyncIterator<EngineEvent> {
     if (this.withProgress)
       this.progress = new ProgressWatches(
         ctx,
-        (k, progress) =>
+        (key, progress) =>
           this.emit({
             type: 'progress',
-            key: k.split(KEY_SEPARATOR),
+            key: key.split(KEY_SEPARATOR),
             world: ctx.layout.world,
             progress,
           }),
         () => this.closed,
       );
     this.offSession = ctx.coordinator.onSession((e) => this.onSession(e.type));
-    const sink = (b: number, k: string, types: readonly EngineEventType[], after?: TaskState) =>
-      this.tell(b, k, types, after);
+    const sink = (
+      bucketNo: number,
+      key: string,
+      types: readonly EngineEventType[],
+      after?: TaskState,
+    ) => this.tell(bucketNo, key, types, after);
     const tree = new TreeFeed(ctx, sink, (err) => this.fail(err));
     this.tree = tree;
     if (await tree.start()) {
@@ -137,8 +141,8 @@ class EventStream implements AsyncIterator<EngineEvent> {
     await this.listing.start();
   }
 
-  private syncProgress(b: number): void {
-    if (this.progress && this.tree) this.progress.sync(b, this.tree.working(b));
+  private syncProgress(bucketNo: number): void {
+    if (this.progress && this.tree) this.progress.sync(bucketNo, this.tree.working(bucketNo));
   }
 
   private onSession(type: SessionEventType): void {
@@ -156,7 +160,7 @@ class EventStream implements AsyncIterator<EngineEvent> {
 
   /** A task's events, in order; a failure's or retry's with the error its entry records. */
   private tell(
-    b: number,
+    bucketNo: number,
     encodedKey: string,
     types: readonly EngineEventType[],
     after: TaskState | undefined,
@@ -167,22 +171,24 @@ class EventStream implements AsyncIterator<EngineEvent> {
       const event: EngineEvent = { type, key, world: ctx.layout.world };
       const entry = after && 'entry' in after ? after.entry : null;
       if ((type === 'failed' || type === 'retried') && entry)
-        this.emit(withError(ctx, event, `${ctx.layout.bucketPath(AREA.pending, b)}/${entry}`));
+        this.emit(
+          withError(ctx, event, `${ctx.layout.bucketPath(AREA.pending, bucketNo)}/${entry}`),
+        );
       else this.emit(event);
     }
     if (this.progress && this.tree) {
-      if (after?.state === 'working') this.progress.started(b, encodedKey);
-      else this.progress.stopped(b, encodedKey);
+      if (after?.state === 'working') this.progress.started(bucketNo, encodedKey);
+      else this.progress.stopped(bucketNo, encodedKey);
     }
   }
 
-  private emit(e: EngineEvent | Promise<EngineEvent>): void {
+  private emit(event: EngineEvent | Promise<EngineEvent>): void {
     if (this.closed) return;
-    const w = this.waiter;
-    if (w && this.queue.length === 0) {
+    const waiter = this.waiter;
+    if (waiter && this.queue.length === 0) {
       this.waiter = null;
-      void Promise.resolve(e).then((value) => w.resolve({ value, done: false }));
-    } else this.queue.push(e);
+      void Promise.resolve(event).then((value) => waiter.resolve({ value, done: false }));
+    } else this.queue.push(event);
   }
 }
 

@@ -82,8 +82,18 @@ export class CompletionGroups {
     const ops = handOff || extra.length > 0 ? [...own, ...extra, ...(handOff?.ops ?? [])] : own;
     const bytes = multiFrameBytes(ops);
     return new Promise((resolve, reject) => {
-      const w = { claim, record, ops, own: own.length, extra, bytes, handOff, resolve, reject };
-      this.waiting.push(w);
+      const waiter = {
+        claim,
+        record,
+        ops,
+        own: own.length,
+        extra,
+        bytes,
+        handOff,
+        resolve,
+        reject,
+      };
+      this.waiting.push(waiter);
       if (!this.inFlight) void this.drain();
     });
   }
@@ -95,10 +105,10 @@ export class CompletionGroups {
         const group = this.take();
         // Every waiter hears back, whatever happens: an unexpected error is theirs too.
         await this.commit(group).catch((err: unknown) => {
-          for (const w of group) {
+          for (const waiter of group) {
             // Settled already where the commit got that far; else its fate is unknown.
-            w.handOff?.settle('unknown');
-            w.reject(err);
+            waiter.handOff?.settle('unknown');
+            waiter.reject(err);
           }
         });
       }
@@ -110,14 +120,14 @@ export class CompletionGroups {
   /** The next group: the oldest waiting completions that fit the bounds (always at least one). */
   private take(): Waiting[] {
     let bytes = 0;
-    let n = 0;
-    while (n < this.waiting.length && n < MAX_COMPLETE_GROUP) {
-      const next = this.waiting[n]!.bytes;
-      if (n > 0 && bytes + next > GROUP_FRAME_BUDGET) break;
+    let count = 0;
+    while (count < this.waiting.length && count < MAX_COMPLETE_GROUP) {
+      const next = this.waiting[count]!.bytes;
+      if (count > 0 && bytes + next > GROUP_FRAME_BUDGET) break;
       bytes += next;
-      n++;
+      count++;
     }
-    return this.waiting.splice(0, n);
+    return this.waiting.splice(0, count);
   }
 
   private async commit(group: Waiting[]): Promise<void> {
@@ -126,9 +136,9 @@ export class CompletionGroups {
     const together = group.filter((w) => w.claim.session === session);
     const alone = group.filter((w) => w.claim.session !== session);
     if (together.length === 1 && !together[0]!.handOff) alone.push(together.pop()!);
-    const singles = alone.map((w) => {
-      w.handOff?.settle(false);
-      return this.settle(w, this.completeAlone(w, false));
+    const singles = alone.map((waiter) => {
+      waiter.handOff?.settle(false);
+      return this.settle(waiter, this.completeAlone(waiter, false));
     });
     if (together.length > 0) await this.commitTogether(together, session!);
     await Promise.all(singles);
@@ -139,17 +149,17 @@ export class CompletionGroups {
     try {
       const results = await this.ctx.coordinator.multi(group.flatMap((w) => w.ops));
       let at = 0;
-      for (const w of group) {
-        w.handOff?.settle(true);
-        const from = at + w.own;
-        at += w.ops.length;
-        if (w.extra.length === 0) w.resolve({ status: 'completed' });
+      for (const waiter of group) {
+        waiter.handOff?.settle(true);
+        const from = at + waiter.own;
+        at += waiter.ops.length;
+        if (waiter.extra.length === 0) waiter.resolve({ status: 'completed' });
         else {
           const extras = {
             applied: true as const,
-            results: results.slice(from, from + w.extra.length),
+            results: results.slice(from, from + waiter.extra.length),
           };
-          w.resolve({ status: 'completed', extras });
+          waiter.resolve({ status: 'completed', extras });
         }
       }
       return;
@@ -164,18 +174,18 @@ export class CompletionGroups {
     if (lost) await sessionBack(this.ctx.coordinator, session);
     // Settled before the completions answer (their callers count on it). A refused group
     // applied nothing; a lost one is looked up: a child it claimed is this session's.
-    for (const w of group) w.handOff?.settle(lost ? 'unknown' : false);
+    for (const waiter of group) waiter.handOff?.settle(lost ? 'unknown' : false);
     await Promise.all(group.map((w) => this.settle(w, this.completeAlone(w, lost))));
   }
 
   /** `w` in a multi of its own (after a group's lost reply: `lost`), extras and all. */
-  private completeAlone(w: Waiting, lost: boolean): Promise<CompleteOutcome> {
-    return w.extra.length > 0
-      ? completeWithExtras(this.ctx, w.claim, w.record, w.extra, lost)
-      : completeAlone(this.ctx, w.claim, w.record, lost);
+  private completeAlone(waiter: Waiting, lost: boolean): Promise<CompleteOutcome> {
+    return waiter.extra.length > 0
+      ? completeWithExtras(this.ctx, waiter.claim, waiter.record, waiter.extra, lost)
+      : completeAlone(this.ctx, waiter.claim, waiter.record, lost);
   }
 
-  private settle(w: Waiting, out: Promise<CompleteOutcome>): Promise<void> {
-    return out.then(w.resolve, w.reject);
+  private settle(waiter: Waiting, out: Promise<CompleteOutcome>): Promise<void> {
+    return out.then(waiter.resolve, waiter.reject);
   }
 }

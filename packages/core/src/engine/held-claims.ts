@@ -17,11 +17,11 @@ const claimsHere = new WeakMap<Coordinator, Set<string>>();
  * session. A working node of the own session missing from it is an orphan; one present is
  * another engine's live claim.
  */
-export function claimsHeldThrough(c: Coordinator): Set<string> {
-  let set = claimsHere.get(c);
+export function claimsHeldThrough(coordinator: Coordinator): Set<string> {
+  let set = claimsHere.get(coordinator);
   if (!set) {
     set = new Set();
-    claimsHere.set(c, set);
+    claimsHere.set(coordinator, set);
   }
   return set;
 }

@@ -17,28 +17,30 @@ import { ensureNamespace, ensureWorldSideNodes, refusedBy } from './world-nodes.
  * (`explicit`) is INVALID_CONFIG.
  */
 export async function initWorld(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   wanted: number,
   explicit: boolean,
 ): Promise<number> {
-  await ensureNamespace(c);
+  await ensureNamespace(coordinator);
   const root = new WorldLayout(world, wanted).root;
-  const { buckets, made } = await ensureRoot(c, world, root, wanted, explicit);
+  const { buckets, made } = await ensureRoot(coordinator, world, root, wanted, explicit);
   const madeHere = made ? [root] : [];
   try {
-    await ensureWorldSideNodes(c, world, (await c.getAcl(root)).acl, madeHere);
+    await ensureWorldSideNodes(coordinator, world, (await coordinator.getAcl(root)).acl, madeHere);
   } catch (err) {
     // A world that cannot have its nodes is not left half made: what this call made goes
     // again (children first), and a second `init` after the fix starts from scratch.
     if (err instanceof NamespaceError)
-      for (const path of madeHere.reverse()) await c.delete(path).catch(() => undefined);
+      for (const path of madeHere.reverse()) await coordinator.delete(path).catch(() => undefined);
     throw err;
   }
   const layout = new WorldLayout(world, buckets);
   await Promise.all(
-    AREAS.flatMap((a) =>
-      Array.from({ length: buckets }, (_, b) => ensureNode(c, layout.bucketPath(a, b))),
+    AREAS.flatMap((area) =>
+      Array.from({ length: buckets }, (_, bucketNo) =>
+        ensureNode(coordinator, layout.bucketPath(area, bucketNo)),
+      ),
     ),
   );
   return buckets;
@@ -49,7 +51,7 @@ export async function initWorld(
  * says whether this call created it.
  */
 async function ensureRoot(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   root: string,
   wanted: number,
@@ -57,18 +59,18 @@ async function ensureRoot(
 ): Promise<{ buckets: number; made: boolean }> {
   const meta = encodeJson({ zoott: META_VERSION, buckets: wanted });
   try {
-    await c.create(root, meta);
+    await coordinator.create(root, meta);
     return { buckets: wanted, made: true };
   } catch (err) {
-    if (codeOf(err) === 'NO_AUTH') throw await refusedBy(c, root);
+    if (codeOf(err) === 'NO_AUTH') throw await refusedBy(coordinator, root);
     if (codeOf(err) !== 'NODE_EXISTS') throw err;
   }
   let got: Awaited<ReturnType<Coordinator['get']>>;
   try {
-    got = await c.get(root);
+    got = await coordinator.get(root);
   } catch (err) {
     if (codeOf(err) !== 'NO_AUTH') throw err;
-    const acl = await c.getAcl(root).then(
+    const acl = await coordinator.getAcl(root).then(
       (a) => a.acl,
       () => 'unreadable' as const,
     );
@@ -80,7 +82,7 @@ async function ensureRoot(
   }
   if (got.data.length === 0) {
     // A bare tree root (made by a tree import, say): adopt it.
-    await c.set(root, meta, got.stat.version);
+    await coordinator.set(root, meta, got.stat.version);
     return { buckets: wanted, made: false };
   }
   const buckets = parseMeta(got.data, root).buckets;

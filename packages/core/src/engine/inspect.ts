@@ -32,9 +32,9 @@ async function liveClaims(
 ): Promise<Set<string>> {
   const dir = ctx.layout.bucketPath(AREA.working, bucket);
   const live = await Promise.all(
-    names.map((n) =>
-      ctx.coordinator.exists(`${dir}/${n}`).then(
-        (stat) => (stat?.ephemeralOwner ? n : null),
+    names.map((name) =>
+      ctx.coordinator.exists(`${dir}/${name}`).then(
+        (stat) => (stat?.ephemeralOwner ? name : null),
         (err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err)),
       ),
     ),
@@ -49,21 +49,21 @@ async function liveClaims(
  * entry with a working node is working, an `x` entry failed, any other entry pending.
  */
 export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
-  const { coordinator: c, layout } = ctx;
+  const { coordinator, layout } = ctx;
   const counts: AreaCounts = { pending: 0, working: 0, completed: 0, failed: 0 };
   await Promise.all(
-    range(layout.buckets).map(async (b) => {
-      const [p, w, done] = await Promise.all([
-        c.children(layout.bucketPath(AREA.pending, b)),
-        c.children(layout.bucketPath(AREA.working, b)),
-        c.exists(layout.bucketPath(AREA.completed, b)),
+    range(layout.buckets).map(async (bucketNo) => {
+      const [pendingNames, workingNames, done] = await Promise.all([
+        coordinator.children(layout.bucketPath(AREA.pending, bucketNo)),
+        coordinator.children(layout.bucketPath(AREA.working, bucketNo)),
+        coordinator.exists(layout.bucketPath(AREA.completed, bucketNo)),
       ]);
-      const working = await liveClaims(ctx, b, w);
-      for (const name of p) {
-        const e = parseEntryName(name);
-        if (!e) continue;
-        if (working.has(e.encodedKey)) counts.working++;
-        else if (e.kind === ENTRY_KIND.dead) counts.failed++;
+      const working = await liveClaims(ctx, bucketNo, workingNames);
+      for (const name of pendingNames) {
+        const entry = parseEntryName(name);
+        if (!entry) continue;
+        if (working.has(entry.encodedKey)) counts.working++;
+        else if (entry.kind === ENTRY_KIND.dead) counts.failed++;
         else counts.pending++;
       }
       counts.completed += done?.numChildren ?? 0;
@@ -73,28 +73,31 @@ export async function countAreas(ctx: EngineContext): Promise<AreaCounts> {
 }
 
 /** Per-key state of one bucket, from its pending, working and completed listings. */
-async function bucketStates(ctx: EngineContext, b: number): Promise<Map<string, ListedTask>> {
-  const { coordinator: c, layout } = ctx;
-  const [p, w, done] = await Promise.all([
-    c.children(layout.bucketPath(AREA.pending, b)),
-    c.children(layout.bucketPath(AREA.working, b)),
-    c.children(layout.bucketPath(AREA.completed, b)),
+async function bucketStates(
+  ctx: EngineContext,
+  bucketNo: number,
+): Promise<Map<string, ListedTask>> {
+  const { coordinator, layout } = ctx;
+  const [pendingNames, workingNames, done] = await Promise.all([
+    coordinator.children(layout.bucketPath(AREA.pending, bucketNo)),
+    coordinator.children(layout.bucketPath(AREA.working, bucketNo)),
+    coordinator.children(layout.bucketPath(AREA.completed, bucketNo)),
   ]);
   const out = new Map<string, ListedTask>();
-  const entries = p.flatMap((n) => parseEntryName(n) ?? []);
+  const entries = pendingNames.flatMap((n) => parseEntryName(n) ?? []);
   entries.sort((x, y) => (x.priority !== y.priority ? y.priority - x.priority : x.seq - y.seq));
-  for (const e of entries) {
-    out.set(e.encodedKey, {
-      key: e.encodedKey.split(KEY_SEPARATOR),
-      state: e.kind === ENTRY_KIND.dead ? 'failed' : 'pending',
-      priority: e.priority,
+  for (const entry of entries) {
+    out.set(entry.encodedKey, {
+      key: entry.encodedKey.split(KEY_SEPARATOR),
+      state: entry.kind === ENTRY_KIND.dead ? 'failed' : 'pending',
+      priority: entry.priority,
     });
   }
-  for (const k of await liveClaims(ctx, b, w)) {
-    const t = out.get(k);
-    if (t) t.state = 'working';
+  for (const key of await liveClaims(ctx, bucketNo, workingNames)) {
+    const listed = out.get(key);
+    if (listed) listed.state = 'working';
   }
-  for (const k of done) out.set(k, { key: k.split(KEY_SEPARATOR), state: 'completed' });
+  for (const key of done) out.set(key, { key: key.split(KEY_SEPARATOR), state: 'completed' });
   return out;
 }
 
@@ -113,23 +116,24 @@ export async function taskTree(ctx: EngineContext, root: TaskKey = []): Promise<
     Promise.all(buckets.map((b) => bucketStates(ctx, b))),
   ]);
   const states = new Map<string, TaskStateName>();
-  for (const m of maps) for (const [k, t] of m) states.set(k, t.state);
+  for (const bucketMap of maps)
+    for (const [key, listed] of bucketMap) states.set(key, listed.state);
   const byKey = new Map<string, TreeNode>();
   const top: TreeNode[] = [];
   nodes.sort((a, b) => compareKeys(a.key, b.key));
-  for (const n of nodes) {
-    const encoded = n.key.join(KEY_SEPARATOR);
+  for (const walked of nodes) {
+    const encoded = walked.key.join(KEY_SEPARATOR);
     const node: TreeNode = {
-      key: n.key,
-      name: n.name,
-      type: n.type ?? '',
+      key: walked.key,
+      name: walked.name,
+      type: walked.type ?? '',
       state: states.get(encoded) ?? null,
       children: [],
     };
-    if (n.corrupt !== undefined) node.corrupt = n.corrupt;
+    if (walked.corrupt !== undefined) node.corrupt = walked.corrupt;
     byKey.set(encoded, node);
-    const parent = byKey.get(n.key.slice(0, -1).join(KEY_SEPARATOR));
-    if (parent && n.key.length > root.length + 1) parent.children.push(node);
+    const parent = byKey.get(walked.key.slice(0, -1).join(KEY_SEPARATOR));
+    if (parent && walked.key.length > root.length + 1) parent.children.push(node);
     else top.push(node);
   }
   return top;
@@ -147,9 +151,9 @@ async function getNode<T>(
 ): Promise<{ value: T | undefined; stat: Stat } | null> {
   try {
     const got = await ctx.coordinator.get(path);
-    const value = readNode<T>(got.data, path, shape, (n) => {
-      bad.push(n);
-      ctx.onCorrupt(n);
+    const value = readNode<T>(got.data, path, shape, (corrupt) => {
+      bad.push(corrupt);
+      ctx.onCorrupt(corrupt);
     });
     return { value, stat: got.stat };
   } catch (err) {
@@ -183,26 +187,26 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
   // Only an ephemeral working node is a claim (see liveClaims).
   const working = claimNode?.stat.ephemeralOwner ? claimNode : null;
   const entry = found ? await getNode<EntryData>(ctx, found.path, shapes.entry, bad) : null;
-  const t = tree.value;
+  const treeData = tree.value;
   const rec: TaskRecord = {
     key,
-    name: typeof t?.name === 'string' ? t.name : key[key.length - 1]!,
-    type: typeof t?.type === 'string' ? t.type : '',
+    name: typeof treeData?.name === 'string' ? treeData.name : key[key.length - 1]!,
+    type: typeof treeData?.type === 'string' ? treeData.type : '',
     state: null,
     attempts: 0,
   };
-  if (t?.data !== undefined && t.data !== null) rec.data = t.data;
+  if (treeData?.data !== undefined && treeData.data !== null) rec.data = treeData.data;
   if (found && entry) {
     rec.state = found.entry.kind === ENTRY_KIND.dead ? 'failed' : working ? 'working' : 'pending';
     rec.priority = found.entry.priority;
-    const e = entry.value;
-    if (e) {
-      rec.attempts = e.attempts;
-      rec.maxAttempts = e.maxAttempts;
-      rec.queuedAt = e.queuedAt;
-      if (e.hints) rec.hints = e.hints;
-      if (e.notBefore !== undefined) rec.notBefore = e.notBefore;
-      const lastError = readTaskError(e.lastError);
+    const entryData = entry.value;
+    if (entryData) {
+      rec.attempts = entryData.attempts;
+      rec.maxAttempts = entryData.maxAttempts;
+      rec.queuedAt = entryData.queuedAt;
+      if (entryData.hints) rec.hints = entryData.hints;
+      if (entryData.notBefore !== undefined) rec.notBefore = entryData.notBefore;
+      const lastError = readTaskError(entryData.lastError);
       if (lastError) rec.lastError = lastError;
     }
     if (working?.value) {
@@ -212,24 +216,24 @@ export async function taskRecord(ctx: EngineContext, key: TaskKey): Promise<Task
   }
   if (completed) {
     rec.state = 'completed';
-    const c = completed.value;
-    if (c) {
-      rec.attempts = c.attempts;
-      rec.queuedAt = c.queuedAt;
-      rec.startedAt = c.startedAt;
-      rec.completedAt = c.completedAt;
-      if (c.result !== undefined) rec.result = c.result;
-      rec.worker = { worker: c.worker, session: '', at: c.startedAt };
+    const completedRecord = completed.value;
+    if (completedRecord) {
+      rec.attempts = completedRecord.attempts;
+      rec.queuedAt = completedRecord.queuedAt;
+      rec.startedAt = completedRecord.startedAt;
+      rec.completedAt = completedRecord.completedAt;
+      if (completedRecord.result !== undefined) rec.result = completedRecord.result;
+      rec.worker = { worker: completedRecord.worker, session: '', at: completedRecord.startedAt };
     }
   }
   if (failed) {
     rec.state = 'failed';
-    const f = failed.value;
-    if (f) {
-      rec.attempts = f.attempts;
-      const error = readTaskError(f.error);
+    const failedRecord = failed.value;
+    if (failedRecord) {
+      rec.attempts = failedRecord.attempts;
+      const error = readTaskError(failedRecord.error);
       if (error) rec.error = error;
-      rec.failedAt = f.failedAt;
+      rec.failedAt = failedRecord.failedAt;
     }
   }
   if (bad.length > 0) rec.corrupt = bad;

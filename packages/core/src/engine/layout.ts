@@ -8,11 +8,11 @@ export const DEFAULT_BUCKETS = 64;
 export const MAX_BUCKETS = 4096;
 
 /** Checks an engine's `buckets` option (`undefined`: the world's own, or the default). */
-export function validateBuckets(b: number | undefined): void {
-  if (b !== undefined && (!Number.isInteger(b) || b < 1 || b > MAX_BUCKETS))
+export function validateBuckets(buckets: number | undefined): void {
+  if (buckets !== undefined && (!Number.isInteger(buckets) || buckets < 1 || buckets > MAX_BUCKETS))
     throw new ZoottError(
       'INVALID_CONFIG',
-      `buckets ${String(b)}: must be an integer in [1, ${MAX_BUCKETS}]`,
+      `buckets ${String(buckets)}: must be an integer in [1, ${MAX_BUCKETS}]`,
       {
         field: 'buckets',
       },
@@ -95,12 +95,12 @@ export type EntryKind = (typeof ENTRY_KIND)[keyof typeof ENTRY_KIND];
 
 /** 32-bit FNV-1a over UTF-16 code units: stable forever, because bucket numbers are stored. */
 export function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
+  let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return h >>> 0;
+  return hash >>> 0;
 }
 
 /** Bucket node name `0000`..`4095`. */
@@ -187,13 +187,13 @@ export { byClaimOrder } from '../tree/claim-order.js';
 
 /** Parses an entry name; `null` for anything that is not one (foreign nodes are ignored). */
 export function parseEntryName(name: string): EntryName | null {
-  const m = ENTRY_RE.exec(name);
-  if (!m) return null;
+  const match = ENTRY_RE.exec(name);
+  if (!match) return null;
   return {
     name,
-    kind: m[1] as EntryKind,
-    priority: Number(m[2]) - PRIORITY_OFFSET,
-    encodedKey: m[3]!,
-    seq: Number(m[4]),
+    kind: match[1] as EntryKind,
+    priority: Number(match[2]) - PRIORITY_OFFSET,
+    encodedKey: match[3]!,
+    seq: Number(match[4]),
   };
 }

@@ -9,10 +9,10 @@ const CHROOT_ALLOWANCE = 256;
  * op: what the engine's batched multis (group commit, queueMany) weigh against their budgets.
  */
 export function multiFrameBytes(ops: readonly Op[]): number {
-  const frame = ops.map((o) => ({
-    op: o.op,
-    path: o.path,
-    ...('data' in o && o.data ? { dataBytes: o.data.byteLength } : {}),
+  const frame = ops.map((op) => ({
+    op: op.op,
+    path: op.path,
+    ...('data' in op && op.data ? { dataBytes: op.data.byteLength } : {}),
   }));
   return requestFrameBytes(frame, true) + CHROOT_ALLOWANCE * ops.length;
 }

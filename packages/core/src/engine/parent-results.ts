@@ -59,9 +59,13 @@ export function resultReaders(context: () => Promise<EngineContext>, key: TaskKe
     async ancestorResults<R>() {
       const ctx = await context();
       return Promise.all(
-        ancestorKeys().map(async (k): Promise<AncestorResult<R>> => {
-          const rec = await completedRecord(ctx, k);
-          const out: AncestorResult<R> = { key: k, name: k[k.length - 1]!, completed: !!rec };
+        ancestorKeys().map(async (ancestor): Promise<AncestorResult<R>> => {
+          const rec = await completedRecord(ctx, ancestor);
+          const out: AncestorResult<R> = {
+            key: ancestor,
+            name: ancestor[ancestor.length - 1]!,
+            completed: !!rec,
+          };
           if (rec) {
             out.type = rec.type;
             if (rec.result !== undefined) out.result = rec.result as R;

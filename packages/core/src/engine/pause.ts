@@ -28,9 +28,9 @@ const NOT_PAUSED: PauseState = Object.freeze({ world: false, types: [] }) as Pau
 /** The pause state held in a world meta object (anything unreadable counts as not paused). */
 export function pauseOf(meta: unknown): PauseState {
   if (typeof meta !== 'object' || meta === null) return NOT_PAUSED;
-  const p = (meta as { paused?: unknown }).paused;
-  if (typeof p !== 'object' || p === null) return NOT_PAUSED;
-  const { world, types } = p as { world?: unknown; types?: unknown };
+  const paused = (meta as { paused?: unknown }).paused;
+  if (typeof paused !== 'object' || paused === null) return NOT_PAUSED;
+  const { world, types } = paused as { world?: unknown; types?: unknown };
   return {
     world: world === true,
     types: Array.isArray(types) ? types.filter((t): t is string => typeof t === 'string') : [],
@@ -45,10 +45,10 @@ export function pauseOf(meta: unknown): PauseState {
  */
 export function pauseProblem(meta: unknown): string | null {
   if (typeof meta !== 'object' || meta === null || !('paused' in meta)) return null;
-  const p = (meta as { paused: unknown }).paused;
-  if (typeof p !== 'object' || p === null || Array.isArray(p))
+  const paused = (meta as { paused: unknown }).paused;
+  if (typeof paused !== 'object' || paused === null || Array.isArray(paused))
     return 'paused: not an object {world, types}';
-  const { world, types } = p as { world?: unknown; types?: unknown };
+  const { world, types } = paused as { world?: unknown; types?: unknown };
   if (world !== undefined && typeof world !== 'boolean') return 'paused.world: not true or false';
   if (types !== undefined && !Array.isArray(types)) return 'paused.types: not a list of types';
   const stray = Array.isArray(types) ? types.filter((t) => typeof t !== 'string') : [];
@@ -62,8 +62,8 @@ export function typePaused(state: PauseState, type: string): boolean {
 }
 
 /** Reads the pause state from the world meta at `root`. */
-export async function readPause(c: Coordinator, root: string): Promise<PauseState> {
-  const got = await c.get(root);
+export async function readPause(coordinator: Coordinator, root: string): Promise<PauseState> {
+  const got = await coordinator.get(root);
   return pauseOf(decodeJson<unknown>(got.data, root));
 }
 
@@ -72,13 +72,13 @@ export async function readPause(c: Coordinator, root: string): Promise<PauseStat
  * at once both win). Returns the state after the change.
  */
 export async function setPause(
-  c: Coordinator,
+  coordinator: Coordinator,
   root: string,
   change: PauseChange,
 ): Promise<PauseState> {
   if (change.type !== undefined) validateTaskType(change.type);
   for (let round = 0; round < 16; round++) {
-    const got = await c.get(root);
+    const got = await coordinator.get(root);
     const meta = decodeJson<Record<string, unknown>>(got.data, root);
     const now = pauseOf(meta);
     const next: PauseState =
@@ -98,7 +98,7 @@ export async function setPause(
     const stored =
       next.world || next.types.length > 0 ? { ...rest, paused: next } : (rest as object);
     try {
-      await c.set(root, encodeJson(stored), got.stat.version);
+      await coordinator.set(root, encodeJson(stored), got.stat.version);
       return next;
     } catch (err) {
       if (codeOf(err) !== 'BAD_VERSION') throw err;
@@ -123,14 +123,14 @@ export class PauseWatch {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly c: Coordinator,
+    private readonly coordinator: Coordinator,
     private readonly root: string,
     private readonly onChange: () => void,
   ) {
-    this.unsubscribe = c.onSession((e) => {
+    this.unsubscribe = coordinator.onSession((event) => {
       // A lost session takes its watches along; a new one reads (and watches) again.
-      if (e.type === 'lost') this.watching = false;
-      if (e.type === 'connected' || e.type === 'reconnected') void this.read();
+      if (event.type === 'lost') this.watching = false;
+      if (event.type === 'connected' || event.type === 'reconnected') void this.read();
     });
   }
 
@@ -140,7 +140,7 @@ export class PauseWatch {
     const arm = !this.watching;
     this.watching = true;
     try {
-      const got = await this.c.get(
+      const got = await this.coordinator.get(
         this.root,
         arm
           ? {

@@ -25,7 +25,7 @@ export class ProgressWatches {
   sync(bucket: number, working: Iterable<string>): void {
     const now = new Set(working);
     this.working.set(bucket, now);
-    for (const k of now) if (!this.armed.has(k)) this.arm(bucket, k);
+    for (const key of now) if (!this.armed.has(key)) this.arm(bucket, key);
   }
 
   /** One task was seen starting to work (a tree watch's event): watch its progress node. */
@@ -56,36 +56,38 @@ export class ProgressWatches {
    * the task working) comes out at once.
    */
   private arm(bucket: number, key: string, first = true): void {
-    const c = this.ctx.coordinator;
+    const coordinator = this.ctx.coordinator;
     const path = progressPath(this.ctx.layout, key.split(KEY_SEPARATOR));
     // A completion deletes the node right after its last write: then the last report is
     // the one the completed record took along.
     const read = () =>
-      c
+      coordinator
         .get(path)
         .then(
           (got) => parseProgress(got.data),
           async () => (await completedRecord(this.ctx, key.split(KEY_SEPARATOR)))?.report ?? null,
         )
         .then(
-          (p) => {
-            if (p && !this.closed()) this.emit(key, p);
+          (progress) => {
+            if (progress && !this.closed()) this.emit(key, progress);
           },
           () => {},
         );
     this.armed.add(key);
-    c.exists(path, {
-      watch: (e) => {
-        this.armed.delete(key);
-        if (!this.stillWorking(bucket, key)) return;
-        this.arm(bucket, key, false);
-        if (e.type !== 'deleted') void read();
-      },
-    }).then(
-      (stat) => {
-        if (first && stat) void read();
-      },
-      () => this.armed.delete(key),
-    );
+    coordinator
+      .exists(path, {
+        watch: (event) => {
+          this.armed.delete(key);
+          if (!this.stillWorking(bucket, key)) return;
+          this.arm(bucket, key, false);
+          if (event.type !== 'deleted') void read();
+        },
+      })
+      .then(
+        (stat) => {
+          if (first && stat) void read();
+        },
+        () => this.armed.delete(key),
+      );
   }
 }

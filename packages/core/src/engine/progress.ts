@@ -46,9 +46,10 @@ export function checkProgressValue(value: unknown): void {
 /** The progress node's data as stored, or `null` when it is absent or not of this shape. */
 export function parseProgress(data: Uint8Array): TaskProgress | null {
   try {
-    const v = decodeJson<Partial<TaskProgress> | null>(data);
-    if (!v || typeof v.attempt !== 'number' || !Array.isArray(v.log)) return null;
-    return { dropped: 0, ...v } as TaskProgress;
+    const progress = decodeJson<Partial<TaskProgress> | null>(data);
+    if (!progress || typeof progress.attempt !== 'number' || !Array.isArray(progress.log))
+      return null;
+    return { dropped: 0, ...progress } as TaskProgress;
   } catch {
     return null;
   }
@@ -70,19 +71,23 @@ export async function readProgress(ctx: EngineContext, key: TaskKey): Promise<Ta
  * progress node when a world made by zoott 0.1.0 lacks it: `ensureWorldPath`, what `init`
  * does). Nothing above the world's own node is created here.
  */
-async function ensureParents(c: Coordinator, world: string, path: string): Promise<readonly Acl[]> {
-  const { acl } = await c.getAcl(worldRoot(world));
+async function ensureParents(
+  coordinator: Coordinator,
+  world: string,
+  path: string,
+): Promise<readonly Acl[]> {
+  const { acl } = await coordinator.getAcl(worldRoot(world));
   const bucket = path.slice(0, path.lastIndexOf('/'));
   for (let round = 0; ; round++) {
     try {
-      await c.create(bucket, undefined, { acl });
+      await coordinator.create(bucket, undefined, { acl });
       return acl;
     } catch (err) {
       const code = codeOf(err);
       if (code === 'NODE_EXISTS') return acl;
       if (code !== 'NO_NODE' || round > 0) throw err;
     }
-    await ensureWorldPath(c, bucket.slice(0, bucket.lastIndexOf('/')), acl);
+    await ensureWorldPath(coordinator, bucket.slice(0, bucket.lastIndexOf('/')), acl);
   }
 }
 
@@ -178,15 +183,15 @@ export class ProgressWriter {
   }
 
   private async write(): Promise<void> {
-    const c = this.ctx.coordinator;
+    const coordinator = this.ctx.coordinator;
     this.dirty = false;
     const data = encodeJson(this.state);
     try {
       if (this.version !== null) {
-        this.version = (await c.set(this.path, data, this.version)).version;
+        this.version = (await coordinator.set(this.path, data, this.version)).version;
         return;
       }
-      const old = await c.get(this.path).catch((err: unknown) => {
+      const old = await coordinator.get(this.path).catch((err: unknown) => {
         if (codeOf(err) === 'NO_NODE') return null;
         throw err;
       });
@@ -196,15 +201,15 @@ export class ProgressWriter {
           this.stopped = true;
           return;
         }
-        this.version = (await c.set(this.path, data, old.stat.version)).version;
+        this.version = (await coordinator.set(this.path, data, old.stat.version)).version;
         return;
       }
       try {
-        await c.create(this.path, data, { acl: await this.acl() });
+        await coordinator.create(this.path, data, { acl: await this.acl() });
       } catch (err) {
         if (codeOf(err) !== 'NO_NODE') throw err;
-        await c.create(this.path, data, {
-          acl: await ensureParents(c, this.ctx.layout.world, this.path),
+        await coordinator.create(this.path, data, {
+          acl: await ensureParents(coordinator, this.ctx.layout.world, this.path),
         });
       }
       this.version = 0;
@@ -307,14 +312,14 @@ const NOTHING_REPORTED: Promise<null> = Promise.resolve(null);
  * attempt, and a re-queue counts attempts from 1 again).
  */
 export function removeLeftProgress<T extends { extras?: { applied: boolean } }>(
-  c: Coordinator,
+  coordinator: Coordinator,
   final: { remove: Op | null } | null,
   outcome: T,
 ): T | Promise<T> {
   const remove = final?.remove;
   // Nearly always nothing to remove: the outcome as it is, no promise per completion.
   if (remove?.op !== 'delete' || outcome.extras?.applied !== false) return outcome;
-  return c.delete(remove.path, remove.version).then(
+  return coordinator.delete(remove.path, remove.version).then(
     () => outcome,
     () => outcome,
   );

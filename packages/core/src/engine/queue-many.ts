@@ -111,8 +111,8 @@ function prepare(ctx: EngineContext, request: unknown, index: number, spans: Que
     });
   const span = ctx.telemetry ? queueTrace(ctx.telemetry, ctx.layout.world, key, info.type) : null;
   if (span) spans.push(span);
-  const p = prepareQueue(ctx, key, info, opts, index, span?.carrier);
-  return { ...p, index, bytes: multiFrameBytes(p.ops) };
+  const prepared = prepareQueue(ctx, key, info, opts, index, span?.carrier);
+  return { ...prepared, index, bytes: multiFrameBytes(prepared.ops) };
 }
 
 /**
@@ -135,12 +135,12 @@ export async function queueManyAt(
   const spans: QueueTrace[] = [];
   try {
     const queued = await queueAll(ctx, requests, spans);
-    for (const s of spans) s.end();
+    for (const span of spans) span.end();
     return queued;
   } catch (err) {
     const queued = err instanceof QueueManyError ? err.queued : 0;
-    spans.forEach((s, i) => {
-      s.end(i < queued ? undefined : err);
+    spans.forEach((span, index) => {
+      span.end(index < queued ? undefined : err);
     });
     throw err;
   }
@@ -151,11 +151,11 @@ async function queueAll(
   requests: readonly unknown[],
   spans: QueueTrace[],
 ): Promise<QueuedTask[]> {
-  const items = requests.map((r, i) => {
+  const items = requests.map((request, index) => {
     try {
-      return prepare(ctx, r, i, spans);
+      return prepare(ctx, request, index, spans);
     } catch (err) {
-      throw aboutTask(err, i, 0);
+      throw aboutTask(err, index, 0);
     }
   });
   let start = 0;
@@ -201,12 +201,12 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
     const before = ctx.coordinator.state;
     try {
       const res = await ctx.coordinator.multi(rest.flatMap((it) => it.ops));
-      rest.forEach((it, i) => {
-        it.result = { key: it.key, entry: pathOf(res[2 * i + 1]), previous: null };
+      rest.forEach((it, index) => {
+        it.result = { key: it.key, entry: pathOf(res[2 * index + 1]), previous: null };
       });
       return;
-    } catch (e) {
-      err = e;
+    } catch (caught) {
+      err = caught;
     }
     if (outcomeUnknown(err, before)) {
       if (await appliedAfterLoss(ctx, rest, err)) return;
@@ -214,8 +214,8 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
       if (++lostRounds >= MAX_LOST_ROUNDS) throw aboutTask(err, rest[0]!.index, rest[0]!.index);
       continue;
     }
-    const f = multiFailure(err);
-    if (f === null || f.index < 0) {
+    const failure = multiFailure(err);
+    if (failure === null || failure.index < 0) {
       // Refused as a whole before it was sent (too large for this client): split it. Any
       // other failure of the whole (a session already lost) wrote nothing: say so.
       if (!REFUSED_AS_TOO_LARGE.has(codeOf(err) ?? ''))
@@ -227,7 +227,7 @@ async function writeGroup(ctx: EngineContext, group: Item[]): Promise<void> {
     }
     // Nothing of the group applied. The tasks before the refused one are fine: write them,
     // then the refused one by the rules of `queue` (a re-queue, or its error), then the rest.
-    const at = Math.floor(f.index / 2);
+    const at = Math.floor(failure.index / 2);
     await writeGroup(ctx, rest.slice(0, at));
     await queueOne(ctx, rest[at]!);
     rest = rest.slice(at + 1);
@@ -277,8 +277,8 @@ async function lookForGroup(ctx: EngineContext, group: Item[], err: unknown): Pr
   for (const [bucket, items] of byBucket) {
     const names = new Map<string, string>();
     for (const name of await ctx.coordinator.children(bucket)) {
-      const e = parseEntryName(name);
-      if (e) names.set(e.encodedKey, `${bucket}/${name}`);
+      const entry = parseEntryName(name);
+      if (entry) names.set(entry.encodedKey, `${bucket}/${name}`);
     }
     for (const it of items)
       it.result = {

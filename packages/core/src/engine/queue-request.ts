@@ -33,12 +33,12 @@ export function splitRequest(request: Record<string, unknown>): {
   nameFunctor: NameFunctor | null;
   options: QueueOptions;
 } {
-  for (const k of Object.keys(request))
-    if (!REQUEST_FIELDS.includes(k))
+  for (const key of Object.keys(request))
+    if (!REQUEST_FIELDS.includes(key))
       throw new ZoottError(
         'INVALID_TASK',
-        `${k}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
-        { field: k },
+        `${key}: unknown queue field (allowed: ${REQUEST_FIELDS.join(', ')}; put your own values in data)`,
+        { field: key },
       );
   const pick = (fields: readonly string[]) =>
     Object.fromEntries(

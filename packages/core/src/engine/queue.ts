@@ -27,48 +27,51 @@ export function resolveQueueOptions(
   ctx: EngineContext,
   options: QueueOptions | undefined,
 ): ResolvedQueueOptions {
-  const o = options ?? {};
+  const given = options ?? {};
   const bad = (field: string, why: string) =>
     new ZoottError('INVALID_TASK', `options.${field}: ${why}`, { field: `options.${field}` });
-  if (typeof o !== 'object') throw bad('', 'options must be an object');
+  if (typeof given !== 'object') throw bad('', 'options must be an object');
   const known = new Set(['priority', 'hints', 'maxAttempts', 'backoff', 'notBefore']);
-  for (const k of Object.keys(o))
-    if (!known.has(k)) throw bad(k, `unknown option (allowed: ${[...known].join(', ')})`);
-  const priority = validatePriority(o.priority ?? 0, 'options.priority');
-  const maxAttempts = o.maxAttempts ?? ctx.defaults.maxAttempts;
+  for (const key of Object.keys(given))
+    if (!known.has(key)) throw bad(key, `unknown option (allowed: ${[...known].join(', ')})`);
+  const priority = validatePriority(given.priority ?? 0, 'options.priority');
+  const maxAttempts = given.maxAttempts ?? ctx.defaults.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000)
     throw bad('maxAttempts', `${String(maxAttempts)} must be an integer in [1, 1000]`);
-  const backoff = { ...ctx.defaults.backoff, ...stripUndefined(o.backoff ?? {}) };
-  for (const f of ['baseMs', 'maxMs'] as const) {
-    const v = backoff[f];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
-      throw bad(`backoff.${f}`, `${String(v)} must be a finite number >= 0`);
+  const backoff = { ...ctx.defaults.backoff, ...stripUndefined(given.backoff ?? {}) };
+  for (const field of ['baseMs', 'maxMs'] as const) {
+    const value = backoff[field];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      throw bad(`backoff.${field}`, `${String(value)} must be a finite number >= 0`);
   }
   const out: ResolvedQueueOptions = { priority, maxAttempts, backoff };
-  if (o.hints !== undefined) {
-    if (typeof o.hints !== 'object' || o.hints === null) throw bad('hints', 'must be an object');
+  if (given.hints !== undefined) {
+    if (typeof given.hints !== 'object' || given.hints === null)
+      throw bad('hints', 'must be an object');
     const hints: NonNullable<EntryData['hints']> = {};
-    for (const k of Object.keys(o.hints)) {
-      if (!(HINT_FIELDS as readonly string[]).includes(k))
-        throw bad(`hints.${k}`, `unknown hint (allowed: ${HINT_FIELDS.join(', ')})`);
-      const v = (o.hints as Record<string, unknown>)[k];
-      if (v === undefined) continue;
-      if (typeof v !== 'string' || v.length === 0 || v.length > 1024)
-        throw bad(`hints.${k}`, 'must be a non-empty string of at most 1024 characters');
-      hints[k as (typeof HINT_FIELDS)[number]] = v;
+    for (const key of Object.keys(given.hints)) {
+      if (!(HINT_FIELDS as readonly string[]).includes(key))
+        throw bad(`hints.${key}`, `unknown hint (allowed: ${HINT_FIELDS.join(', ')})`);
+      const value = (given.hints as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' || value.length === 0 || value.length > 1024)
+        throw bad(`hints.${key}`, 'must be a non-empty string of at most 1024 characters');
+      hints[key as (typeof HINT_FIELDS)[number]] = value;
     }
     out.hints = hints;
   }
-  if (o.notBefore !== undefined) {
-    if (typeof o.notBefore !== 'number' || !Number.isFinite(o.notBefore))
-      throw bad('notBefore', `${String(o.notBefore)} must be a time in ms since the epoch`);
-    out.notBefore = o.notBefore;
+  if (given.notBefore !== undefined) {
+    if (typeof given.notBefore !== 'number' || !Number.isFinite(given.notBefore))
+      throw bad('notBefore', `${String(given.notBefore)} must be a time in ms since the epoch`);
+    out.notBefore = given.notBefore;
   }
   return out;
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+function stripUndefined<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, v]) => v !== undefined),
+  ) as Partial<T>;
 }
 
 function entryData(
@@ -78,7 +81,7 @@ function entryData(
   opts: ResolvedQueueOptions,
   trace: TraceCarrier | undefined,
 ): EntryData {
-  const d: EntryData = {
+  const data: EntryData = {
     name,
     type: info.type,
     attempts: 0,
@@ -86,12 +89,12 @@ function entryData(
     backoff: opts.backoff,
     queuedAt: ctx.clock.now(),
   };
-  if (info.data !== undefined) d.data = info.data;
-  if (opts.hints) d.hints = opts.hints;
-  if (opts.notBefore !== undefined) d.notBefore = opts.notBefore;
-  if (trace) d.trace = trace;
-  d.qid = ctx.queueIds.next(ctx.clock);
-  return d;
+  if (info.data !== undefined) data.data = info.data;
+  if (opts.hints) data.hints = opts.hints;
+  if (opts.notBefore !== undefined) data.notBefore = opts.notBefore;
+  if (trace) data.trace = trace;
+  data.qid = ctx.queueIds.next(ctx.clock);
+  return data;
 }
 
 /**
@@ -122,8 +125,8 @@ export async function lostQueueWrite(
     // An entry gone since the listing is not this call's to find; any other failure leaves
     // the look unfinished: taken for "not written", the caller would write again, or report
     // a write that landed as one that never did.
-    const got = await ctx.coordinator.get(path).catch((e: unknown) => {
-      if (codeOf(e) === 'NO_NODE') return null;
+    const got = await ctx.coordinator.get(path).catch((getError: unknown) => {
+      if (codeOf(getError) === 'NO_NODE') return null;
       throw err;
     });
     if (got && decodeJson<Partial<EntryData>>(got.data, path).qid === qid) return path;
@@ -207,8 +210,11 @@ async function queueTraced(
 }
 
 /** {@link queueAt} of a task already prepared (validated, its data encoded). */
-export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promise<QueuedTask> {
-  const { key, info, treePath, treeData, prefix, entryBytes, qid } = p;
+export async function queuePrepared(
+  ctx: EngineContext,
+  prepared: PreparedQueue,
+): Promise<QueuedTask> {
+  const { key, info, treePath, treeData, prefix, entryBytes, qid } = prepared;
   const { layout } = ctx;
   const encodedKey = key.join(KEY_SEPARATOR);
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
@@ -216,7 +222,7 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
   ctx.hints.noteChildQueued(key);
   for (let round = 0; round < 8; round++) {
     try {
-      const res = await ctx.coordinator.multi(p.ops);
+      const res = await ctx.coordinator.multi(prepared.ops);
       return { key, entry: pathOf(res[1]), previous: null };
     } catch (err) {
       if (UNKNOWN_OUTCOME_CODES.has(codeOf(err) ?? '')) {
@@ -224,8 +230,8 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
         if (written) return { key, entry: written, previous: null };
         continue;
       }
-      const f = multiFailure(err);
-      if (f?.index === 0 && f.code === 'NO_NODE') {
+      const failure = multiFailure(err);
+      if (failure?.index === 0 && failure.code === 'NO_NODE') {
         throw key.length === 1
           ? new ZoottError(
               'WORLD_NOT_INITIALISED',
@@ -238,7 +244,7 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
               { op: 'queue', path: treePath },
             );
       }
-      if (f?.index === 1 && f.code === 'NO_NODE')
+      if (failure?.index === 1 && failure.code === 'NO_NODE')
         throw new ZoottError(
           'WORLD_NOT_INITIALISED',
           `world ${layout.world} is not initialised; call init`,
@@ -247,7 +253,7 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
             path: bucket,
           },
         );
-      if (!(f?.index === 0 && f.code === 'NODE_EXISTS')) throw err;
+      if (!(failure?.index === 0 && failure.code === 'NODE_EXISTS')) throw err;
     }
     const done = await requeue(ctx, key, info, treeData, prefix, entryBytes, qid);
     if (done) return done;
@@ -257,8 +263,8 @@ export async function queuePrepared(ctx: EngineContext, p: PreparedQueue): Promi
   });
 }
 
-export function pathOf(r: { op: string } | undefined): string {
-  return r && 'path' in r ? (r as { path: string }).path : '';
+export function pathOf(result: { op: string } | undefined): string {
+  return result && 'path' in result ? (result as { path: string }).path : '';
 }
 
 /** One re-queue attempt; `null` when a concurrent change means it should be tried again. */
@@ -271,13 +277,15 @@ async function requeue(
   entryBytes: Uint8Array,
   qid: string,
 ): Promise<QueuedTask | null> {
-  const { coordinator: c, layout } = ctx;
+  const { coordinator, layout } = ctx;
   const encodedKey = key.join(KEY_SEPARATOR);
   const treePath = layout.treePath(key);
   const bucket = layout.bucketPath(AREA.pending, layout.bucketOf(key));
   const [tree, names] = await Promise.all([
-    c.get(treePath).catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err))),
-    c.children(bucket),
+    coordinator
+      .get(treePath)
+      .catch((err) => (codeOf(err) === 'NO_NODE' ? null : Promise.reject(err))),
+    coordinator.children(bucket),
   ]);
   if (!tree) return null; // deleted meanwhile: the create path runs again
   const existing = decodeJson<{ type?: string } | null>(tree.data, treePath);
@@ -294,10 +302,10 @@ async function requeue(
   // The entry is read BEFORE the working node (one client's requests are served in order):
   // a claim that the working read misses has not bumped the version we delete with yet.
   const [entryStat, working, completed, failed] = await Promise.all([
-    entry ? c.exists(entryPath) : Promise.resolve(null),
-    c.exists(layout.recordPath(AREA.working, key)),
-    c.exists(layout.recordPath(AREA.completed, key)),
-    c.exists(layout.recordPath(AREA.failed, key)),
+    entry ? coordinator.exists(entryPath) : Promise.resolve(null),
+    coordinator.exists(layout.recordPath(AREA.working, key)),
+    coordinator.exists(layout.recordPath(AREA.completed, key)),
+    coordinator.exists(layout.recordPath(AREA.failed, key)),
   ]);
   if (working) {
     throw taskStateError(
@@ -333,7 +341,7 @@ async function requeue(
     previous = 'completed';
   }
   try {
-    const res = await c.multi(ops);
+    const res = await coordinator.multi(ops);
     return { key, entry: pathOf(res[1]), previous };
   } catch (err) {
     const code = codeOf(err);

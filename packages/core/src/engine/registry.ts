@@ -21,13 +21,13 @@ export interface WorkerInfo {
 }
 
 /** murmur3's 32-bit finalizer: spreads every input bit over the whole word. */
-function mix32(h: number): number {
-  let x = h ^ (h >>> 16);
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  x ^= x >>> 16;
-  return x >>> 0;
+function mix32(hash: number): number {
+  let mixed = hash ^ (hash >>> 16);
+  mixed = Math.imul(mixed, 0x85ebca6b);
+  mixed ^= mixed >>> 13;
+  mixed = Math.imul(mixed, 0xc2b2ae35);
+  mixed ^= mixed >>> 16;
+  return mixed >>> 0;
 }
 
 /**
@@ -44,21 +44,21 @@ function mix32(h: number): number {
  */
 export function bucketOwners(live: readonly string[], buckets: number): string[] {
   const names = [...new Set(live)].sort();
-  const n = names.length;
-  if (n === 0) return [];
+  const count = names.length;
+  if (count === 0) return [];
   const nameHash = names.map((name) => fnv1a32(name));
-  const share = Math.floor(buckets / n);
-  const extra = buckets % n;
-  const load = new Array<number>(n).fill(0);
+  const share = Math.floor(buckets / count);
+  const extra = buckets % count;
+  const load = new Array<number>(count).fill(0);
   let atExtra = 0;
   const owners: string[] = [];
   for (let b = 0; b < buckets; b++) {
     const salt = Math.imul(b + 1, 0x9e3779b1);
     let best = -1;
     let bestScore = -1;
-    for (let i = 0; i < n; i++) {
-      const l = load[i]!;
-      if (l > share || (l === share && atExtra >= extra)) continue;
+    for (let i = 0; i < count; i++) {
+      const held = load[i]!;
+      if (held > share || (held === share && atExtra >= extra)) continue;
       const score = mix32(nameHash[i]! ^ salt);
       if (score > bestScore) {
         best = i;
@@ -157,23 +157,23 @@ export class RegistryView {
   names: string[] = [];
 
   constructor(
-    private readonly c: Coordinator,
+    private readonly coordinator: Coordinator,
     private readonly path: string,
     private readonly onGhost: (path: string) => void = () => {},
   ) {}
 
   /** Re-lists the registry, arming a watch that calls `onChange` once; the live names. */
   async refresh(onChange: () => void): Promise<string[]> {
-    const listed = (await this.c.children(this.path, { watch: onChange })).sort();
+    const listed = (await this.coordinator.children(this.path, { watch: onChange })).sort();
     const present = new Set(listed);
-    for (const n of this.infos.keys()) if (!present.has(n)) this.infos.delete(n);
-    for (const n of this.ghosts) if (!present.has(n)) this.ghosts.delete(n);
-    const read = async (n: string): Promise<void> => {
-      const path = `${this.path}/${n}`;
+    for (const name of this.infos.keys()) if (!present.has(name)) this.infos.delete(name);
+    for (const name of this.ghosts) if (!present.has(name)) this.ghosts.delete(name);
+    const read = async (name: string): Promise<void> => {
+      const path = `${this.path}/${name}`;
       try {
-        const got = await this.c.get(path);
+        const got = await this.coordinator.get(path);
         if (got.stat.ephemeralOwner === null) {
-          this.ghosts.add(n);
+          this.ghosts.add(name);
           this.onGhost(path);
           return;
         }
@@ -183,7 +183,7 @@ export class RegistryView {
         } catch {
           // A live registration with unreadable info still counts as a worker.
         }
-        this.infos.set(n, info);
+        this.infos.set(name, info);
       } catch (err) {
         if (codeOf(err) !== 'NO_NODE') throw err;
       }
@@ -208,10 +208,10 @@ export class RegistryView {
 
   /** Live workers that serve `type` (one whose info cannot be read counts: it may). */
   serving(type: string): number {
-    let n = 0;
+    let count = 0;
     for (const info of this.infos.values())
-      if (!info || !Array.isArray(info.types) || info.types.includes(type)) n++;
-    return n;
+      if (!info || !Array.isArray(info.types) || info.types.includes(type)) count++;
+    return count;
   }
 
   /**

@@ -16,17 +16,17 @@ const RENEW_MAX_MS = 5000;
  * followed at once, so the session opens when the server is back, not a pause later.
  */
 export async function renewUntilOpen(
-  c: Coordinator,
+  coordinator: Coordinator,
   clock: EngineClock,
   halt: AbortSignal,
   warn: (fields: object, msg: string) => void,
 ): Promise<void> {
-  const lost = () => c.state === 'lost';
+  const lost = () => coordinator.state === 'lost';
   for (let delay = RENEW_BASE_MS; !halt.aborted && lost(); ) {
     const began = clock.now();
     const wait = () => Math.max(0, delay - (clock.now() - began));
     try {
-      await c.renewSession();
+      await coordinator.renewSession();
       // A session lost again meanwhile is renewed again, after the wait.
       if (!lost()) return;
     } catch (err) {
@@ -42,15 +42,15 @@ export async function renewUntilOpen(
  * Resolves with `verdict()` as soon as it is not `null`, checking now and on every session
  * event: the way to wait out a dropped connection without timers of its own.
  */
-function onceDecided(c: Coordinator, verdict: () => boolean | null): Promise<boolean> {
+function onceDecided(coordinator: Coordinator, verdict: () => boolean | null): Promise<boolean> {
   const first = verdict();
   if (first !== null) return Promise.resolve(first);
   return new Promise((resolve) => {
-    const off = c.onSession(() => {
-      const v = verdict();
-      if (v === null) return;
+    const off = coordinator.onSession(() => {
+      const decided = verdict();
+      if (decided === null) return;
       off();
-      resolve(v);
+      resolve(decided);
     });
   });
 }
@@ -62,9 +62,13 @@ const gone = (c: Coordinator) => c.state === 'lost' || c.state === 'closed';
  * session, `lost`, `closed`). A connection that comes back inside the session keeps that
  * session's ephemeral nodes (claims) alive.
  */
-export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
-  return onceDecided(c, () =>
-    c.sessionId !== session || gone(c) ? false : c.state === 'connected' ? true : null,
+export function sessionBack(coordinator: Coordinator, session: string): Promise<boolean> {
+  return onceDecided(coordinator, () =>
+    coordinator.sessionId !== session || gone(coordinator)
+      ? false
+      : coordinator.state === 'connected'
+        ? true
+        : null,
   );
 }
 
@@ -72,14 +76,20 @@ export function sessionBack(c: Coordinator, session: string): Promise<boolean> {
  * Resolves `true` once the coordinator is connected (in any session), `false` once it is
  * `lost` or `closed`: for writes that belong to no session (queueing).
  */
-export function connectionBack(c: Coordinator): Promise<boolean> {
-  return onceDecided(c, () => (c.state === 'connected' ? true : gone(c) ? false : null));
+export function connectionBack(coordinator: Coordinator): Promise<boolean> {
+  return onceDecided(coordinator, () =>
+    coordinator.state === 'connected' ? true : gone(coordinator) ? false : null,
+  );
 }
 
 /** Creates a persistent node unless it exists; concurrent callers all succeed. */
-export async function ensureNode(c: Coordinator, path: string, data?: Uint8Array): Promise<void> {
+export async function ensureNode(
+  coordinator: Coordinator,
+  path: string,
+  data?: Uint8Array,
+): Promise<void> {
   try {
-    await c.create(path, data);
+    await coordinator.create(path, data);
   } catch (err) {
     if (codeOf(err) !== 'NODE_EXISTS') throw err;
   }

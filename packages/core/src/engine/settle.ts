@@ -150,8 +150,8 @@ async function reentered(ctx: EngineContext, claim: Claim, kind: ReenteredKind):
   try {
     const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(claim.key));
     return (await ctx.coordinator.children(bucket)).some((name) => {
-      const e = name === own ? null : parseEntryName(name);
-      return e !== null && e.kind === kind && e.encodedKey === encodedKey;
+      const entry = name === own ? null : parseEntryName(name);
+      return entry !== null && entry.kind === kind && entry.encodedKey === encodedKey;
     });
   } catch {
     return false;

@@ -16,9 +16,9 @@ export async function findEntry(
 ): Promise<{ entry: EntryName; path: string } | null> {
   const bucket = ctx.layout.bucketPath(AREA.pending, ctx.layout.bucketOf(key));
   const encodedKey = key.join(KEY_SEPARATOR);
-  for (const n of await ctx.coordinator.children(bucket)) {
-    const e = parseEntryName(n);
-    if (e && e.encodedKey === encodedKey) return { entry: e, path: `${bucket}/${n}` };
+  for (const name of await ctx.coordinator.children(bucket)) {
+    const entry = parseEntryName(name);
+    if (entry && entry.encodedKey === encodedKey) return { entry, path: `${bucket}/${name}` };
   }
   return null;
 }
@@ -113,11 +113,12 @@ export async function cancelTask(
     const below = await walkTree(ctx, key, () => false);
     below.sort((a, b) => b.key.length - a.key.length);
     // Tasks of one depth are independent: cancel them together, deepest level first.
-    let i = 0;
-    while (i < below.length) {
-      const depth = below[i]!.key.length;
+    let index = 0;
+    while (index < below.length) {
+      const depth = below[index]!.key.length;
       const level: TaskKey[] = [];
-      while (i < below.length && below[i]!.key.length === depth) level.push(below[i++]!.key);
+      while (index < below.length && below[index]!.key.length === depth)
+        level.push(below[index++]!.key);
       await Promise.all(level.map((k) => cancelOne(ctx, k, true)));
       keys.push(...level);
     }
@@ -128,16 +129,16 @@ export async function cancelTask(
 }
 
 async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean): Promise<void> {
-  const { coordinator: c, layout } = ctx;
+  const { coordinator, layout } = ctx;
   const treePath = layout.treePath(key);
   await untilSettled('cancel', key, async () => {
     const [found, node, working, completed, failed, progress] = await Promise.all([
       findEntry(ctx, key),
-      c.exists(treePath),
-      c.exists(layout.recordPath(AREA.working, key)),
-      c.exists(layout.recordPath(AREA.completed, key)),
-      c.exists(layout.recordPath(AREA.failed, key)),
-      c.exists(progressPath(layout, key)),
+      coordinator.exists(treePath),
+      coordinator.exists(layout.recordPath(AREA.working, key)),
+      coordinator.exists(layout.recordPath(AREA.completed, key)),
+      coordinator.exists(layout.recordPath(AREA.failed, key)),
+      coordinator.exists(progressPath(layout, key)),
     ]);
     const ops: Op[] = [];
     if (found) ops.push({ op: 'delete', path: found.path });
@@ -147,7 +148,7 @@ async function cancelOne(ctx: EngineContext, key: TaskKey, removeNode: boolean):
     if (progress) ops.push({ op: 'delete', path: progressPath(layout, key) });
     if (node && (removeNode || node.numChildren === 0))
       ops.push({ op: 'delete', path: treePath, version: -1 });
-    if (ops.length > 0) await c.multi(ops);
+    if (ops.length > 0) await coordinator.multi(ops);
     return true;
   });
 }

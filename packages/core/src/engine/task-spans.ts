@@ -63,9 +63,9 @@ export function carrierOf(value: unknown): TraceCarrier | undefined {
   const entries = Object.entries(value);
   if (entries.length === 0 || entries.length > MAX_CARRIER_FIELDS) return undefined;
   let chars = 0;
-  for (const [k, v] of entries) {
-    if (typeof v !== 'string') return undefined;
-    chars += k.length + v.length;
+  for (const [key, field] of entries) {
+    if (typeof field !== 'string') return undefined;
+    chars += key.length + field.length;
   }
   return chars <= MAX_CARRIER_CHARS ? (value as TraceCarrier) : undefined;
 }
@@ -77,10 +77,15 @@ export interface QueueTrace {
 }
 
 /** Starts the queue span of the task at `key`, under the caller's current context. */
-export function queueTrace(t: Telemetry, world: string, key: TaskKey, type: string): QueueTrace {
-  const cm = t.contextManager;
+export function queueTrace(
+  telemetry: Telemetry,
+  world: string,
+  key: TaskKey,
+  type: string,
+): QueueTrace {
+  const cm = telemetry.contextManager;
   const parent = cm.active();
-  const span = t.tracer.startSpan(
+  const span = telemetry.tracer.startSpan(
     `queue ${type}`,
     { kind: 'producer', attributes: taskAttributes(world, key, type, 'create') },
     parent,
@@ -118,14 +123,14 @@ function attemptAttributes(world: string, claim: Claim, operation: string): Tele
  * parent task's from `parentCarrier`, else a new trace) and its wait span, recorded now.
  */
 function claimTrace(
-  t: Telemetry,
+  telemetry: Telemetry,
   world: string,
   claim: Claim,
   parentCarrier?: TraceCarrier,
 ): ClaimTrace {
   const known = traces.get(claim);
   if (known) return known;
-  const cm = t.contextManager;
+  const cm = telemetry.contextManager;
   const stored = carrierOf(claim.entry.trace);
   const own = stored ? cm.extract(stored) : undefined;
   const up = parentCarrier ? cm.extract(parentCarrier) : undefined;
@@ -135,7 +140,7 @@ function claimTrace(
   const from =
     claim.attempt > 1 && entry.notBefore !== undefined ? entry.notBefore : entry.queuedAt;
   // Clocks of two machines: a wait never ends before it starts.
-  const wait = t.tracer.startSpan(
+  const wait = telemetry.tracer.startSpan(
     `wait ${claim.type}`,
     {
       kind: 'internal',
@@ -177,14 +182,14 @@ export interface RunTrace {
 
 /** Starts the run span of `claim` (its wait span first) in `worker`. */
 export function runTrace(
-  t: Telemetry,
+  telemetry: Telemetry,
   world: string,
   claim: Claim,
   worker: string,
   parent: TraceCarrier | undefined,
 ): RunTrace {
-  const trace = claimTrace(t, world, claim, parent);
-  const span = t.tracer.startSpan(
+  const trace = claimTrace(telemetry, world, claim, parent);
+  const span = telemetry.tracer.startSpan(
     `run ${claim.type}`,
     {
       kind: 'consumer',
@@ -199,7 +204,7 @@ export function runTrace(
   const ctx = span.setSpanOnContext(trace.task);
   trace.run = { span, ctx };
   return {
-    within: (fn) => t.contextManager.with(ctx, fn),
+    within: (fn) => telemetry.contextManager.with(ctx, fn),
     end(outcome, error) {
       span.setAttribute(SPAN_ATTRIBUTES.outcome, outcome.status);
       if (error !== undefined) span.recordError(error);
@@ -210,15 +215,15 @@ export function runTrace(
 
 /** Runs `write`, the write that settles `claim` by `op`, inside its settle span. */
 export async function settleTraced<T extends SettleOutcome>(
-  t: Telemetry,
+  telemetry: Telemetry,
   world: string,
   claim: Claim,
   op: 'complete' | 'fail' | 'release',
   write: () => Promise<T>,
 ): Promise<T> {
-  const trace = claimTrace(t, world, claim);
+  const trace = claimTrace(telemetry, world, claim);
   // Under the run, when a worker runs the claim; else under the task's context.
-  const span = t.tracer.startSpan(
+  const span = telemetry.tracer.startSpan(
     `settle ${claim.type}`,
     {
       kind: 'internal',
@@ -243,8 +248,8 @@ export async function settleTraced<T extends SettleOutcome>(
  * The carrier a completed record keeps for the task's children: its run's context (or the
  * task's, when no worker run traced it), for children queued without a trace of their own.
  */
-export function recordCarrier(t: Telemetry, claim: Claim): TraceCarrier | undefined {
+export function recordCarrier(telemetry: Telemetry, claim: Claim): TraceCarrier | undefined {
   const trace = traces.get(claim);
   if (!trace) return carrierOf(claim.entry.trace);
-  return t.contextManager.inject(trace.run?.ctx ?? trace.task);
+  return telemetry.contextManager.inject(trace.run?.ctx ?? trace.task);
 }

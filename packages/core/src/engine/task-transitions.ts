@@ -40,15 +40,15 @@ export function nodesIn(tasks: Map<string, TaskNodes>, key: string): TaskNodes {
   return nodes;
 }
 
-export function stateOf(n: TaskNodes | undefined): TaskState | undefined {
-  if (!n) return undefined;
-  if (n.completed) return { state: 'completed' };
+export function stateOf(nodes: TaskNodes | undefined): TaskState | undefined {
+  if (!nodes) return undefined;
+  if (nodes.completed) return { state: 'completed' };
   let newest: EntryName | null = null;
-  for (const e of n.entries.values()) {
-    if (e.kind === ENTRY_KIND.dead) return { state: 'failed', entry: e.name };
-    if (!newest || e.seq > newest.seq) newest = e;
+  for (const entry of nodes.entries.values()) {
+    if (entry.kind === ENTRY_KIND.dead) return { state: 'failed', entry: entry.name };
+    if (!newest || entry.seq > newest.seq) newest = entry;
   }
-  if (n.working) return { state: 'working', entry: newest?.name ?? null };
+  if (nodes.working) return { state: 'working', entry: newest?.name ?? null };
   if (newest)
     return { state: 'pending', entry: newest.name, retry: newest.kind === ENTRY_KIND.retry };
   return undefined;

@@ -74,12 +74,13 @@ export async function waitForTask(
   options: WaitForOptions = {},
 ): Promise<TaskEnd> {
   validateKey(key, ctx.limits);
-  const c = ctx.coordinator;
+  const coordinator = ctx.coordinator;
   const stop = stopper(key, options);
   let wake: () => void = () => {};
-  const offSession = c.onSession((e) => {
+  const offSession = coordinator.onSession((event) => {
     // A new connection or session: the watch may be gone with the old one; look again.
-    if (e.type === 'connected' || e.type === 'reconnected' || e.type === 'closed') wake();
+    if (event.type === 'connected' || event.type === 'reconnected' || event.type === 'closed')
+      wake();
   });
   try {
     for (let first = true; ; first = false) {
@@ -91,14 +92,15 @@ export async function waitForTask(
       try {
         look = await lookAt(ctx, key, first, () => wake());
       } catch (err) {
-        if (!isConnectionTrouble(err) || c.state === 'closed') throw err;
-        await Promise.race([untilConnected(c), stop.stopped]);
+        if (!isConnectionTrouble(err) || coordinator.state === 'closed') throw err;
+        await Promise.race([untilConnected(coordinator), stop.stopped]);
         continue;
       }
       if ('end' in look) return look.end;
       if ('waiting' in look) options.onState?.(look.waiting);
       else continue;
-      if (c.state === 'closed') throw new ZoottError('CLOSED', undefined, { op: 'waitFor' });
+      if (coordinator.state === 'closed')
+        throw new ZoottError('CLOSED', undefined, { op: 'waitFor' });
       await Promise.race([woken, stop.stopped]);
     }
   } finally {
@@ -112,8 +114,8 @@ function stopper(key: TaskKey, options: WaitForOptions) {
   const what = `task ${key.join(KEY_SEPARATOR)}`;
   let reason: ZoottError | null = null;
   let reject: (err: unknown) => void = () => {};
-  const stopped = new Promise<never>((_, r) => {
-    reject = r;
+  const stopped = new Promise<never>((_, rejectStopped) => {
+    reject = rejectStopped;
   });
   stopped.catch(() => {});
   const end = (err: ZoottError) => {
@@ -148,18 +150,18 @@ function stopper(key: TaskKey, options: WaitForOptions) {
 }
 
 /** Resolves once requests flow again (state `connected`), rejects once the coordinator closes. */
-function untilConnected(c: Coordinator): Promise<void> {
+function untilConnected(coordinator: Coordinator): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = () => {
-      if (c.state === 'connected') {
+      if (coordinator.state === 'connected') {
         off();
         resolve();
-      } else if (c.state === 'closed') {
+      } else if (coordinator.state === 'closed') {
         off();
         reject(new ZoottError('CLOSED', undefined, { op: 'waitFor' }));
       }
     };
-    const off = c.onSession(check);
+    const off = coordinator.onSession(check);
     check();
   });
 }

@@ -28,10 +28,10 @@ export async function walkTree(
   let level: TaskKey[] = [from];
   while (level.length > 0) {
     const listed = await Promise.all(
-      level.map((k) =>
+      level.map((key) =>
         ctx.coordinator
-          .children(ctx.layout.treePath(k))
-          .then((names) => names.map((n) => [...k, n] as TaskKey))
+          .children(ctx.layout.treePath(key))
+          .then((names) => names.map((n) => [...key, n] as TaskKey))
           .catch((err) => (codeOf(err) === 'NO_NODE' ? [] : Promise.reject(err))),
       ),
     );
@@ -44,7 +44,7 @@ export async function walkTree(
         const path = ctx.layout.treePath(key);
         try {
           const got = await ctx.coordinator.get(path);
-          const d = readNode<{ type?: unknown; data?: unknown } | null>(
+          const stored = readNode<{ type?: unknown; data?: unknown } | null>(
             got.data,
             path,
             shapes.tree,
@@ -53,8 +53,8 @@ export async function walkTree(
               ctx.onCorrupt(bad);
             },
           );
-          if (d && typeof d.type === 'string') node.type = d.type;
-          if (d && d.data !== undefined && d.data !== null) node.data = d.data;
+          if (stored && typeof stored.type === 'string') node.type = stored.type;
+          if (stored && stored.data !== undefined && stored.data !== null) node.data = stored.data;
         } catch (err) {
           if (codeOf(err) !== 'NO_NODE') throw err;
         }
@@ -66,8 +66,8 @@ export async function walkTree(
 }
 
 export function compareKeys(a: TaskKey, b: TaskKey): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
+  const common = Math.min(a.length, b.length);
+  for (let i = 0; i < common; i++) {
     if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
   }
   return a.length - b.length;

@@ -73,9 +73,12 @@ export interface NamespaceReport {
 const parentOf = (path: string) => path.slice(0, path.lastIndexOf('/')) || '/';
 
 /** The ACL of `path`, `'unreadable'` when this session may not read it. */
-async function aclOrUnreadable(c: Coordinator, path: string): Promise<Acl[] | 'unreadable'> {
+async function aclOrUnreadable(
+  coordinator: Coordinator,
+  path: string,
+): Promise<Acl[] | 'unreadable'> {
   try {
-    return (await c.getAcl(path)).acl;
+    return (await coordinator.getAcl(path)).acl;
   } catch (err) {
     if (codeOf(err) === 'NO_AUTH') return 'unreadable';
     throw err;
@@ -95,13 +98,13 @@ export function withSharing(acl: readonly Acl[]): Acl[] {
  * admins can do about it. The namespace root is the connect string's chroot.
  */
 export async function refusedBy(
-  c: Coordinator,
+  coordinator: Coordinator,
   path: string,
   /** The ACL a world's node that refuses it must get back (the world's), when known. */
   worldAcl?: readonly Acl[],
 ): Promise<NamespaceError> {
   const parent = parentOf(path);
-  const acl = await aclOrUnreadable(c, parent);
+  const acl = await aclOrUnreadable(coordinator, parent);
   const admins = acl === 'unreadable' ? [] : adminsOf(acl);
   if (parent === '/')
     return new NamespaceError(
@@ -132,36 +135,39 @@ export async function refusedBy(
  *
  * @throws NamespaceError when the namespace root does not let these credentials create one.
  */
-export async function ensureNamespace(c: Coordinator): Promise<NamespaceReport> {
+export async function ensureNamespace(coordinator: Coordinator): Promise<NamespaceReport> {
   const report: NamespaceReport = { created: [], opened: [], kept: [] };
   const existing: string[] = [];
   await Promise.all(
     sharedParents().map(async (path) => {
       try {
-        await c.create(path, undefined, { acl: SHARED_ACL });
+        await coordinator.create(path, undefined, { acl: SHARED_ACL });
         report.created.push(path);
       } catch (err) {
         if (codeOf(err) === 'NODE_EXISTS') existing.push(path);
-        else if (codeOf(err) === 'NO_AUTH') throw await refusedBy(c, path);
+        else if (codeOf(err) === 'NO_AUTH') throw await refusedBy(coordinator, path);
         else throw err;
       }
     }),
   );
-  await Promise.all(existing.map((path) => shareIfAllowed(c, path, report)));
+  await Promise.all(existing.map((path) => shareIfAllowed(coordinator, path, report)));
   for (const list of [report.created, report.opened, report.kept])
     list.sort((a, b) => {
-      const [x, y] = [typeof a === 'string' ? a : a.path, typeof b === 'string' ? b : b.path];
-      return x < y ? -1 : x > y ? 1 : 0;
+      const [left, right] = [
+        typeof a === 'string' ? a : a.path,
+        typeof b === 'string' ? b : b.path,
+      ];
+      return left < right ? -1 : left > right ? 1 : 0;
     });
   return report;
 }
 
 /** Gives `path` {@link SHARED_ACL} unless it has it, when this session may (ADMIN). */
-async function shareIfAllowed(c: Coordinator, path: string, report: NamespaceReport) {
+async function shareIfAllowed(coordinator: Coordinator, path: string, report: NamespaceReport) {
   for (;;) {
     let got: Awaited<ReturnType<Coordinator['getAcl']>>;
     try {
-      got = await c.getAcl(path);
+      got = await coordinator.getAcl(path);
     } catch (err) {
       if (codeOf(err) !== 'NO_AUTH') throw err;
       report.kept.push({ path, acl: 'unreadable' });
@@ -169,7 +175,7 @@ async function shareIfAllowed(c: Coordinator, path: string, report: NamespaceRep
     }
     if (sameAcl(got.acl, SHARED_ACL)) return;
     try {
-      await c.setAcl(path, SHARED_ACL, got.stat.aversion);
+      await coordinator.setAcl(path, SHARED_ACL, got.stat.aversion);
       report.opened.push({ path, before: got.acl });
       return;
     } catch (err) {
@@ -196,7 +202,7 @@ async function shareIfAllowed(c: Coordinator, path: string, report: NamespaceRep
  * @throws NamespaceError when the node above does not let these credentials create it.
  */
 export async function ensureWorldPath(
-  c: Coordinator,
+  coordinator: Coordinator,
   path: string,
   acl?: readonly Acl[],
   /** Told each node made here (not the shared one), parents first. */
@@ -204,7 +210,7 @@ export async function ensureWorldPath(
 ): Promise<void> {
   for (let round = 0; ; round++) {
     try {
-      await c.create(path, undefined, acl ? { acl } : {});
+      await coordinator.create(path, undefined, acl ? { acl } : {});
       made?.push(path);
       return;
     } catch (err) {
@@ -212,22 +218,22 @@ export async function ensureWorldPath(
       if (code === 'NODE_EXISTS') return;
       // A refused create of a node that exists is no refusal of what is needed.
       if (code === 'NO_AUTH') {
-        if ((await c.exists(path)) !== null) return;
-        throw await refusedBy(c, path, acl);
+        if ((await coordinator.exists(path)) !== null) return;
+        throw await refusedBy(coordinator, path, acl);
       }
       if (code !== 'NO_NODE' || round > 0) throw err;
     }
     const parent = parentOf(path);
-    if (sharedParents().includes(parent)) await ensureShared(c, parent);
-    else await ensureWorldPath(c, parent, acl, made);
+    if (sharedParents().includes(parent)) await ensureShared(coordinator, parent);
+    else await ensureWorldPath(coordinator, parent, acl, made);
   }
 }
 
-async function ensureShared(c: Coordinator, path: string): Promise<void> {
+async function ensureShared(coordinator: Coordinator, path: string): Promise<void> {
   try {
-    await c.create(path, undefined, { acl: SHARED_ACL });
+    await coordinator.create(path, undefined, { acl: SHARED_ACL });
   } catch (err) {
-    if (codeOf(err) === 'NO_AUTH') throw await refusedBy(c, path);
+    if (codeOf(err) === 'NO_AUTH') throw await refusedBy(coordinator, path);
     if (codeOf(err) !== 'NODE_EXISTS') throw err;
   }
 }
@@ -242,7 +248,7 @@ async function ensureShared(c: Coordinator, path: string): Promise<void> {
  * @throws NamespaceError naming such a node, its ACL and the command only its admins can run.
  */
 export async function ensureWorldSideNodes(
-  c: Coordinator,
+  coordinator: Coordinator,
   world: string,
   worldAcl: readonly Acl[],
   /** Told each node made here, parents first. */
@@ -253,8 +259,8 @@ export async function ensureWorldSideNodes(
   for (const level of [tops, deeper])
     await Promise.all(
       level.map(async (path) => {
-        const acl = await aclOrMissing(c, path);
-        if (acl === null) return ensureWorldPath(c, path, undefined, made);
+        const acl = await aclOrMissing(coordinator, path);
+        if (acl === null) return ensureWorldPath(coordinator, path, undefined, made);
         const denied = deniedBy(acl, principal);
         if (denied.length === 0) return;
         throw new NamespaceError(
@@ -271,9 +277,12 @@ export async function ensureWorldSideNodes(
 }
 
 /** The ACL of `path`, `null` when it is missing, `'unreadable'` when this session may not read it. */
-async function aclOrMissing(c: Coordinator, path: string): Promise<Acl[] | 'unreadable' | null> {
+async function aclOrMissing(
+  coordinator: Coordinator,
+  path: string,
+): Promise<Acl[] | 'unreadable' | null> {
   try {
-    return await aclOrUnreadable(c, path);
+    return await aclOrUnreadable(coordinator, path);
   } catch (err) {
     if (codeOf(err) === 'NO_NODE') return null;
     throw err;

@@ -27,12 +27,14 @@ const HINT_SCORE = { server: 4, filename: 2, dataset: 1 } as const;
  */
 export function hintLocality(worker: WorkerPlace): LocalityScore {
   return (task) => {
-    const h = task.hints;
-    if (!h) return 0;
+    const hints = task.hints;
+    if (!hints) return 0;
     let score = 0;
-    if (h.server !== undefined && h.server === worker.server) score += HINT_SCORE.server;
-    if (h.filename !== undefined && worker.hasFile?.(h.filename)) score += HINT_SCORE.filename;
-    if (h.dataset !== undefined && worker.hasDataset?.(h.dataset)) score += HINT_SCORE.dataset;
+    if (hints.server !== undefined && hints.server === worker.server) score += HINT_SCORE.server;
+    if (hints.filename !== undefined && worker.hasFile?.(hints.filename))
+      score += HINT_SCORE.filename;
+    if (hints.dataset !== undefined && worker.hasDataset?.(hints.dataset))
+      score += HINT_SCORE.dataset;
     return score;
   };
 }
@@ -54,12 +56,13 @@ export interface PeerPlace {
  * presence is only known where it is: a peer that serves files may hold it).
  */
 function peerScore(task: { type: string; hints?: Orderable['hints'] }, peer: PeerPlace): number {
-  const h = task.hints;
-  if (!h || (peer.types !== undefined && !peer.types.includes(task.type))) return 0;
+  const hints = task.hints;
+  if (!hints || (peer.types !== undefined && !peer.types.includes(task.type))) return 0;
   let score = 0;
-  if (h.server !== undefined && h.server === peer.server) score += HINT_SCORE.server;
-  if (h.filename !== undefined && peer.files === true) score += HINT_SCORE.filename;
-  if (h.dataset !== undefined && peer.datasets?.includes(h.dataset)) score += HINT_SCORE.dataset;
+  if (hints.server !== undefined && hints.server === peer.server) score += HINT_SCORE.server;
+  if (hints.filename !== undefined && peer.files === true) score += HINT_SCORE.filename;
+  if (hints.dataset !== undefined && peer.datasets?.includes(hints.dataset))
+    score += HINT_SCORE.dataset;
   return score;
 }
 
@@ -75,10 +78,10 @@ export function leftForPeer(
   mine: number,
   peers: readonly PeerPlace[] | undefined,
 ): boolean {
-  const h = task.hints;
-  if (!h) return false;
+  const hints = task.hints;
+  if (!hints) return false;
   if (peers === undefined)
-    return h.server !== undefined && peerScore(task, { server: h.server }) > mine;
+    return hints.server !== undefined && peerScore(task, { server: hints.server }) > mine;
   for (const peer of peers) if (peerScore(task, peer) > mine) return true;
   return false;
 }

@@ -33,10 +33,10 @@ interface CheckedOp {
 
 /** Which fixes `mod` lacks, by name; empty when it has them all. */
 export function missingClientFixes(mod: LibModule): string[] {
-  const m = mod as CheckedModule;
+  const checked = mod as CheckedModule;
   const missing: string[] = [];
   // 127.0.0.1:1 is never dialled: connect() is never called on this client.
-  const client = m.createClient('127.0.0.1:1', {
+  const client = checked.createClient('127.0.0.1:1', {
     sessionTimeout: 30_000,
     spinDelay: 1000,
     retries: 0,
@@ -52,8 +52,8 @@ export function missingClientFixes(mod: LibModule): string[] {
 
   // A server error code the library does not list must not throw inside the socket handler.
   try {
-    const e = m.Exception?.create?.(ERR.QUOTA_EXCEEDED, '/zoott-self-check');
-    if (e?.name !== 'UNKNOWN' || e.code !== ERR.QUOTA_EXCEEDED)
+    const exception = checked.Exception?.create?.(ERR.QUOTA_EXCEEDED, '/zoott-self-check');
+    if (exception?.name !== 'UNKNOWN' || exception.code !== ERR.QUOTA_EXCEEDED)
       missing.push('unknown error codes (Exception.js)');
   } catch {
     missing.push('unknown error codes (Exception.js)');

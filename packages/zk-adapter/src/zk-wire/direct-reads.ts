@@ -40,13 +40,13 @@ const GET_DATA = OP.GET_DATA;
 const EXISTS = OP.EXISTS;
 
 function request(type: number, cls: string, path: string, watch: boolean): unknown {
-  const r = jute as unknown as Requests;
-  const header = new r.protocol.RequestHeader!();
+  const typedJute = jute as unknown as Requests;
+  const header = new typedJute.protocol.RequestHeader!();
   header.type = type;
-  const payload = new r.protocol[cls]!();
+  const payload = new typedJute.protocol[cls]!();
   payload.path = path;
   payload.watch = watch;
-  return new r.Request(header, payload);
+  return new typedJute.Request(header, payload);
 }
 
 const managerOf = (client: LibClient) => client.connectionManager as unknown as Manager;

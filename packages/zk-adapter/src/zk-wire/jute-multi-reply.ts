@@ -35,22 +35,22 @@ export function fastTxDeserialize(this: TransactionReply, buffer: Buffer, offset
   if (!Buffer.isBuffer(buffer)) throw new Error('buffer must an instance of Node.js Buffer class.');
   if (offset < 0 || offset >= buffer.length)
     throw new Error(`offset: ${offset} is out of buffer range.`);
-  let n = offset;
+  let at = offset;
   for (;;) {
     // MultiHeader: type (int), done (boolean), err (int).
-    const type = buffer.readInt32BE(n);
-    const done = buffer.readUInt8(n + 4) === 1;
-    n += 9;
-    if (done) return n - offset;
+    const type = buffer.readInt32BE(at);
+    const done = buffer.readUInt8(at + 4) === 1;
+    at += 9;
+    if (done) return at - offset;
     switch (type) {
       case OP_CREATE: {
         // CreateResponse: the created path (a ustring: -1 for none), without the chroot.
-        const length = buffer.readInt32BE(n);
-        n += 4;
+        const length = buffer.readInt32BE(at);
+        at += 4;
         let path: string | undefined;
         if (length !== -1) {
-          path = buffer.toString('utf8', n, n + length);
-          n += length;
+          path = buffer.toString('utf8', at, at + length);
+          at += length;
           const chroot = this.chrootPath;
           if (chroot) path = path === chroot ? '/' : path.substring(chroot.length);
         }
@@ -64,13 +64,13 @@ export function fastTxDeserialize(this: TransactionReply, buffer: Buffer, offset
       case OP_SET_DATA: {
         // SetDataResponse: the node's Stat record.
         const stat = new records.Stat();
-        n += stat.deserialize(buffer, n);
+        at += stat.deserialize(buffer, at);
         this.results.push({ type, stat });
         break;
       }
       case OP_ERROR:
-        this.results.push({ type, err: buffer.readInt32BE(n) });
-        n += 4;
+        this.results.push({ type, err: buffer.readInt32BE(at) });
+        at += 4;
         break;
       default:
         throw new Error(`Unknown type: ${type} in transaction response.`);

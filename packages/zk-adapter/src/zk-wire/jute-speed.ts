@@ -43,8 +43,8 @@ interface RecordProto {
 }
 
 interface RequestLike {
-  header: { byteLength(): number; serialize(b: Buffer, o: number): number } | null;
-  payload: { byteLength(): number; serialize(b: Buffer, o: number): number } | null;
+  header: { byteLength(): number; serialize(buffer: Buffer, offset: number): number } | null;
+  payload: { byteLength(): number; serialize(buffer: Buffer, offset: number): number } | null;
 }
 
 interface TransactionLike {
@@ -102,20 +102,20 @@ interface Kind {
 const kinds = new Map<string, Kind>();
 
 function kindOf(type: string): Kind {
-  let k = kinds.get(type);
-  if (k) return k;
+  let kind = kinds.get(type);
+  if (kind) return kind;
   const vector = /^vector<([\w.]+)>$/.exec(type);
   const data = /^data\.(\w+)$/.exec(type);
-  if (type === 'int') k = { tag: INT };
-  else if (type === 'long') k = { tag: LONG };
-  else if (type === 'buffer') k = { tag: BUFFER };
-  else if (type === 'ustring') k = { tag: USTRING };
-  else if (type === 'boolean') k = { tag: BOOLEAN };
-  else if (vector) k = { tag: VECTOR, item: kindOf(vector[1]!) };
-  else if (data) k = { tag: DATA, cls: data[1]! };
+  if (type === 'int') kind = { tag: INT };
+  else if (type === 'long') kind = { tag: LONG };
+  else if (type === 'buffer') kind = { tag: BUFFER };
+  else if (type === 'ustring') kind = { tag: USTRING };
+  else if (type === 'boolean') kind = { tag: BOOLEAN };
+  else if (vector) kind = { tag: VECTOR, item: kindOf(vector[1]!) };
+  else if (data) kind = { tag: DATA, cls: data[1]! };
   else throw new Error(`Unknown type: ${type}`);
-  kinds.set(type, k);
-  return k;
+  kinds.set(type, kind);
+  return kind;
 }
 
 /** Watch lists are sent with the chroot prepended, like the `path` attribute. */
@@ -165,8 +165,8 @@ function recordLength(rec: JuteRecord): number {
   let size = 0;
   const spec = rec.specification;
   for (let i = 0; i < spec.length; i++) {
-    const a = spec[i]!;
-    size += valueLength(kindOf(a.type), outgoing(rec, a.name));
+    const field = spec[i]!;
+    size += valueLength(kindOf(field.type), outgoing(rec, field.name));
   }
   return size;
 }
@@ -192,9 +192,9 @@ function writeValue(kind: Kind, value: unknown, buf: Buffer, offset: number): nu
         buf.writeInt32BE(-1, offset);
         return 4;
       }
-      const n = buf.write(value, offset + 4, 'utf8');
-      buf.writeInt32BE(n, offset);
-      return 4 + n;
+      const written = buf.write(value, offset + 4, 'utf8');
+      buf.writeInt32BE(written, offset);
+      return 4 + written;
     }
     case BOOLEAN:
       buf.writeUInt8(value ? 1 : 0, offset);
@@ -205,9 +205,10 @@ function writeValue(kind: Kind, value: unknown, buf: Buffer, offset: number): nu
         return 4;
       }
       buf.writeInt32BE(value.length, offset);
-      let n = 4;
-      for (let i = 0; i < value.length; i++) n += writeValue(kind.item!, value[i], buf, offset + n);
-      return n;
+      let written = 4;
+      for (let i = 0; i < value.length; i++)
+        written += writeValue(kind.item!, value[i], buf, offset + written);
+      return written;
     }
     default:
       return writeRecord(value as JuteRecord, buf, offset);
@@ -215,13 +216,13 @@ function writeValue(kind: Kind, value: unknown, buf: Buffer, offset: number): nu
 }
 
 function writeRecord(rec: JuteRecord, buf: Buffer, offset: number): number {
-  let n = 0;
+  let written = 0;
   const spec = rec.specification;
   for (let i = 0; i < spec.length; i++) {
-    const a = spec[i]!;
-    n += writeValue(kindOf(a.type), outgoing(rec, a.name), buf, offset + n);
+    const field = spec[i]!;
+    written += writeValue(kindOf(field.type), outgoing(rec, field.name), buf, offset + written);
   }
-  return n;
+  return written;
 }
 
 /** A pooled copy of `length` bytes: small ones share Node's 8 KiB slab instead of owning one. */
@@ -267,14 +268,14 @@ function readValue(kind: Kind, buf: Buffer, offset: number, read: number[]): unk
         read[0] = 4;
         return undefined;
       }
-      let n = 4;
+      let used = 4;
       const out: unknown[] = [];
       while (count > 0) {
-        out.push(readValue(kind.item!, buf, offset + n, read));
-        n += read[0]!;
+        out.push(readValue(kind.item!, buf, offset + used, read));
+        used += read[0]!;
         count -= 1;
       }
-      read[0] = n;
+      read[0] = used;
       return out;
     }
     default: {
@@ -332,36 +333,36 @@ function fastDeserialize(this: JuteRecord, buffer: Buffer, offset: number): numb
   if (statProto !== null && Object.getPrototypeOf(this) === statProto)
     return deserializeStat(this, buffer, offset);
   const read = bytesRead;
-  let n = 0;
+  let used = 0;
   const chroot = this.chrootPath;
   const spec = this.specification;
   for (let i = 0; i < spec.length; i++) {
-    const a = spec[i]!;
-    this[a.name] = readValue(kindOf(a.type), buffer, offset + n, read);
-    n += read[0]!;
+    const field = spec[i]!;
+    this[field.name] = readValue(kindOf(field.type), buffer, offset + used, read);
+    used += read[0]!;
     // Paths come back with the chroot; the caller sees them relative to it.
-    if (chroot && a.name === 'path') {
-      const p = this.path as string;
-      this.path = p === chroot ? '/' : p.substring(chroot.length);
+    if (chroot && field.name === 'path') {
+      const path = this.path as string;
+      this.path = path === chroot ? '/' : path.substring(chroot.length);
     }
   }
-  return n;
+  return used;
 }
 
 function deserializeStat(rec: JuteRecord, buffer: Buffer, offset: number): number {
   const spec = rec.specification;
-  let n = 0;
+  let used = 0;
   for (let i = 0; i < spec.length; i++) {
-    const a = spec[i]!;
-    if (kindOf(a.type).tag === LONG) {
-      rec[a.name] = readStatLong(a.name, buffer, offset + n);
-      n += 8;
+    const field = spec[i]!;
+    if (kindOf(field.type).tag === LONG) {
+      rec[field.name] = readStatLong(field.name, buffer, offset + used);
+      used += 8;
     } else {
-      rec[a.name] = buffer.readInt32BE(offset + n);
-      n += 4;
+      rec[field.name] = buffer.readInt32BE(offset + used);
+      used += 4;
     }
   }
-  return n;
+  return used;
 }
 
 function fastTxByteLength(this: TransactionLike): number {
@@ -372,10 +373,11 @@ function fastTxByteLength(this: TransactionLike): number {
 }
 
 function fastTxSerialize(this: TransactionLike, buffer: Buffer, offset: number): number {
-  let n = 0;
+  let written = 0;
   const records = this.records;
-  for (let i = 0; i < records.length; i++) n += writeRecord(records[i]!, buffer, offset + n);
-  return n;
+  for (let i = 0; i < records.length; i++)
+    written += writeRecord(records[i]!, buffer, offset + written);
+  return written;
 }
 
 function fastToBuffer(this: RequestLike): Buffer {
@@ -399,32 +401,32 @@ const RecordBase = recordProto.constructor as RecordClass;
 const ZERO_LONG = Buffer.alloc(8);
 
 /** The initial value of one attribute, from the constructor's argument `v` (as the library). */
-function initial(kind: Kind, v: unknown): unknown {
+function initial(kind: Kind, value: unknown): unknown {
   switch (kind.tag) {
     case INT:
-      return typeof v === 'number' ? v : 0;
+      return typeof value === 'number' ? value : 0;
     case LONG: {
       // Without a value, every record shares one zero: a reply's records are built empty and
       // then decoded (each decoded long a copy of its own), so a fresh zero per field, six
       // per Stat and built twice per reply, was pure garbage. Nothing writes into a record's
       // long in place: the library and the adapter read them, or replace them whole.
-      if (!Buffer.isBuffer(v)) return ZERO_LONG;
+      if (!Buffer.isBuffer(value)) return ZERO_LONG;
       const out = Buffer.allocUnsafe(8);
-      v.copy(out, 0, 0, 8);
-      if (v.length < 8) out.fill(0, v.length);
+      value.copy(out, 0, 0, 8);
+      if (value.length < 8) out.fill(0, value.length);
       return out;
     }
     case BUFFER:
-      return Buffer.isBuffer(v) ? copyOut(v, 0, v.length) : undefined;
+      return Buffer.isBuffer(value) ? copyOut(value, 0, value.length) : undefined;
     case USTRING:
-      return typeof v === 'string' ? v : undefined;
+      return typeof value === 'string' ? value : undefined;
     case BOOLEAN:
-      return typeof v === 'boolean' ? v : false;
+      return typeof value === 'boolean' ? value : false;
     case VECTOR:
-      return Array.isArray(v) ? v : undefined;
+      return Array.isArray(value) ? value : undefined;
     default: {
       // The library keeps a nested record given as an argument (`instanceof Record`).
-      if (v instanceof RecordBase) return v;
+      if (value instanceof RecordBase) return value;
       const Cls = jute.data[kind.cls!];
       if (!Cls) throw new Error(`Unknown type: data.${kind.cls}`);
       return new Cls();
@@ -467,16 +469,17 @@ const recordClasses = (['data', 'protocol'] as const).flatMap((group) =>
  * switches on; the tests switch back and forth to compare the two.
  */
 export function useFastJute(on: boolean): void {
-  const o = juteOriginals;
-  recordProto.byteLength = on ? fastByteLength : o.byteLength;
-  recordProto.serialize = on ? fastSerialize : o.serialize;
-  recordProto.deserialize = on ? fastDeserialize : o.deserialize;
-  jute.Request.prototype.toBuffer = on ? fastToBuffer : o.toBuffer;
-  jute.TransactionRequest.prototype.byteLength = on ? fastTxByteLength : o.txByteLength;
-  jute.TransactionRequest.prototype.serialize = on ? fastTxSerialize : o.txSerialize;
-  jute.TransactionResponse.prototype.deserialize = on ? fastTxDeserialize : o.txDeserialize;
+  const originals = juteOriginals;
+  recordProto.byteLength = on ? fastByteLength : originals.byteLength;
+  recordProto.serialize = on ? fastSerialize : originals.serialize;
+  recordProto.deserialize = on ? fastDeserialize : originals.deserialize;
+  jute.Request.prototype.toBuffer = on ? fastToBuffer : originals.toBuffer;
+  jute.TransactionRequest.prototype.byteLength = on ? fastTxByteLength : originals.txByteLength;
+  jute.TransactionRequest.prototype.serialize = on ? fastTxSerialize : originals.txSerialize;
+  jute.TransactionResponse.prototype.deserialize = on ? fastTxDeserialize : originals.txDeserialize;
   // The library looks its classes up in these maps at every use, so this reaches all of it.
-  for (const c of recordClasses) jute[c.group][c.name] = on ? c.fast : c.orig;
+  for (const recordClass of recordClasses)
+    jute[recordClass.group][recordClass.name] = on ? recordClass.fast : recordClass.orig;
   statProto = jute.data.Stat?.prototype ?? null;
 }
 

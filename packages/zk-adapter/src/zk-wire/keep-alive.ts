@@ -43,7 +43,7 @@ const OP_PING = OP.PING;
 
 export function installKeepAlive(client: LibClient): void {
   const cm = client.connectionManager as unknown as Manager;
-  const j = jute as unknown as Protocol;
+  const typedJute = jute as unknown as Protocol;
   cm.sentAt = performance.now();
   // The library arms the socket's idle timer with this on every connection: disarm it instead.
   cm.onSocketTimeout = function onSocketTimeout(this: Manager) {
@@ -58,7 +58,9 @@ export function installKeepAlive(client: LibClient): void {
     const interval = cm.pingTimeout;
     const quiet = performance.now() - cm.sentAt;
     if (quiet >= interval) {
-      cm.queue(new j.Request(new j.protocol.RequestHeader(XID_PING, OP_PING), null));
+      cm.queue(
+        new typedJute.Request(new typedJute.protocol.RequestHeader(XID_PING, OP_PING), null),
+      );
       // The ping goes out on the next write turn; count from now, not from that write.
       cm.sentAt = performance.now();
       timer = setTimeout(check, interval).unref();

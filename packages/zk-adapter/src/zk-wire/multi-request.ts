@@ -44,60 +44,60 @@ export class MultiPayload {
 
   byteLength(): number {
     // One MultiHeader per op (int, boolean, int) and the end marker's.
-    let n = MULTI_HEADER * (this.ops.length + 1);
+    let size = MULTI_HEADER * (this.ops.length + 1);
     // Indexed loops (here and in serialize): an iterator result per op and ACL entry, on
     // every claim and completion multi, showed in the drain's allocation profile.
     const ops = this.ops;
     for (let i = 0; i < ops.length; i++) {
-      const o = ops[i]!;
-      n += 4 + Buffer.byteLength(this.sentPath(o.path));
-      switch (o.op) {
+      const op = ops[i]!;
+      size += 4 + Buffer.byteLength(this.sentPath(op.path));
+      switch (op.op) {
         case 'create': {
-          n += dataLength(o.data) + 4 + 4;
-          const acl = o.acl ?? this.defaultAcl;
+          size += dataLength(op.data) + 4 + 4;
+          const acl = op.acl ?? this.defaultAcl;
           for (let j = 0; j < acl.length; j++) {
-            const a = acl[j]!;
-            n += 4 + 4 + Buffer.byteLength(a.scheme) + 4 + Buffer.byteLength(a.id);
+            const entry = acl[j]!;
+            size += 4 + 4 + Buffer.byteLength(entry.scheme) + 4 + Buffer.byteLength(entry.id);
           }
           break;
         }
         case 'set':
-          n += dataLength(o.data) + 4;
+          size += dataLength(op.data) + 4;
           break;
         default:
-          n += 4;
+          size += 4;
       }
     }
-    return n;
+    return size;
   }
 
   serialize(buf: Buffer, offset: number): number {
     let at = offset;
     const ops = this.ops;
     for (let i = 0; i < ops.length; i++) {
-      const o = ops[i]!;
-      at = writeHeader(buf, at, OP_TYPE[o.op], false, -1);
-      at = writeString(buf, at, this.sentPath(o.path));
-      switch (o.op) {
+      const op = ops[i]!;
+      at = writeHeader(buf, at, OP_TYPE[op.op], false, -1);
+      at = writeString(buf, at, this.sentPath(op.path));
+      switch (op.op) {
         case 'create': {
-          at = writeData(buf, at, o.data);
-          const acl = o.acl ?? this.defaultAcl;
+          at = writeData(buf, at, op.data);
+          const acl = op.acl ?? this.defaultAcl;
           at = buf.writeInt32BE(acl.length, at);
           for (let j = 0; j < acl.length; j++) {
-            const a = acl[j]!;
-            at = buf.writeInt32BE(a.perms, at);
-            at = writeString(buf, at, a.scheme);
-            at = writeString(buf, at, a.id);
+            const entry = acl[j]!;
+            at = buf.writeInt32BE(entry.perms, at);
+            at = writeString(buf, at, entry.scheme);
+            at = writeString(buf, at, entry.id);
           }
-          at = buf.writeInt32BE(createMode(o.ephemeral, o.sequential), at);
+          at = buf.writeInt32BE(createMode(op.ephemeral, op.sequential), at);
           break;
         }
         case 'set':
-          at = writeData(buf, at, o.data);
-          at = buf.writeInt32BE(o.version ?? -1, at);
+          at = writeData(buf, at, op.data);
+          at = buf.writeInt32BE(op.version ?? -1, at);
           break;
         default:
-          at = buf.writeInt32BE(o.version ?? -1, at);
+          at = buf.writeInt32BE(op.version ?? -1, at);
       }
     }
     at = writeHeader(buf, at, -1, true, -1);
@@ -115,34 +115,34 @@ function dataLength(data: Uint8Array | null | undefined): number {
 }
 
 function writeHeader(buf: Buffer, at: number, type: number, done: boolean, err: number): number {
-  let n = buf.writeInt32BE(type, at);
-  n = buf.writeUInt8(done ? 1 : 0, n);
-  return buf.writeInt32BE(err, n);
+  let next = buf.writeInt32BE(type, at);
+  next = buf.writeUInt8(done ? 1 : 0, next);
+  return buf.writeInt32BE(err, next);
 }
 
-function writeString(buf: Buffer, at: number, s: string): number {
-  const n = buf.write(s, at + 4, 'utf8');
-  buf.writeInt32BE(n, at);
-  return at + 4 + n;
+function writeString(buf: Buffer, at: number, text: string): number {
+  const written = buf.write(text, at + 4, 'utf8');
+  buf.writeInt32BE(written, at);
+  return at + 4 + written;
 }
 
 /** A buffer field: its length and bytes, or -1 for none (as the library sends null data). */
 function writeData(buf: Buffer, at: number, data: Uint8Array | null | undefined): number {
   if (!data) return buf.writeInt32BE(-1, at);
-  const n = buf.writeInt32BE(data.byteLength, at);
-  buf.set(data, n);
-  return n + data.byteLength;
+  const dataAt = buf.writeInt32BE(data.byteLength, at);
+  buf.set(data, dataAt);
+  return dataAt + data.byteLength;
 }
 
 interface Protocol {
   Request: new (header: unknown, payload: unknown) => unknown;
   protocol: { RequestHeader: new () => { type: number } };
 }
-const j = jute as unknown as Protocol;
+const typedJute = jute as unknown as Protocol;
 
 /** The whole multi request (header and payload) for the library's connection queue. */
 export function multiRequest(ops: readonly Op[], defaultAcl: readonly Acl[]): unknown {
-  const header = new j.protocol.RequestHeader();
+  const header = new typedJute.protocol.RequestHeader();
   header.type = MULTI;
-  return new j.Request(header, new MultiPayload(ops, defaultAcl));
+  return new typedJute.Request(header, new MultiPayload(ops, defaultAcl));
 }

@@ -52,8 +52,8 @@ export function decodeMultiReply(
       { op: 'multi', path: ops[index]?.path },
     );
     const failure = explain(plain);
-    const opCodes = raw.map((r, i) =>
-      i === index ? failure.code : !r.err ? null : codeFromZk(r.err),
+    const opCodes = raw.map((result, opIndex) =>
+      opIndex === index ? failure.code : !result.err ? null : codeFromZk(result.err),
     );
     const why = failure === plain ? '' : `: ${failure.message}`;
     throw new ZoottError(failure.code, `op ${index} (${ops[index]?.op}) failed${why}`, {
@@ -64,12 +64,12 @@ export function decodeMultiReply(
       cause: failure,
     });
   }
-  return raw.map((r): OpResult => {
-    switch (r.type) {
+  return raw.map((result): OpResult => {
+    switch (result.type) {
       case OP_CODE.CREATE:
-        return { op: 'create', path: r.path ?? '' };
+        return { op: 'create', path: result.path ?? '' };
       case OP_CODE.SET_DATA:
-        return { op: 'set', stat: statOf(r.stat!) };
+        return { op: 'set', stat: statOf(result.stat!) };
       case OP_CODE.DELETE:
         return { op: 'delete' };
       default:

@@ -53,7 +53,7 @@ interface LibExceptions {
   Exception: { create(code: number, path?: string): unknown };
 }
 
-const j = jute as unknown as Protocol;
+const typedJute = jute as unknown as Protocol;
 const exceptions = lib as unknown as LibExceptions;
 
 /** One read of a batch: its path and callback. */
@@ -74,17 +74,20 @@ class MultiReadReply {
   deserialize(buffer: Buffer, offset: number): number {
     let read = 0;
     for (;;) {
-      const header = new j.protocol.MultiHeader!();
+      const header = new typedJute.protocol.MultiHeader!();
       read += header.deserialize(buffer, offset + read);
       if (header.done) return read;
       if (header.type === GET_DATA) {
-        const r = new j.protocol.GetDataResponse!();
-        read += r.deserialize(buffer, offset + read);
-        this.answers.push({ data: r.data as Buffer | undefined, stat: r.stat as LibStat });
+        const response = new typedJute.protocol.GetDataResponse!();
+        read += response.deserialize(buffer, offset + read);
+        this.answers.push({
+          data: response.data as Buffer | undefined,
+          stat: response.stat as LibStat,
+        });
       } else if (header.type === ERROR) {
-        const r = new j.protocol.ErrorResponse!();
-        read += r.deserialize(buffer, offset + read);
-        this.answers.push({ err: r.err as number });
+        const response = new typedJute.protocol.ErrorResponse!();
+        read += response.deserialize(buffer, offset + read);
+        this.answers.push({ err: response.err as number });
       } else {
         throw new Error(`multiRead reply: unexpected op type ${String(header.type)}`);
       }
@@ -96,20 +99,20 @@ class MultiReadReply {
 function multiReadRequest(paths: readonly string[]): unknown {
   const records: Record_[] = [];
   for (const path of paths) {
-    records.push(new j.protocol.MultiHeader!(GET_DATA, false, -1));
-    const get = new j.protocol.GetDataRequest!();
+    records.push(new typedJute.protocol.MultiHeader!(GET_DATA, false, -1));
+    const get = new typedJute.protocol.GetDataRequest!();
     get.path = path;
     get.watch = false;
     records.push(get);
   }
-  records.push(new j.protocol.MultiHeader!(ERROR, true, -1));
+  records.push(new typedJute.protocol.MultiHeader!(ERROR, true, -1));
   // The library's transaction payload serialises any list of records in order, with the
   // connection's chroot in front of every path; its constructor knows only write ops.
-  const payload = Object.create(j.TransactionRequest.prototype) as { records: Record_[] };
+  const payload = Object.create(typedJute.TransactionRequest.prototype) as { records: Record_[] };
   payload.records = records;
-  const header = new j.protocol.RequestHeader!();
+  const header = new typedJute.protocol.RequestHeader!();
   header.type = MULTI_READ;
-  const request = new j.Request(header, payload);
+  const request = new typedJute.Request(header, payload);
   request.replyPayload = () => new MultiReadReply();
   return request;
 }
@@ -152,18 +155,19 @@ class ReadBatcher {
     this.reads = [];
     if (reads.length === 1 || this.support !== 'yes') {
       if (reads.length > 1 && this.support === 'unknown') this.probe();
-      for (const r of reads) this.single(r.path, r.done);
+      for (const read of reads) this.single(read.path, read.done);
       return;
     }
     this.send(multiReadRequest(reads.map((r) => r.path)), (error, reply) => {
       if (error) return this.failed(reads, error);
       const answers = (reply as { payload: MultiReadReply }).payload.answers;
       for (let i = 0; i < reads.length; i++) {
-        const a = answers[i];
-        const r = reads[i]!;
-        if (a === undefined) r.done(exceptions.Exception.create(RUNTIME_INCONSISTENCY, r.path));
-        else if ('err' in a) r.done(exceptions.Exception.create(a.err, r.path));
-        else r.done(null, a.data, a.stat);
+        const answer = answers[i];
+        const read = reads[i]!;
+        if (answer === undefined)
+          read.done(exceptions.Exception.create(RUNTIME_INCONSISTENCY, read.path));
+        else if ('err' in answer) read.done(exceptions.Exception.create(answer.err, read.path));
+        else read.done(null, answer.data, answer.stat);
       }
     });
   }
@@ -175,12 +179,12 @@ class ReadBatcher {
       // This server does not know multiRead (an ensemble mid-upgrade, say): read alone now
       // and from then on. These reads go out after requests issued since the batch.
       this.support = 'no';
-      for (const r of reads) this.single(r.path, r.done);
+      for (const read of reads) this.single(read.path, read.done);
       return;
     }
     // The next server may be another: ask again before the next batch.
     if (code === CONNECTION_LOSS) this.support = 'unknown';
-    for (const r of reads) r.done(error);
+    for (const read of reads) read.done(error);
   }
 
   /**
@@ -216,10 +220,10 @@ export function batchedRead(
   done: ReadDone,
   alone: SendAlone,
 ): void {
-  let b = batchers.get(client);
-  if (!b) {
-    b = new ReadBatcher(client, alone);
-    batchers.set(client, b);
+  let batcher = batchers.get(client);
+  if (!batcher) {
+    batcher = new ReadBatcher(client, alone);
+    batchers.set(client, batcher);
   }
-  b.add(path, done);
+  batcher.add(path, done);
 }

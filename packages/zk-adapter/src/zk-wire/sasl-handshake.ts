@@ -150,8 +150,11 @@ export function installSaslHandshake(
           sasl.username,
           sasl.password,
         );
-      } catch (e) {
-        refuse(socket, `${who}: ${e instanceof DigestChallengeError ? e.message : String(e)}`);
+      } catch (failure) {
+        refuse(
+          socket,
+          `${who}: ${failure instanceof DigestChallengeError ? failure.message : String(failure)}`,
+        );
         return;
       }
       expected = answer.rspauth;

@@ -66,9 +66,11 @@ interface Protocol {
   Request: new (header: unknown, payload: unknown) => { replyPayload?: () => null };
   protocol: Record<string, new () => Record_>;
 }
-const j = jute as unknown as Protocol;
+const typedJute = jute as unknown as Protocol;
 /** The jute Record prototype: byteLength/serialize driven by a record's `specification`. */
-const recordProto = Object.getPrototypeOf(j.protocol.CheckVersionRequest!.prototype) as object;
+const recordProto = Object.getPrototypeOf(
+  typedJute.protocol.CheckVersionRequest!.prototype,
+) as object;
 
 /** `AddWatchRequest { ustring path; int mode }` and `RemoveWatchesRequest { ustring path; int type }`. */
 const WATCH_SPEC = [
@@ -82,14 +84,14 @@ const WATCH_SPEC = [
  * only for operations it knows: `replyPayload` says there is nothing to decode.
  */
 function watchRequest(opcode: number, path: string, mode: number): unknown {
-  const header = new j.protocol.RequestHeader!();
+  const header = new typedJute.protocol.RequestHeader!();
   header.type = opcode;
   const payload = Object.create(recordProto) as Record_;
   payload.specification = WATCH_SPEC;
   payload.chrootPath = undefined;
   payload.path = path;
   payload.mode = mode;
-  const request = new j.Request(header, payload);
+  const request = new typedJute.Request(header, payload);
   request.replyPayload = () => null;
   return request;
 }
@@ -170,24 +172,24 @@ export class TreeWatches {
 
   /** The connection changed: what the server had is gone (a session event; see the coordinator). */
   disconnected(): void {
-    for (const w of this.watches) if (w.state === 'live') w.state = 'stale';
+    for (const watch of this.watches) if (watch.state === 'live') watch.state = 'stale';
   }
 
   /** A new connection (same session or a renewed one): add every stale watch again. */
   connected(): void {
-    for (const w of this.watches) {
-      if (w.state !== 'stale') continue;
-      w.state = 'registering';
+    for (const watch of this.watches) {
+      if (watch.state !== 'stale') continue;
+      watch.state = 'registering';
       // A failure leaves it stale: the connection is gone again, and the next one retries.
-      this.register(w, true).catch(() => {
-        if (w.state === 'registering') w.state = 'stale';
+      this.register(watch, true).catch(() => {
+        if (watch.state === 'registering') watch.state = 'stale';
       });
     }
   }
 
   /** The coordinator is closed: no listener hears anything again. */
   clear(): void {
-    for (const w of this.watches) w.stopped = true;
+    for (const watch of this.watches) watch.stopped = true;
     this.watches.clear();
   }
 
@@ -217,7 +219,7 @@ export class TreeWatches {
     this.watches.delete(watch);
     // The server keeps one watch per path and connection: drop it only when no other
     // watchTree call of this coordinator still needs it.
-    for (const w of this.watches) if (w.root === watch.root) return;
+    for (const other of this.watches) if (other.root === watch.root) return;
     this.pipeline
       .send<void>('watchTree', watch.root, (c, done) => this.remove(c, watch.root, done))
       .catch(() => {
@@ -232,26 +234,26 @@ export class TreeWatches {
    * sent before its first answer came back (each refusal is an ERROR with a stack trace in
    * its log; a worker dropping many bucket watches at once sent dozens).
    */
-  private remove(c: LibClient, root: string, done: (err: unknown) => void): void {
-    const waiting = this.probing.get(c);
+  private remove(client: LibClient, root: string, done: (err: unknown) => void): void {
+    const waiting = this.probing.get(client);
     if (waiting) {
-      waiting.push(() => this.remove(c, root, done));
+      waiting.push(() => this.remove(client, root, done));
       return;
     }
-    if (!this.serverWatchDroppable(c, root)) {
+    if (!this.serverWatchDroppable(client, root)) {
       done(null);
       return;
     }
-    const probe = !this.typed.has(c);
-    if (probe) this.probing.set(c, []);
-    sendRemoveWatch(c, root, (err) => {
+    const probe = !this.typed.has(client);
+    if (probe) this.probing.set(client, []);
+    sendRemoveWatch(client, root, (err) => {
       const code = (err as { code?: number } | null)?.code;
       // 3.6 to 3.8 know no removal of a recursive watch alone (they fail to read the type):
       // their watches stay until the connection ends, ignored here.
-      if (code === MARSHALLING_ERROR) this.legacy.add(c);
-      else if (err === null || err === undefined || code === NO_WATCHER) this.typed.add(c);
-      const queued = probe ? this.probing.get(c) : undefined;
-      if (probe) this.probing.delete(c);
+      if (code === MARSHALLING_ERROR) this.legacy.add(client);
+      else if (err === null || err === undefined || code === NO_WATCHER) this.typed.add(client);
+      const queued = probe ? this.probing.get(client) : undefined;
+      if (probe) this.probing.delete(client);
       done(err);
       for (const next of queued ?? []) next();
     });
@@ -303,15 +305,15 @@ export class TreeWatches {
     setServerWatchFilter(client, {
       coveredByTree: (path) => {
         // Live, or its addWatch is ahead of this read in the connection's queue.
-        for (const w of this.watches) {
-          if (w.root === path && (w.state === 'live' || w.sent)) return true;
+        for (const watch of this.watches) {
+          if (watch.root === path && (watch.state === 'live' || watch.sent)) return true;
         }
         return false;
       },
       readSent: (path) => relying.set(path, (relying.get(path) ?? 0) + 1),
       readDone: (path) => {
-        const n = (relying.get(path) ?? 1) - 1;
-        if (n > 0) relying.set(path, n);
+        const remaining = (relying.get(path) ?? 1) - 1;
+        if (remaining > 0) relying.set(path, remaining);
         else relying.delete(path);
       },
     });
@@ -320,9 +322,9 @@ export class TreeWatches {
   private dispatch(type: number, path: string): void {
     const name = TREE_EVENT[type as keyof typeof TREE_EVENT];
     if (name === undefined) return;
-    for (const w of this.watches) {
-      if (w.state !== 'live' || !isAtOrUnder(path, w.root)) continue;
-      deliver(w.listener, { type: name, path });
+    for (const watch of this.watches) {
+      if (watch.state !== 'live' || !isAtOrUnder(path, watch.root)) continue;
+      deliver(watch.listener, { type: name, path });
     }
   }
 }

@@ -29,7 +29,7 @@ interface Protocol {
   Request: new (header: unknown, payload: unknown) => { replyPayload?: () => unknown };
   protocol: { RequestHeader: new () => { type: number } };
 }
-const j = jute as unknown as Protocol;
+const typedJute = jute as unknown as Protocol;
 
 /** `WhoAmIResponse { vector<ClientInfo { ustring authScheme; ustring user }> clientInfo }`. */
 class WhoAmIReply {
@@ -62,9 +62,9 @@ export function sendWhoAmI(
   client: LibClient,
   done: (err: unknown, identities?: ConnectionIdentity[]) => void,
 ): void {
-  const header = new j.protocol.RequestHeader();
+  const header = new typedJute.protocol.RequestHeader();
   header.type = WHO_AM_I;
-  const request = new j.Request(header, null);
+  const request = new typedJute.Request(header, null);
   request.replyPayload = () => new WhoAmIReply();
   (client.connectionManager as unknown as Manager).queue(request, (err, response) =>
     err ? done(err) : done(null, response?.payload.identities ?? []),

@@ -21,7 +21,7 @@ interface Packet {
 interface Manager {
   state: number;
   xid: number;
-  socket?: { destroyed: boolean; writableNeedDrain: boolean; write(b: Buffer): boolean };
+  socket?: { destroyed: boolean; writableNeedDrain: boolean; write(chunk: Buffer): boolean };
   packetQueue: {
     shift(): Packet | undefined;
     removeAllListeners(event: string): void;
@@ -56,8 +56,8 @@ export function installFastWire(client: LibClient): void {
 
   const flush = () => {
     scheduled = false;
-    const s = cm.state;
-    if (s !== CONNECTED && s !== CONNECTED_READ_ONLY && s !== CLOSING) return;
+    const state = cm.state;
+    if (state !== CONNECTED && state !== CONNECTED_READ_ONLY && state !== CLOSING) return;
     const socket = cm.socket;
     // Back pressure: the socket's 'drain' calls onPacketQueueReadable again.
     if (!socket || socket.destroyed || socket.writableNeedDrain) return;
