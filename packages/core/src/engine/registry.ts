@@ -102,13 +102,13 @@ export function stealWatchers(
   perBucket = STEAL_WATCHERS,
 ): string[][] {
   const names = [...new Set(live)].sort();
-  const n = names.length;
+  const fleetSize = names.length;
   const nameHash = names.map((name) => fnv1a32(name));
   const types = names.map((name) => typesOf(name) ?? []);
   const everyType = new Set<string>();
-  for (const ts of types) for (const t of ts) everyType.add(t);
+  for (const served of types) for (const type of served) everyType.add(type);
   const index = new Map(names.map((name, i) => [name, i]));
-  const score = new Uint32Array(n);
+  const score = new Uint32Array(fleetSize);
   const out: string[][] = [];
   // Each worker runs this at every registry change for every bucket: a selection of the top
   // few (linear in the fleet), and a sort only when some task type is not covered by them.
@@ -116,29 +116,29 @@ export function stealWatchers(
     const owner = owners[b] === undefined ? -1 : (index.get(owners[b]!) ?? -1);
     // Another salt than ownership's: the watchers of a bucket are not its runners-up there.
     const salt = Math.imul(b + 1, 0x7feb352d);
-    for (let i = 0; i < n; i++) score[i] = mix32(nameHash[i]! ^ salt);
+    for (let i = 0; i < fleetSize; i++) score[i] = mix32(nameHash[i]! ^ salt);
     const chosen: number[] = [];
     for (let k = 0; k < perBucket; k++) {
       let best = -1;
-      for (let i = 0; i < n; i++)
+      for (let i = 0; i < fleetSize; i++)
         if (i !== owner && !chosen.includes(i) && (best < 0 || score[i]! > score[best]!)) best = i;
       if (best < 0) break;
       chosen.push(best);
     }
     const covered = new Set(owner < 0 ? [] : types[owner]);
-    for (const i of chosen) for (const t of types[i]!) covered.add(t);
+    for (const member of chosen) for (const type of types[member]!) covered.add(type);
     if (covered.size < everyType.size) {
       const rest: number[] = [];
-      for (let i = 0; i < n; i++) if (i !== owner && !chosen.includes(i)) rest.push(i);
+      for (let i = 0; i < fleetSize; i++) if (i !== owner && !chosen.includes(i)) rest.push(i);
       rest.sort((x, y) => score[y]! - score[x]! || x - y);
-      for (const i of rest) {
+      for (const member of rest) {
         if (covered.size >= everyType.size) break;
-        if (!types[i]!.some((t) => !covered.has(t))) continue;
-        chosen.push(i);
-        for (const t of types[i]!) covered.add(t);
+        if (!types[member]!.some((type) => !covered.has(type))) continue;
+        chosen.push(member);
+        for (const type of types[member]!) covered.add(type);
       }
     }
-    out.push(chosen.map((i) => names[i]!));
+    out.push(chosen.map((member) => names[member]!));
   }
   return out;
 }
