@@ -1,15 +1,9 @@
-import {
-  type Coordinator,
-  createEngine,
-  type EngineClock,
-  runWorker,
-  systemEngineClock,
-  type WorkerHandle,
-} from '@zoott/core';
+import { type Coordinator, createEngine, runWorker, type WorkerHandle } from '@zoott/core';
 import { bucketOwners, fnv1a32, stealWatchers } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
+import { CountingClock, idlePeriods } from './idle-clock.js';
 
 const BUCKETS = 16;
 /**
@@ -17,21 +11,6 @@ const BUCKETS = 16;
  * it would send a claim and a completion, and the count would measure that, not the herd).
  */
 const STEAL_AFTER_MS = 1_000;
-
-/** Real time, and a count of the worker loop's sleeps: each is one idle wait. */
-class CountingClock implements EngineClock {
-  sleeps = 0;
-  now(): number {
-    return systemEngineClock.now();
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    this.sleeps++;
-    return systemEngineClock.sleep(ms, signal);
-  }
-  random(): number {
-    return systemEngineClock.random();
-  }
-}
 
 /**
  * Counts every request a coordinator sends about a path (its first argument a path, or the
@@ -70,12 +49,6 @@ function countingRequests(c: Coordinator): { c: Coordinator; sent: string[] } {
     },
   });
   return { c: proxy, sent };
-}
-
-/** Waits until every clock has slept `n` more times than it had when called. */
-async function idlePeriods(clocks: readonly { sleeps: number }[], n: number): Promise<void> {
-  const from = clocks.map((c) => c.sleeps);
-  await eventually(() => clocks.every((c, i) => c.sleeps >= from[i]! + n), 30_000);
 }
 
 /**

@@ -1,11 +1,4 @@
-import {
-  type Coordinator,
-  createEngine,
-  type EngineClock,
-  runWorker,
-  systemEngineClock,
-  type WorkerHandle,
-} from '@zoott/core';
+import { type Coordinator, createEngine, runWorker, type WorkerHandle } from '@zoott/core';
 import { fnv1a32 } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
@@ -17,25 +10,11 @@ import {
   TestClock,
   worldName,
 } from '../engine/helpers.js';
+import { CountingClock, idlePeriods } from './idle-clock.js';
 
 const BUCKETS = 16;
 /** Short, so many idle periods pass in little real time. */
 const STEAL_AFTER_MS = 20;
-
-/** Real time, and a count of the worker loop's sleeps: each is one idle wait. */
-class CountingClock implements EngineClock {
-  sleeps = 0;
-  now(): number {
-    return systemEngineClock.now();
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    this.sleeps++;
-    return systemEngineClock.sleep(ms, signal);
-  }
-  random(): number {
-    return systemEngineClock.random();
-  }
-}
 
 /** A manual clock that counts sleeps (each yields to the event loop, time stands still). */
 class CountingTestClock extends TestClock {
@@ -82,12 +61,6 @@ function countingPending(c: Coordinator): {
     },
   });
   return { c: proxy, pending: () => n, calls: (from) => seen.slice(from).join('\n') };
-}
-
-/** Waits until every clock has slept `n` more times than it had when called. */
-async function idlePeriods(clocks: readonly { sleeps: number }[], n: number): Promise<void> {
-  const from = clocks.map((c) => c.sleeps);
-  await eventually(() => clocks.every((c, i) => c.sleeps >= from[i]! + n), 30_000);
 }
 
 /** Whether the counted requests hold an `op` on pending bucket `bucket`. */
