@@ -83,11 +83,11 @@ const program = new Command('zoott-amqp-bridge')
   .option('--json', 'with --print-config: one JSON document');
 
 const options = new Map<keyof BridgeSettings, Option>();
-for (const s of BRIDGE_SETTINGS) {
-  const opt = new Option(settingFlags(s, 'optional-value'), settingHelp(s));
-  if (s.kind === 'list')
+for (const spec of BRIDGE_SETTINGS) {
+  const opt = new Option(settingFlags(spec, 'optional-value'), settingHelp(spec));
+  if (spec.kind === 'list')
     opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), ...v.split(',')]);
-  options.set(s.key, opt);
+  options.set(spec.key, opt);
   program.addOption(opt);
 }
 program.addHelpText(
@@ -123,10 +123,10 @@ async function main(): Promise<void> {
   });
   const { settings, sources } = resolved;
   if (opts.printConfig) {
-    const rows = BRIDGE_SETTINGS.map((s) => ({
-      key: s.key,
-      value: shownValue(s, settings[s.key]),
-      source: sources[s.key] ?? 'unset',
+    const rows = BRIDGE_SETTINGS.map((spec) => ({
+      key: spec.key,
+      value: shownValue(spec, settings[spec.key]),
+      source: sources[spec.key] ?? 'unset',
     }));
     if (opts.json) {
       const doc = Object.fromEntries(

@@ -354,9 +354,9 @@ export function shownValue(spec: BridgeSettingSpec, value: unknown): unknown {
   if (!spec.secret || value === undefined) return value ?? null;
   if (spec.key === 'amqpUrl' && typeof value === 'string') {
     try {
-      const u = new URL(value);
-      if (u.password) u.password = '****';
-      return u.toString();
+      const url = new URL(value);
+      if (url.password) url.password = '****';
+      return url.toString();
     } catch {
       return '****';
     }

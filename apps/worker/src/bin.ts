@@ -44,10 +44,10 @@ const collect = (value: string, previous: string[] | undefined) => [
 // Each setting's Option, so its value is read back under commander's own attribute name:
 // the table's key (`jobTimeoutMs`) is not the name commander derives from `--job-timeout`.
 const options = new Map<keyof FileSettings, Option>();
-for (const s of SETTINGS) {
-  const opt = new Option(settingFlags(s), settingHelp(s));
-  if (s.kind === 'list') opt.argParser(collect);
-  options.set(s.key, opt);
+for (const spec of SETTINGS) {
+  const opt = new Option(settingFlags(spec), settingHelp(spec));
+  if (spec.kind === 'list') opt.argParser(collect);
+  options.set(spec.key, opt);
   program.addOption(opt);
 }
 program.addHelpText(
@@ -79,11 +79,20 @@ function printConfig(
     `config file: ${configFile ? `${configFile.path} (from ${configFile.from})` : 'none'}`,
   ];
   const width = Math.max(...settings.map((s) => s.key.length));
-  for (const s of settings) {
+  for (const setting of settings) {
     const value =
-      s.value === null ? '-' : Array.isArray(s.value) ? s.value.join(',') : String(s.value);
-    const source = s.source === 'flag' ? s.flag : s.source === 'env' ? s.env : s.source;
-    lines.push(`${s.key.padEnd(width)}  ${value}  (${source})`);
+      setting.value === null
+        ? '-'
+        : Array.isArray(setting.value)
+          ? setting.value.join(',')
+          : String(setting.value);
+    const source =
+      setting.source === 'flag'
+        ? setting.flag
+        : setting.source === 'env'
+          ? setting.env
+          : setting.source;
+    lines.push(`${setting.key.padEnd(width)}  ${value}  (${source})`);
   }
   // One write: `--print-config | head` must not end in EPIPE halfway.
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -98,16 +98,17 @@ export function parseConfig(text: string, source: string): ConfigFile {
 /** The CLI's part of a parsed file, each field checked for its type. */
 function checkFields(doc: Record<string, unknown>, source: string): ConfigFile {
   const mine = settingsFor(doc, 'cli', FILE_KEYS, source);
-  for (const [key, v] of Object.entries(mine)) {
+  for (const [key, value] of Object.entries(mine)) {
     const kind = FIELDS[key as keyof ConfigFile];
     if (kind === 'setting') continue;
     const ok =
       kind === 'strings'
-        ? typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))
-        : typeof v === kind;
+        ? typeof value === 'string' ||
+          (Array.isArray(value) && value.every((x) => typeof x === 'string'))
+        : typeof value === kind;
     if (!ok)
       throw new CliError(
-        `config file ${source}: ${key} must be ${kind === 'strings' ? 'a string or a list of strings' : `a ${kind}`}, got ${JSON.stringify(key === 'auth' ? '****' : v)}`,
+        `config file ${source}: ${key} must be ${kind === 'strings' ? 'a string or a list of strings' : `a ${kind}`}, got ${JSON.stringify(key === 'auth' ? '****' : value)}`,
       );
   }
   return mine as ConfigFile;

@@ -36,15 +36,15 @@ export function resolveZkSecurity(
 ): CliZkSecurity {
   const fileName = configPath ?? 'config file';
   const file = Object.fromEntries(
-    ZK_SECURITY_SETTINGS.filter((s) => config[s.key] !== undefined).map((s) => [
-      s.key,
-      config[s.key],
+    ZK_SECURITY_SETTINGS.filter((s) => config[s.key] !== undefined).map((spec) => [
+      spec.key,
+      config[spec.key],
     ]),
   );
   const picked = Object.fromEntries(
-    ZK_SECURITY_SETTINGS.filter((s) => flags[s.key] !== undefined).map((s) => [
-      s.key,
-      flags[s.key],
+    ZK_SECURITY_SETTINGS.filter((s) => flags[s.key] !== undefined).map((spec) => [
+      spec.key,
+      flags[spec.key],
     ]),
   );
   try {
@@ -69,9 +69,9 @@ export function resolveZkSecurity(
 /** The environment that hands these settings to a child zoott program (the demo's workers). */
 export function zkSecurityEnv(values: ZkSecuritySettings): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const s of ZK_SECURITY_SETTINGS) {
-    const v = values[s.key];
-    if (v !== undefined) out[s.env] = String(v);
+  for (const spec of ZK_SECURITY_SETTINGS) {
+    const value = values[spec.key];
+    if (value !== undefined) out[spec.env] = String(value);
   }
   return out;
 }

@@ -92,8 +92,8 @@ export function findConfigFile(options: {
     if (!existsSync(value)) throw bad(`config file ${value} does not exist (check ${name})`);
     return { path: value, from: 'env', envName: name };
   }
-  for (const p of defaultConfigPaths(options.cwd, options.env))
-    if (existsSync(p)) return { path: p, from: 'default' };
+  for (const candidate of defaultConfigPaths(options.cwd, options.env))
+    if (existsSync(candidate)) return { path: candidate, from: 'default' };
   return null;
 }
 

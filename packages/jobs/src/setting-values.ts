@@ -99,14 +99,15 @@ export function readSettingValue(
         throw settingError(where, `must be a non-empty string${got(value, rules)}`, spec.key);
       return value;
     case 'int': {
-      const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < rules.minInt)
+      const parsed =
+        typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+      if (typeof parsed !== 'number' || !Number.isInteger(parsed) || parsed < rules.minInt)
         throw settingError(
           where,
           `must be a whole number >= ${rules.minInt}, got ${JSON.stringify(value)}`,
           spec.key,
         );
-      return n;
+      return parsed;
     }
     case 'bool': {
       if (typeof value === 'boolean') return value;

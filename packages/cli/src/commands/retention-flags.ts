@@ -35,45 +35,47 @@ export async function retentionPatch(flags: RetentionFlags): Promise<RetentionPa
     }
   };
   const patch: RetentionPatch = {};
-  const f = flags;
-  if (f.completed !== undefined || f.maxCompleted !== undefined)
+  const given = flags;
+  if (given.completed !== undefined || given.maxCompleted !== undefined)
     patch.completed = {
-      ...(f.completed !== undefined
-        ? { maxAgeMs: parse(() => parseDuration(f.completed!, '--completed')) }
+      ...(given.completed !== undefined
+        ? { maxAgeMs: parse(() => parseDuration(given.completed!, '--completed')) }
         : {}),
-      ...(f.maxCompleted !== undefined
-        ? { maxCount: parse(() => parseCount(f.maxCompleted!, '--max-completed')) }
+      ...(given.maxCompleted !== undefined
+        ? { maxCount: parse(() => parseCount(given.maxCompleted!, '--max-completed')) }
         : {}),
     };
-  if (f.results !== undefined || f.maxResults !== undefined)
+  if (given.results !== undefined || given.maxResults !== undefined)
     patch.results = {
-      ...(f.results !== undefined
-        ? { maxAgeMs: parse(() => parseDuration(f.results!, '--results')) }
+      ...(given.results !== undefined
+        ? { maxAgeMs: parse(() => parseDuration(given.results!, '--results')) }
         : {}),
-      ...(f.maxResults !== undefined
-        ? { maxCount: parse(() => parseCount(f.maxResults!, '--max-results')) }
+      ...(given.maxResults !== undefined
+        ? { maxCount: parse(() => parseCount(given.maxResults!, '--max-results')) }
         : {}),
     };
-  if (f.maxFailed !== undefined)
-    patch.failed = { warnCount: parse(() => parseCount(f.maxFailed!, '--max-failed')) };
+  if (given.maxFailed !== undefined)
+    patch.failed = { warnCount: parse(() => parseCount(given.maxFailed!, '--max-failed')) };
   return Object.keys(patch).length === 0 ? null : patch;
 }
 
 /** The settings as people read them: `24h, at most 100000`. */
-export async function describeRetention(s: RetentionSettings): Promise<Record<string, string>> {
+export async function describeRetention(
+  settings: RetentionSettings,
+): Promise<Record<string, string>> {
   const { formatKeepCount, formatKeepDuration } = await import('@zoott/core/internal');
-  const keep = (k: { maxAgeMs: number | null; maxCount: number | null }) =>
-    k.maxAgeMs === null && k.maxCount === null
+  const keep = (limits: { maxAgeMs: number | null; maxCount: number | null }) =>
+    limits.maxAgeMs === null && limits.maxCount === null
       ? 'forever, unlimited (grows without bound)'
-      : `${formatKeepDuration(k.maxAgeMs)}, at most ${formatKeepCount(k.maxCount)}`;
+      : `${formatKeepDuration(limits.maxAgeMs)}, at most ${formatKeepCount(limits.maxCount)}`;
   return {
-    completed: keep(s.completed),
-    results: keep(s.results),
-    failed: `until retried or cancelled; warn past ${formatKeepCount(s.failed.warnCount)}`,
+    completed: keep(settings.completed),
+    results: keep(settings.results),
+    failed: `until retried or cancelled; warn past ${formatKeepCount(settings.failed.warnCount)}`,
   };
 }
 
 /** The settings as stored, for --json documents. */
-export function retentionJson(s: RetentionSettings, stored: boolean): object {
-  return { ...s, stored };
+export function retentionJson(settings: RetentionSettings, stored: boolean): object {
+  return { ...settings, stored };
 }

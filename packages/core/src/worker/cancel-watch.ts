@@ -60,21 +60,21 @@ export class CancelWatcher {
 
   /** Starts looking after `claim`; its watch is set `afterMs` from now unless ended first. */
   watch(claim: Claim, onCancelled: () => void): CancelWatch {
-    const w: Watched = {
+    const watched: Watched = {
       claim,
       at: this.clock.now() + this.afterMs,
       ended: false,
       fired: false,
       onCancelled,
     };
-    this.queue.push(w);
+    this.queue.push(watched);
     this.live++;
     if (!this.sleeping) void this.run();
     return {
       end: () => {
-        if (w.ended) return;
-        w.ended = true;
-        w.retry?.abort(IDLE);
+        if (watched.ended) return;
+        watched.ended = true;
+        watched.retry?.abort(IDLE);
         if (--this.live === 0) this.idle.wake();
       },
     };
@@ -97,8 +97,8 @@ export class CancelWatcher {
         }
         const now = this.clock.now();
         while (this.head < this.queue.length && this.queue[this.head]!.at <= now) {
-          const w = this.queue[this.head++]!;
-          if (!w.ended) void this.arm(w);
+          const watched = this.queue[this.head++]!;
+          if (!watched.ended) void this.arm(watched);
         }
         this.compact();
       }
@@ -118,34 +118,34 @@ export class CancelWatcher {
     }
   }
 
-  private fire(w: Watched): void {
-    if (w.fired || w.ended) return;
-    w.fired = true;
-    w.onCancelled();
+  private fire(watched: Watched): void {
+    if (watched.fired || watched.ended) return;
+    watched.fired = true;
+    watched.onCancelled();
   }
 
   /** Sets the watch on `w`'s working node, again after any event but a deletion. */
-  private async arm(w: Watched): Promise<void> {
-    const { claim } = w;
-    while (!w.ended && !w.fired) {
+  private async arm(watched: Watched): Promise<void> {
+    const { claim } = watched;
+    while (!watched.ended && !watched.fired) {
       try {
         const stat = await this.coordinator.exists(claim.workingPath, {
-          watch: (e) => {
-            if (e.type === 'deleted') this.fire(w);
+          watch: (event) => {
+            if (event.type === 'deleted') this.fire(watched);
             // Anything else (a data change someone made by hand): keep watching.
-            else void this.arm(w);
+            else void this.arm(watched);
           },
         });
         // Gone, or re-created by another session after a cancel and a re-queue.
-        if (!stat || stat.ephemeralOwner !== claim.session) this.fire(w);
+        if (!stat || stat.ephemeralOwner !== claim.session) this.fire(watched);
         return;
       } catch {
         // Connection trouble: a lost session voids the claim on its own (the worker aborts
         // its handlers); a suspended one comes back, so look again a little later.
         const state = this.coordinator.state;
         if (state === 'lost' || state === 'closed') return;
-        w.retry = new AbortController();
-        await this.clock.sleep(this.afterMs, w.retry.signal);
+        watched.retry = new AbortController();
+        await this.clock.sleep(this.afterMs, watched.retry.signal);
       }
     }
   }

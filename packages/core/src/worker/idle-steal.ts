@@ -94,7 +94,7 @@ export class IdleStealer {
   /** Earliest time a pass over `others` could find something new. */
   wakeAt(others: readonly number[]): number {
     let at = Number.POSITIVE_INFINITY;
-    for (const b of others) at = Math.min(at, this.dueAt(b));
+    for (const bucket of others) at = Math.min(at, this.dueAt(bucket));
     return this.stealing ? at : Math.max(at, this.quietUntil);
   }
 
@@ -105,11 +105,11 @@ export class IdleStealer {
   async pass(others: readonly number[], free: number): Promise<Claim[]> {
     const now = this.clock.now();
     if (!this.stealing && now < this.quietUntil) return [];
-    const n = others.length;
+    const otherCount = others.length;
     const due: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const b = others[(this.cursor + i) % n]!;
-      if (this.dueAt(b) <= now) due.push(b);
+    for (let i = 0; i < otherCount; i++) {
+      const bucket = others[(this.cursor + i) % otherCount]!;
+      if (this.dueAt(bucket) <= now) due.push(bucket);
     }
     if (due.length === 0) {
       this.stealing = false;
@@ -123,19 +123,19 @@ export class IdleStealer {
     let claims: Claim[] = [];
     for (let i = 0; i < due.length && claims.length === 0; i += BUCKETS_PER_CALL) {
       const group = due.slice(i, i + BUCKETS_PER_CALL);
-      for (const b of group) {
-        this.changedAt.delete(b);
-        this.recheckAt.delete(b);
-        this.claimedIn.delete(b);
+      for (const bucket of group) {
+        this.changedAt.delete(bucket);
+        this.recheckAt.delete(bucket);
+        this.claimedIn.delete(bucket);
       }
       claims = await this.claimer.claimBatch(group, free, true);
       // A claim changes no listing, so no watch would bring a pass back to what is left
       // there: look there again next pass. Entries waiting for a time: look again then.
       // Every bucket of the group: what the free slots could not take may be in any of them.
-      if (claims.length > 0) for (const b of group) this.claimedIn.add(b);
+      if (claims.length > 0) for (const bucket of group) this.claimedIn.add(bucket);
       const wake = this.claimer.wakeAt + this.stealAfterMs;
-      if (Number.isFinite(wake)) for (const b of group) this.recheckAt.set(b, wake);
-      if (claims.length > 0) this.cursor = (others.indexOf(group[0]!) + 1) % n;
+      if (Number.isFinite(wake)) for (const bucket of group) this.recheckAt.set(bucket, wake);
+      if (claims.length > 0) this.cursor = (others.indexOf(group[0]!) + 1) % otherCount;
     }
     this.stealing = claims.length > 0;
     if (!this.stealing) {

@@ -18,7 +18,7 @@ export class PriorityCounts {
   /** The lowest priority counted; +Infinity when none is. */
   lowest(): number {
     let low = Number.POSITIVE_INFINITY;
-    for (const p of this.counts.keys()) if (p < low) low = p;
+    for (const priority of this.counts.keys()) if (priority < low) low = priority;
     return low;
   }
 }

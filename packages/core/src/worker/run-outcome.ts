@@ -28,24 +28,24 @@ export interface Written {
 export async function writeOutcome(
   engine: Engine,
   coordinator: Coordinator,
-  r: RunState,
+  runState: RunState,
   end: HandlerEnd,
   claimer: Claimer | undefined,
   warn: (fields: object, msg: string) => void,
 ): Promise<Written> {
-  const { claim } = r;
+  const { claim } = runState;
   try {
-    if (r.void) {
+    if (runState.void) {
       engine.forget(claim);
       warn({ key: claim.key.join(KEY_SEPARATOR) }, 'result dropped: session lost');
       return { outcome: { status: 'dropped', reason: 'session lost' }, next: null };
     }
-    if (r.cancelled) {
+    if (runState.cancelled) {
       // The cancel removed the claim with the task: nothing is written for it.
       engine.forget(claim, 'cancelled');
       return { outcome: { status: 'dropped', reason: 'cancelled' }, next: null };
     }
-    if (r.release) return { outcome: await engine.release(claim), next: null };
+    if (runState.release) return { outcome: await engine.release(claim), next: null };
     if (!end.ok) return { outcome: await engine.fail(claim, end.value), next: null };
     const { final } = end;
     const done = await engine.completeHandingOff(claim, end.value, completion(final), claimer);
@@ -81,17 +81,17 @@ function storeFailure(outcome: SettleOutcome): TaskError | undefined {
  */
 export async function runTraced(
   handler: TaskHandler,
-  r: RunState,
+  runState: RunState,
   place: RunPlace,
   ctx: EngineContext,
-  t: Telemetry,
-  write: (r: RunState, end: HandlerEnd) => Promise<Written>,
+  telemetry: Telemetry,
+  write: (run: RunState, end: HandlerEnd) => Promise<Written>,
 ): Promise<{ end: HandlerEnd; written: Written }> {
-  const parent = await parentCarrier(ctx, r.claim.key);
-  const trace = runTrace(t, ctx.layout.world, r.claim, place.worker, parent);
+  const parent = await parentCarrier(ctx, runState.claim.key);
+  const trace = runTrace(telemetry, ctx.layout.world, runState.claim, place.worker, parent);
   try {
-    const end = await trace.within(() => runHandler(handler, r, place, ctx));
-    const written = await write(r, end);
+    const end = await trace.within(() => runHandler(handler, runState, place, ctx));
+    const written = await write(runState, end);
     trace.end(written.outcome, end.ok ? storeFailure(written.outcome) : end.value);
     return { end, written };
   } catch (err) {

@@ -68,16 +68,16 @@ export interface HandlerEnd {
  */
 export async function runHandler(
   handler: TaskHandler,
-  r: RunState,
+  runState: RunState,
   place: RunPlace,
   engineContext: EngineContext,
 ): Promise<HandlerEnd> {
-  const { claim } = r;
+  const { claim } = runState;
   const reporter = progressReporter(engineContext, claim);
-  const ctx = taskContext(claim, r.abort, place.worker, place.context, reporter);
+  const ctx = taskContext(claim, runState.abort, place.worker, place.context, reporter);
   const watch = place.cancels.watch(claim, () => {
-    r.cancelled = true;
-    r.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
+    runState.cancelled = true;
+    runState.abort.abort(new ZoottError('ABORTED', 'the task was cancelled'));
   });
   let ok = false;
   let value: unknown;
@@ -91,7 +91,7 @@ export async function runHandler(
   } finally {
     watch.end();
   }
-  const live = !r.cancelled && !r.void && !r.release;
+  const live = !runState.cancelled && !runState.void && !runState.release;
   // Most handlers report nothing: no promise to wait for then.
   const final = live && ok && !reporter.idle ? await reporter.finish() : null;
   if (live && !ok) await reporter.flush();
@@ -99,11 +99,11 @@ export async function runHandler(
   return { ok, value, final };
 }
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
+function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
-    (typeof v === 'object' || typeof v === 'function') &&
-    v !== null &&
-    typeof (v as { then?: unknown }).then === 'function'
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
   );
 }
 

@@ -93,8 +93,8 @@ export class WorkerEvents<E extends object> {
   off<K extends keyof E>(event: K, fn: (payload: E[K]) => void): void {
     const list = this.listeners.get(event);
     if (!list) return;
-    const i = list.findIndex((l) => l.fn === fn);
-    if (i >= 0) this.listeners.set(event, [...list.slice(0, i), ...list.slice(i + 1)]);
+    const index = list.findIndex((l) => l.fn === fn);
+    if (index >= 0) this.listeners.set(event, [...list.slice(0, index), ...list.slice(index + 1)]);
   }
 
   /** Whether anyone listens to `event`: a payload nobody hears need not be built. */
@@ -105,10 +105,10 @@ export class WorkerEvents<E extends object> {
   emit<K extends keyof E>(event: K, payload: E[K]): void {
     const list = this.listeners.get(event);
     if (!list || list.length === 0) return;
-    for (const l of list) {
-      if (l.once) this.off(event, l.fn as (payload: E[K]) => void);
+    for (const listener of list) {
+      if (listener.once) this.off(event, listener.fn as (payload: E[K]) => void);
       try {
-        (l.fn as (payload: E[K]) => void)(payload);
+        (listener.fn as (payload: E[K]) => void)(payload);
       } catch (err) {
         this.onListenerError(event, err);
       }

@@ -52,10 +52,10 @@ export function checkDatasets(datasets: unknown): string[] {
   if (!Array.isArray(datasets)) throw bad('must be a list of dataset names');
   if (datasets.length > MAX_DATASETS)
     throw bad(`${datasets.length} given, at most ${MAX_DATASETS} (each is listed in the registry)`);
-  for (const d of datasets)
-    if (typeof d !== 'string' || !DATASET_NAME.test(d))
+  for (const dataset of datasets)
+    if (typeof dataset !== 'string' || !DATASET_NAME.test(dataset))
       throw bad(
-        `${JSON.stringify(d)} is not a dataset name (1-128 of letters, digits and . _ : @ / -, starting with a letter or digit)`,
+        `${JSON.stringify(dataset)} is not a dataset name (1-128 of letters, digits and . _ : @ / -, starting with a letter or digit)`,
       );
   return [...new Set(datasets as string[])];
 }
@@ -260,8 +260,8 @@ export class WorkerMembership {
     const owners = bucketOwners(live, ctx.layout.buckets);
     const owned: number[] = [];
     for (let b = 0; b < owners.length; b++) if (owners[b] === me) owned.push(b);
-    const watchers = stealWatchers(live, owners, (n) =>
-      n === me ? this.identity.types : registry.typesOf(n),
+    const watchers = stealWatchers(live, owners, (member) =>
+      member === me ? this.identity.types : registry.typesOf(member),
     );
     const watching = new Set<number>();
     for (let b = 0; b < watchers.length; b++) if (watchers[b]!.includes(me)) watching.add(b);

@@ -122,10 +122,10 @@ class WorkerLoop {
       throw new ZoottError('INVALID_CONFIG', 'handlers: give at least one task type', {
         field: 'handlers',
       });
-    for (const t of this.types)
-      if (typeof handlers[t] !== 'function')
-        throw new ZoottError('INVALID_CONFIG', `handlers.${t}: must be a function`, {
-          field: `handlers.${t}`,
+    for (const type of this.types)
+      if (typeof handlers[type] !== 'function')
+        throw new ZoottError('INVALID_CONFIG', `handlers.${type}: must be a function`, {
+          field: `handlers.${type}`,
         });
     const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1)
@@ -234,14 +234,14 @@ class WorkerLoop {
   }
 
   private log(level: 'warn' | 'info', fields: object, msg: string): void {
-    const l = this.logger;
-    if (!l) return;
-    if (level === 'warn') l.warn(fields, msg);
-    else l.info?.(fields, msg);
+    const logger = this.logger;
+    if (!logger) return;
+    if (level === 'warn') logger.warn(fields, msg);
+    else logger.info?.(fields, msg);
   }
 
-  private onSession(e: SessionEvent): void {
-    switch (e.type) {
+  private onSession(event: SessionEvent): void {
+    switch (event.type) {
       case 'suspended':
         this.paused = true;
         break;
@@ -252,16 +252,18 @@ class WorkerLoop {
       case 'lost':
         this.paused = true;
         this.membership.sessionLost();
-        for (const r of this.running.values()) {
-          r.void = true;
-          r.abort.abort(new ZoottError('SESSION_EXPIRED', 'session lost: the claim is gone'));
+        for (const runState of this.running.values()) {
+          runState.void = true;
+          runState.abort.abort(
+            new ZoottError('SESSION_EXPIRED', 'session lost: the claim is gone'),
+          );
         }
         this.claimer?.invalidate();
         if (this.opts.renewSession !== false && !this.stopping) void this.renew();
         this.wake();
         break;
       case 'connected':
-        if (this.membership.isNewSession(e.sessionId)) {
+        if (this.membership.isNewSession(event.sessionId)) {
           this.paused = false;
           this.membership.dirty = true;
           this.limits.dirty = true;
@@ -344,8 +346,8 @@ class WorkerLoop {
     const all = Array.from({ length: ctx.layout.buckets }, (_, i) => i);
     const stealAfter = this.opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     const pollMs = this.opts.pollMs ?? DEFAULT_POLL_MS;
-    const stealer = new IdleStealer(this.claimer, this.clock, stealAfter, (b) =>
-      this.membership.watches(b),
+    const stealer = new IdleStealer(this.claimer, this.clock, stealAfter, (bucket) =>
+      this.membership.watches(bucket),
     );
     this.stealer = stealer;
     while (!this.stopping) {
@@ -425,19 +427,19 @@ class WorkerLoop {
 
   private start(claim: Claim): void {
     const key = claim.key.join(KEY_SEPARATOR);
-    const r: Running = {
+    const runState: Running = {
       claim,
       abort: new LazyAbort(),
       void: false,
       release: false,
       cancelled: false,
     };
-    this.running.set(key, r);
+    this.running.set(key, runState);
     const { priority } = claim;
     this.runningPriorities.add(priority);
     this.stats.claimed++;
     this.ranSinceDrained = true;
-    void this.execute(r, key, priority);
+    void this.execute(runState, key, priority);
   }
 
   /**
@@ -445,25 +447,32 @@ class WorkerLoop {
    * completion, by starting it there. One async layer per task from the handler's call to
    * the slot's release (each layer was a promise, a turn and its closures per task).
    */
-  private async execute(r: Running, key: string, priority: number): Promise<void> {
+  private async execute(runState: Running, key: string, priority: number): Promise<void> {
     let next: Claim | null = null;
     try {
-      const { claim } = r;
+      const { claim } = runState;
       const place = this.place;
       const ctx = place.contextNow() ?? (await place.context());
       const handler = this.handlers[claim.type]!;
       let end: HandlerEnd;
       let written: Written;
       if (ctx.telemetry) {
-        ({ end, written } = await runTraced(handler, r, place, ctx, ctx.telemetry, this.write));
+        ({ end, written } = await runTraced(
+          handler,
+          runState,
+          place,
+          ctx,
+          ctx.telemetry,
+          this.write,
+        ));
       } else {
-        end = await runHandler(handler, r, place, ctx);
-        written = await this.write(r, end);
+        end = await runHandler(handler, runState, place, ctx);
+        written = await this.write(runState, end);
       }
       const { outcome, recordError } = written;
-      if (r.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
-      else reportOutcome(this.events, claim, outcome, end.value, r.release, recordError);
-      countOutcome(this.stats, outcome, r.release);
+      if (runState.cancelled && outcome.status === 'dropped') reportCancelled(this.events, claim);
+      else reportOutcome(this.events, claim, outcome, end.value, runState.release, recordError);
+      countOutcome(this.stats, outcome, runState.release);
       next = written.next;
     } finally {
       this.running.delete(key);
@@ -476,8 +485,8 @@ class WorkerLoop {
   }
 
   /** Writes the end of a run (see `writeOutcome`); one function for every task of the worker. */
-  private readonly write = (r: RunState, end: HandlerEnd): Promise<Written> =>
-    writeOutcome(this.engine, this.coordinator, r, end, this.handingOff(), this.warn);
+  private readonly write = (runState: RunState, end: HandlerEnd): Promise<Written> =>
+    writeOutcome(this.engine, this.coordinator, runState, end, this.handingOff(), this.warn);
 
   private readonly warn = (fields: object, msg: string): void => this.log('warn', fields, msg);
 
@@ -495,9 +504,9 @@ class WorkerLoop {
     while (this.running.size > 0) {
       const left = deadline - this.now();
       if (left <= 0) {
-        for (const r of this.running.values()) {
-          r.release = true;
-          r.abort.abort(new ZoottError('ABORTED', 'worker stopping'));
+        for (const runState of this.running.values()) {
+          runState.release = true;
+          runState.abort.abort(new ZoottError('ABORTED', 'worker stopping'));
         }
         // Re-armed each round: a completion's wake-up must not turn the wait into a spin
         // on settled promises, which would starve the I/O the other completions wait for.

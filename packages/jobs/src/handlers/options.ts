@@ -90,38 +90,39 @@ export interface HandlerContext {
 }
 
 export function resolveHandlerOptions(
-  o: JobHandlerOptions,
+  options: JobHandlerOptions,
   makeEngine: () => Engine,
 ): HandlerContext {
-  checkOutputCap(o.maxOutputBytes, 'maxOutputBytes');
-  checkOutputCap(o.maxResultBytes, 'maxResultBytes');
-  const policy = typeof o.allowExec === 'function' ? o.allowExec : execPolicy(o.allowExec);
-  const workDir = o.workDir ?? process.cwd();
-  let engine = o.engine;
-  const runAs = o.runAs === undefined ? null : jobUser(o.runAs);
-  const env = jobEnvironment(o.passEnv ?? []);
+  checkOutputCap(options.maxOutputBytes, 'maxOutputBytes');
+  checkOutputCap(options.maxResultBytes, 'maxResultBytes');
+  const policy =
+    typeof options.allowExec === 'function' ? options.allowExec : execPolicy(options.allowExec);
+  const workDir = options.workDir ?? process.cwd();
+  let engine = options.engine;
+  const runAs = options.runAs === undefined ? null : jobUser(options.runAs);
+  const env = jobEnvironment(options.passEnv ?? []);
   if (runAs) env.HOME = runAs.home;
   return {
-    c: o.coordinator,
-    world: o.world,
+    c: options.coordinator,
+    world: options.world,
     policy,
-    serverName: o.serverName ?? hostname(),
-    workerId: o.workerId ?? o.serverName ?? hostname(),
+    serverName: options.serverName ?? hostname(),
+    workerId: options.workerId ?? options.serverName ?? hostname(),
     env,
     runAs,
-    jobCgroup: o.jobCgroup ?? 'auto',
+    jobCgroup: options.jobCgroup ?? 'auto',
     workDir,
-    dataDir: o.dataDir ?? workDir,
-    timeoutMs: o.timeoutMs,
-    killGraceMs: o.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-    maxOutputBytes: o.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
-    maxResultBytes: o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    dataDir: options.dataDir ?? workDir,
+    timeoutMs: options.timeoutMs,
+    killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     engine: () => {
       engine ??= makeEngine();
       return engine;
     },
-    logger: o.logger,
-    processes: o.processes,
+    logger: options.logger,
+    processes: options.processes,
   };
 }
 
@@ -132,15 +133,15 @@ export function resolveHandlerOptions(
  * is gone before its claim can be taken over), and the deadline the keeper kills it at on its
  * own clock (ZooKeeper unheard for too long: see expiry-kill.ts).
  */
-export function holding(h: HandlerContext): {
+export function holding(context: HandlerContext): {
   cgroup: JobCgroupMode;
   silenceMs: number;
   deadline: KillDeadline;
 } {
   return {
-    cgroup: h.jobCgroup,
-    silenceMs: Math.floor(h.c.sessionTimeoutMs / 2),
-    deadline: unheardDeadline(h.c),
+    cgroup: context.jobCgroup,
+    silenceMs: Math.floor(context.c.sessionTimeoutMs / 2),
+    deadline: unheardDeadline(context.c),
   };
 }
 
@@ -149,12 +150,12 @@ export function holding(h: HandlerContext): {
  * task is dead-lettered at once). One that cannot be found is left to the runner, whose
  * result says so (an `error`, no `exit`).
  */
-export async function checkExecutable(h: HandlerContext, executable: string): Promise<void> {
-  const found = await resolveExecutable(executable, h.workDir, h.env.PATH);
-  if (found.ok && !h.policy(found.real))
+export async function checkExecutable(context: HandlerContext, executable: string): Promise<void> {
+  const found = await resolveExecutable(executable, context.workDir, context.env.PATH);
+  if (found.ok && !context.policy(found.real))
     throw new ZoottError(
       'INVALID_JOB',
-      `executable: ${JSON.stringify(executable)} (${describeFound(found.path, found.real)}) is not allowed on worker ${h.workerId}; its real path must match the worker's --allow-exec list`,
+      `executable: ${JSON.stringify(executable)} (${describeFound(found.path, found.real)}) is not allowed on worker ${context.workerId}; its real path must match the worker's --allow-exec list`,
       { field: 'executable' },
     );
 }
@@ -181,12 +182,15 @@ export function permanentIfTooLarge(err: unknown, cap: number): unknown {
  * makes the result of a run with no output and the widest process fields a real run has.
  * A job that fails this fails permanently on its first attempt and never starts a process.
  */
-export function checkResultFits(h: HandlerContext, build: (run: ProcessRun) => unknown): void {
+export function checkResultFits(
+  context: HandlerContext,
+  build: (run: ProcessRun) => unknown,
+): void {
   const now = new Date();
   const widest: ProcessRun = {
     stdout: '',
     stderr: '',
-    server: h.serverName,
+    server: context.serverName,
     pid: 4_194_304, // Linux's largest pid
     exit: 255,
     started: now,
@@ -196,6 +200,6 @@ export function checkResultFits(h: HandlerContext, build: (run: ProcessRun) => u
   try {
     build(widest);
   } catch (err) {
-    throw permanentIfTooLarge(err, h.maxResultBytes);
+    throw permanentIfTooLarge(err, context.maxResultBytes);
   }
 }
