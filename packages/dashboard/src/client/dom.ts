@@ -4,7 +4,7 @@ export type Child = Node | string | number | null | undefined | false | Child[];
 type AttrValue = string | number | boolean | null | undefined | ((ev: Event) => void);
 
 /** Creates an element: `h('a', { href: '#', class: 'x', onclick: fn }, 'text', child)`. */
-export function h<K extends keyof HTMLElementTagNameMap>(
+export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Record<string, AttrValue> = {},
   ...children: Child[]

@@ -1,6 +1,6 @@
 import './app.css';
 import { api, type Config, pageReadOnly, pageWorld } from './api.js';
-import { h, replace } from './dom.js';
+import { element, replace } from './dom.js';
 import { LiveConnection, type LiveStatus } from './live.js';
 import { failedView } from './views/failed.js';
 import { overviewView } from './views/overview.js';
@@ -40,24 +40,28 @@ class App {
   private world: string | null = null;
   private view: View | null = null;
   private live: LiveConnection | null = null;
-  private readonly worldSelect = h('select', { 'aria-label': 'world' });
-  private readonly nav = h('nav', { class: 'tabs' });
-  private readonly status = h('span', { class: 'live-status', 'data-live': 'off' }, 'connecting…');
-  private readonly toast = h('div', { class: 'toast', role: 'status', hidden: true });
-  private readonly main = h('main', {});
+  private readonly worldSelect = element('select', { 'aria-label': 'world' });
+  private readonly nav = element('nav', { class: 'tabs' });
+  private readonly status = element(
+    'span',
+    { class: 'live-status', 'data-live': 'off' },
+    'connecting…',
+  );
+  private readonly toast = element('div', { class: 'toast', role: 'status', hidden: true });
+  private readonly main = element('main', {});
   private toastTimer: ReturnType<typeof setTimeout> | null = null;
 
   async start(root: HTMLElement): Promise<void> {
     replace(
       root,
-      h(
+      element(
         'header',
         {},
-        h('h1', {}, h('span', { class: 'logo' }, 'zoott'), ' dashboard'),
+        element('h1', {}, element('span', { class: 'logo' }, 'zoott'), ' dashboard'),
         this.worldSelect,
         this.nav,
-        h('span', { class: 'spacer' }),
-        pageReadOnly ? h('span', { class: 'badge read-only' }, 'read-only') : null,
+        element('span', { class: 'spacer' }),
+        pageReadOnly ? element('span', { class: 'badge read-only' }, 'read-only') : null,
         this.status,
       ),
       this.toast,
@@ -83,7 +87,7 @@ class App {
     const { worlds } = this.config;
     replace(
       this.worldSelect,
-      worlds.map((w) => h('option', { value: w }, w)),
+      worlds.map((w) => element('option', { value: w }, w)),
     );
   }
 
@@ -93,11 +97,11 @@ class App {
     if (!world) {
       this.show(
         null,
-        h(
+        element(
           'section',
           { class: 'page' },
-          h('h2', {}, 'No world yet'),
-          h(
+          element('h2', {}, 'No world yet'),
+          element(
             'p',
             {},
             'Nothing is initialised in this namespace. Queue a task (zoott queue …) and this page picks it up.',
@@ -116,7 +120,11 @@ class App {
     replace(
       this.nav,
       PAGES.map(([page, label]) =>
-        h('a', { href: href(world, page), class: page === route.page ? 'active' : '' }, label),
+        element(
+          'a',
+          { href: href(world, page), class: page === route.page ? 'active' : '' },
+          label,
+        ),
       ),
     );
     const ctx: ViewContext = {

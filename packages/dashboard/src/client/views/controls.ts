@@ -1,5 +1,5 @@
 import { api, type Overview } from '../api.js';
-import { h } from '../dom.js';
+import { element } from '../dom.js';
 import { errorText, type ViewContext } from './view.js';
 
 /** What is paused in a world, for the overview. */
@@ -28,7 +28,7 @@ export function pauseButton(
     }
     await refresh();
   };
-  return h(
+  return element(
     'button',
     { type: 'button', 'data-action': pausing ? 'pause' : 'resume', onclick: () => void run() },
     pausing ? 'Pause' : 'Resume',
@@ -59,7 +59,7 @@ export function confirmButton(
 ): HTMLElement {
   const id = `${scope}\u0000${action}`;
   const armed = () => (confirming.get(id) ?? 0) > Date.now();
-  const button = h(
+  const button = element(
     'button',
     { type: 'button', class: 'danger', 'data-action': action },
     armed() ? confirmLabel : label,

@@ -1,13 +1,13 @@
 import { api, encodeKey, type FailedList, type TaskKey } from '../api.js';
-import { errorLine, h, replace, serial, throttle, time } from '../dom.js';
+import { element, errorLine, replace, serial, throttle, time } from '../dom.js';
 import { errorText, href, taskAction, type View, type ViewContext } from './view.js';
 
 /** The dead-letter list, with retry, retry-all and cancel (none of them when read-only). */
 export function failedView(ctx: ViewContext): View {
-  const head = h('div', { class: 'toolbar' }, h('h2', {}, 'Failed'));
-  const table = h('div', { class: 'table-wrap' });
-  const el = h('section', { class: 'page failed' }, head, table);
-  const retryAll = h('button', { type: 'button', 'data-action': 'retry-all' }, 'Retry all');
+  const head = element('div', { class: 'toolbar' }, element('h2', {}, 'Failed'));
+  const table = element('div', { class: 'table-wrap' });
+  const el = element('section', { class: 'page failed' }, head, table);
+  const retryAll = element('button', { type: 'button', 'data-action': 'retry-all' }, 'Retry all');
   retryAll.addEventListener('click', async () => {
     retryAll.disabled = true;
     try {
@@ -30,48 +30,57 @@ export function failedView(ctx: ViewContext): View {
 
   const render = (list: FailedList) => {
     retryAll.hidden = list.total === 0;
-    if (list.total === 0) return replace(table, h('p', { class: 'muted' }, 'No failed task.'));
+    if (list.total === 0)
+      return replace(table, element('p', { class: 'muted' }, 'No failed task.'));
     replace(
       table,
       list.total > list.tasks.length
-        ? h(
+        ? element(
             'p',
             { class: 'muted' },
             `Showing the ${list.tasks.length} most recent of ${list.total}.`,
           )
         : null,
-      h(
+      element(
         'table',
         {},
-        h(
+        element(
           'thead',
           {},
-          h(
+          element(
             'tr',
             {},
             ['Task', 'Type', 'Attempts', 'Error', 'Failed at', ctx.readOnly ? null : '']
               .filter((x) => x !== null)
-              .map((t) => h('th', {}, t)),
+              .map((t) => element('th', {}, t)),
           ),
         ),
-        h(
+        element(
           'tbody',
           {},
           list.tasks.map((task) =>
-            h(
+            element(
               'tr',
               { 'data-key': encodeKey(task.key) },
-              h('td', {}, h('a', { href: href(ctx.world, 'task', task.key) }, encodeKey(task.key))),
-              h('td', {}, task.type),
-              h('td', {}, String(task.attempts)),
-              h('td', { class: 'error' }, errorLine(task.error?.code, task.error?.message ?? '')),
-              h('td', {}, time(task.failedAt)),
+              element(
+                'td',
+                {},
+                element('a', { href: href(ctx.world, 'task', task.key) }, encodeKey(task.key)),
+              ),
+              element('td', {}, task.type),
+              element('td', {}, String(task.attempts)),
+              element(
+                'td',
+                { class: 'error' },
+                errorLine(task.error?.code, task.error?.message ?? ''),
+              ),
+              element('td', {}, time(task.failedAt)),
               ctx.readOnly
                 ? null
-                : h(
+                : element(
                     'td',
                     { class: 'row-actions' },
-                    h(
+                    element(
                       'button',
                       {
                         type: 'button',
@@ -81,7 +90,7 @@ export function failedView(ctx: ViewContext): View {
                       },
                       'Retry',
                     ),
-                    h(
+                    element(
                       'button',
                       {
                         type: 'button',

@@ -1,5 +1,5 @@
 import { api, encodeKey, type Overview } from '../api.js';
-import { duration, h, replace, serial, svg, throttle } from '../dom.js';
+import { duration, element, replace, serial, svg, throttle } from '../dom.js';
 import { pauseButton, pausedText } from './controls.js';
 import { href, STATES, type View, type ViewContext } from './view.js';
 
@@ -8,62 +8,42 @@ const CHART_H = 120;
 
 /** Counts per area, throughput of the last minutes, oldest pending age, the worlds present. */
 export function overviewView(ctx: ViewContext): View {
-  const cards = h('div', { class: 'cards' });
-  const facts = h('div', { class: 'facts' });
-  const chart = h('div', { class: 'chart' });
-  const worlds = h('div', { class: 'worlds' });
-  const el = h(
+  const cards = element('div', { class: 'cards' });
+  const facts = element('div', { class: 'facts' });
+  const chart = element('div', { class: 'chart' });
+  const worlds = element('div', { class: 'worlds' });
+  const el = element(
     'section',
     { class: 'page overview' },
-    h('h2', {}, 'Overview'),
+    element('h2', {}, 'Overview'),
     cards,
-    h(
+    element(
       'div',
       { class: 'panels' },
-      h('div', { class: 'panel' }, h('h3', {}, 'Throughput (completed / failed per 10 s)'), chart),
-      h('div', { class: 'panel' }, h('h3', {}, 'Details'), facts, h('h3', {}, 'Worlds'), worlds),
+      element(
+        'div',
+        { class: 'panel' },
+        element('h3', {}, 'Throughput (completed / failed per 10 s)'),
+        chart,
+      ),
+      element(
+        'div',
+        { class: 'panel' },
+        element('h3', {}, 'Details'),
+        facts,
+        element('h3', {}, 'Worlds'),
+        worlds,
+      ),
     ),
   );
   let last: Overview | null = null;
 
   const render = (overview: Overview) => {
     last = overview;
-    replace(
-      cards,
-      STATES.map((state) =>
-        h(
-          'div',
-          { class: `card state-${state}`, 'data-count': state },
-          h('div', { class: 'card-label' }, state),
-          h('div', { class: 'card-value' }, String(overview.counts[state])),
-        ),
-      ),
-    );
+    replace(cards, stateCards(overview));
     renderFacts(overview);
     replace(chart, throughputChart(overview));
-    replace(
-      worlds,
-      overview.worlds.length === 0
-        ? h('p', { class: 'muted' }, 'No world yet.')
-        : h(
-            'ul',
-            {},
-            overview.worlds.map((world) =>
-              h(
-                'li',
-                {},
-                h(
-                  'a',
-                  {
-                    href: href(world, 'overview'),
-                    class: world === overview.world ? 'current' : '',
-                  },
-                  world,
-                ),
-              ),
-            ),
-          ),
-    );
+    replace(worlds, worldList(overview));
   };
 
   const renderFacts = (overview: Overview) => {
@@ -72,18 +52,18 @@ export function overviewView(ctx: ViewContext): View {
       : null;
     replace(
       facts,
-      h(
+      element(
         'dl',
         {},
-        h('dt', {}, 'Oldest pending'),
-        h(
+        element('dt', {}, 'Oldest pending'),
+        element(
           'dd',
           { 'data-fact': 'oldest' },
           overview.oldestPending
             ? [
                 duration(age ?? 0),
                 ' ',
-                h(
+                element(
                   'a',
                   { href: href(overview.world, 'task', overview.oldestPending.key) },
                   encodeKey(overview.oldestPending.key),
@@ -91,12 +71,16 @@ export function overviewView(ctx: ViewContext): View {
               ]
             : 'none',
         ),
-        h('dt', {}, 'Live workers'),
-        h('dd', {}, h('a', { href: href(overview.world, 'workers') }, String(overview.workers))),
-        h('dt', {}, 'ZooKeeper'),
-        h('dd', {}, overview.zookeeper),
-        h('dt', {}, 'Claiming'),
-        h(
+        element('dt', {}, 'Live workers'),
+        element(
+          'dd',
+          {},
+          element('a', { href: href(overview.world, 'workers') }, String(overview.workers)),
+        ),
+        element('dt', {}, 'ZooKeeper'),
+        element('dd', {}, overview.zookeeper),
+        element('dt', {}, 'Claiming'),
+        element(
           'dd',
           { 'data-fact': 'paused' },
           pausedText(overview.paused),
@@ -124,6 +108,38 @@ export function overviewView(ctx: ViewContext): View {
       clearInterval(reread);
     },
   };
+}
+
+/** One card per task state, with its count. */
+function stateCards(overview: Overview): HTMLElement[] {
+  return STATES.map((state) =>
+    element(
+      'div',
+      { class: `card state-${state}`, 'data-count': state },
+      element('div', { class: 'card-label' }, state),
+      element('div', { class: 'card-value' }, String(overview.counts[state])),
+    ),
+  );
+}
+
+/** The worlds present, each a link to its overview, the one shown marked current. */
+function worldList(overview: Overview): HTMLElement {
+  if (overview.worlds.length === 0) return element('p', { class: 'muted' }, 'No world yet.');
+  return element(
+    'ul',
+    {},
+    overview.worlds.map((world) =>
+      element(
+        'li',
+        {},
+        element(
+          'a',
+          { href: href(world, 'overview'), class: world === overview.world ? 'current' : '' },
+          world,
+        ),
+      ),
+    ),
+  );
 }
 
 function throughputChart(overview: Overview): SVGElement {

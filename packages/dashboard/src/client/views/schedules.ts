@@ -1,33 +1,33 @@
 import { api, type ScheduleData } from '../api.js';
-import { h, replace, serial, throttle, time } from '../dom.js';
+import { element, replace, serial, throttle, time } from '../dom.js';
 import type { View, ViewContext } from './view.js';
 
 const table = (head: readonly string[], rows: HTMLTableRowElement[]) =>
-  h(
+  element(
     'table',
     {},
-    h(
+    element(
       'thead',
       {},
-      h(
+      element(
         'tr',
         {},
-        head.map((t) => h('th', {}, t)),
+        head.map((t) => element('th', {}, t)),
       ),
     ),
-    h('tbody', {}, rows),
+    element('tbody', {}, rows),
   );
 
 /** The world's cron schedules with the elected scheduler, and its cluster-wide rate limits. */
 export function schedulesView(ctx: ViewContext): View {
-  const schedules = h('div', { class: 'table-wrap schedules' });
-  const limits = h('div', { class: 'table-wrap limits' });
-  const el = h(
+  const schedules = element('div', { class: 'table-wrap schedules' });
+  const limits = element('div', { class: 'table-wrap limits' });
+  const el = element(
     'section',
     { class: 'page schedules-page' },
-    h('h2', {}, 'Schedules'),
+    element('h2', {}, 'Schedules'),
     schedules,
-    h('h2', {}, 'Rate limits'),
+    element('h2', {}, 'Rate limits'),
     limits,
   );
 
@@ -35,23 +35,23 @@ export function schedulesView(ctx: ViewContext): View {
     replace(
       schedules,
       data.schedules.length === 0
-        ? h('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
+        ? element('p', { class: 'muted' }, 'No schedule in this world (zoott schedule add).')
         : table(
             ['Schedule', 'Cron', 'Time zone', 'Type', 'Next tick', 'Last tick'],
             data.schedules.map((schedule) =>
-              h(
+              element(
                 'tr',
                 { 'data-schedule': schedule.name },
-                h('td', {}, h('strong', {}, schedule.name)),
-                h('td', { class: 'mono' }, schedule.cron),
-                h('td', {}, schedule.tz ?? 'UTC'),
-                h('td', {}, schedule.type),
-                h('td', {}, time(schedule.nextTick)),
-                h('td', {}, time(schedule.lastTick)),
+                element('td', {}, element('strong', {}, schedule.name)),
+                element('td', { class: 'mono' }, schedule.cron),
+                element('td', {}, schedule.tz ?? 'UTC'),
+                element('td', {}, schedule.type),
+                element('td', {}, time(schedule.nextTick)),
+                element('td', {}, time(schedule.lastTick)),
               ),
             ),
           ),
-      h(
+      element(
         'p',
         { class: 'muted note', 'data-field': 'scheduler' },
         data.scheduler === null
@@ -62,7 +62,7 @@ export function schedulesView(ctx: ViewContext): View {
     replace(
       limits,
       data.limits.length === 0
-        ? h(
+        ? element(
             'p',
             { class: 'muted' },
             'No rate limit in this world (zoott limit <world> <type> 20/s).',
@@ -70,13 +70,13 @@ export function schedulesView(ctx: ViewContext): View {
         : table(
             ['Type', 'Limit', 'Workers sharing it', 'Each'],
             data.limits.map((limit) =>
-              h(
+              element(
                 'tr',
                 { 'data-limit': limit.type },
-                h('td', {}, h('strong', {}, limit.type)),
-                h('td', {}, limit.rate),
-                h('td', {}, String(limit.workers)),
-                h(
+                element('td', {}, element('strong', {}, limit.type)),
+                element('td', {}, limit.rate),
+                element('td', {}, String(limit.workers)),
+                element(
                   'td',
                   {},
                   limit.perWorkerPerSecond === null ? '-' : `${limit.perWorkerPerSecond}/s`,

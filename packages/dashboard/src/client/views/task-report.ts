@@ -1,5 +1,5 @@
 import type { TaskProgress } from '../api.js';
-import { type Child, h, json, time } from '../dom.js';
+import { type Child, element, json, time } from '../dom.js';
 
 /**
  * What a task reported with `ctx.progress` / `ctx.log` (or a job on fd 3): the latest
@@ -9,24 +9,24 @@ export function reportBlock(report: TaskProgress | null | undefined): Child {
   if (!report) return null;
   const progress = report.progress;
   const fraction = typeof progress === 'number' && progress >= 0 && progress <= 1 ? progress : null;
-  return h(
+  return element(
     'div',
     { class: 'task-report', 'data-field': 'report' },
-    h('h3', {}, `Progress (attempt ${report.attempt}, ${time(report.updatedAt)})`),
+    element('h3', {}, `Progress (attempt ${report.attempt}, ${time(report.updatedAt)})`),
     progress === undefined
       ? null
       : fraction === null
-        ? h('pre', { class: 'json', 'data-field': 'progress' }, json(progress))
-        : h(
+        ? element('pre', { class: 'json', 'data-field': 'progress' }, json(progress))
+        : element(
             'p',
             {},
-            h('progress', { max: '1', value: String(fraction) }),
+            element('progress', { max: '1', value: String(fraction) }),
             ' ',
-            h('span', { 'data-field': 'progress' }, `${Math.round(fraction * 1000) / 10}%`),
+            element('span', { 'data-field': 'progress' }, `${Math.round(fraction * 1000) / 10}%`),
           ),
     report.log.length === 0
       ? null
-      : h(
+      : element(
           'pre',
           { class: 'output', 'data-field': 'log' },
           [

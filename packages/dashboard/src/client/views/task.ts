@@ -9,8 +9,8 @@ import {
 import {
   type Child,
   duration,
+  element,
   errorLine,
-  h,
   json,
   replace,
   serial,
@@ -49,7 +49,7 @@ function actionButtons(
   return [
     subtree,
     task.state === 'failed'
-      ? h(
+      ? element(
           'button',
           {
             type: 'button',
@@ -69,7 +69,7 @@ function fieldRows(task: TaskRecord): [string, Child][] {
     ['Type', task.type],
     [
       'State',
-      h(
+      element(
         'span',
         { class: `badge state-${task.state ?? 'none'}`, 'data-field': 'state' },
         task.state ?? 'no state',
@@ -113,20 +113,20 @@ function fieldRows(task: TaskRecord): [string, Child][] {
  */
 function taskSections(task: TaskRecord & { report?: TaskProgress | null }): Child[] {
   const sections: Child[] = [
-    h(
+    element(
       'h2',
       {},
       task.name,
       ' ',
-      h('span', { class: `badge state-${task.state ?? 'none'}` }, task.state ?? 'no state'),
+      element('span', { class: `badge state-${task.state ?? 'none'}` }, task.state ?? 'no state'),
     ),
-    h(
+    element(
       'dl',
       { class: 'fields' },
-      fieldRows(task).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      fieldRows(task).map(([k, v]) => [element('dt', {}, k), element('dd', {}, v)]),
     ),
-    h('h3', {}, 'Data'),
-    h(
+    element('h3', {}, 'Data'),
+    element(
       'pre',
       { class: 'json', 'data-field': 'data' },
       task.data === undefined ? '(none)' : json(task.data),
@@ -169,18 +169,18 @@ function processOf(result: unknown): { proc: ProcessResult | null; race: boolean
 
 /** One task: its data, attempts, worker, timings, and its result or error. */
 export function taskView(ctx: ViewContext, key: TaskKey): View {
-  const body = h('div', { class: 'task-body' });
-  const actions = h('div', { class: 'actions' });
-  const el = h(
+  const body = element('div', { class: 'task-body' });
+  const actions = element('div', { class: 'actions' });
+  const el = element(
     'section',
     { class: 'page task' },
-    h(
+    element(
       'nav',
       { class: 'crumbs' },
-      h('a', { href: href(ctx.world, 'tree') }, ctx.world),
+      element('a', { href: href(ctx.world, 'tree') }, ctx.world),
       key.map((name, index) => [
         ' / ',
-        h('a', { href: href(ctx.world, 'task', key.slice(0, index + 1)) }, name),
+        element('a', { href: href(ctx.world, 'task', key.slice(0, index + 1)) }, name),
       ]),
     ),
     actions,
@@ -200,7 +200,7 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
     try {
       task = await api.task(ctx.world, key);
     } catch (err) {
-      replace(body, h('p', { class: 'error' }, errorText(err)));
+      replace(body, element('p', { class: 'error' }, errorText(err)));
       renderActions(null);
       return;
     }
@@ -219,57 +219,59 @@ export function taskView(ctx: ViewContext, key: TaskKey): View {
 }
 
 function errorBlock(title: string, error: { message: string; code?: string; stack?: string }) {
-  return h(
+  return element(
     'div',
     { class: 'error-block', 'data-field': 'error' },
-    h('h3', {}, title),
-    h('p', { class: 'error' }, errorLine(error.code, error.message)),
-    error.stack ? h('details', {}, h('summary', {}, 'Stack'), h('pre', {}, error.stack)) : null,
+    element('h3', {}, title),
+    element('p', { class: 'error' }, errorLine(error.code, error.message)),
+    error.stack
+      ? element('details', {}, element('summary', {}, 'Stack'), element('pre', {}, error.stack))
+      : null,
   );
 }
 
 function resultBlock(result: unknown) {
   const job = processOf(result);
-  const raw = h(
+  const raw = element(
     'pre',
     { class: 'json', 'data-field': 'result' },
     result === undefined ? '(none)' : json(result),
   );
-  if (!job) return [h('h3', {}, 'Result'), raw];
+  if (!job) return [element('h3', {}, 'Result'), raw];
   const proc = job.proc;
-  if (!proc) return [h('h3', {}, 'Result (race: every racer lost)'), raw];
+  if (!proc) return [element('h3', {}, 'Result (race: every racer lost)'), raw];
   const ending =
     proc.signal !== undefined && proc.signal !== null
       ? `signal ${proc.signal}`
       : `exit ${proc.exit ?? '?'}`;
   const ok = (proc.signal === undefined || proc.signal === null) && proc.exit === 0;
-  return h(
+  return element(
     'div',
     { class: 'job-result', 'data-field': 'job-result' },
-    h('h3', {}, job.race ? 'Result (race winner)' : 'Result'),
-    h(
+    element('h3', {}, job.race ? 'Result (race winner)' : 'Result'),
+    element(
       'p',
       {},
-      h(
+      element(
         'span',
         { class: `badge ${ok ? 'state-completed' : 'state-failed'}`, 'data-field': 'ending' },
         ending,
       ),
       proc.truncated
-        ? h('span', { class: 'badge warn', 'data-field': 'truncated' }, 'output truncated')
+        ? element('span', { class: 'badge warn', 'data-field': 'truncated' }, 'output truncated')
         : null,
-      proc.timedOut ? h('span', { class: 'badge warn' }, 'timed out') : null,
+      proc.timedOut ? element('span', { class: 'badge warn' }, 'timed out') : null,
       proc.server ? ` on ${proc.server}` : '',
       proc.pid ? ` (pid ${proc.pid})` : '',
       proc.started && proc.finished
         ? ` · ran ${duration(Date.parse(proc.finished) - Date.parse(proc.started))}`
         : '',
     ),
-    proc.error ? h('p', { class: 'error' }, proc.error) : null,
-    h('h4', {}, 'stdout'),
-    h('pre', { class: 'output', 'data-field': 'stdout' }, proc.stdout || '(empty)'),
-    h('h4', {}, 'stderr'),
-    h('pre', { class: 'output', 'data-field': 'stderr' }, proc.stderr || '(empty)'),
-    h('details', {}, h('summary', {}, 'Raw result JSON'), raw),
+    proc.error ? element('p', { class: 'error' }, proc.error) : null,
+    element('h4', {}, 'stdout'),
+    element('pre', { class: 'output', 'data-field': 'stdout' }, proc.stdout || '(empty)'),
+    element('h4', {}, 'stderr'),
+    element('pre', { class: 'output', 'data-field': 'stderr' }, proc.stderr || '(empty)'),
+    element('details', {}, element('summary', {}, 'Raw result JSON'), raw),
   );
 }

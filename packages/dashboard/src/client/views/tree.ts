@@ -1,5 +1,5 @@
 import { api, type EngineEvent } from '../api.js';
-import { h, replace, sequence, throttle } from '../dom.js';
+import { element, replace, sequence, throttle } from '../dom.js';
 import { type Item, stateAfter, TreeModel } from './tree-model.js';
 import { errorText, href, STATES, type View, type ViewContext } from './view.js';
 
@@ -17,37 +17,42 @@ export function treeView(ctx: ViewContext): View {
   let rows: Item[] = [];
   let query = '';
 
-  const search = h('input', {
+  const search = element('input', {
     type: 'search',
     class: 'search',
     placeholder: 'Search name or type…',
     'aria-label': 'search tasks by name or type',
   });
-  const summary = h('span', { class: 'muted tree-summary' });
-  const spacer = h('div', { class: 'tree-spacer' });
-  const rowsEl = h('div', { class: 'tree-rows' });
-  const scroller = h('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
+  const summary = element('span', { class: 'muted tree-summary' });
+  const spacer = element('div', { class: 'tree-spacer' });
+  const rowsEl = element('div', { class: 'tree-rows' });
+  const scroller = element('div', { class: 'tree-scroll', tabindex: 0 }, spacer, rowsEl);
   const setMode = (mode: 'all' | 'none') => {
     model.setMode(mode);
     relayout();
   };
-  const el = h(
+  const el = element(
     'section',
     { class: 'page tree' },
-    h(
+    element(
       'div',
       { class: 'toolbar' },
-      h('h2', {}, 'Task tree'),
+      element('h2', {}, 'Task tree'),
       search,
-      h('button', { type: 'button', onclick: () => setMode('all') }, 'Expand all'),
-      h('button', { type: 'button', onclick: () => setMode('none') }, 'Collapse all'),
+      element('button', { type: 'button', onclick: () => setMode('all') }, 'Expand all'),
+      element('button', { type: 'button', onclick: () => setMode('none') }, 'Collapse all'),
       summary,
     ),
-    h(
+    element(
       'div',
       { class: 'legend' },
       STATES.map((state) =>
-        h('span', { class: `legend-item state-${state}` }, h('span', { class: 'dot' }), state),
+        element(
+          'span',
+          { class: `legend-item state-${state}` },
+          element('span', { class: 'dot' }),
+          state,
+        ),
       ),
     ),
     scroller,
@@ -113,7 +118,7 @@ export function treeView(ctx: ViewContext): View {
 /** One row of the tree: toggle, state dot, name (a link to the task), type, state, counts. */
 function treeRow(world: string, item: Item, open: boolean, onToggle: () => void): HTMLElement {
   const hasKids = item.children.length > 0;
-  const row = h(
+  const row = element(
     'div',
     {
       class: `row state-${item.state ?? 'none'}`,
@@ -122,7 +127,7 @@ function treeRow(world: string, item: Item, open: boolean, onToggle: () => void)
       role: 'treeitem',
     },
     hasKids
-      ? h(
+      ? element(
           'button',
           {
             type: 'button',
@@ -133,17 +138,21 @@ function treeRow(world: string, item: Item, open: boolean, onToggle: () => void)
           },
           open ? '▾' : '▸',
         )
-      : h('span', { class: 'toggle' }),
-    h('span', { class: 'dot', title: item.state ?? 'no state' }),
-    h('a', { class: 'name', href: href(world, 'task', item.key) }, item.name),
-    h('span', { class: 'type' }, item.type),
-    h('span', { class: 'state-label' }, item.state ?? 'no state'),
+      : element('span', { class: 'toggle' }),
+    element('span', { class: 'dot', title: item.state ?? 'no state' }),
+    element('a', { class: 'name', href: href(world, 'task', item.key) }, item.name),
+    element('span', { class: 'type' }, item.type),
+    element('span', { class: 'state-label' }, item.state ?? 'no state'),
     hasKids
-      ? h(
+      ? element(
           'span',
           { class: 'subcounts', title: 'states in this subtree' },
           STATES.filter((state) => item.counts[state] > 0).map((state) =>
-            h('span', { class: `chip state-${state}`, title: state }, String(item.counts[state])),
+            element(
+              'span',
+              { class: `chip state-${state}`, title: state },
+              String(item.counts[state]),
+            ),
           ),
         )
       : null,

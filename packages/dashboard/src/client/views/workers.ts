@@ -1,5 +1,5 @@
 import { api, type WorkerView } from '../api.js';
-import { duration, h, replace, serial, throttle, time } from '../dom.js';
+import { duration, element, replace, serial, throttle, time } from '../dom.js';
 import { href, type View, type ViewContext } from './view.js';
 
 /** Ranges of bucket numbers, `0-3, 7, 9-10`: 64 numbers in a row would not fit a cell. */
@@ -19,25 +19,25 @@ const shownNode = (node: string) => node.replace(/_p[0-9a-f]{12}_(?=\d{10}$)/, '
 
 /** The worker registry: host, types, partitions, running tasks, session, registration. */
 export function workersView(ctx: ViewContext): View {
-  const table = h('div', { class: 'table-wrap' });
-  const el = h('section', { class: 'page workers' }, h('h2', {}, 'Workers'), table);
+  const table = element('div', { class: 'table-wrap' });
+  const el = element('section', { class: 'page workers' }, element('h2', {}, 'Workers'), table);
 
   const render = (workers: WorkerView[]) => {
     if (workers.length === 0)
       return replace(
         table,
-        h('p', { class: 'muted' }, 'No live worker is registered in this world.'),
+        element('p', { class: 'muted' }, 'No live worker is registered in this world.'),
       );
     const now = Date.now();
     replace(
       table,
-      h(
+      element(
         'table',
         {},
-        h(
+        element(
           'thead',
           {},
-          h(
+          element(
             'tr',
             {},
             [
@@ -49,61 +49,65 @@ export function workersView(ctx: ViewContext): View {
               'Session',
               'Registered',
               'Last update',
-            ].map((t) => h('th', {}, t)),
+            ].map((t) => element('th', {}, t)),
           ),
         ),
-        h(
+        element(
           'tbody',
           {},
           workers.map((worker) =>
-            h(
+            element(
               'tr',
               { 'data-worker': worker.id ?? worker.node },
-              h(
+              element(
                 'td',
                 {},
-                h('strong', {}, worker.id ?? '?'),
-                h('div', { class: 'muted', title: worker.node }, shownNode(worker.node)),
+                element('strong', {}, worker.id ?? '?'),
+                element('div', { class: 'muted', title: worker.node }, shownNode(worker.node)),
               ),
-              h(
+              element(
                 'td',
                 {},
                 worker.host ?? '-',
-                worker.pid ? h('div', { class: 'muted' }, `pid ${worker.pid}`) : null,
+                worker.pid ? element('div', { class: 'muted' }, `pid ${worker.pid}`) : null,
               ),
-              h('td', {}, (worker.types ?? []).join(', ') || '-'),
-              h(
+              element('td', {}, (worker.types ?? []).join(', ') || '-'),
+              element(
                 'td',
                 { title: `${worker.buckets?.length ?? 0} buckets` },
                 ranges(worker.buckets ?? []),
               ),
-              h(
+              element(
                 'td',
                 { 'data-field': 'running' },
                 worker.running.length === 0
-                  ? h('span', { class: 'muted' }, 'idle')
+                  ? element('span', { class: 'muted' }, 'idle')
                   : worker.running.map((key) =>
-                      h('div', {}, h('a', { href: href(ctx.world, 'task', key) }, key.join('|'))),
+                      element(
+                        'div',
+                        {},
+                        element('a', { href: href(ctx.world, 'task', key) }, key.join('|')),
+                      ),
                     ),
               ),
-              h(
+              element(
                 'td',
                 {},
-                h('span', { class: 'badge state-completed' }, 'live'),
-                h('div', { class: 'muted mono' }, worker.session ?? '-'),
+                element('span', { class: 'badge state-completed' }, 'live'),
+                element('div', { class: 'muted mono' }, worker.session ?? '-'),
               ),
-              h(
+              element(
                 'td',
                 {},
                 time(worker.registered),
-                h('div', { class: 'muted' }, `${duration(now - worker.registered)} ago`),
+                element('div', { class: 'muted' }, `${duration(now - worker.registered)} ago`),
               ),
-              h('td', {}, time(worker.updated)),
+              element('td', {}, time(worker.updated)),
             ),
           ),
         ),
       ),
-      h(
+      element(
         'p',
         { class: 'muted note' },
         'A worker is live while its session holds its ephemeral registry node; ZooKeeper heartbeats are per session, so a worker whose session expires leaves this list.',
