@@ -109,6 +109,8 @@ export function stealWatchers(
   for (const served of types) for (const type of served) everyType.add(type);
   const index = new Map(names.map((name, i) => [name, i]));
   const score = new Uint32Array(fleetSize);
+  /** 1 for each worker that owns a bucket or watches one. */
+  const involved = new Uint8Array(fleetSize);
   const out: string[][] = [];
   // Each worker runs this at every registry change for every bucket: a selection of the top
   // few (linear in the fleet), and a sort only when some task type is not covered by them.
@@ -139,6 +141,25 @@ export function stealWatchers(
       }
     }
     out.push(chosen.map((member) => names[member]!));
+    for (const member of chosen) involved[member] = 1;
+    if (owner >= 0) involved[owner] = 1;
+  }
+  // A worker that owns no bucket and watches none would never look anywhere again once idle:
+  // with more workers than buckets times three, a task whose watchers are all busy would wait
+  // for its owner while such a worker sat idle. Each watches the bucket it scores highest for,
+  // so the extra watchers per bucket stay about (fleet - 3 x buckets) / buckets.
+  for (let member = 0; member < fleetSize && owners.length > 0; member++) {
+    if (involved[member]) continue;
+    let best = 0;
+    let bestScore = -1;
+    for (let b = 0; b < owners.length; b++) {
+      const bucketScore = mix32(nameHash[member]! ^ Math.imul(b + 1, 0x7feb352d));
+      if (bucketScore > bestScore) {
+        best = b;
+        bestScore = bucketScore;
+      }
+    }
+    out[best]!.push(names[member]!);
   }
   return out;
 }

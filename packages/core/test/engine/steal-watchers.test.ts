@@ -9,14 +9,43 @@ const BUCKETS = 64;
 
 describe('engine: which idle workers keep a steal watch on a bucket', () => {
   it('is a bounded few per bucket, never the owner, whatever the fleet size', () => {
-    for (const n of [2, 3, 4, 16, 64, 256]) {
+    for (const n of [2, 3, 4, 16, 64, 256, 1024]) {
       const names = registryNames(7, n);
       const owners = bucketOwners(names, BUCKETS);
       const watchers = stealWatchers(names, owners, () => ['t']);
+      // Workers that would own and watch nothing watch one bucket each (next test).
+      const spare = Math.max(0, n - BUCKETS * (1 + STEAL_WATCHERS));
       for (let b = 0; b < BUCKETS; b++) {
         expect(watchers[b], `n=${n} bucket ${b}`).not.toContain(owners[b]);
-        expect(watchers[b]!.length).toBe(Math.min(STEAL_WATCHERS, n - 1));
+        expect(watchers[b]!.length).toBeGreaterThanOrEqual(Math.min(STEAL_WATCHERS, n - 1));
+        expect(watchers[b]!.length).toBeLessThanOrEqual(
+          STEAL_WATCHERS + Math.max(4, (3 * spare) / BUCKETS + 4),
+        );
       }
+    }
+  });
+
+  it('gives every worker that owns no bucket one to watch, so an idle one always looks somewhere', () => {
+    for (const [n, buckets] of [
+      [4, 1],
+      [8, 2],
+      [256, 64],
+      [1024, 64],
+    ] as const) {
+      const names = registryNames(3, n);
+      const owners = bucketOwners(names, buckets);
+      const watchers = stealWatchers(names, owners, () => ['t']);
+      for (const name of names)
+        expect(
+          owners.includes(name) || watchers.some((w) => w.includes(name)),
+          `n=${n} buckets=${buckets}: ${name} owns and watches nothing`,
+        ).toBe(true);
+      // Each of them is added once: one bucket watched each, beyond the bounded few.
+      const extra = watchers.reduce(
+        (sum, w) => sum + Math.max(0, w.length - Math.min(STEAL_WATCHERS, n - 1)),
+        0,
+      );
+      expect(extra).toBeLessThanOrEqual(n - new Set(owners).size);
     }
   });
 
