@@ -137,13 +137,22 @@ class RunContext {
   readonly worker: string;
   hints?: Claim['hints'];
 
+  // Private in the language, not only in the types: a handler that logs, serialises or spreads
+  // its context sees the task's fields, never the engine's objects behind it.
+  readonly #abort: LazyAbort;
+  readonly #context: () => Promise<EngineContext>;
+  readonly #reporter: ProgressReporter;
+
   constructor(
     claim: Claim,
-    private readonly abort: LazyAbort,
+    abort: LazyAbort,
     worker: string,
-    private readonly context: () => Promise<EngineContext>,
-    private readonly reporter: ProgressReporter,
+    context: () => Promise<EngineContext>,
+    reporter: ProgressReporter,
   ) {
+    this.#abort = abort;
+    this.#context = context;
+    this.#reporter = reporter;
     this.key = claim.key;
     this.name = claim.name;
     this.type = claim.type;
@@ -156,24 +165,24 @@ class RunContext {
 
   /** Made on first use (see LazyAbort). */
   get signal(): AbortSignal {
-    return this.abort.signal;
+    return this.#abort.signal;
   }
 
   get progress(): (value: unknown) => void {
-    const reporter = this.reporter;
+    const reporter = this.#reporter;
     return (value) => reporter.progress(value);
   }
 
   get log(): (line: string) => void {
-    const reporter = this.reporter;
+    const reporter = this.#reporter;
     return (line) => reporter.log(line);
   }
 
   get parentResult(): ResultReaders['parentResult'] {
-    return resultReaders(this.context, this.key).parentResult;
+    return resultReaders(this.#context, this.key).parentResult;
   }
 
   get ancestorResults(): ResultReaders['ancestorResults'] {
-    return resultReaders(this.context, this.key).ancestorResults;
+    return resultReaders(this.#context, this.key).ancestorResults;
   }
 }

@@ -47,6 +47,9 @@ export type TaskResultReaders<M, T extends TaskType<M>> =
 /**
  * What a handler gets for one task. With a task map, `data` has the data type of the
  * handler's task type, and `parentResult()` the result type of its declared parent type.
+ * The task's fields are its own properties (what `JSON.stringify` and a spread show); its
+ * functions (`progress`, `log`, `parentResult`, `ancestorResults`, `signal`) are read from
+ * it, bound to the task (`const { progress } = task` works), and a spread does not copy them.
  */
 export type TaskContext<M = AnyTasks, K extends TaskType<M> = TaskType<M>> = {
   [T in K]: Pick<ClaimFields, 'key' | 'name' | 'attempt' | 'maxAttempts' | 'hints' | 'worker'> & {
