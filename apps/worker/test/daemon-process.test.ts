@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import {
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -43,13 +44,6 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     ...['--session-timeout', '4000', '--create-world'],
   ];
 
-  async function registered(world: string, n: number): Promise<void> {
-    await until(`${n} registered workers`, async () => {
-      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-      return names.length >= n ? true : undefined;
-    });
-  }
-
   it('--help documents every flag, and a bad setting exits 2 with a clear message', async () => {
     const help = startWorker(['--help']);
     expect((await help.exited).code).toBe(0);
@@ -78,7 +72,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   it('registers itself with its JSON', async () => {
     const d = startWorker(base('reg', 'reg-1'));
     started.push(d);
-    await registered('reg', 1);
+    await registered(client, 'reg', 1);
     const [name] = await client.children('/zoott_workers/reg');
     const info = decodeJson<Record<string, unknown>>(
       (await client.get(`/zoott_workers/reg/${name}`)).data,
@@ -93,7 +87,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   it('SIGTERM during a long job: the job finishes, then the worker exits 0', async () => {
     const d = startWorker(base('term', 'term-1'));
     started.push(d);
-    await registered('term', 1);
+    await registered(client, 'term', 1);
     const { key } = await submitJob(
       client,
       { executable: '/bin/sh', arguments: ['-c', 'sleep 3; echo finished', marker] },
@@ -116,7 +110,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     const a = startWorker(base('crash', 'crash-a'));
     const b = startWorker(base('crash', 'crash-b'));
     started.push(a, b);
-    await registered('crash', 2);
+    await registered(client, 'crash', 2);
     const routingkey = `crash-${randomUUID()}`;
     const { key } = await submitJob(
       client,
@@ -153,7 +147,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
   it('a second signal kills the job processes and exits at once', async () => {
     const d = startWorker([...base('twice', 'twice-1'), '--grace', '600000']);
     started.push(d);
-    await registered('twice', 1);
+    await registered(client, 'twice', 1);
     await submitJob(
       client,
       { executable: '/bin/sh', arguments: ['-c', 'sleep 120', marker] },
@@ -177,7 +171,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
     expect(parentDeathTool(), 'util-linux setpriv with --pdeathsig').not.toBeNull();
     const d = startWorker(base('orphan', 'orphan-1'));
     started.push(d);
-    await registered('orphan', 1);
+    await registered(client, 'orphan', 1);
     await submitJob(
       client,
       { executable: '/bin/sh', arguments: ['-c', 'sleep 300', marker] },
@@ -215,7 +209,7 @@ describe('the zoott-worker process', { timeout: 180_000 }, () => {
         file,
       ]);
       started.push(d);
-      await registered('custom', 1);
+      await registered(client, 'custom', 1);
       const engine = createEngine(client, { world: 'custom' });
       const [queued] = await engine.queue({ name: 'g1', type: 'greet', data: { name: 'zoott' } });
       const rec = await settled(client, 'custom', queued!.key);

@@ -19,12 +19,13 @@ import {
   submitJob,
   submitRace,
 } from '@zoott/jobs/internal';
-import { freshNamespace, settled, until } from '@zoott/testing';
+import { freshNamespace, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -179,15 +180,7 @@ describe('the zoott-worker binary on ZooKeeper', { timeout: 120_000 }, () => {
       ...['--data-dir', data, '--work-dir', dir],
     ]);
     worker = w;
-    await until(
-      'the worker to register',
-      async () => {
-        if (w.child.exitCode !== null) throw new Error(`worker exited: ${w.output()}`);
-        const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-        return names.length > 0 ? true : undefined;
-      },
-      30_000,
-    );
+    await registered(client, world, 1, w);
   });
   afterAll(async () => {
     if (worker) await killWorkers([worker]);

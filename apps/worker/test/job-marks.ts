@@ -2,6 +2,7 @@
 // whether two runs of it ever overlapped: the re-run of a job whose worker died or stopped
 // must start after the last sign of life of the first run, a descendant's included.
 import { readFileSync } from 'node:fs';
+import { processesWith, until } from '@zoott/testing';
 import { expect } from 'vitest';
 
 /**
@@ -58,4 +59,11 @@ export function expectNoOverlap(runs: readonly MarkedRun[]): void {
       `run ${runs[i - 1]!.pid} still marked ${-gapMs} ms into run ${runs[i]!.pid}`,
     ).toBeGreaterThan(0);
   }
+}
+
+/** Waits until the first run of a marking job carrying `marker` ticks, its setsid descendant too. */
+export async function firstRunTicking(marks: string, marker: string): Promise<void> {
+  await until('the job and its setsid descendant to run', () =>
+    processesWith(marker).length >= 2 && runsOf(marks).length === 1 ? true : undefined,
+  );
 }

@@ -22,11 +22,12 @@ import {
 } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { expectNoOverlap, markingJob, runsOf } from './job-marks.js';
+import { expectNoOverlap, firstRunTicking, markingJob, runsOf } from './job-marks.js';
 import {
   BIN,
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -69,20 +70,6 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
     return w;
   }
 
-  async function registered(world: string, n: number): Promise<void> {
-    await until(`${n} registered workers`, async () => {
-      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-      return names.length >= n ? true : undefined;
-    });
-  }
-
-  /** Waits until the first run's leader and its setsid descendant both tick. */
-  async function ticking(marks: string): Promise<void> {
-    await until('the job and its setsid descendant to run', () =>
-      processesWith(marker).length >= 2 && runsOf(marks).length === 1 ? true : undefined,
-    );
-  }
-
   /** The keeper of worker `pid` (its command line names it: `node - zoott-job-keeper <pid>`). */
   const keeperOf = (pid: number) => processesWith(`zoott-job-keeper\0${pid}\0`);
 
@@ -101,9 +88,9 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
   ): Promise<{ a: WorkerProcess; result: RegularJobResult; marks: string }> {
     const marks = join(dir, `${world}.marks`);
     const a = start(world, 'A', mode);
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, markingJob(marks, marker, 30), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     await stop(a);
     start(world, 'B', mode);
     const rec = await settled(client, world, key, 120_000);
@@ -161,9 +148,9 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
     const world = 'paused';
     const marks = join(dir, `${world}.marks`);
     const a = start(world, 'A', 'auto');
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, markingJob(marks, marker, 20), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     a.child.kill('SIGSTOP');
     await new Promise((r) => setTimeout(r, SESSION_MS / 8));
     a.child.kill('SIGCONT');
@@ -178,9 +165,9 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
     const world = `cancel-${mode}`;
     const marks = join(dir, `${world}.marks`);
     start(world, 'A', mode);
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, markingJob(marks, marker, 600), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     expect(await createEngine(client, { world }).cancel(key)).toEqual([key]);
     await until('every process of the job to be gone', () =>
       processesWith(marker).length === 0 ? true : undefined,
@@ -191,9 +178,9 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
     const world = 'rekept';
     const marks = join(dir, `${world}.marks`);
     const a = start(world, 'A', 'auto');
-    await registered(world, 1);
+    await registered(client, world, 1);
     await submitJob(client, markingJob(marks, marker, 600), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     const [first] = keeperOf(a.child.pid!);
     expect(first).toBeGreaterThan(0);
     process.kill(first!, 'SIGKILL');
@@ -255,7 +242,7 @@ describe('job processes end with their claim', { timeout: 180_000 }, () => {
     const world = 'leftover';
     const marks = join(dir, `${world}.marks`);
     start(world, 'A', 'auto');
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, markingJob(marks, marker, 5), { world });
     expect((await settled(client, world, key)).state).toBe('completed');
     await until('the descendant to be gone', () =>

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Coordinator } from '@zoott/core';
 import type { RegularJobResult } from '@zoott/core/jobs';
 import { submitJob, unheardLimitMs } from '@zoott/jobs/internal';
-import { killMarked, processesWith, settled, until } from '@zoott/testing';
+import { killMarked, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import {
   createNetwork,
@@ -24,10 +24,11 @@ import {
   type ZooKeeperServer,
 } from '@zoott/zk-testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectNoOverlap, MARKING_JOB, runsOf } from './job-marks.js';
+import { expectNoOverlap, firstRunTicking, MARKING_JOB, runsOf } from './job-marks.js';
 import {
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -84,13 +85,6 @@ describe('a worker cut off from ZooKeeper ends its jobs before its session can e
     return w;
   }
 
-  async function registered(world: string, n: number): Promise<void> {
-    await until(`${n} registered workers`, async () => {
-      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-      return names.length >= n ? true : undefined;
-    });
-  }
-
   /** A marking job (job-marks.ts) that ignores SIGTERM, its setsid descendant too. */
   function stubbornJob(marks: string, ticks: number) {
     return {
@@ -99,19 +93,13 @@ describe('a worker cut off from ZooKeeper ends its jobs before its session can e
     };
   }
 
-  async function ticking(marks: string): Promise<void> {
-    await until('the job and its setsid descendant to run', () =>
-      processesWith(marker).length >= 2 && runsOf(marks).length === 1 ? true : undefined,
-    );
-  }
-
   it('the first copy ends before the second starts', async () => {
     const world = 'cut';
     const marks = join(dir, `${world}.marks`);
     const a = start(world, 'A', SESSION_MS, cutOff);
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, stubbornJob(marks, 100), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     await cutOff.setCut(true);
     const cutAt = BigInt(Date.now()) * 1_000_000n;
     // On the server's side: it may claim the job once the server has expired A's session.
@@ -140,9 +128,9 @@ describe('a worker cut off from ZooKeeper ends its jobs before its session can e
     const world = 'stopped';
     const marks = join(dir, `${world}.marks`);
     const a = start(world, 'A', sessionMs, cutOff);
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, stubbornJob(marks, 100), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     await cutOff.setCut(true);
     const cutAt = BigInt(Date.now()) * 1_000_000n;
     await new Promise((r) => setTimeout(r, 2000));
@@ -167,9 +155,9 @@ describe('a worker cut off from ZooKeeper ends its jobs before its session can e
     // 10 s: a ping every 3.3 s, the kill after 5.7 s of silence; a 1 s cut, with TCP's
     // retransmissions after it, stays far below.
     const a = start(world, 'A', 10_000, cutOff);
-    await registered(world, 1);
+    await registered(client, world, 1);
     const { key } = await submitJob(client, stubbornJob(marks, 40), { world });
-    await ticking(marks);
+    await firstRunTicking(marks, marker);
     await cutOff.setCut(true);
     await new Promise((r) => setTimeout(r, 1000));
     await cutOff.setCut(false);

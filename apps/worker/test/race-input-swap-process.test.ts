@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -62,11 +63,7 @@ describe('race input cleanup against a link-swapping user', { timeout: 180_000 }
     await createEngine(client, { world }).init();
     const w = startWorker([...jobWorkerArgs(ns, world, 'rswap', '/bin/true'), '--data-dir', data]);
     worker = w;
-    await until('the worker to register', async () =>
-      (await client.children(`/zoott_workers/${world}`).catch(() => [])).length > 0
-        ? true
-        : undefined,
-    );
+    await registered(client, world);
   });
   afterAll(async () => {
     if (worker) await killWorkers([worker]);

@@ -16,12 +16,13 @@ import {
   submitJob,
   submitRace,
 } from '@zoott/jobs/internal';
-import { freshNamespace, settled, until } from '@zoott/testing';
+import { freshNamespace, settled } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   jobWorkerArgs,
   killWorkers,
+  registered,
   requireBin,
   startWorker,
   type WorkerProcess,
@@ -81,11 +82,7 @@ describe('the zoott-worker binary with a small --max-output [zookeeper]', {
       ...jobWorkerArgs(ns, world, 'cap-1', '/usr/bin/*'),
       ...['--max-output', String(MIN_OUTPUT_CAP_BYTES), '--data-dir', dir],
     ]);
-    await until('the worker to register', async () => {
-      if (worker!.child.exitCode !== null) throw new Error(worker!.output());
-      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-      return names.length > 0 ? true : undefined;
-    });
+    await registered(client, world, 1, worker);
 
     const small = await submitJob(
       client,

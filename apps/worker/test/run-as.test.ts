@@ -12,7 +12,13 @@ import { jobUser, submitJob } from '@zoott/jobs/internal';
 import { freshNamespace, killMarked, processesWith, settled, until } from '@zoott/testing';
 import { connectZk } from '@zoott/zk-adapter';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { killWorkers, requireBin, startWorker, type WorkerProcess } from './worker-bin.js';
+import {
+  killWorkers,
+  registered,
+  requireBin,
+  startWorker,
+  type WorkerProcess,
+} from './worker-bin.js';
 
 const USER = 'zoott-job-test';
 const GROUP = 'zoott-job-extra';
@@ -75,13 +81,6 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
     return worker;
   }
 
-  async function registered(world: string): Promise<void> {
-    await until('the worker to register', async () => {
-      const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
-      return names.length > 0 ? true : undefined;
-    });
-  }
-
   /** A job that reports its identity and tries to read its parent's (the worker's) environment. */
   const probe = {
     executable: '/bin/sh',
@@ -117,7 +116,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
     const { child, output } = startBin([
       ...['--world', 'asuser', '--allow-exec', '/bin/sh', '--run-as', USER],
     ]);
-    await registered('asuser');
+    await registered(client, 'asuser');
     const { key } = await submitJob(client, probe, { world: 'asuser' });
     const rec = await settled(client, 'asuser', key);
     expect(rec.state, output()).toBe('completed');
@@ -141,7 +140,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
       '--run-as',
       'root',
     ]);
-    await registered('asroot');
+    await registered(client, 'asroot');
     const { key } = await submitJob(client, probe, { world: 'asroot' });
     const rec = await settled(client, 'asroot', key);
     expect(rec.state, output()).toBe('completed');
@@ -155,7 +154,7 @@ describe('the zoott-worker binary with --run-as [zookeeper]', { timeout: 120_000
     const { child, exited } = startBin([
       ...['--world', 'orphan', '--allow-exec', '/bin/sh', '--run-as', USER],
     ]);
-    await registered('orphan');
+    await registered(client, 'orphan');
     await submitJob(
       client,
       { executable: '/bin/sh', arguments: ['-c', 'sleep 300', marker] },

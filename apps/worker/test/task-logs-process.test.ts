@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Coordinator, createEngine, type Engine } from '@zoott/core';
-import { freshNamespace, settled, until } from '@zoott/testing';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { killWorkers, requireBin, startWorker, type WorkerProcess } from './worker-bin.js';
+import { createEngine, type Engine } from '@zoott/core';
+import { settled, until } from '@zoott/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { processSuite, registered } from './worker-bin.js';
 
 // The worker's log as an operator reads it: the built binary's JSON lines, one per task
 // transition, on a real ZooKeeper.
@@ -25,18 +23,11 @@ const WARN = 40;
 const ERROR = 50;
 
 describe('worker task logs', { timeout: 120_000 }, () => {
-  let ns: string;
-  let client: Coordinator;
-  let dir: string;
+  const suite = processSuite('logs');
   let handlers: string;
-  const children: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    requireBin();
-    ns = await freshNamespace(inject('zkConnect'));
-    client = await connectZk(ns);
-    dir = mkdtempSync(join(tmpdir(), 'zoott-logs-'));
-    handlers = join(dir, 'handlers.mjs');
+    handlers = join(suite.dir, 'handlers.mjs');
     writeFileSync(
       handlers,
       [
@@ -53,34 +44,20 @@ describe('worker task logs', { timeout: 120_000 }, () => {
     );
   });
 
-  afterEach(async () => {
-    await killWorkers(children.splice(0));
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   async function worker(world: string, extra: string[] = []) {
-    const engine = createEngine(client, { world });
+    const engine = createEngine(suite.client, { world });
     await engine.init();
-    const child = startWorker([
-      ...['--connect', ns, '--world', world, '--node-id', `${world}-w`],
+    const child = suite.start([
+      ...['--connect', suite.ns, '--world', world, '--node-id', `${world}-w`],
       ...['--handlers', handlers, ...extra],
     ]);
-    children.push(child);
     const lines = (): Line[] =>
       child
         .output()
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Line);
-    await until('the worker to register', async () =>
-      (await client.children(`/zoott_workers/${world}`).catch(() => [])).length > 0
-        ? true
-        : undefined,
-    );
+    await registered(suite.client, world);
     return { engine, lines, output: child.output };
   }
 
@@ -89,7 +66,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
       maxAttempts: 3,
       backoff: { baseMs: 50, maxMs: 100 },
     });
-    const rec = await settled(client, engine.world, q!.key);
+    const rec = await settled(suite.client, engine.world, q!.key);
     expect(rec.state).toBe('failed');
   }
 
@@ -97,7 +74,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
     const { engine, lines } = await worker('logs');
     await retriedThenDead(engine, 'f1');
     const [ok] = await engine.queue({ name: 'o1', type: 'fine' });
-    await settled(client, 'logs', ok!.key);
+    await settled(suite.client, 'logs', ok!.key);
     await until('the last lines', () =>
       lines().some((l) => l.key === 'o1' && l.msg === 'task completed') &&
       lines().some((l) => l.key === 'f1' && /dead-lettered/.test(l.msg))
@@ -143,7 +120,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
     };
     for (const type of Object.keys(expected)) {
       const [q] = await engine.queue({ name: `u-${type}`, type, maxAttempts: 1 });
-      expect((await settled(client, 'unstorable', q!.key)).state).toBe('failed');
+      expect((await settled(suite.client, 'unstorable', q!.key)).state).toBe('failed');
     }
     for (const [type, want] of Object.entries(expected)) {
       const line = await until(`the dead letter line of ${type}`, () =>
@@ -175,7 +152,7 @@ describe('worker task logs', { timeout: 120_000 }, () => {
     const { engine, lines } = await worker('quiet', ['--log-level', 'warn']);
     await retriedThenDead(engine, 'f2');
     const [ok] = await engine.queue({ name: 'o2', type: 'fine' });
-    await settled(client, 'quiet', ok!.key);
+    await settled(suite.client, 'quiet', ok!.key);
     await until('the dead letter line', () =>
       lines().some((l) => l.key === 'f2' && /dead-lettered/.test(l.msg)) ? true : undefined,
     );

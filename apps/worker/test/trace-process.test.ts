@@ -1,20 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type Coordinator, createEngine } from '@zoott/core';
-import {
-  freshNamespace,
-  type OtlpReceiver,
-  settled,
-  spansOf,
-  startOtlpReceiver,
-} from '@zoott/testing';
-import { connectZk } from '@zoott/zk-adapter';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { killWorkers, requireBin, startWorker, type WorkerProcess } from './worker-bin.js';
+import { createEngine } from '@zoott/core';
+import { type OtlpReceiver, settled, spansOf, startOtlpReceiver } from '@zoott/testing';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { processSuite } from './worker-bin.js';
 
 // Tracing as an operator turns it on: a tree queued with the zoott CLI (which traces nothing),
 // run by the built zoott-worker with --trace, its spans exported over OTLP/HTTP to a receiver
@@ -24,39 +16,26 @@ const CLI = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.me
 const run = promisify(execFile);
 
 describe('zoott-worker --trace', { timeout: 120_000 }, () => {
-  let ns: string;
-  let client: Coordinator;
-  let dir: string;
+  const suite = processSuite('trace');
   let handlers: string;
   let receiver: OtlpReceiver;
-  const children: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    requireBin();
-    ns = await freshNamespace(inject('zkConnect'));
-    client = await connectZk(ns);
-    dir = mkdtempSync(join(tmpdir(), 'zoott-trace-'));
-    handlers = join(dir, 'handlers.mjs');
+    handlers = join(suite.dir, 'handlers.mjs');
     writeFileSync(handlers, 'export function step(task) { return { done: task.name }; }\n');
   });
 
   afterEach(async () => {
-    await killWorkers(children.splice(0));
     await receiver?.close();
-  });
-
-  afterAll(async () => {
-    await client?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** The CLI, on this test's namespace and `world`, with no config file or ZOOTT_ variable. */
   const zoott = (world: string, ...args: string[]) => {
-    const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: join(dir, 'no-config') };
+    const env: NodeJS.ProcessEnv = { XDG_CONFIG_HOME: join(suite.dir, 'no-config') };
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ZOOTT_')) env[k] ??= v;
-    return run(process.execPath, [CLI, '--connect', ns, '--world', world, ...args], {
+    return run(process.execPath, [CLI, '--connect', suite.ns, '--world', world, ...args], {
       env,
-      cwd: dir,
+      cwd: suite.dir,
     });
   };
 
@@ -67,10 +46,10 @@ describe('zoott-worker --trace', { timeout: 120_000 }, () => {
     await zoott(world, 'queue', 'mid', '--type', 'step', '--parent', 'top');
     await zoott(world, 'queue', 'leaf', '--type', 'step', '--parent', 'top|mid');
     receiver = await startOtlpReceiver();
-    const worker = startWorker(
+    const worker = suite.start(
       [
         '--connect',
-        ns,
+        suite.ns,
         '--world',
         world,
         '--node-id',
@@ -88,8 +67,7 @@ describe('zoott-worker --trace', { timeout: 120_000 }, () => {
         },
       },
     );
-    children.push(worker);
-    const leaf = await settled(client, world, ['top', 'mid', 'leaf']);
+    const leaf = await settled(suite.client, world, ['top', 'mid', 'leaf']);
     expect(leaf.state).toBe('completed');
     expect(receiver.requests).toEqual([]);
     // A stop flushes what the batch processor still holds.
@@ -147,13 +125,12 @@ describe('zoott-worker --trace', { timeout: 120_000 }, () => {
   });
 
   it('refuses a protocol it has no exporter for, naming the variable (exit 2)', async () => {
-    const engine = createEngine(client, { world: 'grpc' });
+    const engine = createEngine(suite.client, { world: 'grpc' });
     await engine.init();
-    const worker = startWorker(
-      ['--connect', ns, '--world', 'grpc', '--handlers', handlers, '--trace'],
+    const worker = suite.start(
+      ['--connect', suite.ns, '--world', 'grpc', '--handlers', handlers, '--trace'],
       { env: { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' } },
     );
-    children.push(worker);
     expect((await worker.exited).code).toBe(2);
     expect(worker.output()).toContain('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: grpc is not supported');
   });

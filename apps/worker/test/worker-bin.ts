@@ -1,11 +1,14 @@
 // Starting the shipped zoott-worker in tests: one spawn with its output kept and its exit
 // awaited, and the arguments a worker that runs jobs is given.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SELF } from '@zoott/testing';
+import type { Coordinator } from '@zoott/core';
+import { freshNamespace, SELF, until } from '@zoott/testing';
+import { connectZk } from '@zoott/zk-adapter';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 
 /** The daemon as shipped: the built bin (the root `pnpm test` builds before testing). */
 export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -88,6 +91,24 @@ export function jobWorkerArgs(
   ];
 }
 
+/**
+ * Waits until `world` has at least `n` registered workers, as `client` reads the registry.
+ * With `worker`, fails at once, with its output, when that worker exits first.
+ */
+export async function registered(
+  client: Coordinator,
+  world: string,
+  n = 1,
+  worker?: WorkerProcess,
+): Promise<void> {
+  await until(n === 1 ? 'the worker to register' : `${n} registered workers`, async () => {
+    if (worker && worker.child.exitCode !== null)
+      throw new Error(`worker exited: ${worker.output()}`);
+    const names = await client.children(`/zoott_workers/${world}`).catch(() => []);
+    return names.length >= n ? true : undefined;
+  });
+}
+
 /** SIGKILLs each worker still running and waits until it has exited. */
 export async function killWorkers(workers: Iterable<WorkerProcess>): Promise<void> {
   for (const w of workers) {
@@ -102,3 +123,45 @@ export async function killWorkers(workers: Iterable<WorkerProcess>): Promise<voi
  */
 export const HELD =
   'touch "$0/$1.started"; until [ -e "$0/$1.go" ]; do sleep 0.1; done; echo "$1 done"';
+
+/** What a suite of worker processes shares, set once its `beforeAll` has run. */
+export interface ProcessSuite {
+  /** A fresh chroot on the run's ZooKeeper (`host:port/chroot`). */
+  ns: string;
+  /** A client of `ns`, the test's own. */
+  client: Coordinator;
+  /** A temporary directory of the suite's, removed after it. */
+  dir: string;
+  /** Starts the binary with `args` (see {@link startWorker}); it is SIGKILLed after the test. */
+  start(args: readonly string[], opts?: StartOptions): WorkerProcess;
+}
+
+/**
+ * Registers, in the calling `describe`, the frame most worker process suites repeat: the
+ * binary checked, a fresh namespace with a client and a temporary directory (`zoott-<name>-`)
+ * before the suite, every worker it started killed after each test, both cleaned up after.
+ */
+export function processSuite(name: string): ProcessSuite {
+  const started: WorkerProcess[] = [];
+  const suite = {
+    start(args: readonly string[], opts: StartOptions = {}): WorkerProcess {
+      const w = startWorker(args, opts);
+      started.push(w);
+      return w;
+    },
+  } as ProcessSuite;
+  beforeAll(async () => {
+    requireBin();
+    suite.ns = await freshNamespace(inject('zkConnect'));
+    suite.client = await connectZk(suite.ns);
+    suite.dir = mkdtempSync(join(tmpdir(), `zoott-${name}-`));
+  });
+  afterEach(async () => {
+    await killWorkers(started.splice(0));
+  });
+  afterAll(async () => {
+    await suite.client?.close();
+    if (suite.dir) rmSync(suite.dir, { recursive: true, force: true });
+  });
+  return suite;
+}

@@ -28,7 +28,14 @@ describe('a 3-server ensemble', () => {
     expect(next).not.toBe(leader);
     await ensemble.startMember(leader);
     await zk.create('/after', bytes('ok'));
+    // A server that is back answers from its own copy, which may not have applied the write
+    // yet (a new session's reads are not synced with other servers): its watch says when.
     const other = await open(ensemble.members[leader]!.connectString);
+    let applied = () => {};
+    const created = new Promise<void>((resolve) => {
+      applied = resolve;
+    });
+    if ((await other.exists('/after', { watch: () => applied() })) === null) await created;
     expect(text((await other.get('/after')).data)).toBe('ok');
   });
 });

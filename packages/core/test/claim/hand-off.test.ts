@@ -100,6 +100,21 @@ describeOnBackends(
       await raw.close();
     });
 
+    it('a completion that throws before its multi goes out gives the hand-off back: the child is claimed next, the usual way', async () => {
+      const { engine, claimer, parent, raw } = await parentRunning();
+      // A report that is not JSON makes the completion throw while its record is written,
+      // after the child was held for the hand-off and before any multi carries it.
+      const report = { attempt: 1, worker: 'w', updatedAt: 0, progress: 1n, log: [], dropped: 0 };
+      await expect(
+        engine.completeHandingOff(parent, 'done', { report }, claimer),
+      ).rejects.toThrow();
+      expect(await engine.task(['p'])).toMatchObject({ state: 'working' });
+      expect((await engine.complete(parent, 'done')).status).toBe('completed');
+      // Not held any more: the priority-10 child comes before the roots.
+      expect((await claimer.claim([0]))?.key).toEqual(['p', 'c']);
+      await raw.close();
+    });
+
     it('a child queued again while its parent ran: the parent completes, the child runs once, with its new data', async () => {
       const { other, engine, claimer, parent, raw } = await parentRunning();
       await other.queue({

@@ -4,52 +4,17 @@ import { describeOnBackends } from '@zoott/testing';
 import { expect, it } from 'vitest';
 import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
 import { CountingClock, idlePeriods } from './idle-clock.js';
+import { countingRequests } from './request-log.js';
 
 const BUCKETS = 16;
+
+/** The registry name of a worker's current session. */
+const nameOf = (w: WorkerHandle) => w.registryPath?.slice(w.registryPath.lastIndexOf('/') + 1);
 /**
  * Long enough for the owner to take the task first on a loaded machine (a watcher that took
  * it would send a claim and a completion, and the count would measure that, not the herd).
  */
 const STEAL_AFTER_MS = 1_000;
-
-/**
- * Counts every request a coordinator sends about a path (its first argument a path, or the
- * ops of a multi), and every children watch of a pending bucket that fires (a notification
- * the server sends), one line each, so a failure shows what went out and what came in.
- */
-function countingRequests(c: Coordinator): { c: Coordinator; sent: string[] } {
-  const sent: string[] = [];
-  const counted = (path: string, options: unknown): unknown => {
-    const watch = (options as { watch?: (...a: unknown[]) => void } | undefined)?.watch;
-    if (!path.startsWith('/zoott_p/') || typeof watch !== 'function') return options;
-    return {
-      ...(options as object),
-      watch: (...a: unknown[]) => {
-        sent.push(`notified ${path}`);
-        watch(...a);
-      },
-    };
-  };
-  const proxy = new Proxy(c, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const first = args[0];
-        if (typeof first === 'string' && prop === 'childrenWithStat')
-          args[1] = counted(first, args[1]);
-        if (typeof first === 'string' && first.startsWith('/'))
-          sent.push(`${String(prop)} ${first}`);
-        else if (Array.isArray(first))
-          sent.push(
-            `${String(prop)} ${(first as { path?: string }[]).map((o) => o.path).join(' ')}`,
-          );
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { c: proxy, sent };
-}
 
 /**
  * Requests the workers other than the task's owner send for one task queued into an idle
@@ -86,30 +51,59 @@ async function herdCost(
       );
       workers.push({ handle, sent, clock });
     }
-    await eventually(
-      () =>
-        workers.every((w) => w.handle.buckets.length > 0) &&
-        workers.reduce((k, w) => k + w.handle.buckets.length, 0) === BUCKETS,
-      30_000,
-    );
+    // Every worker holds the share the whole registry gives it: ownership has settled.
+    let names: string[] = [];
+    let owners: string[] = [];
+    await eventually(() => {
+      if (workers.some((w) => nameOf(w.handle) === undefined)) return false;
+      names = workers.map((w) => nameOf(w.handle)!);
+      owners = bucketOwners(names, BUCKETS);
+      return workers.every(
+        (w, i) =>
+          w.handle.buckets.join() === owners.flatMap((o, b) => (o === names[i] ? [b] : [])).join(),
+      );
+    }, 30_000);
     // Quiet: 50 idle periods of every worker with no request from any.
     const clocks = workers.map((w) => w.clock);
     const total = () => workers.reduce((k, w) => k + w.sent.length, 0);
-    await eventually(async () => {
-      const from = total();
-      await idlePeriods(clocks, 50);
-      return total() === from;
-    }, 60_000);
+    const quiet = () =>
+      eventually(async () => {
+        const from = total();
+        await idlePeriods(clocks, 50);
+        return total() === from;
+      }, 60_000);
+    await quiet();
     const name = 'lone';
     const bucket = fnv1a32(name) % BUCKETS;
     const owner = workers.findIndex((w) => w.handle.buckets.includes(bucket));
-    /** Queues `task` and waits past every idle worker's head start for the owner. */
+    /** Whether `line` is `verb` on the bucket's pending node (its number is zero-padded). */
+    const onBucket = (line: string, verb: string) =>
+      line.startsWith(`${verb} /zoott_p/${world}/`) &&
+      Number(line.slice(line.lastIndexOf('/') + 1)) === bucket;
+    // The workers that keep a steal watch on the bucket, as every worker computes them.
+    const watchers = stealWatchers(names, owners, () => ['t'])[bucket]!.map((n) =>
+      names.indexOf(n),
+    );
+    expect(watchers.length).toBeGreaterThan(0);
+    /**
+     * Queues `task`, waits until each of the bucket's watchers was told of it and listed the
+     * bucket again (after its head start for the owner, and any pause its last look bought),
+     * then until the fleet is quiet again: what the change brings has all been sent.
+     */
     const one = async (task: string) => {
+      const marks = workers.map((w) => w.sent.length);
       await engine.queue({ name: task, type: 't' });
       await eventually(async () => (await engine.task([task]))?.state === 'completed');
-      // What the change brings is sent once the head start is over: wait that out, idle.
-      await new Promise((r) => setTimeout(r, STEAL_AFTER_MS * 4));
-      await idlePeriods(clocks, 50);
+      await eventually(
+        () =>
+          watchers.every((i) => {
+            const sent = workers[i]!.sent.slice(marks[i]);
+            const told = sent.findIndex((l) => onBucket(l, 'notified'));
+            return told >= 0 && sent.slice(told).some((l) => onBucket(l, 'childrenWithStat'));
+          }),
+        60_000,
+      );
+      await quiet();
     };
     // A first task in that bucket spends the watches workers left there while the fleet was
     // joining (a worker that watched it then and no longer does is notified once, and lists
@@ -191,8 +185,6 @@ describeOnBackends('engine: a new task in an idle fleet', (backend) => {
         );
       }
       // Every worker holds the share the whole registry gives it: ownership has settled.
-      const nameOf = (w: WorkerHandle) =>
-        w.registryPath?.slice(w.registryPath.lastIndexOf('/') + 1);
       let names: string[] = [];
       let owners: string[] = [];
       await eventually(() => {
@@ -219,7 +211,8 @@ describeOnBackends('engine: a new task in an idle fleet', (backend) => {
       const gated = nameIn('g');
       await engine.queue({ name: gated, type: 't' });
       await eventually(async () => (await engine.task([gated]))?.state === 'working');
-      expect(owner.stats.claimed).toBe(1);
+      // The worker counts its claim once the reply is in, which may be after the task shows.
+      await eventually(() => owner.stats.claimed === 1);
       // The owner is busy: one of the bucket's watchers takes the next task after its wait.
       const next = nameIn('n');
       await engine.queue({ name: next, type: 't' });
@@ -228,7 +221,7 @@ describeOnBackends('engine: a new task in an idle fleet', (backend) => {
       const only = nameIn('o');
       await engine.queue({ name: only, type: 'only' });
       await eventually(async () => (await engine.task([only]))?.state === 'completed', 20_000);
-      expect(handles[0]!.stats.completed).toBeGreaterThanOrEqual(1);
+      await eventually(() => handles[0]!.stats.completed >= 1);
     } finally {
       release();
       await Promise.all(handles.map((w) => w.stop()));

@@ -75,11 +75,14 @@ describeOnBackends('engine: worker membership', (backend) => {
     member.dirty = true;
     await c.create(`${registry}/worker-`, new Uint8Array(), { ephemeral: true, sequential: true });
     lose = true;
-    // A re-read this soon after the last is paced: let the pause pass, so this one lists.
-    await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
+    // A re-read this soon after the last is paced (it lists nothing and returns null): ask
+    // until one lists, which the session lost meanwhile shows (the registration is gone).
     // The listing's reply comes back after the session was lost: nothing to recompute for.
     const owned: number[][] = [];
-    await expect(member.rebalance((o) => owned.push(o))).resolves.toBeNull();
+    await eventually(async () => {
+      expect(await member.rebalance((o) => owned.push(o))).toBeNull();
+      return member.registryPath === null;
+    });
     expect(owned).toEqual([]);
     expect(member.registryPath).toBeNull();
     expect(member.dirty).toBe(true);

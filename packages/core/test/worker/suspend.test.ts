@@ -1,6 +1,7 @@
 import { createEngine, runWorker } from '@zoott/core';
 import { MemoryServer } from '@zoott/memory-adapter';
 import { expect, it } from 'vitest';
+import { CountingClock, idlePeriods } from './idle-clock.js';
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -19,10 +20,11 @@ it('a suspended worker claims nothing new, and resumes on reconnect', async () =
   const engine = createEngine(producer, { world: 'calm', buckets: 2 });
   await engine.init();
   const started: string[] = [];
+  const clock = new CountingClock();
   const worker = runWorker(
     workerSession,
     { t: async (task) => void started.push(task.name) },
-    { world: 'calm', pollMs: 20, stealAfterMs: 10 },
+    { world: 'calm', clock, pollMs: 20, stealAfterMs: 10 },
   );
   await engine.queue({ name: 'before', type: 't' });
   await until(async () => (await engine.counts()).completed === 1, 'the first task');
@@ -30,8 +32,9 @@ it('a suspended worker claims nothing new, and resumes on reconnect', async () =
   workerSession.disconnect();
   expect(workerSession.state).toBe('suspended');
   await engine.queue({ name: 'during', type: 't' });
-  // Give the loop many polling rounds: it must stay idle while suspended.
-  await new Promise((r) => setTimeout(r, 300));
+  // Nothing may happen during many rounds of the worker's own loop (its sleeps, counted):
+  // it must stay idle while suspended.
+  await idlePeriods([clock], 15);
   expect(started).toEqual(['before']);
   expect(await engine.counts()).toMatchObject({ pending: 1, working: 0, completed: 1 });
 

@@ -53,14 +53,21 @@ describe('the job keeper kills at the deadline on its own clock', { timeout: 60_
     // Heard 700 ms ago for the keeper, dead 1.5 s from the freeze: a deadline that no longer
     // moves, as with a worker cut off whose loop then stalls.
     let deadline: { at: number; heardAt: number } | null = null;
-    const given: KillDeadline = () => deadline;
+    // Heartbeats that read the deadline, per job: each beat reads it just before it sends it.
+    const carried = [0, 0];
+    const given =
+      (job: number): KillDeadline =>
+      () => {
+        if (deadline !== null) carried[job]!++;
+        return deadline;
+      };
     const job = runRegularJob(
       { executable: '/bin/sh', arguments: ticking(`${marker}1`, jobMarks) },
-      { ...opts, deadline: given },
+      { ...opts, deadline: given(0) },
     ).catch((e: unknown) => e);
     const racer = runRacer('/bin/sh', ticking(`${marker}2`, racerMarks), '', {
       ...opts,
-      deadline: given,
+      deadline: given(1),
     });
     const racerDone = racer.done.catch((e: unknown) => e);
     const racerOutcome = racer.outcome.catch((e: unknown) => e);
@@ -68,8 +75,11 @@ describe('the job keeper kills at the deadline on its own clock', { timeout: 60_
     await running(`${marker}2`);
     const now = monotonicMs();
     deadline = { at: now + 1500, heardAt: now - 700 };
-    // One heartbeat (every 250 ms at most) carries it to the keeper, then the loop stops.
-    await new Promise((r) => setTimeout(r, 400));
+    // A heartbeat carries it to the keeper, then the loop stops: wait for a second beat to
+    // read it, so the first one's write had a whole turn of the loop to go out.
+    await until('two heartbeats to carry the deadline', () =>
+      carried.every((n) => n >= 2) ? true : undefined,
+    );
     const dueAt = Date.now() + (deadline.at - monotonicMs());
     freeze(4000);
     const frozenUntil = Date.now();
