@@ -37,9 +37,6 @@ export interface ListingOptions {
   eventFed?: (bucket: number) => boolean;
 }
 
-/** What `deleting` returns for a bucket no tree watch covers: a completion per call, no closure. */
-const NOTHING_TO_END = (_applied: boolean): void => {};
-
 /**
  * The listings of pending buckets one claimer works from. Listings of watched buckets are
  * cached and re-read only after their children watch fired; entry data is read once per
@@ -63,7 +60,10 @@ export class BucketListings {
   private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
-  /** `<bucket>/<name>` of entries whose deletion an own completion has out (see `deleting`). */
+  /**
+   * Names of entries whose deletion an own completion has out (see `deleting`). A name is
+   * one bucket's: it carries the task's key, which the bucket is worked out from.
+   */
   private readonly ownDeletes = new Set<string>();
 
   constructor(
@@ -147,23 +147,29 @@ export class BucketListings {
    * in flight deleted it (`completed` takes it out of the listing once the reply is in).
    */
   entryDeleted(bucket: number, name: string): void {
-    if (!this.ownDeletes.has(`${bucket}/${name}`)) this.changed(bucket);
+    if (!this.ownDeletes.has(name)) this.changed(bucket);
   }
 
   /**
-   * An own completion is about to delete entry `name` of `bucket`; `end` when it has settled
-   * (`applied`: the entry is gone by this completion). A refused or unknown completion may
-   * have hidden another's deletion of the same entry: that bucket counts as changed.
+   * An own completion is about to delete the entry at `entryPath` in `bucket`;
+   * `deleteSettled` when it has settled. Called for every completion: nothing is made for a
+   * bucket no tree watch covers.
    */
-  deleting(bucket: number, name: string): (applied: boolean) => void {
+  deleting(bucket: number, entryPath: string): void {
     // Not covered: nothing to tell apart (a watch set meanwhile costs one re-read, no more).
-    if (this.opts.eventFed?.(bucket) !== true) return NOTHING_TO_END;
-    const id = `${bucket}/${name}`;
-    this.ownDeletes.add(id);
-    return (applied) => {
-      this.ownDeletes.delete(id);
-      if (!applied) this.changed(bucket);
-    };
+    if (this.opts.eventFed?.(bucket) !== true) return;
+    this.ownDeletes.add(entryNameOf(entryPath));
+  }
+
+  /**
+   * The completion that was deleting the entry at `entryPath` in `bucket` has settled
+   * (`applied`: the entry is gone by it). A refused or unknown completion may have hidden
+   * another's deletion of the same entry: that bucket counts as changed.
+   */
+  deleteSettled(bucket: number, entryPath: string, applied: boolean): void {
+    // Nothing out (every completion of an uncovered bucket): no name to work out.
+    if (this.ownDeletes.size === 0 || !this.ownDeletes.delete(entryNameOf(entryPath))) return;
+    if (!applied) this.changed(bucket);
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -424,4 +430,9 @@ export class BucketListings {
       typeof read === 'string' ? 0 : this.sights.of(bucketNo, entry.name, this.ctx.clock.now());
     return bucket.entryRead(entry.name, read, firstSeen);
   }
+}
+
+/** The entry's name: the last step of its path. */
+export function entryNameOf(entryPath: string): string {
+  return entryPath.slice(entryPath.lastIndexOf('/') + 1);
 }
