@@ -2,7 +2,7 @@ import type { EngineContext } from '../engine/context.js';
 import { AREA, ENTRY_KIND, type EntryName } from '../engine/layout.js';
 import { scanEndsAt } from '../tree/claim-order.js';
 import { BucketState, type CachedEntry } from './bucket-state.js';
-import { type EntryRead, readEntryNode } from './entry-read.js';
+import { type EntryRead, entryOfNode, readFailed } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
@@ -54,6 +54,8 @@ export class BucketListings {
   /** First sights of hinted entries whose listings were dropped (locality waits run on). */
   private readonly sights = new FirstSights();
   private closed = false;
+  /** Pending buckets' paths by number: made once, not per entry read and claim. */
+  private readonly paths = new Map<number, string>();
   /** Listings and entry reads sent so far: what an idle steal pass spent. */
   requests = 0;
   /** Listings sent so far; each bucket remembers the number of its last one. */
@@ -78,6 +80,16 @@ export class BucketListings {
   /** Whether `bucket` (not owned here) is unchanged since a steal pass listed it. */
   scouted(bucket: number): boolean {
     return this.scouts.has(bucket);
+  }
+
+  /** The path of pending bucket `bucketNo`. */
+  pendingPath(bucketNo: number): string {
+    let path = this.paths.get(bucketNo);
+    if (path === undefined) {
+      path = this.ctx.layout.bucketPath(AREA.pending, bucketNo);
+      this.paths.set(bucketNo, path);
+    }
+    return path;
   }
 
   /** The number the next listing read will get (see `BucketState.readNo`). */
@@ -372,7 +384,7 @@ export class BucketListings {
     const changesBefore = state.beginRead(this.readsStarted++, this.callSeq, this.ctx.clock.now());
     try {
       const listed = await this.ctx.coordinator.childrenWithStat(
-        this.ctx.layout.bucketPath(AREA.pending, bucketNo),
+        this.pendingPath(bucketNo),
         wantWatch
           ? {
               watch: () => {
@@ -418,10 +430,13 @@ export class BucketListings {
     entry: EntryName,
   ): Promise<CachedEntry | null> {
     this.requests++;
-    const path = `${this.ctx.layout.bucketPath(AREA.pending, bucketNo)}/${entry.name}`;
+    const path = `${this.pendingPath(bucketNo)}/${entry.name}`;
     let read: EntryRead;
+    // The read awaited here, not in a function of its own: one async layer per entry read.
     try {
-      read = await readEntryNode(this.ctx, path);
+      read = entryOfNode(this.ctx, path, await this.ctx.coordinator.get(path));
+    } catch (err) {
+      read = readFailed(err);
     } finally {
       bucket.fetchEnded(entry.name);
     }

@@ -454,7 +454,9 @@ export class BucketState implements GuardStats {
       this.#bad.add(name);
       return null;
     }
-    const cached: CachedEntry = { ...read, firstSeen };
+    // The read is a fresh object of the cached entry's shape: cached as it is, not copied.
+    read.firstSeen = firstSeen;
+    const cached: CachedEntry = read;
     this.#cache.set(name, cached);
     // Reported in order since the listing: every entry created before it is in the view, so a
     // child's ancestor changed up to its creation cannot hide a re-queue (see ancestorGuards).

@@ -20,7 +20,7 @@ function parsed(entryName: string): EntryName {
 }
 function read(czxid = 1, version = 0): EntryRead {
   const data = { name: 'n', type: 't', attempts: 0, maxAttempts: 3, queuedAt: 0 } as EntryData;
-  return { version, czxid, data };
+  return { version, czxid, data, firstSeen: 0 };
 }
 /** A bucket listed once, showing `names` (read at `pzxid`). */
 function listed(names: readonly string[], pzxid = 10): BucketState {
