@@ -51,8 +51,6 @@ interface Waiting {
   handOff: HandOff | undefined;
   resolve(out: CompleteOutcome): void;
   reject(err: unknown): void;
-  /** Resolved or rejected already (a group's error reaches those it has not told). */
-  told: boolean;
 }
 
 /**
@@ -112,7 +110,6 @@ export class CompletionGroups {
         handOff,
         resolve,
         reject,
-        told: false,
       };
       this.waiting.push(waiter);
       if (!this.inFlight) void this.drain();
@@ -216,15 +213,15 @@ export class CompletionGroups {
 
   /** `waiter`'s outcome: the claim path hears of it first, then its caller. */
   private resolved(waiter: Waiting, out: CompleteOutcome): void {
-    if (waiter.told) return;
-    waiter.told = true;
     this.own?.settled(waiter.claim, out.status === 'completed');
     waiter.resolve(out);
   }
 
+  /**
+   * `waiter` failed, or a group's error reached it after it was told (then the claim path
+   * hears of it again, as not applied: a mark already ended is not ended twice).
+   */
   private rejected(waiter: Waiting, err: unknown): void {
-    if (waiter.told) return;
-    waiter.told = true;
     this.own?.settled(waiter.claim, false);
     waiter.reject(err);
   }
