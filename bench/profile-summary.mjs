@@ -63,7 +63,11 @@ function heapSummary() {
       for (const c of n.children) walk(c);
     };
     walk(p.head);
-    for (const s of p.samples) selfSize.get(s.nodeId).size += s.size;
+    // V8 now and then keeps a sample whose node the profile left out: it is not counted.
+    for (const s of p.samples) {
+      const node = selfSize.get(s.nodeId);
+      if (node) node.size += s.size;
+    }
     for (const { n, size } of selfSize.values()) {
       if (size === 0) continue;
       const k = frameName(n.callFrame);

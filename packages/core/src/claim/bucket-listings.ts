@@ -2,7 +2,7 @@ import type { EngineContext } from '../engine/context.js';
 import { AREA, ENTRY_KIND, type EntryName } from '../engine/layout.js';
 import { scanEndsAt } from '../tree/claim-order.js';
 import { BucketState, type CachedEntry } from './bucket-state.js';
-import { type EntryRead, readEntryNode } from './entry-read.js';
+import { type EntryRead, entryOfNode, readFailed } from './entry-read.js';
 import { FirstSights } from './first-sights.js';
 
 export type { BucketState, CachedEntry } from './bucket-state.js';
@@ -37,9 +37,6 @@ export interface ListingOptions {
   eventFed?: (bucket: number) => boolean;
 }
 
-/** What `deleting` returns for a bucket no tree watch covers: a completion per call, no closure. */
-const NOTHING_TO_END = (_applied: boolean): void => {};
-
 /**
  * The listings of pending buckets one claimer works from. Listings of watched buckets are
  * cached and re-read only after their children watch fired; entry data is read once per
@@ -57,13 +54,18 @@ export class BucketListings {
   /** First sights of hinted entries whose listings were dropped (locality waits run on). */
   private readonly sights = new FirstSights();
   private closed = false;
+  /** Pending buckets' paths by number: made once, not per entry read and claim. */
+  private readonly paths = new Map<number, string>();
   /** Listings and entry reads sent so far: what an idle steal pass spent. */
   requests = 0;
   /** Listings sent so far; each bucket remembers the number of its last one. */
   private readsStarted = 0;
   /** Counts claim calls, so a call reads an unwatched bucket only once. */
   private callSeq = 0;
-  /** `<bucket>/<name>` of entries whose deletion an own completion has out (see `deleting`). */
+  /**
+   * Names of entries whose deletion an own completion has out (see `deleting`). A name is
+   * one bucket's: it carries the task's key, which the bucket is worked out from.
+   */
   private readonly ownDeletes = new Set<string>();
 
   constructor(
@@ -78,6 +80,16 @@ export class BucketListings {
   /** Whether `bucket` (not owned here) is unchanged since a steal pass listed it. */
   scouted(bucket: number): boolean {
     return this.scouts.has(bucket);
+  }
+
+  /** The path of pending bucket `bucketNo`. */
+  pendingPath(bucketNo: number): string {
+    let path = this.paths.get(bucketNo);
+    if (path === undefined) {
+      path = this.ctx.layout.bucketPath(AREA.pending, bucketNo);
+      this.paths.set(bucketNo, path);
+    }
+    return path;
   }
 
   /** The number the next listing read will get (see `BucketState.readNo`). */
@@ -147,23 +159,29 @@ export class BucketListings {
    * in flight deleted it (`completed` takes it out of the listing once the reply is in).
    */
   entryDeleted(bucket: number, name: string): void {
-    if (!this.ownDeletes.has(`${bucket}/${name}`)) this.changed(bucket);
+    if (!this.ownDeletes.has(name)) this.changed(bucket);
   }
 
   /**
-   * An own completion is about to delete entry `name` of `bucket`; `end` when it has settled
-   * (`applied`: the entry is gone by this completion). A refused or unknown completion may
-   * have hidden another's deletion of the same entry: that bucket counts as changed.
+   * An own completion is about to delete the entry at `entryPath` in `bucket`;
+   * `deleteSettled` when it has settled. Called for every completion: nothing is made for a
+   * bucket no tree watch covers.
    */
-  deleting(bucket: number, name: string): (applied: boolean) => void {
+  deleting(bucket: number, entryPath: string): void {
     // Not covered: nothing to tell apart (a watch set meanwhile costs one re-read, no more).
-    if (this.opts.eventFed?.(bucket) !== true) return NOTHING_TO_END;
-    const id = `${bucket}/${name}`;
-    this.ownDeletes.add(id);
-    return (applied) => {
-      this.ownDeletes.delete(id);
-      if (!applied) this.changed(bucket);
-    };
+    if (this.opts.eventFed?.(bucket) !== true) return;
+    this.ownDeletes.add(entryNameOf(entryPath));
+  }
+
+  /**
+   * The completion that was deleting the entry at `entryPath` in `bucket` has settled
+   * (`applied`: the entry is gone by it). A refused or unknown completion may have hidden
+   * another's deletion of the same entry: that bucket counts as changed.
+   */
+  deleteSettled(bucket: number, entryPath: string, applied: boolean): void {
+    // Nothing out (every completion of an uncovered bucket): no name to work out.
+    if (this.ownDeletes.size === 0 || !this.ownDeletes.delete(entryNameOf(entryPath))) return;
+    if (!applied) this.changed(bucket);
   }
 
   /** Forgets every listing (after a session change, when watches may be gone). */
@@ -366,7 +384,7 @@ export class BucketListings {
     const changesBefore = state.beginRead(this.readsStarted++, this.callSeq, this.ctx.clock.now());
     try {
       const listed = await this.ctx.coordinator.childrenWithStat(
-        this.ctx.layout.bucketPath(AREA.pending, bucketNo),
+        this.pendingPath(bucketNo),
         wantWatch
           ? {
               watch: () => {
@@ -412,10 +430,13 @@ export class BucketListings {
     entry: EntryName,
   ): Promise<CachedEntry | null> {
     this.requests++;
-    const path = `${this.ctx.layout.bucketPath(AREA.pending, bucketNo)}/${entry.name}`;
+    const path = `${this.pendingPath(bucketNo)}/${entry.name}`;
     let read: EntryRead;
+    // The read awaited here, not in a function of its own: one async layer per entry read.
     try {
-      read = await readEntryNode(this.ctx, path);
+      read = entryOfNode(this.ctx, path, await this.ctx.coordinator.get(path));
+    } catch (err) {
+      read = readFailed(err);
     } finally {
       bucket.fetchEnded(entry.name);
     }
@@ -424,4 +445,9 @@ export class BucketListings {
       typeof read === 'string' ? 0 : this.sights.of(bucketNo, entry.name, this.ctx.clock.now());
     return bucket.entryRead(entry.name, read, firstSeen);
   }
+}
+
+/** The entry's name: the last step of its path. */
+export function entryNameOf(entryPath: string): string {
+  return entryPath.slice(entryPath.lastIndexOf('/') + 1);
 }

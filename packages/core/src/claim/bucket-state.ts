@@ -34,6 +34,13 @@ export class BucketState implements GuardStats {
   #guardStats = new Map<string, AncestorStat>();
   #listedAt = 0;
   #parsed = new Map<string, EntryName>();
+  /** Number of the listing that last showed each parsed name (`#readsApplied`'s count). */
+  readonly #stamps = new Map<string, number>();
+  #readsApplied = 0;
+  /** Entries `claimedHere` took out of `#entries` since the last listing (still in `#parsed`). */
+  readonly #spliced: EntryName[] = [];
+  /** Parsed entries whose key another parsed entry holds too (`present` cannot lose it). */
+  #sharedKeys = 0;
   readonly #fetching = new Map<string, Promise<CachedEntry | null>>();
   readonly #readingAhead = new Map<string, Promise<unknown>>();
   #listing: Promise<void> | null = null;
@@ -241,6 +248,12 @@ export class BucketState implements GuardStats {
    * settled before the read went out. Names an own completion deleted after the read went out
    * (`gone`) are left out: they block nobody, and a listed child of one is flagged
    * `childReady` (a claim is due). Returns whether the listing was behind an own completion.
+   *
+   * A re-read costs what changed, not the bucket's size: a name already known is looked up,
+   * not parsed again; the names the read no longer shows are taken out where they are; the new
+   * ones alone are sorted, then merged into the listing (which is in claim order already).
+   * The keys and ancestors are worked out afresh only when a child entry came or went, or two
+   * listed entries share a key.
    */
   applyListing(
     names: readonly string[],
@@ -248,44 +261,128 @@ export class BucketState implements GuardStats {
     changesBefore: number,
     settled: readonly string[],
   ): boolean {
-    const entries: EntryName[] = [];
-    const present = new Set<string>();
-    const parsed = new Map<string, EntryName>();
-    const ancestors = new Set<string>();
-    const stillShown = new Set<string>();
-    for (const name of names) {
+    const stamp = ++this.#readsApplied;
+    const parsed = this.#parsed;
+    const stamps = this.#stamps;
+    const added: EntryName[] = [];
+    let stillShown: Set<string> | null = null;
+    let shownKeys: string[] | null = null;
+    let kept = 0;
+    for (let at = 0; at < names.length; at++) {
+      const name = names[at]!;
       if (this.#gone.has(name)) {
+        stillShown ??= new Set();
         stillShown.add(name);
+        const key = (parsed.get(name) ?? parseEntryName(name))?.encodedKey;
+        if (key !== undefined) {
+          shownKeys ??= [];
+          shownKeys.push(key);
+        }
         continue;
       }
-      const entry = this.#parsed.get(name) ?? parseEntryName(name);
+      if (parsed.has(name)) {
+        stamps.set(name, stamp);
+        kept++;
+        continue;
+      }
+      const entry = parseEntryName(name);
       if (!entry) continue;
       parsed.set(name, entry);
-      entries.push(entry);
-      present.add(entry.encodedKey);
-      if (entry.encodedKey.includes(KEY_SEPARATOR)) addAncestors(entry.encodedKey, ancestors);
+      stamps.set(name, stamp);
+      added.push(entry);
     }
-    this.#parsed = parsed;
-    this.#ancestors = ancestors;
-    // A name this listing no longer shows will not come back (entry names are never reused).
-    this.#gone = stillShown;
-    entries.sort(byClaimOrder);
+    // A name the read no longer shows will not come back (entry names are never reused).
+    let treeChanged = this.#forgetUnlisted(parsed.size - kept - added.length, stamp);
+    for (let at = 0; at < added.length; at++) {
+      const key = added[at]!.encodedKey;
+      if (key.includes(KEY_SEPARATOR)) treeChanged = true;
+      else if (this.#present.has(key)) this.#sharedKeys++;
+      this.#present.add(key);
+    }
+    // Own claims taken out of the listing (see `claimedHere`) that it still shows go back in:
+    // their keys never left `present`.
+    const spliced = this.#spliced;
+    for (let at = 0; at < spliced.length; at++)
+      if (parsed.get(spliced[at]!.name) === spliced[at]) added.push(spliced[at]!);
+    spliced.length = 0;
+    this.#mergeIn(added);
+    if (treeChanged || this.#sharedKeys > 0) this.#keysAfresh();
+    this.#gone = stillShown ?? (this.#gone.size === 0 ? this.#gone : new Set());
     // Cached and bad names are all entry-shaped, so `parsed` says whether they are still listed.
     for (const name of this.#cache.keys()) if (!parsed.has(name)) this.#cache.delete(name);
     // A settled claim whose entry is still listed is not ours any more (its settle was
     // refused, or it was re-entered under the same name): read it afresh when it comes up.
     for (const name of settled) this.#cache.delete(name);
     for (const name of this.#bad) if (!parsed.has(name)) this.#bad.delete(name);
-    this.#entries = entries;
-    this.#present = present;
     this.#listedChanges = changesBefore;
-    for (const name of stillShown)
-      if (ancestors.has(parseEntryName(name)?.encodedKey ?? '')) this.#childReady = true;
+    if (shownKeys !== null)
+      for (const key of shownKeys) if (this.#ancestors.has(key)) this.#childReady = true;
     this.#pzxid = pzxid;
     this.#eventBorn.clear();
     // Kept for ancestors still listed above someone; the others' stats are dropped.
-    for (const id of this.#guardStats.keys()) if (!ancestors.has(id)) this.#guardStats.delete(id);
-    return stillShown.size > 0;
+    for (const id of this.#guardStats.keys())
+      if (!this.#ancestors.has(id)) this.#guardStats.delete(id);
+    return stillShown !== null;
+  }
+
+  /**
+   * Takes out of the listing the `unlisted` known names that the read numbered `stamp` did not
+   * show. Returns whether one of them was a child entry (the ancestors change with it).
+   */
+  #forgetUnlisted(unlisted: number, stamp: number): boolean {
+    if (unlisted === 0) return false;
+    const parsed = this.#parsed;
+    const stamps = this.#stamps;
+    let child = false;
+    // forEach, not for-of: no iterator result per name of a big bucket.
+    parsed.forEach((entry, name) => {
+      if (stamps.get(name) === stamp) return;
+      parsed.delete(name);
+      stamps.delete(name);
+      if (entry.encodedKey.includes(KEY_SEPARATOR)) child = true;
+      // Another listed entry may hold the same key: then the keys are worked out afresh.
+      else this.#present.delete(entry.encodedKey);
+    });
+    // In place: the listing keeps the entries still known, in their order.
+    const entries = this.#entries;
+    let kept = 0;
+    for (let at = 0; at < entries.length; at++)
+      if (parsed.get(entries[at]!.name) === entries[at]) entries[kept++] = entries[at]!;
+    entries.length = kept;
+    return child;
+  }
+
+  /** Merges `added` (any order) into the listing, which is in claim order: only they are sorted. */
+  #mergeIn(added: EntryName[]): void {
+    if (added.length === 0) return;
+    added.sort(byClaimOrder);
+    const entries = this.#entries;
+    let from = entries.length - 1;
+    for (let at = 0; at < added.length; at++) entries.push(added[at]!);
+    // From the back: each slot is written after the entry it held was moved on.
+    for (let to = entries.length - 1, next = added.length - 1; next >= 0; to--) {
+      const newer = added[next]!;
+      if (from >= 0 && byClaimOrder(entries[from]!, newer) > 0) entries[to] = entries[from--]!;
+      else {
+        entries[to] = newer;
+        next--;
+      }
+    }
+  }
+
+  /** The keys of the listed entries, and their ancestors, worked out from the listing. */
+  #keysAfresh(): void {
+    const present = new Set<string>();
+    const ancestors = new Set<string>();
+    let shared = 0;
+    for (const entry of this.#parsed.values()) {
+      if (present.has(entry.encodedKey)) shared++;
+      present.add(entry.encodedKey);
+      if (entry.encodedKey.includes(KEY_SEPARATOR)) addAncestors(entry.encodedKey, ancestors);
+    }
+    this.#present = present;
+    this.#ancestors = ancestors;
+    this.#sharedKeys = shared;
   }
 
   /**
@@ -305,6 +402,7 @@ export class BucketState implements GuardStats {
     if (this.#readNo < 0) return false;
     if (this.#parsed.has(entry.name) || this.#gone.has(entry.name)) return false;
     this.#parsed.set(entry.name, entry);
+    if (this.#present.has(entry.encodedKey)) this.#sharedKeys++;
     this.#present.add(entry.encodedKey);
     if (entry.encodedKey.includes(KEY_SEPARATOR)) addAncestors(entry.encodedKey, this.#ancestors);
     // Most new entries go last (FIFO within a priority): search from the end.
@@ -356,7 +454,9 @@ export class BucketState implements GuardStats {
       this.#bad.add(name);
       return null;
     }
-    const cached: CachedEntry = { ...read, firstSeen };
+    // The read is a fresh object of the cached entry's shape: cached as it is, not copied.
+    read.firstSeen = firstSeen;
+    const cached: CachedEntry = read;
     this.#cache.set(name, cached);
     // Reported in order since the listing: every entry created before it is in the view, so a
     // child's ancestor changed up to its creation cannot hide a re-queue (see ancestorGuards).
@@ -375,7 +475,11 @@ export class BucketState implements GuardStats {
     // In place: claims come from the head of the listing, so the search is short, and a
     // copy of a big bucket's listing per claim was the worker's largest source of garbage.
     const at = this.#entries.indexOf(entry);
-    if (at >= 0) this.#entries.splice(at, 1);
+    if (at >= 0) {
+      this.#entries.splice(at, 1);
+      // The listing still knows it: the next one puts it back if it still shows it.
+      this.#spliced.push(entry);
+    }
   }
 
   /** A claim of entry `name` was refused for the entry itself: it is read again. */

@@ -31,7 +31,7 @@ export function claimAttempt(
   now: number,
 ): ClaimAttempt {
   const key = cand.entry.encodedKey.split(KEY_SEPARATOR);
-  const entryPath = `${ctx.layout.bucketPath(AREA.pending, cand.bucket)}/${cand.entry.name}`;
+  const entryPath = `${listings.pendingPath(cand.bucket)}/${cand.entry.name}`;
   const entryData = cand.cached.data;
   // Attempts are counted at claim time, so a task whose workers all died while running it
   // arrives here with no attempt left: it is claimed (proving nobody runs it now) and
@@ -52,8 +52,9 @@ export function claimAttempt(
   const ops: Op[] = [
     { op: 'set', path: entryPath, data: encodeJson(claimed), version: cand.cached.version },
     { op: 'create', path: workingPath, data: encodeJson(identity), ephemeral: true },
-    ...(cand.guards ?? []),
   ];
+  // A root's claim (most of them) has no guards: no empty array spread per claim.
+  if (cand.guards !== undefined) for (const guard of cand.guards) ops.push(guard);
   const bucket = listings.get(cand.bucket);
   return { cand, bucket, key, entryPath, workingPath, identity, claimed, ops };
 }

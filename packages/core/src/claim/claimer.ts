@@ -1,3 +1,4 @@
+import type { Op } from '../contract/coordinator.js';
 import type { EngineContext } from '../engine/context.js';
 import { codeOf, multiFailure, UNKNOWN_OUTCOME_CODES } from '../engine/errors.js';
 import { claimsHeldThrough } from '../engine/held-claims.js';
@@ -338,13 +339,16 @@ export class Claimer {
     known: Candidate[],
   ): Promise<void> {
     const read = bucket.cache.get(entry.name) ?? this.listings.fetch(bucketNo, bucket, entry);
-    // A root (most tasks) waits for its entry alone: no Promise.all and its promises per read.
-    const [cached, guards] = guarded
-      ? await Promise.all([
-          read,
-          ancestorGuards(this.ctx, entry.encodedKey.split(KEY_SEPARATOR), bucket.pzxid, bucket),
-        ])
-      : [await read, undefined];
+    // A root (most tasks) waits for its entry alone: no Promise.all and its promises per read,
+    // and no array to take apart.
+    let cached: CachedEntry | null;
+    let guards: Op[] | null | undefined;
+    if (guarded)
+      [cached, guards] = await Promise.all([
+        read,
+        ancestorGuards(this.ctx, entry.encodedKey.split(KEY_SEPARATOR), bucket.pzxid, bucket),
+      ]);
+    else cached = await read;
     if (!cached || this.waiting(cached, now)) return;
     // An ancestor changed after the listing: read the bucket again before this child.
     if (guards === null) {

@@ -4,28 +4,35 @@ import type { EngineContext } from '../engine/context.js';
 import { codeOf } from '../engine/errors.js';
 import type { EntryData } from '../engine/types.js';
 
-/** A pending entry as read: its data and stat, or why there is none to claim. */
+/**
+ * A pending entry as read: its data and stat. `firstSeen` is set when it is cached (see
+ * `BucketState.entryRead`): the read is the cached entry itself, not copied into one.
+ */
+export interface ReadEntry {
+  version: number;
+  czxid: number;
+  data: EntryData;
+  firstSeen: number;
+}
+
+/** A pending entry as read, or why there is none to claim. */
 export type EntryRead =
-  | { version: number; czxid: number; data: EntryData }
+  | ReadEntry
   /** The entry is gone (claimed and settled, or removed) since it was listed. */
   | 'gone'
   /** A node named like an entry whose data is not a zoott entry (logged). */
   | 'bad';
 
-/** Reads the pending entry at `path` and checks that it holds what a claim reads. */
-export async function readEntryNode(ctx: EngineContext, path: string): Promise<EntryRead> {
-  let node: NodeData;
-  try {
-    node = await ctx.coordinator.get(path);
-  } catch (err) {
-    if (codeOf(err) === 'NO_NODE') return 'gone';
-    throw err;
-  }
+/**
+ * What the read `node` of the pending entry at `path` holds for a claim. The caller awaits
+ * the read itself (one async layer per entry read, not two); a failed read is `readFailed`'s.
+ */
+export function entryOfNode(ctx: EngineContext, path: string, node: NodeData): EntryRead {
   try {
     const data = decodeJson<EntryData>(node.data, path);
     const problem = entryProblem(data);
     if (problem) throw new Error(problem);
-    return { version: node.stat.version, czxid: node.stat.czxid, data };
+    return { version: node.stat.version, czxid: node.stat.czxid, data, firstSeen: 0 };
   } catch (err) {
     ctx.logger.warn(
       { path, reason: (err as Error).message },
@@ -33,6 +40,12 @@ export async function readEntryNode(ctx: EngineContext, path: string): Promise<E
     );
     return 'bad';
   }
+}
+
+/** A failed read of an entry: `'gone'` when there is none any more, else the error, thrown. */
+export function readFailed(err: unknown): 'gone' {
+  if (codeOf(err) === 'NO_NODE') return 'gone';
+  throw err;
 }
 
 /** Why decoded entry data cannot be claimed, or `null` when it has what a claim reads. */

@@ -1,50 +1,50 @@
-import type { ChildHints } from '../engine/child-hints.js';
 import type { EngineContext } from '../engine/context.js';
+import type { OwnCompletions } from '../engine/group-commit.js';
 import type { Claim } from '../engine/types.js';
 import { KEY_SEPARATOR } from '../tree/keys.js';
+import { entryNameOf } from './bucket-listings.js';
 import type { Claimer } from './claimer.js';
 
 /**
- * Completes `claim` by `write` and keeps every claimer's cached listing of its bucket true to
- * it. While the completion is out, the entry's deletion counts as this process's own: tree
- * watches report it before the reply, and it is no foreign change (see
- * `BucketListings.deleting`). Once it applied, the listing stops counting the deleted entry
- * as a blocker of its listed descendants (see `BucketListings.completed`), before the claim
- * is let go: no claim call sees the task neither held nor gone.
+ * Keeps every claimer's cached listing true to the completions the group commit sends. While
+ * a completion is out, its entry's deletion counts as this process's own: tree watches report
+ * it before the reply, and it is no foreign change (see `BucketListings.deleting`). Once it
+ * applied, the listing stops counting the deleted entry as a blocker of its listed
+ * descendants (see `BucketListings.completed`), before the claim is let go: no claim call
+ * sees the task neither held nor gone. One per engine context, told by the group commit: a
+ * completion costs no async layer, array or closure here.
  */
-export async function completeHere<T extends { status: string }>(
-  ctx: EngineContext,
-  claimers: Iterable<Claimer>,
-  claim: Claim,
-  write: () => Promise<T>,
-): Promise<T> {
-  const bucket = ctx.layout.bucketOf(claim.key);
-  const name = claim.entryPath.slice(claim.entryPath.lastIndexOf('/') + 1);
-  const ends: Array<(applied: boolean) => void> = [];
-  for (const claimer of claimers) ends.push(claimer.listings.deleting(bucket, name));
-  let applied = false;
-  try {
-    const out = await write();
-    applied = out.status === 'completed';
-    if (applied) completedHere(ctx.hints, claimers, bucket, claim, name);
-    return out;
-  } finally {
-    for (const end of ends) end(applied);
-  }
-}
+export class CompletionListings implements OwnCompletions {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly claimers: Iterable<Claimer>,
+  ) {}
 
-function completedHere(
-  hints: ChildHints,
-  claimers: Iterable<Claimer>,
-  bucket: number,
-  claim: Claim,
-  name: string,
-): void {
-  const key = claim.key.join(KEY_SEPARATOR);
-  let listedChild = false;
-  for (const claimer of claimers)
-    if (claimer.listings.completed(bucket, key, name)) listedChild = true;
-  if (listedChild) hints.noteTypeHasChildren(claim.type);
+  sending(claim: Claim): void {
+    const bucket = this.ctx.layout.bucketOf(claim.key);
+    for (const claimer of this.claimers) claimer.listings.deleting(bucket, claim.entryPath);
+  }
+
+  settled(claim: Claim, applied: boolean): void {
+    const bucket = this.ctx.layout.bucketOf(claim.key);
+    if (applied) this.completedHere(bucket, claim);
+    for (const claimer of this.claimers)
+      claimer.listings.deleteSettled(bucket, claim.entryPath, applied);
+  }
+
+  private completedHere(bucket: number, claim: Claim): void {
+    let listedChild = false;
+    let key: string | undefined;
+    let name: string | undefined;
+    for (const claimer of this.claimers) {
+      // A claimer that has no listing of the bucket has nothing to take out.
+      if (claimer.listings.get(bucket) === undefined) continue;
+      key ??= claim.key.join(KEY_SEPARATOR);
+      name ??= entryNameOf(claim.entryPath);
+      if (claimer.listings.completed(bucket, key, name)) listedChild = true;
+    }
+    if (listedChild) this.ctx.hints.noteTypeHasChildren(claim.type);
+  }
 }
 
 /**

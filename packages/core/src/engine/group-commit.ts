@@ -15,6 +15,9 @@ import {
 } from './settle.js';
 import type { Claim, TaskProgress } from './types.js';
 
+/** The outcome of most completions: one object, not one per completion. */
+const COMPLETED: CompleteOutcome = Object.freeze({ status: 'completed' });
+
 /** Most completions in one multi. */
 export const MAX_COMPLETE_GROUP = 64;
 
@@ -23,6 +26,17 @@ export const MAX_COMPLETE_GROUP = 64;
  * chroot in front of every path (the engine does not know it) still fits with room to spare.
  */
 export const GROUP_FRAME_BUDGET = Math.floor(JUTE_MAX_BUFFER / 2);
+
+/**
+ * Told of every completion the group commit sends: before it goes out, and once it has
+ * settled (`applied`: the entry is gone by it), before its caller hears the outcome. The
+ * claim path keeps its listings true to it (see `CompletionListings`); one object per
+ * context, so a completion costs no closure or promise for it.
+ */
+export interface OwnCompletions {
+  sending(claim: Claim): void;
+  settled(claim: Claim, applied: boolean): void;
+}
 
 interface Waiting {
   claim: Claim;
@@ -56,7 +70,10 @@ export class CompletionGroups {
   private readonly waiting: Waiting[] = [];
   private inFlight = false;
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly own?: OwnCompletions,
+  ) {}
 
   /**
    * Completes `claim` with `result`, in a group when others are waiting too, with `handOff`'s
@@ -74,9 +91,10 @@ export class CompletionGroups {
   ): Promise<CompleteOutcome> {
     // One reading of the clock for the parent's completion and the child's start it commits.
     const record = completedRecordBytes(this.ctx, claim, result, report, handOff?.at);
+    this.own?.sending(claim);
     if (!(record instanceof Uint8Array)) {
       handOff?.settle(false);
-      return failClaim(this.ctx, claim, record);
+      return this.failed(claim, failClaim(this.ctx, claim, record));
     }
     const own = completionOps(this.ctx, claim, record);
     const ops = handOff || extra.length > 0 ? [...own, ...extra, ...(handOff?.ops ?? [])] : own;
@@ -108,7 +126,7 @@ export class CompletionGroups {
           for (const waiter of group) {
             // Settled already where the commit got that far; else its fate is unknown.
             waiter.handOff?.settle('unknown');
-            waiter.reject(err);
+            this.rejected(waiter, err);
           }
         });
       }
@@ -153,13 +171,13 @@ export class CompletionGroups {
         waiter.handOff?.settle(true);
         const from = at + waiter.own;
         at += waiter.ops.length;
-        if (waiter.extra.length === 0) waiter.resolve({ status: 'completed' });
+        if (waiter.extra.length === 0) this.resolved(waiter, COMPLETED);
         else {
           const extras = {
             applied: true as const,
             results: results.slice(from, from + waiter.extra.length),
           };
-          waiter.resolve({ status: 'completed', extras });
+          this.resolved(waiter, { status: 'completed', extras });
         }
       }
       return;
@@ -185,7 +203,38 @@ export class CompletionGroups {
       : completeAlone(this.ctx, waiter.claim, waiter.record, lost);
   }
 
-  private settle(waiter: Waiting, out: Promise<CompleteOutcome>): Promise<void> {
-    return out.then(waiter.resolve, waiter.reject);
+  private async settle(waiter: Waiting, out: Promise<CompleteOutcome>): Promise<void> {
+    try {
+      this.resolved(waiter, await out);
+    } catch (err) {
+      this.rejected(waiter, err);
+    }
+  }
+
+  /** `waiter`'s outcome: the claim path hears of it first, then its caller. */
+  private resolved(waiter: Waiting, out: CompleteOutcome): void {
+    this.own?.settled(waiter.claim, out.status === 'completed');
+    waiter.resolve(out);
+  }
+
+  /**
+   * `waiter` failed, or a group's error reached it after it was told (then the claim path
+   * hears of it again, as not applied: a mark already ended is not ended twice).
+   */
+  private rejected(waiter: Waiting, err: unknown): void {
+    this.own?.settled(waiter.claim, false);
+    waiter.reject(err);
+  }
+
+  /** A completion that became a failure before it was sent (its record cannot be written). */
+  private async failed(claim: Claim, out: Promise<CompleteOutcome>): Promise<CompleteOutcome> {
+    let applied = false;
+    try {
+      const outcome = await out;
+      applied = outcome.status === 'completed';
+      return outcome;
+    } finally {
+      this.own?.settled(claim, applied);
+    }
   }
 }

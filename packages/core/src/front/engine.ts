@@ -1,5 +1,5 @@
 import { Claimer, type ClaimerOptions } from '../claim/claimer.js';
-import { completeHere, lookForChildren } from '../claim/late-children.js';
+import { CompletionListings, lookForChildren } from '../claim/late-children.js';
 import type { Coordinator, Op } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { ChildHints } from '../engine/child-hints.js';
@@ -311,9 +311,7 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
     let handOff = extraOps.length === 0 ? (claimer?.handOff(fullClaim) ?? undefined) : undefined;
     if (handOff instanceof Promise) handOff = (await handOff.catch(() => null)) ?? undefined;
     const settling = this.settle(fullClaim, 'complete', (ctx) =>
-      completeHere(ctx, this.claimers, fullClaim, () =>
-        this.groupsOf(ctx).complete(fullClaim, result, handOff, options?.report, extraOps),
-      ),
+      this.groupsOf(ctx).complete(fullClaim, result, handOff, options?.report, extraOps),
     );
     // A hand-off never sent (no context, say) is not claimed. Without one: no promise for it.
     const carried = handOff;
@@ -334,7 +332,11 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
 
   /** The group commit of this engine's completions (one per context). */
   private groupsOf(ctx: EngineContext): CompletionGroups {
-    if (this.groups?.ctx !== ctx) this.groups = { ctx, groups: new CompletionGroups(ctx) };
+    if (this.groups?.ctx !== ctx)
+      this.groups = {
+        ctx,
+        groups: new CompletionGroups(ctx, new CompletionListings(ctx, this.claimers)),
+      };
     return this.groups.groups;
   }
 

@@ -20,7 +20,7 @@ function parsed(entryName: string): EntryName {
 }
 function read(czxid = 1, version = 0): EntryRead {
   const data = { name: 'n', type: 't', attempts: 0, maxAttempts: 3, queuedAt: 0 } as EntryData;
-  return { version, czxid, data };
+  return { version, czxid, data, firstSeen: 0 };
 }
 /** A bucket listed once, showing `names` (read at `pzxid`). */
 function listed(names: readonly string[], pzxid = 10): BucketState {
@@ -153,6 +153,123 @@ describe('applyListing', () => {
     bucket.applyListing([born], 10, 0, []);
     bucket.entryRead(born, read(50), 0);
     expect(bucket.pzxid).toBe(10);
+  });
+});
+
+describe('applyListing on a re-read', () => {
+  /** A seeded generator (mulberry32): the same sequence on every run. */
+  function random(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state + 0x6d2b79f5) | 0;
+      let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+      mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+      return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const sorted = (values: Iterable<string>) => [...values].sort();
+
+  /** A re-read must leave what a first read of the names it shows (less `gone`) would. */
+  function expectFirstReadOf(bucket: BucketState, names: readonly string[]): void {
+    const fresh = listed(names.filter((entryName) => !bucket.gone.has(entryName)));
+    expect(bucket.entries.map((entry) => entry.name)).toEqual(
+      fresh.entries.map((entry) => entry.name),
+    );
+    expect(sorted(bucket.present)).toEqual(sorted(fresh.present));
+    expect(sorted(bucket.ancestors)).toEqual(sorted(fresh.ancestors));
+    expect(sorted(bucket.parsed.keys())).toEqual(sorted(fresh.parsed.keys()));
+  }
+
+  it('keeps the entries it knew (not parsed again) and the listing array it had', () => {
+    const [a, b] = [name('a'), name('b')];
+    const bucket = listed([a, b]);
+    const [first, list] = [bucket.entries[0], bucket.entries];
+    bucket.beginRead(1, 1, 0);
+    bucket.applyListing([name('c', 9), b, a], 10, 0, []);
+    expect(keys(bucket)).toEqual(['c', 'a', 'b']);
+    expect(bucket.entries[1]).toBe(first);
+    expect(bucket.entries).toBe(list);
+  });
+
+  it('puts an own claim the listing still shows back in its place, once', () => {
+    const [a, b, c] = [name('a'), name('b'), name('c')];
+    const bucket = listed([a, b, c]);
+    bucket.claimedHere(bucket.entries[1]!, bucket.entryRead(b, read(), 0)!);
+    expect(keys(bucket)).toEqual(['a', 'c']);
+    bucket.beginRead(1, 1, 0);
+    bucket.applyListing([c, b, a], 10, 0, []);
+    expect(keys(bucket)).toEqual(['a', 'b', 'c']);
+    bucket.beginRead(2, 1, 0);
+    bucket.applyListing([c, b, a], 10, 0, []);
+    expect(keys(bucket)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('keeps a key two listed entries share while only one of them goes', () => {
+    const [queued, dead] = [name('k'), name('k', 0, 'x')];
+    const bucket = listed([queued, dead, name('other')]);
+    bucket.beginRead(1, 1, 0);
+    bucket.applyListing([dead], 10, 0, []);
+    expect(sorted(bucket.present)).toEqual(['k']);
+    bucket.beginRead(2, 1, 0);
+    bucket.applyListing([], 10, 0, []);
+    expect(sorted(bucket.present)).toEqual([]);
+  });
+
+  it('drops the ancestors of a child that goes, with nothing new listed', () => {
+    const [parent, child] = [name('p'), name('p|c')];
+    const bucket = listed([parent, child]);
+    bucket.beginRead(1, 1, 0);
+    bucket.applyListing([parent], 10, 0, []);
+    expect(sorted(bucket.ancestors)).toEqual([]);
+    expect(sorted(bucket.present)).toEqual(['p']);
+  });
+
+  it('keeps a key an entry reported by an event shares with a listed one that goes', () => {
+    const listedOne = name('k');
+    const bucket = listed([listedOne]);
+    const born = name('k', 0, 'x');
+    bucket.insertFromEvent(parsed(born), false);
+    bucket.beginRead(1, 1, 0);
+    bucket.applyListing([born], 10, 0, []);
+    expect(sorted(bucket.present)).toEqual(['k']);
+  });
+
+  it('over random queues, removals, own claims and completions and events, matches a first read', () => {
+    const pool = ['a', 'a|b', 'a|b|c', 'd', 'd|e', 'f', 'g', 'h'];
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const draw = random(seed);
+      const pick = <T>(from: readonly T[]): T => from[Math.floor(draw() * from.length)]!;
+      const fresh = () => name(pick(pool), pick([-1, 0, 0, 2]), draw() < 0.1 ? 'x' : 'q');
+      const server = new Set<string>();
+      for (let count = 0; count < 12; count++) server.add(fresh());
+      const bucket = listed([...server]);
+      let readNo = 1;
+      for (let round = 0; round < 150; round++) {
+        for (let count = Math.floor(draw() * 4); count > 0; count--) server.add(fresh());
+        for (const entryName of server) if (draw() < 0.1) server.delete(entryName);
+        // A listing read now, applied after what follows (an own completion it predates).
+        const snapshot = [...server].sort(() => draw() - 0.5);
+        if (draw() < 0.5 && bucket.entries.length > 0) {
+          const entry = pick(bucket.entries);
+          if (entry.kind !== 'x') {
+            bucket.claimedHere(entry, bucket.entryRead(entry.name, read(), 0)!);
+            if (draw() < 0.6) {
+              server.delete(entry.name);
+              bucket.completedHere(entry.encodedKey, entry.name);
+            }
+          }
+        }
+        if (draw() < 0.3) {
+          const born = fresh();
+          server.add(born);
+          bucket.insertFromEvent(parsed(born), false);
+        }
+        const names = draw() < 0.5 ? snapshot : [...server].sort(() => draw() - 0.5);
+        bucket.beginRead(readNo++, 1, 0);
+        bucket.applyListing(names, 10, 0, []);
+        expectFirstReadOf(bucket, names);
+      }
+    }
   });
 });
 
