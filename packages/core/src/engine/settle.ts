@@ -182,7 +182,9 @@ export interface CompleteOptions {
   extraOps?: readonly Op[];
   /**
    * What the task reported (`ctx.progress` / `ctx.log`), kept in the completed record as
-   * `report` when the record still fits under the size limit with it (else left out).
+   * `report` when the record still fits under the size limit with it (else left out). A
+   * report that is not JSON is refused (`INVALID_TASK`, field `report`) before anything is
+   * written: the claim stays held.
    */
   report?: TaskProgress;
   /**
@@ -265,8 +267,15 @@ export function completedRecordBytes(
     return { code: 'RESULT_NOT_JSON', message: `result is not JSON: ${why}` };
   }
   // The report rides along only when it leaves the result room: it never fails a task.
+  // A report that is not JSON is the caller's bad input: said so, before anything is written.
   if (report) {
-    const withReport = encodeJson({ ...record, report });
+    let withReport: Uint8Array;
+    try {
+      withReport = encodeJson({ ...record, report });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new ZoottError('INVALID_TASK', `report is not JSON: ${why}`, { field: 'report' });
+    }
     if (withReport.length <= ctx.maxRecordBytes) bytes = withReport;
   }
   if (bytes.length > ctx.maxRecordBytes)

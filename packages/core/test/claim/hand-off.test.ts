@@ -107,7 +107,7 @@ describeOnBackends(
       const report = { attempt: 1, worker: 'w', updatedAt: 0, progress: 1n, log: [], dropped: 0 };
       await expect(
         engine.completeHandingOff(parent, 'done', { report }, claimer),
-      ).rejects.toThrow();
+      ).rejects.toMatchObject({ code: 'INVALID_TASK', message: /report is not JSON/ });
       expect(await engine.task(['p'])).toMatchObject({ state: 'working' });
       expect((await engine.complete(parent, 'done')).status).toBe('completed');
       // Not held any more: the priority-10 child comes before the roots.
