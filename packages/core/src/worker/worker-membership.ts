@@ -2,7 +2,13 @@ import type { Coordinator } from '../contract/coordinator.js';
 import { ZoottError } from '../contract/errors.js';
 import { encodeJson } from '../contract/paths.js';
 import type { EngineContext } from '../engine/context.js';
-import { bucketOwners, RegistryView, stealWatchers, type WorkerInfo } from '../engine/registry.js';
+import {
+  bucketOwners,
+  RegistryView,
+  stealWatchers,
+  type WorkerInfo,
+  workerTypesProblem,
+} from '../engine/registry.js';
 import type { Engine } from '../front/engine.js';
 import { Reaper, type ReaperOptions } from '../retention/reaper.js';
 import type { PeerPlace } from '../tree/ordering.js';
@@ -77,8 +83,24 @@ export class WorkerMembership {
    */
   private watching: ReadonlySet<number> | null = null;
   private registry: RegistryView | null = null;
-  /** The registry changed (or was never read): the owned buckets must be recomputed. */
-  dirty = true;
+  /** The registry changed (or was never read): it must be listed again. */
+  private changed = true;
+  /** A listing's new registrations were read: the shares are taken again with their info. */
+  private readDone = false;
+  /** The reads of a listing's new registrations, while they are out. */
+  private reads: Promise<void> | null = null;
+  /** What made the last background reads fail, thrown by the next rebalance. */
+  private readFailure: unknown = null;
+
+  /** The owned buckets must be recomputed: the registry changed, or new registrations were read. */
+  get dirty(): boolean {
+    return this.changed || this.readDone;
+  }
+
+  /** Marks the registry as changed (a new session's registration is listed afresh). */
+  set dirty(value: boolean) {
+    this.changed = value;
+  }
   /** When the registry was last listed (wall clock: pacing, not engine time). */
   private listedAt = Number.NEGATIVE_INFINITY;
   /** The least time from the last listing to the next (see REGISTRY_PACE_MAX_MS). */
@@ -97,7 +119,12 @@ export class WorkerMembership {
     /** Told when the registry changes (an idle worker wakes up to rebalance). */
     private readonly onChange: () => void,
     private readonly warn: (fields: object, msg: string) => void,
-  ) {}
+  ) {
+    // Every worker reads this registration: its types are bounded before it is written.
+    const problem = workerTypesProblem(identity.types);
+    if (problem !== null)
+      throw new ZoottError('INVALID_CONFIG', `handlers: ${problem}`, { field: 'handlers' });
+  }
 
   /** Whether this worker keeps a steal watch on `bucket` (one it does not own). */
   watches(bucket: number): boolean {
@@ -146,7 +173,7 @@ export class WorkerMembership {
     if (!this.registry || !this.registryPath || this.registry.names.length === 0) return undefined;
     // A change seen and not read yet (a paced re-read waits): a worker named by a hint may have
     // just joined, so the view does not say who is alive; unknown presumes the named one is.
-    if (this.dirty) return undefined;
+    if (this.dirty || this.reads !== null) return undefined;
     if (this.peerCache === null) {
       const self = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
       this.peerCache = this.registry.peers(self);
@@ -202,6 +229,7 @@ export class WorkerMembership {
       { ephemeral: true, sequential: true },
     );
     this.registeredSession = session;
+    this.readDone = false;
     this.registry = new RegistryView(this.coordinator, ctx.layout.registry, (path) =>
       this.warn(
         { path },
@@ -214,13 +242,54 @@ export class WorkerMembership {
   /**
    * Re-reads the registry and recomputes the owned buckets; when they changed, tells
    * `onOwned` (before the registry node is rewritten, so claiming follows at once) and
-   * returns the new set, else `null`.
+   * returns the new set, else `null`. Ownership needs the registry's names alone: it is
+   * taken from the listing, and the new registrations are read behind it (N reads for each
+   * worker of a fleet joining at once: at 256 workers, seconds of a loaded server, which held
+   * every worker's share and its next listing back); once read, the next call takes the
+   * shares again with what they say (a persistent node among them is no registration; the
+   * steal watchers need the types). A registry that changed meanwhile is listed again in the
+   * same call when the pace allows.
    */
   async rebalance(onOwned: (owned: number[]) => void): Promise<number[] | null> {
     const ctx = await this.engine.context();
-    const registry = this.registry;
+    const before = this.owned;
+    for (;;) {
+      if (this.readFailure !== null) {
+        const failure = this.readFailure;
+        this.readFailure = null;
+        this.changed = true;
+        throw failure;
+      }
+      const registry = this.registry;
+      const path = this.registryPath;
+      if (!registry || !path) return null;
+      if (this.readDone) {
+        this.readDone = false;
+        if (this.listedFor === path) this.assign(path, registry, ctx.layout.buckets, onOwned);
+      }
+      if (this.changed && !(await this.list(registry, path, ctx.layout.buckets, onOwned))) break;
+      if (this.reads === null && this.listedFor === path && registry.unread() > 0)
+        this.readRegistrations(registry, path);
+      if (!this.changed && !this.readDone) break;
+    }
     const path = this.registryPath;
-    if (!registry || !path) return null;
+    if (this.owned === before || path === null) return null;
+    await this.coordinator
+      .set(path, encodeJson(this.workerInfo(this.owned)))
+      .catch(() => undefined);
+    return this.owned;
+  }
+
+  /**
+   * Lists the registry and takes the shares from its names; `false` when it did not list
+   * (paced) or the session went while the listing was out.
+   */
+  private async list(
+    registry: RegistryView,
+    path: string,
+    buckets: number,
+    onOwned: (owned: number[]) => void,
+  ): Promise<boolean> {
     // Paced: a change soon after the last read waits out the rest of the pace (the worker
     // goes on claiming meanwhile), so a fleet joining at once costs each worker a few
     // listings, not one per registration. A lone leave or join is read at once.
@@ -233,7 +302,7 @@ export class WorkerMembership {
         }, wait);
         this.paceTimer.unref?.();
       }
-      return null;
+      return false;
     }
     const now = Date.now();
     // Changes still coming since the last read: the next read waits twice as long.
@@ -242,35 +311,74 @@ export class WorkerMembership {
         ? REGISTRY_PACE_MS
         : Math.min(REGISTRY_PACE_MAX_MS, this.pace * 2);
     this.listedAt = now;
-    this.dirty = false;
-    const names = await registry.refresh(() => {
-      this.dirty = true;
+    this.changed = false;
+    await registry.list(() => {
+      this.changed = true;
       this.onChange();
     });
     this.peerCache = null;
     // The session may have been lost while the listing was out (and a new one registered):
     // that listing no longer says what this registration owns. The next round reads again.
     if (this.registryPath !== path || this.registry !== registry) {
-      this.dirty = true;
-      return null;
+      this.changed = true;
+      return false;
     }
     this.listedFor = path;
+    this.assign(path, registry, buckets, onOwned);
+    return true;
+  }
+
+  /**
+   * Reads the listing's new registrations in the background; when done, the worker is woken
+   * to take the shares again (a failure is thrown by the next {@link rebalance}).
+   */
+  private readRegistrations(registry: RegistryView, path: string): void {
+    this.reads = registry
+      .readNew()
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (this.registry === registry) this.readFailure = err;
+        },
+      )
+      .finally(() => {
+        this.reads = null;
+        if (this.registryPath !== path || this.registry !== registry) return;
+        this.peerCache = null;
+        this.readDone = true;
+        this.onChange();
+      });
+  }
+
+  /**
+   * Computes the owned and steal-watched buckets of the registration `path` among `names`;
+   * tells `onOwned` when the owned ones changed.
+   */
+  private assign(
+    path: string,
+    registry: RegistryView,
+    buckets: number,
+    onOwned: (owned: number[]) => void,
+  ): void {
     const me = path.slice(path.lastIndexOf('/') + 1);
+    const names = registry.names;
     const live = names.includes(me) ? names : [...names, me];
-    const owners = bucketOwners(live, ctx.layout.buckets);
+    const owners = bucketOwners(live, buckets);
     const owned: number[] = [];
     for (let b = 0; b < owners.length; b++) if (owners[b] === me) owned.push(b);
+    // A registration not read yet is presumed to serve what this worker serves: counted as
+    // serving nothing, this worker would be the only one known to serve its types, and would
+    // watch every bucket (a first look at each: 60 packets per worker at 256 workers).
+    const mine = this.identity.types;
     const watchers = stealWatchers(live, owners, (member) =>
-      member === me ? this.identity.types : registry.typesOf(member),
+      member === me || !registry.isRead(member) ? mine : registry.typesOf(member),
     );
     const watching = new Set<number>();
     for (let b = 0; b < watchers.length; b++) if (watchers[b]!.includes(me)) watching.add(b);
     this.watching = watching;
-    if (owned.join() === this.owned.join()) return null;
+    if (owned.join() === this.owned.join()) return;
     this.owned = owned;
     onOwned(owned);
-    await this.coordinator.set(path, encodeJson(this.workerInfo(owned))).catch(() => undefined);
-    return owned;
   }
 
   /** Removes the registry node (on stop). */

@@ -1,8 +1,11 @@
 import { type Coordinator, createEngine, runWorker } from '@zoott/core';
 import {
+  MAX_WORKER_TYPE_LENGTH,
+  MAX_WORKER_TYPES,
   ownedBuckets,
   REGISTRY_PACE_MAX_MS,
   REGISTRY_PACE_MS,
+  RegistryView,
   WorkerMembership,
 } from '@zoott/core/internal';
 import { describeOnBackends } from '@zoott/testing';
@@ -50,7 +53,249 @@ function afterListing(c: Coordinator, registry: string, hook: () => void): Coord
   });
 }
 
+/**
+ * `c`, whose reads of registrations (nodes under `registry`) wait until `release()`: a
+ * loaded server answering a fleet's N reads per worker.
+ */
+function heldReads(
+  c: Coordinator,
+  registry: string,
+): { c: Coordinator; release: () => void; held: () => number } {
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let held = 0;
+  const proxy = new Proxy(c, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+      return async (path: string, ...rest: unknown[]) => {
+        if (path.startsWith(`${registry}/`)) {
+          held++;
+          await gate;
+        }
+        return (value as (...a: unknown[]) => Promise<unknown>).apply(target, [path, ...rest]);
+      };
+    },
+  });
+  return { c: proxy, release: () => open(), held: () => held };
+}
+
+/**
+ * Rebalances `member` until the registry it listed is read: its registrations' reads run
+ * behind the listing, and wake the worker (here: the next call) to take the shares again.
+ */
+async function settle(member: WorkerMembership): Promise<void> {
+  await eventually(async () => {
+    await member.rebalance(() => {});
+    return !member.dirty && member.peers() !== undefined;
+  });
+}
+
 describeOnBackends('engine: worker membership', (backend) => {
+  it('refuses to register more task types, or longer ones, than the registry bound, naming the field', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const handlers = (types: string[]) => Object.fromEntries(types.map((t) => [t, () => {}]));
+    const many = Array.from({ length: MAX_WORKER_TYPES + 1 }, (_, i) => `type-${i}`);
+    expect(() => runWorker(c, handlers(many), { world, engine })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_CONFIG',
+        field: 'handlers',
+        message: expect.stringMatching(/1025 task types, at most 1024/),
+      }),
+    );
+    const long = 'x'.repeat(MAX_WORKER_TYPE_LENGTH + 1);
+    expect(() => runWorker(c, handlers(['t', long]), { world, engine })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_CONFIG',
+        field: 'handlers',
+        message: expect.stringMatching(/is no task type \(1 to 200 characters\)/),
+      }),
+    );
+    // Nothing was registered by either.
+    expect(await c.children((await engine.context()).layout.registry)).toEqual([]);
+    // The bound itself registers.
+    const worker = runWorker(c, handlers(many.slice(1)), {
+      world,
+      engine,
+      logger: memoryLogger(),
+      scheduler: false,
+      retention: false,
+    });
+    await eventually(() => worker.buckets.length === 8);
+    await worker.stop();
+  });
+
+  it("reads another worker's registration with too many or too long types as one whose types are unknown", async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    const register = async (types: string[], server: string) => {
+      const info = { id: server, types, buckets: [], started: 1, version: 1, server };
+      const path = await c.create(
+        `${registry}/worker-`,
+        new TextEncoder().encode(JSON.stringify(info)),
+        { ephemeral: true, sequential: true },
+      );
+      return path.slice(path.lastIndexOf('/') + 1);
+    };
+    // Written by hand (a hostile or broken worker): no bound was asked at its registration.
+    const many = await register(
+      Array.from({ length: 5000 }, (_, i) => `type-${i}`),
+      'many',
+    );
+    const long = await register(['t', 'y'.repeat(MAX_WORKER_TYPE_LENGTH + 1)], 'long');
+    const fine = await register(['t', 'u'], 'fine');
+    const view = new RegistryView(c, registry);
+    await view.refresh(() => {});
+    expect(view.names).toEqual([many, long, fine].sort());
+    expect(view.typesOf(fine)).toEqual(['t', 'u']);
+    expect(view.typesOf(many)).toBeNull();
+    expect(view.typesOf(long)).toBeNull();
+    // Still live workers: they may serve any type (rate limits count them), advertise none.
+    expect(view.serving('type-7')).toBe(2);
+    expect(view.serving('u')).toBe(3);
+    const peers = view.peers('');
+    expect(peers.find((p) => p.server === 'many')?.types).toEqual([]);
+    expect(peers.find((p) => p.server === 'fine')?.types).toEqual(['t', 'u']);
+  });
+
+  it('takes its buckets from the registry listing before the new registrations are read', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    const member = new WorkerMembership(
+      c,
+      createEngine(c, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    await member.register();
+    expect(await member.rebalance(() => {})).toHaveLength(8);
+    // A second worker joins; its registration's read is held up (a loaded server).
+    const other = await backend().connect();
+    const info = { id: 'w2', types: ['t'], buckets: [], started: 2, version: 1 };
+    const joined = await other.create(
+      `${registry}/worker-`,
+      new TextEncoder().encode(JSON.stringify(info)),
+      { ephemeral: true, sequential: true },
+    );
+    await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
+    const slow = heldReads(c, registry);
+    const later = new WorkerMembership(
+      slow.c,
+      createEngine(slow.c, { world, logger: memoryLogger() }),
+      { id: 'w3', types: ['t'], startedAt: 3 },
+      () => {},
+      () => {},
+    );
+    await later.register();
+    const me = later.registryPath?.slice(later.registryPath.lastIndexOf('/') + 1) ?? '';
+    const live = await c.children(registry);
+    const owned: number[][] = [];
+    const done = later.rebalance((o) => owned.push(o));
+    // Its share of the three is taken while the reads of the other two are still out.
+    await eventually(() => owned.length > 0 && slow.held() > 0);
+    expect(owned[0]).toEqual(ownedBuckets(me, live, 8));
+    await expect(done).resolves.toEqual(ownedBuckets(me, live, 8));
+    // Who is alive (for locality) is not known before the reads are.
+    expect(later.peers()).toBeUndefined();
+    slow.release();
+    await eventually(async () => {
+      await later.rebalance(() => {});
+      return later.peers()?.length === 2;
+    });
+    await Promise.all([member.unregister(), later.unregister(), other.delete(joined)]);
+    await other.close();
+  });
+
+  it('watches no more buckets before the registrations are read than after', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    // Six workers serving t, as this one does.
+    const others = await Promise.all([1, 2, 3, 4, 5, 6].map(() => backend().connect()));
+    for (const [i, other] of others.entries()) {
+      const info = { id: `w${i}`, types: ['t'], buckets: [], started: i, version: 1 };
+      await other.create(`${registry}/worker-`, new TextEncoder().encode(JSON.stringify(info)), {
+        ephemeral: true,
+        sequential: true,
+      });
+    }
+    const slow = heldReads(c, registry);
+    const member = new WorkerMembership(
+      slow.c,
+      createEngine(slow.c, { world, logger: memoryLogger() }),
+      { id: 'w', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    await member.register();
+    const watched = () =>
+      [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => !member.owned.includes(b) && member.watches(b));
+    await member.rebalance(() => {});
+    const unread = watched();
+    slow.release();
+    await settle(member);
+    // Counted as serving nothing, the six unread ones left this worker the only one known to
+    // serve t: it watched every bucket it does not own.
+    expect(unread).toEqual(watched());
+    expect(unread.length).toBeLessThan(8 - member.owned.length);
+    await member.unregister();
+    await Promise.all(others.map((o) => o.close()));
+  });
+
+  it('lists the registry again while the registrations of the last listing are still read', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    const slow = heldReads(c, registry);
+    let woken = 0;
+    const member = new WorkerMembership(
+      slow.c,
+      createEngine(slow.c, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => woken++,
+      () => {},
+    );
+    await member.register();
+    await expect(member.rebalance(() => {})).resolves.toHaveLength(8);
+    await eventually(() => slow.held() > 0);
+    // Another worker joins while this one still reads its own registration.
+    const other = await backend().connect();
+    await other.create(`${registry}/worker-`, new Uint8Array(), {
+      ephemeral: true,
+      sequential: true,
+    });
+    await eventually(() => member.dirty);
+    await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
+    const me = member.registryPath?.slice(member.registryPath.lastIndexOf('/') + 1) ?? '';
+    const share = ownedBuckets(me, await c.children(registry), 8);
+    expect(share.length).toBeLessThan(8);
+    await expect(member.rebalance(() => {})).resolves.toEqual(share);
+    // Once the reads are in, the worker is woken to take the shares again with them.
+    const before = woken;
+    slow.release();
+    await eventually(() => woken > before && member.dirty);
+    await settle(member);
+    expect(member.peers()).toEqual([]);
+    await member.unregister();
+    await other.close();
+  });
+
   it('a session lost while the registry listing is out ends the rebalance quietly', async () => {
     const c = await backend().connect();
     const world = worldName();
@@ -190,7 +435,7 @@ describeOnBackends('engine: worker membership', (backend) => {
       () => {},
     );
     await member.register();
-    await member.rebalance(() => {});
+    await settle(member);
     expect(member.peers()).toEqual([]);
     // Another worker joins right after that read: its watch fires, and the re-read is paced.
     const peer = new WorkerMembership(
@@ -205,7 +450,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     await expect(member.rebalance(() => {})).resolves.toBeNull();
     // Until it is read, a hint naming the new worker must not be taken as naming a dead one.
     expect(member.peers()).toBeUndefined();
-    await eventually(async () => (await member.rebalance(() => {})) !== null || !member.dirty);
+    await settle(member);
     expect(member.peers()?.length).toBe(1);
     await Promise.all([member.unregister(), peer.unregister()]);
   });
