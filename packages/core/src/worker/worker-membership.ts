@@ -91,10 +91,17 @@ export class WorkerMembership {
   private reads: Promise<void> | null = null;
   /** What made the last background reads fail, thrown by the next rebalance. */
   private readFailure: unknown = null;
+  /** A listing sent ahead of the worker's loop (see {@link listAhead}), while it is out. */
+  private listing: Promise<void> | null = null;
+  /** A listing was answered that the shares were not taken from yet. */
+  private fresh = false;
 
-  /** The owned buckets must be recomputed: the registry changed, or new registrations were read. */
+  /**
+   * The owned buckets must be recomputed: the registry changed, a listing sent ahead was
+   * answered, or new registrations were read.
+   */
   get dirty(): boolean {
-    return this.changed || this.readDone;
+    return this.changed || this.readDone || this.fresh;
   }
 
   /** Marks the registry as changed (a new session's registration is listed afresh). */
@@ -173,7 +180,7 @@ export class WorkerMembership {
     if (!this.registry || !this.registryPath || this.registry.names.length === 0) return undefined;
     // A change seen and not read yet (a paced re-read waits): a worker named by a hint may have
     // just joined, so the view does not say who is alive; unknown presumes the named one is.
-    if (this.dirty || this.reads !== null) return undefined;
+    if (this.dirty || this.listing !== null || this.reads !== null) return undefined;
     if (this.peerCache === null) {
       const self = this.registryPath.slice(this.registryPath.lastIndexOf('/') + 1);
       this.peerCache = this.registry.peers(self);
@@ -267,10 +274,11 @@ export class WorkerMembership {
         this.readDone = false;
         if (this.listedFor === path) this.assign(path, registry, ctx.layout.buckets, onOwned);
       }
-      if (this.changed && !(await this.list(registry, path, ctx.layout.buckets, onOwned))) break;
+      const due = this.changed || this.fresh;
+      if (due && !(await this.list(registry, path, ctx.layout.buckets, onOwned))) break;
       if (this.reads === null && this.listedFor === path && registry.unread() > 0)
         this.readRegistrations(registry, path);
-      if (!this.changed && !this.readDone) break;
+      if (!this.changed && !this.readDone && !this.fresh) break;
     }
     const path = this.registryPath;
     if (this.owned === before || path === null) return null;
@@ -281,8 +289,8 @@ export class WorkerMembership {
   }
 
   /**
-   * Lists the registry and takes the shares from its names; `false` when it did not list
-   * (paced) or the session went while the listing was out.
+   * Lists the registry (or waits for the listing already out) and takes the shares from its
+   * names; `false` when it did not list (paced) or the session went while the listing was out.
    */
   private async list(
     registry: RegistryView,
@@ -290,20 +298,56 @@ export class WorkerMembership {
     buckets: number,
     onOwned: (owned: number[]) => void,
   ): Promise<boolean> {
-    // Paced: a change soon after the last read waits out the rest of the pace (the worker
-    // goes on claiming meanwhile), so a fleet joining at once costs each worker a few
-    // listings, not one per registration. A lone leave or join is read at once.
+    if (this.listing !== null) await this.listing;
+    else if (!this.paced(path)) await this.fetch(registry, path);
+    if (!this.fresh || this.listedFor !== path || this.registry !== registry) return false;
+    this.fresh = false;
+    this.assign(path, registry, buckets, onOwned);
+    return true;
+  }
+
+  /**
+   * Whether a listing now would come too soon after the last: then a timer brings the next
+   * one when the pace allows. A change soon after the last read waits out the rest of the
+   * pace (the worker goes on claiming meanwhile), so a fleet joining at once costs each worker
+   * a few listings, not one per registration. A lone leave or join is read at once.
+   */
+  private paced(path: string): boolean {
     const wait = this.listedAt + this.pace - Date.now();
-    if (this.listedFor === path && wait > 0) {
-      if (this.paceTimer === null) {
-        this.paceTimer = setTimeout(() => {
-          this.paceTimer = null;
-          this.onChange();
-        }, wait);
-        this.paceTimer.unref?.();
-      }
-      return false;
+    if (this.listedFor !== path || wait <= 0) return false;
+    if (this.paceTimer === null) {
+      this.paceTimer = setTimeout(() => {
+        this.paceTimer = null;
+        this.listAhead();
+        this.onChange();
+      }, wait);
+      this.paceTimer.unref?.();
     }
+    return true;
+  }
+
+  /**
+   * Sends the listing a change calls for as soon as the pace allows, without waiting for the
+   * worker's loop, which may be in a claim or steal pass for a while (seconds of a loaded
+   * server at 256 workers): the loop then takes the shares from the listing already answered.
+   */
+  private listAhead(): void {
+    const registry = this.registry;
+    const path = this.registryPath;
+    if (!registry || !path || this.listing !== null || !this.changed || this.paced(path)) return;
+    this.listing = this.fetch(registry, path)
+      .catch((err: unknown) => {
+        if (this.registry === registry) this.readFailure = err;
+        this.changed = true;
+      })
+      .finally(() => {
+        this.listing = null;
+        this.onChange();
+      });
+  }
+
+  /** One listing of the registry, arming its watch; {@link fresh} once answered. */
+  private async fetch(registry: RegistryView, path: string): Promise<void> {
     const now = Date.now();
     // Changes still coming since the last read: the next read waits twice as long.
     this.pace =
@@ -315,17 +359,17 @@ export class WorkerMembership {
     await registry.list(() => {
       this.changed = true;
       this.onChange();
+      this.listAhead();
     });
     this.peerCache = null;
     // The session may have been lost while the listing was out (and a new one registered):
     // that listing no longer says what this registration owns. The next round reads again.
     if (this.registryPath !== path || this.registry !== registry) {
       this.changed = true;
-      return false;
+      return;
     }
     this.listedFor = path;
-    this.assign(path, registry, buckets, onOwned);
-    return true;
+    this.fresh = true;
   }
 
   /**

@@ -256,6 +256,40 @@ describeOnBackends('engine: worker membership', (backend) => {
     await Promise.all(others.map((o) => o.close()));
   });
 
+  it('sends the listing a registry change calls for without waiting for the worker to ask', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    const counted = readsUnder(c, registry);
+    const member = new WorkerMembership(
+      counted.c,
+      createEngine(counted.c, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    await member.register();
+    await settle(member);
+    const listings = () => counted.reads.get(`children ${registry}`) ?? 0;
+    const before = listings();
+    // Another worker joins while this one's loop is busy elsewhere (it does not call in).
+    const other = await backend().connect();
+    await other.create(`${registry}/worker-`, new Uint8Array(), {
+      ephemeral: true,
+      sequential: true,
+    });
+    await eventually(() => listings() === before + 1);
+    // The loop, back, takes its share from that listing without another.
+    const me = member.registryPath?.slice(member.registryPath.lastIndexOf('/') + 1) ?? '';
+    const share = ownedBuckets(me, await c.children(registry), 8);
+    await expect(member.rebalance(() => {})).resolves.toEqual(share);
+    expect(listings()).toBe(before + 1);
+    await member.unregister();
+    await other.close();
+  });
+
   it('lists the registry again while the registrations of the last listing are still read', async () => {
     const c = await backend().connect();
     const world = worldName();
