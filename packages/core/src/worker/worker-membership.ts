@@ -342,6 +342,8 @@ export class WorkerMembership {
       })
       .finally(() => {
         this.listing = null;
+        // A change while it was out (the timer found it out and left it): the next one now.
+        this.listAhead();
         this.onChange();
       });
   }

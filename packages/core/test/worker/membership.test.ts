@@ -290,6 +290,67 @@ describeOnBackends('engine: worker membership', (backend) => {
     await other.close();
   });
 
+  it('sends the next listing after one sent ahead when the registry changed while it was out', async () => {
+    const c = await backend().connect();
+    const world = worldName();
+    const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
+    await engine.init();
+    const registry = (await engine.context()).layout.registry;
+    let hold: Promise<void> | null = null;
+    let sent = 0;
+    // The registry listing's reply is held (after the server answered and armed its watch).
+    const held = new Proxy(c, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'children') return typeof value === 'function' ? value.bind(target) : value;
+        return async (path: string, ...rest: unknown[]) => {
+          if (path === registry) sent++;
+          const out = await (value as (...a: unknown[]) => Promise<string[]>).apply(target, [
+            path,
+            ...rest,
+          ]);
+          if (path === registry && hold) await hold;
+          return out;
+        };
+      },
+    });
+    const member = new WorkerMembership(
+      held,
+      createEngine(held, { world, logger: memoryLogger() }),
+      { id: 'w1', types: ['t'], startedAt: 1 },
+      () => {},
+      () => {},
+    );
+    await member.register();
+    await settle(member);
+    let release: () => void = () => {};
+    hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const before = sent;
+    const others = await Promise.all([1, 2].map(() => backend().connect()));
+    const join = (o: Coordinator) =>
+      o.create(`${registry}/worker-`, new Uint8Array(), { ephemeral: true, sequential: true });
+    // A join: the listing goes out ahead of the loop, and its reply is held...
+    await join(others[0]!);
+    await eventually(() => sent === before + 1);
+    // ... while another join fires the watch that listing armed.
+    await new Promise((r) => setTimeout(r, 50));
+    await join(others[1]!);
+    await eventually(() => member.dirty);
+    hold = null;
+    release();
+    // Nobody asks (the loop is busy): the change is listed once the pace allows.
+    await eventually(() => sent === before + 2);
+    const me = member.registryPath?.slice(member.registryPath.lastIndexOf('/') + 1) ?? '';
+    const share = ownedBuckets(me, await c.children(registry), 8);
+    await eventually(async () => (await member.rebalance(() => {})) !== null || !member.dirty);
+    expect(member.owned).toEqual(share);
+    expect(sent).toBe(before + 2);
+    await member.unregister();
+    await Promise.all(others.map((o) => o.close()));
+  });
+
   it('lists the registry again while the registrations of the last listing are still read', async () => {
     const c = await backend().connect();
     const world = worldName();
