@@ -46,6 +46,12 @@ export const REGISTRY_PACE_MS = 200;
  */
 export const REGISTRY_PACE_MAX_MS = 1000;
 
+/**
+ * New registrations a listing reads before the shares are taken again (one multiRead
+ * request); more are read behind the shares (a fleet joining at once).
+ */
+const READ_AT_ONCE = 32;
+
 /** Most datasets one worker advertises: its registry node is read by every other worker. */
 export const MAX_DATASETS = 256;
 /** A dataset name: what fits in a registry node and reads plainly in `zoott workers`. */
@@ -276,8 +282,11 @@ export class WorkerMembership {
       }
       const due = this.changed || this.fresh;
       if (due && !(await this.list(registry, path, ctx.layout.buckets, onOwned))) break;
-      if (this.reads === null && this.listedFor === path && registry.unread() > 0)
-        this.readRegistrations(registry, path);
+      const unread = this.reads === null && this.listedFor === path ? registry.unread() : 0;
+      // A few new registrations (one read request) are read before the loop claims again, as
+      // before: a new peer's locality adverts are known at once. A wave is read behind.
+      if (unread > 0 && unread <= READ_AT_ONCE) await this.readRegistrations(registry, path);
+      else if (unread > 0) void this.readRegistrations(registry, path);
       if (!this.changed && !this.readDone && !this.fresh) break;
     }
     const path = this.registryPath;
@@ -378,7 +387,7 @@ export class WorkerMembership {
    * Reads the listing's new registrations in the background; when done, the worker is woken
    * to take the shares again (a failure is thrown by the next {@link rebalance}).
    */
-  private readRegistrations(registry: RegistryView, path: string): void {
+  private readRegistrations(registry: RegistryView, path: string): Promise<void> {
     this.reads = registry
       .readNew()
       .then(
@@ -394,6 +403,7 @@ export class WorkerMembership {
         this.readDone = true;
         this.onChange();
       });
+    return this.reads;
   }
 
   /**

@@ -83,6 +83,24 @@ function heldReads(
 }
 
 /**
+ * `count` registrations serving `t` made by `o` at once: more than a worker reads before it
+ * takes its share (a fleet's join wave), so it takes its share first and reads them behind.
+ */
+async function registerMany(o: Coordinator, registry: string, count = 40): Promise<void> {
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      o.create(
+        `${registry}/worker-`,
+        new TextEncoder().encode(
+          JSON.stringify({ id: `m${i}`, types: ['t'], buckets: [], started: i, version: 1 }),
+        ),
+        { ephemeral: true, sequential: true },
+      ),
+    ),
+  );
+}
+
+/**
  * Rebalances `member` until the registry it listed is read: its registrations' reads run
  * behind the listing, and wake the worker (here: the next call) to take the shares again.
  */
@@ -181,14 +199,10 @@ describeOnBackends('engine: worker membership', (backend) => {
     );
     await member.register();
     expect(await member.rebalance(() => {})).toHaveLength(8);
-    // A second worker joins; its registration's read is held up (a loaded server).
+    // A wave of 40 workers joins; the reads of their registrations are held up (a loaded
+    // server).
     const other = await backend().connect();
-    const info = { id: 'w2', types: ['t'], buckets: [], started: 2, version: 1 };
-    const joined = await other.create(
-      `${registry}/worker-`,
-      new TextEncoder().encode(JSON.stringify(info)),
-      { ephemeral: true, sequential: true },
-    );
+    await registerMany(other, registry);
     await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
     const slow = heldReads(c, registry);
     const later = new WorkerMembership(
@@ -202,19 +216,18 @@ describeOnBackends('engine: worker membership', (backend) => {
     const me = later.registryPath?.slice(later.registryPath.lastIndexOf('/') + 1) ?? '';
     const live = await c.children(registry);
     const owned: number[][] = [];
-    const done = later.rebalance((o) => owned.push(o));
-    // Its share of the three is taken while the reads of the other two are still out.
-    await eventually(() => owned.length > 0 && slow.held() > 0);
-    expect(owned[0]).toEqual(ownedBuckets(me, live, 8));
-    await expect(done).resolves.toEqual(ownedBuckets(me, live, 8));
+    // Its share of the 42 is taken while the reads of the others are still out.
+    await later.rebalance((o) => owned.push(o));
+    expect(slow.held()).toBeGreaterThan(0);
+    expect(later.owned).toEqual(ownedBuckets(me, live, 8));
     // Who is alive (for locality) is not known before the reads are.
     expect(later.peers()).toBeUndefined();
     slow.release();
     await eventually(async () => {
       await later.rebalance(() => {});
-      return later.peers()?.length === 2;
+      return later.peers()?.length === 41;
     });
-    await Promise.all([member.unregister(), later.unregister(), other.delete(joined)]);
+    await Promise.all([member.unregister(), later.unregister()]);
     await other.close();
   });
 
@@ -224,15 +237,9 @@ describeOnBackends('engine: worker membership', (backend) => {
     const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
     await engine.init();
     const registry = (await engine.context()).layout.registry;
-    // Six workers serving t, as this one does.
-    const others = await Promise.all([1, 2, 3, 4, 5, 6].map(() => backend().connect()));
-    for (const [i, other] of others.entries()) {
-      const info = { id: `w${i}`, types: ['t'], buckets: [], started: i, version: 1 };
-      await other.create(`${registry}/worker-`, new TextEncoder().encode(JSON.stringify(info)), {
-        ephemeral: true,
-        sequential: true,
-      });
-    }
+    // A wave of workers serving t, as this one does.
+    const others = [await backend().connect()];
+    await registerMany(others[0]!, registry);
     const slow = heldReads(c, registry);
     const member = new WorkerMembership(
       slow.c,
@@ -248,7 +255,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     const unread = watched();
     slow.release();
     await settle(member);
-    // Counted as serving nothing, the six unread ones left this worker the only one known to
+    // Counted as serving nothing, the unread ones left this worker the only one known to
     // serve t: it watched every bucket it does not own.
     expect(unread).toEqual(watched());
     expect(unread.length).toBeLessThan(8 - member.owned.length);
@@ -357,7 +364,10 @@ describeOnBackends('engine: worker membership', (backend) => {
     const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
     await engine.init();
     const registry = (await engine.context()).layout.registry;
-    const slow = heldReads(c, registry);
+    const wave = await backend().connect();
+    await registerMany(wave, registry);
+    const counted = readsUnder(c, registry);
+    const slow = heldReads(counted.c, registry);
     let woken = 0;
     const member = new WorkerMembership(
       slow.c,
@@ -367,28 +377,30 @@ describeOnBackends('engine: worker membership', (backend) => {
       () => {},
     );
     await member.register();
-    await expect(member.rebalance(() => {})).resolves.toHaveLength(8);
+    await member.rebalance(() => {});
     await eventually(() => slow.held() > 0);
-    // Another worker joins while this one still reads its own registration.
+    const listings = () => counted.reads.get(`children ${registry}`) ?? 0;
+    const before = listings();
+    // Another worker joins while this one still reads the wave's registrations.
     const other = await backend().connect();
     await other.create(`${registry}/worker-`, new Uint8Array(), {
       ephemeral: true,
       sequential: true,
     });
-    await eventually(() => member.dirty);
+    await eventually(() => member.dirty || listings() > before);
     await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
+    await member.rebalance(() => {});
+    expect(listings()).toBe(before + 1);
     const me = member.registryPath?.slice(member.registryPath.lastIndexOf('/') + 1) ?? '';
-    const share = ownedBuckets(me, await c.children(registry), 8);
-    expect(share.length).toBeLessThan(8);
-    await expect(member.rebalance(() => {})).resolves.toEqual(share);
+    expect(member.owned).toEqual(ownedBuckets(me, await c.children(registry), 8));
     // Once the reads are in, the worker is woken to take the shares again with them.
-    const before = woken;
+    const wokenBefore = woken;
     slow.release();
-    await eventually(() => woken > before && member.dirty);
+    await eventually(() => woken > wokenBefore);
     await settle(member);
-    expect(member.peers()).toEqual([]);
+    expect(member.peers()).toHaveLength(40);
     await member.unregister();
-    await other.close();
+    await Promise.all([other.close(), wave.close()]);
   });
 
   it('a session lost while the registry listing is out ends the rebalance quietly', async () => {
