@@ -40,6 +40,51 @@ function stampUnregistration(m) {
     if (typeof p === 'string' && p.startsWith(REGISTRY)) m.unregisteredAt = wallNow();
     return orig(p, ...rest);
   };
+  // The join's timeline: each listing of the registry (sent, answered) and each rewrite of
+  // its registry node (sent when its owned buckets changed, with their count).
+  const children = m.client.children.bind(m.client);
+  m.client.children = (p, ...rest) => {
+    const out = children(p, ...rest);
+    if (typeof p === 'string' && p.startsWith(REGISTRY)) {
+      // [sent, answered, then its registrations' reads: first sent, last answered, count]
+      const listing = [wallNow(), null, null, null, 0];
+      m.listings.push(listing);
+      out.then(
+        () => {
+          listing[1] = wallNow();
+        },
+        () => undefined,
+      );
+    }
+    return out;
+  };
+  const get = m.client.get.bind(m.client);
+  m.client.get = (p, ...rest) => {
+    const out = get(p, ...rest);
+    const listing = m.listings[m.listings.length - 1];
+    if (listing && typeof p === 'string' && p.startsWith(REGISTRY) && p.includes('/worker-')) {
+      listing[2] ??= wallNow();
+      listing[4]++;
+      out.then(
+        () => {
+          listing[3] = wallNow();
+        },
+        () => undefined,
+      );
+    }
+    return out;
+  };
+  const set = m.client.set.bind(m.client);
+  m.client.set = (p, data, ...rest) => {
+    if (typeof p === 'string' && p.startsWith(REGISTRY)) {
+      let count = -1;
+      try {
+        count = JSON.parse(Buffer.from(data).toString('utf8')).buckets.length;
+      } catch {}
+      m.owns.push([wallNow(), count]);
+    }
+    return set(p, data, ...rest);
+  };
   // And when its registration was made (the create's reply): a join settles after the last.
   const create = m.client.create.bind(m.client);
   m.client.create = (p, ...rest) => {
@@ -78,6 +123,10 @@ function countCalls(m) {
     const bound = orig.bind(m.client);
     m.client[name] = (...args) => {
       calls[name] = (calls[name] ?? 0) + 1;
+      // The join's requests in order (a registration's reads are in its listing's entry).
+      const p = typeof args[0] === 'string' ? args[0] : '';
+      if (m.trace.length < 400 && !(name === 'get' && p.includes('/worker-')))
+        m.trace.push([wallNow(), name, p.slice(p.lastIndexOf('/', p.length - 2))]);
       return bound(...args);
     };
   }
@@ -98,6 +147,7 @@ function snapshot() {
       if (owned !== m.owned) {
         m.owned = owned;
         m.changedAt = wallNow();
+        m.changes.push([m.changedAt, m.handle.buckets.length]);
       }
     }
     owners.push({
@@ -135,6 +185,10 @@ process.on('message', async (msg) => {
           stopped: false,
           unregisteredAt: null,
           registeredAt: 0,
+          listings: [],
+          owns: [],
+          changes: [],
+          trace: [],
         };
         countClaims(m);
         stampUnregistration(m);
@@ -176,6 +230,21 @@ process.on('message', async (msg) => {
         type: 'stopped',
         unregisteredAt: msg.which.map((i) => members[i].unregisteredAt),
       });
+    } else if (msg.cmd === 'timeline') {
+      // Each live worker's registration, registry listings and rewrites since `since`.
+      const out = [];
+      for (let i = 0; i < members.length; i++) {
+        const m = members[i];
+        if (m.stopped || !m.handle) continue;
+        out.push({
+          registeredAt: m.registeredAt,
+          listings: m.listings.filter(([sent]) => sent >= msg.since),
+          owns: m.owns.filter(([at]) => at >= msg.since),
+          changes: m.changes.filter(([at]) => at >= msg.since),
+          trace: m.trace.filter(([at]) => at >= msg.since),
+        });
+      }
+      process.send?.({ type: 'timeline', members: out });
     } else if (msg.cmd === 'exit') {
       clearInterval(ticker);
       await Promise.all(

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '../packages/core/dist/index.js';
 import { connectZk } from '../packages/zk-adapter/dist/index.js';
 import { startZooKeeper } from '../packages/zk-testkit/dist/index.js';
+import { joinTimeline, spread, timelineLine } from './fleet-timeline.mjs';
 import { pipelined, quiet, wallNow, writeResults } from './tools.mjs';
 import { mntr } from './zk-stats.mjs';
 
@@ -122,6 +123,18 @@ class FleetProcs {
       }),
     );
     return restarted;
+  }
+
+  /** Every live worker's registration, registry listings and rewrites since `since`. */
+  async timeline(since) {
+    const got = await Promise.all(
+      this.procs.map((p) => {
+        const reply = this.next(p, 'timeline');
+        p.child.send({ cmd: 'timeline', since });
+        return reply;
+      }),
+    );
+    return got.flatMap((m) => m.members);
   }
 
   /** Process and index of a live worker that owns buckets now. */
@@ -243,8 +256,39 @@ async function packets(connectString) {
   return (await mntr(connectString)).zk_packets_received;
 }
 
+/** The steps a fleet runs (BENCH_FLEET_STEPS), in this order; the join always runs. */
+const STEPS = ['join', 'idle', 'drain', 'reown', 'restart'];
+
+/**
+ * Re-own samples: owners stopped one at a time, each timed from its unregistration to a
+ * partition again, then stable ownership before the next (one sample is too noisy to compare).
+ */
+async function reownSamples(fleet, buckets, samples, deadlineMs, log, n) {
+  const times = [];
+  const fromStop = [];
+  for (let k = 0; k < samples; k++) {
+    // A worker that owns buckets (past 64 workers many own none, and stopping one moves none).
+    const [sp, si] = fleet.anOwner();
+    // Timed from its unregistration (the deletion of its registry node, stamped by its
+    // process), which is what the others react to; from the stop command too, which adds the
+    // stopping worker's own shutdown (its loop and running tasks ending in a busy process).
+    const r0 = wallNow();
+    const unregisteredAt = await fleet.stopOne(sp, si);
+    const reowned = await until(fleet, () => fleet.ownership(buckets).partition, deadlineMs);
+    const reownedAt = fleet.ownership(buckets).lastChange;
+    times.push(reowned && unregisteredAt !== null ? Math.max(0, reownedAt - unregisteredAt) : null);
+    fromStop.push(reowned ? Math.max(0, reownedAt - r0) : null);
+    // The next sample starts from a settled fleet.
+    if (k + 1 < samples) await stableOwnership(fleet, buckets, deadlineMs);
+  }
+  log(
+    `fleet ${n}: stopped workers' buckets re-owned ${times.map((t) => (t === null ? 'timeout' : Math.round(t))).join(', ')} ms after their unregistration`,
+  );
+  return { times, fromStop };
+}
+
 /** One fleet of `n` workers on a server of its own: join, idle task, drain, re-own. */
-async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
+async function fleetOf(n, { procs, tasks, log, deadlineMs, steps, reownCount }) {
   const server = await startZooKeeper({ own: true });
   const cs = server.connectString;
   const c = await connectZk(cs, { sessionTimeoutMs: 30_000 });
@@ -276,6 +320,9 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
     out.join_after_last_registration_ms =
       settled === null || lastReg === 0 ? null : Math.round(Math.max(0, settled - lastReg));
     out.join_timed_out = settled === null;
+    // Where the time after the last registration went, worker by worker.
+    out.join_timeline = joinTimeline(await fleet.timeline(joinStart), settled);
+    log(timelineLine(n, out.join_timeline));
     // The first look of each worker at every bucket is part of joining: the count goes on
     // until the traffic is back to pings (a quiet second), or the deadline.
     let last = await packets(cs);
@@ -302,104 +349,113 @@ async function fleetOf(n, { procs, tasks, log, deadlineMs }) {
       `fleet ${n}: joined in ${out.join_ms} ms (${out.join_after_last_registration_ms} ms after the last registration), ${out.join_packets_per_worker} packets/worker`,
     );
 
-    // A lone task queued into the idle fleet: what it costs beyond its owner's claim.
-    const perTask = [];
-    const requestsPerTask = [];
-    for (let k = 0; k < IDLE_TASKS; k++) {
-      const before = fleet.totals().completed;
-      const q0 = sumOf(fleet.calls());
-      const i0 = await packets(cs);
-      const s0 = wallNow();
-      await engine.queue({ name: `idle-${k}`, type: 'noop' });
-      await until(fleet, () => fleet.totals().completed > before, deadlineMs);
-      await sleep(IDLE_WINDOW_MS);
-      const got = (await packets(cs)) - i0 - 1 - pingRate * ((wallNow() - s0) / 1000);
-      perTask.push(Math.round(got));
-      // The workers' own count of their requests: exact, where the packets above estimate
-      // the pings they take off (a ping rate measured over 3 s).
-      await sleep(100);
-      requestsPerTask.push(sumOf(fleet.calls()) - q0);
+    if (steps.has('idle')) await idleTasks(fleet, engine, cs, pingRate, out, log, deadlineMs);
+    if (steps.has('drain')) await drainStep(fleet, engine, tasks, out, log, deadlineMs);
+    if (steps.has('reown')) {
+      // One live worker at least is left (and a few workers have few owners to stop).
+      const { times, fromStop } = await reownSamples(
+        fleet,
+        buckets,
+        Math.min(reownCount, n - 1),
+        deadlineMs,
+        log,
+        n,
+      );
+      const median = spread(times).median;
+      out.reown_ms = median;
+      out.reown_samples_ms = times.map((t) => (t === null ? null : Math.round(t)));
+      out.reown_spread_ms = spread(times);
+      out.reown_from_stop_ms = spread(fromStop).median;
     }
-    out.idle_task_packets = Math.round(perTask.reduce((a, b) => a + b, 0) / perTask.length);
-    out.idle_task_requests = Math.round(
-      requestsPerTask.reduce((a, b) => a + b, 0) / requestsPerTask.length,
-    );
-    log(
-      `fleet ${n}: a task into the idle fleet: ${perTask.join(', ')} packets, ${requestsPerTask.join(', ')} worker requests`,
-    );
-
-    // Drain: the world paused while the tasks are queued, then resumed: the timed part.
-    await engine.pause();
-    await pipelined(Math.ceil(tasks / 1000), 4, (chunk) =>
-      engine.queueMany(
-        Array.from({ length: Math.min(1000, tasks - chunk * 1000) }, (_, i) => ({
-          name: `t${chunk * 1000 + i}`,
-          type: 'noop',
-        })),
-      ),
-    );
-    const base = fleet.totals();
-    const d0 = performance.now();
-    await engine.resume();
-    const drained = await until(
-      fleet,
-      () => fleet.totals().completed - base.completed >= tasks,
-      deadlineMs,
-    );
-    const seconds = (performance.now() - d0) / 1000;
-    const after = fleet.totals();
-    const done = after.completed - base.completed;
-    out.drain_tasks_per_s = Math.round(done / seconds);
-    out.drain_timed_out = !drained;
-    out.drain_completed = done;
-    out.claim_multis = after.claims - base.claims;
-    out.refused_claim_multis = after.refused - base.refused;
-    out.claim_conflicts_per_task = Number(
-      (out.refused_claim_multis / Math.max(1, done)).toFixed(4),
-    );
-    log(
-      `fleet ${n}: drained ${done} in ${seconds.toFixed(1)} s (${out.drain_tasks_per_s}/s), ${out.refused_claim_multis} refused claim multis`,
-    );
-
-    // Re-own: one worker stops cleanly; time until the others hold a partition again.
-    // A worker that owns buckets (past 64 workers many own none, and stopping one moves none).
-    const [sp, si] = fleet.anOwner();
-    // Timed from its unregistration (the deletion of its registry node, stamped by its
-    // process), which is what the others react to; from the stop command too, which adds the
-    // stopping worker's own shutdown (its loop and running tasks ending in a busy process).
-    const r0 = wallNow();
-    const unregisteredAt = await fleet.stopOne(sp, si);
-    const reowned = await until(fleet, () => fleet.ownership(buckets).partition, deadlineMs);
-    const reownedAt = fleet.ownership(buckets).lastChange;
-    out.reown_ms =
-      reowned && unregisteredAt !== null
-        ? Math.round(Math.max(0, reownedAt - unregisteredAt))
-        : null;
-    out.reown_from_stop_ms = reowned ? Math.round(Math.max(0, reownedAt - r0)) : null;
-    log(
-      `fleet ${n}: a stopped worker's buckets re-owned ${out.reown_ms} ms after its unregistration (${out.reown_from_stop_ms} ms after the stop command)`,
-    );
-
-    // A rolling restart of a quarter of the fleet: stopped cleanly, replaced by new workers.
-    fleet.world = world;
-    const q0 = await packets(cs);
-    const restartStart = wallNow();
-    const restarted = await fleet.restartQuarter();
-    const restartSettled = await stableOwnership(fleet, buckets, deadlineMs);
-    const restartPackets =
-      (await packets(cs)) - q0 - 1 - pingRate * ((wallNow() - restartStart) / 1000);
-    out.restarted = restarted;
-    out.restart_ms = restartSettled === null ? null : Math.round(restartSettled - restartStart);
-    out.restart_packets_per_worker = Number((restartPackets / restarted).toFixed(1));
-    log(
-      `fleet ${n}: ${restarted} workers restarted, ownership stable after ${out.restart_ms} ms, ${out.restart_packets_per_worker} packets per restarted worker`,
-    );
+    if (steps.has('restart'))
+      await restartStep(fleet, world, buckets, cs, pingRate, out, log, deadlineMs);
     return out;
   } finally {
     await fleet.exit().catch(() => undefined);
     await c.close().catch(() => undefined);
     await server.stop();
   }
+}
+
+/** A lone task queued into the idle fleet: what it costs beyond its owner's claim. */
+async function idleTasks(fleet, engine, cs, pingRate, out, log, deadlineMs) {
+  const n = out.n;
+  const perTask = [];
+  const requestsPerTask = [];
+  for (let k = 0; k < IDLE_TASKS; k++) {
+    const before = fleet.totals().completed;
+    const q0 = sumOf(fleet.calls());
+    const i0 = await packets(cs);
+    const s0 = wallNow();
+    await engine.queue({ name: `idle-${k}`, type: 'noop' });
+    await until(fleet, () => fleet.totals().completed > before, deadlineMs);
+    await sleep(IDLE_WINDOW_MS);
+    const got = (await packets(cs)) - i0 - 1 - pingRate * ((wallNow() - s0) / 1000);
+    perTask.push(Math.round(got));
+    // The workers' own count of their requests: exact, where the packets above estimate
+    // the pings they take off (a ping rate measured over 3 s).
+    await sleep(100);
+    requestsPerTask.push(sumOf(fleet.calls()) - q0);
+  }
+  out.idle_task_packets = Math.round(perTask.reduce((a, b) => a + b, 0) / perTask.length);
+  out.idle_task_requests = Math.round(
+    requestsPerTask.reduce((a, b) => a + b, 0) / requestsPerTask.length,
+  );
+  log(
+    `fleet ${n}: a task into the idle fleet: ${perTask.join(', ')} packets, ${requestsPerTask.join(', ')} worker requests`,
+  );
+}
+
+/** Drain: the world paused while the tasks are queued, then resumed: the timed part. */
+async function drainStep(fleet, engine, tasks, out, log, deadlineMs) {
+  const n = out.n;
+  await engine.pause();
+  await pipelined(Math.ceil(tasks / 1000), 4, (chunk) =>
+    engine.queueMany(
+      Array.from({ length: Math.min(1000, tasks - chunk * 1000) }, (_, i) => ({
+        name: `t${chunk * 1000 + i}`,
+        type: 'noop',
+      })),
+    ),
+  );
+  const base = fleet.totals();
+  const d0 = performance.now();
+  await engine.resume();
+  const drained = await until(
+    fleet,
+    () => fleet.totals().completed - base.completed >= tasks,
+    deadlineMs,
+  );
+  const seconds = (performance.now() - d0) / 1000;
+  const after = fleet.totals();
+  const done = after.completed - base.completed;
+  out.drain_tasks_per_s = Math.round(done / seconds);
+  out.drain_timed_out = !drained;
+  out.drain_completed = done;
+  out.claim_multis = after.claims - base.claims;
+  out.refused_claim_multis = after.refused - base.refused;
+  out.claim_conflicts_per_task = Number((out.refused_claim_multis / Math.max(1, done)).toFixed(4));
+  log(
+    `fleet ${n}: drained ${done} in ${seconds.toFixed(1)} s (${out.drain_tasks_per_s}/s), ${out.refused_claim_multis} refused claim multis`,
+  );
+}
+
+/** A rolling restart of a quarter of the fleet: stopped cleanly, replaced by new workers. */
+async function restartStep(fleet, world, buckets, cs, pingRate, out, log, deadlineMs) {
+  const n = out.n;
+  fleet.world = world;
+  const q0 = await packets(cs);
+  const restartStart = wallNow();
+  const restarted = await fleet.restartQuarter();
+  const restartSettled = await stableOwnership(fleet, buckets, deadlineMs);
+  const restartPackets =
+    (await packets(cs)) - q0 - 1 - pingRate * ((wallNow() - restartStart) / 1000);
+  out.restarted = restarted;
+  out.restart_ms = restartSettled === null ? null : Math.round(restartSettled - restartStart);
+  out.restart_packets_per_worker = Number((restartPackets / restarted).toFixed(1));
+  log(
+    `fleet ${n}: ${restarted} workers restarted, ownership stable after ${out.restart_ms} ms, ${out.restart_packets_per_worker} packets per restarted worker`,
+  );
 }
 
 /** The ratio a / b, or null when either is missing. */
@@ -421,12 +477,21 @@ export async function runFleet({ log, quick, asJson }) {
   const tasks = Number(process.env.BENCH_FLEET_TASKS ?? (quick ? 2_000 : 20_000));
   const procs = Number(process.env.BENCH_FLEET_PROCS ?? 4);
   const deadlineMs = Number(process.env.BENCH_FLEET_DEADLINE_S ?? 180) * 1000;
+  const steps = new Set((process.env.BENCH_FLEET_STEPS ?? STEPS.join(',')).split(','));
+  for (const step of steps)
+    if (!STEPS.includes(step))
+      throw new Error(`BENCH_FLEET_STEPS: ${step} is no step (${STEPS.join(', ')})`);
+  const reownCount = Number(process.env.BENCH_FLEET_REOWN_SAMPLES ?? 5);
+  if (!Number.isInteger(reownCount) || reownCount < 1)
+    throw new Error(
+      `BENCH_FLEET_REOWN_SAMPLES: ${process.env.BENCH_FLEET_REOWN_SAMPLES} is no count (1 or more)`,
+    );
   const started = Date.now();
   const load = os.loadavg().map((x) => Number(x.toFixed(2)));
   const byN = {};
   for (const n of sizes) {
     log(`fleet: ${n} workers in ${Math.min(procs, n)} processes, ${tasks} tasks`);
-    byN[n] = await fleetOf(n, { procs, tasks, log, deadlineMs });
+    byN[n] = await fleetOf(n, { procs, tasks, log, deadlineMs, steps, reownCount });
   }
   const key = (k) => Object.fromEntries(sizes.map((n) => [n, byN[n][k]]));
   const first = sizes[0];
@@ -462,6 +527,8 @@ export async function runFleet({ log, quick, asJson }) {
       tasks,
       processes: procs,
       concurrency: CONCURRENCY,
+      steps: STEPS.filter((step) => steps.has(step)),
+      reown_samples: reownCount,
       session_timeout_ms: SESSION_TIMEOUT_MS,
       seconds: Math.round((Date.now() - started) / 1000),
       load_average_at_start: load,

@@ -167,7 +167,7 @@ describe('bench: the profiling and scale knobs', () => {
       expect(readFileSync(path.join(snaps, n), 'utf8').slice(0, 12)).toBe('{"snapshot":');
   });
 
-  it('--fleet with BENCH_FLEET_SIZES, BENCH_FLEET_TASKS, BENCH_FLEET_PROCS, BENCH_FLEET_DEADLINE_S and BENCH_RESULTS_DIR', {
+  it('--fleet with BENCH_FLEET_SIZES, BENCH_FLEET_TASKS, BENCH_FLEET_PROCS, BENCH_FLEET_DEADLINE_S, BENCH_FLEET_REOWN_SAMPLES and BENCH_RESULTS_DIR', {
     timeout: 300_000,
   }, async () => {
     const results = tempDir('fleet');
@@ -176,6 +176,7 @@ describe('bench: the profiling and scale knobs', () => {
       BENCH_FLEET_TASKS: '300',
       BENCH_FLEET_PROCS: '2',
       BENCH_FLEET_DEADLINE_S: '60',
+      BENCH_FLEET_REOWN_SAMPLES: '2',
       BENCH_RESULTS_DIR: results,
     });
     const keys = doc.keys as Record<string, Record<string, number | null>>;
@@ -212,5 +213,35 @@ describe('bench: the profiling and scale knobs', () => {
     expect(doc.setup).toMatchObject({ sizes: [3, 6], tasks: 300, processes: 2 });
     expect(JSON.parse(readFileSync(path.join(results, 'fleet.json'), 'utf8'))).toEqual(doc);
     expect(stderr).toMatch(/fleet 6: drained 300 in/);
+    expect(stderr).toMatch(/fleet 6: join timeline/);
+    expect(
+      (doc.details as Record<string, { reown_samples_ms: unknown[] }>)['6']?.reown_samples_ms,
+    ).toHaveLength(2);
+  });
+
+  it('--fleet with BENCH_FLEET_STEPS runs those steps alone, and refuses a step it does not know', {
+    timeout: 300_000,
+  }, async () => {
+    const results = tempDir('fleet-steps');
+    const { doc, stderr } = await bench(['--fleet', '--json'], {
+      BENCH_FLEET_SIZES: '4',
+      BENCH_FLEET_PROCS: '2',
+      BENCH_FLEET_STEPS: 'join,reown',
+      BENCH_FLEET_REOWN_SAMPLES: '3',
+      BENCH_FLEET_DEADLINE_S: '60',
+      BENCH_RESULTS_DIR: results,
+    });
+    const keys = doc.keys as Record<string, Record<string, number | null>>;
+    expect(keys.fleet_reown_ms?.['4']).toBeGreaterThanOrEqual(0);
+    expect(keys.fleet_drain_tasks_per_s).toEqual({});
+    expect(keys.fleet_restart_ms).toEqual({});
+    expect(doc.setup).toMatchObject({ steps: ['join', 'reown'], reown_samples: 3 });
+    expect(
+      (doc.details as Record<string, { reown_samples_ms: unknown[] }>)['4']?.reown_samples_ms,
+    ).toHaveLength(3);
+    expect(stderr).not.toMatch(/drained/);
+    await expect(
+      bench(['--fleet', '--json'], { BENCH_FLEET_STEPS: 'join,soak', BENCH_RESULTS_DIR: results }),
+    ).rejects.toThrow(/BENCH_FLEET_STEPS: soak is no step/);
   });
 });

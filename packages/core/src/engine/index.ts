@@ -92,7 +92,10 @@ export {
 export { resolveQueueOptions } from './queue.js';
 export {
   bucketOwners,
+  MAX_WORKER_TYPE_LENGTH,
+  MAX_WORKER_TYPES,
   ownedBuckets,
+  RegistryView,
   STEAL_WATCHERS,
   stealWatchers,
   type WorkerInfo,

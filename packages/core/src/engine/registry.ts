@@ -20,6 +20,33 @@ export interface WorkerInfo {
   version: number;
 }
 
+/**
+ * Most task types one registration advertises, and the longest type (the default task
+ * limit's): every worker reads every registration, and each type a worker serves alone is
+ * weighed for every bucket at every registry change (`stealWatchers`), so a registration with
+ * thousands would cost the whole fleet.
+ */
+export const MAX_WORKER_TYPES = 1024;
+export const MAX_WORKER_TYPE_LENGTH = 200;
+
+/**
+ * Why `types` cannot be a registration's task types (a list of at most
+ * {@link MAX_WORKER_TYPES} non-empty strings of at most {@link MAX_WORKER_TYPE_LENGTH}
+ * characters), or `null` when it can.
+ */
+export function workerTypesProblem(types: unknown): string | null {
+  if (!Array.isArray(types)) return 'must be a list of task types';
+  if (types.length > MAX_WORKER_TYPES)
+    return `${types.length} task types, at most ${MAX_WORKER_TYPES} (each worker's types are read by every other worker)`;
+  for (const type of types)
+    if (typeof type !== 'string' || type.length === 0 || type.length > MAX_WORKER_TYPE_LENGTH)
+      return `${JSON.stringify(typeof type === 'string' ? type.slice(0, 40) : type)}${typeof type === 'string' && type.length > 40 ? '...' : ''} is no task type (1 to ${MAX_WORKER_TYPE_LENGTH} characters)`;
+  return null;
+}
+
+/** Registrations read per request (the adapter's multiRead batch). */
+const READ_BATCH = 32;
+
 /** murmur3's 32-bit finalizer: spreads every input bit over the whole word. */
 function mix32(hash: number): number {
   let mixed = hash ^ (hash >>> 16);
@@ -185,16 +212,46 @@ export class RegistryView {
 
   /** Re-lists the registry, arming a watch that calls `onChange` once; the live names. */
   async refresh(onChange: () => void): Promise<string[]> {
+    await this.list(onChange);
+    await this.readNew();
+    return this.names;
+  }
+
+  /**
+   * Lists the registry, arming a watch that calls `onChange` once. {@link names} is then the
+   * listed names but the persistent ones already seen, the ones not read yet included (a
+   * registration is what a listing shows: bucket ownership needs the names alone); whether
+   * each new one is live (ephemeral) and what it serves is known after {@link readNew}.
+   */
+  async list(onChange: () => void): Promise<string[]> {
     const listed = (await this.coordinator.children(this.path, { watch: onChange })).sort();
     const present = new Set(listed);
     for (const name of this.infos.keys()) if (!present.has(name)) this.infos.delete(name);
     for (const name of this.ghosts) if (!present.has(name)) this.ghosts.delete(name);
+    this.names = listed.filter((n) => !this.ghosts.has(n));
+    return this.names;
+  }
+
+  /** How many of the listed names are not read yet. */
+  unread(): number {
+    let count = 0;
+    for (const name of this.names) if (!this.infos.has(name)) count++;
+    return count;
+  }
+
+  /**
+   * Reads each listed registration not read yet (once per registration); a persistent node
+   * (no registration) or one deleted meanwhile leaves {@link names}. Whether any was read.
+   */
+  async readNew(): Promise<boolean> {
+    const gone = new Set<string>();
     const read = async (name: string): Promise<void> => {
       const path = `${this.path}/${name}`;
       try {
         const got = await this.coordinator.get(path);
         if (got.stat.ephemeralOwner === null) {
           this.ghosts.add(name);
+          gone.add(name);
           this.onGhost(path);
           return;
         }
@@ -204,21 +261,40 @@ export class RegistryView {
         } catch {
           // A live registration with unreadable info still counts as a worker.
         }
+        // Types past the bound (a hostile or broken registration) are not taken: the worker
+        // counts as one whose types are unknown (it may serve any; it covers none for the
+        // steal watchers), so it costs the others no more than any registration.
+        if (info !== null && typeof info === 'object' && workerTypesProblem(info.types) !== null) {
+          const { types: _unread, ...rest } = info;
+          info = rest as WorkerInfo;
+        }
         this.infos.set(name, info);
       } catch (err) {
         if (codeOf(err) !== 'NO_NODE') throw err;
+        gone.add(name);
       }
     };
-    const toRead = listed.filter((n) => !this.infos.has(n) && !this.ghosts.has(n));
+    const toRead = this.names.filter((n) => !this.infos.has(n));
     // The ZooKeeper adapter sends the plain reads of one turn as one multiRead, once the
     // capability probe it sends with a session's first batch has answered; that first batch
     // goes out one read per request. A worker joining a fleet of N reads N registrations at
-    // its first listing: two first (they carry the probe), then the rest, 32 to a request.
+    // its first listing: two first (they carry the probe), then the rest, 32 to a request,
+    // one request at a time: a session's requests are answered in order, so a listing or a
+    // claim sent meanwhile waits behind one batch, not all N reads (at 256 workers joining at
+    // once, 65,000 reads held every worker's next listing back by seconds).
     const first = toRead.length > 2 ? toRead.slice(0, 2) : toRead;
     await Promise.all(first.map(read));
-    if (first !== toRead) await Promise.all(toRead.slice(2).map(read));
-    this.names = listed.filter((n) => this.infos.has(n));
-    return this.names;
+    for (let from = first.length; from < toRead.length; from += READ_BATCH)
+      await Promise.all(toRead.slice(from, from + READ_BATCH).map(read));
+    // A listing taken meanwhile replaced the names: only what was found gone leaves them (a
+    // deleted registration also fires the listing's watch, so the next listing agrees).
+    if (gone.size > 0) this.names = this.names.filter((n) => !gone.has(n));
+    return toRead.length > 0;
+  }
+
+  /** Whether the registration `name` was read (its info, readable or not, is known). */
+  isRead(name: string): boolean {
+    return this.infos.has(name);
   }
 
   /** The task types the live worker `name` advertises; `null` when unknown. */

@@ -134,13 +134,31 @@ describeOnBackends('engine: locality that steers', (backend) => {
         { t: handler('A') },
         { ...base, id: 'A', server: 'hostA', ...k.holder },
       );
+      // B's registry reads, counted as they are answered: it takes its share from the
+      // registry's names and reads the registrations behind it.
+      const answered: string[] = [];
+      const c2Counted = new Proxy(c2, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+          return async (path: string, ...rest: unknown[]) => {
+            const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, [
+              path,
+              ...rest,
+            ]);
+            answered.push(path);
+            return out;
+          };
+        },
+      });
       const b = runWorker(
-        c2,
+        c2Counted,
         { t: handler('B') },
         { ...base, engine: engine2, id: 'B', server: 'hostB', ...k.other },
       );
-      // Both registered and each has read the other's registry node (they share the buckets).
+      // Both registered, and B has read A's registry node (its advert).
       await eventually(() => a.buckets.length === BUCKETS / 2 && b.buckets.length === BUCKETS / 2);
+      await eventually(() => answered.includes(a.registryPath!));
       const advert = JSON.parse(new TextDecoder().decode((await c.get(a.registryPath!)).data));
       expect(advert).toMatchObject(k.advert);
       for (let i = 0; i < 12; i++)

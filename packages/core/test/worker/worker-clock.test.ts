@@ -16,12 +16,11 @@ describeOnBackends('engine: the worker on the engine clock', (backend) => {
     await eventually(() => worker.registryPath !== null && worker.buckets.length === 2);
     const path = worker.registryPath;
     if (path === null) throw new Error('worker not registered');
-    const info = JSON.parse(new TextDecoder().decode((await c.get(path)).data)) as {
-      id: string;
-      started: number;
-      buckets: number[];
-    };
-    expect(info).toMatchObject({ id: 'w-3fffffff', started: 42_000, buckets: [0, 1] });
+    type Info = { id: string; started: number; buckets: number[] };
+    const read = async () => JSON.parse(new TextDecoder().decode((await c.get(path)).data)) as Info;
+    // The node is rewritten with the buckets once the worker has taken them.
+    await eventually(async () => (await read()).buckets.length === 2);
+    expect(await read()).toMatchObject({ id: 'w-3fffffff', started: 42_000, buckets: [0, 1] });
     // Work runs, and the completed record's times are the engine clock's too.
     await engine.queue({ name: 'job', type: 't' });
     await eventually(async () => (await engine.counts()).completed === 1);
