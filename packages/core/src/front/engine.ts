@@ -282,7 +282,8 @@ export class Engine<M extends TaskMap<M> = AnyTasks> {
   ): Promise<CompleteOutcome> {
     const to = options?.handOff ? (this.defaultClaimer ?? undefined) : undefined;
     const { outcome, next } = await this.completeHandingOff(claim, result, options, to);
-    return next ? { ...outcome, next } : outcome;
+    // The caller's own object: the group commit shares one frozen outcome among completions.
+    return next ? { ...outcome, next } : { ...outcome };
   }
 
   /**

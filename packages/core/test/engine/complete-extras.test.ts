@@ -51,6 +51,22 @@ describeOnBackends('engine: complete with extra ops', (backend) => {
     expect(await engine.task(['job'])).toMatchObject({ state: 'completed', result: { n: 1 } });
   });
 
+  it("each completion's outcome is the caller's own object, free to change", async () => {
+    const c = await backend().connect();
+    const { engine, claim } = await claimed(c);
+    for (const name of ['job2', 'job3', 'job4']) await engine.queue({ name, type: 't' });
+    const claims = [claim];
+    for (let i = 0; i < 3; i++) claims.push((await engine.claim({ worker: 'w' }))!);
+    // Together: the ones that wait for the first go out in one group commit.
+    const outcomes = await Promise.all(claims.map((each, i) => engine.complete(each, i)));
+    for (const outcome of outcomes) {
+      expect(outcome).toEqual({ status: 'completed' });
+      expect(Object.isFrozen(outcome)).toBe(false);
+    }
+    expect(new Set(outcomes).size).toBe(outcomes.length);
+    await c.close();
+  });
+
   it('a multi that fails on the completed record writes no extra op either', async () => {
     const c = await backend().connect();
     const { engine, claim, completedPath } = await claimed(c);
