@@ -110,10 +110,11 @@ export class WorkerMembership {
     return this.changed || this.readDone || this.fresh;
   }
 
-  /** Marks the registry as changed (a new session's registration is listed afresh). */
-  set dirty(value: boolean) {
-    this.changed = value;
+  /** Marks the registry as changed: the next rebalance lists it afresh (a new session's). */
+  markChanged(): void {
+    this.changed = true;
   }
+
   /** When the registry was last listed (wall clock: pacing, not engine time). */
   private listedAt = Number.NEGATIVE_INFINITY;
   /** The least time from the last listing to the next (see REGISTRY_PACE_MAX_MS). */
@@ -249,7 +250,7 @@ export class WorkerMembership {
         'ignoring a persistent node in the worker registry: not a live worker (zoott doctor --repair moves it away)',
       ),
     );
-    this.dirty = true;
+    this.markChanged();
   }
 
   /**

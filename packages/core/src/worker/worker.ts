@@ -265,7 +265,7 @@ class WorkerLoop {
       case 'connected':
         if (this.membership.isNewSession(event.sessionId)) {
           this.paused = false;
-          this.membership.dirty = true;
+          this.membership.markChanged();
           this.limits.dirty = true;
           this.claimer?.invalidate();
           this.wake();

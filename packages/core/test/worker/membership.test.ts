@@ -17,6 +17,17 @@ import { eventually, memoryLogger, worldName } from '../engine/helpers.js';
  * caller goes on: what a session loss handled while the listing was out looks like.
  */
 /** `c`, counting the reads of each path under `under` (listings and node reads). */
+/** A membership of `world` on `coordinator`, with its own engine; warnings go nowhere. */
+function membershipOn(
+  coordinator: Coordinator,
+  world: string,
+  identity: ConstructorParameters<typeof WorkerMembership>[2],
+  onChange: () => void = () => {},
+): WorkerMembership {
+  const engine = createEngine(coordinator, { world, logger: memoryLogger() });
+  return new WorkerMembership(coordinator, engine, identity, onChange, () => {});
+}
+
 function readsUnder(c: Coordinator, under: string): { c: Coordinator; reads: Map<string, number> } {
   const reads = new Map<string, number>();
   const proxy = new Proxy(c, {
@@ -190,13 +201,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
     await engine.init();
     const registry = (await engine.context()).layout.registry;
-    const member = new WorkerMembership(
-      c,
-      createEngine(c, { world, logger: memoryLogger() }),
-      { id: 'w1', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(c, world, { id: 'w1', types: ['t'], startedAt: 1 });
     await member.register();
     expect(await member.rebalance(() => {})).toHaveLength(8);
     // A wave of 40 workers joins; the reads of their registrations are held up (a loaded
@@ -205,13 +210,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     await registerMany(other, registry);
     await new Promise((r) => setTimeout(r, REGISTRY_PACE_MS));
     const slow = heldReads(c, registry);
-    const later = new WorkerMembership(
-      slow.c,
-      createEngine(slow.c, { world, logger: memoryLogger() }),
-      { id: 'w3', types: ['t'], startedAt: 3 },
-      () => {},
-      () => {},
-    );
+    const later = membershipOn(slow.c, world, { id: 'w3', types: ['t'], startedAt: 3 });
     await later.register();
     const me = later.registryPath?.slice(later.registryPath.lastIndexOf('/') + 1) ?? '';
     const live = await c.children(registry);
@@ -241,13 +240,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     const others = [await backend().connect()];
     await registerMany(others[0]!, registry);
     const slow = heldReads(c, registry);
-    const member = new WorkerMembership(
-      slow.c,
-      createEngine(slow.c, { world, logger: memoryLogger() }),
-      { id: 'w', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(slow.c, world, { id: 'w', types: ['t'], startedAt: 1 });
     await member.register();
     const watched = () =>
       [0, 1, 2, 3, 4, 5, 6, 7].filter((b) => !member.owned.includes(b) && member.watches(b));
@@ -270,13 +263,7 @@ describeOnBackends('engine: worker membership', (backend) => {
     await engine.init();
     const registry = (await engine.context()).layout.registry;
     const counted = readsUnder(c, registry);
-    const member = new WorkerMembership(
-      counted.c,
-      createEngine(counted.c, { world, logger: memoryLogger() }),
-      { id: 'w1', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(counted.c, world, { id: 'w1', types: ['t'], startedAt: 1 });
     await member.register();
     await settle(member);
     const listings = () => counted.reads.get(`children ${registry}`) ?? 0;
@@ -321,13 +308,7 @@ describeOnBackends('engine: worker membership', (backend) => {
         };
       },
     });
-    const member = new WorkerMembership(
-      held,
-      createEngine(held, { world, logger: memoryLogger() }),
-      { id: 'w1', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(held, world, { id: 'w1', types: ['t'], startedAt: 1 });
     await member.register();
     await settle(member);
     let release: () => void = () => {};
@@ -369,12 +350,11 @@ describeOnBackends('engine: worker membership', (backend) => {
     const counted = readsUnder(c, registry);
     const slow = heldReads(counted.c, registry);
     let woken = 0;
-    const member = new WorkerMembership(
+    const member = membershipOn(
       slow.c,
-      createEngine(slow.c, { world, logger: memoryLogger() }),
+      world,
       { id: 'w1', types: ['t'], startedAt: 1 },
       () => woken++,
-      () => {},
     );
     await member.register();
     await member.rebalance(() => {});
@@ -414,17 +394,11 @@ describeOnBackends('engine: worker membership', (backend) => {
     const wrapped = afterListing(c, registry, () => {
       if (lose) membership?.sessionLost();
     });
-    const member = new WorkerMembership(
-      wrapped,
-      createEngine(wrapped, { world, logger: memoryLogger() }),
-      { id: 'w1', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(wrapped, world, { id: 'w1', types: ['t'], startedAt: 1 });
     membership = member;
     await member.register();
     expect(await member.rebalance(() => {})).toHaveLength(8);
-    member.dirty = true;
+    member.markChanged();
     await c.create(`${registry}/worker-`, new Uint8Array(), { ephemeral: true, sequential: true });
     lose = true;
     // A re-read this soon after the last is paced (it lists nothing and returns null): ask
@@ -537,24 +511,12 @@ describeOnBackends('engine: worker membership', (backend) => {
     const world = worldName();
     const engine = createEngine(c, { world, buckets: 8, logger: memoryLogger() });
     await engine.init();
-    const member = new WorkerMembership(
-      c,
-      createEngine(c, { world, logger: memoryLogger() }),
-      { id: 'w1', types: ['t'], startedAt: 1 },
-      () => {},
-      () => {},
-    );
+    const member = membershipOn(c, world, { id: 'w1', types: ['t'], startedAt: 1 });
     await member.register();
     await settle(member);
     expect(member.peers()).toEqual([]);
     // Another worker joins right after that read: its watch fires, and the re-read is paced.
-    const peer = new WorkerMembership(
-      c,
-      createEngine(c, { world, logger: memoryLogger() }),
-      { id: 'w2', types: ['t'], startedAt: 2, server: 'node-2' },
-      () => {},
-      () => {},
-    );
+    const peer = membershipOn(c, world, { id: 'w2', types: ['t'], startedAt: 2, server: 'node-2' });
     await peer.register();
     await eventually(() => member.dirty);
     await expect(member.rebalance(() => {})).resolves.toBeNull();
